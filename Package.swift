@@ -1,0 +1,42 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "graphhost",
+    products: [
+        .executable(name: "graphhost", targets: ["graphhost"]),
+        .library(name: "GraphHost", targets: ["GraphHost"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-atomics", from: "1.2.0"),
+    ],
+    targets: [
+        .systemLibrary(name: "CMPG123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
+        .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
+        .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+        .target(name: "CRenderSupport"),
+        .target(
+            name: "GraphHost",
+            dependencies: [
+                "CMPG123", "CSoxr", "CSndfile", "CRenderSupport",
+                .product(name: "Atomics", package: "swift-atomics"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .executableTarget(
+            name: "graphhost",
+            dependencies: [
+                "GraphHost",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
+        .testTarget(
+            name: "GraphHostTests",
+            dependencies: ["GraphHost", "AllocationCounter"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+    ]
+)

@@ -1,0 +1,39 @@
+/// What a command asks of one node.
+public enum NodeCommand: Equatable, Sendable {
+    case preset(String)
+    case set(parameter: String, value: Double)
+}
+
+/// One line of the command language shared by `render --at`, the console and the control socket.
+public struct Command: Equatable, Sendable {
+    public var node: String
+    public var action: NodeCommand
+
+    /// The commands and their forms, for help texts and errors.
+    public static let usage = "preset NODE NAME|INDEX, set NODE PARAM VALUE"
+
+    /// Parses `preset NODE NAME` (the name may contain spaces) or `set NODE PARAM VALUE`.
+    public static func parse(_ line: String) throws -> Command {
+        let words = line.split(whereSeparator: \.isWhitespace).map(String.init)
+        guard let verb = words.first else { throw CommandError("empty command; commands: \(usage)") }
+        switch verb {
+        case "preset":
+            guard words.count >= 3 else { throw CommandError("usage: preset NODE NAME|INDEX") }
+            return Command(node: words[1], action: .preset(words[2...].joined(separator: " ")))
+        case "set":
+            guard words.count == 4 else { throw CommandError("usage: set NODE PARAM VALUE") }
+            guard let value = Double(words[3]), value.isFinite else {
+                throw CommandError("'\(words[3])' is not a number (in: \(line))")
+            }
+            return Command(node: words[1], action: .set(parameter: words[2], value: value))
+        default:
+            throw CommandError("unknown command '\(verb)'; commands: \(usage)")
+        }
+    }
+}
+
+/// A command that cannot be carried out, with the reason in plain words.
+public struct CommandError: Error, CustomStringConvertible, Sendable {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,98 @@
+/// A graph turned into a render plan plus the control-side instances that own the plan's memory.
+/// Buses are preallocated planar Float32 buffers; a buffer is reused once the last step reading it has run.
+public final class CompiledGraph {
+    public let document: GraphDocument
+    public let plan: RenderPlan
+    /// Instances by node id.
+    public let instances: [String: NodeInstance]
+    /// Number of distinct bus buffers the plan uses (after reuse).
+    public let busCount: Int
+    private let busMemory: UnsafeMutablePointer<Float>
+    private let inputTables: [UnsafeMutablePointer<UnsafeMutablePointer<Float>>]
+    private var closed = false
+
+    public var streams: [StreamInstance] { document.order.compactMap { instances[document.nodes[$0].id] as? StreamInstance } }
+
+    public init(_ document: GraphDocument) throws {
+        self.document = document
+        let format = document.format
+        var instances: [String: NodeInstance] = [:]
+        do {
+            for node in document.nodes { instances[node.id] = try node.definition.instantiate(id: node.id, format: format) }
+        } catch {
+            instances.values.forEach { $0.close() }
+            throw error
+        }
+        self.instances = instances
+
+        // Bus assignment: slot 0 is a silent bus for unconnected inputs. Each output bus takes a free slot;
+        // a slot becomes free once the last step reading it has run, so it never aliases a step's own inputs.
+        let position = Dictionary(uniqueKeysWithValues: document.order.enumerated().map { ($1, $0) })
+        var lastUse: [Int: Int] = [:]      // producing node → last order position reading it
+        for link in document.links { lastUse[link.from] = max(lastUse[link.from] ?? -1, position[link.to]!) }
+        var free: [Int] = []
+        var live: [(slot: Int, until: Int)] = []
+        var slotCount = 1
+        var slotOf: [Int: Int] = [:]
+        for (p, n) in document.order.enumerated() where document.nodes[n].definition.outputBuses > 0 {
+            free += live.filter { $0.until < p }.map(\.slot)
+            live.removeAll { $0.until < p }
+            let slot = free.popLast() ?? { slotCount += 1; return slotCount - 1 }()
+            slotOf[n] = slot
+            live.append((slot, lastUse[n] ?? p))
+        }
+        busCount = slotCount
+        let busSize = format.channels * format.maxFrames
+        let memory = UnsafeMutablePointer<Float>.allocate(capacity: slotCount * busSize)
+        memory.initialize(repeating: 0, count: slotCount * busSize)
+        busMemory = memory
+        func bus(_ slot: Int) -> UnsafeMutablePointer<Float> { memory + slot * busSize }
+
+        var tables: [UnsafeMutablePointer<UnsafeMutablePointer<Float>>] = []
+        let steps = UnsafeMutableBufferPointer<RenderStep>.allocate(capacity: document.order.count)
+        var outputBus = bus(0)
+        for (p, n) in document.order.enumerated() {
+            let node = document.nodes[n]
+            let inputCount = node.definition.inputBuses
+            let table = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: max(1, inputCount))
+            table.initialize(repeating: bus(0), count: max(1, inputCount))
+            for link in document.links where link.to == n { table[link.toBus] = bus(slotOf[link.from]!) }
+            tables.append(table)
+            let kernel = instances[node.id]!.kernel
+            if case .output = kernel { outputBus = table[0] }
+            (steps.baseAddress! + p).initialize(to: RenderStep(kernel: kernel, inputs: table, inputCount: inputCount,
+                                                               output: slotOf[n].map { bus($0) }))
+        }
+        inputTables = tables
+        plan = RenderPlan(steps: steps, channels: format.channels, maxFrames: format.maxFrames,
+                          outputBus: outputBus, messages: .allocate())
+    }
+
+    /// Starts the decoder threads.
+    public func start() {
+        for n in document.order { instances[document.nodes[n].id]!.start() }
+    }
+
+    /// Sends a command's messages to the render world; on error nothing is sent.
+    public func apply(_ command: Command) throws {
+        guard let instance = instances[command.node] else {
+            throw CommandError("no node '\(command.node)'; nodes: \(document.nodes.map(\.id).joined(separator: ", "))")
+        }
+        for message in try instance.messages(for: command.action) {
+            guard plan.messages.push(message) else { throw CommandError("the control queue is full; try again") }
+        }
+    }
+
+    /// Stops background work and frees all memory; the plan must no longer be rendered.
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        instances.values.forEach { $0.close() }
+        plan.messages.deallocate()
+        plan.steps.deallocate()
+        inputTables.forEach { $0.deallocate() }
+        busMemory.deallocate()
+    }
+
+    deinit { close() }
+}

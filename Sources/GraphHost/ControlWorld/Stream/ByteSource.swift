@@ -1,0 +1,54 @@
+import Foundation
+
+/// Where a stream node's compressed bytes come from. Network sources plug in here.
+public protocol ByteSource: AnyObject {
+    /// A short description for messages (path or URL).
+    var name: String { get }
+    /// Reads up to `buffer.count` bytes; 0 means the end of the stream.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+    /// Starts again from the first byte (for `loop`).
+    func rewind() throws
+}
+
+/// Reads bytes from a local file.
+public final class FileByteSource: ByteSource {
+    public let name: String
+    private let handle: FileHandle
+
+    public init(path: String) throws {
+        name = path
+        guard let h = FileHandle(forReadingAtPath: path) else {
+            throw StreamError.unreadable(path, FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file")
+        }
+        handle = h
+    }
+
+    deinit { try? handle.close() }
+
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let n = Glibc.read(handle.fileDescriptor, buffer.baseAddress, buffer.count)
+        if n < 0 { throw StreamError.unreadable(name, String(cString: strerror(errno))) }
+        return n
+    }
+
+    public func rewind() throws {
+        try handle.seek(toOffset: 0)
+    }
+}
+
+/// Errors of the stream path, each naming the media.
+public enum StreamError: Error, CustomStringConvertible {
+    case unreadable(String, String)
+    case notMP3(String)
+    case unsupportedURL(String)
+    case decoder(String)
+
+    public var description: String {
+        switch self {
+        case .unreadable(let name, let why): return "cannot read media '\(name)': \(why)"
+        case .notMP3(let name): return "'\(name)' is not an MP3 stream (no MPEG audio frame in its first bytes)"
+        case .unsupportedURL(let url): return "unsupported URL '\(url)': use a file path or a file: URL (network streams are not supported yet)"
+        case .decoder(let why): return "MP3 decoder: \(why)"
+        }
+    }
+}

@@ -1,0 +1,258 @@
+import Foundation
+
+/// One node of a checked graph.
+public struct GraphNode {
+    public var id: String
+    public var index: Int
+    public var definition: any NodeDefinition
+}
+
+/// One link from a node's output bus to another node's input bus.
+public struct GraphLink: Equatable {
+    public var from: Int
+    public var fromBus: Int
+    public var to: Int
+    public var toBus: Int
+}
+
+/// A graph file read and checked completely: everything a render needs, with the render order.
+public struct GraphDocument {
+    public var file: URL
+    public var format: GraphFormat
+    public var nodes: [GraphNode]
+    public var links: [GraphLink]
+    /// Node indices in topological order.
+    public var order: [Int]
+
+    public var displayName: String { file.path }
+
+    public func node(_ id: String) -> GraphNode? { nodes.first { $0.id == id } }
+
+    /// Reads and validates a graph file; throws `GraphErrors` listing every problem.
+    public static func load(path: String) throws -> GraphDocument {
+        let url = URL(fileURLWithPath: path)
+        var issues = GraphIssues(file: path)
+        guard let data = FileManager.default.contents(atPath: path) else {
+            issues.report("", "cannot read the graph file (\(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"))")
+            throw GraphErrors(errors: issues.errors)
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            issues.report("", "the graph file is not valid UTF-8")
+            throw GraphErrors(errors: issues.errors)
+        }
+        return try parse(text: text, file: url, displayName: path)
+    }
+
+    /// Validates graph JSON text; relative media paths resolve against `file`'s folder.
+    public static func parse(text: String, file: URL, displayName: String? = nil) throws -> GraphDocument {
+        var issues = GraphIssues(file: displayName ?? file.path)
+        let root: JSONValue
+        do {
+            root = try JSONParser.parse(text)
+        } catch let e as JSONSyntaxError {
+            issues.report("", "malformed JSON: \(e.message)")
+            issues.errors[0].line = e.line
+            issues.errors[0].column = e.column
+            throw GraphErrors(errors: issues.errors)
+        }
+        guard root.objectMembers != nil else {
+            issues.report("", "the graph must be a JSON object with \"nodes\" and \"links\", found \(root.typeName)", at: root)
+            throw GraphErrors(errors: issues.errors)
+        }
+        for (key, value) in root.objectMembers! where !["format", "nodes", "links"].contains(key) {
+            issues.report(key, "unknown top-level key '\(key)'; valid keys: format, nodes, links", at: value)
+        }
+        let format = parseFormat(root["format"], issues: &issues)
+        let context = NodeContext(format: format, baseDirectory: file.deletingLastPathComponent())
+        let nodes = parseNodes(root["nodes"], context: context, issues: &issues)
+        let links = parseLinks(root["links"], nodes: nodes, issues: &issues)
+        let valid = nodes.compactMap { $0 }
+        if valid.count == nodes.count {
+            checkInputs(nodes: valid, links: links, issues: &issues)
+        }
+        let outputs = valid.filter { $0.definition is OutputNode }
+        if outputs.isEmpty && valid.count == nodes.count {
+            issues.report("nodes", "the graph has no output node (add { \"id\": \"out\", \"type\": \"output\" } and link to it)")
+        } else if outputs.count > 1 {
+            issues.report("nodes", "the graph has \(outputs.count) output nodes (\(outputs.map(\.id).joined(separator: ", "))); one is allowed")
+        }
+        let order = issues.errors.isEmpty ? topologicalOrder(nodes: valid, links: links, issues: &issues) : []
+        if !issues.errors.isEmpty { throw GraphErrors(errors: issues.errors) }
+        return GraphDocument(file: file, format: format, nodes: valid, links: links, order: order)
+    }
+
+    static func parseFormat(_ value: JSONValue?, issues: inout GraphIssues) -> GraphFormat {
+        var format = GraphFormat.default
+        guard let value else { return format }
+        guard value.objectMembers != nil else {
+            issues.report("format", "expected an object, found \(value.typeName)", at: value)
+            return format
+        }
+        let s = NodeSettings(object: value, path: "format")
+        s.rejectUnknownKeys(["sampleRate", "channels", "maxFrames"], issues: &issues)
+        if let r = s.integer("sampleRate", in: 8000...384_000, issues: &issues) { format.sampleRate = r }
+        if let c = s.integer("channels", in: 1...8, issues: &issues) { format.channels = c }
+        if let m = s.integer("maxFrames", in: 16...16384, issues: &issues) { format.maxFrames = m }
+        return format
+    }
+
+    static func parseNodes(_ value: JSONValue?, context: NodeContext, issues: inout GraphIssues) -> [GraphNode?] {
+        guard let value else {
+            issues.report("nodes", "missing: the graph needs a \"nodes\" array")
+            return []
+        }
+        guard let items = value.arrayValue else {
+            issues.report("nodes", "expected an array of nodes, found \(value.typeName)", at: value)
+            return []
+        }
+        var seen: [String: Int] = [:]
+        var result: [GraphNode?] = []
+        for (i, item) in items.enumerated() {
+            let path = "nodes[\(i)]"
+            guard item.objectMembers != nil else {
+                issues.report(path, "expected a node object, found \(item.typeName)", at: item)
+                result.append(nil)
+                continue
+            }
+            let settings = NodeSettings(object: item, path: path)
+            let id = settings.string("id", issues: &issues)
+            if item["id"] == nil { issues.report(path, "missing \"id\"", at: item) }
+            if let id {
+                if id.isEmpty || id.contains(":") || id.contains(where: \.isWhitespace) {
+                    issues.report("\(path).id", "'\(id)' is not a valid id (non-empty, no ':' or spaces)", at: item["id"])
+                } else if let first = seen[id] {
+                    issues.report("\(path).id", "duplicate id '\(id)' (also nodes[\(first)].id)", at: item["id"])
+                } else {
+                    seen[id] = i
+                }
+            }
+            guard let type = settings.string("type", issues: &issues) else {
+                if item["type"] == nil { issues.report(path, "missing \"type\"; known types: \(knownTypes)", at: item) }
+                result.append(nil)
+                continue
+            }
+            guard let kind = NodeKinds.named(type) else {
+                issues.report("\(path).type", "unknown node type '\(type)'; known types: \(knownTypes)", at: item["type"])
+                result.append(nil)
+                continue
+            }
+            settings.rejectUnknownKeys(["id", "type"] + kind.settingKeys, issues: &issues)
+            let before = issues.errors.count
+            let definition = kind.parseDefinition(settings, context: context, issues: &issues)
+            if let definition, let id, issues.errors.count == before {
+                result.append(GraphNode(id: id, index: i, definition: definition))
+            } else {
+                result.append(nil)
+            }
+        }
+        return result
+    }
+
+    static var knownTypes: String { NodeKinds.all.map { $0.typeName }.joined(separator: ", ") }
+
+    static func parseLinks(_ value: JSONValue?, nodes: [GraphNode?], issues: inout GraphIssues) -> [GraphLink] {
+        guard let value else {
+            issues.report("links", "missing: the graph needs a \"links\" array")
+            return []
+        }
+        guard let items = value.arrayValue else {
+            issues.report("links", "expected an array of links, found \(value.typeName)", at: value)
+            return []
+        }
+        var links: [GraphLink] = []
+        for (i, item) in items.enumerated() {
+            let path = "links[\(i)]"
+            guard item.objectMembers != nil else {
+                issues.report(path, "expected a link object like {\"from\": \"a\", \"to\": \"b:0\"}, found \(item.typeName)", at: item)
+                continue
+            }
+            let s = NodeSettings(object: item, path: path)
+            s.rejectUnknownKeys(["from", "to"], issues: &issues)
+            let from = endpoint("from", s, nodes: nodes, output: true, issues: &issues)
+            let to = endpoint("to", s, nodes: nodes, output: false, issues: &issues)
+            if let from, let to { links.append(GraphLink(from: from.0, fromBus: from.1, to: to.0, toBus: to.1)) }
+        }
+        return links
+    }
+
+    /// Resolves `id` or `id:bus` to (node position, bus).
+    static func endpoint(_ key: String, _ s: NodeSettings, nodes: [GraphNode?], output: Bool,
+                         issues: inout GraphIssues) -> (Int, Int)? {
+        guard let text = s.string(key, issues: &issues) else {
+            if s.object[key] == nil { issues.report(s.path, "missing \"\(key)\"", at: s.object) }
+            return nil
+        }
+        let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        let id = String(parts[0])
+        var bus = 0
+        if parts.count == 2 {
+            guard let b = Int(parts[1]), b >= 0 else {
+                issues.report(s.path(key), "'\(text)': the bus after ':' must be a number", at: s.object[key])
+                return nil
+            }
+            bus = b
+        }
+        guard let position = nodes.firstIndex(where: { $0?.id == id }) else {
+            let ids = nodes.compactMap { $0?.id }
+            issues.report(s.path(key), "dangling link: no node with id '\(id)' (ids: \(ids.joined(separator: ", ")))", at: s.object[key])
+            return nil
+        }
+        guard let node = nodes[position] else { return nil }
+        let count = output ? node.definition.outputBuses : node.definition.inputBuses
+        guard bus < count else {
+            let what = output ? "output" : "input"
+            let has = count == 0 ? "has no \(what) buses" : "has \(what) buses 0…\(count - 1)"
+            issues.report(s.path(key), "dangling link: '\(id)' (\(node.definition.typeName)) \(has), not \(bus)", at: s.object[key])
+            return nil
+        }
+        return (position, bus)
+    }
+
+    static func checkInputs(nodes: [GraphNode], links: [GraphLink], issues: inout GraphIssues) {
+        for node in nodes {
+            for bus in 0..<node.definition.inputBuses {
+                let feeding = links.indices.filter { links[$0].to == node.index && links[$0].toBus == bus }
+                if feeding.count > 1 {
+                    let list = feeding.map { "links[\($0)]" }.joined(separator: ", ")
+                    issues.report("nodes[\(node.index)]", "input '\(node.id):\(bus)' is connected \(feeding.count) times (\(list)); feed a mixer to combine signals")
+                } else if feeding.isEmpty && !(node.definition is MixerNode) {
+                    issues.report("nodes[\(node.index)]", "input '\(node.id):\(bus)' is not connected")
+                }
+            }
+        }
+    }
+
+    /// Kahn's algorithm, stable in file order; a cycle is reported with its nodes.
+    static func topologicalOrder(nodes: [GraphNode], links: [GraphLink], issues: inout GraphIssues) -> [Int] {
+        var indegree = Array(repeating: 0, count: nodes.count)
+        for l in links { indegree[l.to] += 1 }
+        var order: [Int] = []
+        var ready = (0..<nodes.count).filter { indegree[$0] == 0 }
+        while !ready.isEmpty {
+            let n = ready.removeFirst()
+            order.append(n)
+            for l in links where l.from == n {
+                indegree[l.to] -= 1
+                if indegree[l.to] == 0 { ready.append(l.to); ready.sort() }
+            }
+        }
+        if order.count < nodes.count {
+            // Walk backwards along links among the remaining nodes until a node repeats.
+            let remaining = Set((0..<nodes.count).filter { !order.contains($0) })
+            var path: [Int] = [remaining.min()!]
+            while true {
+                let next = links.first { $0.to == path.last! && remaining.contains($0.from) }!.from
+                if let start = path.firstIndex(of: next) {
+                    var cycle = Array(path[start...].reversed())
+                    let first = cycle.firstIndex(of: cycle.min()!)!
+                    cycle = Array(cycle[first...] + cycle[..<first])
+                    let names = (cycle + [cycle[0]]).map { nodes[$0].id }.joined(separator: " → ")
+                    issues.report("links", "the links form a cycle: \(names)")
+                    break
+                }
+                path.append(next)
+            }
+        }
+        return order
+    }
+}

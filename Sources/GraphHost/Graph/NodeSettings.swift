@@ -1,0 +1,93 @@
+/// Typed access to one JSON object's fields that reports wrong types and unknown keys with their paths.
+public struct NodeSettings {
+    public let object: JSONValue
+    public let path: String
+
+    public init(object: JSONValue, path: String) {
+        self.object = object
+        self.path = path
+    }
+
+    public func path(_ key: String) -> String { "\(path).\(key)" }
+
+    /// Reports keys other than `allowed`.
+    public func rejectUnknownKeys(_ allowed: [String], issues: inout GraphIssues) {
+        for (key, value) in object.objectMembers ?? [] where !allowed.contains(key) {
+            issues.report(path(key), "unknown setting '\(key)'; valid settings: \(allowed.joined(separator: ", "))", at: value)
+        }
+    }
+
+    public func string(_ key: String, issues: inout GraphIssues) -> String? {
+        guard let v = object[key] else { return nil }
+        guard let s = v.stringValue else {
+            issues.report(path(key), "expected a string, found \(v.typeName)", at: v)
+            return nil
+        }
+        return s
+    }
+
+    public func number(_ key: String, in range: ClosedRange<Double>? = nil, issues: inout GraphIssues) -> Double? {
+        guard let v = object[key] else { return nil }
+        guard let n = v.numberValue else {
+            issues.report(path(key), "expected a number, found \(v.typeName)", at: v)
+            return nil
+        }
+        if let range, !range.contains(n) {
+            issues.report(path(key), "\(Format.number(n)) is out of range \(Format.number(range.lowerBound))…\(Format.number(range.upperBound))", at: v)
+            return nil
+        }
+        return n
+    }
+
+    public func integer(_ key: String, in range: ClosedRange<Int>, issues: inout GraphIssues) -> Int? {
+        guard let v = object[key] else { return nil }
+        guard let n = v.numberValue, n == n.rounded(), let i = Int(exactly: n) else {
+            issues.report(path(key), "expected a whole number, found \(v.numberValue.map(Format.number) ?? v.typeName)", at: v)
+            return nil
+        }
+        guard range.contains(i) else {
+            issues.report(path(key), "\(i) is out of range \(range.lowerBound)…\(range.upperBound)", at: v)
+            return nil
+        }
+        return i
+    }
+
+    public func bool(_ key: String, issues: inout GraphIssues) -> Bool? {
+        guard let v = object[key] else { return nil }
+        guard let b = v.boolValue else {
+            issues.report(path(key), "expected true or false, found \(v.typeName)", at: v)
+            return nil
+        }
+        return b
+    }
+
+    public func numbers(_ key: String, in range: ClosedRange<Double>, issues: inout GraphIssues) -> [Double]? {
+        guard let v = object[key] else { return nil }
+        guard let items = v.arrayValue else {
+            issues.report(path(key), "expected an array of numbers, found \(v.typeName)", at: v)
+            return nil
+        }
+        var result: [Double] = []
+        for (i, item) in items.enumerated() {
+            guard let n = item.numberValue else {
+                issues.report("\(path(key))[\(i)]", "expected a number, found \(item.typeName)", at: item)
+                return nil
+            }
+            guard range.contains(n) else {
+                issues.report("\(path(key))[\(i)]", "\(Format.number(n)) is out of range \(Format.number(range.lowerBound))…\(Format.number(range.upperBound))", at: item)
+                return nil
+            }
+            result.append(n)
+        }
+        return result
+    }
+}
+
+/// Number formatting shared by messages and printouts.
+public enum Format {
+    /// A number without a trailing ".0" when it is whole.
+    public static func number(_ x: Double) -> String {
+        if x == x.rounded() && abs(x) < 1e15 { return String(Int(x)) }
+        return String(x)
+    }
+}

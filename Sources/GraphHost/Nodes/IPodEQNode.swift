@@ -1,0 +1,122 @@
+import Foundation
+
+/// `ipod-eq`: the 10-band iPod-style graphic EQ with its factory presets, a `preamp` in dB and
+/// automatic headroom (the output is lowered by the curve's peak gain, so boosting presets do not clip).
+public struct IPodEQNode: NodeDefinition {
+    public static let typeName = "ipod-eq"
+    public static let settingKeys = ["preset", "preamp"]
+    /// Preset and parameter changes glide over this long.
+    public static let rampSeconds = 0.020
+
+    public var preset: IPodEQPreset
+    public var preamp: Double
+
+    public var inputBuses: Int { 1 }
+    public var outputBuses: Int { 1 }
+    public var summary: [(String, String)] {
+        let curve = IPodEQSettings(gains: preset.gains, preamp: preamp)
+        return [("preset", "\(preset.name) (#\(preset.index))"), ("preamp", Format.number(preamp) + " dB"),
+                ("headroom", String(format: "%.2f dB", curve.headroomDB(sampleRate: 48000)))]
+    }
+
+    static let preampRange = -24.0...24.0
+    static var presetList: String { IPodEQPreset.all.map(\.name).joined(separator: ", ") }
+
+    public static func parse(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> IPodEQNode? {
+        var preset = IPodEQPreset.all[0]
+        if let value = settings.object["preset"] {
+            let text = value.stringValue ?? value.numberValue.map(Format.number)
+            if let text, let p = IPodEQPreset.named(text) {
+                preset = p
+            } else {
+                issues.report(settings.path("preset"), "unknown preset \(text.map { "'\($0)'" } ?? value.typeName); valid presets (name or index 0…\(IPodEQPreset.all.count - 1)): \(presetList)", at: value)
+                return nil
+            }
+        }
+        let preamp = settings.number("preamp", in: preampRange, issues: &issues) ?? 0
+        return IPodEQNode(preset: preset, preamp: preamp)
+    }
+
+    public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance {
+        IPodEQInstance(id: id, settings: IPodEQSettings(gains: preset.gains, preamp: preamp), format: format)
+    }
+}
+
+/// The EQ's user-facing state and the coefficients it implies.
+public struct IPodEQSettings: Equatable {
+    public var gains: [Double]
+    public var preamp: Double
+
+    public func sections(sampleRate: Int) -> [BiquadCoefficients] {
+        GraphicEQDesign.sections(gains: gains, sampleRate: Double(sampleRate))
+    }
+
+    /// −max(0, peak gain of the curve): the automatic headroom in dB (the preamp is applied on top).
+    public func headroomDB(sampleRate: Int) -> Double {
+        -max(0, GraphicEQDesign.peakGain(sections(sampleRate: sampleRate), sampleRate: Double(sampleRate)))
+    }
+
+    /// Coefficient message values for `IPodEQKernel`.
+    public func kernelValues(sampleRate: Int) -> [Float] {
+        let sections = sections(sampleRate: sampleRate)
+        let headroom = -max(0, GraphicEQDesign.peakGain(sections, sampleRate: Double(sampleRate)))
+        let gain = pow(10, (headroom + preamp) / 20)
+        return ParallelForm(cascade: sections).messageValues(gain: gain)
+    }
+
+    public func coefficients(sampleRate: Int) -> ParallelEQCoefficients {
+        let values = kernelValues(sampleRate: sampleRate)
+        let message = ControlMessage(target: .output, parameter: Int32(GraphicEQDesign.bandCount), values: values)
+        return ParallelEQCoefficients(message: message)
+    }
+}
+
+final class IPodEQInstance: NodeInstance {
+    let id: String
+    let format: GraphFormat
+    private(set) var settings: IPodEQSettings
+    let kernelPointer: UnsafeMutablePointer<IPodEQKernel>
+    let state: UnsafeMutablePointer<SIMD16<Float>>
+
+    init(id: String, settings: IPodEQSettings, format: GraphFormat) {
+        self.id = id
+        self.format = format
+        self.settings = settings
+        state = .allocate(capacity: 2 * format.channels)
+        state.initialize(repeating: SIMD16<Float>(), count: 2 * format.channels)
+        kernelPointer = .allocate(capacity: 1)
+        kernelPointer.initialize(to: IPodEQKernel(state: state, coefficients: settings.coefficients(sampleRate: format.sampleRate),
+                                                  rampSamples: Int(IPodEQNode.rampSeconds * Double(format.sampleRate))))
+    }
+
+    var kernel: RenderStep.Kernel { .ipodEQ(kernelPointer) }
+
+    func messages(for command: NodeCommand) throws -> [ControlMessage] {
+        var next = settings
+        switch command {
+        case .preset(let name):
+            guard let preset = IPodEQPreset.named(name) else {
+                throw CommandError("unknown preset '\(name)' for '\(id)'; valid presets (name or index): \(IPodEQNode.presetList)")
+            }
+            next.gains = preset.gains
+        case .set(let parameter, let value):
+            if parameter == "preamp" {
+                guard IPodEQNode.preampRange.contains(value) else { throw CommandError("preamp \(Format.number(value)) dB is out of range -24…24") }
+                next.preamp = value
+            } else if parameter.hasPrefix("band."), let b = Int(parameter.dropFirst(5)), (0..<GraphicEQDesign.bandCount).contains(b) {
+                guard (-12.0...12.0).contains(value) else { throw CommandError("band gain \(Format.number(value)) dB is out of range -12…12") }
+                next.gains[b] = value
+            } else {
+                throw CommandError("'\(id)' has no parameter '\(parameter)'; parameters: preamp, band.0 … band.9 (32 Hz … 16 kHz)")
+            }
+        }
+        settings = next
+        return [ControlMessage(target: kernel, parameter: Int32(GraphicEQDesign.bandCount),
+                               values: next.kernelValues(sampleRate: format.sampleRate))]
+    }
+
+    func close() {
+        kernelPointer.deinitialize(count: 1).deallocate()
+        state.deinitialize(count: 2 * format.channels).deallocate()
+    }
+}

@@ -1,0 +1,78 @@
+/// `mixer`: sums `inputs` buses with per-input `volumes` and a master `volume` (linear), each change smoothed.
+public struct MixerNode: NodeDefinition {
+    public static let typeName = "mixer"
+    public static let settingKeys = ["inputs", "volumes", "volume"]
+    /// Volume changes glide over this long.
+    public static let rampSeconds = 0.010
+
+    public var inputs: Int
+    public var volumes: [Double]
+    public var volume: Double
+
+    public var inputBuses: Int { inputs }
+    public var outputBuses: Int { 1 }
+    public var summary: [(String, String)] {
+        [("inputs", "\(inputs)"), ("volumes", "[" + volumes.map(Format.number).joined(separator: ", ") + "]"),
+         ("volume", Format.number(volume))]
+    }
+
+    static let volumeRange = 0.0...16.0
+
+    public static func parse(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> MixerNode? {
+        let inputs = settings.integer("inputs", in: 1...64, issues: &issues) ?? 2
+        var volumes = settings.numbers("volumes", in: volumeRange, issues: &issues) ?? []
+        if volumes.count > inputs {
+            issues.report(settings.path("volumes"), "\(volumes.count) volumes for \(inputs) inputs", at: settings.object["volumes"])
+        }
+        volumes += Array(repeating: 1, count: max(0, inputs - volumes.count))
+        let volume = settings.number("volume", in: volumeRange, issues: &issues) ?? 1
+        return MixerNode(inputs: inputs, volumes: Array(volumes.prefix(inputs)), volume: volume)
+    }
+
+    public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance {
+        MixerInstance(node: self, id: id, format: format)
+    }
+}
+
+final class MixerInstance: NodeInstance {
+    let id: String
+    let kernelPointer: UnsafeMutablePointer<MixerKernel>
+    let gains: UnsafeMutablePointer<SmoothedGain>
+    let inputs: Int
+
+    init(node: MixerNode, id: String, format: GraphFormat) {
+        self.id = id
+        inputs = node.inputs
+        gains = .allocate(capacity: node.inputs + 1)
+        for (i, v) in (node.volumes + [node.volume]).enumerated() { (gains + i).initialize(to: SmoothedGain(Float(v))) }
+        kernelPointer = .allocate(capacity: 1)
+        kernelPointer.initialize(to: MixerKernel(inputCount: node.inputs, gains: gains,
+                                                 rampSamples: Int(MixerNode.rampSeconds * Double(format.sampleRate))))
+    }
+
+    var kernel: RenderStep.Kernel { .mixer(kernelPointer) }
+
+    func messages(for command: NodeCommand) throws -> [ControlMessage] {
+        let valid = "volume, " + (0..<inputs).map { "volume.\($0)" }.joined(separator: ", ")
+        guard case .set(let parameter, let value) = command else {
+            throw CommandError("mixer '\(id)' has no presets; parameters: \(valid)")
+        }
+        guard MixerNode.volumeRange.contains(value) else {
+            throw CommandError("volume \(Format.number(value)) is out of range 0…16 (linear gain)")
+        }
+        let slot: Int32
+        if parameter == "volume" {
+            slot = MixerKernel.masterParameter
+        } else if parameter.hasPrefix("volume."), let i = Int(parameter.dropFirst(7)), (0..<inputs).contains(i) {
+            slot = Int32(i)
+        } else {
+            throw CommandError("mixer '\(id)' has no parameter '\(parameter)'; parameters: \(valid)")
+        }
+        return [ControlMessage(target: kernel, parameter: slot, values: [Float(value)])]
+    }
+
+    func close() {
+        kernelPointer.deinitialize(count: 1).deallocate()
+        gains.deinitialize(count: inputs + 1).deallocate()
+    }
+}

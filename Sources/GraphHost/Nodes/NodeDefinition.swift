@@ -1,0 +1,60 @@
+import Foundation
+
+/// What a node definition sees while it is read: the graph format and the graph file's folder.
+public struct NodeContext {
+    public var format: GraphFormat
+    public var baseDirectory: URL
+}
+
+/// One kind of graph node: its JSON settings, its buses, and how it becomes a running instance.
+/// Every kind is listed once, in `NodeKinds.all`.
+public protocol NodeDefinition {
+    /// The `type` string in graph files.
+    static var typeName: String { get }
+    /// The JSON keys a node of this kind accepts besides `id` and `type`.
+    static var settingKeys: [String] { get }
+    /// Reads and checks the settings; reports problems with their JSON paths and returns nil if any.
+    static func parse(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> Self?
+
+    var inputBuses: Int { get }
+    var outputBuses: Int { get }
+    /// `key=value` pairs for `graphhost show`.
+    var summary: [(String, String)] { get }
+    /// Builds the control-side instance that owns the render kernel (control world; may throw).
+    func instantiate(id: String, format: GraphFormat) throws -> NodeInstance
+}
+
+extension NodeDefinition {
+    /// The `type` string of this node's kind.
+    public var typeName: String { Self.typeName }
+
+    static func parseDefinition(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> (any NodeDefinition)? {
+        parse(settings, context: context, issues: &issues)
+    }
+}
+
+/// The control-side half of a running node: owns its kernel's memory and turns commands into render messages.
+public protocol NodeInstance: AnyObject {
+    var kernel: RenderStep.Kernel { get }
+    /// Messages for `command`, or an error that says what does not fit; nothing is sent on error.
+    func messages(for command: NodeCommand) throws -> [ControlMessage]
+    /// Starts background work (e.g. a decoder thread).
+    func start()
+    /// Stops background work and frees everything; the render world must no longer use the kernel.
+    func close()
+}
+
+extension NodeInstance {
+    public func start() {}
+}
+
+/// The registry of node kinds.
+public enum NodeKinds {
+    public static let all: [any NodeDefinition.Type] = [
+        StreamNode.self, MixerNode.self, IPodEQNode.self, OutputNode.self,
+    ]
+
+    public static func named(_ type: String) -> (any NodeDefinition.Type)? {
+        all.first { $0.typeName == type }
+    }
+}

@@ -1,0 +1,22 @@
+/// `output`: the graph's sink. `render` writes it to a file, `run` to PipeWire.
+public struct OutputNode: NodeDefinition {
+    public static let typeName = "output"
+    public static let settingKeys: [String] = []
+    public var inputBuses: Int { 1 }
+    public var outputBuses: Int { 0 }
+    public var summary: [(String, String)] { [] }
+
+    public static func parse(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> OutputNode? {
+        OutputNode()
+    }
+
+    public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance { OutputInstance() }
+}
+
+final class OutputInstance: NodeInstance {
+    var kernel: RenderStep.Kernel { .output }
+    func messages(for command: NodeCommand) throws -> [ControlMessage] {
+        throw CommandError("the output node has no parameters or presets")
+    }
+    func close() {}
+}

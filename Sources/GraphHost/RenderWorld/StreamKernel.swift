@@ -1,0 +1,68 @@
+import Atomics
+
+/// Counters a stream kernel publishes to the control world.
+public struct StreamCounters {
+    /// Render slices that found the ring short while the decoder was still running.
+    public let underruns: UnsafeAtomic<Int>
+    /// Set by the decoder thread after its last frame is in the ring.
+    public let decoderFinished: UnsafeAtomic<Bool>
+    /// Set by the render side once the ring drained after the decoder finished.
+    public let finished: UnsafeAtomic<Bool>
+    /// Frames this stream has played (including silence while buffering).
+    public let framesOut: UnsafeAtomic<Int>
+    /// The stream position in frames where its audio ended.
+    public let endFrame: UnsafeAtomic<Int>
+
+    public static func create() -> StreamCounters {
+        StreamCounters(underruns: .create(0), decoderFinished: .create(false), finished: .create(false),
+                       framesOut: .create(0), endFrame: .create(0))
+    }
+
+    public func destroy() {
+        underruns.destroy(); decoderFinished.destroy(); finished.destroy(); framesOut.destroy(); endFrame.destroy()
+    }
+}
+
+/// The render side of the `stream` node: copies decoded PCM out of its ring, silence when it is empty.
+public struct StreamKernel {
+    public var ring: PCMRing
+    public var counters: StreamCounters
+    /// Frames that must be buffered before playback starts.
+    public var startThreshold: Int
+    public var playing = false
+    public var finished = false
+
+    public init(ring: PCMRing, counters: StreamCounters, startThreshold: Int) {
+        self.ring = ring
+        self.counters = counters
+        self.startThreshold = startThreshold
+    }
+
+    @_noLocks
+    public mutating func process(output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int) {
+        let position = counters.framesOut.load(ordering: .relaxed)
+        counters.framesOut.store(position + frames, ordering: .relaxed)
+        let decoderDone = counters.decoderFinished.load(ordering: .acquiring)
+        if !playing {
+            if ring.index.readable() >= startThreshold || decoderDone {
+                playing = true
+            } else {
+                Bus.clear(output, channelStride: channelStride, channels: channels, from: 0, to: frames)
+                return
+            }
+        }
+        let got = ring.readPlanar(into: output, channelStride: channelStride, frames: frames)
+        if got < frames {
+            Bus.clear(output, channelStride: channelStride, channels: channels, from: got, to: frames)
+            if decoderDone {
+                if !finished {
+                    finished = true
+                    counters.endFrame.store(position + got, ordering: .relaxed)
+                    counters.finished.store(true, ordering: .releasing)
+                }
+            } else {
+                counters.underruns.wrappingIncrement(ordering: .relaxed)
+            }
+        }
+    }
+}

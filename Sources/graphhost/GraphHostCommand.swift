@@ -1,0 +1,118 @@
+import ArgumentParser
+import Foundation
+import GraphHost
+
+/// The `graphhost` command line.
+struct GraphHostCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "graphhost",
+        abstract: "A real-time DSP effects host: JSON graphs of MP3 streams, mixers, an iPod-style EQ and outputs.",
+        subcommands: [ValidateCommand.self, ShowCommand.self, RenderCommand.self, EQCurveCommand.self]
+    )
+}
+
+/// Prints to standard error.
+func printError(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+/// Loads and validates a graph, printing every error; exits non-zero when invalid.
+func loadGraph(_ path: String) throws -> GraphDocument {
+    do {
+        return try GraphDocument.load(path: path)
+    } catch let errors as GraphErrors {
+        printError(errors.description)
+        throw ExitCode(2)
+    }
+}
+
+struct ValidateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "validate", abstract: "Check a graph file; print each problem with its JSON path.")
+    @Argument(help: "The graph JSON file.") var graph: String
+
+    func run() throws {
+        let doc = try loadGraph(graph)
+        print("\(graph): valid (\(doc.nodes.count) nodes, \(doc.links.count) links)")
+    }
+}
+
+struct ShowCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "show", abstract: "Print a graph: nodes, formats, links and render order.")
+    @Argument(help: "The graph JSON file.") var graph: String
+    @Flag(help: "Print Graphviz DOT instead of text.") var dot = false
+
+    func run() throws {
+        let doc = try loadGraph(graph)
+        print(dot ? GraphPrinter.dot(doc) : GraphPrinter.text(doc), terminator: "")
+    }
+}
+
+struct RenderCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "render",
+        abstract: "Render a graph offline, as fast as possible, into a .wav or .flac file.",
+        discussion: "--at SECONDS COMMAND applies a command at that exact frame, e.g. --at 2.5 'preset eq Rock' or --at 4 'set mix volume.1 0.25'."
+    )
+    @Argument(help: "The graph JSON file.") var graph: String
+    @Option(name: .shortAndLong, help: "Output file (.wav or .flac).") var output: String
+    @Option(help: "Seconds to render (default: until every stream has finished).") var duration: Double?
+    @Option(parsing: .upToNextOption, help: "SECONDS COMMAND: apply COMMAND at that time (repeatable).") var at: [String] = []
+    @Option(help: "Frames per render call.") var block: Int?
+
+    func run() throws {
+        let doc = try loadGraph(graph)
+        let rate = Double(doc.format.sampleRate)
+        var events: [TimedCommand] = []
+        var i = 0
+        while i < at.count {
+            guard let seconds = Double(at[i]), seconds >= 0, i + 1 < at.count else {
+                throw ValidationError("--at takes SECONDS and a COMMAND, e.g. --at 2.5 'preset eq Rock'")
+            }
+            let command: Command
+            do { command = try Command.parse(at[i + 1]) } catch { throw ValidationError("--at \(at[i]) '\(at[i + 1])': \(error)") }
+            events.append(TimedCommand(frame: Int((seconds * rate).rounded()), command: command))
+            i += 2
+        }
+        let compiled = try CompiledGraph(doc)
+        defer { compiled.close() }
+        let writer = try SoundFileWriter(path: output, sampleRate: doc.format.sampleRate, channels: doc.format.channels)
+        let renderer = OfflineRenderer(graph: compiled, blockFrames: block, events: events)
+        let started = Date()
+        let summary: OfflineRenderer.Summary
+        do {
+            summary = try renderer.render(durationFrames: duration.map { Int(($0 * rate).rounded()) }) { try writer.write($0, frames: $1) }
+        } catch {
+            writer.close()
+            printError("error: \(error)")
+            throw ExitCode(1)
+        }
+        writer.close()
+        let seconds = Double(summary.frames) / rate
+        let elapsed = Date().timeIntervalSince(started)
+        let peakDB = summary.peak > 0 ? String(format: "%.2f dBFS", 20 * log10(Double(summary.peak))) : "-inf dBFS"
+        print("wrote \(output): \(String(format: "%.3f", seconds)) s, peak \(peakDB), \(String(format: "%.0f", seconds / max(elapsed, 1e-9)))x real time, underruns \(summary.underruns)")
+    }
+}
+
+struct EQCurveCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "eq-curve", abstract: "Draw an iPod EQ preset's target and achieved response.")
+    @Argument(help: "Preset name or index.") var preset: String
+    @Option(help: "Sample rate in Hz.") var rate: Int = 48000
+    @Option(help: "Write a PNG chart here.") var png: String?
+    @Option(help: "Write CSV here ('-' for standard output).") var csv: String?
+
+    func run() throws {
+        guard let p = IPodEQPreset.named(preset) else {
+            throw ValidationError("unknown preset '\(preset)'; valid: \(IPodEQPreset.all.map(\.name).joined(separator: ", "))")
+        }
+        guard png != nil || csv != nil else { throw ValidationError("give --png FILE and/or --csv FILE") }
+        let curve = EQCurve(preset: p, sampleRate: rate)
+        if let csv {
+            if csv == "-" { print(curve.csv, terminator: "") } else { try curve.csv.write(toFile: csv, atomically: true, encoding: .utf8) }
+        }
+        if let png {
+            try Data(curve.png()).write(to: URL(fileURLWithPath: png))
+            print("wrote \(png)")
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import XCTest
+@testable import GraphHost
+
+/// Mixer sums and volumes, smoothing, and slice-size independence of the whole render.
+final class MixerAndSlicingTests: XCTestCase {
+    func twoStreamGraph(volumes: String, volume: Double = 1) throws -> (path: String, a: String, b: String) {
+        let a = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
+        let b = try TestSupport.mp3(rate: 48000, channels: 1, seconds: 1)
+        let path = TestSupport.graph("""
+        { "nodes": [
+            { "id": "a", "type": "stream", "url": "\(a)" },
+            { "id": "b", "type": "stream", "url": "\(b)" },
+            { "id": "mix", "type": "mixer", "inputs": 3, "volumes": \(volumes), "volume": \(volume) },
+            { "id": "out", "type": "output" } ],
+          "links": [ { "from": "a", "to": "mix:0" }, { "from": "b", "to": "mix:2" }, { "from": "mix", "to": "out" } ] }
+        """)
+        return (path, a, b)
+    }
+
+    func single(_ mp3: String) throws -> [Float] {
+        try TestSupport.render(TestSupport.graph("""
+        { "nodes": [ { "id": "s", "type": "stream", "url": "\(mp3)" }, { "id": "out", "type": "output" } ],
+          "links": [ { "from": "s", "to": "out" } ] }
+        """)).samples
+    }
+
+    func testMixerSumsWithVolumes() throws {
+        let (path, a, b) = try twoStreamGraph(volumes: "[0.5, 1.0, 0.25]", volume: 2)
+        let mixed = try TestSupport.render(path).samples
+        let sa = try single(a), sb = try single(b)
+        XCTAssertEqual(mixed.count, max(sa.count, sb.count))
+        var worst: Float = 0
+        for i in 0..<mixed.count {
+            let expected = 2 * (0.5 * (i < sa.count ? sa[i] : 0) + 0.25 * (i < sb.count ? sb[i] : 0))
+            worst = max(worst, abs(mixed[i] - expected))
+        }
+        XCTAssertLessThan(worst, 1e-6)
+    }
+
+    /// A volume jump glides over about 10 ms: no step larger than the ramp allows.
+    func testVolumeChangeIsSmoothed() throws {
+        let (path, a, _) = try twoStreamGraph(volumes: "[1, 1, 0]")
+        let at = 24000
+        let out = try TestSupport.render(path, events: [TimedCommand(frame: at, command: try Command.parse("set mix volume.0 0"))]).samples
+        let sa = try single(a)
+        // Before the command: unchanged; 10 ms after: silent; in between: gain falls monotonically from 1 to 0.
+        XCTAssertEqual(Array(out[0..<(2 * at)]), Array(sa[0..<(2 * at)]))
+        XCTAssertEqual(out[(2 * (at + 480))..<(2 * (at + 2000))].map(abs).max()!, 0)
+        var previousGain: Float = 1
+        for f in at..<(at + 480) where abs(sa[2 * f]) > 0.05 {
+            let gain = out[2 * f] / sa[2 * f]
+            XCTAssertLessThanOrEqual(gain, previousGain + 1e-4)
+            XCTAssertGreaterThan(gain, 0 - 1e-4)
+            previousGain = gain
+        }
+        XCTAssertLessThan(previousGain, 0.9)
+    }
+
+    /// Rendering with frame counts that vary call to call gives bit-identical output, commands included.
+    func testVariableSliceSizesGiveIdenticalOutput() throws {
+        let demo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Graphs/demo.json").standardizedFileURL.path
+        let events = [TimedCommand(frame: 30000, command: try Command.parse("preset eq Dance")),
+                      TimedCommand(frame: 50001, command: try Command.parse("set mix volume 0.5")),
+                      TimedCommand(frame: 70000, command: try Command.parse("set eq preamp -3"))]
+        let seconds = 2 * 48000
+        let fixed = try TestSupport.render(demo, durationFrames: seconds, events: events).samples
+        let varied = try TestSupport.render(demo, durationFrames: seconds, events: events,
+                                            frameSizes: [1, 17, 256, 4096, 5000, 9000, 33, 128, 8192]).samples
+        XCTAssertEqual(fixed.count, seconds * 2)
+        XCTAssertEqual(fixed, varied)
+        XCTAssertGreaterThan(TestSupport.peak(fixed), 0.05)
+    }
+}

@@ -1,0 +1,83 @@
+import XCTest
+import AllocationCounter
+@testable import GraphHost
+
+/// Damaged media plays without crashing or loud garbage; the render path never allocates.
+final class RobustnessTests: XCTestCase {
+    func damaged(_ name: String, _ change: (inout [UInt8]) -> Void) throws -> String {
+        var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: try TestSupport.mp3(rate: 48000, channels: 2, seconds: 3))))
+        change(&bytes)
+        let path = TestSupport.directory.appendingPathComponent(name).path
+        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        return path
+    }
+
+    func render(_ mp3: String) throws -> [Float] {
+        try TestSupport.render(TestSupport.graph("""
+        { "nodes": [ { "id": "s", "type": "stream", "url": "\(mp3)" }, { "id": "out", "type": "output" } ], "links": [ { "from": "s", "to": "out" } ] }
+        """)).samples
+    }
+
+    func testCorruptAndTruncatedMP3RenderQuietly() throws {
+        let clean = try render(try TestSupport.mp3(rate: 48000, channels: 2, seconds: 3))
+        let cleanPeak = TestSupport.peak(clean)
+        var generator = SplitMix64(seed: 20261121)
+        let corrupt = try damaged("corrupt.mp3") { bytes in
+            for _ in 0..<400 { bytes[Int.random(in: 2000..<(bytes.count - 1000), using: &generator)] = UInt8.random(in: 0...255, using: &generator) }
+            for i in 20000..<21000 { bytes[i] = 0xFF }
+        }
+        let truncated = try damaged("truncated.mp3") { bytes in bytes.removeLast(bytes.count / 2 + 77) }
+        func rms(_ x: [Float]) -> Double { (x.reduce(0.0) { $0 + Double($1 * $1) } / Double(max(x.count, 1))).squareRoot() }
+        for path in [corrupt, truncated] {
+            let out = try render(path)
+            print("\(path): peak \(TestSupport.peak(out)) rms \(rms(out)) vs clean peak \(cleanPeak) rms \(rms(clean))")
+            XCTAssertTrue(out.allSatisfy(\.isFinite), path)
+            XCTAssertGreaterThan(out.count, clean.count / 4, path)
+            // Damaged frames that decode to wild values are muted; what passes stays near the music's level.
+            XCTAssertLessThanOrEqual(TestSupport.peak(out), CorruptAudioGuard.ceiling, path)
+            XCTAssertLessThanOrEqual(rms(out), rms(clean) * 1.19, "\(path): more than 1.5 dB louder than the clean decode")
+        }
+        XCTAssertEqual(Double(try render(truncated).count), Double(clean.count) / 2, accuracy: Double(clean.count) / 20)
+    }
+
+    /// The render entry point makes no heap allocation, counted at run time by an allocator interposer.
+    func testRenderPathMakesNoAllocations() throws {
+        let demo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Graphs/demo.json").standardizedFileURL.path
+        let graph = try CompiledGraph(try GraphDocument.load(path: demo))
+        defer { graph.close() }
+        graph.start()
+        let stream = graph.streams[0]
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 8192)
+        defer { buffer.deallocate() }
+        // Sanity check that the counter works on this thread.
+        allocation_counter_begin()
+        let probe = [Int](repeating: 1, count: 100)
+        XCTAssertGreaterThan(allocation_counter_end(), 0)
+        XCTAssertEqual(probe.count, 100)
+        try graph.apply(Command.parse("preset eq Dance"))
+        try graph.apply(Command.parse("set mix volume.0 0.7"))
+        var total = 0
+        for sizeIndex in 0..<200 {
+            let frames = [64, 4096, 8192, 1, 999][sizeIndex % 5]
+            while !stream.canRender(frames: frames) { stream.wakeup.waitForData() }
+            allocation_counter_begin()
+            graph.plan.render(frames: frames, interleaved: buffer)
+            total += allocation_counter_end()
+            stream.wakeup.signalSpace()
+        }
+        XCTAssertEqual(total, 0)
+    }
+}
+
+/// A small deterministic random generator, so damaged test media is the same on every run.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

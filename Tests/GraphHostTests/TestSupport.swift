@@ -1,0 +1,67 @@
+import Foundation
+import XCTest
+@testable import GraphHost
+
+/// Test media made on the fly with sox and lame, and small helpers to run tools and graphs.
+enum TestSupport {
+    static let directory: URL = {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("graphhost-tests-\(getpid())")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }()
+
+    struct ToolFailure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Runs a program found on PATH and returns its standard output; throws if it fails.
+    @discardableResult
+    static func run(_ arguments: [String]) throws -> Data {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        let errors = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw ToolFailure(description: "\(arguments.joined(separator: " ")) failed: \(String(decoding: errors, as: UTF8.self))")
+        }
+        return data
+    }
+
+    /// A synthesized MP3 (chord plus noise burst), cached by its parameters.
+    static func mp3(rate: Int, channels: Int, seconds: Double) throws -> String {
+        let path = directory.appendingPathComponent("tone-\(rate)-\(channels)-\(seconds).mp3").path
+        if FileManager.default.fileExists(atPath: path) { return path }
+        let wav = path + ".wav"
+        try run(["sox", "-q", "-n", "-r", "\(rate)", "-c", "\(channels)", wav, "synth", "\(seconds)",
+                 "sine", "220-880", "pinknoise", "tremolo", "3", "60", "gain", "-n", "-3"])
+        try run(["lame", "--quiet", "-b", "160", wav, path])
+        return path
+    }
+
+    /// Writes a graph file next to the test media and returns its path.
+    static func graph(_ json: String, name: String = UUID().uuidString) -> String {
+        let path = directory.appendingPathComponent("\(name).json").path
+        FileManager.default.createFile(atPath: path, contents: Data(json.utf8))
+        return path
+    }
+
+    /// Renders a graph file offline and returns interleaved samples.
+    static func render(_ path: String, durationFrames: Int? = nil, events: [TimedCommand] = [],
+                       frameSizes: [Int]? = nil) throws -> (samples: [Float], summary: OfflineRenderer.Summary) {
+        let graph = try CompiledGraph(try GraphDocument.load(path: path))
+        defer { graph.close() }
+        var samples: [Float] = []
+        let summary = try OfflineRenderer(graph: graph, events: events).render(durationFrames: durationFrames, frameSizes: frameSizes) {
+            samples.append(contentsOf: UnsafeBufferPointer(start: $0, count: $1 * graph.plan.channels))
+        }
+        return (samples, summary)
+    }
+
+    static func peak(_ samples: [Float]) -> Float { samples.reduce(0) { max($0, abs($1)) } }
+}
