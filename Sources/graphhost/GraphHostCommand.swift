@@ -7,7 +7,7 @@ struct GraphHostCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "graphhost",
         abstract: "A real-time DSP effects host: JSON graphs of MP3 streams, mixers, an iPod-style EQ and outputs.",
-        subcommands: [ValidateCommand.self, ShowCommand.self, RenderCommand.self, EQCurveCommand.self]
+        subcommands: [ValidateCommand.self, ShowCommand.self, RenderCommand.self, EQCurveCommand.self, BenchKernelCommand.self]
     )
 }
 
@@ -114,5 +114,16 @@ struct EQCurveCommand: ParsableCommand {
             try Data(curve.png()).write(to: URL(fileURLWithPath: png))
             print("wrote \(png)")
         }
+    }
+}
+
+struct BenchKernelCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "bench-kernel", abstract: "Time the iPod EQ kernel alone (stereo, 10 bands) and print its real-time factor.")
+    @Option(help: "Seconds of audio to process.") var seconds: Double = 600
+    @Option(help: "Sample rate in Hz.") var rate: Int = 48000
+
+    func run() {
+        let factor = KernelBenchmark.ipodEQ(seconds: seconds, sampleRate: rate)
+        print(String(format: "ipod-eq kernel: %.0fx real time (%.0f s of stereo audio at %d Hz)", factor, seconds, rate))
     }
 }

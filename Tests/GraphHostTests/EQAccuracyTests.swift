@@ -10,7 +10,7 @@ final class EQAccuracyTests: XCTestCase {
             for preset in IPodEQPreset.all {
                 let settings = IPodEQSettings(gains: preset.gains, preamp: 0)
                 let headroom = settings.headroomDB(sampleRate: rate)
-                let ir = EQKernelResponse.impulseResponse(settings.coefficients(sampleRate: rate), length: 1 << 16)
+                let ir = EQKernelResponse.impulseResponse(settings.coefficients(sampleRate: rate), length: 1 << 14)
                 for (k, centre) in IPodEQPreset.bandCenters.enumerated() {
                     for third in (k < 9 ? [0, 1, 2] : [0]) {
                         let f = centre * pow(2, Double(third) / 3)
@@ -38,13 +38,23 @@ final class EQAccuracyTests: XCTestCase {
     func testHeadroomKeepsBoostsBelowFullScale() {
         for preset in IPodEQPreset.all {
             let settings = IPodEQSettings(gains: preset.gains, preamp: 0)
-            let ir = EQKernelResponse.impulseResponse(settings.coefficients(sampleRate: 48000), length: 1 << 15)
+            let ir = EQKernelResponse.impulseResponse(settings.coefficients(sampleRate: 48000), length: 1 << 14)
             var f = 20.0
             while f < 20000 {
                 XCTAssertLessThanOrEqual(EQKernelResponse.magnitudeDB(ir, at: f, sampleRate: 48000), 0.05, "\(preset.name) \(f) Hz")
                 f *= pow(2, 1.0 / 24)
             }
         }
+    }
+
+    /// The single-channel path (odd channel counts) matches the paired stereo path, and both stereo channels agree.
+    func testMonoAndStereoPathsAgree() {
+        let k = IPodEQSettings(gains: IPodEQPreset.named("Loudness")!.gains, preamp: 2).coefficients(sampleRate: 44100)
+        let stereo = EQKernelResponse.impulseResponses(k, length: 8192, channels: 2)
+        let mono = EQKernelResponse.impulseResponses(k, length: 8192, channels: 1)[0]
+        XCTAssertEqual(stereo[0], stereo[1])
+        XCTAssertLessThan(zip(stereo[0], mono).map { abs($0 - $1) }.max()!, 1e-6)
+        XCTAssertGreaterThan(mono.map(abs).max()!, 0.1)
     }
 
     /// Flat with no preamp is transparent (the parallel form reduces to d = 1).

@@ -2,21 +2,27 @@ import Foundation
 
 /// Measures the EQ kernel itself: its impulse response and that response's magnitude at chosen frequencies.
 public enum EQKernelResponse {
-    /// The impulse response of one channel of an `IPodEQKernel` running `coefficients`.
-    public static func impulseResponse(_ coefficients: ParallelEQCoefficients, length: Int) -> [Float] {
-        let state = UnsafeMutablePointer<SIMD16<Float>>.allocate(capacity: 2)
-        state.initialize(repeating: SIMD16<Float>(), count: 2)
+    /// The impulse responses of an `IPodEQKernel` running `coefficients` on `channels` channels
+    /// (two channels take the paired stereo path, one the single-channel path).
+    public static func impulseResponses(_ coefficients: ParallelEQCoefficients, length: Int, channels: Int = 2) -> [[Float]] {
+        let state = UnsafeMutablePointer<SIMD16<Float>>.allocate(capacity: 2 * channels)
+        state.initialize(repeating: SIMD16<Float>(), count: 2 * channels)
         defer { state.deallocate() }
         var kernel = IPodEQKernel(state: state, coefficients: coefficients, rampSamples: 0)
-        var input = [Float](repeating: 0, count: length)
-        input[0] = 1
-        var output = [Float](repeating: 0, count: length)
+        var input = [Float](repeating: 0, count: length * channels)
+        for c in 0..<channels { input[c * length] = 1 }
+        var output = [Float](repeating: 0, count: length * channels)
         input.withUnsafeMutableBufferPointer { i in
             output.withUnsafeMutableBufferPointer { o in
-                kernel.process(input: i.baseAddress!, output: o.baseAddress!, channelStride: length, channels: 1, frames: length)
+                kernel.process(input: i.baseAddress!, output: o.baseAddress!, channelStride: length, channels: channels, frames: length)
             }
         }
-        return output
+        return (0..<channels).map { Array(output[($0 * length)..<(($0 + 1) * length)]) }
+    }
+
+    /// The impulse response of the first channel of a stereo kernel.
+    public static func impulseResponse(_ coefficients: ParallelEQCoefficients, length: Int) -> [Float] {
+        impulseResponses(coefficients, length: length)[0]
     }
 
     /// |DFT| of `signal` at `frequency`, in dB (double-precision direct evaluation).

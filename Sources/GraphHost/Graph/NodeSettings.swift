@@ -41,10 +41,13 @@ public struct NodeSettings {
 
     public func integer(_ key: String, in range: ClosedRange<Int>, issues: inout GraphIssues) -> Int? {
         guard let v = object[key] else { return nil }
-        guard let n = v.numberValue, n == n.rounded(), let i = Int(exactly: n) else {
-            issues.report(path(key), "expected a whole number, found \(v.numberValue.map(Format.number) ?? v.typeName)", at: v)
+        let n = v.numberValue ?? .nan
+        let found = n.isNaN ? v.typeName : Format.number(n)
+        guard n == n.rounded(), abs(n) < 1e15 else {
+            issues.report(path(key), "expected a whole number, found \(found)", at: v)
             return nil
         }
+        let i = Int(n)
         guard range.contains(i) else {
             issues.report(path(key), "\(i) is out of range \(range.lowerBound)…\(range.upperBound)", at: v)
             return nil

@@ -25,13 +25,20 @@ public struct IPodEQNode: NodeDefinition {
     public static func parse(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> IPodEQNode? {
         var preset = IPodEQPreset.all[0]
         if let value = settings.object["preset"] {
-            let text = value.stringValue ?? value.numberValue.map(Format.number)
-            if let text, let p = IPodEQPreset.named(text) {
-                preset = p
-            } else {
-                issues.report(settings.path("preset"), "unknown preset \(text.map { "'\($0)'" } ?? value.typeName); valid presets (name or index 0…\(IPodEQPreset.all.count - 1)): \(presetList)", at: value)
+            var text = value.typeName
+            var found: IPodEQPreset?
+            if let name = value.stringValue {
+                text = "'\(name)'"
+                found = IPodEQPreset.named(name)
+            } else if let number = value.numberValue {
+                text = "'\(Format.number(number))'"
+                found = IPodEQPreset.named(Format.number(number))
+            }
+            guard let found else {
+                issues.report(settings.path("preset"), "unknown preset \(text); valid presets (name or index 0…\(IPodEQPreset.all.count - 1)): \(presetList)", at: value)
                 return nil
             }
+            preset = found
         }
         let preamp = settings.number("preamp", in: preampRange, issues: &issues) ?? 0
         return IPodEQNode(preset: preset, preamp: preamp)

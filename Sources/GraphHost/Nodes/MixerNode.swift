@@ -12,7 +12,7 @@ public struct MixerNode: NodeDefinition {
     public var inputBuses: Int { inputs }
     public var outputBuses: Int { 1 }
     public var summary: [(String, String)] {
-        [("inputs", "\(inputs)"), ("volumes", "[" + volumes.map(Format.number).joined(separator: ", ") + "]"),
+        [("inputs", "\(inputs)"), ("volumes", "[" + volumes.map { Format.number($0) }.joined(separator: ", ") + "]"),
          ("volume", Format.number(volume))]
     }
 

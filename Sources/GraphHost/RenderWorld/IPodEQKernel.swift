@@ -7,7 +7,8 @@ public struct ParallelEQCoefficients: Equatable {
     public init() {}
 
     /// Message layout: parameter = section count S, values = [d, c0×S, c1×S, a1×S, a2×S].
-    public static let maxSections = 15
+    /// The stereo kernel packs ten sections of two channels into five 4-lane vectors, hence ten at most.
+    public static let maxSections = 10
 
     public init(message: ControlMessage) {
         let s = Int(message.parameter)
@@ -71,7 +72,13 @@ public struct IPodEQKernel {
         while done < frames {
             var run = frames - done
             if segmentsLeft > 0 { run = min(run, Self.segmentLength - segmentPosition) }
-            for c in 0..<channels {
+            var c = 0
+            while c + 1 < channels {
+                let a = c * channelStride + done, b = (c + 1) * channelStride + done
+                Self.filterPair(current, state: state + 2 * c, input: (input + a, input + b), output: (output + a, output + b), frames: run)
+                c += 2
+            }
+            if c < channels {
                 let offset = c * channelStride + done
                 Self.filter(current, state: state + 2 * c, input: input + offset, output: output + offset, frames: run)
             }
@@ -89,20 +96,73 @@ public struct IPodEQKernel {
         }
     }
 
+    /// One channel: all sections side by side in one 16-lane vector.
     @_noLocks @inline(__always)
     static func filter(_ k: ParallelEQCoefficients, state: UnsafeMutablePointer<SIMD16<Float>>,
                        input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>, frames: Int) {
         var s1 = state[0], s2 = state[1]
-        let c0 = k.c0, c1 = k.c1, a1 = k.a1, a2 = k.a2, d = k.d
+        let c0 = k.c0, c1 = k.c1, a1 = k.a1, na2 = -k.a2, d = k.d
         for i in 0..<frames {
             let x = input[i]
             let xv = SIMD16<Float>(repeating: x)
+            let t = c1 * xv + s2
             let y = c0 * xv + s1
-            s1 = c1 * xv - a1 * y + s2
-            s2 = -(a2 * y)
+            s1 = t - a1 * y
+            s2 = na2 * y
             output[i] = d * x + y.sum()
         }
         state[0] = s1
         state[1] = s2
+    }
+
+    /// Ten sections of two channels in five 4-lane vectors, no lane wasted:
+    /// [A0–3] [A4–7] [A8 A9 B8 B9] [B0–3] [B4–7]. Both channels' recursions run interleaved.
+    @_noLocks @inline(__always)
+    static func filterPair(_ k: ParallelEQCoefficients, state: UnsafeMutablePointer<SIMD16<Float>>,
+                           input: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>),
+                           output: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>), frames: Int) {
+        typealias V = SIMD4<Float>
+        let c0 = (Lanes.low(k.c0), Lanes.mid(k.c0), Lanes.tail(k.c0, k.c0)), c1 = (Lanes.low(k.c1), Lanes.mid(k.c1), Lanes.tail(k.c1, k.c1))
+        let a1 = (Lanes.low(k.a1), Lanes.mid(k.a1), Lanes.tail(k.a1, k.a1)), na2 = (-Lanes.low(k.a2), -Lanes.mid(k.a2), -Lanes.tail(k.a2, k.a2))
+        let d = k.d
+        let sa1 = state[0], sa2 = state[1], sb1 = state[2], sb2 = state[3]
+        var s1 = (Lanes.low(sa1), Lanes.mid(sa1), Lanes.tail(sa1, sb1), Lanes.low(sb1), Lanes.mid(sb1))
+        var s2 = (Lanes.low(sa2), Lanes.mid(sa2), Lanes.tail(sa2, sb2), Lanes.low(sb2), Lanes.mid(sb2))
+        for i in 0..<frames {
+            let xa = input.0[i], xb = input.1[i]
+            let va = V(repeating: xa), vb = V(repeating: xb), vm = V(xa, xa, xb, xb)
+            let t0 = c1.0 * va + s2.0, t1 = c1.1 * va + s2.1, t2 = c1.2 * vm + s2.2, t3 = c1.0 * vb + s2.3, t4 = c1.1 * vb + s2.4
+            let y0 = c0.0 * va + s1.0, y1 = c0.1 * va + s1.1, y2 = c0.2 * vm + s1.2, y3 = c0.0 * vb + s1.3, y4 = c0.1 * vb + s1.4
+            s1 = (t0 - a1.0 * y0, t1 - a1.1 * y1, t2 - a1.2 * y2, t3 - a1.0 * y3, t4 - a1.1 * y4)
+            s2 = (na2.0 * y0, na2.1 * y1, na2.2 * y2, na2.0 * y3, na2.1 * y4)
+            let sa = y0 + y1, sb = y3 + y4
+            output.0[i] = d * xa + ((sa.lowHalf + sa.highHalf) + y2.lowHalf).sum()
+            output.1[i] = d * xb + ((sb.lowHalf + sb.highHalf) + y2.highHalf).sum()
+        }
+        state[0] = Lanes.store(s1.0, s1.1, s1.2.lowHalf)
+        state[1] = Lanes.store(s2.0, s2.1, s2.2.lowHalf)
+        state[2] = Lanes.store(s1.3, s1.4, s1.2.highHalf)
+        state[3] = Lanes.store(s2.3, s2.4, s2.2.highHalf)
+    }
+}
+
+/// Lane shuffles between the 16-lane per-channel layout and the paired 4-lane layout.
+enum Lanes {
+    @_noLocks @inline(__always)
+    static func low(_ v: SIMD16<Float>) -> SIMD4<Float> { v.lowHalf.lowHalf }
+
+    @_noLocks @inline(__always)
+    static func mid(_ v: SIMD16<Float>) -> SIMD4<Float> { v.lowHalf.highHalf }
+
+    /// Lanes 8 and 9 of `a` followed by lanes 8 and 9 of `b`.
+    @_noLocks @inline(__always)
+    static func tail(_ a: SIMD16<Float>, _ b: SIMD16<Float>) -> SIMD4<Float> {
+        SIMD4(lowHalf: a.highHalf.lowHalf.lowHalf, highHalf: b.highHalf.lowHalf.lowHalf)
+    }
+
+    @_noLocks @inline(__always)
+    static func store(_ p0: SIMD4<Float>, _ p1: SIMD4<Float>, _ tail: SIMD2<Float>) -> SIMD16<Float> {
+        SIMD16(lowHalf: SIMD8(lowHalf: p0, highHalf: p1),
+               highHalf: SIMD8(lowHalf: SIMD4(lowHalf: tail, highHalf: .zero), highHalf: .zero))
     }
 }
