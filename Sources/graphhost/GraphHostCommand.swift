@@ -91,6 +91,11 @@ struct RenderCommand: ParsableCommand {
         let elapsed = Date().timeIntervalSince(started)
         let peakDB = summary.peak > 0 ? String(format: "%.2f dBFS", 20 * log10(Double(summary.peak))) : "-inf dBFS"
         print("wrote \(output): \(String(format: "%.3f", seconds)) s, peak \(peakDB), \(String(format: "%.0f", seconds / max(elapsed, 1e-9)))x real time, underruns \(summary.underruns)")
+        for node in doc.nodes {
+            guard let eq = node.definition as? IPodEQNode else { continue }
+            let changes = events.filter { $0.command.node == node.id }.map { "at \(String(format: "%.3f", Double($0.frame) / rate)) s: \($0.command.action)" }
+            print("\(node.id): preset \(eq.preset.name)" + (changes.isEmpty ? "" : ", then " + changes.joined(separator: ", ")))
+        }
     }
 }
 

@@ -1,7 +1,14 @@
 /// What a command asks of one node.
-public enum NodeCommand: Equatable, Sendable {
+public enum NodeCommand: Equatable, Sendable, CustomStringConvertible {
     case preset(String)
     case set(parameter: String, value: Double)
+
+    public var description: String {
+        switch self {
+        case .preset(let name): return "preset \(name)"
+        case .set(let parameter, let value): return "set \(parameter) \(Format.number(value))"
+        }
+    }
 }
 
 /// One line of the command language shared by `render --at`, the console and the control socket.

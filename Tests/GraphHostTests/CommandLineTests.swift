@@ -1,0 +1,97 @@
+import XCTest
+@testable import GraphHost
+
+/// The `graphhost` executable: exit codes, messages and files, and the JSON Schema against the example graphs.
+final class CommandLineTests: XCTestCase {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardizedFileURL
+
+    func graphhost(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+        let process = Process()
+        process.executableURL = Self.root.appendingPathComponent(".build/debug/graphhost")
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+    }
+
+    var demo: String { Self.root.appendingPathComponent("Graphs/demo.json").path }
+
+    func testValidateExitCodes() throws {
+        XCTAssertEqual(try graphhost(["validate", demo]).status, 0)
+        let bad = TestSupport.graph(#"{ "nodes": [ { "id": "eq", "type": "ipod-eq", "preset": "Rok" } ], "links": [] }"#)
+        let result = try graphhost(["validate", bad])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.err.contains("\(bad):1:"), result.err)
+        XCTAssertTrue(result.err.contains("nodes[0].preset: unknown preset 'Rok'"), result.err)
+    }
+
+    func testRenderWritesTheFileAndReportsIt() throws {
+        let out = TestSupport.directory.appendingPathComponent("cli.wav").path
+        let result = try graphhost(["render", demo, "-o", out, "--duration", "1.5", "--at", "0.5", "preset eq Pop"])
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertTrue(result.out.contains("wrote \(out): 1.500 s"), result.out)
+        XCTAssertTrue(result.out.contains("eq: preset Rock, then at 0.500 s: preset Pop"), result.out)
+        let file = try SoundFile(path: out)
+        XCTAssertEqual(file.sampleRate, 48000)
+        XCTAssertEqual(file.frames, 72000)
+        let flac = TestSupport.directory.appendingPathComponent("cli.flac").path
+        XCTAssertEqual(try graphhost(["render", demo, "-o", flac, "--duration", "0.5"]).status, 0)
+        XCTAssertEqual(try SoundFile(path: flac).frames, 24000)
+    }
+
+    func testRenderRejectsBadCommandsAndOutputs() throws {
+        let bad = try graphhost(["render", demo, "-o", "/tmp/x.wav", "--at", "1", "preset ghost Rock", "--duration", "2"])
+        XCTAssertNotEqual(bad.status, 0)
+        XCTAssertTrue(bad.err.contains("no node 'ghost'"), bad.err)
+        let ext = try graphhost(["render", demo, "-o", "/tmp/x.mp4"])
+        XCTAssertNotEqual(ext.status, 0)
+        XCTAssertTrue(ext.err.contains("unknown extension '.mp4'"), ext.err)
+    }
+
+    func testShowAndDot() throws {
+        let text = try graphhost(["show", demo])
+        XCTAssertTrue(text.out.contains("eq (ipod-eq) in 1 out 1  preset=Rock (#16)"), text.out)
+        XCTAssertTrue(text.out.contains("render order: song -> mix -> eq -> out"))
+        XCTAssertTrue(try graphhost(["show", "--dot", demo]).out.hasPrefix("digraph graphhost {"))
+    }
+
+    func testEQCurveWritesCSVAndPNG() throws {
+        let csv = TestSupport.directory.appendingPathComponent("rock.csv").path
+        let png = TestSupport.directory.appendingPathComponent("rock.png").path
+        XCTAssertEqual(try graphhost(["eq-curve", "Rock", "--rate", "44100", "--csv", csv, "--png", png]).status, 0)
+        let rows = try String(contentsOfFile: csv, encoding: .utf8).split(separator: "\n").dropFirst()
+        XCTAssertGreaterThan(rows.count, 200)
+        for row in rows {
+            let v = row.split(separator: ",").compactMap { Double($0) }
+            if v[0] >= 32 && v[0] <= 16000 { XCTAssertEqual(v[2], v[1], accuracy: 1.0, String(row)) }
+        }
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: png))
+        XCTAssertEqual(Array(bytes.prefix(8)), [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+        XCTAssertNotEqual(try graphhost(["eq-curve", "Nope", "--csv", csv]).status, 0)
+    }
+
+    /// The schema is valid JSON Schema 2020-12, accepts every example graph and rejects a misspelled setting.
+    func testSchemaAcceptsExamples() throws {
+        let script = """
+        import json, glob, sys, jsonschema
+        root = sys.argv[1]
+        schema = json.load(open(root + "/Graphs/graph.schema.json"))
+        jsonschema.Draft202012Validator.check_schema(schema)
+        graphs = [p for p in glob.glob(root + "/Graphs/*.json") if not p.endswith("schema.json")]
+        assert graphs
+        for p in graphs: jsonschema.validate(json.load(open(p)), schema)
+        bad = {"nodes": [{"id": "m", "type": "mixer", "volumz": [1]}], "links": []}
+        try:
+            jsonschema.validate(bad, schema)
+            sys.exit("misspelled setting accepted")
+        except jsonschema.ValidationError:
+            print("ok", len(graphs))
+        """
+        let out = try TestSupport.run(["/usr/bin/python3", "-c", script, Self.root.path])
+        XCTAssertTrue(String(decoding: out, as: UTF8.self).hasPrefix("ok"))
+    }
+}
