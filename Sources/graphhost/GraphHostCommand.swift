@@ -75,6 +75,11 @@ struct RenderCommand: ParsableCommand {
         }
         let compiled = try CompiledGraph(doc)
         defer { compiled.close() }
+        for event in events {
+            do { try compiled.check(event.command) } catch {
+                throw ValidationError("--at \(Format.number(Double(event.frame) / rate)) '\(event.command)': \(error)")
+            }
+        }
         let writer = try SoundFileWriter(path: output, sampleRate: doc.format.sampleRate, channels: doc.format.channels)
         let renderer = OfflineRenderer(graph: compiled, blockFrames: block, events: events)
         let started = Date()

@@ -95,3 +95,14 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(String(decoding: out, as: UTF8.self).hasPrefix("ok"))
     }
 }
+
+extension CommandLineTests {
+    /// A bad `--at` command is rejected before anything is rendered or written.
+    func testBadTimedCommandWritesNothing() throws {
+        let out = TestSupport.directory.appendingPathComponent("never.wav").path
+        let result = try graphhost(["render", demo, "-o", out, "--at", "1", "set eq band.3 40"])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.err.contains("band gain 40 dB is out of range"), result.err)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out))
+    }
+}

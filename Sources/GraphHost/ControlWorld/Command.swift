@@ -12,9 +12,16 @@ public enum NodeCommand: Equatable, Sendable, CustomStringConvertible {
 }
 
 /// One line of the command language shared by `render --at`, the console and the control socket.
-public struct Command: Equatable, Sendable {
+public struct Command: Equatable, Sendable, CustomStringConvertible {
     public var node: String
     public var action: NodeCommand
+
+    public var description: String {
+        switch action {
+        case .preset(let name): return "preset \(node) \(name)"
+        case .set(let parameter, let value): return "set \(node) \(parameter) \(Format.number(value))"
+        }
+    }
 
     /// The commands and their forms, for help texts and errors.
     public static let usage = "preset NODE NAME|INDEX, set NODE PARAM VALUE"

@@ -73,12 +73,21 @@ public final class CompiledGraph {
         for n in document.order { instances[document.nodes[n].id]!.start() }
     }
 
-    /// Sends a command's messages to the render world; on error nothing is sent.
-    public func apply(_ command: Command) throws {
+    private func instance(for command: Command) throws -> NodeInstance {
         guard let instance = instances[command.node] else {
             throw CommandError("no node '\(command.node)'; nodes: \(document.nodes.map(\.id).joined(separator: ", "))")
         }
-        for message in try instance.messages(for: command.action) {
+        return instance
+    }
+
+    /// Throws the reason if `command` cannot apply to this graph; changes nothing.
+    public func check(_ command: Command) throws {
+        try instance(for: command).check(command.action)
+    }
+
+    /// Sends a command's messages to the render world; on error nothing is sent.
+    public func apply(_ command: Command) throws {
+        for message in try instance(for: command).messages(for: command.action) {
             guard plan.messages.push(message) else { throw CommandError("the control queue is full; try again") }
         }
     }

@@ -42,6 +42,7 @@ public struct OfflineRenderer {
         if durationFrames == nil && (streams.isEmpty || streams.contains { $0.node.loop }) {
             throw CommandError("this graph never ends by itself (no stream, or a looping stream): give --duration")
         }
+        for event in events { try graph.check(event.command) }
         let capacity = max(blockFrames, frameSizes?.max() ?? 0)
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: capacity * plan.channels)
         defer { buffer.deallocate() }

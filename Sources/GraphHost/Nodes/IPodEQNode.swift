@@ -98,7 +98,8 @@ final class IPodEQInstance: NodeInstance {
 
     var kernel: RenderStep.Kernel { .ipodEQ(kernelPointer) }
 
-    func messages(for command: NodeCommand) throws -> [ControlMessage] {
+    /// The settings after `command`, without applying them.
+    func settings(after command: NodeCommand) throws -> IPodEQSettings {
         var next = settings
         switch command {
         case .preset(let name):
@@ -117,9 +118,15 @@ final class IPodEQInstance: NodeInstance {
                 throw CommandError("'\(id)' has no parameter '\(parameter)'; parameters: preamp, band.0 … band.9 (32 Hz … 16 kHz)")
             }
         }
-        settings = next
+        return next
+    }
+
+    func check(_ command: NodeCommand) throws { _ = try settings(after: command) }
+
+    func messages(for command: NodeCommand) throws -> [ControlMessage] {
+        settings = try settings(after: command)
         return [ControlMessage(target: kernel, parameter: Int32(GraphicEQDesign.bandCount),
-                               values: next.kernelValues(sampleRate: format.sampleRate))]
+                               values: settings.kernelValues(sampleRate: format.sampleRate))]
     }
 
     func close() {

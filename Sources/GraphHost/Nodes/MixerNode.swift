@@ -52,13 +52,11 @@ final class MixerInstance: NodeInstance {
 
     var kernel: RenderStep.Kernel { .mixer(kernelPointer) }
 
-    func messages(for command: NodeCommand) throws -> [ControlMessage] {
+    /// The kernel parameter and gain a command sets.
+    func target(of command: NodeCommand) throws -> (parameter: Int32, gain: Float) {
         let valid = "volume, " + (0..<inputs).map { "volume.\($0)" }.joined(separator: ", ")
         guard case .set(let parameter, let value) = command else {
             throw CommandError("mixer '\(id)' has no presets; parameters: \(valid)")
-        }
-        guard MixerNode.volumeRange.contains(value) else {
-            throw CommandError("volume \(Format.number(value)) is out of range 0…16 (linear gain)")
         }
         let slot: Int32
         if parameter == "volume" {
@@ -68,7 +66,17 @@ final class MixerInstance: NodeInstance {
         } else {
             throw CommandError("mixer '\(id)' has no parameter '\(parameter)'; parameters: \(valid)")
         }
-        return [ControlMessage(target: kernel, parameter: slot, values: [Float(value)])]
+        guard MixerNode.volumeRange.contains(value) else {
+            throw CommandError("volume \(Format.number(value)) is out of range 0…16 (linear gain)")
+        }
+        return (slot, Float(value))
+    }
+
+    func check(_ command: NodeCommand) throws { _ = try target(of: command) }
+
+    func messages(for command: NodeCommand) throws -> [ControlMessage] {
+        let t = try target(of: command)
+        return [ControlMessage(target: kernel, parameter: t.parameter, values: [t.gain])]
     }
 
     func close() {

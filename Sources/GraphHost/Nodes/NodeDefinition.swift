@@ -36,7 +36,9 @@ extension NodeDefinition {
 /// The control-side half of a running node: owns its kernel's memory and turns commands into render messages.
 public protocol NodeInstance: AnyObject {
     var kernel: RenderStep.Kernel { get }
-    /// Messages for `command`, or an error that says what does not fit; nothing is sent on error.
+    /// Throws an error that says what does not fit if `command` cannot apply; changes nothing.
+    func check(_ command: NodeCommand) throws
+    /// Messages for `command` (the instance records the new state); nothing changes on error.
     func messages(for command: NodeCommand) throws -> [ControlMessage]
     /// Starts background work (e.g. a decoder thread).
     func start()

@@ -15,8 +15,13 @@ public struct OutputNode: NodeDefinition {
 
 final class OutputInstance: NodeInstance {
     var kernel: RenderStep.Kernel { .output }
-    func messages(for command: NodeCommand) throws -> [ControlMessage] {
+    func check(_ command: NodeCommand) throws {
         throw CommandError("the output node has no parameters or presets")
+    }
+
+    func messages(for command: NodeCommand) throws -> [ControlMessage] {
+        try check(command)
+        return []
     }
     func close() {}
 }

@@ -79,8 +79,13 @@ public final class StreamInstance: NodeInstance {
 
     public var kernel: RenderStep.Kernel { .stream(kernelPointer) }
 
-    public func messages(for command: NodeCommand) throws -> [ControlMessage] {
+    public func check(_ command: NodeCommand) throws {
         throw CommandError("stream nodes have no presets or parameters yet")
+    }
+
+    public func messages(for command: NodeCommand) throws -> [ControlMessage] {
+        try check(command)
+        return []
     }
 
     public func start() { decoder.start() }
