@@ -1,0 +1,60 @@
+import XCTest
+@testable import GraphHost
+
+/// Render-world pieces on their own: the stream kernel's buffering and underruns, bus reuse in the plan compiler.
+final class RenderWorldTests: XCTestCase {
+    func testStreamKernelBuffersThenPlaysAndCountsUnderruns() {
+        let ring = PCMRing.allocate(minimumFrames: 4096, channels: 2)
+        let counters = StreamCounters.create()
+        defer { ring.deallocate(); counters.destroy() }
+        var kernel = StreamKernel(ring: ring, counters: counters, startThreshold: 1000)
+        let bus = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 256)
+        defer { bus.deallocate() }
+        let frames = (0..<1200).flatMap { [Float($0), -Float($0)] }
+        // 500 frames buffered: still buffering, silence, no underrun.
+        XCTAssertEqual(frames.withUnsafeBufferPointer { ring.write($0.baseAddress!, frames: 500) }, 500)
+        bus.update(repeating: 9, count: 512)
+        kernel.process(output: bus, channelStride: 256, channels: 2, frames: 256)
+        XCTAssertFalse(kernel.playing)
+        XCTAssertEqual((0..<512).map { bus[$0] }.max(), 0)
+        XCTAssertEqual(counters.underruns.load(ordering: .relaxed), 0)
+        // 1200 buffered: plays from the first frame (buffering consumed nothing), deinterleaved into the planar bus.
+        _ = frames.withUnsafeBufferPointer { ring.write($0.baseAddress! + 1000, frames: 700) }
+        kernel.process(output: bus, channelStride: 256, channels: 2, frames: 256)
+        XCTAssertTrue(kernel.playing)
+        XCTAssertEqual(bus[255], 255)
+        XCTAssertEqual(bus[256 + 255], -255)
+        // 944 frames left: three full slices, then a short one (176 frames and silence), counted as an underrun.
+        for _ in 0..<4 { kernel.process(output: bus, channelStride: 256, channels: 2, frames: 256) }
+        XCTAssertEqual(bus[0], 1024)
+        XCTAssertEqual(bus[175], 1199)
+        XCTAssertEqual((176..<256).map { bus[$0] }.max(), 0)
+        XCTAssertEqual(counters.underruns.load(ordering: .relaxed), 1)
+        kernel.process(output: bus, channelStride: 256, channels: 2, frames: 256)
+        XCTAssertEqual(counters.underruns.load(ordering: .relaxed), 2)
+        XCTAssertFalse(counters.finished.load(ordering: .relaxed))
+        // The decoder is done and the ring is empty: finished, not an underrun, ending where that slice began.
+        counters.decoderFinished.store(true, ordering: .releasing)
+        kernel.process(output: bus, channelStride: 256, channels: 2, frames: 256)
+        XCTAssertTrue(counters.finished.load(ordering: .relaxed))
+        XCTAssertEqual(counters.endFrame.load(ordering: .relaxed), 7 * 256)
+        XCTAssertEqual(counters.underruns.load(ordering: .relaxed), 2)
+    }
+
+    /// In a chain, a bus is reused once its reader has run: three EQs in a row need two buses plus the silent one.
+    func testBusesAreReusedAlongAChain() throws {
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
+        let doc = try GraphDocument.load(path: TestSupport.graph("""
+        { "nodes": [ { "id": "s", "type": "stream", "url": "\(mp3)" }, { "id": "e1", "type": "ipod-eq", "preset": "Rock" },
+                     { "id": "e2", "type": "ipod-eq", "preset": "Pop" }, { "id": "e3", "type": "ipod-eq" }, { "id": "out", "type": "output" } ],
+          "links": [ { "from": "s", "to": "e1" }, { "from": "e1", "to": "e2" }, { "from": "e2", "to": "e3" }, { "from": "e3", "to": "out" } ] }
+        """))
+        let graph = try CompiledGraph(doc)
+        defer { graph.close() }
+        XCTAssertEqual(graph.busCount, 3)
+        let steps = Array(graph.plan.steps)
+        for (i, step) in steps.enumerated() where step.inputCount > 0 && step.output != nil {
+            XCTAssertNotEqual(step.inputs[0], step.output, "step \(i) writes the bus it reads")
+        }
+    }
+}
