@@ -6,16 +6,8 @@ final class CommandLineTests: XCTestCase {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardizedFileURL
 
     func graphhost(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-        let process = Process()
-        process.executableURL = Self.root.appendingPathComponent(".build/debug/graphhost")
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+        let r = try TestSupport.execute(Self.root.appendingPathComponent(".build/debug/graphhost"), arguments)
+        return (r.status, String(decoding: r.out, as: UTF8.self), String(decoding: r.err, as: UTF8.self))
     }
 
     var demo: String { Self.root.appendingPathComponent("Graphs/demo.json").path }

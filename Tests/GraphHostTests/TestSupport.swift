@@ -14,23 +14,28 @@ enum TestSupport {
         var description: String
     }
 
-    /// Runs a program found on PATH and returns its standard output; throws if it fails.
-    @discardableResult
-    static func run(_ arguments: [String]) throws -> Data {
+    /// Runs `executable` and returns its exit status, standard output and standard error.
+    static func execute(_ executable: URL, _ arguments: [String]) throws -> (status: Int32, out: Data, err: Data) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.executableURL = executable
         process.arguments = arguments
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
+        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ToolFailure(description: "\(arguments.joined(separator: " ")) failed: \(String(decoding: errors, as: UTF8.self))")
+        return (process.terminationStatus, o, e)
+    }
+
+    /// Runs a program found on PATH and returns its standard output; throws if it fails.
+    @discardableResult
+    static func run(_ arguments: [String]) throws -> Data {
+        let result = try execute(URL(fileURLWithPath: "/usr/bin/env"), arguments)
+        guard result.status == 0 else {
+            throw ToolFailure(description: "\(arguments.joined(separator: " ")) failed: \(String(decoding: result.err, as: UTF8.self))")
         }
-        return data
+        return result.out
     }
 
     /// A synthesized MP3 (chord plus noise burst), cached by its parameters.
