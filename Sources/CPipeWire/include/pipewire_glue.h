@@ -1,0 +1,32 @@
+#ifndef GRAPHHOST_PIPEWIRE_GLUE_H
+#define GRAPHHOST_PIPEWIRE_GLUE_H
+
+#include <pipewire/pipewire.h>
+#include <spa/param/audio/format-utils.h>
+#include <spa/param/props.h>
+#include <spa/node/io.h>
+#include <spa/utils/result.h>
+
+/// Builds the EnumFormat params a playback stream offers: planar and interleaved 32-bit float at
+/// `rate` and `channels`, positions FL FR (or MONO, or AUX0…). Returns how many params were written (2).
+uint32_t graphhost_build_formats(uint8_t *buffer, uint32_t size, uint32_t rate, uint32_t channels,
+                                 const struct spa_pod **params);
+
+/// Builds a Buffers param asking for buffers that hold `max_frames` frames of `stride` bytes.
+const struct spa_pod *graphhost_build_buffers(uint8_t *buffer, uint32_t size, uint32_t max_frames, uint32_t stride,
+                                              uint32_t blocks);
+
+/// Reads a negotiated format: 1 if it is raw 32-bit float audio (planar or not), else 0.
+int graphhost_parse_format(const struct spa_pod *param, uint32_t *rate, uint32_t *channels, int *planar);
+
+/// pw_core_add_listener is a macro in PipeWire's headers; this is the same call as a function.
+void graphhost_core_add_listener(struct pw_core *core, struct spa_hook *listener,
+                                 const struct pw_core_events *events, void *data);
+
+
+
+/// Looks for a node whose node.name, object.serial or id equals `target`, by listing the registry
+/// and waiting (at most `timeout_ms`) for the core's sync reply. The caller holds the thread loop's lock.
+/// Returns 1 if found, 0 if not, -1 on timeout.
+int graphhost_find_node(struct pw_thread_loop *loop, struct pw_core *core, const char *target, int timeout_ms);
+#endif

@@ -1,0 +1,105 @@
+#include "pipewire_glue.h"
+#include <spa/param/buffers.h>
+#include <stdio.h>
+#include <string.h>
+
+uint32_t graphhost_build_formats(uint8_t *buffer, uint32_t size, uint32_t rate, uint32_t channels,
+                                 const struct spa_pod **params) {
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, size);
+    enum spa_audio_format formats[2] = { SPA_AUDIO_FORMAT_F32P, SPA_AUDIO_FORMAT_F32 };
+    for (uint32_t i = 0; i < 2; i++) {
+        struct spa_audio_info_raw info = { 0 };
+        info.format = formats[i];
+        info.rate = rate;
+        info.channels = channels;
+        if (channels == 1) {
+            info.position[0] = SPA_AUDIO_CHANNEL_MONO;
+        } else if (channels == 2) {
+            info.position[0] = SPA_AUDIO_CHANNEL_FL;
+            info.position[1] = SPA_AUDIO_CHANNEL_FR;
+        } else {
+            for (uint32_t c = 0; c < channels && c < SPA_AUDIO_MAX_CHANNELS; c++) info.position[c] = SPA_AUDIO_CHANNEL_AUX0 + c;
+        }
+        params[i] = spa_format_audio_raw_build(&b, SPA_PARAM_EnumFormat, &info);
+    }
+    return 2;
+}
+
+const struct spa_pod *graphhost_build_buffers(uint8_t *buffer, uint32_t size, uint32_t max_frames, uint32_t stride,
+                                              uint32_t blocks) {
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, size);
+    return spa_pod_builder_add_object(&b,
+        SPA_TYPE_OBJECT_ParamBuffers, SPA_PARAM_Buffers,
+        SPA_PARAM_BUFFERS_buffers, SPA_POD_CHOICE_RANGE_Int(2, 2, 8),
+        SPA_PARAM_BUFFERS_blocks, SPA_POD_Int(blocks),
+        SPA_PARAM_BUFFERS_size, SPA_POD_CHOICE_RANGE_Int(max_frames * stride, 64 * stride, INT32_MAX),
+        SPA_PARAM_BUFFERS_stride, SPA_POD_Int(stride));
+}
+
+int graphhost_parse_format(const struct spa_pod *param, uint32_t *rate, uint32_t *channels, int *planar) {
+    uint32_t media_type, media_subtype;
+    if (param == NULL || spa_format_parse(param, &media_type, &media_subtype) < 0) return 0;
+    if (media_type != SPA_MEDIA_TYPE_audio || media_subtype != SPA_MEDIA_SUBTYPE_raw) return 0;
+    struct spa_audio_info_raw info = { 0 };
+    if (spa_format_audio_raw_parse(param, &info) < 0) return 0;
+    if (info.format != SPA_AUDIO_FORMAT_F32P && info.format != SPA_AUDIO_FORMAT_F32) return 0;
+    *rate = info.rate;
+    *channels = info.channels;
+    *planar = info.format == SPA_AUDIO_FORMAT_F32P;
+    return 1;
+}
+
+void graphhost_core_add_listener(struct pw_core *core, struct spa_hook *listener,
+                                 const struct pw_core_events *events, void *data) {
+    pw_core_add_listener(core, listener, events, data);
+}
+
+struct node_search {
+    const char *target;
+    struct pw_thread_loop *loop;
+    int pending;
+    int found;
+    int done;
+};
+
+static void search_global(void *data, uint32_t id, uint32_t permissions, const char *type, uint32_t version,
+                          const struct spa_dict *props) {
+    struct node_search *s = data;
+    (void)permissions; (void)version;
+    if (type == NULL || strcmp(type, PW_TYPE_INTERFACE_Node) != 0 || props == NULL) return;
+    const char *name = spa_dict_lookup(props, PW_KEY_NODE_NAME);
+    const char *serial = spa_dict_lookup(props, PW_KEY_OBJECT_SERIAL);
+    char idtext[16];
+    snprintf(idtext, sizeof(idtext), "%u", id);
+    if ((name && strcmp(name, s->target) == 0) || (serial && strcmp(serial, s->target) == 0) || strcmp(idtext, s->target) == 0)
+        s->found = 1;
+}
+
+static void search_done(void *data, uint32_t id, int seq) {
+    struct node_search *s = data;
+    if (id == PW_ID_CORE && seq == s->pending) {
+        s->done = 1;
+        pw_thread_loop_signal(s->loop, false);
+    }
+}
+
+int graphhost_find_node(struct pw_thread_loop *loop, struct pw_core *core, const char *target, int timeout_ms) {
+    struct node_search s = { .target = target, .loop = loop };
+    static const struct pw_registry_events registry_events = { PW_VERSION_REGISTRY_EVENTS, .global = search_global };
+    static const struct pw_core_events core_events = { PW_VERSION_CORE_EVENTS, .done = search_done };
+    struct spa_hook registry_listener = { 0 }, core_listener = { 0 };
+    struct pw_registry *registry = pw_core_get_registry(core, PW_VERSION_REGISTRY, 0);
+    if (registry == NULL) return -1;
+    pw_registry_add_listener(registry, &registry_listener, &registry_events, &s);
+    pw_core_add_listener(core, &core_listener, &core_events, &s);
+    s.pending = pw_core_sync(core, PW_ID_CORE, 0);
+    int waited = 0;
+    while (!s.done && waited < timeout_ms) {
+        pw_thread_loop_timed_wait(loop, 1);
+        waited += 1000;
+    }
+    spa_hook_remove(&core_listener);
+    spa_hook_remove(&registry_listener);
+    pw_proxy_destroy((struct pw_proxy *)registry);
+    return s.done ? s.found : -1;
+}

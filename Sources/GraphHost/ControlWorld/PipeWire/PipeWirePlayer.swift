@@ -1,0 +1,250 @@
+import CPipeWire
+import Foundation
+import Logging
+
+/// What `graphhost run` asks of PipeWire.
+public struct PlaybackOptions {
+    public var name: String
+    public var target: String?
+    public var latencyFrames: Int?
+
+    public init(name: String, target: String? = nil, latencyFrames: Int? = nil) {
+        self.name = name
+        self.target = target
+        self.latencyFrames = latencyFrames
+    }
+}
+
+/// Errors of the PipeWire connection, each saying what to do.
+public enum PlaybackError: Error, CustomStringConvertible {
+    case noDaemon(socket: String, reason: String)
+    case stream(String)
+
+    public var description: String {
+        switch self {
+        case .noDaemon(let socket, let reason):
+            return "cannot reach a PipeWire daemon at \(socket) (\(reason)). Start one (pipewire and wireplumber), set PIPEWIRE_REMOTE or XDG_RUNTIME_DIR to a running one, or start a private headless one: eval \"$(scripts/pipewire-headless start)\""
+        case .stream(let why): return "PipeWire stream error: \(why)"
+        }
+    }
+
+    /// The socket libpipewire will try: PIPEWIRE_REMOTE (absolute or a name in the runtime dir), else pipewire-0
+    /// in PIPEWIRE_RUNTIME_DIR, XDG_RUNTIME_DIR, USERPROFILE or /run/pipewire.
+    public static var socketPath: String {
+        let env = ProcessInfo.processInfo.environment
+        let remote = env["PIPEWIRE_REMOTE"].flatMap { $0.isEmpty ? nil : $0 } ?? "pipewire-0"
+        if remote.hasPrefix("/") { return remote }
+        let dir = ["PIPEWIRE_RUNTIME_DIR", "XDG_RUNTIME_DIR", "USERPROFILE"].compactMap { env[$0] }.first { !$0.isEmpty } ?? "/run/pipewire"
+        return dir + "/" + remote
+    }
+}
+
+/// Plays a compiled graph through a pw_stream whose process callback (PipeWire's real-time data thread)
+/// runs `PlaybackRenderer`. Control calls run under the thread loop's lock. When the daemon goes away
+/// the graph keeps its state and `reconnect()` builds a new stream on a new connection.
+public final class PipeWirePlayer {
+    public let graph: CompiledGraph
+    public let options: PlaybackOptions
+    let logger: Logger
+    let loop: OpaquePointer
+    let context: OpaquePointer
+    var core: OpaquePointer?
+    var stream: OpaquePointer?
+    let renderer: UnsafeMutablePointer<PlaybackRenderer>
+    let streamListener: UnsafeMutablePointer<spa_hook>
+    let coreListener: UnsafeMutablePointer<spa_hook>
+    let streamEvents: UnsafeMutablePointer<pw_stream_events>
+    let coreEvents: UnsafeMutablePointer<pw_core_events>
+    /// Set from the loop thread; read by the control loop.
+    private let stateLock = NSLock()
+    private var _disconnected = false
+    private var _streamError: String?
+    private var _streaming = false
+    private var targetToUse: String?
+
+    public var counters: PlaybackCounters { renderer.pointee.counters }
+
+    private static let pipewireInitialized: Bool = { pw_init(nil, nil); return true }()
+
+    public init(graph: CompiledGraph, options: PlaybackOptions, logger: Logger) throws {
+        _ = Self.pipewireInitialized
+        self.graph = graph
+        self.options = options
+        self.logger = logger
+        guard let loop = pw_thread_loop_new("graphhost-pw", nil) else { throw PlaybackError.stream("cannot create a thread loop") }
+        self.loop = loop
+        guard let context = pw_context_new(pw_thread_loop_get_loop(loop), nil, 0) else { throw PlaybackError.stream("cannot create a context") }
+        self.context = context
+        renderer = .allocate(capacity: 1)
+        renderer.initialize(to: PlaybackRenderer(plan: graph.plan, sampleRate: graph.document.format.sampleRate))
+        streamListener = .allocate(capacity: 1)
+        streamListener.initialize(to: spa_hook())
+        coreListener = .allocate(capacity: 1)
+        coreListener.initialize(to: spa_hook())
+        streamEvents = .allocate(capacity: 1)
+        streamEvents.initialize(to: Self.makeStreamEvents())
+        coreEvents = .allocate(capacity: 1)
+        coreEvents.initialize(to: Self.makeCoreEvents())
+        targetToUse = options.target
+        renderer.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
+        pw_thread_loop_start(loop)
+    }
+
+    deinit {
+        pw_thread_loop_lock(loop)
+        tearDownLocked()
+        pw_thread_loop_unlock(loop)
+        pw_thread_loop_stop(loop)
+        pw_context_destroy(context)
+        pw_thread_loop_destroy(loop)
+        renderer.pointee.deallocate()
+        renderer.deallocate()
+        streamListener.deallocate(); coreListener.deallocate(); streamEvents.deallocate(); coreEvents.deallocate()
+    }
+
+    public var disconnected: Bool { stateLock.withLock { _disconnected } }
+    public var streamError: String? { stateLock.withLock { _streamError } }
+    public var streaming: Bool { stateLock.withLock { _streaming } }
+
+    /// Connects to the daemon and starts the stream. Throws `.noDaemon` when no daemon answers.
+    public func connect() throws {
+        pw_thread_loop_lock(loop)
+        defer { pw_thread_loop_unlock(loop) }
+        stateLock.withLock { _disconnected = false; _streamError = nil; _streaming = false }
+        guard let core = pw_context_connect(context, nil, 0) else {
+            throw PlaybackError.noDaemon(socket: PlaybackError.socketPath, reason: String(cString: strerror(errno)))
+        }
+        self.core = core
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        graphhost_core_add_listener(core, coreListener, coreEvents, me)
+        if let target = targetToUse, graphhost_find_node(loop, core, target, 2000) != 1 {
+            logger.warning("target '\(target)' not found; playing to the default sink")
+            targetToUse = nil
+        }
+        try createStreamLocked()
+    }
+
+    private func createStreamLocked() throws {
+        let format = graph.document.format
+        guard let props = pw_properties_new_string("") else { throw PlaybackError.stream("cannot create properties") }
+        pw_properties_set(props, PW_KEY_MEDIA_TYPE, "Audio")
+        pw_properties_set(props, PW_KEY_MEDIA_CATEGORY, "Playback")
+        pw_properties_set(props, PW_KEY_MEDIA_ROLE, "Music")
+        pw_properties_set(props, PW_KEY_NODE_NAME, options.name)
+        pw_properties_set(props, PW_KEY_APP_NAME, "graphhost")
+        if let latency = options.latencyFrames { pw_properties_set(props, PW_KEY_NODE_LATENCY, "\(latency)/\(format.sampleRate)") }
+        if let target = targetToUse { pw_properties_set(props, "target.object", target) }
+        guard let stream = pw_stream_new(core, options.name, props) else { throw PlaybackError.stream("cannot create a stream") }
+        self.stream = stream
+        renderer.pointee.stream = stream
+        pw_stream_add_listener(stream, streamListener, streamEvents, UnsafeMutableRawPointer(renderer))
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        var params: [UnsafePointer<spa_pod>?] = [nil, nil]
+        let count = graphhost_build_formats(&buffer, UInt32(buffer.count), UInt32(format.sampleRate), UInt32(format.channels), &params)
+        let flags = pw_stream_flags(PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue | PW_STREAM_FLAG_RT_PROCESS.rawValue)
+        let result = params.withUnsafeMutableBufferPointer {
+            pw_stream_connect(stream, SPA_DIRECTION_OUTPUT, UInt32.max, flags, $0.baseAddress, count)
+        }
+        if result < 0 { throw PlaybackError.stream("connect failed: \(String(cString: strerror(-result)))") }
+    }
+
+    private func tearDownLocked() {
+        if let stream {
+            renderer.pointee.stream = nil
+            pw_stream_destroy(stream)
+            self.stream = nil
+        }
+        if let core {
+            spa_hook_remove(coreListener)
+            pw_core_disconnect(core)
+            self.core = nil
+        }
+        renderer.pointee.position.store(nil, ordering: .releasing)
+    }
+
+    /// Drops the dead connection and tries once to connect again; false while the daemon is still away.
+    public func reconnect() -> Bool {
+        pw_thread_loop_lock(loop)
+        tearDownLocked()
+        pw_thread_loop_unlock(loop)
+        do {
+            try connect()
+            return true
+        } catch {
+            pw_thread_loop_lock(loop)
+            tearDownLocked()
+            pw_thread_loop_unlock(loop)
+            return false
+        }
+    }
+
+    /// Fades out over 50 ms (waiting at most `timeout`), then disconnects.
+    public func stop(timeout: TimeInterval = 0.15) {
+        renderer.pointee.fadeRequested.store(true, ordering: .releasing)
+        let deadline = Date().addingTimeInterval(timeout)
+        while streaming && !renderer.pointee.faded.load(ordering: .acquiring) && Date() < deadline { usleep(2000) }
+        pw_thread_loop_lock(loop)
+        tearDownLocked()
+        pw_thread_loop_unlock(loop)
+    }
+
+    // MARK: events (PipeWire loop thread, except process on the data thread)
+
+    /// The player behind a stream event's userdata (the renderer).
+    private static func player(_ data: UnsafeMutableRawPointer?) -> PipeWirePlayer {
+        Unmanaged<PipeWirePlayer>.fromOpaque(data!.assumingMemoryBound(to: PlaybackRenderer.self).pointee.owner!).takeUnretainedValue()
+    }
+
+    private static func makeStreamEvents() -> pw_stream_events {
+        var events = pw_stream_events()
+        events.version = UInt32(PW_VERSION_STREAM_EVENTS)
+        events.process = { data in
+            // The data thread: only the renderer, which is @_noLocks, runs here.
+            PlaybackRenderer.process(data)
+        }
+        events.state_changed = { data, _, state, error in
+            let player = PipeWirePlayer.player(data)
+            let message = error.map { String(cString: $0) }
+            player.stateLock.withLock {
+                player._streaming = state == PW_STREAM_STATE_STREAMING
+                if state == PW_STREAM_STATE_ERROR { player._streamError = message ?? "unknown error" }
+            }
+        }
+        events.param_changed = { data, id, param in
+            guard id == SPA_PARAM_Format.rawValue, let param else { return }
+            var rate: UInt32 = 0, channels: UInt32 = 0, planar: Int32 = 0
+            let player = PipeWirePlayer.player(data)
+            guard graphhost_parse_format(param, &rate, &channels, &planar) == 1 else {
+                player.stateLock.withLock { player._streamError = "the daemon offered a format that is not 32-bit float audio" }
+                return
+            }
+            player.renderer.pointee.planar = planar != 0
+            let format = player.graph.document.format
+            let stride = planar != 0 ? 4 : 4 * Int(channels)
+            var buffer = [UInt8](repeating: 0, count: 1024)
+            var pod: UnsafePointer<spa_pod>? = graphhost_build_buffers(&buffer, 1024, UInt32(max(8192, format.maxFrames)), UInt32(stride),
+                                                                       planar != 0 ? channels : 1)
+            _ = pw_stream_update_params(player.stream, &pod, 1)
+            player.logger.info("format: \(rate) Hz, \(channels) channels, \(planar != 0 ? "planar" : "interleaved") float")
+        }
+        events.io_changed = { data, id, area, _ in
+            guard id == SPA_IO_Position.rawValue else { return }
+            PipeWirePlayer.player(data).renderer.pointee.position.store(area, ordering: .releasing)
+        }
+        return events
+    }
+
+    private static func makeCoreEvents() -> pw_core_events {
+        var events = pw_core_events()
+        events.version = UInt32(PW_VERSION_CORE_EVENTS)
+        events.error = { data, id, _, res, message in
+            let player = Unmanaged<PipeWirePlayer>.fromOpaque(data!).takeUnretainedValue()
+            if id == PW_ID_CORE && res == -EPIPE {
+                player.stateLock.withLock { player._disconnected = true; player._streaming = false }
+            } else if id == PW_ID_CORE {
+                player.logger.warning("PipeWire: \(message.map { String(cString: $0) } ?? "error \(res)")")
+            }
+        }
+        return events
+    }
+}

@@ -1,0 +1,166 @@
+import Atomics
+import CPipeWire
+import CRenderSupport
+import Glibc
+
+/// Counters the process callback publishes to the control world.
+public struct PlaybackCounters {
+    public let callbacks: UnsafeAtomic<Int>
+    public let frames: UnsafeAtomic<Int>
+    /// Cycles the daemon ran without us (a jump in the clock position), or buffers we could not get.
+    public let xruns: UnsafeAtomic<Int>
+    /// Nanoseconds spent in the last callback and that callback's budget (its frames at the rate).
+    public let busyNanos: UnsafeAtomic<Int>
+    public let budgetNanos: UnsafeAtomic<Int>
+    /// The most frames one callback was asked for.
+    public let largestQuantum: UnsafeAtomic<Int>
+    public let quantum: UnsafeAtomic<Int>
+
+    public static func create() -> PlaybackCounters {
+        PlaybackCounters(callbacks: .create(0), frames: .create(0), xruns: .create(0), busyNanos: .create(0),
+                         budgetNanos: .create(0), largestQuantum: .create(0), quantum: .create(0))
+    }
+
+    public func destroy() {
+        callbacks.destroy(); frames.destroy(); xruns.destroy(); busyNanos.destroy(); budgetNanos.destroy()
+        largestQuantum.destroy(); quantum.destroy()
+    }
+}
+
+/// Everything PipeWire's process callback touches, prepared by the control world (`PipeWirePlayer`).
+/// The callback dequeues a buffer, renders the plan straight into it (planar or interleaved float),
+/// applies the stop fade, and queues it back.
+public struct PlaybackRenderer {
+    public var stream: OpaquePointer?
+    /// The control-world object that owns this renderer, for the non-real-time stream events.
+    public var owner: UnsafeMutableRawPointer?
+    public let plan: RenderPlan
+    public let sampleRate: Int
+    public var planar = true
+    /// One pointer per channel, filled per callback for planar buffers.
+    public let channelPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    public let silence: UnsafeMutablePointer<Float>
+    public let counters: PlaybackCounters
+    /// The stream's spa_io_position, set from io_changed.
+    public let position: UnsafeAtomic<UnsafeMutableRawPointer?>
+    var lastClockPosition: UInt64 = 0
+    var lastClockDuration: UInt64 = 0
+    /// Set by the control world to fade out; the callback sets `faded` once the output is silent.
+    public let fadeRequested: UnsafeAtomic<Bool>
+    public let faded: UnsafeAtomic<Bool>
+    var fadeGain: Float = 1
+    let fadeStep: Float
+
+    public init(plan: RenderPlan, sampleRate: Int, fadeSeconds: Double = 0.05) {
+        self.plan = plan
+        self.sampleRate = sampleRate
+        channelPointers = .allocate(capacity: plan.channels)
+        silence = .allocate(capacity: plan.maxFrames)
+        silence.initialize(repeating: 0, count: plan.maxFrames)
+        channelPointers.initialize(repeating: silence, count: plan.channels)
+        counters = .create()
+        position = .create(nil)
+        fadeRequested = .create(false)
+        faded = .create(false)
+        fadeStep = 1 / Float(max(1, fadeSeconds * Double(sampleRate)))
+    }
+
+    public func deallocate() {
+        channelPointers.deallocate()
+        silence.deallocate()
+        counters.destroy()
+        position.destroy()
+        fadeRequested.destroy()
+        faded.destroy()
+    }
+
+    @_noLocks @inline(__always)
+    static func monotonicNanos() -> Int {
+        var ts = timespec()
+        // clock_gettime(CLOCK_MONOTONIC) is served by the vDSO: no lock, no allocation, no syscall.
+        _ = _unsafePerformance { clock_gettime(CLOCK_MONOTONIC, &ts) }
+        return ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+    }
+
+    /// The pw_stream process callback (data thread); `userdata` points at the renderer.
+    @_noLocks
+    public static func process(_ userdata: UnsafeMutableRawPointer?) {
+        guard let userdata else { return }
+        userdata.assumingMemoryBound(to: PlaybackRenderer.self).pointee.process()
+    }
+
+    /// The body of the pw_stream process callback (data thread).
+    @_noLocks
+    public mutating func process() {
+        let started = Self.monotonicNanos()
+        // Writes the thread's floating-point control register only.
+        _unsafePerformance { graphhost_enable_flush_to_zero() }
+        guard let stream else { return }
+        // pw_stream_dequeue_buffer takes a buffer from a lock-free ring shared with the daemon; it never blocks or allocates.
+        guard let pwBuffer = _unsafePerformance({ pw_stream_dequeue_buffer(stream) }) else {
+            counters.xruns.wrappingIncrement(ordering: .relaxed)
+            return
+        }
+        let buffer = pwBuffer.pointee.buffer!
+        let datas = buffer.pointee.datas!
+        let dataCount = Int(buffer.pointee.n_datas)
+        let channels = plan.channels
+        let stride = planar ? 4 : 4 * channels
+        var frames = Int(datas[0].maxsize) / stride
+        if pwBuffer.pointee.requested > 0 { frames = min(frames, Int(pwBuffer.pointee.requested)) }
+        if planar {
+            for c in 0..<channels {
+                channelPointers[c] = c < dataCount && datas[c].data != nil
+                    ? datas[c].data!.assumingMemoryBound(to: Float.self) : silence
+            }
+            plan.render(frames: frames, planar: channelPointers)
+        } else if let data = datas[0].data {
+            plan.render(frames: frames, interleaved: data.assumingMemoryBound(to: Float.self))
+        }
+        applyFade(frames: frames, datas: datas, dataCount: dataCount)
+        for i in 0..<(planar ? min(channels, dataCount) : 1) {
+            datas[i].chunk.pointee.offset = 0
+            datas[i].chunk.pointee.stride = Int32(stride)
+            datas[i].chunk.pointee.size = UInt32(frames * stride)
+        }
+        noteClock(frames: frames)
+        // pw_stream_queue_buffer hands the buffer back through the same lock-free ring; real-time safe.
+        _ = _unsafePerformance { pw_stream_queue_buffer(stream, pwBuffer) }
+        counters.callbacks.wrappingIncrement(ordering: .relaxed)
+        counters.frames.wrappingIncrement(by: frames, ordering: .relaxed)
+        counters.busyNanos.store(Self.monotonicNanos() - started, ordering: .relaxed)
+        counters.budgetNanos.store(frames * 1_000_000_000 / sampleRate, ordering: .relaxed)
+    }
+
+    /// Counts an xrun when the graph clock moved on by more than one cycle since our last callback.
+    @_noLocks
+    mutating func noteClock(frames: Int) {
+        counters.quantum.store(frames, ordering: .relaxed)
+        if frames > counters.largestQuantum.load(ordering: .relaxed) { counters.largestQuantum.store(frames, ordering: .relaxed) }
+        guard let raw = position.load(ordering: .acquiring) else { return }
+        let clock = raw.assumingMemoryBound(to: spa_io_position.self).pointee.clock
+        if lastClockDuration > 0 && clock.position > lastClockPosition + lastClockDuration {
+            counters.xruns.wrappingIncrement(ordering: .relaxed)
+        }
+        lastClockPosition = clock.position
+        lastClockDuration = clock.duration
+    }
+
+    @_noLocks
+    mutating func applyFade(frames: Int, datas: UnsafeMutablePointer<spa_data>, dataCount: Int) {
+        guard fadeRequested.load(ordering: .relaxed) else { return }
+        let channels = plan.channels
+        for f in 0..<frames {
+            let g = fadeGain
+            for c in 0..<channels {
+                if planar {
+                    if c < dataCount, let d = datas[c].data { d.assumingMemoryBound(to: Float.self)[f] *= g }
+                } else if let d = datas[0].data {
+                    d.assumingMemoryBound(to: Float.self)[f * channels + c] *= g
+                }
+            }
+            fadeGain = max(0, fadeGain - fadeStep)
+        }
+        if fadeGain == 0 { faded.store(true, ordering: .releasing) }
+    }
+}

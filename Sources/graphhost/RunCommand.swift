@@ -1,0 +1,117 @@
+import ArgumentParser
+import Foundation
+import GraphHost
+import Logging
+
+/// Signals that ask `run` to stop, noted by an async-signal-safe handler.
+private nonisolated(unsafe) var stopSignal: sig_atomic_t = 0
+
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Play a graph through PipeWire, rendering it in the stream's real-time process callback."
+    )
+    @Argument(help: "The graph JSON file.") var graph: String
+    @Option(help: "Play to this node (node.name, object.serial or id); falls back to the default sink if missing.") var target: String?
+    @Option(help: "Requested latency in frames (node.latency).") var latency: Int?
+    @Option(help: "Stop after this many seconds of audio.") var duration: Double?
+    @Option(help: "The stream's node.name (default: the graph file's name).") var name: String?
+
+    func run() throws {
+        let doc = try loadGraph(graph)
+        let isTTY = isatty(STDOUT_FILENO) == 1
+        let logger = Logger(label: "graphhost")
+        let compiled = try CompiledGraph(doc)
+        defer { compiled.close() }
+        let rate = Double(doc.format.sampleRate)
+        let nodeName = name ?? URL(fileURLWithPath: graph).deletingPathExtension().lastPathComponent
+        let player = try PipeWirePlayer(graph: compiled, options: PlaybackOptions(name: nodeName, target: target, latencyFrames: latency), logger: logger)
+        compiled.start()
+        do {
+            try player.connect()
+        } catch {
+            printError("error: \(error)")
+            throw ExitCode(1)
+        }
+        signal(SIGINT) { _ in stopSignal = 1 }
+        signal(SIGTERM) { _ in stopSignal = 1 }
+        logger.info("playing \(graph) as '\(nodeName)' at \(doc.format.sampleRate) Hz, \(doc.format.channels) channels")
+
+        let status = PlaybackStatus(graph: compiled, player: player, sampleRate: rate)
+        let durationFrames = duration.map { Int($0 * rate) }
+        let streams = compiled.streams
+        var backoff = 0.1
+        var nextAttempt = Date.distantPast
+        var nextStatus = Date()
+        var reportedXruns = 0, reportedUnderruns = 0
+        var exitCode: Int32 = 0
+        while true {
+            usleep(10_000)
+            if stopSignal != 0 { logger.info("stopping"); break }
+            if let error = player.streamError {
+                printError("error: PipeWire stream: \(error)")
+                exitCode = 1
+                break
+            }
+            if player.disconnected {
+                if nextAttempt == .distantPast {
+                    logger.warning("the PipeWire daemon went away at \(status.positionText); keeping the graph and reconnecting")
+                    nextAttempt = Date().addingTimeInterval(backoff)
+                } else if Date() >= nextAttempt {
+                    if player.reconnect() {
+                        logger.info("reconnected to PipeWire; continuing from \(status.positionText)")
+                        backoff = 0.1
+                        nextAttempt = .distantPast
+                    } else {
+                        backoff = min(backoff * 2, 2)
+                        nextAttempt = Date().addingTimeInterval(backoff)
+                    }
+                }
+                continue
+            }
+            let frames = player.counters.frames.load(ordering: .relaxed)
+            if let durationFrames, frames >= durationFrames { break }
+            if durationFrames == nil && !streams.isEmpty && streams.allSatisfy({ $0.finished }) {
+                logger.info("every stream has finished")
+                break
+            }
+            if Date() >= nextStatus {
+                nextStatus = Date().addingTimeInterval(0.25)
+                if isTTY {
+                    print("\r\u{1B}[K" + status.line, terminator: "")
+                    fflush(stdout)
+                } else {
+                    let (x, u) = (status.xruns, status.underruns)
+                    if x > reportedXruns { logger.warning("xruns: \(x)") }
+                    if u > reportedUnderruns { logger.warning("underruns: \(u)") }
+                    (reportedXruns, reportedUnderruns) = (x, u)
+                }
+            }
+        }
+        player.stop()
+        if isTTY { print("") }
+        print("played \(status.positionText), underruns \(status.underruns), xruns \(status.xruns), largest quantum \(player.counters.largestQuantum.load(ordering: .relaxed)) frames")
+        if exitCode != 0 { throw ExitCode(exitCode) }
+    }
+}
+
+/// The numbers shown in `run`'s status line and summary.
+struct PlaybackStatus {
+    let graph: CompiledGraph
+    let player: PipeWirePlayer
+    let sampleRate: Double
+
+    var seconds: Double { Double(player.counters.frames.load(ordering: .relaxed)) / sampleRate }
+    var positionText: String { String(format: "%.2f s", seconds) }
+    var underruns: Int { graph.streams.reduce(0) { $0 + $1.counters.underruns.load(ordering: .relaxed) } }
+    var xruns: Int { player.counters.xruns.load(ordering: .relaxed) }
+
+    var line: String {
+        let fill = graph.streams.first.map { s in 100 * s.ring.index.readable() / s.ring.capacityFrames } ?? 0
+        let busy = Double(player.counters.busyNanos.load(ordering: .relaxed))
+        let budget = Double(max(1, player.counters.budgetNanos.load(ordering: .relaxed)))
+        let quantum = player.counters.quantum.load(ordering: .relaxed)
+        return String(format: "%@ | buffer %d%% | underruns %d | xruns %d | CPU %.1f%% of %d-frame quantum",
+                      positionText, fill, underruns, xruns, 100 * busy / budget, quantum)
+    }
+}
