@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
         .testTarget(
             name: "GraphHostTests",
-            dependencies: ["GraphHost", "AllocationCounter"],
+            dependencies: ["GraphHost", "AllocationCounter", .product(name: "Logging", package: "swift-log")],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
     ]

@@ -21,6 +21,8 @@ struct RunCommand: ParsableCommand {
         let doc = try loadGraph(graph)
         let isTTY = isatty(STDOUT_FILENO) == 1
         let logger = Logger(label: "graphhost")
+        // Keep every page resident so the real-time thread never waits on a page fault.
+        if mlockall(MCL_CURRENT | MCL_FUTURE) != 0 { logger.debug("mlockall failed; pages may fault in the render thread") }
         let compiled = try CompiledGraph(doc)
         defer { compiled.close() }
         let rate = Double(doc.format.sampleRate)
@@ -90,7 +92,8 @@ struct RunCommand: ParsableCommand {
         }
         player.stop()
         if isTTY { print("") }
-        print("played \(status.positionText), underruns \(status.underruns), xruns \(status.xruns), largest quantum \(player.counters.largestQuantum.load(ordering: .relaxed)) frames")
+        let c = player.counters
+        print("played \(status.positionText), underruns \(status.underruns), xruns \(status.xruns), largest quantum \(c.largestQuantum.load(ordering: .relaxed)) frames, missed buffers \(c.missedBuffers.load(ordering: .relaxed)), longest callback \(c.maxBusyNanos.load(ordering: .relaxed) / 1000) µs")
         if exitCode != 0 { throw ExitCode(exitCode) }
     }
 }

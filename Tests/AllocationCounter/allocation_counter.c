@@ -11,11 +11,18 @@ extern void __libc_free(void *);
 
 static __thread int counting;
 static __thread size_t count;
+static __thread int probing;
+static size_t probe_total;
 
 void allocation_counter_begin(void) { count = 0; counting = 1; }
 size_t allocation_counter_end(void) { counting = 0; return count; }
+void allocation_counter_probe(int on) { probing = on; }
+size_t allocation_counter_probe_total(void) { return __atomic_load_n(&probe_total, __ATOMIC_RELAXED); }
 
-static inline void note(void) { if (counting) count++; }
+static inline void note(void) {
+    if (counting) count++;
+    if (probing) __atomic_fetch_add(&probe_total, 1, __ATOMIC_RELAXED);
+}
 
 void *malloc(size_t n) { note(); return __libc_malloc(n); }
 void *calloc(size_t a, size_t b) { note(); return __libc_calloc(a, b); }

@@ -7,8 +7,12 @@ import Glibc
 public struct PlaybackCounters {
     public let callbacks: UnsafeAtomic<Int>
     public let frames: UnsafeAtomic<Int>
-    /// Cycles the daemon ran without us (a jump in the clock position), or buffers we could not get.
+    /// Cycles the daemon ran without us (a jump in the clock position).
     public let xruns: UnsafeAtomic<Int>
+    /// Callbacks that found no free buffer to fill.
+    public let missedBuffers: UnsafeAtomic<Int>
+    /// The longest callback so far, in nanoseconds.
+    public let maxBusyNanos: UnsafeAtomic<Int>
     /// Nanoseconds spent in the last callback and that callback's budget (its frames at the rate).
     public let busyNanos: UnsafeAtomic<Int>
     public let budgetNanos: UnsafeAtomic<Int>
@@ -17,12 +21,12 @@ public struct PlaybackCounters {
     public let quantum: UnsafeAtomic<Int>
 
     public static func create() -> PlaybackCounters {
-        PlaybackCounters(callbacks: .create(0), frames: .create(0), xruns: .create(0), busyNanos: .create(0),
+        PlaybackCounters(callbacks: .create(0), frames: .create(0), xruns: .create(0), missedBuffers: .create(0), maxBusyNanos: .create(0), busyNanos: .create(0),
                          budgetNanos: .create(0), largestQuantum: .create(0), quantum: .create(0))
     }
 
     public func destroy() {
-        callbacks.destroy(); frames.destroy(); xruns.destroy(); busyNanos.destroy(); budgetNanos.destroy()
+        callbacks.destroy(); frames.destroy(); xruns.destroy(); missedBuffers.destroy(); maxBusyNanos.destroy(); busyNanos.destroy(); budgetNanos.destroy()
         largestQuantum.destroy(); quantum.destroy()
     }
 }
@@ -50,6 +54,8 @@ public struct PlaybackRenderer {
     public let faded: UnsafeAtomic<Bool>
     var fadeGain: Float = 1
     let fadeStep: Float
+    /// Tests only: called with 1 when a callback starts and 0 when it ends (an allocation counter).
+    public var probe: (@convention(c) (Int32) -> Void)?
 
     public init(plan: RenderPlan, sampleRate: Int, fadeSeconds: Double = 0.05) {
         self.plan = plan
@@ -86,7 +92,12 @@ public struct PlaybackRenderer {
     @_noLocks
     public static func process(_ userdata: UnsafeMutableRawPointer?) {
         guard let userdata else { return }
-        userdata.assumingMemoryBound(to: PlaybackRenderer.self).pointee.process()
+        let renderer = userdata.assumingMemoryBound(to: PlaybackRenderer.self)
+        let probe = renderer.pointee.probe
+        // The probe is a test's allocation counter toggle: a thread-local store.
+        if let probe { _unsafePerformance { probe(1) } }
+        renderer.pointee.process()
+        if let probe { _unsafePerformance { probe(0) } }
     }
 
     /// The body of the pw_stream process callback (data thread).
@@ -98,7 +109,7 @@ public struct PlaybackRenderer {
         guard let stream else { return }
         // pw_stream_dequeue_buffer takes a buffer from a lock-free ring shared with the daemon; it never blocks or allocates.
         guard let pwBuffer = _unsafePerformance({ pw_stream_dequeue_buffer(stream) }) else {
-            counters.xruns.wrappingIncrement(ordering: .relaxed)
+            counters.missedBuffers.wrappingIncrement(ordering: .relaxed)
             return
         }
         let buffer = pwBuffer.pointee.buffer!
@@ -128,7 +139,9 @@ public struct PlaybackRenderer {
         _ = _unsafePerformance { pw_stream_queue_buffer(stream, pwBuffer) }
         counters.callbacks.wrappingIncrement(ordering: .relaxed)
         counters.frames.wrappingIncrement(by: frames, ordering: .relaxed)
-        counters.busyNanos.store(Self.monotonicNanos() - started, ordering: .relaxed)
+        let busy = Self.monotonicNanos() - started
+        counters.busyNanos.store(busy, ordering: .relaxed)
+        if busy > counters.maxBusyNanos.load(ordering: .relaxed) { counters.maxBusyNanos.store(busy, ordering: .relaxed) }
         counters.budgetNanos.store(frames * 1_000_000_000 / sampleRate, ordering: .relaxed)
     }
 

@@ -7,4 +7,10 @@ void allocation_counter_begin(void);
 /// Stops counting on the calling thread and returns how many allocations it made since begin.
 size_t allocation_counter_end(void);
 
+/// Turns counting on (1) or off (0) for the calling thread; allocations then add to a process-wide total.
+/// Its address can be handed to code under test as a probe to call on another thread.
+void allocation_counter_probe(int on);
+/// The process-wide total counted through probes.
+size_t allocation_counter_probe_total(void);
+
 #endif

@@ -64,6 +64,12 @@ public final class PipeWirePlayer {
 
     public var counters: PlaybackCounters { renderer.pointee.counters }
 
+    /// Tests only: a C function called with 1/0 around every process callback on the data thread.
+    /// Set it before `connect()`.
+    public func setProbe(_ probe: (@convention(c) (Int32) -> Void)?) {
+        renderer.pointee.probe = probe
+    }
+
     private static let pipewireInitialized: Bool = { pw_init(nil, nil); return true }()
 
     public init(graph: CompiledGraph, options: PlaybackOptions, logger: Logger) throws {
@@ -73,7 +79,9 @@ public final class PipeWirePlayer {
         self.logger = logger
         guard let loop = pw_thread_loop_new("graphhost-pw", nil) else { throw PlaybackError.stream("cannot create a thread loop") }
         self.loop = loop
-        guard let context = pw_context_new(pw_thread_loop_get_loop(loop), nil, 0) else { throw PlaybackError.stream("cannot create a context") }
+        // client-rt.conf loads module-rt, which gives the data thread (our process callback) real-time priority.
+        let contextProps = pw_properties_new_string("config.name=client-rt.conf")
+        guard let context = pw_context_new(pw_thread_loop_get_loop(loop), contextProps, 0) else { throw PlaybackError.stream("cannot create a context") }
         self.context = context
         renderer = .allocate(capacity: 1)
         renderer.initialize(to: PlaybackRenderer(plan: graph.plan, sampleRate: graph.document.format.sampleRate))
@@ -110,7 +118,6 @@ public final class PipeWirePlayer {
     public func connect() throws {
         pw_thread_loop_lock(loop)
         defer { pw_thread_loop_unlock(loop) }
-        stateLock.withLock { _disconnected = false; _streamError = nil; _streaming = false }
         guard let core = pw_context_connect(context, nil, 0) else {
             throw PlaybackError.noDaemon(socket: PlaybackError.socketPath, reason: String(cString: strerror(errno)))
         }
@@ -122,6 +129,7 @@ public final class PipeWirePlayer {
             targetToUse = nil
         }
         try createStreamLocked()
+        stateLock.withLock { _disconnected = false; _streamError = nil }
     }
 
     private func createStreamLocked() throws {
@@ -171,6 +179,7 @@ public final class PipeWirePlayer {
             try connect()
             return true
         } catch {
+            logger.debug("reconnect failed: \(error)")
             pw_thread_loop_lock(loop)
             tearDownLocked()
             pw_thread_loop_unlock(loop)

@@ -1,0 +1,106 @@
+import AllocationCounter
+import Logging
+import XCTest
+@testable import GraphHost
+
+/// `graphhost run` against a real, private PipeWire daemon (started by each test; never skipped).
+final class PipeWireTests: XCTestCase {
+    var demo: String { HeadlessPipeWire.root.appendingPathComponent("Graphs/demo.json").path }
+
+    func summaryNumbers(_ out: String) -> (underruns: Int, xruns: Int)? {
+        guard let line = out.split(separator: "\n").last(where: { $0.hasPrefix("played ") }) else { return nil }
+        let words = line.replacingOccurrences(of: ",", with: "").split(separator: " ")
+        guard let u = words.firstIndex(of: "underruns"), let x = words.firstIndex(of: "xruns") else { return nil }
+        return (Int(words[u + 1]) ?? -1, Int(words[x + 1]) ?? -1)
+    }
+
+    /// 10 s of the demo at quantum 256, recorded from the sink monitor, matches the offline render.
+    func testDemoPlaysLikeTheOfflineRender() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let recording = TestSupport.directory.appendingPathComponent("q256.wav").path
+        let recorder = try pw.record(to: recording)
+        let run = try pw.graphhost(["run", demo, "--duration", "10", "--latency", "256"]).wait()
+        usleep(200_000)
+        recorder.interrupt()
+        _ = recorder.wait()
+        XCTAssertEqual(run.status, 0, run.err)
+        let numbers = try XCTUnwrap(summaryNumbers(run.out), run.out)
+        XCTAssertEqual(numbers.underruns, 0, run.out)
+        XCTAssertEqual(numbers.xruns, 0, run.out)
+        let recorded = SignalMatch.mono(try SoundFile(path: recording).samples)
+        let reference = SignalMatch.mono(try TestSupport.render(demo, durationFrames: 10 * 48000).samples)
+        let match = try XCTUnwrap(SignalMatch.align(recording: recorded, reference: reference, trimEnd: 4800), "recording is silent")
+        XCTAssertGreaterThanOrEqual(match.correlation, 0.999, "lag \(match.lag)")
+    }
+
+    /// At quantum 64 for 10 s the callback stays far inside its 1333 µs budget. Xruns are counted and printed:
+    /// on this 2-vCPU VM the daemon itself sometimes signals a node milliseconds late (the profiler shows the
+    /// node woken late, then finishing in tens of µs), so a zero count is not something this test can demand.
+    func testQuantum64StaysInsideItsBudget() throws {
+        let pw = try HeadlessPipeWire(quantum: 64)
+        defer { pw.stop() }
+        _ = try pw.script(["xrun-start", pw.directory])
+        let run = try pw.graphhost(["run", demo, "--duration", "10", "--latency", "64", "--name", "graphhost_q64"]).wait()
+        let profile = try pw.script(["xrun-count", pw.directory, "graphhost_q64"]).split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        XCTAssertEqual(run.status, 0, run.err)
+        XCTAssertTrue(run.out.contains("largest quantum 64 frames"), run.out)
+        XCTAssertTrue(run.out.contains("missed buffers 0"), run.out)
+        let longest = run.out.components(separatedBy: "longest callback ").last.flatMap { Int($0.split(separator: " ")[0]) }
+        XCTAssertLessThan(try XCTUnwrap(longest, run.out), 333, "a callback used more than a quarter of the quantum")
+        XCTAssertEqual(profile.count, 2)
+        XCTAssertGreaterThan(profile[0], 5000, "profiler cycles")
+        print("quantum 64: \(run.out.split(separator: "\n").last ?? ""); profiler cycles \(profile[0]), errors \(profile[1])")
+    }
+
+    /// The daemon dies mid-run and comes back: graphhost says so and goes on playing.
+    func testReconnectsWhenTheDaemonReturns() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        let dir = pw.directory
+        let run = try pw.graphhost(["run", demo, "--duration", "6", "--latency", "256"])
+        sleep(2)
+        pw.stop()
+        usleep(500_000)
+        let again = try HeadlessPipeWire(quantum: 256, directory: dir)
+        defer { again.stop() }
+        let result = run.wait()
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertTrue(result.err.contains("daemon went away"), result.err)
+        XCTAssertTrue(result.err.contains("reconnected to PipeWire"), result.err)
+        XCTAssertTrue(result.out.contains("played 6."), result.out)
+    }
+
+    func testNoDaemonIsAClearError() throws {
+        let missing = TestSupport.directory.appendingPathComponent("no-daemon/pipewire-0").path
+        let process = try HeadlessPipeWire.Running(HeadlessPipeWire.graphhost, ["run", demo],
+                                                   environment: ProcessInfo.processInfo.environment.merging(["PIPEWIRE_REMOTE": missing]) { $1 })
+        let result = process.wait()
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.err.contains("cannot reach a PipeWire daemon at \(missing)"), result.err)
+        XCTAssertTrue(result.err.contains("scripts/pipewire-headless start"), result.err)
+    }
+
+    /// 10 s of real-time rendering in this process: the process callback makes no heap allocation.
+    func testProcessCallbackMakesNoAllocations() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        setenv("PIPEWIRE_REMOTE", pw.environment["PIPEWIRE_REMOTE"]!, 1)
+        defer { unsetenv("PIPEWIRE_REMOTE") }
+        let graph = try CompiledGraph(try GraphDocument.load(path: demo))
+        defer { graph.close() }
+        var logger = Logger(label: "test")
+        logger.logLevel = .warning
+        let player = try PipeWirePlayer(graph: graph, options: PlaybackOptions(name: "graphhost_alloc", latencyFrames: 256), logger: logger)
+        player.setProbe(allocation_counter_probe)
+        graph.start()
+        try player.connect()
+        try graph.apply(Command.parse("preset eq Dance"))
+        sleep(5)
+        try graph.apply(Command.parse("set mix volume 0.5"))
+        sleep(5)
+        let callbacks = player.counters.callbacks.load(ordering: .relaxed)
+        player.stop()
+        XCTAssertGreaterThan(callbacks, 1500)
+        XCTAssertEqual(allocation_counter_probe_total(), 0)
+    }
+}
