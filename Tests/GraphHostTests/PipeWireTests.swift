@@ -70,6 +70,43 @@ final class PipeWireTests: XCTestCase {
         XCTAssertTrue(result.out.contains("played 6."), result.out)
     }
 
+    /// SIGINT and SIGTERM fade out, disconnect and exit 0 within 200 ms; a missing --target falls back with a warning.
+    func testSignalsStopCleanlyAndMissingTargetFallsBack() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        for signal in [SIGINT, SIGTERM] {
+            let run = try pw.graphhost(["run", demo, "--target", "no_such_sink"])
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline, !((try? String(contentsOf: run.errURL, encoding: .utf8)) ?? "").contains("format:") { usleep(20_000) }
+            usleep(500_000)
+            let sent = Date()
+            kill(run.process.processIdentifier, signal)
+            let result = run.wait(timeout: 5)
+            let elapsed = Date().timeIntervalSince(sent)
+            XCTAssertEqual(result.status, 0, result.err)
+            XCTAssertLessThan(elapsed, 0.2, "signal \(signal) took \(elapsed) s")
+            XCTAssertTrue(result.err.contains("target 'no_such_sink' not found; playing to the default sink"), result.err)
+            XCTAssertTrue(result.out.contains("played 0."), result.out)
+        }
+    }
+
+    /// On a terminal `run` keeps one status line up to date; elsewhere it writes log lines only.
+    func testStatusLineOnlyOnATerminal() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let command = "\(HeadlessPipeWire.graphhost.path) run \(demo) --duration 1.5"
+        let tty = try HeadlessPipeWire.execute(URL(fileURLWithPath: "/usr/bin/script"), ["-q", "-e", "-c", command, "/dev/null"], environment: pw.environment)
+        XCTAssertEqual(tty.status, 0, tty.err)
+        XCTAssertTrue(tty.out.contains("\r\u{1B}[K"), tty.out)
+        XCTAssertTrue(tty.out.contains("| buffer "), tty.out)
+        XCTAssertTrue(tty.out.contains("| underruns 0 | xruns "), tty.out)
+        XCTAssertTrue(tty.out.contains("of 256-frame quantum"), tty.out)
+        let plain = try pw.graphhost(["run", demo, "--duration", "1"]).wait()
+        XCTAssertEqual(plain.status, 0)
+        XCTAssertFalse(plain.out.contains("| buffer "), plain.out)
+        XCTAssertTrue(plain.err.contains("info graphhost"), plain.err)
+    }
+
     func testNoDaemonIsAClearError() throws {
         let missing = TestSupport.directory.appendingPathComponent("no-daemon/pipewire-0").path
         let process = try HeadlessPipeWire.Running(HeadlessPipeWire.graphhost, ["run", demo],
