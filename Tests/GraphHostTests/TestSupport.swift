@@ -15,10 +15,11 @@ enum TestSupport {
     }
 
     /// Runs `executable` and returns its exit status, standard output and standard error.
-    static func execute(_ executable: URL, _ arguments: [String]) throws -> (status: Int32, out: Data, err: Data) {
+    static func execute(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, out: Data, err: Data) {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if let environment { process.environment = environment }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
