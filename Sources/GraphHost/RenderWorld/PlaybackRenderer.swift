@@ -57,12 +57,15 @@ public struct PlaybackRenderer {
     /// Tests only: called with 1 when a callback starts and 0 when it ends (an allocation counter).
     public var probe: (@convention(c) (Int32) -> Void)?
 
+    /// The most frames one callback renders (PipeWire's largest quantum is 8192).
+    public static let maxCallbackFrames = 16384
+
     public init(plan: RenderPlan, sampleRate: Int, fadeSeconds: Double = 0.05) {
         self.plan = plan
         self.sampleRate = sampleRate
         channelPointers = .allocate(capacity: plan.channels)
-        silence = .allocate(capacity: plan.maxFrames)
-        silence.initialize(repeating: 0, count: plan.maxFrames)
+        silence = .allocate(capacity: Self.maxCallbackFrames)
+        silence.initialize(repeating: 0, count: Self.maxCallbackFrames)
         channelPointers.initialize(repeating: silence, count: plan.channels)
         counters = .create()
         position = .create(nil)
@@ -119,6 +122,7 @@ public struct PlaybackRenderer {
         let stride = planar ? 4 : 4 * channels
         var frames = Int(datas[0].maxsize) / stride
         if pwBuffer.pointee.requested > 0 { frames = min(frames, Int(pwBuffer.pointee.requested)) }
+        frames = min(frames, Self.maxCallbackFrames)
         if planar {
             for c in 0..<channels {
                 channelPointers[c] = c < dataCount && datas[c].data != nil

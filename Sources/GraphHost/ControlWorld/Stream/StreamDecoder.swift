@@ -10,11 +10,13 @@ public final class StreamDecoder {
     private let loop: Bool
     private let wakeup: RingWakeup
     private var thread: Thread?
+    /// Guards `stopping` and the failure.
     private let stopRequested = NSLock()
     private var stopping = false
     private let finishedThread = DispatchSemaphore(value: 0)
+    private var _failure: Error?
     /// The first error the decoder thread met, if any.
-    public private(set) var failure: Error?
+    public var failure: Error? { stopRequested.withLock { _failure } }
 
     public init(source: @escaping () throws -> ByteSource, format: GraphFormat, ring: PCMRing,
                 counters: StreamCounters, loop: Bool, wakeup: RingWakeup) {
@@ -87,7 +89,7 @@ public final class StreamDecoder {
             }
             resampler?.process(nil, frames: 0, scratch: resampled) { push($0, frames: $1) }
         } catch {
-            failure = error
+            stopRequested.withLock { _failure = error }
         }
     }
 
