@@ -19,10 +19,12 @@ let package = Package(
         .target(name: "CRenderSupport"),
         .systemLibrary(name: "CLibPipeWire", pkgConfig: "libpipewire-0.3", providers: [.apt(["libpipewire-0.3-dev"])]),
         .target(name: "CPipeWire", dependencies: ["CLibPipeWire"]),
+        .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev", "lv2-dev"])]),
+        .target(name: "CLV2Support", dependencies: ["CLilv"]),
         .target(
             name: "GraphHost",
             dependencies: [
-                "CMPG123", "CSoxr", "CSndfile", "CRenderSupport", "CPipeWire",
+                "CMPG123", "CSoxr", "CSndfile", "CRenderSupport", "CPipeWire", "CLilv", "CLV2Support",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -44,3 +46,10 @@ let package = Package(
         ),
     ]
 )
+
+// MARK: LV2 bundle Plugins/graphhost-ipod-eq.lv2 (the built-in ipod-eq as a plugin; scripts/build-plugins)
+package.products.append(.library(name: "GraphHostIPodEQLV2", type: .dynamic, targets: ["GraphHostIPodEQLV2"]))
+package.targets += [
+    .target(name: "CIPodEQLV2"),
+    .target(name: "GraphHostIPodEQLV2", dependencies: ["GraphHost", "CIPodEQLV2"], swiftSettings: [.swiftLanguageMode(.v5)]),
+]

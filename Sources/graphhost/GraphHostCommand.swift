@@ -7,7 +7,7 @@ struct GraphHostCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "graphhost",
         abstract: "A real-time DSP effects host: JSON graphs of MP3 streams, mixers, an iPod-style EQ and outputs.",
-        subcommands: [ValidateCommand.self, ShowCommand.self, RenderCommand.self, RunCommand.self, EQCurveCommand.self, BenchKernelCommand.self]
+        subcommands: [ValidateCommand.self, ShowCommand.self, RenderCommand.self, RunCommand.self, PluginsCommand.self, PresetsCommand.self, EQCurveCommand.self, BenchKernelCommand.self]
     )
 }
 
@@ -19,7 +19,9 @@ func printError(_ text: String) {
 /// Loads and validates a graph, printing every error; exits non-zero when invalid.
 func loadGraph(_ path: String) throws -> GraphDocument {
     do {
-        return try GraphDocument.load(path: path)
+        let document = try GraphDocument.load(path: path)
+        for warning in document.warnings { printError("warning: \(warning)") }
+        return document
     } catch let errors as GraphErrors {
         printError(errors.description)
         throw ExitCode(2)

@@ -23,6 +23,8 @@ public struct GraphDocument {
     public var links: [GraphLink]
     /// Node indices in topological order.
     public var order: [Int]
+    /// Settings that were adjusted rather than rejected.
+    public var warnings: [GraphError] = []
 
     public var displayName: String { file.path }
 
@@ -65,7 +67,8 @@ public struct GraphDocument {
         let format = parseFormat(root["format"], issues: &issues)
         let context = NodeContext(format: format, baseDirectory: file.deletingLastPathComponent())
         let nodes = parseNodes(root["nodes"], context: context, issues: &issues)
-        let links = parseLinks(root["links"], nodes: nodes, issues: &issues)
+        let declared = Set((root["nodes"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue })
+        let links = parseLinks(root["links"], nodes: nodes, declared: declared, issues: &issues)
         let valid = nodes.compactMap { $0 }
         if valid.count == nodes.count {
             checkInputs(nodes: valid, links: links, issues: &issues)
@@ -78,7 +81,7 @@ public struct GraphDocument {
         }
         let order = issues.errors.isEmpty ? topologicalOrder(nodes: valid, links: links, issues: &issues) : []
         if !issues.errors.isEmpty { throw GraphErrors(errors: issues.errors) }
-        return GraphDocument(file: file, format: format, nodes: valid, links: links, order: order)
+        return GraphDocument(file: file, format: format, nodes: valid, links: links, order: order, warnings: issues.warnings)
     }
 
     static func parseFormat(_ value: JSONValue?, issues: inout GraphIssues) -> GraphFormat {
@@ -150,7 +153,8 @@ public struct GraphDocument {
 
     static var knownTypes: String { NodeKinds.all.map { $0.typeName }.joined(separator: ", ") }
 
-    static func parseLinks(_ value: JSONValue?, nodes: [GraphNode?], issues: inout GraphIssues) -> [GraphLink] {
+    /// `declared` holds every id written in the file, so a link to a node that failed its own checks is not reported again.
+    static func parseLinks(_ value: JSONValue?, nodes: [GraphNode?], declared: Set<String>, issues: inout GraphIssues) -> [GraphLink] {
         guard let value else {
             issues.report("links", "missing: the graph needs a \"links\" array")
             return []
@@ -168,15 +172,15 @@ public struct GraphDocument {
             }
             let s = NodeSettings(object: item, path: path)
             s.rejectUnknownKeys(["from", "to"], issues: &issues)
-            let from = endpoint("from", s, nodes: nodes, output: true, issues: &issues)
-            let to = endpoint("to", s, nodes: nodes, output: false, issues: &issues)
+            let from = endpoint("from", s, nodes: nodes, declared: declared, output: true, issues: &issues)
+            let to = endpoint("to", s, nodes: nodes, declared: declared, output: false, issues: &issues)
             if let from, let to { links.append(GraphLink(from: from.0, fromBus: from.1, to: to.0, toBus: to.1)) }
         }
         return links
     }
 
     /// Resolves `id` or `id:bus` to (node position, bus).
-    static func endpoint(_ key: String, _ s: NodeSettings, nodes: [GraphNode?], output: Bool,
+    static func endpoint(_ key: String, _ s: NodeSettings, nodes: [GraphNode?], declared: Set<String>, output: Bool,
                          issues: inout GraphIssues) -> (Int, Int)? {
         guard let text = s.string(key, issues: &issues) else {
             if s.object[key] == nil { issues.report(s.path, "missing \"\(key)\"", at: s.object) }
@@ -193,6 +197,7 @@ public struct GraphDocument {
             bus = b
         }
         guard let position = nodes.firstIndex(where: { $0?.id == id }) else {
+            if declared.contains(id) { return nil }
             let ids = nodes.compactMap { $0?.id }
             issues.report(s.path(key), "dangling link: no node with id '\(id)' (ids: \(ids.joined(separator: ", ")))", at: s.object[key])
             return nil

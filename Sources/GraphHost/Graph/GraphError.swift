@@ -26,7 +26,14 @@ public struct GraphIssues {
 
     public init(file: String) { self.file = file }
 
+    /// Things that were adjusted rather than rejected (e.g. a clamped control value).
+    public var warnings: [GraphError] = []
+
     public mutating func report(_ path: String, _ message: String, at value: JSONValue? = nil) {
         errors.append(GraphError(file: file, path: path, line: value?.line, column: value?.column, message: message))
+    }
+
+    public mutating func warn(_ path: String, _ message: String, at value: JSONValue? = nil) {
+        warnings.append(GraphError(file: file, path: path, line: value?.line, column: value?.column, message: message))
     }
 }

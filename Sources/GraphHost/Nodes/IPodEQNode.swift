@@ -54,6 +54,11 @@ public struct IPodEQSettings: Equatable {
     public var gains: [Double]
     public var preamp: Double
 
+    public init(gains: [Double], preamp: Double) {
+        self.gains = gains
+        self.preamp = preamp
+    }
+
     public func sections(sampleRate: Int) -> [BiquadCoefficients] {
         GraphicEQDesign.sections(gains: gains, sampleRate: Double(sampleRate))
     }

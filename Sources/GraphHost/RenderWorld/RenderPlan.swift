@@ -58,6 +58,7 @@ public struct RenderPlan {
             switch message.target {
             case .mixer(let k): k.pointee.apply(message)
             case .ipodEQ(let k): k.pointee.apply(message)
+            case .lv2(let k): k.pointee.apply(message)
             case .stream, .output: break
             }
         }
@@ -73,6 +74,9 @@ public struct RenderPlan {
                 k.pointee.process(inputs: step.inputs, output: step.output!, channelStride: maxFrames,
                                   channels: channels, frames: frames)
             case .ipodEQ(let k):
+                k.pointee.process(input: step.inputs[0], output: step.output!, channelStride: maxFrames,
+                                  channels: channels, frames: frames)
+            case .lv2(let k):
                 k.pointee.process(input: step.inputs[0], output: step.output!, channelStride: maxFrames,
                                   channels: channels, frames: frames)
             case .output:

@@ -6,6 +6,7 @@ public struct RenderStep {
         case stream(UnsafeMutablePointer<StreamKernel>)
         case mixer(UnsafeMutablePointer<MixerKernel>)
         case ipodEQ(UnsafeMutablePointer<IPodEQKernel>)
+        case lv2(UnsafeMutablePointer<LV2Kernel>)
         case output
     }
 

@@ -1,0 +1,145 @@
+import CLilv
+import Foundation
+import Logging
+
+/// A running `lv2` node: its lilv instances (activated here, in the control world), the memory its
+/// kernel reads, and the translation of `set`/`preset` commands into control messages.
+final class LV2Instance: NodeInstance {
+    let id: String
+    let node: LV2Node
+    let features: LV2Features
+    var instances: [UnsafeMutablePointer<LilvInstance>] = []
+    let kernelPointer: UnsafeMutablePointer<LV2Kernel>
+    private var allocations: [UnsafeMutableRawPointer] = []
+    static let logger = Logger(label: "graphhost.lv2")
+
+    init(id: String, node: LV2Node, format: GraphFormat) throws {
+        self.id = id
+        self.node = node
+        let plugin = node.plugin
+        features = LV2Features(sampleRate: format.sampleRate, maxFrames: format.maxFrames)
+        let copies = node.copies
+        let portCount = plugin.ports.count
+        var owned: [UnsafeMutableRawPointer] = []
+        var created: [UnsafeMutablePointer<LilvInstance>] = []
+        func alloc<T>(_ type: T.Type, _ count: Int) -> UnsafeMutablePointer<T> {
+            let p = UnsafeMutablePointer<T>.allocate(capacity: max(1, count))
+            owned.append(UnsafeMutableRawPointer(p))
+            return p
+        }
+        let handles = alloc(LV2_Handle?.self, copies)
+        let descriptors = alloc(UnsafePointer<LV2_Descriptor>.self, copies)
+        let audioIns = plugin.audioPorts(input: true), audioOuts = plugin.audioPorts(input: false)
+        let perCopy = audioIns.count
+        let audioInputs = alloc(UInt32.self, copies * perCopy), audioOutputs = alloc(UInt32.self, copies * perCopy)
+        let controls = alloc(Float.self, copies * portCount)
+        controls.initialize(repeating: 0, count: max(1, copies * portCount))
+        let atomPorts = plugin.ports.filter { $0.kind == .atom }
+        let atomCount = copies * atomPorts.count
+        let atomBuffers = alloc(UnsafeMutablePointer<LV2_Atom_Sequence>.self, atomCount)
+        let atomIsInput = alloc(Bool.self, atomCount), atomCapacities = alloc(UInt32.self, atomCount)
+        let silence = alloc(Float.self, format.maxFrames)
+        silence.initialize(repeating: 0, count: format.maxFrames)
+        let scratch = alloc(Float.self, format.maxFrames)
+        scratch.initialize(repeating: 0, count: format.maxFrames)
+
+        for copy in 0..<copies {
+            guard let instance = lilv_plugin_instantiate(plugin.plugin, Double(format.sampleRate), features.array) else {
+                features.drainLog(to: Self.logger, plugin: node.uri)
+                created.forEach { lilv_instance_free($0) }
+                owned.forEach { $0.deallocate() }
+                throw CommandError("LV2 plugin \(node.uri) failed to instantiate (node '\(id)')")
+            }
+            created.append(instance)
+            let descriptor = lilv_instance_get_descriptor(instance)!
+            handles[copy] = lilv_instance_get_handle(instance)
+            descriptors[copy] = descriptor
+            for (i, port) in audioIns.enumerated() { audioInputs[copy * perCopy + i] = UInt32(port.index) }
+            for (i, port) in audioOuts.enumerated() { audioOutputs[copy * perCopy + i] = UInt32(port.index) }
+            let values = controls + copy * portCount
+            for port in plugin.ports {
+                let index = UInt32(port.index)
+                switch port.kind {
+                case .control:
+                    values[port.index] = port.isInput ? (node.controlValues[port.index] ?? 0) : 0
+                    lilv_instance_connect_port(instance, index, values + port.index)
+                case .atom:
+                    let a = copy * atomPorts.count + atomPorts.firstIndex { $0.index == port.index }!
+                    let size = max(port.minimumSize, LV2Features.sequenceSize)
+                    let raw = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
+                    raw.initializeMemory(as: UInt8.self, repeating: 0, count: size)
+                    owned.append(raw)
+                    atomBuffers[a] = raw.assumingMemoryBound(to: LV2_Atom_Sequence.self)
+                    atomIsInput[a] = port.isInput
+                    atomCapacities[a] = UInt32(size)
+                    lilv_instance_connect_port(instance, index, raw)
+                case .audio, .cv:
+                    // Main audio ports are connected every cycle by the kernel; sidechains read silence.
+                    lilv_instance_connect_port(instance, index, port.isInput ? silence : scratch)
+                case .other:
+                    lilv_instance_connect_port(instance, index, nil)
+                }
+            }
+            lilv_instance_activate(instance)
+        }
+        features.drainLog(to: Self.logger, plugin: node.uri)
+        kernelPointer = .allocate(capacity: 1)
+        kernelPointer.initialize(to: LV2Kernel(
+            copies: copies, handles: handles, descriptors: descriptors, audioInputs: audioInputs, audioOutputs: audioOutputs,
+            audioPortsPerCopy: perCopy, controls: controls, portCount: portCount, atomBuffers: atomBuffers,
+            atomIsInput: atomIsInput, atomCapacities: atomCapacities, atomCount: atomCount,
+            sequenceType: URIDMap.shared.map("http://lv2plug.in/ns/ext/atom#Sequence"),
+            chunkType: URIDMap.shared.map("http://lv2plug.in/ns/ext/atom#Chunk")))
+        instances = created
+        allocations = owned
+    }
+
+    var kernel: RenderStep.Kernel { .lv2(kernelPointer) }
+
+    /// Control output values (latency, meters) of the first instance, by symbol.
+    var controlOutputs: [String: Float] {
+        let k = kernelPointer.pointee
+        return Dictionary(uniqueKeysWithValues: node.plugin.ports.filter { $0.kind == .control && !$0.isInput }
+            .map { ($0.symbol, k.controls[$0.index]) })
+    }
+
+    /// Port values a command sets, clamped; throws the reason when it does not fit.
+    func targets(of command: NodeCommand) throws -> [(port: Int, value: Float)] {
+        let plugin = node.plugin
+        switch command {
+        case .set(let symbol, let value):
+            guard let port = plugin.controlInputs.first(where: { $0.symbol == symbol }) else {
+                throw CommandError("'\(id)' (\(node.uri)) has no control '\(symbol)'; controls: \(plugin.controlInputs.map(\.symbol).joined(separator: ", "))")
+            }
+            let clamped = port.clamp(Float(value))
+            if clamped != Float(value) { Self.logger.warning("\(id).\(symbol): \(Format.number(value)) is outside \(port.rangeText); using \(Format.number(Double(clamped)))") }
+            return [(port.index, clamped)]
+        case .preset(let name):
+            guard let preset = plugin.preset(name) else {
+                let list = plugin.presets.map(\.label)
+                throw CommandError("unknown preset '\(name)' for '\(id)'; presets: \(list.isEmpty ? "none" : list.joined(separator: ", "))")
+            }
+            return plugin.portValues(of: preset).compactMap { symbol, value in
+                plugin.controlInputs.first { $0.symbol == symbol }.map { ($0.index, $0.clamp(value)) }
+            }
+        }
+    }
+
+    func check(_ command: NodeCommand) throws { _ = try targets(of: command) }
+
+    func messages(for command: NodeCommand) throws -> [ControlMessage] {
+        try targets(of: command).map { ControlMessage(target: kernel, parameter: Int32($0.port), values: [$0.value]) }
+    }
+
+    func close() {
+        for instance in instances {
+            lilv_instance_deactivate(instance)
+            lilv_instance_free(instance)
+        }
+        features.drainLog(to: Self.logger, plugin: node.uri)
+        instances = []
+        kernelPointer.deinitialize(count: 1).deallocate()
+        allocations.forEach { $0.deallocate() }
+        allocations = []
+    }
+}

@@ -1,0 +1,64 @@
+import CLilv
+
+/// The render side of an `lv2` node: one or more plugin instances (a mono plugin runs once per channel),
+/// their port wiring, and their control values. Everything was instantiated and activated by the control world.
+public struct LV2Kernel {
+    /// Instances ("copies"): one for a plugin whose audio ports match the bus, one per channel for a mono plugin.
+    public let copies: Int
+    public let handles: UnsafeMutablePointer<LV2_Handle?>
+    public let descriptors: UnsafeMutablePointer<UnsafePointer<LV2_Descriptor>>
+    /// Audio input and output port indices, `audioPortsPerCopy` per copy.
+    public let audioInputs: UnsafeMutablePointer<UInt32>
+    public let audioOutputs: UnsafeMutablePointer<UInt32>
+    public let audioPortsPerCopy: Int
+    /// Control values, `portCount` per copy (indexed by port index).
+    public let controls: UnsafeMutablePointer<Float>
+    public let portCount: Int
+    /// Atom input sequences to clear before each run: port buffer pointers and whether the port is an input.
+    public let atomBuffers: UnsafeMutablePointer<UnsafeMutablePointer<LV2_Atom_Sequence>>
+    public let atomIsInput: UnsafeMutablePointer<Bool>
+    public let atomCapacities: UnsafeMutablePointer<UInt32>
+    public let atomCount: Int
+    public let sequenceType: UInt32
+    public let chunkType: UInt32
+
+    /// A control change: `parameter` is the port index, value 0 the new value (already clamped).
+    @_noLocks
+    public func apply(_ message: ControlMessage) {
+        let port = Int(message.parameter)
+        guard port >= 0 && port < portCount else { return }
+        for copy in 0..<copies { controls[copy * portCount + port] = message.values[0] }
+    }
+
+    @_noLocks
+    public func process(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
+                        channelStride: Int, channels: Int, frames: Int) {
+        for a in 0..<atomCount {
+            let sequence = atomBuffers[a]
+            if atomIsInput[a] {
+                sequence.pointee.atom.size = UInt32(MemoryLayout<LV2_Atom_Sequence_Body>.size)
+                sequence.pointee.atom.type = sequenceType
+                sequence.pointee.body.unit = 0
+                sequence.pointee.body.pad = 0
+            } else {
+                sequence.pointee.atom.size = atomCapacities[a] - UInt32(MemoryLayout<LV2_Atom>.size)
+                sequence.pointee.atom.type = chunkType
+            }
+        }
+        for copy in 0..<copies {
+            let descriptor = descriptors[copy]
+            let handle = handles[copy]
+            for p in 0..<audioPortsPerCopy {
+                let channel = copies == 1 ? p : copy
+                let inPort = audioInputs[copy * audioPortsPerCopy + p], outPort = audioOutputs[copy * audioPortsPerCopy + p]
+                // connect_port must be real-time safe per the LV2 specification: it stores a pointer.
+                _unsafePerformance {
+                    descriptor.pointee.connect_port(handle, inPort, UnsafeMutableRawPointer(input + channel * channelStride))
+                    descriptor.pointee.connect_port(handle, outPort, UnsafeMutableRawPointer(output + channel * channelStride))
+                }
+            }
+            // run() is the plugin's real-time entry point (plugins needing non-RT work use the worker, not run()).
+            _unsafePerformance { descriptor.pointee.run(handle, UInt32(frames)) }
+        }
+    }
+}

@@ -1,0 +1,194 @@
+import Foundation
+import GraphHost
+
+/// The built-in `ipod-eq` as an LV2 plugin (Plugins/graphhost-ipod-eq.lv2); the C target
+/// CIPodEQLV2 supplies `lv2_descriptor` and forwards every callback to the functions below.
+///
+/// run() is hard real-time: it never allocates, locks or waits. Designing coefficients allocates,
+/// so it runs on a designer thread the instance owns, exactly as the control world does for the
+/// built-in node: run() posts changed controls through a lock-free queue, the thread designs and
+/// posts the coefficients back, and run() glides to them over 20 ms (`IPodEQKernel.apply`).
+/// activate() designs the current controls directly, so processing starts on them without a glide.
+final class IPodEQPlugin {
+    /// Port indices, as in graphhost-ipod-eq.ttl.
+    enum Port {
+        static let inL = 0, inR = 1, outL = 2, outR = 3, firstBand = 4, preamp = 14, preset = 15, count = 16
+    }
+
+    /// Frames per kernel call; the host's block is processed in pieces of at most this size.
+    static let blockFrames = 256
+    /// Lane of the preamp in a control snapshot (lanes 0…9 are the band gains).
+    static let preampLane = 10
+    /// First message value holding the controls a coefficient message was designed for.
+    static let sourceOffset = 48
+
+    let sampleRate: Int
+    let ports = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: Port.count)
+    let state = UnsafeMutablePointer<SIMD16<Float>>.allocate(capacity: 4)
+    let kernel = UnsafeMutablePointer<IPodEQKernel>.allocate(capacity: 1)
+    /// Two channels of `blockFrames`, processed in place.
+    let scratch = UnsafeMutablePointer<Float>.allocate(capacity: 2 * blockFrames)
+    /// run() → designer: control snapshots (parameter -1 stops the thread).
+    let requests = ControlQueue.allocate(capacity: 8)
+    /// Designer → run(): coefficient messages, tagged with their controls.
+    let results = ControlQueue.allocate(capacity: 16)
+    let wake = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+    var thread = pthread_t()
+    /// The controls of the kernel's target coefficients, or of the newest request.
+    var requested: SIMD16<Float>
+
+    init?(sampleRate: Double) {
+        guard sampleRate.isFinite, sampleRate >= 1 else { return nil }
+        self.sampleRate = Int(sampleRate.rounded())
+        ports.initialize(repeating: nil, count: Port.count)
+        state.initialize(repeating: SIMD16<Float>(), count: 4)
+        requested = Self.defaults
+        kernel.initialize(to: IPodEQKernel(state: state, coefficients: Self.coefficients(Self.defaults, sampleRate: self.sampleRate),
+                                           rampSamples: Int(IPodEQNode.rampSeconds * Double(self.sampleRate))))
+        sem_init(wake, 0, 0)
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        guard pthread_create(&thread, nil, { context in
+            Unmanaged<IPodEQPlugin>.fromOpaque(context!).takeUnretainedValue().designLoop()
+            return nil
+        }, context) == 0 else {
+            release()
+            return nil
+        }
+    }
+
+    /// Stops the designer thread and frees everything (LV2 cleanup).
+    func shutdown() {
+        var stop = ControlMessage(target: .output, parameter: -1)
+        stop.count = 0
+        while !requests.push(stop) { usleep(1000) }
+        sem_post(wake)
+        pthread_join(thread, nil)
+        release()
+    }
+
+    private func release() {
+        sem_destroy(wake)
+        wake.deallocate()
+        requests.deallocate()
+        results.deallocate()
+        kernel.deinitialize(count: 1).deallocate()
+        state.deallocate()
+        scratch.deallocate()
+        ports.deallocate()
+    }
+
+    /// All bands 0 dB, preamp 0 dB.
+    static let defaults = SIMD16<Float>()
+
+    /// The control ports as a snapshot: band gains clamped to ±12 dB, preamp to ±24 dB, NaN or unconnected = 0.
+    @inline(__always)
+    func controls() -> SIMD16<Float> {
+        var c = SIMD16<Float>()
+        for lane in 0...Self.preampLane {
+            let limit: Float = lane == Self.preampLane ? 24 : 12
+            if let p = ports[Port.firstBand + lane], p.pointee.isFinite { c[lane] = min(max(p.pointee, -limit), limit) }
+        }
+        return c
+    }
+
+    /// Coefficients for a control snapshot, with the snapshot in values 48…58 (allocates: not for run()).
+    static func design(_ c: SIMD16<Float>, sampleRate: Int) -> ControlMessage {
+        let settings = IPodEQSettings(gains: (0..<GraphicEQDesign.bandCount).map { Double(c[$0]) }, preamp: Double(c[preampLane]))
+        var message = ControlMessage(target: .output, parameter: Int32(GraphicEQDesign.bandCount),
+                                     values: settings.kernelValues(sampleRate: sampleRate))
+        for lane in 0...preampLane { message.values[sourceOffset + lane] = c[lane] }
+        return message
+    }
+
+    static func coefficients(_ c: SIMD16<Float>, sampleRate: Int) -> ParallelEQCoefficients {
+        ParallelEQCoefficients(message: design(c, sampleRate: sampleRate))
+    }
+
+    @inline(__always)
+    static func source(of message: ControlMessage) -> SIMD16<Float> {
+        var c = SIMD16<Float>()
+        for lane in 0...preampLane { c[lane] = message.values[sourceOffset + lane] }
+        return c
+    }
+
+    /// Designer thread: designs the newest request and posts the result, until told to stop.
+    func designLoop() {
+        while true {
+            while sem_wait(wake) != 0 {}
+            var newest: ControlMessage?
+            while let message = requests.pop() { newest = message }
+            guard let request = newest else { continue }
+            if request.parameter < 0 { return }
+            // run() drains every call and posts at most one request per call, so this does not overflow.
+            _ = results.push(Self.design(request.values.lowHalf.lowHalf, sampleRate: sampleRate))
+        }
+    }
+
+    /// LV2 activate: clears the filter state and designs the current controls (no glide).
+    func activate() {
+        state.update(repeating: SIMD16<Float>(), count: 4)
+        requested = controls()
+        kernel.pointee = IPodEQKernel(state: state, coefficients: Self.coefficients(requested, sampleRate: sampleRate),
+                                      rampSamples: Int(IPodEQNode.rampSeconds * Double(sampleRate)))
+    }
+
+    /// LV2 run: real-time safe for any `frames`; in-place buffers are fine.
+    func run(_ frames: Int) {
+        while let message = results.pop() {
+            if Self.source(of: message) == requested { kernel.pointee.apply(message) }  // older ones are stale
+        }
+        let c = controls()
+        if c != requested {
+            var request = ControlMessage(target: .output, parameter: 0)
+            request.values.lowHalf.lowHalf = c
+            request.count = Int32(Self.preampLane + 1)
+            if requests.push(request) {
+                requested = c
+                sem_post(wake)
+            }
+        }
+        guard let inL = ports[Port.inL], let inR = ports[Port.inR], let outL = ports[Port.outL], let outR = ports[Port.outR] else { return }
+        let right = scratch + Self.blockFrames
+        var done = 0
+        while done < frames {
+            let n = min(Self.blockFrames, frames - done)
+            scratch.update(from: inL + done, count: n)
+            right.update(from: inR + done, count: n)
+            kernel.pointee.process(input: scratch, output: scratch, channelStride: Self.blockFrames, channels: 2, frames: n)
+            (outL + done).update(from: scratch, count: n)
+            (outR + done).update(from: right, count: n)
+            done += n
+        }
+    }
+}
+
+@_cdecl("graphhost_ipod_eq_instantiate")
+public func graphhostIPodEQInstantiate(_ sampleRate: Double) -> UnsafeMutableRawPointer? {
+    IPodEQPlugin(sampleRate: sampleRate).map { Unmanaged.passRetained($0).toOpaque() }
+}
+
+@inline(__always)
+private func plugin(_ handle: UnsafeMutableRawPointer) -> IPodEQPlugin {
+    Unmanaged<IPodEQPlugin>.fromOpaque(handle).takeUnretainedValue()
+}
+
+@_cdecl("graphhost_ipod_eq_connect_port")
+public func graphhostIPodEQConnectPort(_ handle: UnsafeMutableRawPointer, _ port: UInt32, _ data: UnsafeMutableRawPointer?) {
+    let p = plugin(handle)
+    guard Int(port) < IPodEQPlugin.Port.count else { return }
+    p.ports[Int(port)] = data?.assumingMemoryBound(to: Float.self)
+}
+
+@_cdecl("graphhost_ipod_eq_activate")
+public func graphhostIPodEQActivate(_ handle: UnsafeMutableRawPointer) { plugin(handle).activate() }
+
+@_cdecl("graphhost_ipod_eq_run")
+public func graphhostIPodEQRun(_ handle: UnsafeMutableRawPointer, _ frames: UInt32) { plugin(handle).run(Int(frames)) }
+
+@_cdecl("graphhost_ipod_eq_deactivate")
+public func graphhostIPodEQDeactivate(_ handle: UnsafeMutableRawPointer) {}
+
+@_cdecl("graphhost_ipod_eq_cleanup")
+public func graphhostIPodEQCleanup(_ handle: UnsafeMutableRawPointer) {
+    Unmanaged<IPodEQPlugin>.fromOpaque(handle).takeRetainedValue().shutdown()
+}

@@ -1,0 +1,55 @@
+import ArgumentParser
+import Foundation
+import GraphHost
+
+struct PluginsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "plugins", abstract: "List installed LV2 plugins (LV2_PATH and the repository's Plugins/).")
+    @Flag(help: "Print JSON.") var json = false
+    @Argument(help: "Only plugins whose URI or name contains this (case-insensitive).") var filter: String?
+
+    func run() throws {
+        let plugins = LV2World.shared.plugins.filter { p in
+            filter.map { f in p.uri.lowercased().contains(f.lowercased()) || p.name.lowercased().contains(f.lowercased()) } ?? true
+        }
+        if json {
+            let list: [[String: Any]] = plugins.map { p in
+                [
+                    "uri": p.uri, "name": p.name,
+                    "audioInputs": p.audioPorts(input: true).count, "audioOutputs": p.audioPorts(input: false).count,
+                    "controls": p.controlInputs.map { c -> [String: Any] in
+                        var d: [String: Any] = ["symbol": c.symbol, "name": c.name]
+                        if let v = c.minimum { d["minimum"] = v }
+                        if let v = c.maximum { d["maximum"] = v }
+                        if let v = c.defaultValue { d["default"] = v }
+                        return d
+                    },
+                    "requiredFeatures": p.requiredFeatures.map { ["uri": $0, "supported": !p.unsupportedFeatures.contains($0)] },
+                    "presets": p.presets.count,
+                ]
+            }
+            let data = try JSONSerialization.data(withJSONObject: list, options: [.prettyPrinted, .sortedKeys])
+            print(String(decoding: data, as: UTF8.self))
+            return
+        }
+        for p in plugins {
+            print("\(p.uri)\n  name: \(p.name)\n  audio: \(p.audioPorts(input: true).count) in, \(p.audioPorts(input: false).count) out")
+            for c in p.controlInputs { print("  control \(c.description)") }
+            for f in p.requiredFeatures { print("  requires \(f)\(p.unsupportedFeatures.contains(f) ? " (not supported)" : "")") }
+            print("  presets: \(p.presets.count)")
+        }
+        if plugins.isEmpty { print("no LV2 plugins found in \(LV2World.shared.searchPath)") }
+    }
+}
+
+struct PresetsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "presets", abstract: "List an LV2 plugin's presets.")
+    @Argument(help: "The plugin URI.") var uri: String
+
+    func run() throws {
+        guard let plugin = LV2World.shared.plugin(uri) else {
+            printError("error: no LV2 plugin '\(uri)' in \(LV2World.shared.searchPath)")
+            throw ExitCode(2)
+        }
+        for preset in plugin.presets { print("\(preset.label)\t\(preset.uri)") }
+    }
+}

@@ -1,0 +1,121 @@
+import XCTest
+@testable import GraphHost
+
+/// The `lv2` node with real plugins from Debian packages (swh-lv2, mda-lv2, x42-plugins) and lilv-utils.
+final class LV2HostTests: XCTestCase {
+    static let amp = "http://plugin.org.uk/swh-plugins/amp"
+    static let detune = "http://drobilla.net/plugins/mda/Detune"
+
+    func graph(_ mp3: String, channels: Int = 2, lv2: String) -> String {
+        TestSupport.graph("""
+        { "format": { "sampleRate": 48000, "channels": \(channels) },
+          "nodes": [ { "id": "s", "type": "stream", "url": "\(mp3)" }, \(lv2), { "id": "out", "type": "output" } ],
+          "links": [ { "from": "s", "to": "fx" }, { "from": "fx", "to": "out" } ] }
+        """)
+    }
+
+    func plain(_ mp3: String, channels: Int = 2) throws -> [Float] {
+        try TestSupport.render(TestSupport.graph("""
+        { "format": { "sampleRate": 48000, "channels": \(channels) },
+          "nodes": [ { "id": "s", "type": "stream", "url": "\(mp3)" }, { "id": "out", "type": "output" } ],
+          "links": [ { "from": "s", "to": "out" } ] }
+        """)).samples
+    }
+
+    /// A mono plugin on a stereo bus runs once per channel.
+    func testMonoPluginRunsOncePerChannel() throws {
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
+        let path = graph(mp3, lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(Self.amp)", "controls": { "gain": -6 } }"#)
+        let doc = try GraphDocument.load(path: path)
+        XCTAssertEqual((doc.node("fx")!.definition as! LV2Node).copies, 2)
+        let out = try TestSupport.render(path).samples, dry = try plain(mp3)
+        XCTAssertEqual(out.count, dry.count)
+        let gain = Float(pow(10, -6.0 / 20))
+        XCTAssertLessThan(zip(out, dry).map { abs($0 - $1 * gain) }.max()!, 1e-5)
+        XCTAssertGreaterThan(TestSupport.peak(out), 0.1)
+    }
+
+    /// graphhost's offline output equals lv2apply's for the same input and control values.
+    func testOutputEqualsLV2Apply() throws {
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 1, seconds: 1)
+        let input = TestSupport.directory.appendingPathComponent("lv2apply-in.wav").path
+        let applied = TestSupport.directory.appendingPathComponent("lv2apply-out.wav").path
+        try TestSupport.run(["mpg123", "-q", "-e", "f32", "-w", input, mp3])
+        try TestSupport.run(["lv2apply", "-i", input, "-o", applied, "-c", "gain", "-9.5", Self.amp])
+        let reference = try SoundFile(path: applied).samples
+        let ours = try TestSupport.render(graph(mp3, channels: 1, lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(Self.amp)", "controls": { "gain": -9.5 } }"#)).samples
+        XCTAssertEqual(ours.count, reference.count)
+        XCTAssertLessThan(zip(ours, reference).map { abs($0 - $1) }.max()!, 1e-6)
+    }
+
+    /// A stereo plugin with presets: the preset's port values take effect; commands select presets by label.
+    func testStereoPluginPresetTakesEffect() throws {
+        let plugin = try XCTUnwrap(LV2World.shared.plugin(Self.detune))
+        let symphonic = try XCTUnwrap(plugin.preset("Symphonic"))
+        let stored = plugin.portValues(of: symphonic)
+        XCTAssertFalse(stored.isEmpty)
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
+        let path = graph(mp3, lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(Self.detune)", "preset": "symphonic" }"#)
+        let node = try GraphDocument.load(path: path).node("fx")!.definition as! LV2Node
+        XCTAssertEqual(node.copies, 1)
+        for port in plugin.controlInputs {
+            if let value = stored[port.symbol] { XCTAssertEqual(node.controlValues[port.index], value, port.symbol) }
+        }
+        let out = try TestSupport.render(path, events: [TimedCommand(frame: 24000, command: try Command.parse("preset fx Out Of Tune"))]).samples
+        XCTAssertTrue(out.allSatisfy(\.isFinite))
+        XCTAssertGreaterThan(TestSupport.peak(out), 0.05)
+        let graph = try CompiledGraph(try GraphDocument.load(path: path))
+        defer { graph.close() }
+        XCTAssertThrowsError(try graph.check(Command.parse("preset fx Nope"))) { error in
+            XCTAssertTrue("\(error)".contains("presets: Out Of Tune, Stereo Detune, Symphonic"), "\(error)")
+        }
+        XCTAssertThrowsError(try graph.check(Command.parse("set fx detuen 1"))) { error in
+            XCTAssertTrue("\(error)".contains("controls: detune"), "\(error)")
+        }
+    }
+
+    /// A plugin with atom ports (x42 fil4: control in, notify out) gets sized sequence buffers and runs.
+    func testPluginWithAtomPortsRuns() throws {
+        let uri = "http://gareus.org/oss/lv2/fil4#stereo"
+        let plugin = try XCTUnwrap(LV2World.shared.plugin(uri))
+        XCTAssertEqual(plugin.ports.filter { $0.kind == .atom }.count, 2)
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
+        let out = try TestSupport.render(graph(mp3, lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(uri)", "controls": { "gain": -6 } }"#)).samples
+        XCTAssertTrue(out.allSatisfy(\.isFinite))
+        XCTAssertGreaterThan(TestSupport.peak(out), 0.05)
+    }
+
+    /// A plugin that requires a feature graphhost does not provide is refused at validate time, naming it.
+    func testUnsupportedRequiredFeatureIsRefused() throws {
+        let uri = "http://gareus.org/oss/lv2/convoLV2#Mono"
+        let path = graph(try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1), lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(uri)" }"#)
+        XCTAssertThrowsError(try GraphDocument.load(path: path)) { error in
+            XCTAssertTrue("\(error)".contains("nodes[1].uri: plugin '\(uri)' requires the feature http://lv2plug.in/ns/ext/worker#schedule"), "\(error)")
+        }
+    }
+
+    func testUnknownPluginAndShapeErrors() throws {
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
+        XCTAssertThrowsError(try GraphDocument.load(path: graph(mp3, lv2: #"{ "id": "fx", "type": "lv2", "uri": "urn:nothing" }"#))) { error in
+            XCTAssertTrue("\(error)".contains("no LV2 plugin 'urn:nothing'"), "\(error)")
+        }
+        // A stereo plugin does not fit a mono bus; the error lists its ports.
+        XCTAssertThrowsError(try GraphDocument.load(path: graph(mp3, channels: 1, lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(Self.detune)" }"#))) { error in
+            XCTAssertTrue("\(error)".contains("has 2 audio inputs and 2 outputs; a 1-channel bus"), "\(error)")
+            XCTAssertTrue("\(error)".contains("Its ports: 0 "), "\(error)")
+        }
+    }
+
+    func testPluginsCommandListsPluginsAsJSON() throws {
+        let result = try TestSupport.execute(CommandLineTests.root.appendingPathComponent(".build/debug/graphhost"), ["plugins", "--json", "swh-plugins/amp"])
+        XCTAssertEqual(result.status, 0)
+        let list = try XCTUnwrap(JSONSerialization.jsonObject(with: result.out) as? [[String: Any]])
+        let amp = try XCTUnwrap(list.first { $0["uri"] as? String == Self.amp })
+        XCTAssertEqual(amp["audioInputs"] as? Int, 1)
+        let controls = try XCTUnwrap(amp["controls"] as? [[String: Any]])
+        XCTAssertEqual(controls.first?["symbol"] as? String, "gain")
+        XCTAssertEqual(controls.first?["minimum"] as? Double, -70)
+        let presets = try TestSupport.execute(CommandLineTests.root.appendingPathComponent(".build/debug/graphhost"), ["presets", Self.detune])
+        XCTAssertEqual(String(decoding: presets.out, as: UTF8.self).split(separator: "\n").count, 3)
+    }
+}
