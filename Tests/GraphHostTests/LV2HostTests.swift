@@ -85,13 +85,58 @@ final class LV2HostTests: XCTestCase {
         XCTAssertGreaterThan(TestSupport.peak(out), 0.05)
     }
 
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../Fixtures").standardizedFileURL.path
+
+    /// Builds a fixture bundle's plugin with cc and loads the bundle into the world.
+    static func loadFixture(_ bundle: String, source: String? = nil, binary: String? = nil) throws {
+        let dir = fixtures + "/" + bundle
+        if let source, let binary {
+            try TestSupport.run(["cc", "-shared", "-fPIC", "-O2", "-o", dir + "/" + binary, dir + "/" + source])
+        }
+        LV2World.shared.loadBundle(dir)
+    }
+
     /// A plugin that requires a feature graphhost does not provide is refused at validate time, naming it.
     func testUnsupportedRequiredFeatureIsRefused() throws {
-        let uri = "http://gareus.org/oss/lv2/convoLV2#Mono"
-        let path = graph(try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1), lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(uri)" }"#)
+        try Self.loadFixture("needs-unknown.lv2")
+        let uri = "urn:graphhost:test:needs-unknown"
+        let path = graph(try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1), channels: 1, lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(uri)" }"#)
         XCTAssertThrowsError(try GraphDocument.load(path: path)) { error in
-            XCTAssertTrue("\(error)".contains("nodes[1].uri: plugin '\(uri)' requires the feature http://lv2plug.in/ns/ext/worker#schedule"), "\(error)")
+            XCTAssertTrue("\(error)".contains("nodes[1].uri: plugin '\(uri)' requires the feature urn:graphhost:test:feature-nobody-provides, which graphhost does not provide"), "\(error)")
         }
+    }
+
+    /// worker:schedule: a gain change requested in run() takes effect after the worker thread answered,
+    /// and the response is delivered on the render thread before a later run().
+    func testWorkerRoundTrip() throws {
+        try Self.loadFixture("worker-gain.lv2", source: "worker_gain.c", binary: "worker_gain.so")
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 1, seconds: 1)
+        let doc = try GraphDocument.load(path: graph(mp3, channels: 1, lv2: #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:worker-gain", "controls": { "gain": 0.5 } }"#))
+        let dry = try plain(mp3, channels: 1)
+        let graph = try CompiledGraph(doc)
+        defer { graph.close() }
+        graph.start()
+        let stream = graph.streams[0]
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 1024)
+        defer { buffer.deallocate() }
+        var out: [Float] = []
+        for _ in 0..<8 {
+            while !stream.canRender(frames: 1024) { stream.wakeup.waitForData() }
+            graph.plan.render(frames: 1024, interleaved: buffer)
+            stream.wakeup.signalSpace()
+            out += UnsafeBufferPointer(start: buffer, count: 1024)
+            usleep(20_000)
+        }
+        // The first slice ran before any response (gain 1); from the third on the worker's answer applies (0.5).
+        XCTAssertEqual(Array(out[0..<1024]), Array(dry[0..<1024]))
+        XCTAssertEqual(Array(out[2048..<8192]), dry[2048..<8192].map { $0 * 0.5 })
+        try graph.apply(Command.parse("set fx gain 2"))
+        for _ in 0..<3 {
+            graph.plan.render(frames: 1024, interleaved: buffer)
+            usleep(20_000)
+        }
+        graph.plan.render(frames: 1024, interleaved: buffer)
+        XCTAssertEqual(buffer[100], dry[8192 + 3 * 1024 + 100] * 2)
     }
 
     func testUnknownPluginAndShapeErrors() throws {

@@ -21,6 +21,8 @@ public struct LV2Kernel {
     public let atomCount: Int
     public let sequenceType: UInt32
     public let chunkType: UInt32
+    /// One worker channel per copy, or nil when the plugin has no worker.
+    public let workers: UnsafeMutablePointer<LV2WorkerChannel>?
 
     /// A control change: `parameter` is the port index, value 0 the new value (already clamped).
     @_noLocks
@@ -57,8 +59,10 @@ public struct LV2Kernel {
                     descriptor.pointee.connect_port(handle, outPort, UnsafeMutableRawPointer(output + channel * channelStride))
                 }
             }
+            workers?[copy].deliverResponses()
             // run() is the plugin's real-time entry point (plugins needing non-RT work use the worker, not run()).
             _unsafePerformance { descriptor.pointee.run(handle, UInt32(frames)) }
+            workers?[copy].endRun()
         }
     }
 }

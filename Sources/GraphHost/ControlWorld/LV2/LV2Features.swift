@@ -52,6 +52,18 @@ final class LV2Features {
         array[Self.count] = nil
     }
 
+    /// The features plus worker:schedule for one instance, NULL-terminated; the caller frees the array.
+    func array(scheduling schedule: UnsafeMutablePointer<LV2_Worker_Schedule>, feature: UnsafeMutablePointer<LV2_Feature>) -> UnsafeMutablePointer<UnsafePointer<LV2_Feature>?> {
+        feature.initialize(to: LV2_Feature(URI: Self.workerURI, data: UnsafeMutableRawPointer(schedule)))
+        let list = UnsafeMutablePointer<UnsafePointer<LV2_Feature>?>.allocate(capacity: Self.count + 2)
+        for i in 0..<Self.count { list[i] = array[i] }
+        list[Self.count] = UnsafePointer(feature)
+        list[Self.count + 1] = nil
+        return list
+    }
+
+    private static let workerURI = UnsafePointer(strdup("http://lv2plug.in/ns/ext/worker#schedule")!)
+
     /// Moves the plugins' log messages to swift-log (control world).
     func drainLog(to logger: Logger, plugin: String) {
         var buffer = [CChar](repeating: 0, count: 600)

@@ -10,6 +10,8 @@ final class LV2Instance: NodeInstance {
     let features: LV2Features
     var instances: [UnsafeMutablePointer<LilvInstance>] = []
     let kernelPointer: UnsafeMutablePointer<LV2Kernel>
+    let workers: UnsafeMutablePointer<LV2WorkerChannel>
+    let workerThread: LV2WorkerThread?
     private var allocations: [UnsafeMutableRawPointer] = []
     static let logger = Logger(label: "graphhost.lv2")
 
@@ -43,8 +45,23 @@ final class LV2Instance: NodeInstance {
         let scratch = alloc(Float.self, format.maxFrames)
         scratch.initialize(repeating: 0, count: format.maxFrames)
 
+        let workers = UnsafeMutablePointer<LV2WorkerChannel>.allocate(capacity: copies)
+        let schedules = alloc(LV2_Worker_Schedule.self, copies), scheduleFeatures = alloc(LV2_Feature.self, copies)
         for copy in 0..<copies {
-            guard let instance = lilv_plugin_instantiate(plugin.plugin, Double(format.sampleRate), features.array) else {
+            (workers + copy).initialize(to: .allocate())
+            (schedules + copy).initialize(to: LV2_Worker_Schedule(handle: UnsafeMutableRawPointer(workers + copy), schedule_work: { handle, size, data in
+                LV2WorkerChannel.schedule(handle, size: size, data: data)
+            }))
+        }
+        func releaseWorkers() {
+            for copy in 0..<copies { workers[copy].deallocate() }
+            workers.deallocate()
+        }
+        for copy in 0..<copies {
+            let featureList = features.array(scheduling: schedules + copy, feature: scheduleFeatures + copy)
+            owned.append(UnsafeMutableRawPointer(featureList))
+            guard let instance = lilv_plugin_instantiate(plugin.plugin, Double(format.sampleRate), featureList) else {
+                releaseWorkers()
                 features.drainLog(to: Self.logger, plugin: node.uri)
                 created.forEach { lilv_instance_free($0) }
                 owned.forEach { $0.deallocate() }
@@ -54,6 +71,10 @@ final class LV2Instance: NodeInstance {
             let descriptor = lilv_instance_get_descriptor(instance)!
             handles[copy] = lilv_instance_get_handle(instance)
             descriptors[copy] = descriptor
+            workers[copy].handle = handles[copy]
+            if let ext = lilv_instance_get_extension_data(instance, "http://lv2plug.in/ns/ext/worker#interface") {
+                workers[copy].interface = ext.assumingMemoryBound(to: LV2_Worker_Interface.self)
+            }
             for (i, port) in audioIns.enumerated() { audioInputs[copy * perCopy + i] = UInt32(port.index) }
             for (i, port) in audioOuts.enumerated() { audioOutputs[copy * perCopy + i] = UInt32(port.index) }
             let values = controls + copy * portCount
@@ -89,12 +110,17 @@ final class LV2Instance: NodeInstance {
             audioPortsPerCopy: perCopy, controls: controls, portCount: portCount, atomBuffers: atomBuffers,
             atomIsInput: atomIsInput, atomCapacities: atomCapacities, atomCount: atomCount,
             sequenceType: URIDMap.shared.map("http://lv2plug.in/ns/ext/atom#Sequence"),
-            chunkType: URIDMap.shared.map("http://lv2plug.in/ns/ext/atom#Chunk")))
+            chunkType: URIDMap.shared.map("http://lv2plug.in/ns/ext/atom#Chunk"),
+            workers: workers[0].interface == nil ? nil : workers))
+        self.workers = workers
+        workerThread = workers[0].interface == nil ? nil : LV2WorkerThread(channels: workers, count: copies)
         instances = created
         allocations = owned
     }
 
     var kernel: RenderStep.Kernel { .lv2(kernelPointer) }
+
+    func start() { workerThread?.start() }
 
     /// Control output values (latency, meters) of the first instance, by symbol.
     var controlOutputs: [String: Float] {
@@ -132,6 +158,7 @@ final class LV2Instance: NodeInstance {
     }
 
     func close() {
+        workerThread?.stop()
         for instance in instances {
             lilv_instance_deactivate(instance)
             lilv_instance_free(instance)
@@ -141,5 +168,7 @@ final class LV2Instance: NodeInstance {
         kernelPointer.deinitialize(count: 1).deallocate()
         allocations.forEach { $0.deallocate() }
         allocations = []
+        for copy in 0..<node.copies { workers[copy].deallocate() }
+        workers.deallocate()
     }
 }

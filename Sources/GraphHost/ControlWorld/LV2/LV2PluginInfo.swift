@@ -25,6 +25,7 @@ enum LV2URI {
         "http://lv2plug.in/ns/ext/options#options",
         "http://lv2plug.in/ns/ext/buf-size#boundedBlockLength",
         "http://lv2plug.in/ns/ext/log#log",
+        "http://lv2plug.in/ns/ext/worker#schedule",
         "http://lv2plug.in/ns/lv2core#hardRTCapable",
         "http://lv2plug.in/ns/lv2core#inPlaceBroken",
         "http://lv2plug.in/ns/lv2core#isLive",

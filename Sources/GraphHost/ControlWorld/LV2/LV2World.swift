@@ -40,6 +40,14 @@ public final class LV2World {
 
     func uri(_ text: String) -> OpaquePointer { lilv_new_uri(world, text) }
 
+    /// Loads one more bundle (a folder holding manifest.ttl), e.g. a test fixture.
+    public func loadBundle(_ path: String) {
+        let url = URL(fileURLWithPath: path, isDirectory: true).absoluteString
+        let node = lilv_new_uri(world, url.hasSuffix("/") ? url : url + "/")
+        lilv_world_load_bundle(world, node)
+        lilv_node_free(node)
+    }
+
     /// All plugins, sorted by URI.
     public var plugins: [LV2PluginInfo] {
         var result: [LV2PluginInfo] = []
