@@ -133,8 +133,16 @@ struct BenchKernelCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "bench-kernel", abstract: "Time the iPod EQ kernel alone (stereo, 10 bands) and print its real-time factor.")
     @Option(help: "Seconds of audio to process.") var seconds: Double = 600
     @Option(help: "Sample rate in Hz.") var rate: Int = 48000
+    @Option(help: "Time this LV2 plugin in graphhost's LV2 kernel instead (compare with lv2bench).") var lv2: String?
+    @Option(help: "Block size for --lv2.") var block: Int = 512
+    @Option(help: "Frames for --lv2.") var frames: Int = 4_800_000
 
-    func run() {
+    func run() throws {
+        if let lv2 {
+            let seconds = try KernelBenchmark.lv2(uri: lv2, blockFrames: block, frames: frames, sampleRate: rate)
+            print("\(block) \(frames) \(String(format: "%.6f", seconds)) \(lv2)")
+            return
+        }
         let factor = KernelBenchmark.ipodEQ(seconds: seconds, sampleRate: rate)
         print(String(format: "ipod-eq kernel: %.0fx real time (%.0f s of stereo audio at %d Hz)", factor, seconds, rate))
     }

@@ -1,3 +1,4 @@
+import CRenderSupport
 import Foundation
 
 /// Times the iPod EQ kernel alone on stereo noise, for the benchmark script.
@@ -24,5 +25,37 @@ public enum KernelBenchmark {
         }
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         return Double(blocks * blockFrames) / Double(sampleRate) / elapsed
+    }
+
+    /// Runs an LV2 plugin through graphhost's `LV2Kernel` on noise, like `lv2bench -b block -n frames`:
+    /// returns the seconds spent in the kernel. The bus has as many channels as the plugin has audio inputs.
+    public static func lv2(uri: String, blockFrames: Int, frames: Int, sampleRate: Int = 48000) throws -> Double {
+        guard let plugin = LV2World.shared.plugin(uri) else { throw CommandError("no LV2 plugin '\(uri)'") }
+        let channels = max(1, plugin.audioPorts(input: true).count)
+        let text = """
+        { "format": { "sampleRate": \(sampleRate), "channels": \(channels), "maxFrames": \(blockFrames) },
+          "nodes": [ { "id": "in", "type": "mixer", "inputs": 1 }, { "id": "fx", "type": "lv2", "uri": "\(uri)" }, { "id": "out", "type": "output" } ],
+          "links": [ { "from": "in", "to": "fx" }, { "from": "fx", "to": "out" } ] }
+        """
+        let graph = try CompiledGraph(try GraphDocument.parse(text: text, file: URL(fileURLWithPath: "/tmp/bench.json")))
+        defer { graph.close() }
+        guard case .lv2(let kernel) = graph.instances["fx"]!.kernel else { throw CommandError("not an LV2 kernel") }
+        let input = UnsafeMutablePointer<Float>.allocate(capacity: channels * blockFrames)
+        let output = UnsafeMutablePointer<Float>.allocate(capacity: channels * blockFrames)
+        defer { input.deallocate(); output.deallocate() }
+        var seed: UInt32 = 7
+        for i in 0..<(channels * blockFrames) {
+            seed = seed &* 1_664_525 &+ 1_013_904_223
+            input[i] = Float(Int32(bitPattern: seed)) / Float(Int32.max) * 0.5
+        }
+        graphhost_enable_flush_to_zero()
+        let start = DispatchTime.now().uptimeNanoseconds
+        var done = 0
+        while done < frames {
+            let n = min(blockFrames, frames - done)
+            kernel.pointee.process(input: input, output: output, channelStride: blockFrames, channels: channels, frames: n)
+            done += n
+        }
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
 }
