@@ -10,11 +10,12 @@ final class LV2BundleTests: XCTestCase {
     static let uri = "urn:graphhost:ipod-eq"
     static let bandSymbols = ["band_32", "band_64", "band_125", "band_250", "band_500", "band_1k", "band_2k", "band_4k", "band_8k", "band_16k"]
 
-    /// Builds the shared library with scripts/build-plugins when it is missing.
+    /// Builds the shared library with scripts/build-plugins when it is missing (tests do not rebuild a stale one).
     override func setUpWithError() throws {
         let library = Self.bundle.appendingPathComponent("libGraphHostIPodEQLV2.so").path
         if !FileManager.default.fileExists(atPath: library) {
-            try TestSupport.run([Self.root.appendingPathComponent("scripts/build-plugins").path])
+            // `swift test` holds .build's lock while tests run, so the nested build must not wait for it.
+            try TestSupport.run([Self.root.appendingPathComponent("scripts/build-plugins").path, "--ignore-lock"])
         }
         XCTAssertTrue(FileManager.default.fileExists(atPath: library), "scripts/build-plugins did not produce \(library)")
     }

@@ -164,3 +164,28 @@ final class LV2HostTests: XCTestCase {
         XCTAssertEqual(String(decoding: presets.out, as: UTF8.self).split(separator: "\n").count, 3)
     }
 }
+
+extension LV2HostTests {
+    /// A real convolver (x42 zeroconvolv: worker, state paths, options) with a preset whose state names an
+    /// impulse response: the state is restored, the worker loads the IR, and the plugin then passes audio.
+    func testConvolverPresetStateLoadsThroughTheWorker() throws {
+        let uri = "http://gareus.org/oss/lv2/zeroconvolv#Stereo"
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 2)
+        let doc = try GraphDocument.load(path: graph(mp3, lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(uri)", "preset": "No-OP Stereo" }"#))
+        let graph = try CompiledGraph(doc)
+        defer { graph.close() }
+        graph.start()
+        let stream = graph.streams[0]
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 4096)
+        defer { buffer.deallocate() }
+        var loudest: Float = 0
+        for block in 0..<20 {
+            while !stream.canRender(frames: 4096) { stream.wakeup.waitForData() }
+            graph.plan.render(frames: 4096, interleaved: buffer)
+            stream.wakeup.signalSpace()
+            if block >= 10 { for i in 0..<(2 * 4096) { loudest = max(loudest, abs(buffer[i])) } }
+            usleep(30_000)
+        }
+        XCTAssertGreaterThan(loudest, 0.05, "the convolver never passed audio: its IR did not load")
+    }
+}

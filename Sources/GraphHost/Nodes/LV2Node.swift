@@ -14,6 +14,8 @@ public struct LV2Node: NodeDefinition {
     /// Initial values of the input control ports, by port index (defaults, then preset, then `controls`).
     public var controlValues: [Int: Float]
     public var presetLabel: String?
+    /// The preset's URI; its state (beyond port values) is restored before activation.
+    public var presetURI: String?
     /// 1 when the plugin's audio ports match the bus, else the channel count (a mono plugin per channel).
     public var copies: Int
 
@@ -55,7 +57,7 @@ public struct LV2Node: NodeDefinition {
         }
         var values: [Int: Float] = [:]
         for port in plugin.controlInputs { values[port.index] = port.defaultValue ?? port.minimum ?? 0 }
-        var presetLabel: String?
+        var presetLabel: String?, presetURI: String?
         if let name = settings.string("preset", issues: &issues) {
             guard let preset = plugin.preset(name) else {
                 let list = plugin.presets.map(\.label)
@@ -63,6 +65,7 @@ public struct LV2Node: NodeDefinition {
                 return nil
             }
             presetLabel = preset.label
+            presetURI = preset.uri
             for (symbol, value) in plugin.portValues(of: preset) {
                 if let port = plugin.controlInputs.first(where: { $0.symbol == symbol }) { values[port.index] = value }
             }
@@ -89,7 +92,7 @@ public struct LV2Node: NodeDefinition {
                 values[port.index] = clamped
             }
         }
-        return LV2Node(uri: uri, plugin: plugin, controlValues: values, presetLabel: presetLabel, copies: copies)
+        return LV2Node(uri: uri, plugin: plugin, controlValues: values, presetLabel: presetLabel, presetURI: presetURI, copies: copies)
     }
 
     public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance {

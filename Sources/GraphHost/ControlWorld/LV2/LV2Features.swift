@@ -15,7 +15,17 @@ final class LV2Features {
     let log: OpaquePointer
     /// NULL-terminated array for lilv_plugin_instantiate.
     let array: UnsafeMutablePointer<UnsafePointer<LV2_Feature>?>
-    static let count = 5
+    static let count = 8
+    private let mapPath: UnsafeMutablePointer<LV2_State_Map_Path>
+    private let makePath: UnsafeMutablePointer<LV2_State_Make_Path>
+    private let freePath: UnsafeMutablePointer<LV2_State_Free_Path>
+
+    /// Where plugins may create files (state:makePath).
+    static let stateDirectory: String = {
+        let base = ProcessInfo.processInfo.environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? NSTemporaryDirectory()
+        return (base as NSString).appendingPathComponent("graphhost-lv2-state-\(getpid())")
+    }()
 
     init(sampleRate: Int, maxFrames: Int) {
         let map = URIDMap.shared
@@ -37,12 +47,28 @@ final class LV2Features {
         ], count: 5)
         log = graphhost_lv2_log_create(uri("http://lv2plug.in/ns/ext/log#Error"), uri("http://lv2plug.in/ns/ext/log#Warning"),
                                        uri("http://lv2plug.in/ns/ext/log#Note"), uri("http://lv2plug.in/ns/ext/log#Trace"))
+        // Paths are stored as they are (absolute); made paths live under `stateDirectory`.
+        mapPath = .allocate(capacity: 1)
+        mapPath.initialize(to: LV2_State_Map_Path(handle: nil, abstract_path: { _, path in path.map { strdup($0) } ?? nil },
+                                                  absolute_path: { _, path in path.map { strdup($0) } ?? nil }))
+        makePath = .allocate(capacity: 1)
+        makePath.initialize(to: LV2_State_Make_Path(handle: nil, path: { _, path in
+            guard let path else { return nil }
+            let full = (LV2Features.stateDirectory as NSString).appendingPathComponent(String(cString: path))
+            try? FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            return strdup(full)
+        }))
+        freePath = .allocate(capacity: 1)
+        freePath.initialize(to: LV2_State_Free_Path(handle: nil, free_path: { _, path in free(path) }))
         let uris = ["http://lv2plug.in/ns/ext/urid#map", "http://lv2plug.in/ns/ext/urid#unmap",
                     "http://lv2plug.in/ns/ext/options#options", "http://lv2plug.in/ns/ext/buf-size#boundedBlockLength",
-                    "http://lv2plug.in/ns/ext/log#log"].map(c)
+                    "http://lv2plug.in/ns/ext/log#log", "http://lv2plug.in/ns/ext/state#mapPath",
+                    "http://lv2plug.in/ns/ext/state#makePath", "http://lv2plug.in/ns/ext/state#freePath"].map(c)
         cStrings = uris
         let data: [UnsafeMutableRawPointer?] = [UnsafeMutableRawPointer(map.mapFeature), UnsafeMutableRawPointer(map.unmapFeature),
-                                                UnsafeMutableRawPointer(options), nil, graphhost_lv2_log_feature_data(log)]
+                                                UnsafeMutableRawPointer(options), nil, graphhost_lv2_log_feature_data(log),
+                                                UnsafeMutableRawPointer(mapPath), UnsafeMutableRawPointer(makePath),
+                                                UnsafeMutableRawPointer(freePath)]
         featureStructs = .allocate(capacity: Self.count)
         array = .allocate(capacity: Self.count + 1)
         for i in 0..<Self.count {
@@ -86,6 +112,7 @@ final class LV2Features {
         array.deallocate()
         options.deallocate()
         values.deallocate()
+        mapPath.deallocate(); makePath.deallocate(); freePath.deallocate()
         rate.deallocate()
         graphhost_lv2_log_destroy(log)
     }

@@ -101,6 +101,16 @@ final class LV2Instance: NodeInstance {
                     lilv_instance_connect_port(instance, index, nil)
                 }
             }
+            // Default state, then the preset's state, restored before activation (no render thread yet).
+            for stateURI in (plugin.wantsDefaultState ? [node.uri] : []) + [node.presetURI].compactMap({ $0 }) {
+                let uriNode = LV2World.shared.uri(stateURI)
+                lilv_world_load_resource(LV2World.shared.world, uriNode)
+                if let state = lilv_state_new_from_world(LV2World.shared.world, URIDMap.shared.mapFeature, uriNode) {
+                    lilv_state_restore(state, instance, nil, nil, 0, featureList)
+                    lilv_state_free(state)
+                }
+                lilv_node_free(uriNode)
+            }
             lilv_instance_activate(instance)
         }
         features.drainLog(to: Self.logger, plugin: node.uri)

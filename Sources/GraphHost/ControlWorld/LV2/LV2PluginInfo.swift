@@ -26,6 +26,10 @@ enum LV2URI {
         "http://lv2plug.in/ns/ext/buf-size#boundedBlockLength",
         "http://lv2plug.in/ns/ext/log#log",
         "http://lv2plug.in/ns/ext/worker#schedule",
+        "http://lv2plug.in/ns/ext/state#mapPath",
+        "http://lv2plug.in/ns/ext/state#makePath",
+        "http://lv2plug.in/ns/ext/state#freePath",
+        "http://lv2plug.in/ns/ext/state#loadDefaultState",
         "http://lv2plug.in/ns/lv2core#hardRTCapable",
         "http://lv2plug.in/ns/lv2core#inPlaceBroken",
         "http://lv2plug.in/ns/lv2core#isLive",
@@ -161,6 +165,11 @@ public struct LV2PluginInfo {
         }
         lilv_nodes_free(related)
         return result.sorted { $0.label < $1.label }
+    }
+
+    /// Whether the plugin asks for its default state (state:loadDefaultState) to be restored after instantiation.
+    var wantsDefaultState: Bool {
+        (requiredFeatures + optionalFeatures).contains("http://lv2plug.in/ns/ext/state#loadDefaultState")
     }
 
     /// Finds a preset by label (case-insensitive) or URI.
