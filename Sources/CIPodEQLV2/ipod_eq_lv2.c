@@ -1,6 +1,9 @@
 /* LV2 entry point of Plugins/graphhost-ipod-eq.lv2: the descriptor forwards every callback to Swift. */
 #include <lv2/core/lv2.h>
 #include <stddef.h>
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
 #include "ipod_eq_lv2.h"
 
 static LV2_Handle instantiate(const LV2_Descriptor *descriptor, double rate, const char *bundle_path,
@@ -11,7 +14,19 @@ static LV2_Handle instantiate(const LV2_Descriptor *descriptor, double rate, con
 
 static void connect_port(LV2_Handle instance, uint32_t port, void *data) { graphhost_ipod_eq_connect_port(instance, port, data); }
 static void activate(LV2_Handle instance) { graphhost_ipod_eq_activate(instance); }
-static void run(LV2_Handle instance, uint32_t frames) { graphhost_ipod_eq_run(instance, frames); }
+
+/* run() with flush-to-zero and denormals-are-zero, like graphhost's render thread; the host's mode is restored. */
+static void run(LV2_Handle instance, uint32_t frames) {
+#if defined(__SSE__)
+    unsigned int mode = _mm_getcsr();
+    _mm_setcsr(mode | 0x8040);
+    graphhost_ipod_eq_run(instance, frames);
+    _mm_setcsr(mode);
+#else
+    graphhost_ipod_eq_run(instance, frames);
+#endif
+}
+
 static void deactivate(LV2_Handle instance) { graphhost_ipod_eq_deactivate(instance); }
 static void cleanup(LV2_Handle instance) { graphhost_ipod_eq_cleanup(instance); }
 static const void *extension_data(const char *uri) { (void)uri; return NULL; }

@@ -4,7 +4,7 @@ import GraphHost
 /// The built-in `ipod-eq` as an LV2 plugin (Plugins/graphhost-ipod-eq.lv2); the C target
 /// CIPodEQLV2 supplies `lv2_descriptor` and forwards every callback to the functions below.
 ///
-/// run() is hard real-time: it never allocates, locks or waits. Designing coefficients allocates,
+/// run() is hard real-time (`@_noLocks`, checked by the compiler): it never allocates, locks or waits. Designing coefficients allocates,
 /// so it runs on a designer thread the instance owns, exactly as the control world does for the
 /// built-in node: run() posts changed controls through a lock-free queue, the thread designs and
 /// posts the coefficients back, and run() glides to them over 20 ms (`IPodEQKernel.apply`).
@@ -15,24 +15,29 @@ final class IPodEQPlugin {
         static let inL = 0, inR = 1, outL = 2, outR = 3, firstBand = 4, preamp = 14, preset = 15, count = 16
     }
 
-    /// Frames per kernel call; the host's block is processed in pieces of at most this size.
-    static let blockFrames = 256
-    /// Lane of the preamp in a control snapshot (lanes 0…9 are the band gains).
-    static let preampLane = 10
-    /// First message value holding the controls a coefficient message was designed for.
-    static let sourceOffset = 48
+    /// Sizes and offsets of the buffers and messages below.
+    enum Layout {
+        /// Frames per kernel call; the host's block is processed in pieces of at most this size.
+        static let blockFrames = 256
+        /// Lane of the preamp in a control snapshot (lanes 0…9 are the band gains).
+        static let preampLane = 10
+        /// First message value holding the controls a coefficient message was designed for.
+        static let sourceOffset = 48
+    }
 
     let sampleRate: Int
     let ports = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: Port.count)
     let state = UnsafeMutablePointer<SIMD16<Float>>.allocate(capacity: 4)
     let kernel = UnsafeMutablePointer<IPodEQKernel>.allocate(capacity: 1)
-    /// Two channels of `blockFrames`, processed in place.
-    let scratch = UnsafeMutablePointer<Float>.allocate(capacity: 2 * blockFrames)
+    /// Two channels of `Layout.blockFrames`, processed in place.
+    let scratch = UnsafeMutablePointer<Float>.allocate(capacity: 2 * Layout.blockFrames)
     /// run() → designer: control snapshots (parameter -1 stops the thread).
     let requests = ControlQueue.allocate(capacity: 8)
     /// Designer → run(): coefficient messages, tagged with their controls.
     let results = ControlQueue.allocate(capacity: 16)
     let wake = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+    /// An empty request, copied by run() (building one there would touch an array).
+    let requestTemplate = ControlMessage(target: .output, parameter: 0)
     var thread = pthread_t()
     /// The controls of the kernel's target coefficients, or of the newest request.
     var requested: SIMD16<Float>
@@ -81,11 +86,11 @@ final class IPodEQPlugin {
     static let defaults = SIMD16<Float>()
 
     /// The control ports as a snapshot: band gains clamped to ±12 dB, preamp to ±24 dB, NaN or unconnected = 0.
-    @inline(__always)
+    @_noLocks @inline(__always)
     func controls() -> SIMD16<Float> {
         var c = SIMD16<Float>()
-        for lane in 0...Self.preampLane {
-            let limit: Float = lane == Self.preampLane ? 24 : 12
+        for lane in 0...Layout.preampLane {
+            let limit: Float = lane == Layout.preampLane ? 24 : 12
             if let p = ports[Port.firstBand + lane], p.pointee.isFinite { c[lane] = min(max(p.pointee, -limit), limit) }
         }
         return c
@@ -93,10 +98,10 @@ final class IPodEQPlugin {
 
     /// Coefficients for a control snapshot, with the snapshot in values 48…58 (allocates: not for run()).
     static func design(_ c: SIMD16<Float>, sampleRate: Int) -> ControlMessage {
-        let settings = IPodEQSettings(gains: (0..<GraphicEQDesign.bandCount).map { Double(c[$0]) }, preamp: Double(c[preampLane]))
+        let settings = IPodEQSettings(gains: (0..<GraphicEQDesign.bandCount).map { Double(c[$0]) }, preamp: Double(c[Layout.preampLane]))
         var message = ControlMessage(target: .output, parameter: Int32(GraphicEQDesign.bandCount),
                                      values: settings.kernelValues(sampleRate: sampleRate))
-        for lane in 0...preampLane { message.values[sourceOffset + lane] = c[lane] }
+        for lane in 0...Layout.preampLane { message.values[Layout.sourceOffset + lane] = c[lane] }
         return message
     }
 
@@ -104,10 +109,10 @@ final class IPodEQPlugin {
         ParallelEQCoefficients(message: design(c, sampleRate: sampleRate))
     }
 
-    @inline(__always)
-    static func source(of message: ControlMessage) -> SIMD16<Float> {
+    @_noLocks @inline(__always)
+    func source(of message: ControlMessage) -> SIMD16<Float> {
         var c = SIMD16<Float>()
-        for lane in 0...preampLane { c[lane] = message.values[sourceOffset + lane] }
+        for lane in 0...Layout.preampLane { c[lane] = message.values[Layout.sourceOffset + lane] }
         return c
     }
 
@@ -119,7 +124,7 @@ final class IPodEQPlugin {
             while let message = requests.pop() { newest = message }
             guard let request = newest else { continue }
             if request.parameter < 0 { return }
-            // run() drains every call and posts at most one request per call, so this does not overflow.
+            // Never full: run() drains it on every call and adds at most one request (of 8 queued) per call.
             _ = results.push(Self.design(request.values.lowHalf.lowHalf, sampleRate: sampleRate))
         }
     }
@@ -133,30 +138,37 @@ final class IPodEQPlugin {
     }
 
     /// LV2 run: real-time safe for any `frames`; in-place buffers are fine.
+    @_noLocks
     func run(_ frames: Int) {
         while let message = results.pop() {
-            if Self.source(of: message) == requested { kernel.pointee.apply(message) }  // older ones are stale
+            if source(of: message) == requested { kernel.pointee.apply(message) }  // older ones are stale
         }
         let c = controls()
         if c != requested {
-            var request = ControlMessage(target: .output, parameter: 0)
+            var request = requestTemplate
             request.values.lowHalf.lowHalf = c
-            request.count = Int32(Self.preampLane + 1)
-            if requests.push(request) {
+            request.count = Int32(Layout.preampLane + 1)
+            // ControlQueue.push only stores plain data; sem_post never blocks (async-signal-safe).
+            let queue = requests, semaphore = wake
+            if _unsafePerformance({ queue.push(request) }) {
                 requested = c
-                sem_post(wake)
+                _unsafePerformance { _ = sem_post(semaphore) }
             }
         }
         guard let inL = ports[Port.inL], let inR = ports[Port.inR], let outL = ports[Port.outL], let outR = ports[Port.outR] else { return }
-        let right = scratch + Self.blockFrames
+        let right = scratch + Layout.blockFrames
         var done = 0
         while done < frames {
-            let n = min(Self.blockFrames, frames - done)
-            scratch.update(from: inL + done, count: n)
-            right.update(from: inR + done, count: n)
-            kernel.pointee.process(input: scratch, output: scratch, channelStride: Self.blockFrames, channels: 2, frames: n)
-            (outL + done).update(from: scratch, count: n)
-            (outR + done).update(from: right, count: n)
+            let n = min(Layout.blockFrames, frames - done)
+            for i in 0..<n {
+                scratch[i] = inL[done + i]
+                right[i] = inR[done + i]
+            }
+            kernel.pointee.process(input: scratch, output: scratch, channelStride: Layout.blockFrames, channels: 2, frames: n)
+            for i in 0..<n {
+                outL[done + i] = scratch[i]
+                outR[done + i] = right[i]
+            }
             done += n
         }
     }
@@ -183,7 +195,9 @@ public func graphhostIPodEQConnectPort(_ handle: UnsafeMutableRawPointer, _ port
 public func graphhostIPodEQActivate(_ handle: UnsafeMutableRawPointer) { plugin(handle).activate() }
 
 @_cdecl("graphhost_ipod_eq_run")
-public func graphhostIPodEQRun(_ handle: UnsafeMutableRawPointer, _ frames: UInt32) { plugin(handle).run(Int(frames)) }
+public func graphhostIPodEQRun(_ handle: UnsafeMutableRawPointer, _ frames: UInt32) {
+    Unmanaged<IPodEQPlugin>.fromOpaque(handle)._withUnsafeGuaranteedRef { $0.run(Int(frames)) }  // no retain/release
+}
 
 @_cdecl("graphhost_ipod_eq_deactivate")
 public func graphhostIPodEQDeactivate(_ handle: UnsafeMutableRawPointer) {}

@@ -1,4 +1,5 @@
 import XCTest
+import CLilv
 @testable import GraphHost
 
 /// The `lv2` node with real plugins from Debian packages (swh-lv2, mda-lv2, x42-plugins) and lilv-utils.
@@ -187,5 +188,31 @@ extension LV2HostTests {
             usleep(30_000)
         }
         XCTAssertGreaterThan(loudest, 0.05, "the convolver never passed audio: its IR did not load")
+    }
+}
+
+extension LV2HostTests {
+    /// A plugin library that fails to load (an unresolved symbol) gives a clear error, not a crash.
+    func testLibraryThatFailsToLoadIsAClearError() throws {
+        let dir = Self.fixtures + "/bad-binary.lv2"
+        try TestSupport.run(["cc", "-shared", "-fPIC", "-Wl,--allow-shlib-undefined", "-o", dir + "/bad_binary.so", dir + "/bad_binary.c"])
+        LV2World.shared.loadBundle(dir)
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 1, seconds: 1)
+        let doc = try GraphDocument.load(path: graph(mp3, channels: 1, lv2: #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:bad-binary" }"#))
+        XCTAssertThrowsError(try CompiledGraph(doc)) { error in
+            XCTAssertTrue("\(error)".contains("LV2 plugin urn:graphhost:test:bad-binary failed to instantiate (node 'fx')"), "\(error)")
+        }
+    }
+
+    /// urid:map grows without bound and gives one id per URI from several threads at once.
+    func testURIDMapIsConsistentAcrossThreads() {
+        let map = URIDMap.shared
+        var results = [[LV2_URID]](repeating: [], count: 4)
+        DispatchQueue.concurrentPerform(iterations: 4) { t in
+            results[t] = (0..<20000).map { map.map("urn:graphhost:test:uri-\($0)") }
+        }
+        for t in 1..<4 { XCTAssertEqual(results[t], results[0]) }
+        XCTAssertEqual(Set(results[0]).count, 20000)
+        XCTAssertEqual(map.unmap(results[0][12345]), "urn:graphhost:test:uri-12345")
     }
 }
