@@ -51,5 +51,8 @@ let package = Package(
 package.products.append(.library(name: "GraphHostIPodEQLV2", type: .dynamic, targets: ["GraphHostIPodEQLV2"]))
 package.targets += [
     .target(name: "CIPodEQLV2"),
-    .target(name: "GraphHostIPodEQLV2", dependencies: ["GraphHost", "CIPodEQLV2"], swiftSettings: [.swiftLanguageMode(.v5)]),
+    // nodelete: Swift registers the library's type metadata with the runtime, so it must never be unloaded
+    // (hosts dlclose plugins when an instance is freed).
+    .target(name: "GraphHostIPodEQLV2", dependencies: ["GraphHost", "CIPodEQLV2"], swiftSettings: [.swiftLanguageMode(.v5)],
+            linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "nodelete"])]),
 ]

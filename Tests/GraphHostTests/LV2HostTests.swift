@@ -216,3 +216,17 @@ extension LV2HostTests {
         XCTAssertEqual(map.unmap(results[0][12345]), "urn:graphhost:test:uri-12345")
     }
 }
+
+extension LV2HostTests {
+    /// Our own bundle hosted by graphhost: the LV2 iPod EQ with preset Rock sounds exactly like the built-in node.
+    func testOwnIPodEQBundleMatchesTheBuiltInNode() throws {
+        let so = HeadlessPipeWire.root.appendingPathComponent("Plugins/graphhost-ipod-eq.lv2/libGraphHostIPodEQLV2.so").path
+        XCTAssertTrue(FileManager.default.fileExists(atPath: so), "run scripts/build-plugins (scripts/test does)")
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
+        let hosted = try TestSupport.render(graph(mp3, lv2: #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:ipod-eq", "preset": "Rock" }"#)).samples
+        let builtIn = try TestSupport.render(graph(mp3, lv2: #"{ "id": "fx", "type": "ipod-eq", "preset": "Rock" }"#)).samples
+        XCTAssertEqual(hosted.count, builtIn.count)
+        XCTAssertLessThan(zip(hosted, builtIn).map { abs($0 - $1) }.max()!, 1e-6)
+        XCTAssertGreaterThan(TestSupport.peak(hosted), 0.05)
+    }
+}
