@@ -79,6 +79,7 @@ struct RunCommand: ParsableCommand {
             }
             if Date() >= nextStatus {
                 nextStatus = Date().addingTimeInterval(0.25)
+                compiled.drainPluginLogs()
                 if isTTY {
                     print("\r\u{1B}[K" + status.line, terminator: "")
                     fflush(stdout)
@@ -91,7 +92,11 @@ struct RunCommand: ParsableCommand {
             }
         }
         player.stop()
+        compiled.drainPluginLogs()
         if isTTY { print("") }
+        for (id, outputs) in compiled.pluginOutputs.sorted(by: { $0.key < $1.key }) where !outputs.isEmpty {
+            print("\(id): " + outputs.sorted { $0.key < $1.key }.map { "\($0.key)=\(Format.number(Double($0.value)))" }.joined(separator: " "))
+        }
         let c = player.counters
         print("played \(status.positionText), underruns \(status.underruns), xruns \(status.xruns), largest quantum \(c.largestQuantum.load(ordering: .relaxed)) frames, missed buffers \(c.missedBuffers.load(ordering: .relaxed)), longest callback \(c.maxBusyNanos.load(ordering: .relaxed) / 1000) µs")
         if exitCode != 0 { throw ExitCode(exitCode) }

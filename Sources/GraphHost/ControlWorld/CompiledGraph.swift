@@ -92,6 +92,18 @@ public final class CompiledGraph {
         }
     }
 
+    /// Moves what plugins logged (possibly from the render thread) into swift-log.
+    public func drainPluginLogs() {
+        for case let plugin as LV2Instance in instances.values { plugin.drainLog() }
+    }
+
+    /// Control output values (latency, meters) of each LV2 node, by node id and port symbol.
+    public var pluginOutputs: [String: [String: Float]] {
+        var result: [String: [String: Float]] = [:]
+        for (id, instance) in instances { if let plugin = instance as? LV2Instance { result[id] = plugin.controlOutputs } }
+        return result
+    }
+
     /// Stops background work and frees all memory; the plan must no longer be rendered.
     public func close() {
         guard !closed else { return }

@@ -132,6 +132,8 @@ final class LV2Instance: NodeInstance {
 
     func start() { workerThread?.start() }
 
+    func drainLog() { features.drainLog(to: Self.logger, plugin: node.uri) }
+
     /// Control output values (latency, meters) of the first instance, by symbol.
     var controlOutputs: [String: Float] {
         let k = kernelPointer.pointee
