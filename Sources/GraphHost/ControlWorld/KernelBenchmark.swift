@@ -12,11 +12,7 @@ public enum KernelBenchmark {
         let input = UnsafeMutablePointer<Float>.allocate(capacity: channels * blockFrames)
         let output = UnsafeMutablePointer<Float>.allocate(capacity: channels * blockFrames)
         defer { input.deallocate(); output.deallocate() }
-        var seed: UInt32 = 1
-        for i in 0..<(channels * blockFrames) {
-            seed = seed &* 1_664_525 &+ 1_013_904_223
-            input[i] = Float(Int32(bitPattern: seed)) / Float(Int32.max) * 0.5
-        }
+        fillWithNoise(input, count: channels * blockFrames, seed: 1)
         let blocks = Int(seconds * Double(sampleRate)) / blockFrames
         let start = DispatchTime.now().uptimeNanoseconds
         for _ in 0..<blocks {
@@ -25,6 +21,15 @@ public enum KernelBenchmark {
         }
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         return Double(blocks * blockFrames) / Double(sampleRate) / elapsed
+    }
+
+    /// Deterministic white noise at −6 dBFS (a linear congruential generator).
+    static func fillWithNoise(_ buffer: UnsafeMutablePointer<Float>, count: Int, seed: UInt32) {
+        var state = seed
+        for i in 0..<count {
+            state = state &* 1_664_525 &+ 1_013_904_223
+            buffer[i] = Float(Int32(bitPattern: state)) / Float(Int32.max) * 0.5
+        }
     }
 
     /// Runs an LV2 plugin through graphhost's `LV2Kernel` on noise, like `lv2bench -b block -n frames`:
@@ -43,11 +48,7 @@ public enum KernelBenchmark {
         let input = UnsafeMutablePointer<Float>.allocate(capacity: channels * blockFrames)
         let output = UnsafeMutablePointer<Float>.allocate(capacity: channels * blockFrames)
         defer { input.deallocate(); output.deallocate() }
-        var seed: UInt32 = 7
-        for i in 0..<(channels * blockFrames) {
-            seed = seed &* 1_664_525 &+ 1_013_904_223
-            input[i] = Float(Int32(bitPattern: seed)) / Float(Int32.max) * 0.5
-        }
+        fillWithNoise(input, count: channels * blockFrames, seed: 7)
         graphhost_enable_flush_to_zero()
         let start = DispatchTime.now().uptimeNanoseconds
         var done = 0
