@@ -41,7 +41,8 @@ let package = Package(
         .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
         .testTarget(
             name: "GraphHostTests",
-            dependencies: ["GraphHost", "AllocationCounter", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["GraphHost", "AllocationCounter", .product(name: "Logging", package: "swift-log"),
+                           .product(name: "Atomics", package: "swift-atomics")],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
     ]

@@ -1,4 +1,5 @@
 import XCTest
+import Atomics
 import CLilv
 @testable import GraphHost
 
@@ -228,5 +229,67 @@ extension LV2HostTests {
         XCTAssertEqual(hosted.count, builtIn.count)
         XCTAssertLessThan(zip(hosted, builtIn).map { abs($0 - $1) }.max()!, 1e-6)
         XCTAssertGreaterThan(TestSupport.peak(hosted), 0.05)
+    }
+}
+
+extension LV2HostTests {
+    func stateGainGraph() throws -> (graph: CompiledGraph, dry: [Float]) {
+        try Self.loadFixture("state-gain.lv2", source: "state_gain.c", binary: "state_gain.so")
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 1, seconds: 2)
+        let doc = try GraphDocument.load(path: graph(mp3, channels: 1, lv2: #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:state-gain" }"#))
+        return (try CompiledGraph(doc), try plain(mp3, channels: 1))
+    }
+
+    /// Offline, a preset's state is restored between two slices: the change is exact at the command's frame.
+    func testPresetStateRestoredAtTheCommandFrame() throws {
+        let (graph, dry) = try stateGainGraph()
+        var out: [Float] = []
+        _ = try OfflineRenderer(graph: graph, events: [TimedCommand(frame: 24000, command: try Command.parse("preset fx Quarter"))])
+            .render(durationFrames: 48000) { out += UnsafeBufferPointer(start: $0, count: $1) }
+        graph.close()
+        XCTAssertEqual(Array(out[0..<24000]), Array(dry[0..<24000]))
+        XCTAssertEqual(Array(out[24000..<48000]), dry[24000..<48000].map { $0 * 0.25 })
+    }
+
+    /// While a render thread runs, a plugin without state:threadSafeRestore is faded out, paused (its input passes
+    /// through), restored and faded back in; the level never exceeds the louder of the two.
+    func testPresetStateRestoreWhileRenderingPausesThePlugin() throws {
+        let (graph, dry) = try stateGainGraph()
+        defer { graph.close() }
+        graph.rendersConcurrently = true
+        graph.start()
+        let stream = graph.streams[0]
+        let stop = UnsafeAtomic<Bool>.create(false)
+        defer { stop.destroy() }
+        final class Output: @unchecked Sendable { var samples: [Float] = [] }
+        let output = Output()
+        let finished = DispatchSemaphore(value: 0)
+        let renderThread = Thread {
+            let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 256)
+            defer { buffer.deallocate(); finished.signal() }
+            while !stop.load(ordering: .acquiring) && output.samples.count < 90000 {
+                guard stream.canRender(frames: 256) else { usleep(200); continue }
+                graph.plan.render(frames: 256, interleaved: buffer)
+                stream.wakeup.signalSpace()
+                output.samples += UnsafeBufferPointer(start: buffer, count: 256)
+                usleep(500)
+            }
+        }
+        renderThread.start()
+        usleep(100_000)
+        try graph.apply(Command.parse("preset fx Quarter"))
+        usleep(300_000)
+        stop.store(true, ordering: .releasing)
+        finished.wait()
+        let out = output.samples
+        XCTAssertGreaterThan(out.count, 20000)
+        // Untouched at first, exactly a quarter at the end, and never louder than the input in between.
+        XCTAssertEqual(Array(out[0..<2048]), Array(dry[0..<2048]))
+        let tail = (out.count - 2048)..<out.count
+        XCTAssertEqual(Array(out[tail]), dry[tail].map { $0 * 0.25 })
+        for i in 0..<out.count { XCTAssertLessThanOrEqual(abs(out[i]), abs(dry[i]) + 1e-6, "sample \(i)") }
+        // The change was a crossfade (the pause path), not a step: some samples lie strictly between the two gains.
+        let between = (0..<out.count).filter { abs(dry[$0]) > 0.05 && abs(out[$0]) > abs(dry[$0]) * 0.3 && abs(out[$0]) < abs(dry[$0]) * 0.95 }
+        XCTAssertGreaterThan(between.count, 100)
     }
 }

@@ -85,9 +85,13 @@ public final class CompiledGraph {
         try instance(for: command).check(command.action)
     }
 
+    /// True while a real-time thread renders the plan (set by `PipeWirePlayer`); commands then must not touch
+    /// what the render thread is using.
+    public var rendersConcurrently = false
+
     /// Sends a command's messages to the render world; on error nothing is sent.
     public func apply(_ command: Command) throws {
-        for message in try instance(for: command).messages(for: command.action) {
+        try instance(for: command).perform(command.action, concurrent: rendersConcurrently) { message in
             guard plan.messages.push(message) else { throw CommandError("the control queue is full; try again") }
         }
     }

@@ -40,6 +40,8 @@ public protocol NodeInstance: AnyObject {
     func check(_ command: NodeCommand) throws
     /// Messages for `command` (the instance records the new state); nothing changes on error.
     func messages(for command: NodeCommand) throws -> [ControlMessage]
+    /// Carries a command out by sending messages; `concurrent` says whether a render thread runs meanwhile.
+    func perform(_ command: NodeCommand, concurrent: Bool, send: (ControlMessage) throws -> Void) throws
     /// Starts background work (e.g. a decoder thread).
     func start()
     /// Stops background work and frees everything; the render world must no longer use the kernel.
@@ -48,6 +50,10 @@ public protocol NodeInstance: AnyObject {
 
 extension NodeInstance {
     public func start() {}
+
+    public func perform(_ command: NodeCommand, concurrent: Bool, send: (ControlMessage) throws -> Void) throws {
+        try messages(for: command).forEach(send)
+    }
 }
 
 /// The registry of node kinds.

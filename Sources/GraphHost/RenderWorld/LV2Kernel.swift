@@ -1,3 +1,4 @@
+import Atomics
 import CLilv
 
 /// The render side of an `lv2` node: one or more plugin instances (a mono plugin runs once per channel),
@@ -23,10 +24,28 @@ public struct LV2Kernel {
     public let chunkType: UInt32
     /// One worker channel per copy, or nil when the plugin has no worker.
     public let workers: UnsafeMutablePointer<LV2WorkerChannel>?
+    /// How much of the plugin's output is heard (1) versus its input (0); glides on pause and resume.
+    public let wet: UnsafeMutablePointer<SmoothedGain>
+    /// Set once the plugin is faded out and no longer run, so its state may be restored.
+    public let paused: UnsafeAtomic<Bool>
+    public let fadeSamples: Int
+
+    /// Message parameters besides port indices.
+    public static let pauseParameter: Int32 = -2
+    public static let resumeParameter: Int32 = -3
 
     /// A control change: `parameter` is the port index, value 0 the new value (already clamped).
     @_noLocks
     public func apply(_ message: ControlMessage) {
+        if message.parameter == Self.pauseParameter {
+            wet.pointee.glide(to: 0, over: fadeSamples)
+            return
+        }
+        if message.parameter == Self.resumeParameter {
+            paused.store(false, ordering: .releasing)
+            wet.pointee.glide(to: 1, over: fadeSamples)
+            return
+        }
         let port = Int(message.parameter)
         guard port >= 0 && port < portCount else { return }
         for copy in 0..<copies { controls[copy * portCount + port] = message.values[0] }
@@ -35,6 +54,29 @@ public struct LV2Kernel {
     @_noLocks
     public func process(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
                         channelStride: Int, channels: Int, frames: Int) {
+        if wet.pointee.isSteady && wet.pointee.current == 0 {
+            // Paused: the plugin is not run (its state may be being restored); the input passes through.
+            for c in 0..<channels {
+                let src = input + c * channelStride, dst = output + c * channelStride
+                for f in 0..<frames { dst[f] = src[f] }
+            }
+            paused.store(true, ordering: .releasing)
+            return
+        }
+        runPlugins(input: input, output: output, channelStride: channelStride, frames: frames)
+        if !(wet.pointee.isSteady && wet.pointee.current == 1) {
+            for f in 0..<frames {
+                let g = wet.pointee.next()
+                for c in 0..<channels {
+                    let at = c * channelStride + f
+                    output[at] = input[at] + g * (output[at] - input[at])
+                }
+            }
+        }
+    }
+
+    @_noLocks
+    func runPlugins(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>, channelStride: Int, frames: Int) {
         for a in 0..<atomCount {
             let sequence = atomBuffers[a]
             if atomIsInput[a] {

@@ -1,3 +1,4 @@
+import Atomics
 import CLilv
 import Foundation
 import Logging
@@ -12,6 +13,12 @@ final class LV2Instance: NodeInstance {
     let kernelPointer: UnsafeMutablePointer<LV2Kernel>
     let workers: UnsafeMutablePointer<LV2WorkerChannel>
     let workerThread: LV2WorkerThread?
+    /// Each copy's NULL-terminated feature list (kept for state restores).
+    private var featureLists: [UnsafeMutablePointer<UnsafePointer<LV2_Feature>?>] = []
+    private let wet: UnsafeMutablePointer<SmoothedGain>
+    private let paused: UnsafeAtomic<Bool>
+    /// The fade before a state restore that is not thread-safe, and after it.
+    static let fadeSeconds = 0.02
     private var allocations: [UnsafeMutableRawPointer] = []
     static let logger = Logger(label: "graphhost.lv2")
 
@@ -24,6 +31,7 @@ final class LV2Instance: NodeInstance {
         let portCount = plugin.ports.count
         var owned: [UnsafeMutableRawPointer] = []
         var created: [UnsafeMutablePointer<LilvInstance>] = []
+        var lists: [UnsafeMutablePointer<UnsafePointer<LV2_Feature>?>] = []
         func alloc<T>(_ type: T.Type, _ count: Int) -> UnsafeMutablePointer<T> {
             let p = UnsafeMutablePointer<T>.allocate(capacity: max(1, count))
             owned.append(UnsafeMutableRawPointer(p))
@@ -60,6 +68,7 @@ final class LV2Instance: NodeInstance {
         for copy in 0..<copies {
             let featureList = features.array(scheduling: schedules + copy, feature: scheduleFeatures + copy)
             owned.append(UnsafeMutableRawPointer(featureList))
+            lists.append(featureList)
             guard let instance = lilv_plugin_instantiate(plugin.plugin, Double(format.sampleRate), featureList) else {
                 releaseWorkers()
                 features.drainLog(to: Self.logger, plugin: node.uri)
@@ -114,6 +123,11 @@ final class LV2Instance: NodeInstance {
             lilv_instance_activate(instance)
         }
         features.drainLog(to: Self.logger, plugin: node.uri)
+        let wet = UnsafeMutablePointer<SmoothedGain>.allocate(capacity: 1)
+        wet.initialize(to: SmoothedGain(1))
+        let paused = UnsafeAtomic<Bool>.create(false)
+        self.wet = wet
+        self.paused = paused
         kernelPointer = .allocate(capacity: 1)
         kernelPointer.initialize(to: LV2Kernel(
             copies: copies, handles: handles, descriptors: descriptors, audioInputs: audioInputs, audioOutputs: audioOutputs,
@@ -121,7 +135,9 @@ final class LV2Instance: NodeInstance {
             atomIsInput: atomIsInput, atomCapacities: atomCapacities, atomCount: atomCount,
             sequenceType: URIDMap.shared.map("http://lv2plug.in/ns/ext/atom#Sequence"),
             chunkType: URIDMap.shared.map("http://lv2plug.in/ns/ext/atom#Chunk"),
-            workers: workers[0].interface == nil ? nil : workers))
+            workers: workers[0].interface == nil ? nil : workers, wet: wet, paused: paused,
+            fadeSamples: Int(Self.fadeSeconds * Double(format.sampleRate))))
+        featureLists = lists
         self.workers = workers
         workerThread = workers[0].interface == nil ? nil : LV2WorkerThread(channels: workers, count: copies)
         instances = created
@@ -182,5 +198,48 @@ final class LV2Instance: NodeInstance {
         allocations = []
         for copy in 0..<node.copies { workers[copy].deallocate() }
         workers.deallocate()
+        wet.deallocate()
+        paused.destroy()
+    }
+
+    /// Applies a command. A preset that carries state besides port values is restored here, in the control
+    /// world: directly when nothing renders concurrently or the plugin declares state:threadSafeRestore, else
+    /// after the kernel has faded the plugin out (input passes through meanwhile), fading it back in afterwards.
+    func perform(_ command: NodeCommand, concurrent: Bool, send: (ControlMessage) throws -> Void) throws {
+        let portMessages = try messages(for: command)
+        guard case .preset(let name) = command, let preset = node.plugin.preset(name) else {
+            try portMessages.forEach(send)
+            return
+        }
+        let world = LV2World.shared
+        let presetNode = world.uri(preset.uri)
+        defer { lilv_node_free(presetNode) }
+        lilv_world_load_resource(world.world, presetNode)
+        guard let state = lilv_state_new_from_world(world.world, URIDMap.shared.mapFeature, presetNode) else {
+            try portMessages.forEach(send)
+            return
+        }
+        defer { lilv_state_free(state) }
+        guard lilv_state_get_num_properties(state) > 0 else {
+            try portMessages.forEach(send)
+            return
+        }
+        let mustPause = concurrent && !node.plugin.supportsThreadSafeRestore
+        if mustPause {
+            try send(ControlMessage(target: kernel, parameter: LV2Kernel.pauseParameter))
+            let deadline = Date().addingTimeInterval(2)
+            while !paused.load(ordering: .acquiring) {
+                guard Date() < deadline else {
+                    try send(ControlMessage(target: kernel, parameter: LV2Kernel.resumeParameter))
+                    throw CommandError("'\(id)' did not pause for its state restore; preset '\(preset.label)' not applied")
+                }
+                usleep(1000)
+            }
+        }
+        for (copy, instance) in instances.enumerated() {
+            lilv_state_restore(state, instance, nil, nil, 0, featureLists[copy])
+        }
+        try portMessages.forEach(send)
+        if mustPause { try send(ControlMessage(target: kernel, parameter: LV2Kernel.resumeParameter)) }
     }
 }

@@ -172,6 +172,11 @@ public struct LV2PluginInfo {
         (requiredFeatures + optionalFeatures).contains("http://lv2plug.in/ns/ext/state#loadDefaultState")
     }
 
+    /// Whether restoring state may happen while run() is being called (state:threadSafeRestore).
+    var supportsThreadSafeRestore: Bool {
+        (requiredFeatures + optionalFeatures).contains(LV2URI.threadSafeRestore)
+    }
+
     /// Finds a preset by label (case-insensitive) or URI.
     public func preset(_ labelOrURI: String) -> LV2Preset? {
         presets.first { $0.uri == labelOrURI || $0.label.lowercased() == labelOrURI.lowercased() }

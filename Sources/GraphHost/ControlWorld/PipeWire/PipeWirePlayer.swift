@@ -94,6 +94,7 @@ public final class PipeWirePlayer {
         coreEvents = .allocate(capacity: 1)
         coreEvents.initialize(to: Self.makeCoreEvents())
         targetToUse = options.target
+        graph.rendersConcurrently = true
         renderer.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
         pw_thread_loop_start(loop)
     }
