@@ -46,6 +46,12 @@ struct ShowCommand: ParsableCommand {
     func run() throws {
         let doc = try loadGraph(graph)
         print(dot ? GraphPrinter.dot(doc) : GraphPrinter.text(doc), terminator: "")
+        guard !dot, doc.nodes.contains(where: { ($0.definition as? LV2Node)?.plugin.latencyPort != nil }) else { return }
+        let compiled = try CompiledGraph(doc)
+        defer { compiled.close() }
+        for (id, latency) in compiled.measuredPluginLatencies().sorted(by: { $0.key < $1.key }) {
+            print("latency: \(id) reports \(Format.number(Double(latency))) frames (not compensated by the graph)")
+        }
     }
 }
 

@@ -293,3 +293,18 @@ extension LV2HostTests {
         XCTAssertGreaterThan(between.count, 100)
     }
 }
+
+extension LV2HostTests {
+    /// A plugin reporting latency (x42 dpl, a look-ahead limiter): `show` prints the value it reports.
+    func testShowPrintsReportedLatency() throws {
+        let uri = "http://gareus.org/oss/lv2/dpl#stereo"
+        let path = graph(try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1), lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(uri)" }"#)
+        let graph = try CompiledGraph(try GraphDocument.load(path: path))
+        let latency = try XCTUnwrap(graph.measuredPluginLatencies()["fx"])
+        graph.close()
+        XCTAssertGreaterThan(latency, 0)
+        let show = try TestSupport.execute(CommandLineTests.root.appendingPathComponent(".build/debug/graphhost"), ["show", path])
+        XCTAssertTrue(String(decoding: show.out, as: UTF8.self).contains("latency: fx reports \(Format.number(Double(latency))) frames (not compensated by the graph)"),
+                      String(decoding: show.out, as: UTF8.self))
+    }
+}

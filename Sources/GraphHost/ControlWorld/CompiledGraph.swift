@@ -101,6 +101,17 @@ public final class CompiledGraph {
         for case let plugin as LV2Instance in instances.values { plugin.drainLog() }
     }
 
+    /// Latency in frames reported by each LV2 node that reports one (runs each such plugin once on silence:
+    /// call before rendering starts).
+    public func measuredPluginLatencies() -> [String: Float] {
+        var result: [String: Float] = [:]
+        for (id, instance) in instances {
+            if let plugin = instance as? LV2Instance,
+               let latency = plugin.measuredLatency(maxFrames: plan.maxFrames, channels: plan.channels) { result[id] = latency }
+        }
+        return result
+    }
+
     /// Control output values (latency, meters) of each LV2 node, by node id and port symbol.
     public var pluginOutputs: [String: [String: Float]] {
         var result: [String: [String: Float]] = [:]

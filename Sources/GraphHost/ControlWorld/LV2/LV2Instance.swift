@@ -157,6 +157,19 @@ final class LV2Instance: NodeInstance {
             .map { ($0.symbol, k.controls[$0.index]) })
     }
 
+    /// The latency the plugin reports (lv2:reportsLatency), measured by running it once on silence
+    /// before any rendering (control world; only for `show`).
+    func measuredLatency(maxFrames: Int, channels: Int) -> Float? {
+        guard let port = node.plugin.latencyPort else { return nil }
+        let frames = min(256, maxFrames)
+        let input = UnsafeMutablePointer<Float>.allocate(capacity: channels * frames)
+        let output = UnsafeMutablePointer<Float>.allocate(capacity: channels * frames)
+        defer { input.deallocate(); output.deallocate() }
+        input.initialize(repeating: 0, count: channels * frames)
+        kernelPointer.pointee.process(input: input, output: output, channelStride: frames, channels: channels, frames: frames)
+        return kernelPointer.pointee.controls[port.index]
+    }
+
     /// Port values a command sets, clamped; throws the reason when it does not fit.
     func targets(of command: NodeCommand) throws -> [(port: Int, value: Float)] {
         let plugin = node.plugin
