@@ -7,7 +7,7 @@ struct GraphHostCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "graphhost",
         abstract: "A real-time DSP effects host: JSON graphs of MP3 streams, mixers, an iPod-style EQ and outputs.",
-        subcommands: [ValidateCommand.self, ShowCommand.self, RenderCommand.self, RunCommand.self, PluginsCommand.self, PresetsCommand.self, EQCurveCommand.self, BenchKernelCommand.self]
+        subcommands: [ValidateCommand.self, ShowCommand.self, RenderCommand.self, RunCommand.self, CtlCommand.self, PluginsCommand.self, PresetsCommand.self, EQCurveCommand.self, BenchKernelCommand.self]
     )
 }
 

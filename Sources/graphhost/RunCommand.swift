@@ -16,6 +16,7 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Requested latency in frames (node.latency).") var latency: Int?
     @Option(help: "Stop after this many seconds of audio.") var duration: Double?
     @Option(help: "The stream's node.name (default: the graph file's name).") var name: String?
+    @Option(help: "The control socket (default: $XDG_RUNTIME_DIR/graphhost/NAME.sock).") var socket: String?
 
     func run() throws {
         let doc = try loadGraph(graph)
@@ -35,6 +36,17 @@ struct RunCommand: ParsableCommand {
             printError("error: \(error)")
             throw ExitCode(1)
         }
+        let quitRequested = NSLock()
+        var quit = false
+        let statusNow = PlaybackStatus(graph: compiled, player: player, sampleRate: rate)
+        let control = LiveControl(graph: compiled, status: { statusNow.dictionary }, quit: { quitRequested.withLock { quit = true } })
+        let server = CommandServer(path: socket ?? CommandServer.defaultPath(name: nodeName), handler: control.handle)
+        do { try server.start() } catch {
+            printError("error: \(error)")
+            throw ExitCode(1)
+        }
+        defer { server.stop() }
+        logger.info("control socket: \(server.path)")
         signal(SIGINT) { _ in stopSignal = 1 }
         signal(SIGTERM) { _ in stopSignal = 1 }
         logger.info("playing \(graph) as '\(nodeName)' at \(doc.format.sampleRate) Hz, \(doc.format.channels) channels")
@@ -49,7 +61,7 @@ struct RunCommand: ParsableCommand {
         var exitCode: Int32 = 0
         while true {
             usleep(10_000)
-            if stopSignal != 0 { logger.info("stopping"); break }
+            if stopSignal != 0 || quitRequested.withLock({ quit }) { logger.info("stopping"); break }
             if let error = player.streamError {
                 printError("error: PipeWire stream: \(error)")
                 exitCode = 1
@@ -113,6 +125,16 @@ struct PlaybackStatus {
     var positionText: String { String(format: "%.2f s", seconds) }
     var underruns: Int { graph.streams.reduce(0) { $0 + $1.counters.underruns.load(ordering: .relaxed) } }
     var xruns: Int { player.counters.xruns.load(ordering: .relaxed) }
+
+    /// The status as a JSON-ready dictionary (the `status` command).
+    var dictionary: [String: Any] {
+        [
+            "position": seconds, "underruns": underruns, "xruns": xruns,
+            "quantum": player.counters.quantum.load(ordering: .relaxed),
+            "streamsFinished": graph.streams.map(\.finished),
+            "pluginOutputs": graph.pluginOutputs,
+        ]
+    }
 
     var line: String {
         let fill = graph.streams.first.map { s in 100 * s.ring.index.readable() / s.ring.capacityFrames } ?? 0

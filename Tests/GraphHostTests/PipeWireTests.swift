@@ -199,3 +199,55 @@ final class PipeWireTests: XCTestCase {
         XCTAssertEqual(allocation_counter_probe_total(), 0)
     }
 }
+
+extension PipeWireTests {
+    /// While `run` plays, `graphhost ctl` reaches it through the owner-only control socket: commands apply,
+    /// a bad command answers with the reason and a non-zero exit, `status` and `list` answer JSON, `quit` stops.
+    func testControlSocketAndCtl() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let socket = TestSupport.directory.appendingPathComponent("ctl-\(getpid())/demo.sock").path
+        let run = try pw.graphhost(["run", demo, "--socket", socket])
+        let deadline = Date().addingTimeInterval(10)
+        while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(20_000) }
+        func ctl(_ words: [String]) throws -> (status: Int32, out: String) {
+            let r = try HeadlessPipeWire.execute(HeadlessPipeWire.graphhost, ["ctl", "--socket", socket] + words, environment: pw.environment)
+            return (r.status, r.out)
+        }
+        let mode = try FileManager.default.attributesOfItem(atPath: socket)[.posixPermissions] as? Int
+        XCTAssertEqual(mode, 0o600)
+        let dirMode = try FileManager.default.attributesOfItem(atPath: (socket as NSString).deletingLastPathComponent)[.posixPermissions] as? Int
+        XCTAssertEqual(dirMode, 0o700)
+        let preset = try ctl(["preset", "eq", "Bass", "Booster"])
+        XCTAssertEqual(preset.status, 0, preset.out)
+        XCTAssertTrue(preset.out.contains("\"ok\":true"), preset.out)
+        let bad = try ctl(["set", "eq", "band.3", "40"])
+        XCTAssertEqual(bad.status, 1)
+        XCTAssertTrue(bad.out.contains("band gain 40 dB is out of range"), bad.out)
+        let unknown = try ctl(["explode"])
+        XCTAssertEqual(unknown.status, 1)
+        XCTAssertTrue(unknown.out.contains("unknown command 'explode'"), unknown.out)
+        let status = try ctl(["status"])
+        XCTAssertEqual(status.status, 0)
+        XCTAssertTrue(status.out.contains("\"position\""), status.out)
+        let list = try ctl(["list"])
+        XCTAssertTrue(list.out.contains("\"presets\":[\"Flat\",\"Acoustic\""), list.out)
+        XCTAssertTrue(list.out.contains("\"name\":\"volume.1\""), list.out)
+        // A line longer than the bound is refused and the connection keeps working for well-formed lines.
+        let fd = CommandServer.connectClient(socket)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        let long = Array((String(repeating: "x", count: 5000) + "\nstatus\n").utf8)
+        _ = long.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        var received: [UInt8] = []
+        var byte: UInt8 = 0
+        while received.filter({ $0 == 10 }).count < 2 && read(fd, &byte, 1) == 1 { received.append(byte) }
+        close(fd)
+        let replies = String(decoding: received, as: UTF8.self)
+        XCTAssertTrue(replies.contains("line longer than 4096 bytes"), replies)
+        XCTAssertTrue(replies.contains("\"status\""), replies)
+        XCTAssertEqual(try ctl(["quit"]).status, 0)
+        let result = run.wait(timeout: 10)
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: socket), "socket left behind")
+    }
+}

@@ -51,3 +51,26 @@ public struct CommandError: Error, CustomStringConvertible, Sendable {
     public var description: String
     public init(_ description: String) { self.description = description }
 }
+
+/// One line of the live-control language (console, socket): a node command or a request about the whole graph.
+public enum ControlRequest: Equatable, Sendable {
+    case node(Command)
+    case status, list, quit
+
+    /// Verbs of the language that are not implemented yet; they answer with an error and change nothing.
+    static let later = ["bypass", "chain", "load", "pause", "play"]
+
+    public static func parse(_ line: String) throws -> ControlRequest {
+        let verb = line.split(whereSeparator: \.isWhitespace).first.map(String.init) ?? ""
+        switch verb {
+        case "status": return .status
+        case "list": return .list
+        case "quit": return .quit
+        case _ where later.contains(verb): throw CommandError("'\(verb)' is not supported yet; commands: \(Command.usage), status, list, quit")
+        default:
+            do { return .node(try Command.parse(line)) } catch let e as CommandError where e.description.hasPrefix("unknown command") {
+                throw CommandError("unknown command '\(verb)'; commands: \(Command.usage), status, list, quit")
+            }
+        }
+    }
+}

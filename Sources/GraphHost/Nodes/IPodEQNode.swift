@@ -103,6 +103,13 @@ final class IPodEQInstance: NodeInstance {
 
     var kernel: RenderStep.Kernel { .ipodEQ(kernelPointer) }
 
+    var parameters: [ParameterInfo] {
+        [ParameterInfo(name: "preamp", minimum: IPodEQNode.preampRange.lowerBound, maximum: IPodEQNode.preampRange.upperBound)]
+            + (0..<GraphicEQDesign.bandCount).map { ParameterInfo(name: "band.\($0)", minimum: -12, maximum: 12) }
+    }
+
+    var presetNames: [String] { IPodEQPreset.all.map(\.name) }
+
     /// The settings after `command`, without applying them.
     func settings(after command: NodeCommand) throws -> IPodEQSettings {
         var next = settings

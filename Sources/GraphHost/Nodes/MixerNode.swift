@@ -52,6 +52,12 @@ final class MixerInstance: NodeInstance {
 
     var kernel: RenderStep.Kernel { .mixer(kernelPointer) }
 
+    var parameters: [ParameterInfo] {
+        ([("volume")] + (0..<inputs).map { "volume.\($0)" }).map {
+            ParameterInfo(name: $0, minimum: MixerNode.volumeRange.lowerBound, maximum: MixerNode.volumeRange.upperBound)
+        }
+    }
+
     /// The kernel parameter and gain a command sets.
     func target(of command: NodeCommand) throws -> (parameter: Int32, gain: Float) {
         let valid = "volume, " + (0..<inputs).map { "volume.\($0)" }.joined(separator: ", ")

@@ -33,6 +33,13 @@ extension NodeDefinition {
     }
 }
 
+/// A parameter a node accepts in `set`, with its range.
+public struct ParameterInfo: Sendable {
+    public var name: String
+    public var minimum: Double
+    public var maximum: Double
+}
+
 /// The control-side half of a running node: owns its kernel's memory and turns commands into render messages.
 public protocol NodeInstance: AnyObject {
     var kernel: RenderStep.Kernel { get }
@@ -44,12 +51,18 @@ public protocol NodeInstance: AnyObject {
     func perform(_ command: NodeCommand, concurrent: Bool, send: (ControlMessage) throws -> Void) throws
     /// Starts background work (e.g. a decoder thread).
     func start()
+    /// Parameters for `set`, with ranges (for `list`).
+    var parameters: [ParameterInfo] { get }
+    /// Preset names for `preset` (for `list`).
+    var presetNames: [String] { get }
     /// Stops background work and frees everything; the render world must no longer use the kernel.
     func close()
 }
 
 extension NodeInstance {
     public func start() {}
+    public var parameters: [ParameterInfo] { [] }
+    public var presetNames: [String] { [] }
 
     public func perform(_ command: NodeCommand, concurrent: Bool, send: (ControlMessage) throws -> Void) throws {
         try messages(for: command).forEach(send)

@@ -148,6 +148,12 @@ final class LV2Instance: NodeInstance {
 
     func start() { workerThread?.start() }
 
+    var parameters: [ParameterInfo] {
+        node.plugin.controlInputs.map { ParameterInfo(name: $0.symbol, minimum: Double($0.minimum ?? -.infinity), maximum: Double($0.maximum ?? .infinity)) }
+    }
+
+    var presetNames: [String] { node.plugin.presets.map(\.label) }
+
     func drainLog() { features.drainLog(to: Self.logger, plugin: node.uri) }
 
     /// Control output values (latency, meters) of the first instance, by symbol.

@@ -1,0 +1,44 @@
+import ArgumentParser
+import Foundation
+import GraphHost
+
+struct CtlCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ctl",
+        abstract: "Send one command to a running `graphhost run` and print its JSON reply (exit 1 on an error reply).",
+        discussion: "Commands: \(Command.usage), status, list, quit."
+    )
+    @Option(help: "The control socket.") var socket: String?
+    @Option(help: "The run's name (its socket is $XDG_RUNTIME_DIR/graphhost/NAME.sock).") var name: String?
+    @Argument(parsing: .captureForPassthrough, help: "The command, e.g. preset eq Rock.") var command: [String]
+
+    func run() throws {
+        let path = try socketPath()
+        let fd = CommandServer.connectClient(path)
+        guard fd >= 0 else {
+            printError("error: cannot connect to \(path): \(String(cString: strerror(errno))) (is `graphhost run` playing?)")
+            throw ExitCode(1)
+        }
+        defer { close(fd) }
+        let line = Array((command.joined(separator: " ") + "\n").utf8)
+        _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        var reply: [UInt8] = []
+        var byte: UInt8 = 0
+        while read(fd, &byte, 1) == 1 && byte != UInt8(ascii: "\n") { reply.append(byte) }
+        let text = String(decoding: reply, as: UTF8.self)
+        print(text)
+        let object = try? JSONSerialization.jsonObject(with: Data(reply)) as? [String: Any]
+        if object?["ok"] as? Bool != true { throw ExitCode(1) }
+    }
+
+    func socketPath() throws -> String {
+        if let socket { return socket }
+        if let name { return CommandServer.defaultPath(name: name) }
+        let dir = (CommandServer.defaultPath(name: "x") as NSString).deletingLastPathComponent
+        let sockets = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasSuffix(".sock") }
+        guard sockets.count == 1 else {
+            throw ValidationError(sockets.isEmpty ? "no running graphhost in \(dir)" : "several runs (\(sockets.joined(separator: ", "))): give --name or --socket")
+        }
+        return dir + "/" + sockets[0]
+    }
+}
