@@ -76,16 +76,16 @@ struct RenderCommand: ParsableCommand {
             guard let seconds = Double(at[i]), seconds >= 0, i + 1 < at.count else {
                 throw ValidationError("--at takes SECONDS and a COMMAND, e.g. --at 2.5 'preset eq Rock'")
             }
-            let command: Command
-            do { command = try Command.parse(at[i + 1]) } catch { throw ValidationError("--at \(at[i]) '\(at[i + 1])': \(error)") }
-            events.append(TimedCommand(frame: Int((seconds * rate).rounded()), command: command))
+            let request: ControlRequest
+            do { request = try ControlRequest.parse(at[i + 1]) } catch { throw ValidationError("--at \(at[i]) '\(at[i + 1])': \(error)") }
+            events.append(TimedCommand(frame: Int((seconds * rate).rounded()), request: request))
             i += 2
         }
         let compiled = try CompiledGraph(doc)
         defer { compiled.close() }
         for event in events {
-            do { try compiled.check(event.command) } catch {
-                throw ValidationError("--at \(Format.number(Double(event.frame) / rate)) '\(event.command)': \(error)")
+            do { try compiled.check(event.request) } catch {
+                throw ValidationError("--at \(Format.number(Double(event.frame) / rate)) '\(event.request)': \(error)")
             }
         }
         let writer = try SoundFileWriter(path: output, sampleRate: doc.format.sampleRate, channels: doc.format.channels)
@@ -106,7 +106,7 @@ struct RenderCommand: ParsableCommand {
         print("wrote \(output): \(String(format: "%.3f", seconds)) s, peak \(peakDB), \(String(format: "%.0f", seconds / max(elapsed, 1e-9)))x real time, underruns \(summary.underruns)")
         for node in doc.nodes {
             guard let eq = node.definition as? IPodEQNode else { continue }
-            let changes = events.filter { $0.command.node == node.id }.map { "at \(String(format: "%.3f", Double($0.frame) / rate)) s: \($0.command.action)" }
+            let changes = events.compactMap { e in e.command.flatMap { $0.node == node.id ? "at \(String(format: "%.3f", Double(e.frame) / rate)) s: \($0.action)" : nil } }
             print("\(node.id): preset \(eq.preset.name)" + (changes.isEmpty ? "" : ", then " + changes.joined(separator: ", ")))
         }
     }

@@ -61,6 +61,7 @@ final class MixerAndSlicingTests: XCTestCase {
         let demo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Graphs/demo.json").standardizedFileURL.path
         let events = [TimedCommand(frame: 30000, command: try Command.parse("preset eq Dance")),
                       TimedCommand(frame: 50001, command: try Command.parse("set mix volume 0.5")),
+                      TimedCommand(frame: 60000, request: .pause), TimedCommand(frame: 66000, request: .play),
                       TimedCommand(frame: 70000, command: try Command.parse("set eq preamp -3"))]
         let seconds = 2 * 48000
         let fixed = try TestSupport.render(demo, durationFrames: seconds, events: events).samples
@@ -69,5 +70,31 @@ final class MixerAndSlicingTests: XCTestCase {
         XCTAssertEqual(fixed.count, seconds * 2)
         XCTAssertEqual(fixed, varied)
         XCTAssertGreaterThan(TestSupport.peak(fixed), 0.05)
+    }
+}
+
+extension MixerAndSlicingTests {
+    /// `pause` fades out over 20 ms and then nothing runs (the stream does not advance); `play` fades back in
+    /// and the music continues from where it paused.
+    func testPauseAndPlay() throws {
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 2)
+        let path = TestSupport.graph("""
+        { "nodes": [ { "id": "s", "type": "stream", "url": "\(mp3)" }, { "id": "out", "type": "output" } ],
+          "links": [ { "from": "s", "to": "out" } ] }
+        """)
+        let dry = try single(mp3)
+        let (pauseAt, playAt, fade) = (24000, 48000, 960)
+        let out = try TestSupport.render(path, durationFrames: 96000, events: [
+            TimedCommand(frame: pauseAt, request: .pause), TimedCommand(frame: playAt, request: .play),
+        ]).samples
+        XCTAssertEqual(Array(out[0..<(2 * pauseAt)]), Array(dry[0..<(2 * pauseAt)]))
+        XCTAssertEqual(out[(2 * (pauseAt + fade))..<(2 * playAt)].map(abs).max()!, 0)
+        // After the fade-in, the output is the music that followed the pause point (the stream waited).
+        let resumed = pauseAt + fade
+        for f in (playAt + fade)..<(playAt + fade + 4000) {
+            XCTAssertEqual(out[2 * f], dry[2 * (f - (playAt - resumed))], "frame \(f)")
+        }
+        // Fades are monotonic ramps, never louder than the music.
+        for f in pauseAt..<(pauseAt + fade) { XCTAssertLessThanOrEqual(abs(out[2 * f]), abs(dry[2 * f]) + 1e-6) }
     }
 }

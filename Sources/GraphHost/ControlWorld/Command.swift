@@ -53,23 +53,39 @@ public struct CommandError: Error, CustomStringConvertible, Sendable {
 }
 
 /// One line of the live-control language (console, socket): a node command or a request about the whole graph.
-public enum ControlRequest: Equatable, Sendable {
+public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
     case node(Command)
+    case pause, play
     case status, list, quit
 
     /// Verbs of the language that are not implemented yet; they answer with an error and change nothing.
-    static let later = ["bypass", "chain", "load", "pause", "play"]
+    static let later = ["bypass", "chain", "load"]
+
+    public static let usage = "\(Command.usage), pause, play, status, list, quit"
+
+    public var description: String {
+        switch self {
+        case .node(let command): return command.description
+        case .pause: return "pause"
+        case .play: return "play"
+        case .status: return "status"
+        case .list: return "list"
+        case .quit: return "quit"
+        }
+    }
 
     public static func parse(_ line: String) throws -> ControlRequest {
         let verb = line.split(whereSeparator: \.isWhitespace).first.map(String.init) ?? ""
         switch verb {
+        case "pause": return .pause
+        case "play": return .play
         case "status": return .status
         case "list": return .list
         case "quit": return .quit
-        case _ where later.contains(verb): throw CommandError("'\(verb)' is not supported yet; commands: \(Command.usage), status, list, quit")
+        case _ where later.contains(verb): throw CommandError("'\(verb)' is not supported yet; commands: \(usage)")
         default:
             do { return .node(try Command.parse(line)) } catch let e as CommandError where e.description.hasPrefix("unknown command") {
-                throw CommandError("unknown command '\(verb)'; commands: \(Command.usage), status, list, quit")
+                throw CommandError("unknown command '\(verb)'; commands: \(usage)")
             }
         }
     }

@@ -64,8 +64,10 @@ public final class CompiledGraph {
                                                                output: slotOf[n].map { bus($0) }))
         }
         inputTables = tables
+        let transport = UnsafeMutablePointer<Transport>.allocate(capacity: 1)
+        transport.initialize(to: Transport(fadeFrames: Int(Self.transportFadeSeconds * Double(format.sampleRate))))
         plan = RenderPlan(steps: steps, channels: format.channels, maxFrames: format.maxFrames,
-                          outputBus: outputBus, messages: .allocate())
+                          outputBus: outputBus, messages: .allocate(), transport: transport)
     }
 
     /// Starts the decoder threads.
@@ -119,11 +121,21 @@ public final class CompiledGraph {
         return result
     }
 
+    /// The fade of `pause` and `play`.
+    public static let transportFadeSeconds = 0.02
+
+    /// Pauses (fade out, then nothing runs) or resumes (fade in) the whole graph.
+    public func setPlaying(_ playing: Bool) throws {
+        let message = ControlMessage(target: .output, parameter: playing ? Transport.playParameter : Transport.pauseParameter)
+        guard plan.messages.push(message) else { throw CommandError("the control queue is full; try again") }
+    }
+
     /// Stops background work and frees all memory; the plan must no longer be rendered.
     public func close() {
         guard !closed else { return }
         closed = true
         instances.values.forEach { $0.close() }
+        plan.transport.deallocate()
         plan.messages.deallocate()
         plan.steps.deallocate()
         inputTables.forEach { $0.deallocate() }

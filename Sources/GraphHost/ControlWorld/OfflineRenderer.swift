@@ -1,12 +1,43 @@
 import CRenderSupport
 
-/// A command scheduled at an exact frame of an offline render.
+/// A command scheduled at an exact frame of an offline render: a node command, `pause` or `play`.
 public struct TimedCommand: Equatable {
     public var frame: Int
-    public var command: Command
-    public init(frame: Int, command: Command) {
+    public var request: ControlRequest
+
+    public init(frame: Int, request: ControlRequest) {
         self.frame = frame
-        self.command = command
+        self.request = request
+    }
+
+    public init(frame: Int, command: Command) {
+        self.init(frame: frame, request: .node(command))
+    }
+
+    /// The node command, if this is one.
+    public var command: Command? {
+        if case .node(let c) = request { return c }
+        return nil
+    }
+}
+
+extension CompiledGraph {
+    /// Throws the reason when a timed request cannot apply to an offline render.
+    public func check(_ request: ControlRequest) throws {
+        switch request {
+        case .node(let command): try check(command)
+        case .pause, .play: break
+        case .status, .list, .quit: throw CommandError("'\(request)' is not a command for an offline render")
+        }
+    }
+
+    public func apply(_ request: ControlRequest) throws {
+        switch request {
+        case .node(let command): try apply(command)
+        case .pause: try setPlaying(false)
+        case .play: try setPlaying(true)
+        case .status, .list, .quit: try check(request)
+        }
     }
 }
 
@@ -42,7 +73,7 @@ public struct OfflineRenderer {
         if durationFrames == nil && (streams.isEmpty || streams.contains { $0.node.loop }) {
             throw CommandError("this graph never ends by itself (no stream, or a looping stream): give --duration")
         }
-        for event in events { try graph.check(event.command) }
+        for event in events { try graph.check(event.request) }
         let capacity = max(blockFrames, frameSizes?.max() ?? 0)
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: capacity * plan.channels)
         defer { buffer.deallocate() }
@@ -53,7 +84,7 @@ public struct OfflineRenderer {
         var sizeIndex = 0
         while durationFrames.map({ position < $0 }) ?? true {
             while nextEvent < events.count && events[nextEvent].frame <= position {
-                try graph.apply(events[nextEvent].command)
+                try graph.apply(events[nextEvent].request)
                 nextEvent += 1
             }
             var frames = frameSizes.map { $0[sizeIndex % $0.count] } ?? blockFrames

@@ -17,10 +17,11 @@ public final class LiveControl {
     public func handle(_ line: String) -> String {
         lock.withLock {
             do {
-                switch try ControlRequest.parse(line) {
-                case .node(let command):
-                    try graph.apply(command)
-                    return CommandServer.json(["ok": true, "command": command.description])
+                let request = try ControlRequest.parse(line)
+                switch request {
+                case .node, .pause, .play:
+                    try graph.apply(request)
+                    return CommandServer.json(["ok": true, "command": request.description])
                 case .status:
                     return CommandServer.json(["ok": true, "status": status()])
                 case .list:
