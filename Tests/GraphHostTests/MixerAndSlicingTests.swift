@@ -98,3 +98,34 @@ extension MixerAndSlicingTests {
         for f in pauseAt..<(pauseAt + fade) { XCTAssertLessThanOrEqual(abs(out[2 * f]), abs(dry[2 * f]) + 1e-6) }
     }
 }
+
+extension MixerAndSlicingTests {
+    /// `bypass NODE on` crossfades to the node's input over 20 ms; `off` crossfades back, and because the
+    /// filter (or plugin) kept running meanwhile, the output is then as if it had never been bypassed
+    /// (to float rounding: the EQ differs by an ulp now and then).
+    func testBypassOnAndOff() throws {
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 2)
+        for fx in [#"{ "id": "fx", "type": "ipod-eq", "preset": "Rock" }"#,
+                   #"{ "id": "fx", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/amp", "controls": { "gain": -6 } }"#] {
+            let path = TestSupport.graph("""
+            { "nodes": [ { "id": "s", "type": "stream", "url": "\(mp3)" }, \(fx), { "id": "out", "type": "output" } ],
+              "links": [ { "from": "s", "to": "fx" }, { "from": "fx", "to": "out" } ] }
+            """)
+            let dry = try single(mp3)
+            let wet = try TestSupport.render(path, durationFrames: 72000).samples
+            let out = try TestSupport.render(path, durationFrames: 72000, events: [
+                TimedCommand(frame: 24000, command: try Command.parse("bypass fx on")),
+                TimedCommand(frame: 48000, command: try Command.parse("bypass fx off")),
+            ]).samples
+            XCTAssertEqual(Array(out[0..<48000]), Array(wet[0..<48000]), fx)
+            XCTAssertEqual(Array(out[(2 * 24960)..<(2 * 48000)]), Array(dry[(2 * 24960)..<(2 * 48000)]), fx)
+            let worst = ((2 * 48960)..<(2 * 72000)).map { abs(out[$0] - wet[$0]) }.max()!
+            XCTAssertLessThan(worst, 1e-6, "\(fx): differs from the never-bypassed output")
+        }
+        let graph = try CompiledGraph(try GraphDocument.load(path: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Graphs/demo.json").standardizedFileURL.path))
+        defer { graph.close() }
+        XCTAssertThrowsError(try graph.check(Command.parse("bypass mix on"))) { XCTAssertTrue("\($0)".contains("cannot be bypassed"), "\($0)") }
+        XCTAssertThrowsError(try Command.parse("bypass eq maybe"))
+    }
+}

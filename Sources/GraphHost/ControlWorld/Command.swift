@@ -2,11 +2,13 @@
 public enum NodeCommand: Equatable, Sendable, CustomStringConvertible {
     case preset(String)
     case set(parameter: String, value: Double)
+    case bypass(Bool)
 
     public var description: String {
         switch self {
         case .preset(let name): return "preset \(name)"
         case .set(let parameter, let value): return "set \(parameter) \(Format.number(value))"
+        case .bypass(let on): return "bypass \(on ? "on" : "off")"
         }
     }
 }
@@ -20,11 +22,12 @@ public struct Command: Equatable, Sendable, CustomStringConvertible {
         switch action {
         case .preset(let name): return "preset \(node) \(name)"
         case .set(let parameter, let value): return "set \(node) \(parameter) \(Format.number(value))"
+        case .bypass(let on): return "bypass \(node) \(on ? "on" : "off")"
         }
     }
 
     /// The commands and their forms, for help texts and errors.
-    public static let usage = "preset NODE NAME|INDEX, set NODE PARAM VALUE"
+    public static let usage = "preset NODE NAME|INDEX, set NODE PARAM VALUE, bypass NODE on|off"
 
     /// Parses `preset NODE NAME` (the name may contain spaces) or `set NODE PARAM VALUE`.
     public static func parse(_ line: String) throws -> Command {
@@ -34,6 +37,9 @@ public struct Command: Equatable, Sendable, CustomStringConvertible {
         case "preset":
             guard words.count >= 3 else { throw CommandError("usage: preset NODE NAME|INDEX") }
             return Command(node: words[1], action: .preset(words[2...].joined(separator: " ")))
+        case "bypass":
+            guard words.count == 3, ["on", "off"].contains(words[2]) else { throw CommandError("usage: bypass NODE on|off") }
+            return Command(node: words[1], action: .bypass(words[2] == "on"))
         case "set":
             guard words.count == 4 else { throw CommandError("usage: set NODE PARAM VALUE") }
             guard let value = Double(words[3]), value.isFinite else {
@@ -59,7 +65,7 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
     case status, list, quit
 
     /// Verbs of the language that are not implemented yet; they answer with an error and change nothing.
-    static let later = ["bypass", "chain", "load"]
+    static let later = ["chain", "load"]
 
     public static let usage = "\(Command.usage), pause, play, status, list, quit"
 

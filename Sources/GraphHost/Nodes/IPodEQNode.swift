@@ -119,6 +119,8 @@ final class IPodEQInstance: NodeInstance {
                 throw CommandError("unknown preset '\(name)' for '\(id)'; valid presets (name or index): \(IPodEQNode.presetList)")
             }
             next.gains = preset.gains
+        case .bypass:
+            break
         case .set(let parameter, let value):
             if parameter == "preamp" {
                 guard IPodEQNode.preampRange.contains(value) else { throw CommandError("preamp \(Format.number(value)) dB is out of range -24…24") }
@@ -136,6 +138,9 @@ final class IPodEQInstance: NodeInstance {
     func check(_ command: NodeCommand) throws { _ = try settings(after: command) }
 
     func messages(for command: NodeCommand) throws -> [ControlMessage] {
+        if case .bypass(let on) = command {
+            return [ControlMessage(target: kernel, parameter: IPodEQKernel.bypassParameter, values: [on ? 1 : 0])]
+        }
         settings = try settings(after: command)
         return [ControlMessage(target: kernel, parameter: Int32(GraphicEQDesign.bandCount),
                                values: settings.kernelValues(sampleRate: format.sampleRate))]

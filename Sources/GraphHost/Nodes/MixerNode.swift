@@ -61,6 +61,7 @@ final class MixerInstance: NodeInstance {
     /// The kernel parameter and gain a command sets.
     func target(of command: NodeCommand) throws -> (parameter: Int32, gain: Float) {
         let valid = "volume, " + (0..<inputs).map { "volume.\($0)" }.joined(separator: ", ")
+        if case .bypass = command { throw CommandError("mixer '\(id)' cannot be bypassed (set its volumes instead)") }
         guard case .set(let parameter, let value) = command else {
             throw CommandError("mixer '\(id)' has no presets; parameters: \(valid)")
         }

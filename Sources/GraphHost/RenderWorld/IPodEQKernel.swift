@@ -38,6 +38,8 @@ public struct ParallelEQCoefficients: Equatable {
 /// A new coefficient set is reached by linear interpolation, updated every `segmentLength` samples.
 public struct IPodEQKernel {
     public static let segmentLength = 16
+    /// Message parameter for bypass (value 1 on, 0 off); other messages carry coefficients.
+    public static let bypassParameter: Int32 = -1
 
     /// Two state vectors (s1, s2) per channel.
     public let state: UnsafeMutablePointer<SIMD16<Float>>
@@ -48,15 +50,24 @@ public struct IPodEQKernel {
     var segmentsDone = 0
     var segmentsLeft = 0
     var segmentPosition = 0
+    /// How much of the filtered signal is heard; bypass glides it to 0 (the filter keeps running, so
+    /// un-bypassing is clean).
+    var wet = SmoothedGain(1)
+    let rampSamples: Int
 
     public init(state: UnsafeMutablePointer<SIMD16<Float>>, coefficients: ParallelEQCoefficients, rampSamples: Int) {
         self.state = state
         self.current = coefficients
         self.rampSegments = max(1, rampSamples / Self.segmentLength)
+        self.rampSamples = rampSamples
     }
 
     @_noLocks
     public mutating func apply(_ message: ControlMessage) {
+        if message.parameter == Self.bypassParameter {
+            wet.glide(to: message.values[0] > 0.5 ? 0 : 1, over: rampSamples)
+            return
+        }
         start = current
         target = ParallelEQCoefficients(message: message)
         segmentsDone = 1
@@ -81,6 +92,15 @@ public struct IPodEQKernel {
             if c < channels {
                 let offset = c * channelStride + done
                 Self.filter(current, state: state + 2 * c, input: input + offset, output: output + offset, frames: run)
+            }
+            if !(wet.isSteady && wet.current == 1) {
+                for f in 0..<run {
+                    let g = wet.next()
+                    for ch in 0..<channels {
+                        let at = ch * channelStride + done + f
+                        output[at] = input[at] + g * (output[at] - input[at])
+                    }
+                }
             }
             done += run
             if segmentsLeft > 0 {

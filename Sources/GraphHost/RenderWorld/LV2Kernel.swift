@@ -33,12 +33,23 @@ public struct LV2Kernel {
     /// Message parameters besides port indices.
     public static let pauseParameter: Int32 = -2
     public static let resumeParameter: Int32 = -3
+    /// Bypass (value 1 on, 0 off): the plugin fades out but keeps running, so un-bypassing is clean.
+    public static let bypassParameter: Int32 = -4
+    /// True while bypassed: the plugin runs even when fully faded out.
+    public let runsWhenSilent: UnsafeMutablePointer<Bool>
 
     /// A control change: `parameter` is the port index, value 0 the new value (already clamped).
     @_noLocks
     public func apply(_ message: ControlMessage) {
         if message.parameter == Self.pauseParameter {
+            runsWhenSilent.pointee = false
             wet.pointee.glide(to: 0, over: fadeSamples)
+            return
+        }
+        if message.parameter == Self.bypassParameter {
+            let on = message.values[0] > 0.5
+            runsWhenSilent.pointee = on
+            wet.pointee.glide(to: on ? 0 : 1, over: fadeSamples)
             return
         }
         if message.parameter == Self.resumeParameter {
@@ -54,7 +65,7 @@ public struct LV2Kernel {
     @_noLocks
     public func process(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
                         channelStride: Int, channels: Int, frames: Int) {
-        if wet.pointee.isSteady && wet.pointee.current == 0 {
+        if wet.pointee.isSteady && wet.pointee.current == 0 && !runsWhenSilent.pointee {
             // Paused: the plugin is not run (its state may be being restored); the input passes through.
             for c in 0..<channels {
                 let src = input + c * channelStride, dst = output + c * channelStride

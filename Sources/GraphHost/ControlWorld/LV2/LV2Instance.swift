@@ -17,6 +17,8 @@ final class LV2Instance: NodeInstance {
     private var featureLists: [UnsafeMutablePointer<UnsafePointer<LV2_Feature>?>] = []
     private let wet: UnsafeMutablePointer<SmoothedGain>
     private let paused: UnsafeAtomic<Bool>
+    private let runsWhenSilent: UnsafeMutablePointer<Bool>
+    private var bypassed = false
     /// The fade before a state restore that is not thread-safe, and after it.
     static let fadeSeconds = 0.02
     private var allocations: [UnsafeMutableRawPointer] = []
@@ -126,6 +128,9 @@ final class LV2Instance: NodeInstance {
         let wet = UnsafeMutablePointer<SmoothedGain>.allocate(capacity: 1)
         wet.initialize(to: SmoothedGain(1))
         let paused = UnsafeAtomic<Bool>.create(false)
+        let runsWhenSilent = UnsafeMutablePointer<Bool>.allocate(capacity: 1)
+        runsWhenSilent.initialize(to: false)
+        self.runsWhenSilent = runsWhenSilent
         self.wet = wet
         self.paused = paused
         kernelPointer = .allocate(capacity: 1)
@@ -136,7 +141,7 @@ final class LV2Instance: NodeInstance {
             sequenceType: URIDMap.shared.map("http://lv2plug.in/ns/ext/atom#Sequence"),
             chunkType: URIDMap.shared.map("http://lv2plug.in/ns/ext/atom#Chunk"),
             workers: workers[0].interface == nil ? nil : workers, wet: wet, paused: paused,
-            fadeSamples: Int(Self.fadeSeconds * Double(format.sampleRate))))
+            fadeSamples: Int(Self.fadeSeconds * Double(format.sampleRate)), runsWhenSilent: runsWhenSilent))
         featureLists = lists
         self.workers = workers
         workerThread = workers[0].interface == nil ? nil : LV2WorkerThread(channels: workers, count: copies)
@@ -187,6 +192,8 @@ final class LV2Instance: NodeInstance {
             let clamped = port.clamp(Float(value))
             if clamped != Float(value) { Self.logger.warning("\(id).\(symbol): \(Format.number(value)) is outside \(port.rangeText); using \(Format.number(Double(clamped)))") }
             return [(port.index, clamped)]
+        case .bypass:
+            return []
         case .preset(let name):
             guard let preset = plugin.preset(name) else {
                 let list = plugin.presets.map(\.label)
@@ -201,7 +208,11 @@ final class LV2Instance: NodeInstance {
     func check(_ command: NodeCommand) throws { _ = try targets(of: command) }
 
     func messages(for command: NodeCommand) throws -> [ControlMessage] {
-        try targets(of: command).map { ControlMessage(target: kernel, parameter: Int32($0.port), values: [$0.value]) }
+        if case .bypass(let on) = command {
+            bypassed = on
+            return [ControlMessage(target: kernel, parameter: LV2Kernel.bypassParameter, values: [on ? 1 : 0])]
+        }
+        return try targets(of: command).map { ControlMessage(target: kernel, parameter: Int32($0.port), values: [$0.value]) }
     }
 
     func close() {
@@ -219,6 +230,7 @@ final class LV2Instance: NodeInstance {
         workers.deallocate()
         wet.deallocate()
         paused.destroy()
+        runsWhenSilent.deallocate()
     }
 
     /// Applies a command. A preset that carries state besides port values is restored here, in the control
@@ -259,6 +271,9 @@ final class LV2Instance: NodeInstance {
             lilv_state_restore(state, instance, nil, nil, 0, featureLists[copy])
         }
         try portMessages.forEach(send)
-        if mustPause { try send(ControlMessage(target: kernel, parameter: LV2Kernel.resumeParameter)) }
+        if mustPause {
+            try send(ControlMessage(target: kernel, parameter: LV2Kernel.resumeParameter))
+            if bypassed { try send(ControlMessage(target: kernel, parameter: LV2Kernel.bypassParameter, values: [1])) }
+        }
     }
 }
