@@ -41,12 +41,12 @@ public struct ResponsePlot: Sendable {
     public func render(width: Int = 900, height: Int = 500) -> [UInt8] {
         precondition(width >= 200 && height >= 150, "ResponsePlot needs at least 200x150 pixels")
         var canvas = Canvas(width: width, height: height)
-        let s = max(1, min(width / 600, height / 330))  // text scale
+        let s = max(1, min(width / 900, height / 500))  // text scale
         let charW = 6 * s, lineH = 10 * s
 
         // Plot area (pixel edges).
-        let left = 6 * charW + 10 * s, right = width - 12 * s
-        let top = 2 * lineH + 8 * s, bottom = height - 2 * lineH - 8 * s
+        let left = 6 * charW + 12 * s, right = width - 12 * s
+        let top = 36 * s, bottom = height - 2 * lineH - 8 * s
         let plotW = Double(right - left), plotH = Double(bottom - top)
 
         var lo = dBRange.lowerBound, hi = dBRange.upperBound
@@ -65,10 +65,10 @@ public struct ResponsePlot: Sendable {
             let y = Int(yOf(dB).rounded())
             canvas.hLine(y: min(y, bottom - 1), x0: left, x1: right - 1, color: abs(dB) < 1e-9 ? majorColor : gridColor)
             let text = Self.dBLabel(dB, step: step)
-            canvas.text(text, x: left - 4 * s - canvas.textWidth(text, scale: s), y: y - 7 * s / 2, scale: s, color: labelColor)
+            canvas.text(text, x: left - 8 * s - canvas.textWidth(text, scale: s), y: y - 7 * s / 2, scale: s, color: labelColor)
             dB += step
         }
-        canvas.text("dB", x: left - 4 * s - canvas.textWidth("dB", scale: s), y: top - lineH - 2 * s, scale: s, color: textColor)
+        canvas.text("dB", x: left - 8 * s - canvas.textWidth("dB", scale: s), y: 22 * s, scale: s, color: textColor)
 
         // Vertical grid: decades (darker) and octave-band centres, labelled.
         let ticks: [(Double, String, Bool)] = [
@@ -76,20 +76,33 @@ public struct ResponsePlot: Sendable {
             (250, "250", false), (500, "500", false), (1_000, "1k", true), (2_000, "2k", false), (4_000, "4k", false),
             (8_000, "8k", false), (10_000, "10k", true), (16_000, "16k", false), (20_000, "20k", true),
         ]
-        for (f, text, major) in ticks {
-            let x = min(Int(xOf(f).rounded()), right - 1)
-            canvas.vLine(x: x, y0: top, y1: bottom - 1, color: major ? majorColor : gridColor)
-            canvas.text(text, x: x - canvas.textWidth(text, scale: s) / 2, y: bottom + 4 * s, scale: s, color: labelColor)
+        var usedSpans: [ClosedRange<Int>] = []  // label extents already drawn; decades win over minor ticks
+        for pass in [true, false] {
+            for (f, text, major) in ticks where major == pass {
+                let x = min(Int(xOf(f).rounded()), right - 1)
+                canvas.vLine(x: x, y0: top, y1: bottom - 1, color: major ? majorColor : gridColor)
+                let textW = canvas.textWidth(text, scale: s)
+                let x0 = min(max(0, x - textW / 2), width - textW - 1)
+                let span = (x0 - 3 * s)...(x0 + textW + 3 * s)
+                guard !usedSpans.contains(where: { $0.overlaps(span) }) else { continue }
+                usedSpans.append(span)
+                canvas.text(text, x: x0, y: bottom + 6 * s, scale: s, color: labelColor)
+            }
         }
         let axisTitle = "Frequency (Hz)"
         canvas.text(axisTitle, x: left + (right - left - canvas.textWidth(axisTitle, scale: s)) / 2,
-                    y: bottom + 4 * s + lineH + 2 * s, scale: s, color: textColor)
+                    y: bottom + 6 * s + lineH + 2 * s, scale: s, color: textColor)
 
         // Plot frame and title.
         canvas.rectOutline(x0: left, y0: top, x1: right - 1, y1: bottom - 1, color: (110, 110, 110))
-        let titleScale = 2 * s
-        let titleW = canvas.textWidth(title, scale: titleScale)
-        canvas.text(title, x: max(2, (width - titleW) / 2), y: 5 * s, scale: titleScale, color: (0, 0, 0))
+        // Title: halve its size if too wide, then truncate with "..." as a last resort.
+        var titleScale = 2 * s, titleText = title
+        if canvas.textWidth(titleText, scale: titleScale) > width - 8 { titleScale = s }
+        let maxChars = (width - 8 + titleScale) / (6 * titleScale)
+        if titleText.count > maxChars { titleText = String(titleText.prefix(max(0, maxChars - 3))) + "..." }
+        let titleW = canvas.textWidth(titleText, scale: titleScale)
+        let titleY = titleScale == s ? 4 * s + 4 * s : 4 * s
+        canvas.text(titleText, x: max(4, (width - titleW) / 2), y: titleY, scale: titleScale, color: (0, 0, 0))
 
         // Curves, clipped to the plot area.
         let clip = (x0: left + 1, y0: top + 1, x1: right - 2, y1: bottom - 2)
@@ -164,7 +177,7 @@ public struct ResponsePlot: Sendable {
     }
 }
 
-typealias RGB = (UInt8, UInt8, UInt8)
+private typealias RGB = (UInt8, UInt8, UInt8)
 
 /// A white RGB raster with the few drawing primitives the chart needs.
 private struct Canvas {
@@ -238,7 +251,7 @@ private struct Canvas {
 }
 
 /// A compact 5x7 bitmap font (plus a descender row) covering the characters chart labels use.
-enum BitmapFont {
+private enum BitmapFont {
     /// The five column bytes of `ch` (bit 0 = top row), or those of "?" if `ch` is not in the table.
     static func columns(for ch: Character) -> ArraySlice<UInt8> {
         let index = glyphIndex[ch] ?? glyphIndex["?"]!
