@@ -6,7 +6,7 @@ struct CtlCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ctl",
         abstract: "Send one command to a running `graphhost run` and print its JSON reply (exit 1 on an error reply).",
-        discussion: "Commands: \(Command.usage), status, list, quit."
+        discussion: "Commands: \(ControlRequest.usage). `subscribe` prints events (one JSON line each) until the run ends."
     )
     @Option(help: "The control socket.") var socket: String?
     @Option(help: "The run's name (its socket is $XDG_RUNTIME_DIR/graphhost/NAME.sock).") var name: String?
@@ -27,6 +27,18 @@ struct CtlCommand: ParsableCommand {
         while read(fd, &byte, 1) == 1 && byte != UInt8(ascii: "\n") { reply.append(byte) }
         let text = String(decoding: reply, as: UTF8.self)
         print(text)
+        if command == ["subscribe"] {
+            var event: [UInt8] = []
+            while read(fd, &byte, 1) == 1 {
+                if byte == UInt8(ascii: "\n") {
+                    print(String(decoding: event, as: UTF8.self))
+                    fflush(stdout)
+                    event.removeAll()
+                } else {
+                    event.append(byte)
+                }
+            }
+        }
         let object = try? JSONSerialization.jsonObject(with: Data(reply)) as? [String: Any]
         if object?["ok"] as? Bool != true { throw ExitCode(1) }
     }

@@ -41,6 +41,7 @@ struct RunCommand: ParsableCommand {
         let statusNow = PlaybackStatus(graph: compiled, player: player, sampleRate: rate)
         let control = LiveControl(graph: compiled, status: { statusNow.dictionary }, quit: { quitRequested.withLock { quit = true } })
         let server = CommandServer(path: socket ?? CommandServer.defaultPath(name: nodeName), handler: control.handle)
+        control.publish = server.publish
         do { try server.start() } catch {
             printError("error: \(error)")
             throw ExitCode(1)
@@ -87,6 +88,7 @@ struct RunCommand: ParsableCommand {
             if let durationFrames, frames >= durationFrames { break }
             if durationFrames == nil && !streams.isEmpty && streams.allSatisfy({ $0.finished }) {
                 logger.info("every stream has finished")
+                server.publish(["event": "finished", "position": status.seconds])
                 break
             }
             if Date() >= nextStatus {
@@ -96,11 +98,17 @@ struct RunCommand: ParsableCommand {
                     print("\r\u{1B}[K" + status.line, terminator: "")
                     fflush(stdout)
                 } else {
-                    let (x, u) = (status.xruns, status.underruns)
-                    if x > reportedXruns { logger.warning("xruns: \(x)") }
-                    if u > reportedUnderruns { logger.warning("underruns: \(u)") }
-                    (reportedXruns, reportedUnderruns) = (x, u)
                 }
+                let (x, u) = (status.xruns, status.underruns)
+                if x > reportedXruns {
+                    if !isTTY { logger.warning("xruns: \(x)") }
+                    server.publish(["event": "xruns", "count": x, "position": status.seconds])
+                }
+                if u > reportedUnderruns {
+                    if !isTTY { logger.warning("underruns: \(u)") }
+                    server.publish(["event": "underruns", "count": u, "position": status.seconds])
+                }
+                (reportedXruns, reportedUnderruns) = (x, u)
             }
         }
         player.stop()

@@ -255,6 +255,19 @@ extension PipeWireTests {
         let replies = String(decoding: received, as: UTF8.self)
         XCTAssertTrue(replies.contains("line longer than 4096 bytes"), replies)
         XCTAssertTrue(replies.contains("\"status\""), replies)
+        // A subscriber receives events: here the pause and play commands another client sends.
+        let subscriber = CommandServer.connectClient(socket)
+        XCTAssertGreaterThanOrEqual(subscriber, 0)
+        _ = Array("subscribe\n".utf8).withUnsafeBytes { write(subscriber, $0.baseAddress, $0.count) }
+        XCTAssertEqual(try ctl(["pause"]).status, 0)
+        XCTAssertEqual(try ctl(["play"]).status, 0)
+        var events: [UInt8] = []
+        while events.filter({ $0 == 10 }).count < 3 && read(subscriber, &byte, 1) == 1 { events.append(byte) }
+        close(subscriber)
+        let eventText = String(decoding: events, as: UTF8.self)
+        XCTAssertTrue(eventText.contains("\"subscribed\":true"), eventText)
+        XCTAssertTrue(eventText.contains("\"command\":\"pause\",\"event\":\"command\""), eventText)
+        XCTAssertTrue(eventText.contains("\"command\":\"play\",\"event\":\"command\""), eventText)
         XCTAssertEqual(try ctl(["quit"]).status, 0)
         let result = run.wait(timeout: 10)
         XCTAssertEqual(result.status, 0, result.err)

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A Unix-socket command server: one command per line in, one JSON reply per line out, several clients at
-/// once. The socket lives in an owner-only folder with mode 0600; a stale socket is replaced; lines are bounded.
+/// once. A client that sends `subscribe` also receives every published event as a JSON line. The socket lives in an owner-only folder with mode 0600; a stale socket is replaced; lines are bounded.
 public final class CommandServer {
     public let path: String
     private let handler: (String) -> String
@@ -9,6 +9,7 @@ public final class CommandServer {
     private let lock = NSLock()
     private var stopping = false
     private var thread: Thread?
+    private var events: [String] = []
     private let finished = DispatchSemaphore(value: 0)
     public static let maxLineLength = 4096
 
@@ -92,15 +93,29 @@ public final class CommandServer {
         return fd >= 0
     }
 
+    /// Queues an event (a JSON line) for every subscribed client.
+    public func publish(_ event: [String: Any]) {
+        let line = Self.json(event)
+        lock.withLock { events.append(line) }
+    }
+
     private struct Client {
         var fd: Int32
         var pending: [UInt8] = []
         var discarding = false
+        var subscribed = false
     }
 
     private func serve() {
         var clients: [Client] = []
         while !lock.withLock({ stopping }) {
+            let waiting = lock.withLock { () -> [String] in defer { events.removeAll() }; return events }
+            var gone: Set<Int32> = []
+            for client in clients where client.subscribed {
+                for event in waiting where !reply(client.fd, event) { gone.insert(client.fd) }
+            }
+            for fd in gone { close(fd) }
+            clients.removeAll { gone.contains($0.fd) }
             var fds = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)] + clients.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
             guard poll(&fds, nfds_t(fds.count), 50) > 0 else { continue }
             if fds[0].revents & Int16(POLLIN) != 0 {
@@ -131,7 +146,10 @@ public final class CommandServer {
                     client.discarding = false
                 } else {
                     let line = String(decoding: client.pending, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-                    if !line.isEmpty, !reply(client.fd, handler(line)) { return false }
+                    if line == "subscribe" {
+                        client.subscribed = true
+                        if !reply(client.fd, Self.json(["ok": true, "subscribed": true])) { return false }
+                    } else if !line.isEmpty, !reply(client.fd, handler(line)) { return false }
                 }
                 client.pending.removeAll(keepingCapacity: true)
             } else if !client.discarding {

@@ -5,6 +5,8 @@ public final class LiveControl {
     let graph: CompiledGraph
     let status: () -> [String: Any]
     let quit: () -> Void
+    /// Receives events for subscribers (e.g. the socket server's publish).
+    public var publish: ([String: Any]) -> Void = { _ in }
     private let lock = NSLock()
 
     public init(graph: CompiledGraph, status: @escaping () -> [String: Any], quit: @escaping () -> Void) {
@@ -21,6 +23,7 @@ public final class LiveControl {
                 switch request {
                 case .node, .pause, .play:
                     try graph.apply(request)
+                    publish(["event": "command", "command": request.description])
                     return CommandServer.json(["ok": true, "command": request.description])
                 case .status:
                     return CommandServer.json(["ok": true, "status": status()])
