@@ -9,18 +9,11 @@ final class DecoderTests: XCTestCase {
         return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
     }
 
-    func streamGraph(_ mp3: String, rate: Int = 48000, channels: Int = 2) -> String {
-        TestSupport.graph("""
-        { "format": { "sampleRate": \(rate), "channels": \(channels) },
-          "nodes": [ { "id": "s", "type": "stream", "url": "\(mp3)" }, { "id": "out", "type": "output" } ],
-          "links": [ { "from": "s", "to": "out" } ] }
-        """)
-    }
 
     func testRenderEqualsMpg123SampleForSample() throws {
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 3)
         let expected = try reference(mp3)
-        let (samples, summary) = try TestSupport.render(streamGraph(mp3))
+        let (samples, summary) = try TestSupport.render(TestSupport.streamGraph(mp3))
         XCTAssertGreaterThan(expected.count, 2 * 48000 * 2)
         XCTAssertEqual(samples.count, expected.count)
         XCTAssertEqual(samples, expected)
@@ -57,7 +50,7 @@ final class DecoderTests: XCTestCase {
     func testMonoIsCopiedToBothChannels() throws {
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 1, seconds: 1)
         let expected = try reference(mp3)
-        let (samples, _) = try TestSupport.render(streamGraph(mp3))
+        let (samples, _) = try TestSupport.render(TestSupport.streamGraph(mp3))
         XCTAssertEqual(samples.count, 2 * expected.count)
         XCTAssertEqual(stride(from: 0, to: samples.count, by: 2).map { samples[$0] }, expected)
         XCTAssertEqual(stride(from: 1, to: samples.count, by: 2).map { samples[$0] }, expected)
@@ -67,7 +60,7 @@ final class DecoderTests: XCTestCase {
     func testResamplesToTheGraphRate() throws {
         let mp3 = try TestSupport.mp3(rate: 44100, channels: 2, seconds: 2)
         let expected = try reference(mp3)
-        let (samples, _) = try TestSupport.render(streamGraph(mp3))
+        let (samples, _) = try TestSupport.render(TestSupport.streamGraph(mp3))
         let expectedFrames = Double(expected.count / 2) * 48000 / 44100
         XCTAssertEqual(Double(samples.count / 2), expectedFrames, accuracy: 2)
         func rms(_ x: [Float]) -> Double { (x.reduce(0.0) { $0 + Double($1 * $1) } / Double(x.count)).squareRoot() }

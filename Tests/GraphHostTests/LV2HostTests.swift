@@ -16,13 +16,6 @@ final class LV2HostTests: XCTestCase {
         """)
     }
 
-    func plain(_ mp3: String, channels: Int = 2) throws -> [Float] {
-        try TestSupport.render(TestSupport.graph("""
-        { "format": { "sampleRate": 48000, "channels": \(channels) },
-          "nodes": [ { "id": "s", "type": "stream", "url": "\(mp3)" }, { "id": "out", "type": "output" } ],
-          "links": [ { "from": "s", "to": "out" } ] }
-        """)).samples
-    }
 
     /// A mono plugin on a stereo bus runs once per channel.
     func testMonoPluginRunsOncePerChannel() throws {
@@ -30,7 +23,7 @@ final class LV2HostTests: XCTestCase {
         let path = graph(mp3, lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(Self.amp)", "controls": { "gain": -6 } }"#)
         let doc = try GraphDocument.load(path: path)
         XCTAssertEqual((doc.node("fx")!.definition as! LV2Node).copies, 2)
-        let out = try TestSupport.render(path).samples, dry = try plain(mp3)
+        let out = try TestSupport.render(path).samples, dry = try TestSupport.renderStream(mp3)
         XCTAssertEqual(out.count, dry.count)
         let gain = Float(pow(10, -6.0 / 20))
         XCTAssertLessThan(zip(out, dry).map { abs($0 - $1 * gain) }.max()!, 1e-5)
@@ -114,7 +107,7 @@ final class LV2HostTests: XCTestCase {
         try Self.loadFixture("worker-gain.lv2", source: "worker_gain.c", binary: "worker_gain.so")
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 1, seconds: 1)
         let doc = try GraphDocument.load(path: graph(mp3, channels: 1, lv2: #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:worker-gain", "controls": { "gain": 0.5 } }"#))
-        let dry = try plain(mp3, channels: 1)
+        let dry = try TestSupport.renderStream(mp3, channels: 1)
         let graph = try CompiledGraph(doc)
         defer { graph.close() }
         graph.start()
@@ -237,7 +230,7 @@ extension LV2HostTests {
         try Self.loadFixture("state-gain.lv2", source: "state_gain.c", binary: "state_gain.so")
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 1, seconds: 2)
         let doc = try GraphDocument.load(path: graph(mp3, channels: 1, lv2: #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:state-gain" }"#))
-        return (try CompiledGraph(doc), try plain(mp3, channels: 1))
+        return (try CompiledGraph(doc), try TestSupport.renderStream(mp3, channels: 1))
     }
 
     /// Offline, a preset's state is restored between two slices: the change is exact at the command's frame.

@@ -17,17 +17,11 @@ final class MixerAndSlicingTests: XCTestCase {
         return (path, a, b)
     }
 
-    func single(_ mp3: String) throws -> [Float] {
-        try TestSupport.render(TestSupport.graph("""
-        { "nodes": [ { "id": "s", "type": "stream", "url": "\(mp3)" }, { "id": "out", "type": "output" } ],
-          "links": [ { "from": "s", "to": "out" } ] }
-        """)).samples
-    }
 
     func testMixerSumsWithVolumes() throws {
         let (path, a, b) = try twoStreamGraph(volumes: "[0.5, 1.0, 0.25]", volume: 2)
         let mixed = try TestSupport.render(path).samples
-        let sa = try single(a), sb = try single(b)
+        let sa = try TestSupport.renderStream(a), sb = try TestSupport.renderStream(b)
         XCTAssertEqual(mixed.count, max(sa.count, sb.count))
         var worst: Float = 0
         for i in 0..<mixed.count {
@@ -42,7 +36,7 @@ final class MixerAndSlicingTests: XCTestCase {
         let (path, a, _) = try twoStreamGraph(volumes: "[1, 1, 0]")
         let at = 24000
         let out = try TestSupport.render(path, events: [TimedCommand(frame: at, command: try Command.parse("set mix volume.0 0"))]).samples
-        let sa = try single(a)
+        let sa = try TestSupport.renderStream(a)
         // Before the command: unchanged; 10 ms after: silent; in between: gain falls monotonically from 1 to 0.
         XCTAssertEqual(Array(out[0..<(2 * at)]), Array(sa[0..<(2 * at)]))
         XCTAssertEqual(out[(2 * (at + 480))..<(2 * (at + 2000))].map(abs).max()!, 0)
@@ -78,11 +72,8 @@ extension MixerAndSlicingTests {
     /// and the music continues from where it paused.
     func testPauseAndPlay() throws {
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 2)
-        let path = TestSupport.graph("""
-        { "nodes": [ { "id": "s", "type": "stream", "url": "\(mp3)" }, { "id": "out", "type": "output" } ],
-          "links": [ { "from": "s", "to": "out" } ] }
-        """)
-        let dry = try single(mp3)
+        let path = TestSupport.streamGraph(mp3)
+        let dry = try TestSupport.renderStream(mp3)
         let (pauseAt, playAt, fade) = (24000, 48000, 960)
         let out = try TestSupport.render(path, durationFrames: 96000, events: [
             TimedCommand(frame: pauseAt, request: .pause), TimedCommand(frame: playAt, request: .play),
@@ -111,7 +102,7 @@ extension MixerAndSlicingTests {
             { "nodes": [ { "id": "s", "type": "stream", "url": "\(mp3)" }, \(fx), { "id": "out", "type": "output" } ],
               "links": [ { "from": "s", "to": "fx" }, { "from": "fx", "to": "out" } ] }
             """)
-            let dry = try single(mp3)
+            let dry = try TestSupport.renderStream(mp3)
             let wet = try TestSupport.render(path, durationFrames: 72000).samples
             let out = try TestSupport.render(path, durationFrames: 72000, events: [
                 TimedCommand(frame: 24000, command: try Command.parse("bypass fx on")),

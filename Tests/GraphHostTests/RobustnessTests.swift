@@ -12,14 +12,9 @@ final class RobustnessTests: XCTestCase {
         return path
     }
 
-    func render(_ mp3: String) throws -> [Float] {
-        try TestSupport.render(TestSupport.graph("""
-        { "nodes": [ { "id": "s", "type": "stream", "url": "\(mp3)" }, { "id": "out", "type": "output" } ], "links": [ { "from": "s", "to": "out" } ] }
-        """)).samples
-    }
 
     func testCorruptAndTruncatedMP3RenderQuietly() throws {
-        let clean = try render(try TestSupport.mp3(rate: 48000, channels: 2, seconds: 3))
+        let clean = try TestSupport.renderStream(try TestSupport.mp3(rate: 48000, channels: 2, seconds: 3))
         let cleanPeak = TestSupport.peak(clean)
         var generator = SplitMix64(seed: 20261121)
         let corrupt = try damaged("corrupt.mp3") { bytes in
@@ -29,7 +24,7 @@ final class RobustnessTests: XCTestCase {
         let truncated = try damaged("truncated.mp3") { bytes in bytes.removeLast(bytes.count / 2 + 77) }
         func rms(_ x: [Float]) -> Double { (x.reduce(0.0) { $0 + Double($1 * $1) } / Double(max(x.count, 1))).squareRoot() }
         for path in [corrupt, truncated] {
-            let out = try render(path)
+            let out = try TestSupport.renderStream(path)
             print("\(path): peak \(TestSupport.peak(out)) rms \(rms(out)) vs clean peak \(cleanPeak) rms \(rms(clean))")
             XCTAssertTrue(out.allSatisfy(\.isFinite), path)
             XCTAssertGreaterThan(out.count, clean.count / 4, path)
@@ -37,7 +32,7 @@ final class RobustnessTests: XCTestCase {
             XCTAssertLessThanOrEqual(TestSupport.peak(out), CorruptAudioGuard.ceiling, path)
             XCTAssertLessThanOrEqual(rms(out), rms(clean) * 1.19, "\(path): more than 1.5 dB louder than the clean decode")
         }
-        XCTAssertEqual(Double(try render(truncated).count), Double(clean.count) / 2, accuracy: Double(clean.count) / 20)
+        XCTAssertEqual(Double(try TestSupport.renderStream(truncated).count), Double(clean.count) / 2, accuracy: Double(clean.count) / 20)
     }
 
     /// The render entry point makes no heap allocation, counted at run time by an allocator interposer.

@@ -57,6 +57,20 @@ enum TestSupport {
         return path
     }
 
+    /// A graph that plays one MP3 straight to the output.
+    static func streamGraph(_ mp3: String, rate: Int = 48000, channels: Int = 2) -> String {
+        graph("""
+        { "format": { "sampleRate": \(rate), "channels": \(channels) },
+          "nodes": [ { "id": "s", "type": "stream", "url": "\(mp3)" }, { "id": "out", "type": "output" } ],
+          "links": [ { "from": "s", "to": "out" } ] }
+        """)
+    }
+
+    /// One MP3 decoded through the graph (no effects), interleaved.
+    static func renderStream(_ mp3: String, channels: Int = 2) throws -> [Float] {
+        try render(streamGraph(mp3, channels: channels)).samples
+    }
+
     /// Renders a graph file offline and returns interleaved samples.
     static func render(_ path: String, durationFrames: Int? = nil, events: [TimedCommand] = [],
                        frameSizes: [Int]? = nil) throws -> (samples: [Float], summary: OfflineRenderer.Summary) {

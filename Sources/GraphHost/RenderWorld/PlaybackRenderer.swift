@@ -40,7 +40,8 @@ public struct PlaybackRenderer {
     public var owner: UnsafeMutableRawPointer?
     public let plan: RenderPlan
     public let sampleRate: Int
-    public var planar = true
+    /// Set from param_changed (PipeWire's loop thread) while the data thread may be rendering.
+    public let planarFormat: UnsafeAtomic<Bool>
     /// One pointer per channel, filled per callback for planar buffers.
     public let channelPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     public let silence: UnsafeMutablePointer<Float>
@@ -70,6 +71,7 @@ public struct PlaybackRenderer {
         counters = .create()
         position = .create(nil)
         fadeRequested = .create(false)
+        planarFormat = .create(true)
         faded = .create(false)
         fadeStep = 1 / Float(max(1, fadeSeconds * Double(sampleRate)))
     }
@@ -80,6 +82,7 @@ public struct PlaybackRenderer {
         counters.destroy()
         position.destroy()
         fadeRequested.destroy()
+        planarFormat.destroy()
         faded.destroy()
     }
 
@@ -119,6 +122,7 @@ public struct PlaybackRenderer {
         let datas = buffer.pointee.datas!
         let dataCount = Int(buffer.pointee.n_datas)
         let channels = plan.channels
+        let planar = planarFormat.load(ordering: .acquiring)
         let stride = planar ? 4 : 4 * channels
         var frames = Int(datas[0].maxsize) / stride
         if pwBuffer.pointee.requested > 0 { frames = min(frames, Int(pwBuffer.pointee.requested)) }
@@ -132,7 +136,7 @@ public struct PlaybackRenderer {
         } else if let data = datas[0].data {
             plan.render(frames: frames, interleaved: data.assumingMemoryBound(to: Float.self))
         }
-        applyFade(frames: frames, datas: datas, dataCount: dataCount)
+        applyFade(frames: frames, planar: planar, datas: datas, dataCount: dataCount)
         for i in 0..<(planar ? min(channels, dataCount) : 1) {
             datas[i].chunk.pointee.offset = 0
             datas[i].chunk.pointee.stride = Int32(stride)
@@ -164,7 +168,7 @@ public struct PlaybackRenderer {
     }
 
     @_noLocks
-    mutating func applyFade(frames: Int, datas: UnsafeMutablePointer<spa_data>, dataCount: Int) {
+    mutating func applyFade(frames: Int, planar: Bool, datas: UnsafeMutablePointer<spa_data>, dataCount: Int) {
         guard fadeRequested.load(ordering: .relaxed) else { return }
         let channels = plan.channels
         for f in 0..<frames {

@@ -228,7 +228,7 @@ public final class PipeWirePlayer {
                 player.stateLock.withLock { player._streamError = "the daemon offered a format that is not 32-bit float audio" }
                 return
             }
-            player.renderer.pointee.planar = planar != 0
+            player.renderer.pointee.planarFormat.store(planar != 0, ordering: .releasing)
             let format = player.graph.document.format
             let stride = planar != 0 ? 4 : 4 * Int(channels)
             var buffer = [UInt8](repeating: 0, count: 1024)
