@@ -20,7 +20,13 @@ struct CtlCommand: ParsableCommand {
             throw ExitCode(1)
         }
         defer { close(fd) }
-        let line = Array((command.joined(separator: " ") + "\n").utf8)
+        var words = command
+        // The server resolves relative paths against its own folder; send the path as this shell sees it.
+        if words.first == "load", words.count > 1 {
+            let path = words[1...].joined(separator: " ")
+            words = ["load", path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path]
+        }
+        let line = Array((words.joined(separator: " ") + "\n").utf8)
         _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         var reply: [UInt8] = []
         var byte: UInt8 = 0

@@ -59,7 +59,7 @@ struct RenderCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "render",
         abstract: "Render a graph offline, as fast as possible, into a .wav or .flac file.",
-        discussion: "--at SECONDS COMMAND applies a command at that exact frame, e.g. --at 2.5 'preset eq Rock' or --at 4 'set mix volume.1 0.25'."
+        discussion: "--at SECONDS COMMAND applies a command at that exact frame, e.g. --at 2.5 'preset eq Rock', --at 4 'set mix volume.1 0.25', --at 6 'chain fx bright' or --at 8 'load other.json'."
     )
     @Argument(help: "The graph JSON file.") var graph: String
     @Option(name: .shortAndLong, help: "Output file (.wav or .flac).") var output: String
@@ -81,15 +81,18 @@ struct RenderCommand: ParsableCommand {
             events.append(TimedCommand(frame: Int((seconds * rate).rounded()), request: request))
             i += 2
         }
-        let compiled = try CompiledGraph(doc)
-        defer { compiled.close() }
+        let session = GraphSession(graph: try CompiledGraph(doc))
+        defer { session.close() }
         for event in events {
-            do { try compiled.check(event.request) } catch {
+            do {
+                guard event.request.changesGraph else { throw CommandError("not a command for an offline render") }
+                try session.check(event.request)
+            } catch {
                 throw ValidationError("--at \(Format.number(Double(event.frame) / rate)) '\(event.request)': \(error)")
             }
         }
         let writer = try SoundFileWriter(path: output, sampleRate: doc.format.sampleRate, channels: doc.format.channels)
-        let renderer = OfflineRenderer(graph: compiled, blockFrames: block, events: events)
+        let renderer = OfflineRenderer(session: session, blockFrames: block, events: events)
         let started = Date()
         let summary: OfflineRenderer.Summary
         do {

@@ -17,6 +17,7 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Stop after this many seconds of audio.") var duration: Double?
     @Option(help: "The stream's node.name (default: the graph file's name).") var name: String?
     @Option(help: "The control socket (default: $XDG_RUNTIME_DIR/graphhost/NAME.sock).") var socket: String?
+    @Flag(help: "Reload the graph file when it changes (a crossfaded swap; a broken edit is reported and ignored).") var watch = false
 
     func run() throws {
         let doc = try loadGraph(graph)
@@ -24,12 +25,12 @@ struct RunCommand: ParsableCommand {
         let logger = Logger(label: "graphhost")
         // Keep every page resident so the real-time thread never waits on a page fault.
         if mlockall(MCL_CURRENT | MCL_FUTURE) != 0 { logger.debug("mlockall failed; pages may fault in the render thread") }
-        let compiled = try CompiledGraph(doc)
-        defer { compiled.close() }
+        let session = GraphSession(graph: try CompiledGraph(doc))
+        defer { session.close() }
         let rate = Double(doc.format.sampleRate)
         let nodeName = name ?? URL(fileURLWithPath: graph).deletingPathExtension().lastPathComponent
-        let player = try PipeWirePlayer(graph: compiled, options: PlaybackOptions(name: nodeName, target: target, latencyFrames: latency), logger: logger)
-        compiled.start()
+        let player = try PipeWirePlayer(session: session, options: PlaybackOptions(name: nodeName, target: target, latencyFrames: latency), logger: logger)
+        session.graph.start()
         do {
             try player.connect()
         } catch {
@@ -38,8 +39,8 @@ struct RunCommand: ParsableCommand {
         }
         let quitRequested = NSLock()
         var quit = false
-        let statusNow = PlaybackStatus(graph: compiled, player: player, sampleRate: rate)
-        let control = LiveControl(graph: compiled, status: { statusNow.dictionary }, quit: { quitRequested.withLock { quit = true } })
+        let statusNow = PlaybackStatus(session: session, player: player, sampleRate: rate)
+        let control = LiveControl(session: session, status: { statusNow.dictionary }, quit: { quitRequested.withLock { quit = true } })
         let server = CommandServer(path: socket ?? CommandServer.defaultPath(name: nodeName), handler: control.handle)
         control.publish = server.publish
         do { try server.start() } catch {
@@ -52,9 +53,17 @@ struct RunCommand: ParsableCommand {
         signal(SIGTERM) { _ in stopSignal = 1 }
         logger.info("playing \(graph) as '\(nodeName)' at \(doc.format.sampleRate) Hz, \(doc.format.channels) channels")
 
-        let status = PlaybackStatus(graph: compiled, player: player, sampleRate: rate)
+        let status = PlaybackStatus(session: session, player: player, sampleRate: rate)
         let durationFrames = duration.map { Int($0 * rate) }
-        let streams = compiled.streams
+        let console = isTTY && isatty(STDIN_FILENO) == 1
+            ? Console(handle: control.handle, complete: { line in control.withSession { CommandCompletion(session: $0).complete(line) } },
+                      onEnd: { quitRequested.withLock { quit = true } })
+            : nil
+        console?.start()
+        defer { console?.stop() }
+        let watchedPath = URL(fileURLWithPath: graph).standardizedFileURL.path
+        var watchedStamp = Self.modificationStamp(watchedPath)
+        var nextWatch = Date()
         var backoff = 0.1
         var nextAttempt = Date.distantPast
         var nextStatus = Date()
@@ -84,6 +93,22 @@ struct RunCommand: ParsableCommand {
                 }
                 continue
             }
+            control.withSession { $0.collectRetired() }
+            if watch && Date() >= nextWatch {
+                nextWatch = Date().addingTimeInterval(0.5)
+                let stamp = Self.modificationStamp(watchedPath)
+                if stamp != watchedStamp {
+                    watchedStamp = stamp
+                    let reply = control.handle("load " + watchedPath)
+                    if reply.contains("\"ok\":true") {
+                        logger.info("\(graph) changed: swapped to the new version")
+                    } else {
+                        logger.error("\(graph) changed but was not loaded; still playing the previous version: \(Console.describe(reply: reply))")
+                    }
+                    server.publish(["event": "reload", "ok": reply.contains("\"ok\":true")])
+                }
+            }
+            let streams = control.withSession { $0.graph.streams }
             let frames = player.counters.frames.load(ordering: .relaxed)
             if let durationFrames, frames >= durationFrames { break }
             if durationFrames == nil && !streams.isEmpty && streams.allSatisfy({ $0.finished }) {
@@ -93,13 +118,14 @@ struct RunCommand: ParsableCommand {
             }
             if Date() >= nextStatus {
                 nextStatus = Date().addingTimeInterval(0.25)
-                compiled.drainPluginLogs()
-                if isTTY {
-                    print("\r\u{1B}[K" + status.line, terminator: "")
+                control.withSession { $0.graph.drainPluginLogs() }
+                if let console {
+                    console.setStatus(control.withSession { _ in status.line })
+                } else if isTTY {
+                    print("\r\u{1B}[K" + control.withSession { _ in status.line }, terminator: "")
                     fflush(stdout)
-                } else {
                 }
-                let (x, u) = (status.xruns, status.underruns)
+                let (x, u) = control.withSession { _ in (status.xruns, status.underruns) }
                 if x > reportedXruns {
                     if !isTTY { logger.warning("xruns: \(x)") }
                     server.publish(["event": "xruns", "count": x, "position": status.seconds])
@@ -112,20 +138,30 @@ struct RunCommand: ParsableCommand {
             }
         }
         player.stop()
-        compiled.drainPluginLogs()
-        if isTTY { print("") }
-        for (id, outputs) in compiled.pluginOutputs.sorted(by: { $0.key < $1.key }) where !outputs.isEmpty {
+        console?.stop()
+        session.graph.drainPluginLogs()
+        if isTTY && console == nil { print("") }
+        for (id, outputs) in session.graph.pluginOutputs.sorted(by: { $0.key < $1.key }) where !outputs.isEmpty {
             print("\(id): " + outputs.sorted { $0.key < $1.key }.map { "\($0.key)=\(Format.number(Double($0.value)))" }.joined(separator: " "))
         }
         let c = player.counters
-        print("played \(status.positionText), underruns \(status.underruns), xruns \(status.xruns), largest quantum \(c.largestQuantum.load(ordering: .relaxed)) frames, missed buffers \(c.missedBuffers.load(ordering: .relaxed)), longest callback \(c.maxBusyNanos.load(ordering: .relaxed) / 1000) µs")
+        print("played \(status.positionText), underruns \(control.withSession { _ in status.underruns }), xruns \(status.xruns), largest quantum \(c.largestQuantum.load(ordering: .relaxed)) frames, missed buffers \(c.missedBuffers.load(ordering: .relaxed)), longest callback \(c.maxBusyNanos.load(ordering: .relaxed) / 1000) µs")
         if exitCode != 0 { throw ExitCode(exitCode) }
+    }
+}
+
+extension RunCommand {
+    /// The file's modification time and size, to notice edits.
+    static func modificationStamp(_ path: String) -> [Double] {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return [] }
+        return [(attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0, Double((attributes[.size] as? Int) ?? 0)]
     }
 }
 
 /// The numbers shown in `run`'s status line and summary.
 struct PlaybackStatus {
-    let graph: CompiledGraph
+    let session: GraphSession
+    var graph: CompiledGraph { session.graph }
     let player: PipeWirePlayer
     let sampleRate: Double
 

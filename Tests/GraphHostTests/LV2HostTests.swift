@@ -59,8 +59,9 @@ final class LV2HostTests: XCTestCase {
         let out = try TestSupport.render(path, events: [TimedCommand(frame: 24000, command: try Command.parse("preset fx Out Of Tune"))]).samples
         XCTAssertTrue(out.allSatisfy(\.isFinite))
         XCTAssertGreaterThan(TestSupport.peak(out), 0.05)
-        let graph = try CompiledGraph(try GraphDocument.load(path: path))
-        defer { graph.close() }
+        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: path)))
+        defer { session.close() }
+        let graph = session.graph
         XCTAssertThrowsError(try graph.check(Command.parse("preset fx Nope"))) { error in
             XCTAssertTrue("\(error)".contains("presets: Out Of Tune, Stereo Detune, Symphonic"), "\(error)")
         }
@@ -108,8 +109,9 @@ final class LV2HostTests: XCTestCase {
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 1, seconds: 1)
         let doc = try GraphDocument.load(path: graph(mp3, channels: 1, lv2: #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:worker-gain", "controls": { "gain": 0.5 } }"#))
         let dry = try TestSupport.renderStream(mp3, channels: 1)
-        let graph = try CompiledGraph(doc)
-        defer { graph.close() }
+        let session = GraphSession(graph: try CompiledGraph(doc))
+        defer { session.close() }
+        let graph = session.graph
         graph.start()
         let stream = graph.streams[0]
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 1024)
@@ -117,7 +119,7 @@ final class LV2HostTests: XCTestCase {
         var out: [Float] = []
         for _ in 0..<8 {
             while !stream.canRender(frames: 1024) { stream.wakeup.waitForData() }
-            graph.plan.render(frames: 1024, interleaved: buffer)
+            session.render(frames: 1024, interleaved: buffer)
             stream.wakeup.signalSpace()
             out += UnsafeBufferPointer(start: buffer, count: 1024)
             usleep(20_000)
@@ -125,12 +127,12 @@ final class LV2HostTests: XCTestCase {
         // The first slice ran before any response (gain 1); from the third on the worker's answer applies (0.5).
         XCTAssertEqual(Array(out[0..<1024]), Array(dry[0..<1024]))
         XCTAssertEqual(Array(out[2048..<8192]), dry[2048..<8192].map { $0 * 0.5 })
-        try graph.apply(Command.parse("set fx gain 2"))
+        try session.apply(Command.parse("set fx gain 2"))
         for _ in 0..<3 {
-            graph.plan.render(frames: 1024, interleaved: buffer)
+            session.render(frames: 1024, interleaved: buffer)
             usleep(20_000)
         }
-        graph.plan.render(frames: 1024, interleaved: buffer)
+        session.render(frames: 1024, interleaved: buffer)
         XCTAssertEqual(buffer[100], dry[8192 + 3 * 1024 + 100] * 2)
     }
 
@@ -167,8 +169,9 @@ extension LV2HostTests {
         let uri = "http://gareus.org/oss/lv2/zeroconvolv#Stereo"
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 2)
         let doc = try GraphDocument.load(path: graph(mp3, lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(uri)", "preset": "No-OP Stereo" }"#))
-        let graph = try CompiledGraph(doc)
-        defer { graph.close() }
+        let session = GraphSession(graph: try CompiledGraph(doc))
+        defer { session.close() }
+        let graph = session.graph
         graph.start()
         let stream = graph.streams[0]
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 4096)
@@ -176,7 +179,7 @@ extension LV2HostTests {
         var loudest: Float = 0
         for block in 0..<20 {
             while !stream.canRender(frames: 4096) { stream.wakeup.waitForData() }
-            graph.plan.render(frames: 4096, interleaved: buffer)
+            session.render(frames: 4096, interleaved: buffer)
             stream.wakeup.signalSpace()
             if block >= 10 { for i in 0..<(2 * 4096) { loudest = max(loudest, abs(buffer[i])) } }
             usleep(30_000)
@@ -247,9 +250,11 @@ extension LV2HostTests {
     /// While a render thread runs, a plugin without state:threadSafeRestore is faded out, paused (its input passes
     /// through), restored and faded back in; the level never exceeds the louder of the two.
     func testPresetStateRestoreWhileRenderingPausesThePlugin() throws {
-        let (graph, dry) = try stateGainGraph()
-        defer { graph.close() }
-        graph.rendersConcurrently = true
+        let (compiled, dry) = try stateGainGraph()
+        let session = GraphSession(graph: compiled)
+        defer { session.close() }
+        let graph = session.graph
+        session.rendersConcurrently = true
         graph.start()
         let stream = graph.streams[0]
         let stop = UnsafeAtomic<Bool>.create(false)
@@ -262,7 +267,7 @@ extension LV2HostTests {
             defer { buffer.deallocate(); finished.signal() }
             while !stop.load(ordering: .acquiring) && output.samples.count < 90000 {
                 guard stream.canRender(frames: 256) else { usleep(200); continue }
-                graph.plan.render(frames: 256, interleaved: buffer)
+                session.render(frames: 256, interleaved: buffer)
                 stream.wakeup.signalSpace()
                 output.samples += UnsafeBufferPointer(start: buffer, count: 256)
                 usleep(500)
@@ -270,7 +275,7 @@ extension LV2HostTests {
         }
         renderThread.start()
         usleep(100_000)
-        try graph.apply(Command.parse("preset fx Quarter"))
+        try session.apply(Command.parse("preset fx Quarter"))
         usleep(300_000)
         stop.store(true, ordering: .releasing)
         finished.wait()

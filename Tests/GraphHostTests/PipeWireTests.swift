@@ -191,17 +191,18 @@ final class PipeWireTests: XCTestCase {
         defer { pw.stop() }
         setenv("PIPEWIRE_REMOTE", pw.environment["PIPEWIRE_REMOTE"]!, 1)
         defer { unsetenv("PIPEWIRE_REMOTE") }
-        let graph = try CompiledGraph(try GraphDocument.load(path: demo))
-        defer { graph.close() }
+        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: demo)))
+        defer { session.close() }
+        let graph = session.graph
         var logger = Logger(label: "test")
         logger.logLevel = .warning
-        let player = try PipeWirePlayer(graph: graph, options: PlaybackOptions(name: "graphhost_alloc", latencyFrames: 256), logger: logger)
+        let player = try PipeWirePlayer(session: session, options: PlaybackOptions(name: "graphhost_alloc", latencyFrames: 256), logger: logger)
         player.setProbe(allocation_counter_probe)
         graph.start()
         try player.connect()
-        try graph.apply(Command.parse("preset eq Dance"))
+        try session.apply(Command.parse("preset eq Dance"))
         sleep(5)
-        try graph.apply(Command.parse("set mix volume 0.5"))
+        try session.apply(Command.parse("set mix volume 0.5"))
         sleep(5)
         let callbacks = player.counters.callbacks.load(ordering: .relaxed)
         player.stop()

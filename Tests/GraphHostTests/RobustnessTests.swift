@@ -38,8 +38,9 @@ final class RobustnessTests: XCTestCase {
     /// The render entry point makes no heap allocation, counted at run time by an allocator interposer.
     func testRenderPathMakesNoAllocations() throws {
         let demo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Graphs/demo.json").standardizedFileURL.path
-        let graph = try CompiledGraph(try GraphDocument.load(path: demo))
-        defer { graph.close() }
+        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: demo)))
+        defer { session.close() }
+        let graph = session.graph
         graph.start()
         let stream = graph.streams[0]
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 8192)
@@ -49,14 +50,14 @@ final class RobustnessTests: XCTestCase {
         let probe = [Int](repeating: 1, count: 100)
         XCTAssertGreaterThan(allocation_counter_end(), 0)
         XCTAssertEqual(probe.count, 100)
-        try graph.apply(Command.parse("preset eq Dance"))
-        try graph.apply(Command.parse("set mix volume.0 0.7"))
+        try session.apply(Command.parse("preset eq Dance"))
+        try session.apply(Command.parse("set mix volume.0 0.7"))
         var total = 0
         for sizeIndex in 0..<200 {
             let frames = [64, 4096, 8192, 1, 999][sizeIndex % 5]
             while !stream.canRender(frames: frames) { stream.wakeup.waitForData() }
             allocation_counter_begin()
-            graph.plan.render(frames: frames, interleaved: buffer)
+            session.render(frames: frames, interleaved: buffer)
             total += allocation_counter_end()
             stream.wakeup.signalSpace()
         }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a command asks of one node.
 public enum NodeCommand: Equatable, Sendable, CustomStringConvertible {
     case preset(String)
@@ -58,20 +60,23 @@ public struct CommandError: Error, CustomStringConvertible, Sendable {
     public init(_ description: String) { self.description = description }
 }
 
-/// One line of the live-control language (console, socket): a node command or a request about the whole graph.
+/// One line of the live-control language (console, socket, `render --at`): a node command or a request about
+/// the whole graph.
 public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
     case node(Command)
+    case chain(node: String, name: String)
+    case load(path: String)
     case pause, play
     case status, list, quit
 
-    /// Verbs of the language that are not implemented yet; they answer with an error and change nothing.
-    static let later = ["chain", "load"]
-
-    public static let usage = "\(Command.usage), pause, play, status, list, quit"
+    public static let verbs = ["preset", "set", "bypass", "chain", "load", "pause", "play", "status", "list", "quit"]
+    public static let usage = "\(Command.usage), chain NODE NAME, load GRAPH, pause, play, status, list, quit"
 
     public var description: String {
         switch self {
         case .node(let command): return command.description
+        case .chain(let node, let name): return "chain \(node) \(name)"
+        case .load(let path): return "load \(path)"
         case .pause: return "pause"
         case .play: return "play"
         case .status: return "status"
@@ -80,15 +85,34 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// True for requests that change what is heard (everything but status, list and quit).
+    public var changesGraph: Bool {
+        switch self {
+        case .status, .list, .quit: return false
+        default: return true
+        }
+    }
+
     public static func parse(_ line: String) throws -> ControlRequest {
-        let verb = line.split(whereSeparator: \.isWhitespace).first.map(String.init) ?? ""
+        let words = line.split(whereSeparator: \.isWhitespace).map(String.init)
+        let verb = words.first ?? ""
+        func bare(_ request: ControlRequest) throws -> ControlRequest {
+            guard words.count == 1 else { throw CommandError("'\(verb)' takes no arguments") }
+            return request
+        }
         switch verb {
-        case "pause": return .pause
-        case "play": return .play
-        case "status": return .status
-        case "list": return .list
-        case "quit": return .quit
-        case _ where later.contains(verb): throw CommandError("'\(verb)' is not supported yet; commands: \(usage)")
+        case "pause": return try bare(.pause)
+        case "play": return try bare(.play)
+        case "status": return try bare(.status)
+        case "list": return try bare(.list)
+        case "quit": return try bare(.quit)
+        case "chain":
+            guard words.count == 3 else { throw CommandError("usage: chain NODE NAME") }
+            return .chain(node: words[1], name: words[2])
+        case "load":
+            guard words.count >= 2 else { throw CommandError("usage: load GRAPH (a graph JSON file)") }
+            let rest = line.drop { $0.isWhitespace }.dropFirst(4).trimmingCharacters(in: .whitespaces)
+            return .load(path: rest)
         default:
             do { return .node(try Command.parse(line)) } catch let e as CommandError where e.description.hasPrefix("unknown command") {
                 throw CommandError("unknown command '\(verb)'; commands: \(usage)")

@@ -1,81 +1,65 @@
-/// A graph turned into a render plan plus the control-side instances that own the plan's memory.
-/// Buses are preallocated planar Float32 buffers; a buffer is reused once the last step reading it has run.
+/// A graph turned into a render plan plus the control-side instances that own the plan's kernels.
+/// A graph built to replace another may keep some of that graph's instances (same id, same type, settings
+/// reachable by live commands); it then owns them, and the graph it replaced no longer closes them.
 public final class CompiledGraph {
     public let document: GraphDocument
-    public let plan: RenderPlan
     /// Instances by node id.
     public let instances: [String: NodeInstance]
-    /// Number of distinct bus buffers the plan uses (after reuse).
-    public let busCount: Int
-    private let busMemory: UnsafeMutablePointer<Float>
-    private let inputTables: [UnsafeMutablePointer<UnsafeMutablePointer<Float>>]
+    /// Ids of the instances taken over from the graph this one replaces.
+    public let keptIDs: Set<String>
+    let compiled: CompiledPlan
+    private var released: Set<String> = []
+    private var started = false
     private var closed = false
+
+    public var plan: RenderPlan { compiled.plan }
+    /// Number of distinct bus buffers the plan uses (after reuse).
+    public var busCount: Int { compiled.busCount }
 
     public var streams: [StreamInstance] { document.order.compactMap { instances[document.nodes[$0].id] as? StreamInstance } }
 
-    public init(_ document: GraphDocument) throws {
+    /// Instantiates every node (taking the instances of `keeping` for the ids in `keep`) and compiles the plan.
+    public init(_ document: GraphDocument, keeping previous: CompiledGraph? = nil, keep: Set<String> = []) throws {
         self.document = document
         let format = document.format
         var instances: [String: NodeInstance] = [:]
+        var kept: Set<String> = []
         do {
-            for node in document.nodes { instances[node.id] = try node.definition.instantiate(id: node.id, format: format) }
+            for node in document.nodes {
+                if keep.contains(node.id), let old = previous?.instances[node.id] {
+                    instances[node.id] = old
+                    kept.insert(node.id)
+                } else {
+                    instances[node.id] = try node.definition.instantiate(id: node.id, format: format)
+                }
+            }
         } catch {
-            instances.values.forEach { $0.close() }
+            for (id, instance) in instances where !kept.contains(id) { instance.close() }
             throw error
         }
         self.instances = instances
-
-        // Bus assignment: slot 0 is a silent bus for unconnected inputs. Each output bus takes a free slot;
-        // a slot becomes free once the last step reading it has run, so it never aliases a step's own inputs.
-        let position = Dictionary(uniqueKeysWithValues: document.order.enumerated().map { ($1, $0) })
-        var lastUse: [Int: Int] = [:]      // producing node → last order position reading it
-        for link in document.links { lastUse[link.from] = max(lastUse[link.from] ?? -1, position[link.to]!) }
-        var free: [Int] = []
-        var live: [(slot: Int, until: Int)] = []
-        var slotCount = 1
-        var slotOf: [Int: Int] = [:]
-        for (p, n) in document.order.enumerated() where document.nodes[n].definition.outputBuses > 0 {
-            free += live.filter { $0.until < p }.map(\.slot)
-            live.removeAll { $0.until < p }
-            let slot = free.popLast() ?? { slotCount += 1; return slotCount - 1 }()
-            slotOf[n] = slot
-            live.append((slot, lastUse[n] ?? p))
-        }
-        busCount = slotCount
-        let busSize = format.channels * format.maxFrames
-        let memory = UnsafeMutablePointer<Float>.allocate(capacity: slotCount * busSize)
-        memory.initialize(repeating: 0, count: slotCount * busSize)
-        busMemory = memory
-        func bus(_ slot: Int) -> UnsafeMutablePointer<Float> { memory + slot * busSize }
-
-        var tables: [UnsafeMutablePointer<UnsafeMutablePointer<Float>>] = []
-        let steps = UnsafeMutableBufferPointer<RenderStep>.allocate(capacity: document.order.count)
-        var outputBus = bus(0)
-        for (p, n) in document.order.enumerated() {
+        keptIDs = kept
+        let steps = document.order.filter { !(document.nodes[$0].definition is OutputNode) }
+        let stepOf = Dictionary(uniqueKeysWithValues: steps.enumerated().map { ($1, $0) })
+        let sources = steps.map { n -> PlanStepSource in
             let node = document.nodes[n]
-            let inputCount = node.definition.inputBuses
-            let table = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: max(1, inputCount))
-            table.initialize(repeating: bus(0), count: max(1, inputCount))
-            for link in document.links where link.to == n { table[link.toBus] = bus(slotOf[link.from]!) }
-            tables.append(table)
-            let kernel = instances[node.id]!.kernel
-            if case .output = kernel { outputBus = table[0] }
-            (steps.baseAddress! + p).initialize(to: RenderStep(kernel: kernel, inputs: table, inputCount: inputCount,
-                                                               output: slotOf[n].map { bus($0) }))
+            var inputs = [Int?](repeating: nil, count: node.definition.inputBuses)
+            for link in document.links where link.to == n { inputs[link.toBus] = stepOf[link.from] }
+            return PlanStepSource(kernel: instances[node.id]!.kernel, inputs: inputs, producesOutput: node.definition.outputBuses > 0)
         }
-        inputTables = tables
-        let transport = UnsafeMutablePointer<Transport>.allocate(capacity: 1)
-        transport.initialize(to: Transport(fadeFrames: Int(Self.transportFadeSeconds * Double(format.sampleRate))))
-        plan = RenderPlan(steps: steps, channels: format.channels, maxFrames: format.maxFrames,
-                          outputBus: outputBus, messages: .allocate(), transport: transport)
+        let output = document.links.first { document.nodes[$0.to].definition is OutputNode }.flatMap { stepOf[$0.from] }
+        compiled = CompiledPlan(steps: sources, output: output, channels: format.channels, maxFrames: format.maxFrames)
     }
 
-    /// Starts the decoder threads.
+    /// Starts background work (decoder and worker threads) of the instances this graph created.
     public func start() {
-        for n in document.order { instances[document.nodes[n].id]!.start() }
+        guard !started else { return }
+        started = true
+        for n in document.order where !keptIDs.contains(document.nodes[n].id) { instances[document.nodes[n].id]!.start() }
     }
 
-    private func instance(for command: Command) throws -> NodeInstance {
+    /// The instance a command addresses, or an error listing the node ids.
+    public func instance(for command: Command) throws -> NodeInstance {
         guard let instance = instances[command.node] else {
             throw CommandError("no node '\(command.node)'; nodes: \(document.nodes.map(\.id).joined(separator: ", "))")
         }
@@ -87,16 +71,8 @@ public final class CompiledGraph {
         try instance(for: command).check(command.action)
     }
 
-    /// True while a real-time thread renders the plan (set by `PipeWirePlayer`); commands then must not touch
-    /// what the render thread is using.
-    public var rendersConcurrently = false
-
-    /// Sends a command's messages to the render world; on error nothing is sent.
-    public func apply(_ command: Command) throws {
-        try instance(for: command).perform(command.action, concurrent: rendersConcurrently) { message in
-            guard plan.messages.push(message) else { throw CommandError("the control queue is full; try again") }
-        }
-    }
+    /// Hands the instances for `ids` to the graph that replaces this one: `close` leaves them running.
+    func release(_ ids: Set<String>) { released.formUnion(ids) }
 
     /// Moves what plugins logged (possibly from the render thread) into swift-log.
     public func drainPluginLogs() {
@@ -121,25 +97,11 @@ public final class CompiledGraph {
         return result
     }
 
-    /// The fade of `pause` and `play`.
-    public static let transportFadeSeconds = 0.02
-
-    /// Pauses (fade out, then nothing runs) or resumes (fade in) the whole graph.
-    public func setPlaying(_ playing: Bool) throws {
-        let message = ControlMessage(target: .output, parameter: playing ? Transport.playParameter : Transport.pauseParameter)
-        guard plan.messages.push(message) else { throw CommandError("the control queue is full; try again") }
-    }
-
-    /// Stops background work and frees all memory; the plan must no longer be rendered.
+    /// Stops background work and frees the instances this graph still owns; the plan must no longer be rendered.
     public func close() {
         guard !closed else { return }
         closed = true
-        instances.values.forEach { $0.close() }
-        plan.transport.deallocate()
-        plan.messages.deallocate()
-        plan.steps.deallocate()
-        inputTables.forEach { $0.deallocate() }
-        busMemory.deallocate()
+        for (id, instance) in instances where !released.contains(id) { instance.close() }
     }
 
     deinit { close() }

@@ -1,6 +1,6 @@
 import CRenderSupport
 
-/// A command scheduled at an exact frame of an offline render: a node command, `pause` or `play`.
+/// A request scheduled at an exact frame of an offline render: a node command, `chain`, `load`, `pause` or `play`.
 public struct TimedCommand: Equatable {
     public var frame: Int
     public var request: ControlRequest
@@ -21,39 +21,24 @@ public struct TimedCommand: Equatable {
     }
 }
 
-extension CompiledGraph {
-    /// Throws the reason when a timed request cannot apply to an offline render.
-    public func check(_ request: ControlRequest) throws {
-        switch request {
-        case .node(let command): try check(command)
-        case .pause, .play: break
-        case .status, .list, .quit: throw CommandError("'\(request)' is not a command for an offline render")
-        }
-    }
-
-    public func apply(_ request: ControlRequest) throws {
-        switch request {
-        case .node(let command): try apply(command)
-        case .pause: try setPlaying(false)
-        case .play: try setPlaying(true)
-        case .status, .list, .quit: try check(request)
-        }
-    }
-}
-
-/// Drives a compiled graph as fast as possible: waits (control side) until every stream has the
-/// audio the next slice needs, renders it with the same `RenderPlan` the real-time thread uses,
-/// and hands the interleaved result to a sink.
+/// Drives a graph session as fast as possible: waits (control side) until every stream has the
+/// audio the next slice needs, renders it with the same `RenderEngine` the real-time thread uses,
+/// and hands the interleaved result to a sink. Timed requests apply at their exact frame.
 public struct OfflineRenderer {
-    public var graph: CompiledGraph
+    public var session: GraphSession
     /// Frames per render call; may differ from the plan's maxFrames (the plan splits larger calls).
     public var blockFrames: Int
     public var events: [TimedCommand]
 
-    public init(graph: CompiledGraph, blockFrames: Int? = nil, events: [TimedCommand] = []) {
-        self.graph = graph
-        self.blockFrames = blockFrames ?? graph.plan.maxFrames
+    public init(session: GraphSession, blockFrames: Int? = nil, events: [TimedCommand] = []) {
+        self.session = session
+        self.blockFrames = blockFrames ?? session.format.maxFrames
         self.events = events.sorted { $0.frame < $1.frame }
+    }
+
+    /// A renderer with a session of its own for `graph`.
+    public init(graph: CompiledGraph, blockFrames: Int? = nil, events: [TimedCommand] = []) {
+        self.init(session: GraphSession(graph: graph), blockFrames: blockFrames, events: events)
     }
 
     /// What a render produced.
@@ -68,25 +53,32 @@ public struct OfflineRenderer {
     public func render(durationFrames: Int?, frameSizes: [Int]? = nil,
                        sink: (UnsafePointer<Float>, Int) throws -> Void) throws -> Summary {
         graphhost_enable_flush_to_zero()
-        let plan = graph.plan
-        let streams = graph.streams
-        if durationFrames == nil && (streams.isEmpty || streams.contains { $0.node.loop }) {
+        let channels = session.format.channels
+        let initial = session.graph.streams
+        if durationFrames == nil && (initial.isEmpty || initial.contains { $0.node.loop }) {
             throw CommandError("this graph never ends by itself (no stream, or a looping stream): give --duration")
         }
-        for event in events { try graph.check(event.request) }
+        for event in events {
+            guard event.request.changesGraph else { throw CommandError("'\(event.request)' is not a command for an offline render") }
+            try session.check(event.request)
+        }
         let capacity = max(blockFrames, frameSizes?.max() ?? 0)
-        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: capacity * plan.channels)
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: capacity * channels)
         defer { buffer.deallocate() }
-        graph.start()
+        session.graph.start()
         var position = 0
         var peak: Float = 0
         var nextEvent = 0
         var sizeIndex = 0
         while durationFrames.map({ position < $0 }) ?? true {
             while nextEvent < events.count && events[nextEvent].frame <= position {
-                try graph.apply(events[nextEvent].request)
+                let event = events[nextEvent]
+                do { try session.apply(event.request) } catch {
+                    throw CommandError("at \(Format.number(Double(event.frame) / Double(session.format.sampleRate))) s, '\(event.request)': \(error)")
+                }
                 nextEvent += 1
             }
+            let streams = session.streamsInUse
             var frames = frameSizes.map { $0[sizeIndex % $0.count] } ?? blockFrames
             sizeIndex += 1
             if let durationFrames { frames = min(frames, durationFrames - position) }
@@ -94,21 +86,26 @@ public struct OfflineRenderer {
             for stream in streams {
                 while !stream.canRender(frames: frames) { stream.wakeup.waitForData() }
             }
-            plan.render(frames: frames, interleaved: buffer)
+            let current = session.graph.streams
+            let before = current.map { $0.counters.framesOut.load(ordering: .relaxed) }
+            session.engine.pointee.render(frames: frames, interleaved: buffer)
             for stream in streams {
                 stream.wakeup.signalSpace()
                 if let failure = stream.failure { throw failure }
             }
+            session.collectRetired()
             var keep = frames
-            if durationFrames == nil && streams.allSatisfy(\.finished) {
-                keep = streams.map { $0.counters.endFrame.load(ordering: .relaxed) }.max()! - position
+            if durationFrames == nil && !current.isEmpty && current.allSatisfy(\.finished) {
+                // Keep the block up to where the last stream ended (a stream's frames count from its own start).
+                keep = zip(current, before).map { $0.counters.endFrame.load(ordering: .relaxed) - $1 }.max()!
+                keep = max(0, min(frames, keep))
             }
-            for i in 0..<(keep * plan.channels) { peak = max(peak, abs(buffer[i])) }
+            for i in 0..<(keep * channels) { peak = max(peak, abs(buffer[i])) }
             try sink(buffer, keep)
             position += keep
             if keep < frames { break }
         }
-        let underruns = streams.reduce(0) { $0 + $1.counters.underruns.load(ordering: .relaxed) }
+        let underruns = session.streamsInUse.reduce(0) { $0 + $1.counters.underruns.load(ordering: .relaxed) }
         return Summary(frames: position, peak: peak, underruns: underruns)
     }
 }

@@ -3,8 +3,17 @@ import Foundation
 /// One node of a checked graph.
 public struct GraphNode {
     public var id: String
+    /// Position in `GraphDocument.nodes`.
     public var index: Int
     public var definition: any NodeDefinition
+    /// Where the node is written in the file (`nodes[2]`, or `chains.warm[0]` for a member of a chain).
+    public var path: String
+}
+
+/// A `chain` node: which of the graph's named chains runs in its place.
+public struct ChainPlacement: Equatable {
+    public var id: String
+    public var chain: String
 }
 
 /// One link from a node's output bus to another node's input bus.
@@ -25,8 +34,18 @@ public struct GraphDocument {
     public var order: [Int]
     /// Settings that were adjusted rather than rejected.
     public var warnings: [GraphError] = []
+    /// The named chains (member ids in order) and the chain nodes with the chain each runs.
+    public var chains: [String: [String]] = [:]
+    public var chainNodes: [ChainPlacement] = []
+    /// How long a swap to this graph crossfades.
+    public var crossfadeSeconds = GraphDocument.defaultCrossfadeSeconds
+    var root: JSONValue?
+    var shownName: String?
 
-    public var displayName: String { file.path }
+    public static let defaultCrossfadeSeconds = 0.03
+    static let topLevelKeys = ["format", "nodes", "links", "chains", "crossfadeSeconds"]
+
+    public var displayName: String { shownName ?? file.path }
 
     public func node(_ id: String) -> GraphNode? { nodes.first { $0.id == id } }
 
@@ -57,18 +76,54 @@ public struct GraphDocument {
             issues.errors[0].column = e.column
             throw GraphErrors(errors: issues.errors)
         }
+        return try parse(root: root, file: file, displayName: displayName, selection: [:], issues: issues)
+    }
+
+    /// The same graph with chain node `node` running the chain `name` (for `chain NODE NAME`).
+    public func selecting(chain name: String, for node: String) throws -> GraphDocument {
+        guard let current = chainNodes.first(where: { $0.id == node }) else {
+            let list = chainNodes.map(\.id)
+            throw CommandError("'\(node)' is not a chain node; chain nodes: \(list.isEmpty ? "none" : list.joined(separator: ", "))")
+        }
+        guard chains[name] != nil else {
+            throw CommandError("no chain '\(name)'; chains: \(chains.keys.sorted().joined(separator: ", "))")
+        }
+        var selection = Dictionary(uniqueKeysWithValues: chainNodes.map { ($0.id, $0.chain) })
+        selection[current.id] = name
+        return try Self.parse(root: root!, file: file, displayName: shownName, selection: selection,
+                              issues: GraphIssues(file: displayName))
+    }
+
+    static func parse(root: JSONValue, file: URL, displayName: String?, selection: [String: String], issues: GraphIssues) throws -> GraphDocument {
+        var issues = issues
         guard root.objectMembers != nil else {
             issues.report("", "the graph must be a JSON object with \"nodes\" and \"links\", found \(root.typeName)", at: root)
             throw GraphErrors(errors: issues.errors)
         }
-        for (key, value) in root.objectMembers! where !["format", "nodes", "links"].contains(key) {
-            issues.report(key, "unknown top-level key '\(key)'; valid keys: format, nodes, links", at: value)
+        for (key, value) in root.objectMembers! where !topLevelKeys.contains(key) {
+            issues.report(key, "unknown top-level key '\(key)'; valid keys: \(topLevelKeys.joined(separator: ", "))", at: value)
         }
         let format = parseFormat(root["format"], issues: &issues)
+        let top = NodeSettings(object: root, path: "")
+        let crossfade = top.number("crossfadeSeconds", in: 0.001...1, issues: &issues) ?? defaultCrossfadeSeconds
         let context = NodeContext(format: format, baseDirectory: file.deletingLastPathComponent())
-        let nodes = parseNodes(root["nodes"], context: context, issues: &issues)
+        let chains = ChainDefinitions.parse(root["chains"], context: context, issues: &issues)
+        var placements: [ChainPlacement] = []
+        let nodes = parseNodes(root["nodes"], context: context, chains: chains, selection: selection,
+                               placements: &placements, issues: &issues)
         let declared = Set((root["nodes"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue })
-        let links = parseLinks(root["links"], nodes: nodes, declared: declared, issues: &issues)
+        let ends = Dictionary(uniqueKeysWithValues: placements.map { p in
+            (p.id, (first: "\(p.id)/\(chains.members[p.chain]!.first!.id)", last: "\(p.id)/\(chains.members[p.chain]!.last!.id)"))
+        })
+        var links = parseLinks(root["links"], nodes: nodes, declared: declared, chainEnds: ends, issues: &issues)
+        for p in placements {
+            let ids = chains.members[p.chain]!.map { "\(p.id)/\($0.id)" }
+            for (a, b) in zip(ids, ids.dropFirst()) {
+                if let from = nodes.firstIndex(where: { $0?.id == a }), let to = nodes.firstIndex(where: { $0?.id == b }) {
+                    links.append(GraphLink(from: from, fromBus: 0, to: to, toBus: 0))
+                }
+            }
+        }
         let valid = nodes.compactMap { $0 }
         if valid.count == nodes.count {
             checkInputs(nodes: valid, links: links, issues: &issues)
@@ -81,7 +136,13 @@ public struct GraphDocument {
         }
         let order = issues.errors.isEmpty ? topologicalOrder(nodes: valid, links: links, issues: &issues) : []
         if !issues.errors.isEmpty { throw GraphErrors(errors: issues.errors) }
-        return GraphDocument(file: file, format: format, nodes: valid, links: links, order: order, warnings: issues.warnings)
+        var document = GraphDocument(file: file, format: format, nodes: valid, links: links, order: order, warnings: issues.warnings)
+        document.chains = chains.members.mapValues { $0.map(\.id) }
+        document.chainNodes = placements
+        document.crossfadeSeconds = crossfade
+        document.root = root
+        document.shownName = displayName
+        return document
     }
 
     static func parseFormat(_ value: JSONValue?, issues: inout GraphIssues) -> GraphFormat {
@@ -99,7 +160,8 @@ public struct GraphDocument {
         return format
     }
 
-    static func parseNodes(_ value: JSONValue?, context: NodeContext, issues: inout GraphIssues) -> [GraphNode?] {
+    static func parseNodes(_ value: JSONValue?, context: NodeContext, chains: ChainDefinitions, selection: [String: String],
+                           placements: inout [ChainPlacement], issues: inout GraphIssues) -> [GraphNode?] {
         guard let value else {
             issues.report("nodes", "missing: the graph needs a \"nodes\" array")
             return []
@@ -121,8 +183,8 @@ public struct GraphDocument {
             let id = settings.string("id", issues: &issues)
             if item["id"] == nil { issues.report(path, "missing \"id\"", at: item) }
             if let id {
-                if id.isEmpty || id.contains(":") || id.contains(where: \.isWhitespace) {
-                    issues.report("\(path).id", "'\(id)' is not a valid id (non-empty, no ':' or spaces)", at: item["id"])
+                if !isValidID(id) {
+                    issues.report("\(path).id", "'\(id)' is not a valid id (non-empty, no ':', '/' or spaces)", at: item["id"])
                 } else if let first = seen[id] {
                     issues.report("\(path).id", "duplicate id '\(id)' (also nodes[\(first)].id)", at: item["id"])
                 } else {
@@ -134,6 +196,18 @@ public struct GraphDocument {
                 result.append(nil)
                 continue
             }
+            if type == ChainDefinitions.typeName {
+                guard let id, let chain = chains.placement(settings, issues: &issues) else {
+                    result.append(nil)
+                    continue
+                }
+                let selected = selection[id] ?? chain
+                placements.append(ChainPlacement(id: id, chain: selected))
+                for member in chains.members[selected]! {
+                    result.append(GraphNode(id: "\(id)/\(member.id)", index: result.count, definition: member.definition, path: member.path))
+                }
+                continue
+            }
             guard let kind = NodeKinds.named(type) else {
                 issues.report("\(path).type", "unknown node type '\(type)'; known types: \(knownTypes)", at: item["type"])
                 result.append(nil)
@@ -143,7 +217,7 @@ public struct GraphDocument {
             let before = issues.errors.count
             let definition = kind.parseDefinition(settings, context: context, issues: &issues)
             if let definition, let id, issues.errors.count == before {
-                result.append(GraphNode(id: id, index: i, definition: definition))
+                result.append(GraphNode(id: id, index: result.count, definition: definition, path: path))
             } else {
                 result.append(nil)
             }
@@ -151,10 +225,16 @@ public struct GraphDocument {
         return result
     }
 
-    static var knownTypes: String { NodeKinds.all.map { $0.typeName }.joined(separator: ", ") }
+    static func isValidID(_ id: String) -> Bool {
+        !id.isEmpty && !id.contains(":") && !id.contains("/") && !id.contains(where: \.isWhitespace)
+    }
+
+    static var knownTypes: String { (NodeKinds.all.map { $0.typeName } + [ChainDefinitions.typeName]).joined(separator: ", ") }
 
     /// `declared` holds every id written in the file, so a link to a node that failed its own checks is not reported again.
-    static func parseLinks(_ value: JSONValue?, nodes: [GraphNode?], declared: Set<String>, issues: inout GraphIssues) -> [GraphLink] {
+    /// `chainEnds` maps a chain node's id to its first member (links into it) and last member (links out of it).
+    static func parseLinks(_ value: JSONValue?, nodes: [GraphNode?], declared: Set<String>,
+                           chainEnds: [String: (first: String, last: String)], issues: inout GraphIssues) -> [GraphLink] {
         guard let value else {
             issues.report("links", "missing: the graph needs a \"links\" array")
             return []
@@ -172,8 +252,8 @@ public struct GraphDocument {
             }
             let s = NodeSettings(object: item, path: path)
             s.rejectUnknownKeys(["from", "to"], issues: &issues)
-            let from = endpoint("from", s, nodes: nodes, declared: declared, output: true, issues: &issues)
-            let to = endpoint("to", s, nodes: nodes, declared: declared, output: false, issues: &issues)
+            let from = endpoint("from", s, nodes: nodes, declared: declared, output: true, chainEnds: chainEnds, issues: &issues)
+            let to = endpoint("to", s, nodes: nodes, declared: declared, output: false, chainEnds: chainEnds, issues: &issues)
             if let from, let to { links.append(GraphLink(from: from.0, fromBus: from.1, to: to.0, toBus: to.1)) }
         }
         return links
@@ -181,13 +261,14 @@ public struct GraphDocument {
 
     /// Resolves `id` or `id:bus` to (node position, bus).
     static func endpoint(_ key: String, _ s: NodeSettings, nodes: [GraphNode?], declared: Set<String>, output: Bool,
-                         issues: inout GraphIssues) -> (Int, Int)? {
+                         chainEnds: [String: (first: String, last: String)], issues: inout GraphIssues) -> (Int, Int)? {
         guard let text = s.string(key, issues: &issues) else {
             if s.object[key] == nil { issues.report(s.path, "missing \"\(key)\"", at: s.object) }
             return nil
         }
         let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
-        let id = String(parts[0])
+        let written = String(parts[0])
+        let id = chainEnds[written].map { output ? $0.last : $0.first } ?? written
         var bus = 0
         if parts.count == 2 {
             guard let b = Int(parts[1]), b >= 0 else {
@@ -197,7 +278,7 @@ public struct GraphDocument {
             bus = b
         }
         guard let position = nodes.firstIndex(where: { $0?.id == id }) else {
-            if declared.contains(id) { return nil }
+            if declared.contains(written) { return nil }
             let ids = nodes.compactMap { $0?.id }
             issues.report(s.path(key), "dangling link: no node with id '\(id)' (ids: \(ids.joined(separator: ", ")))", at: s.object[key])
             return nil
@@ -219,9 +300,9 @@ public struct GraphDocument {
                 let feeding = links.indices.filter { links[$0].to == node.index && links[$0].toBus == bus }
                 if feeding.count > 1 {
                     let list = feeding.map { "links[\($0)]" }.joined(separator: ", ")
-                    issues.report("nodes[\(node.index)]", "input '\(node.id):\(bus)' is connected \(feeding.count) times (\(list)); feed a mixer to combine signals")
+                    issues.report(node.path, "input '\(node.id):\(bus)' is connected \(feeding.count) times (\(list)); feed a mixer to combine signals")
                 } else if feeding.isEmpty && !(node.definition is MixerNode) {
-                    issues.report("nodes[\(node.index)]", "input '\(node.id):\(bus)' is not connected")
+                    issues.report(node.path, "input '\(node.id):\(bus)' is not connected")
                 }
             }
         }

@@ -47,6 +47,14 @@ public struct IPodEQNode: NodeDefinition {
     public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance {
         IPodEQInstance(id: id, settings: IPodEQSettings(gains: preset.gains, preamp: preamp), format: format)
     }
+
+    public func liveChanges(from old: any NodeDefinition) -> [NodeCommand]? {
+        guard let old = old as? IPodEQNode else { return nil }
+        var commands: [NodeCommand] = []
+        if old.preset.gains != preset.gains { commands.append(.preset(preset.name)) }
+        if old.preamp != preamp { commands.append(.set(parameter: "preamp", value: preamp)) }
+        return commands
+    }
 }
 
 /// The EQ's user-facing state and the coefficients it implies.

@@ -98,6 +98,17 @@ public struct LV2Node: NodeDefinition {
     public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance {
         try LV2Instance(id: id, node: self, format: format)
     }
+
+    /// The same plugin keeps its instance (and its state); a changed preset and changed controls apply live.
+    public func liveChanges(from old: any NodeDefinition) -> [NodeCommand]? {
+        guard let old = old as? LV2Node, old.uri == uri, old.copies == copies else { return nil }
+        var commands: [NodeCommand] = []
+        if let presetURI, presetURI != old.presetURI { commands.append(.preset(presetURI)) }
+        for port in plugin.controlInputs where controlValues[port.index] != old.controlValues[port.index] {
+            if let value = controlValues[port.index] { commands.append(.set(parameter: port.symbol, value: Double(value))) }
+        }
+        return commands
+    }
 }
 
 extension LV2Port {

@@ -32,6 +32,13 @@ public struct MixerNode: NodeDefinition {
     public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance {
         MixerInstance(node: self, id: id, format: format)
     }
+
+    public func liveChanges(from old: any NodeDefinition) -> [NodeCommand]? {
+        guard let old = old as? MixerNode, old.inputs == inputs else { return nil }
+        var commands = volumes.indices.filter { volumes[$0] != old.volumes[$0] }.map { NodeCommand.set(parameter: "volume.\($0)", value: volumes[$0]) }
+        if volume != old.volume { commands.append(.set(parameter: "volume", value: volume)) }
+        return commands
+    }
 }
 
 final class MixerInstance: NodeInstance {

@@ -22,11 +22,16 @@ public protocol NodeDefinition {
     var summary: [(String, String)] { get }
     /// Builds the control-side instance that owns the render kernel (control world; may throw).
     func instantiate(id: String, format: GraphFormat) throws -> NodeInstance
+    /// The live commands that turn a running instance of `old` into one of this definition (a swap keeps it),
+    /// or nil when the node must be built anew.
+    func liveChanges(from old: any NodeDefinition) -> [NodeCommand]?
 }
 
 extension NodeDefinition {
     /// The `type` string of this node's kind.
     public var typeName: String { Self.typeName }
+
+    public func liveChanges(from old: any NodeDefinition) -> [NodeCommand]? { nil }
 
     static func parseDefinition(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> (any NodeDefinition)? {
         parse(settings, context: context, issues: &issues)

@@ -11,6 +11,8 @@ public struct OutputNode: NodeDefinition {
     }
 
     public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance { OutputInstance() }
+
+    public func liveChanges(from old: any NodeDefinition) -> [NodeCommand]? { old is OutputNode ? [] : nil }
 }
 
 final class OutputInstance: NodeInstance {

@@ -51,12 +51,19 @@ public struct StreamNode: NodeDefinition {
     }
 
     public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance {
-        StreamInstance(node: self, format: format)
+        StreamInstance(id: id, node: self, format: format)
+    }
+
+    /// A stream is kept (playing on from where it is) when it reads the same media the same way.
+    public func liveChanges(from old: any NodeDefinition) -> [NodeCommand]? {
+        guard let old = old as? StreamNode, old.path == path, old.loop == loop, old.bufferSeconds == bufferSeconds else { return nil }
+        return []
     }
 }
 
 /// A running stream node: its kernel, its ring and its decoder thread.
 public final class StreamInstance: NodeInstance {
+    public let id: String
     public let node: StreamNode
     let kernelPointer: UnsafeMutablePointer<StreamKernel>
     public let ring: PCMRing
@@ -65,7 +72,8 @@ public final class StreamInstance: NodeInstance {
     let decoder: StreamDecoder
     let startThreshold: Int
 
-    init(node: StreamNode, format: GraphFormat) {
+    init(id: String, node: StreamNode, format: GraphFormat) {
+        self.id = id
         self.node = node
         startThreshold = Int(node.bufferSeconds * Double(format.sampleRate))
         ring = .allocate(minimumFrames: max(2 * startThreshold, format.sampleRate, 4 * format.maxFrames), channels: format.channels)

@@ -38,7 +38,8 @@ public struct PlaybackRenderer {
     public var stream: OpaquePointer?
     /// The control-world object that owns this renderer, for the non-real-time stream events.
     public var owner: UnsafeMutableRawPointer?
-    public let plan: RenderPlan
+    public let engine: UnsafeMutablePointer<RenderEngine>
+    public let channels: Int
     public let sampleRate: Int
     /// Set from param_changed (PipeWire's loop thread) while the data thread may be rendering.
     public let planarFormat: UnsafeAtomic<Bool>
@@ -61,13 +62,14 @@ public struct PlaybackRenderer {
     /// The most frames one callback renders (PipeWire's largest quantum is 8192).
     public static let maxCallbackFrames = 16384
 
-    public init(plan: RenderPlan, sampleRate: Int, fadeSeconds: Double = 0.05) {
-        self.plan = plan
+    public init(engine: UnsafeMutablePointer<RenderEngine>, channels: Int, sampleRate: Int, fadeSeconds: Double = 0.05) {
+        self.engine = engine
+        self.channels = channels
         self.sampleRate = sampleRate
-        channelPointers = .allocate(capacity: plan.channels)
+        channelPointers = .allocate(capacity: channels)
         silence = .allocate(capacity: Self.maxCallbackFrames)
         silence.initialize(repeating: 0, count: Self.maxCallbackFrames)
-        channelPointers.initialize(repeating: silence, count: plan.channels)
+        channelPointers.initialize(repeating: silence, count: channels)
         counters = .create()
         position = .create(nil)
         fadeRequested = .create(false)
@@ -86,14 +88,6 @@ public struct PlaybackRenderer {
         faded.destroy()
     }
 
-    @_noLocks @inline(__always)
-    static func monotonicNanos() -> Int {
-        var ts = timespec()
-        // clock_gettime(CLOCK_MONOTONIC) is served by the vDSO: no lock, no allocation, no syscall.
-        _ = _unsafePerformance { clock_gettime(CLOCK_MONOTONIC, &ts) }
-        return ts.tv_sec * 1_000_000_000 + ts.tv_nsec
-    }
-
     /// The pw_stream process callback (data thread); `userdata` points at the renderer.
     @_noLocks
     public static func process(_ userdata: UnsafeMutableRawPointer?) {
@@ -109,7 +103,7 @@ public struct PlaybackRenderer {
     /// The body of the pw_stream process callback (data thread).
     @_noLocks
     public mutating func process() {
-        let started = Self.monotonicNanos()
+        let started = MonotonicClock.nanos()
         // Writes the thread's floating-point control register only.
         _unsafePerformance { graphhost_enable_flush_to_zero() }
         guard let stream else { return }
@@ -121,7 +115,6 @@ public struct PlaybackRenderer {
         let buffer = pwBuffer.pointee.buffer!
         let datas = buffer.pointee.datas!
         let dataCount = Int(buffer.pointee.n_datas)
-        let channels = plan.channels
         let planar = planarFormat.load(ordering: .acquiring)
         let stride = planar ? 4 : 4 * channels
         var frames = Int(datas[0].maxsize) / stride
@@ -132,9 +125,9 @@ public struct PlaybackRenderer {
                 channelPointers[c] = c < dataCount && datas[c].data != nil
                     ? datas[c].data!.assumingMemoryBound(to: Float.self) : silence
             }
-            plan.render(frames: frames, planar: channelPointers)
+            engine.pointee.render(frames: frames, planar: channelPointers)
         } else if let data = datas[0].data {
-            plan.render(frames: frames, interleaved: data.assumingMemoryBound(to: Float.self))
+            engine.pointee.render(frames: frames, interleaved: data.assumingMemoryBound(to: Float.self))
         }
         applyFade(frames: frames, planar: planar, datas: datas, dataCount: dataCount)
         for i in 0..<(planar ? min(channels, dataCount) : 1) {
@@ -147,7 +140,7 @@ public struct PlaybackRenderer {
         _ = _unsafePerformance { pw_stream_queue_buffer(stream, pwBuffer) }
         counters.callbacks.wrappingIncrement(ordering: .relaxed)
         counters.frames.wrappingIncrement(by: frames, ordering: .relaxed)
-        let busy = Self.monotonicNanos() - started
+        let busy = MonotonicClock.nanos() - started
         counters.busyNanos.store(busy, ordering: .relaxed)
         if busy > counters.maxBusyNanos.load(ordering: .relaxed) { counters.maxBusyNanos.store(busy, ordering: .relaxed) }
         counters.budgetNanos.store(frames * 1_000_000_000 / sampleRate, ordering: .relaxed)
@@ -170,7 +163,6 @@ public struct PlaybackRenderer {
     @_noLocks
     mutating func applyFade(frames: Int, planar: Bool, datas: UnsafeMutablePointer<spa_data>, dataCount: Int) {
         guard fadeRequested.load(ordering: .relaxed) else { return }
-        let channels = plan.channels
         for f in 0..<frames {
             let g = fadeGain
             for c in 0..<channels {

@@ -1,12 +1,13 @@
 /// One node's work in a render plan: its kernel and the bus buffers it reads and writes.
 public struct RenderStep {
     /// Every kind of render kernel, addressed by pointer into memory the control world owns.
-    /// New node kinds add a case here and in `RenderPlan.run` / `RenderPlan.deliver`.
+    /// New node kinds add a case here and in `RenderPlan.runSlice` / `RenderEngine.deliverMessages`.
     public enum Kernel {
         case stream(UnsafeMutablePointer<StreamKernel>)
         case mixer(UnsafeMutablePointer<MixerKernel>)
         case ipodEQ(UnsafeMutablePointer<IPodEQKernel>)
         case lv2(UnsafeMutablePointer<LV2Kernel>)
+        case crossfade(UnsafeMutablePointer<CrossfadeKernel>)
         case output
     }
 

@@ -1,37 +1,39 @@
 import Foundation
 
-/// Answers live-control lines (from the socket or a console) for a playing graph, one at a time.
+/// Answers live-control lines (from the socket, the console or a watched file) for a playing graph, one at a time.
 public final class LiveControl {
-    let graph: CompiledGraph
+    let session: GraphSession
     let status: () -> [String: Any]
     let quit: () -> Void
     /// Receives events for subscribers (e.g. the socket server's publish).
     public var publish: ([String: Any]) -> Void = { _ in }
     private let lock = NSLock()
 
-    public init(graph: CompiledGraph, status: @escaping () -> [String: Any], quit: @escaping () -> Void) {
-        self.graph = graph
+    public init(session: GraphSession, status: @escaping () -> [String: Any], quit: @escaping () -> Void) {
+        self.session = session
         self.status = status
         self.quit = quit
     }
 
     /// Carries out one line and returns the JSON reply (`{"ok":true,...}` or `{"ok":false,"error":...}`).
     public func handle(_ line: String) -> String {
-        lock.withLock {
+        let arrival = MonotonicClock.nanos()
+        return lock.withLock {
             do {
                 let request = try ControlRequest.parse(line)
                 switch request {
-                case .node, .pause, .play:
-                    try graph.apply(request)
-                    publish(["event": "command", "command": request.description])
-                    return CommandServer.json(["ok": true, "command": request.description])
                 case .status:
                     return CommandServer.json(["ok": true, "status": status()])
                 case .list:
-                    return CommandServer.json(["ok": true, "nodes": nodeList])
+                    return CommandServer.json(["ok": true, "nodes": nodeList, "chains": session.graph.document.chains])
                 case .quit:
                     quit()
                     return CommandServer.json(["ok": true])
+                default:
+                    let applied = session.engine.pointee.appliedMessages.load(ordering: .acquiring)
+                    try session.apply(request)
+                    publish(["event": "command", "command": request.description])
+                    return CommandServer.json(["ok": true, "command": request.description, "arrival": arrival, "appliedBefore": applied])
                 }
             } catch {
                 return CommandServer.error("\(error)")
@@ -39,10 +41,15 @@ public final class LiveControl {
         }
     }
 
+    /// Runs `body` with the session while no command is being carried out.
+    public func withSession<T>(_ body: (GraphSession) -> T) -> T { lock.withLock { body(session) } }
+
+    /// Every node with its parameters and presets; chain nodes with their chain and the choices.
     var nodeList: [[String: Any]] {
-        graph.document.order.map { index in
-            let node = graph.document.nodes[index]
-            let instance = graph.instances[node.id]!
+        let document = session.graph.document
+        let nodes = document.order.map { index -> [String: Any] in
+            let node = document.nodes[index]
+            let instance = session.graph.instances[node.id]!
             return [
                 "id": node.id, "type": node.definition.typeName,
                 "parameters": instance.parameters.map { p -> [String: Any] in
@@ -54,5 +61,9 @@ public final class LiveControl {
                 "presets": instance.presetNames,
             ]
         }
+        let chainNodes = document.chainNodes.map { p -> [String: Any] in
+            ["id": p.id, "type": ChainDefinitions.typeName, "chain": p.chain, "chains": document.chains.keys.sorted()]
+        }
+        return nodes + chainNodes
     }
 }

@@ -39,11 +39,11 @@ public enum PlaybackError: Error, CustomStringConvertible {
     }
 }
 
-/// Plays a compiled graph through a pw_stream whose process callback (PipeWire's real-time data thread)
+/// Plays a graph session through a pw_stream whose process callback (PipeWire's real-time data thread)
 /// runs `PlaybackRenderer`. Control calls run under the thread loop's lock. When the daemon goes away
 /// the graph keeps its state and `reconnect()` builds a new stream on a new connection.
 public final class PipeWirePlayer {
-    public let graph: CompiledGraph
+    public let session: GraphSession
     public let options: PlaybackOptions
     let logger: Logger
     let loop: OpaquePointer
@@ -72,9 +72,9 @@ public final class PipeWirePlayer {
 
     private static let pipewireInitialized: Bool = { pw_init(nil, nil); return true }()
 
-    public init(graph: CompiledGraph, options: PlaybackOptions, logger: Logger) throws {
+    public init(session: GraphSession, options: PlaybackOptions, logger: Logger) throws {
         _ = Self.pipewireInitialized
-        self.graph = graph
+        self.session = session
         self.options = options
         self.logger = logger
         guard let loop = pw_thread_loop_new("graphhost-pw", nil) else { throw PlaybackError.stream("cannot create a thread loop") }
@@ -84,7 +84,7 @@ public final class PipeWirePlayer {
         guard let context = pw_context_new(pw_thread_loop_get_loop(loop), contextProps, 0) else { throw PlaybackError.stream("cannot create a context") }
         self.context = context
         renderer = .allocate(capacity: 1)
-        renderer.initialize(to: PlaybackRenderer(plan: graph.plan, sampleRate: graph.document.format.sampleRate))
+        renderer.initialize(to: PlaybackRenderer(engine: session.engine, channels: session.format.channels, sampleRate: session.format.sampleRate))
         streamListener = .allocate(capacity: 1)
         streamListener.initialize(to: spa_hook())
         coreListener = .allocate(capacity: 1)
@@ -94,7 +94,7 @@ public final class PipeWirePlayer {
         coreEvents = .allocate(capacity: 1)
         coreEvents.initialize(to: Self.makeCoreEvents())
         targetToUse = options.target
-        graph.rendersConcurrently = true
+        session.rendersConcurrently = true
         renderer.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
         pw_thread_loop_start(loop)
     }
@@ -134,7 +134,7 @@ public final class PipeWirePlayer {
     }
 
     private func createStreamLocked() throws {
-        let format = graph.document.format
+        let format = session.format
         guard let props = pw_properties_new_string("") else { throw PlaybackError.stream("cannot create properties") }
         pw_properties_set(props, PW_KEY_MEDIA_TYPE, "Audio")
         pw_properties_set(props, PW_KEY_MEDIA_CATEGORY, "Playback")
@@ -229,7 +229,7 @@ public final class PipeWirePlayer {
                 return
             }
             player.renderer.pointee.planarFormat.store(planar != 0, ordering: .releasing)
-            let format = player.graph.document.format
+            let format = player.session.format
             let stride = planar != 0 ? 4 : 4 * Int(channels)
             var buffer = [UInt8](repeating: 0, count: 1024)
             var pod: UnsafePointer<spa_pod>? = graphhost_build_buffers(&buffer, 1024, UInt32(max(8192, format.maxFrames)), UInt32(stride),
