@@ -7,7 +7,7 @@ import GraphHost
 /// run() is hard real-time (`@_noLocks`, checked by the compiler): it never allocates, locks or waits. Designing coefficients allocates,
 /// so it runs on a designer thread the instance owns, exactly as the control world does for the
 /// built-in node: run() posts changed controls through a lock-free queue, the thread designs and
-/// posts the coefficients back, and run() glides to them over 20 ms (`IPodEQKernel.apply`).
+/// posts the coefficients back, and run() crossfades to them over 30 ms (`IPodEQKernel.apply`).
 /// activate() designs the current controls directly, so processing starts on them without a glide.
 final class IPodEQPlugin {
     /// Port indices, as in graphhost-ipod-eq.ttl.
@@ -28,6 +28,7 @@ final class IPodEQPlugin {
     let sampleRate: Int
     let ports = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: Port.count)
     let state = UnsafeMutablePointer<SIMD16<Float>>.allocate(capacity: 4)
+    let workspace = IPodEQWorkspace.allocate(channels: 2, maxFrames: Layout.blockFrames)
     let kernel = UnsafeMutablePointer<IPodEQKernel>.allocate(capacity: 1)
     /// Two channels of `Layout.blockFrames`, processed in place.
     let scratch = UnsafeMutablePointer<Float>.allocate(capacity: 2 * Layout.blockFrames)
@@ -49,7 +50,7 @@ final class IPodEQPlugin {
         state.initialize(repeating: SIMD16<Float>(), count: 4)
         requested = Self.defaults
         kernel.initialize(to: IPodEQKernel(state: state, coefficients: Self.coefficients(Self.defaults, sampleRate: self.sampleRate),
-                                           rampSamples: Int(IPodEQNode.rampSeconds * Double(self.sampleRate))))
+                                           rampSamples: Int(IPodEQNode.rampSeconds * Double(self.sampleRate)), workspace: workspace))
         sem_init(wake, 0, 0)
         let context = Unmanaged.passUnretained(self).toOpaque()
         guard pthread_create(&thread, nil, { context in
@@ -78,6 +79,7 @@ final class IPodEQPlugin {
         results.deallocate()
         kernel.deinitialize(count: 1).deallocate()
         state.deallocate()
+        workspace.deallocate()
         scratch.deallocate()
         ports.deallocate()
     }
@@ -134,7 +136,7 @@ final class IPodEQPlugin {
         state.update(repeating: SIMD16<Float>(), count: 4)
         requested = controls()
         kernel.pointee = IPodEQKernel(state: state, coefficients: Self.coefficients(requested, sampleRate: sampleRate),
-                                      rampSamples: Int(IPodEQNode.rampSeconds * Double(sampleRate)))
+                                      rampSamples: Int(IPodEQNode.rampSeconds * Double(sampleRate)), workspace: workspace)
     }
 
     /// LV2 run: real-time safe for any `frames`; in-place buffers are fine.

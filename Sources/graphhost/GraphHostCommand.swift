@@ -83,14 +83,7 @@ struct RenderCommand: ParsableCommand {
         }
         let session = GraphSession(graph: try CompiledGraph(doc))
         defer { session.close() }
-        for event in events {
-            do {
-                guard event.request.changesGraph else { throw CommandError("not a command for an offline render") }
-                try session.check(event.request)
-            } catch {
-                throw ValidationError("--at \(Format.number(Double(event.frame) / rate)) '\(event.request)': \(error)")
-            }
-        }
+        do { try OfflineRenderer.check(events, session: session) } catch { throw ValidationError("--\(error)") }
         let writer = try SoundFileWriter(path: output, sampleRate: doc.format.sampleRate, channels: doc.format.channels)
         let renderer = OfflineRenderer(session: session, blockFrames: block, events: events)
         let started = Date()

@@ -50,6 +50,16 @@ enum TestSupport {
         return path
     }
 
+    /// A 1 kHz sine at -6 dBFS (stereo, 48 kHz, 320 kbit/s), for click measurements.
+    static func sine(seconds: Double) throws -> String {
+        let path = directory.appendingPathComponent("sine-1k-\(seconds).mp3").path
+        if FileManager.default.fileExists(atPath: path) { return path }
+        let wav = path + ".wav"
+        try run(["sox", "-q", "-n", "-r", "48000", "-c", "2", wav, "synth", "\(seconds)", "sine", "1000", "gain", "-n", "-6"])
+        try run(["lame", "--quiet", "-b", "320", wav, path])
+        return path
+    }
+
     /// Writes a graph file next to the test media and returns its path.
     static func graph(_ json: String, name: String = UUID().uuidString) -> String {
         let path = directory.appendingPathComponent("\(name).json").path
@@ -74,11 +84,12 @@ enum TestSupport {
     /// Renders a graph file offline and returns interleaved samples.
     static func render(_ path: String, durationFrames: Int? = nil, events: [TimedCommand] = [],
                        frameSizes: [Int]? = nil) throws -> (samples: [Float], summary: OfflineRenderer.Summary) {
-        let graph = try CompiledGraph(try GraphDocument.load(path: path))
-        defer { graph.close() }
+        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: path)))
+        defer { session.close() }
+        let channels = session.format.channels
         var samples: [Float] = []
-        let summary = try OfflineRenderer(graph: graph, events: events).render(durationFrames: durationFrames, frameSizes: frameSizes) {
-            samples.append(contentsOf: UnsafeBufferPointer(start: $0, count: $1 * graph.plan.channels))
+        let summary = try OfflineRenderer(session: session, events: events).render(durationFrames: durationFrames, frameSizes: frameSizes) {
+            samples.append(contentsOf: UnsafeBufferPointer(start: $0, count: $1 * channels))
         }
         return (samples, summary)
     }

@@ -12,6 +12,9 @@ public final class CompiledGraph {
     private var started = false
     private var closed = false
 
+    /// True once `close` has run (its own instances stopped and freed).
+    public var isClosed: Bool { closed }
+
     public var plan: RenderPlan { compiled.plan }
     /// Number of distinct bus buffers the plan uses (after reuse).
     public var busCount: Int { compiled.busCount }

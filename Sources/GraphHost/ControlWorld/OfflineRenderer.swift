@@ -41,6 +41,26 @@ public struct OfflineRenderer {
         self.init(session: GraphSession(graph: graph), blockFrames: blockFrames, events: events)
     }
 
+    /// Checks timed requests before rendering: each against the graph it will meet (requests after a `chain` or
+    /// `load` are checked when they apply, against the graph the swap built).
+    public static func check(_ events: [TimedCommand], session: GraphSession) throws {
+        var swapped = false
+        for event in events.sorted(by: { $0.frame < $1.frame }) {
+            do {
+                guard event.request.changesGraph else { throw CommandError("not a command for an offline render") }
+                switch event.request {
+                case .chain, .load:
+                    try session.check(event.request)
+                    swapped = true
+                default:
+                    if !swapped { try session.check(event.request) }
+                }
+            } catch {
+                throw CommandError("at \(Format.number(Double(event.frame) / Double(session.format.sampleRate))) s, '\(event.request)': \(error)")
+            }
+        }
+    }
+
     /// What a render produced.
     public struct Summary {
         public var frames: Int
@@ -58,10 +78,7 @@ public struct OfflineRenderer {
         if durationFrames == nil && (initial.isEmpty || initial.contains { $0.node.loop }) {
             throw CommandError("this graph never ends by itself (no stream, or a looping stream): give --duration")
         }
-        for event in events {
-            guard event.request.changesGraph else { throw CommandError("'\(event.request)' is not a command for an offline render") }
-            try session.check(event.request)
-        }
+        try Self.check(events, session: session)
         let capacity = max(blockFrames, frameSizes?.max() ?? 0)
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: capacity * channels)
         defer { buffer.deallocate() }

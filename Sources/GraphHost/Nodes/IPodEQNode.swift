@@ -5,8 +5,8 @@ import Foundation
 public struct IPodEQNode: NodeDefinition {
     public static let typeName = "ipod-eq"
     public static let settingKeys = ["preset", "preamp"]
-    /// Preset and parameter changes glide over this long.
-    public static let rampSeconds = 0.020
+    /// Preset and parameter changes crossfade over this long.
+    public static let rampSeconds = 0.030
 
     public var preset: IPodEQPreset
     public var preamp: Double
@@ -97,6 +97,7 @@ final class IPodEQInstance: NodeInstance {
     private(set) var settings: IPodEQSettings
     let kernelPointer: UnsafeMutablePointer<IPodEQKernel>
     let state: UnsafeMutablePointer<SIMD16<Float>>
+    let workspace: IPodEQWorkspace
 
     init(id: String, settings: IPodEQSettings, format: GraphFormat) {
         self.id = id
@@ -104,9 +105,10 @@ final class IPodEQInstance: NodeInstance {
         self.settings = settings
         state = .allocate(capacity: 2 * format.channels)
         state.initialize(repeating: SIMD16<Float>(), count: 2 * format.channels)
+        workspace = .allocate(channels: format.channels, maxFrames: format.maxFrames)
         kernelPointer = .allocate(capacity: 1)
         kernelPointer.initialize(to: IPodEQKernel(state: state, coefficients: settings.coefficients(sampleRate: format.sampleRate),
-                                                  rampSamples: Int(IPodEQNode.rampSeconds * Double(format.sampleRate))))
+                                                  rampSamples: Int(IPodEQNode.rampSeconds * Double(format.sampleRate)), workspace: workspace))
     }
 
     var kernel: RenderStep.Kernel { .ipodEQ(kernelPointer) }
@@ -157,5 +159,6 @@ final class IPodEQInstance: NodeInstance {
     func close() {
         kernelPointer.deinitialize(count: 1).deallocate()
         state.deinitialize(count: 2 * format.channels).deallocate()
+        workspace.deallocate()
     }
 }

@@ -20,46 +20,69 @@ public struct ParallelEQCoefficients: Equatable {
             a2[k] = message.values[1 + 3 * s + k]
         }
     }
+}
 
-    @_noLocks @inline(__always)
-    static func interpolate(_ a: ParallelEQCoefficients, _ b: ParallelEQCoefficients, _ t: Float) -> ParallelEQCoefficients {
-        var r = ParallelEQCoefficients()
-        r.d = a.d + (b.d - a.d) * t
-        r.c0 = a.c0 + (b.c0 - a.c0) * t
-        r.c1 = a.c1 + (b.c1 - a.c1) * t
-        r.a1 = a.a1 + (b.a1 - a.a1) * t
-        r.a2 = a.a2 + (b.a2 - a.a2) * t
-        return r
+/// Memory for click-free coefficient changes: a second filter bank, its output, and the recent input it is
+/// warmed on. Prepared by the control world; channel c of a buffer starts at `c * stride`.
+public struct IPodEQWorkspace {
+    public let nextState: UnsafeMutablePointer<SIMD16<Float>>
+    public let scratch: UnsafeMutablePointer<Float>
+    public let history: UnsafeMutablePointer<Float>
+    public let channels: Int
+    public let stride: Int
+
+    /// Input kept for warming a new filter bank: long enough for the 32 Hz band's ringing to die away (−100 dB).
+    public static let historyFrames = 16384
+
+    public static func allocate(channels: Int, maxFrames: Int) -> IPodEQWorkspace {
+        let stride = max(maxFrames, historyFrames)
+        let w = IPodEQWorkspace(nextState: .allocate(capacity: 2 * channels), scratch: .allocate(capacity: channels * stride),
+                                history: .allocate(capacity: channels * historyFrames), channels: channels, stride: stride)
+        w.nextState.initialize(repeating: SIMD16<Float>(), count: 2 * channels)
+        w.scratch.initialize(repeating: 0, count: channels * stride)
+        w.history.initialize(repeating: 0, count: channels * historyFrames)
+        return w
+    }
+
+    public func deallocate() {
+        nextState.deallocate()
+        scratch.deallocate()
+        history.deallocate()
     }
 }
 
 /// The render side of the `ipod-eq` node: ten octave-band sections run side by side in SIMD lanes
 /// (parallel form), so the cascade's recursion does not serialize the work.
-/// A new coefficient set is reached by linear interpolation, updated every `segmentLength` samples.
+/// A new coefficient set starts a second filter bank, warmed on the last `historyFrames` of input so it is in its
+/// steady state at once, then crossfades linearly from the old bank's output to the new one's: at every instant
+/// the output is a convex mix of two steady filters, never louder than the louder of them. A change that arrives
+/// during a crossfade starts when that one ends (only the latest is kept).
 public struct IPodEQKernel {
-    public static let segmentLength = 16
     /// Message parameter for bypass (value 1 on, 0 off); other messages carry coefficients.
     public static let bypassParameter: Int32 = -1
 
     /// Two state vectors (s1, s2) per channel.
-    public let state: UnsafeMutablePointer<SIMD16<Float>>
+    public var state: UnsafeMutablePointer<SIMD16<Float>>
     public var current = ParallelEQCoefficients()
-    var start = ParallelEQCoefficients()
-    var target = ParallelEQCoefficients()
-    let rampSegments: Int
-    var segmentsDone = 0
-    var segmentsLeft = 0
-    var segmentPosition = 0
+    let workspace: IPodEQWorkspace?
+    var next = ParallelEQCoefficients()
+    var pending = ParallelEQCoefficients()
+    var hasPending = false
+    var fade = SmoothedGain(0)
+    var fading = false
+    var historyWrite = 0
     /// How much of the filtered signal is heard; bypass glides it to 0 (the filter keeps running, so
     /// un-bypassing is clean).
     var wet = SmoothedGain(1)
     let rampSamples: Int
 
-    public init(state: UnsafeMutablePointer<SIMD16<Float>>, coefficients: ParallelEQCoefficients, rampSamples: Int) {
+    /// Without a workspace, coefficient changes apply at once (for measurements and tests).
+    public init(state: UnsafeMutablePointer<SIMD16<Float>>, coefficients: ParallelEQCoefficients, rampSamples: Int,
+                workspace: IPodEQWorkspace? = nil) {
         self.state = state
         self.current = coefficients
-        self.rampSegments = max(1, rampSamples / Self.segmentLength)
         self.rampSamples = rampSamples
+        self.workspace = workspace
     }
 
     @_noLocks
@@ -68,12 +91,32 @@ public struct IPodEQKernel {
             wet.glide(to: message.values[0] > 0.5 ? 0 : 1, over: rampSamples)
             return
         }
-        start = current
-        target = ParallelEQCoefficients(message: message)
-        segmentsDone = 1
-        segmentsLeft = rampSegments
-        segmentPosition = 0
-        current = .interpolate(start, target, 1 / Float(rampSegments))
+        pending = ParallelEQCoefficients(message: message)
+        hasPending = true
+        if workspace == nil || rampSamples == 0 {
+            current = pending
+            hasPending = false
+        } else if !fading {
+            startCrossfade()
+        }
+    }
+
+    /// Starts the pending coefficients on the second bank, warmed on the input history.
+    @_noLocks
+    mutating func startCrossfade() {
+        guard let w = workspace else { return }
+        next = pending
+        hasPending = false
+        let channels = w.channels, h = IPodEQWorkspace.historyFrames
+        for i in 0..<(2 * channels) { w.nextState[i] = SIMD16<Float>() }
+        // Oldest part of the ring first, then the newest.
+        for c in 0..<channels {
+            Self.filter(next, state: w.nextState + 2 * c, input: w.history + c * h + historyWrite, output: w.scratch, frames: h - historyWrite)
+            Self.filter(next, state: w.nextState + 2 * c, input: w.history + c * h, output: w.scratch, frames: historyWrite)
+        }
+        fade.current = 0
+        fade.glide(to: 1, over: rampSamples)
+        fading = true
     }
 
     @_noLocks
@@ -82,16 +125,25 @@ public struct IPodEQKernel {
         var done = 0
         while done < frames {
             var run = frames - done
-            if segmentsLeft > 0 { run = min(run, Self.segmentLength - segmentPosition) }
-            var c = 0
-            while c + 1 < channels {
-                let a = c * channelStride + done, b = (c + 1) * channelStride + done
-                Self.filterPair(current, state: state + 2 * c, input: (input + a, input + b), output: (output + a, output + b), frames: run)
-                c += 2
+            if fading { run = min(run, fade.remaining) }
+            if let w = workspace {
+                run = min(run, w.stride)
+                remember(input: input + done, channelStride: channelStride, channels: channels, frames: run, workspace: w)
+                // The new bank first: processing may be in place, and the old bank overwrites the input.
+                if fading { Self.run(next, state: w.nextState, input: input + done, inputStride: channelStride,
+                                     output: w.scratch, outputStride: w.stride, channels: channels, frames: run) }
             }
-            if c < channels {
-                let offset = c * channelStride + done
-                Self.filter(current, state: state + 2 * c, input: input + offset, output: output + offset, frames: run)
+            Self.run(current, state: state, input: input + done, inputStride: channelStride,
+                     output: output + done, outputStride: channelStride, channels: channels, frames: run)
+            if fading, let w = workspace {
+                for f in 0..<run {
+                    let g = fade.next()
+                    for c in 0..<channels {
+                        let at = c * channelStride + done + f
+                        output[at] += g * (w.scratch[c * w.stride + f] - output[at])
+                    }
+                }
+                if fade.isSteady { finishCrossfade() }
             }
             if !(wet.isSteady && wet.current == 1) {
                 for f in 0..<run {
@@ -103,16 +155,42 @@ public struct IPodEQKernel {
                 }
             }
             done += run
-            if segmentsLeft > 0 {
-                segmentPosition += run
-                if segmentPosition == Self.segmentLength {
-                    segmentPosition = 0
-                    segmentsLeft -= 1
-                    segmentsDone += 1
-                    current = segmentsLeft == 0 ? target
-                        : .interpolate(start, target, Float(segmentsDone) / Float(rampSegments))
-                }
-            }
+        }
+    }
+
+    /// The new bank becomes the current one; a change that waited starts now.
+    @_noLocks
+    mutating func finishCrossfade() {
+        guard let w = workspace else { return }
+        current = next
+        let channels = w.channels
+        for i in 0..<(2 * channels) { state[i] = w.nextState[i] }
+        fading = false
+        if hasPending { startCrossfade() }
+    }
+
+    /// Appends input frames to the history ring.
+    @_noLocks
+    mutating func remember(input: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int, workspace w: IPodEQWorkspace) {
+        let h = IPodEQWorkspace.historyFrames
+        for f in 0..<frames {
+            for c in 0..<channels { w.history[c * h + historyWrite] = input[c * channelStride + f] }
+            historyWrite = historyWrite + 1 == h ? 0 : historyWrite + 1
+        }
+    }
+
+    /// Every channel through one bank: pairs side by side, an odd last channel alone.
+    @_noLocks @inline(__always)
+    static func run(_ k: ParallelEQCoefficients, state: UnsafeMutablePointer<SIMD16<Float>>, input: UnsafeMutablePointer<Float>,
+                    inputStride: Int, output: UnsafeMutablePointer<Float>, outputStride: Int, channels: Int, frames: Int) {
+        var c = 0
+        while c + 1 < channels {
+            filterPair(k, state: state + 2 * c, input: (input + c * inputStride, input + (c + 1) * inputStride),
+                       output: (output + c * outputStride, output + (c + 1) * outputStride), frames: frames)
+            c += 2
+        }
+        if c < channels {
+            filter(k, state: state + 2 * c, input: input + c * inputStride, output: output + c * outputStride, frames: frames)
         }
     }
 
