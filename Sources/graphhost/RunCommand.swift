@@ -177,6 +177,8 @@ struct PlaybackStatus {
             "quantum": player.counters.quantum.load(ordering: .relaxed),
             "streamsFinished": graph.streams.map(\.finished),
             "pluginOutputs": graph.pluginOutputs,
+            "chains": Dictionary(uniqueKeysWithValues: graph.document.chainNodes.map { ($0.id, $0.chain) }),
+            "applied": ["messages": session.appliedMessages.load(ordering: .acquiring), "nanos": session.appliedNanos.load(ordering: .relaxed)],
         ]
     }
 

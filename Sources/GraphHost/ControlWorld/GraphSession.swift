@@ -11,6 +11,10 @@ public final class GraphSession {
     /// buffer before the switch, and plugin state is restored with the plugin paused.
     public var rendersConcurrently = false
     private let completed: UnsafeAtomic<Int>
+    /// Copies of the engine's counters of applied messages (count, and monotonic time of the render call that
+    /// applied the latest), readable while the render thread runs.
+    public let appliedMessages: UnsafeAtomic<Int>
+    public let appliedNanos: UnsafeAtomic<Int>
     private var submitted = 0
     private var retiring: [(number: Int, graph: CompiledGraph, transition: CompiledTransition)] = []
     private var closed = false
@@ -26,6 +30,8 @@ public final class GraphSession {
         let format = graph.document.format
         engine.initialize(to: RenderEngine(plan: graph.plan, transportFadeFrames: Int(Self.transportFadeSeconds * Double(format.sampleRate))))
         completed = engine.pointee.completedTransitions
+        appliedMessages = engine.pointee.appliedMessages
+        appliedNanos = engine.pointee.appliedNanos
     }
 
     public var format: GraphFormat { graph.document.format }

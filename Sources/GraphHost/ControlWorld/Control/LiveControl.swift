@@ -30,7 +30,7 @@ public final class LiveControl {
                     quit()
                     return CommandServer.json(["ok": true])
                 default:
-                    let applied = session.engine.pointee.appliedMessages.load(ordering: .acquiring)
+                    let applied = session.appliedMessages.load(ordering: .acquiring)
                     try session.apply(request)
                     publish(["event": "command", "command": request.description])
                     return CommandServer.json(["ok": true, "command": request.description, "arrival": arrival, "appliedBefore": applied])
