@@ -66,7 +66,8 @@ final class CommandLineTests: XCTestCase {
         XCTAssertNotEqual(try graphhost(["eq-curve", "Nope", "--csv", csv]).status, 0)
     }
 
-    /// The schema is valid JSON Schema 2020-12, accepts every example graph and rejects a misspelled setting.
+    /// The schema is valid JSON Schema 2020-12, accepts every example graph and rejects a misspelled setting, an output
+    /// inside a chain and a '/' in an id.
     func testSchemaAcceptsExamples() throws {
         let script = """
         import json, glob, sys, jsonschema
@@ -76,12 +77,15 @@ final class CommandLineTests: XCTestCase {
         graphs = [p for p in glob.glob(root + "/Graphs/*.json") if not p.endswith("schema.json")]
         assert graphs
         for p in graphs: jsonschema.validate(json.load(open(p)), schema)
-        bad = {"nodes": [{"id": "m", "type": "mixer", "volumz": [1]}], "links": []}
-        try:
-            jsonschema.validate(bad, schema)
-            sys.exit("misspelled setting accepted")
-        except jsonschema.ValidationError:
-            print("ok", len(graphs))
+        for bad in [{"nodes": [{"id": "m", "type": "mixer", "volumz": [1]}], "links": []},
+                    {"chains": {"c": [{"type": "output"}]}, "nodes": [{"id": "f", "type": "chain", "chain": "c"}], "links": []},
+                    {"nodes": [{"id": "a/b", "type": "output"}], "links": []}]:
+            try:
+                jsonschema.validate(bad, schema)
+                sys.exit("accepted: %s" % bad)
+            except jsonschema.ValidationError:
+                pass
+        print("ok", len(graphs))
         """
         let out = try TestSupport.run(["/usr/bin/python3", "-c", script, Self.root.path])
         XCTAssertTrue(String(decoding: out, as: UTF8.self).hasPrefix("ok"))

@@ -127,7 +127,7 @@ public struct IPodEQKernel {
             var run = frames - done
             if fading { run = min(run, fade.remaining) }
             if let w = workspace {
-                run = min(run, w.stride)
+                run = min(min(run, w.stride), IPodEQWorkspace.historyFrames)
                 remember(input: input + done, channelStride: channelStride, channels: channels, frames: run, workspace: w)
                 // The new bank first: processing may be in place, and the old bank overwrites the input.
                 if fading { Self.run(next, state: w.nextState, input: input + done, inputStride: channelStride,
@@ -169,14 +169,17 @@ public struct IPodEQKernel {
         if hasPending { startCrossfade() }
     }
 
-    /// Appends input frames to the history ring.
+    /// Appends input frames to the history ring (at most `historyFrames` at a time).
     @_noLocks
     mutating func remember(input: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int, workspace w: IPodEQWorkspace) {
         let h = IPodEQWorkspace.historyFrames
-        for f in 0..<frames {
-            for c in 0..<channels { w.history[c * h + historyWrite] = input[c * channelStride + f] }
-            historyWrite = historyWrite + 1 == h ? 0 : historyWrite + 1
+        let first = min(frames, h - historyWrite), second = frames - first
+        for c in 0..<channels {
+            let from = input + c * channelStride, ring = w.history + c * h
+            for f in 0..<first { ring[historyWrite + f] = from[f] }
+            for f in 0..<second { ring[f] = from[first + f] }
         }
+        historyWrite = (historyWrite + frames) % h
     }
 
     /// Every channel through one bank: pairs side by side, an odd last channel alone.

@@ -57,7 +57,7 @@ public struct CommandCompletion {
         let listed = (try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? "." : folder)) ?? []
         return listed.compactMap { name -> String? in
             var isDirectory: ObjCBool = false
-            FileManager.default.fileExists(atPath: folder + name, isDirectory: &isDirectory)
+            _ = FileManager.default.fileExists(atPath: folder + name, isDirectory: &isDirectory)
             if isDirectory.boolValue { return folder + name + "/" }
             return name.hasSuffix(".json") ? folder + name : nil
         }

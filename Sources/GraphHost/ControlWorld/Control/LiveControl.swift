@@ -42,6 +42,7 @@ public final class LiveControl {
     }
 
     /// Runs `body` with the session while no command is being carried out.
+    @discardableResult
     public func withSession<T>(_ body: (GraphSession) -> T) -> T { lock.withLock { body(session) } }
 
     /// Every node with its parameters and presets; chain nodes with their chain and the choices.
