@@ -84,6 +84,32 @@ final class SwapTests: XCTestCase {
         }
     }
 
+    /// An LV2 node with the same id and plugin keeps its instance across a load; its new preset applies live.
+    /// A plugin whose library fails to load refuses the swap, and the running graph plays on.
+    func testLV2InstancesAreKeptAndAFailingPluginRefusesTheSwap() throws {
+        let mp3 = try TestSupport.mp3(rate: 44100, channels: 2, seconds: 1)
+        func lv2Graph(_ preset: String?, uri: String = "urn:graphhost:ipod-eq") -> String {
+            graph(mp3, nodes: #"{ "id": "lv", "type": "lv2", "uri": "\#(uri)" \#(preset.map { #", "preset": "\#($0)""# } ?? "") }"#,
+                  links: #"{ "from": "song", "to": "lv" }, { "from": "lv", "to": "out" }"#)
+        }
+        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: lv2Graph("Rock"))))
+        defer { session.close() }
+        let plugin = session.graph.instances["lv"]
+        try session.apply(ControlRequest.parse("load \(lv2Graph("Pop"))"))
+        XCTAssertTrue(session.graph.instances["lv"] === plugin)
+        XCTAssertEqual(session.graph.keptIDs, ["song", "lv", "out"])
+
+        let dir = LV2HostTests.fixtures + "/bad-binary.lv2"
+        try TestSupport.run(["cc", "-shared", "-fPIC", "-Wl,--allow-shlib-undefined", "-o", dir + "/bad_binary.so", dir + "/bad_binary.c"])
+        LV2World.shared.loadBundle(dir)
+        let running = session.graph
+        XCTAssertThrowsError(try session.apply(ControlRequest.parse("load \(lv2Graph(nil, uri: "urn:graphhost:test:bad-binary"))"))) { error in
+            XCTAssertTrue("\(error)".contains("failed to instantiate"), "\(error)")
+        }
+        XCTAssertTrue(session.graph === running)
+        XCTAssertFalse(running.isClosed)
+    }
+
     /// The replaced graph is freed on the control side once the render world has finished its fade.
     func testTheOldGraphIsFreedAfterTheFade() throws {
         let mp3 = try TestSupport.mp3(rate: 44100, channels: 2, seconds: 1)
