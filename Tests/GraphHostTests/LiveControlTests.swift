@@ -145,4 +145,29 @@ final class LiveControlTests: XCTestCase {
         XCTAssertTrue(result.err.contains("was not loaded; still playing the previous version"), result.err)
         XCTAssertTrue(result.err.contains("unexpected text after the JSON value") || result.err.contains("malformed JSON"), result.err)
     }
+
+    /// While playing, `status` shows each LV2 node's control outputs, read every cycle: here the latency that
+    /// x42's look-ahead limiter reports (not compensated by the graph, as `show` says).
+    func testStatusShowsPluginControlOutputs() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let uri = "http://gareus.org/oss/lv2/dpl#stereo"
+        let latencySymbol = try XCTUnwrap(LV2World.shared.plugin(uri)?.latencyPort?.symbol)
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 4)
+        let path = TestSupport.graph("""
+        { "nodes": [ { "id": "song", "type": "stream", "url": "\(mp3)" }, { "id": "fx", "type": "lv2", "uri": "\(uri)" }, { "id": "out", "type": "output" } ],
+          "links": [ { "from": "song", "to": "fx" }, { "from": "fx", "to": "out" } ] }
+        """)
+        let socket = TestSupport.directory.appendingPathComponent("outputs/dpl.sock").path
+        let run = try pw.graphhost(["run", path, "--socket", socket])
+        waitForSocket(socket)
+        usleep(1_000_000)
+        let reply = try ctl(pw, socket, ["status"])
+        XCTAssertEqual(try ctl(pw, socket, ["quit"]).status, 0)
+        _ = run.wait(timeout: 10)
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(reply.out.utf8)) as? [String: Any], reply.out)
+        let outputs = (object["status"] as? [String: Any])?["pluginOutputs"] as? [String: [String: Double]]
+        let latency = try XCTUnwrap(outputs?["fx"]?[latencySymbol], reply.out)
+        XCTAssertGreaterThan(latency, 0, reply.out)
+    }
 }
