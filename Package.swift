@@ -21,10 +21,12 @@ let package = Package(
         .target(name: "CPipeWire", dependencies: ["CLibPipeWire"]),
         .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev", "lv2-dev"])]),
         .target(name: "CLV2Support", dependencies: ["CLilv"]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .target(name: "CHTTP", dependencies: ["CCurl"]),
         .target(
             name: "GraphHost",
             dependencies: [
-                "CMPG123", "CSoxr", "CSndfile", "CRenderSupport", "CPipeWire", "CLilv", "CLV2Support",
+                "CMPG123", "CSoxr", "CSndfile", "CRenderSupport", "CPipeWire", "CLilv", "CLV2Support", "CHTTP",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
             ],

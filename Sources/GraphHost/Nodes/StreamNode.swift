@@ -1,14 +1,18 @@
 import Foundation
 
-/// `stream`: the compressed-stream converter. Decodes MP3 bytes on its own thread into a ring the
-/// render world copies from, resampled to the graph rate and mapped to the graph's channels.
+/// `stream`: the compressed-stream converter. Decodes MP3 bytes (a file, or an http/https URL downloaded while it
+/// plays) on its own thread into a ring the render world copies from, resampled to the graph rate and mapped to
+/// the graph's channels.
 public struct StreamNode: NodeDefinition {
     public static let typeName = "stream"
-    public static let settingKeys = ["url", "loop", "bufferSeconds"]
+    public static let settingKeys = ["url", "loop", "bufferSeconds", "cache"]
 
     public var url: String
-    /// The resolved local path.
+    /// The resolved local path, or the URL of a network stream.
     public var path: String
+    public var isRemote: Bool
+    /// Where a network stream's complete download is kept (and played from, once there).
+    public var cachePath: String?
     public var loop: Bool
     /// Decoded audio buffered before playback starts.
     public var bufferSeconds: Double
@@ -19,17 +23,26 @@ public struct StreamNode: NodeDefinition {
     public var inputBuses: Int { 0 }
     public var outputBuses: Int { 1 }
     public var summary: [(String, String)] {
-        [("url", url), ("loop", "\(loop)"), ("bufferSeconds", Format.number(bufferSeconds)),
-         ("media", "\(mediaRate) Hz, \(mediaChannels) ch")]
+        [("url", url), ("loop", "\(loop)"), ("bufferSeconds", Format.number(bufferSeconds))]
+            + (cachePath.map { [("cache", $0)] } ?? [])
+            + [("media", isRemote ? "probed while playing" : "\(mediaRate) Hz, \(mediaChannels) ch")]
     }
 
-    /// Resolves a path or file: URL against `base`.
-    public static func resolve(_ url: String, base: URL) throws -> String {
+    /// Resolves a path or file: URL against `base`; an http or https URL stays as it is (remote: true).
+    public static func resolve(_ url: String, base: URL) throws -> (path: String, remote: Bool) {
         if let scheme = url.range(of: "://").map({ String(url[..<$0.lowerBound]) }) ?? (url.hasPrefix("file:") ? "file" : nil) {
-            guard scheme.lowercased() == "file", let u = URL(string: url), u.isFileURL else { throw StreamError.unsupportedURL(url) }
-            return u.path
+            switch scheme.lowercased() {
+            case "http", "https":
+                guard let u = URL(string: url), u.host != nil else { throw StreamError.unsupportedURL(url) }
+                return (url, true)
+            case "file":
+                guard let u = URL(string: url), u.isFileURL else { throw StreamError.unsupportedURL(url) }
+                return (u.path, false)
+            default:
+                throw StreamError.unsupportedURL(url)
+            }
         }
-        return url.hasPrefix("/") ? url : base.appendingPathComponent(url).standardizedFileURL.path
+        return (url.hasPrefix("/") ? url : base.appendingPathComponent(url).standardizedFileURL.path, false)
     }
 
     public static func parse(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> StreamNode? {
@@ -39,10 +52,16 @@ public struct StreamNode: NodeDefinition {
         }
         let loop = settings.bool("loop", issues: &issues) ?? false
         let bufferSeconds = settings.number("bufferSeconds", in: 0...60, issues: &issues) ?? 0.5
+        let cache = settings.string("cache", issues: &issues).map { $0.hasPrefix("/") ? $0 : context.baseDirectory.appendingPathComponent($0).standardizedFileURL.path }
         do {
-            let path = try resolve(url, base: context.baseDirectory)
-            let media = try MP3Decoder.probe(FileByteSource(path: path))
-            return StreamNode(url: url, path: path, loop: loop, bufferSeconds: bufferSeconds,
+            let (path, remote) = try resolve(url, base: context.baseDirectory)
+            if cache != nil && !remote {
+                issues.report(settings.path("cache"), "a cache is for network streams; '\(url)' is a local file", at: settings.object["cache"])
+                return nil
+            }
+            // A network stream's format is learnt when it plays (probing would download it now).
+            let media = remote ? (rate: 0, channels: 0) : try MP3Decoder.probe(FileByteSource(path: path))
+            return StreamNode(url: url, path: path, isRemote: remote, cachePath: cache, loop: loop, bufferSeconds: bufferSeconds,
                               mediaRate: media.rate, mediaChannels: media.channels)
         } catch {
             issues.report(settings.path("url"), "\(error)", at: settings.object["url"])
@@ -56,7 +75,8 @@ public struct StreamNode: NodeDefinition {
 
     /// A stream is kept (playing on from where it is) when it reads the same media the same way.
     public func liveChanges(from old: any NodeDefinition) -> [NodeCommand]? {
-        guard let old = old as? StreamNode, old.path == path, old.loop == loop, old.bufferSeconds == bufferSeconds else { return nil }
+        guard let old = old as? StreamNode, old.path == path, old.loop == loop, old.bufferSeconds == bufferSeconds,
+              old.cachePath == cachePath else { return nil }
         return []
     }
 }
@@ -71,6 +91,8 @@ public final class StreamInstance: NodeInstance {
     public let wakeup = RingWakeup()
     let decoder: StreamDecoder
     let startThreshold: Int
+    /// Download state and stream titles of a network stream (nil for a file).
+    public let network: NetworkStreamStatus?
 
     init(id: String, node: StreamNode, format: GraphFormat) {
         self.id = id
@@ -80,9 +102,13 @@ public final class StreamInstance: NodeInstance {
         counters = .create()
         kernelPointer = .allocate(capacity: 1)
         kernelPointer.initialize(to: StreamKernel(ring: ring, counters: counters, startThreshold: startThreshold))
-        let path = node.path
-        decoder = StreamDecoder(source: { try FileByteSource(path: path) }, format: format, ring: ring,
-                                counters: counters, loop: node.loop, wakeup: wakeup)
+        let network = node.isRemote ? NetworkStreamStatus() : nil
+        self.network = network
+        decoder = StreamDecoder(source: { () throws -> ByteSource in
+            if let cache = node.cachePath, FileManager.default.fileExists(atPath: cache) { return try FileByteSource(path: cache) }
+            if let network { return HTTPByteSource(url: node.path, status: network, cachePath: node.cachePath) }
+            return try FileByteSource(path: node.path)
+        }, format: format, ring: ring, counters: counters, loop: node.loop, wakeup: wakeup)
     }
 
     public var kernel: RenderStep.Kernel { .stream(kernelPointer) }
@@ -109,6 +135,14 @@ public final class StreamInstance: NodeInstance {
     }
 
     public var finished: Bool { counters.finished.load(ordering: .acquiring) }
+
+    /// connecting, buffering, playing, rebuffering or ended.
+    public var state: NetworkStreamStatus.State {
+        if finished || counters.decoderFinished.load(ordering: .acquiring) { return counters.finished.load(ordering: .acquiring) ? .ended : .playing }
+        if counters.playing.load(ordering: .relaxed) { return .playing }
+        if counters.framesPlayed.load(ordering: .relaxed) > 0 { return .rebuffering }
+        return network.map { $0.connected ? .buffering : .connecting } ?? .buffering
+    }
 
     public func close() {
         decoder.stop()

@@ -12,18 +12,24 @@ public struct StreamCounters {
     public let framesOut: UnsafeAtomic<Int>
     /// The stream position in frames where its audio ended.
     public let endFrame: UnsafeAtomic<Int>
+    /// True while audio flows (not buffering or rebuffering); frames of audio played so far.
+    public let playing: UnsafeAtomic<Bool>
+    public let framesPlayed: UnsafeAtomic<Int>
 
     public static func create() -> StreamCounters {
         StreamCounters(underruns: .create(0), decoderFinished: .create(false), finished: .create(false),
-                       framesOut: .create(0), endFrame: .create(0))
+                       framesOut: .create(0), endFrame: .create(0), playing: .create(false), framesPlayed: .create(0))
     }
 
     public func destroy() {
         underruns.destroy(); decoderFinished.destroy(); finished.destroy(); framesOut.destroy(); endFrame.destroy()
+        playing.destroy(); framesPlayed.destroy()
     }
 }
 
-/// The render side of the `stream` node: copies decoded PCM out of its ring, silence when it is empty.
+/// The render side of the `stream` node: copies decoded PCM out of its ring. It starts once `startThreshold` frames
+/// are buffered; when the ring runs dry before the decoder ended it plays silence, counts an underrun and
+/// rebuffers up to the threshold again before resuming.
 public struct StreamKernel {
     public var ring: PCMRing
     public var counters: StreamCounters
@@ -46,12 +52,14 @@ public struct StreamKernel {
         if !playing {
             if ring.index.readable() >= startThreshold || decoderDone {
                 playing = true
+                counters.playing.store(true, ordering: .relaxed)
             } else {
                 Bus.clear(output, channelStride: channelStride, channels: channels, from: 0, to: frames)
                 return
             }
         }
         let got = ring.readPlanar(into: output, channelStride: channelStride, frames: frames)
+        counters.framesPlayed.wrappingIncrement(by: got, ordering: .relaxed)
         if got < frames {
             Bus.clear(output, channelStride: channelStride, channels: channels, from: got, to: frames)
             if decoderDone {
@@ -62,6 +70,8 @@ public struct StreamKernel {
                 }
             } else {
                 counters.underruns.wrappingIncrement(ordering: .relaxed)
+                playing = false
+                counters.playing.store(false, ordering: .relaxed)
             }
         }
     }

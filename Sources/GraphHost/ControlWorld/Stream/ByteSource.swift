@@ -8,6 +8,12 @@ public protocol ByteSource: AnyObject {
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
     /// Starts again from the first byte (for `loop`).
     func rewind() throws
+    /// Makes a blocked `read` return (the stream is being stopped); the default does nothing.
+    func cancel()
+}
+
+extension ByteSource {
+    public func cancel() {}
 }
 
 /// Reads bytes from a local file.
@@ -42,12 +48,16 @@ public enum StreamError: Error, CustomStringConvertible {
     case notMP3(String)
     case unsupportedURL(String)
     case decoder(String)
+    case http(String, Int)
+    case network(String, String)
 
     public var description: String {
         switch self {
         case .unreadable(let name, let why): return "cannot read media '\(name)': \(why)"
         case .notMP3(let name): return "'\(name)' is not an MP3 stream (no MPEG audio frame in its first bytes)"
-        case .unsupportedURL(let url): return "unsupported URL '\(url)': use a file path or a file: URL (network streams are not supported yet)"
+        case .unsupportedURL(let url): return "unsupported URL '\(url)': use a file path, a file: URL or an http:// or https:// URL"
+        case .http(let url, let status): return "HTTP \(status) from \(url)" + (status == 404 ? " (not found)" : "")
+        case .network(let url, let why): return "cannot stream \(url): \(why)"
         case .decoder(let why): return "MP3 decoder: \(why)"
         }
     }

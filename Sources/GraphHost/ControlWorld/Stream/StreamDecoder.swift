@@ -15,6 +15,7 @@ public final class StreamDecoder {
     private var stopping = false
     private let finishedThread = DispatchSemaphore(value: 0)
     private var _failure: Error?
+    private var source: ByteSource?
     /// The first error the decoder thread met, if any.
     public var failure: Error? { stopRequested.withLock { _failure } }
 
@@ -41,7 +42,7 @@ public final class StreamDecoder {
     /// Asks the thread to stop and waits for it.
     public func stop() {
         guard thread != nil else { return }
-        stopRequested.withLock { stopping = true }
+        stopRequested.withLock { stopping = true; source?.cancel() }
         wakeup.signalSpace()
         finishedThread.wait()
         thread = nil
@@ -62,6 +63,12 @@ public final class StreamDecoder {
         }
         do {
             let source = try makeSource()
+            let cancelled = stopRequested.withLock { () -> Bool in
+                self.source = source
+                return stopping
+            }
+            if cancelled { source.cancel() }
+            defer { stopRequested.withLock { self.source = nil } }
             let decoder = try MP3Decoder()
             var resampler: Resampler?
             while !shouldStop {

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""A loopback HTTP server for the network-stream tests. Serves files from a folder on 127.0.0.1 and prints
+its port. Query options on a file: rate=BYTES_PER_S (throttle), drop=N (close the first connection after N
+bytes), stall=S@N (pause S seconds once at byte N), norange=1 (ignore Range headers).
+/missing answers 404; /loop redirects to itself; /moved redirects to /FILE given as ?to=FILE."""
+import http.server, os, socketserver, sys, threading, time, urllib.parse
+
+root = sys.argv[1]
+done = set()
+lock = threading.Lock()
+
+
+def once(key):
+    with lock:
+        if key in done:
+            return False
+        done.add(key)
+        return True
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        url = urllib.parse.urlparse(self.path)
+        q = dict(urllib.parse.parse_qsl(url.query))
+        if url.path == "/loop":
+            return self.redirect("/loop")
+        if url.path == "/moved":
+            return self.redirect("/" + q["to"])
+        path = os.path.join(root, url.path.lstrip("/"))
+        if url.path == "/missing" or not os.path.isfile(path):
+            body = b"not found"
+            self.send_response(404)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        data = open(path, "rb").read()
+        start = 0
+        rng = self.headers.get("Range")
+        if rng and q.get("norange") != "1" and rng.startswith("bytes="):
+            start = int(rng[6:].split("-")[0])
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+        else:
+            self.send_response(200)
+        self.send_header("Content-Type", "audio/mpeg")
+        self.send_header("Accept-Ranges", "bytes")
+        self.send_header("Content-Length", str(len(data) - start))
+        self.end_headers()
+        rate = float(q.get("rate", 0))
+        drop = int(q.get("drop", -1))
+        stall_s, stall_at = (float(q["stall"].split("@")[0]), int(q["stall"].split("@")[1])) if "stall" in q else (0, -1)
+        pos, chunk, began = start, 4096, time.time()
+        try:
+            while pos < len(data):
+                if drop >= 0 and pos >= drop and once(("drop", self.path)):
+                    self.close_connection = True
+                    return
+                if stall_at >= 0 and pos >= stall_at and once(("stall", self.path)):
+                    time.sleep(stall_s)
+                end = min(len(data), pos + chunk)
+                if drop >= 0 and pos < drop < end:
+                    end = drop
+                self.wfile.write(data[pos:end])
+                pos = end
+                if rate > 0:
+                    ahead = (pos - start) / rate - (time.time() - began)
+                    if ahead > 0:
+                        time.sleep(ahead)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def redirect(self, to):
+        self.send_response(302)
+        self.send_header("Location", to)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+
+
+server = Server(("127.0.0.1", 0), Handler)
+print(server.server_address[1], flush=True)
+server.serve_forever()
