@@ -68,6 +68,7 @@ struct RunCommand: ParsableCommand {
         var nextAttempt = Date.distantPast
         var nextStatus = Date()
         var reportedXruns = 0, reportedUnderruns = 0
+        var reportedTitles: [String: String] = [:]
         var exitCode: Int32 = 0
         while true {
             usleep(10_000)
@@ -109,6 +110,16 @@ struct RunCommand: ParsableCommand {
                 }
             }
             let streams = control.withSession { $0.graph.streams }
+            if let failed = streams.first(where: { $0.failure != nil }) {
+                printError("error: stream '\(failed.id)': \(failed.failure!)")
+                exitCode = 1
+                break
+            }
+            for stream in streams {
+                guard let title = stream.network?.title, !title.isEmpty, reportedTitles[stream.id] != title else { continue }
+                reportedTitles[stream.id] = title
+                server.publish(["event": "title", "node": stream.id, "title": title, "position": status.seconds])
+            }
             let frames = player.counters.frames.load(ordering: .relaxed)
             if let durationFrames, frames >= durationFrames { break }
             if durationFrames == nil && !streams.isEmpty && streams.allSatisfy({ $0.finished }) {
@@ -176,6 +187,17 @@ struct PlaybackStatus {
             "position": seconds, "underruns": underruns, "xruns": xruns,
             "quantum": player.counters.quantum.load(ordering: .relaxed),
             "streamsFinished": graph.streams.map(\.finished),
+            "streams": graph.streams.map { s -> [String: Any] in
+                var entry: [String: Any] = ["id": s.id, "state": s.state.rawValue, "bufferFill": Double(s.ring.index.readable()) / Double(s.ring.capacityFrames),
+                                            "underruns": s.counters.underruns.load(ordering: .relaxed)]
+                if let n = s.network {
+                    entry["bytesLoaded"] = n.bytesLoaded
+                    if let total = n.totalBytes { entry["totalBytes"] = total }
+                    if let title = n.title, !title.isEmpty { entry["title"] = title }
+                    entry["reconnects"] = n.reconnects
+                }
+                return entry
+            },
             "pluginOutputs": graph.pluginOutputs,
             "chains": Dictionary(uniqueKeysWithValues: graph.document.chainNodes.map { ($0.id, $0.chain) }),
             "applied": ["messages": session.appliedMessages.load(ordering: .acquiring), "nanos": session.appliedNanos.load(ordering: .relaxed)],
@@ -187,7 +209,12 @@ struct PlaybackStatus {
         let busy = Double(player.counters.busyNanos.load(ordering: .relaxed))
         let budget = Double(max(1, player.counters.budgetNanos.load(ordering: .relaxed)))
         let quantum = player.counters.quantum.load(ordering: .relaxed)
+        var network = ""
+        if let s = graph.streams.first, let n = s.network {
+            let loaded = String(format: "%.1f", Double(n.bytesLoaded) / 1e6) + (n.totalBytes.map { String(format: "/%.1f", Double($0) / 1e6) } ?? "") + " MB"
+            network = " | \(s.state.rawValue) \(loaded)" + (n.title.flatMap { $0.isEmpty ? nil : " | ♪ \($0)" } ?? "")
+        }
         return String(format: "%@ | buffer %d%% | underruns %d | xruns %d | CPU %.1f%% of %d-frame quantum",
-                      positionText, fill, underruns, xruns, 100 * busy / budget, quantum)
+                      positionText, fill, underruns, xruns, 100 * busy / budget, quantum) + network
     }
 }

@@ -82,7 +82,7 @@ final class ValidationTests: XCTestCase {
         FileManager.default.createFile(atPath: junk, contents: Data((0..<50000).map { _ in UInt8(0) }))
         assertError(#"{ "nodes": [ { "id": "s", "type": "stream", "url": "junk.mp3" }, { "id": "out", "type": "output" } ], "links": [ { "from": "s", "to": "out" } ] }"#,
                     contains: ["nodes[0].url", "is not an MP3 stream"])
-        assertError(#"{ "nodes": [ { "id": "s", "type": "stream", "url": "http://127.0.0.1/x.mp3" }, { "id": "out", "type": "output" } ], "links": [ { "from": "s", "to": "out" } ] }"#,
+        assertError(#"{ "nodes": [ { "id": "s", "type": "stream", "url": "ftp://127.0.0.1/x.mp3" }, { "id": "out", "type": "output" } ], "links": [ { "from": "s", "to": "out" } ] }"#,
                     contains: ["nodes[0].url", "unsupported URL"])
     }
 

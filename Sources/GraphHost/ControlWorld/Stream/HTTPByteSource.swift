@@ -174,6 +174,7 @@ public final class HTTPByteSource: ByteSource {
     }
 
     fileprivate func noteTitle(_ title: String) {
+        guard !title.isEmpty || status.title != nil else { return }
         if title != status.title { logger.info("\(name): now playing '\(title)'") }
         status.setTitle(title)
     }

@@ -1,0 +1,235 @@
+import Foundation
+import XCTest
+@testable import GraphHost
+
+/// A loopback HTTP server (Tests/Support/http-server.py) serving one folder, started and stopped by a test.
+final class HTTPTestServer {
+    let process = Process()
+    let port: Int
+    let root: String
+
+    init() throws {
+        root = TestSupport.directory.appendingPathComponent("http-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../Support/http-server.py").standardizedFileURL
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [script.path, root]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        var line = Data()
+        while let byte = try out.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) { line += byte }
+        guard let port = Int(String(decoding: line, as: UTF8.self)) else { throw TestSupport.ToolFailure(description: "the HTTP test server did not start") }
+        self.port = port
+    }
+
+    /// Puts a file in the served folder; returns its URL (with `query` appended).
+    func serve(_ path: String, as name: String, query: String = "") throws -> String {
+        let target = root + "/" + name
+        if !FileManager.default.fileExists(atPath: target) { try FileManager.default.copyItem(atPath: path, toPath: target) }
+        return url(name + (query.isEmpty ? "" : "?" + query))
+    }
+
+    func url(_ path: String) -> String { "http://127.0.0.1:\(port)/\(path)" }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    deinit { if process.isRunning { stop() } }
+}
+
+/// Network streams against real servers on 127.0.0.1: HTTP files with throttling, drops and Range, errors,
+/// stalls, bounded memory, the cache, and Icecast radio with titles.
+final class NetworkStreamTests: XCTestCase {
+    func streamGraph(_ url: String, bufferSeconds: Double = 0.5, cache: String? = nil, loop: Bool = false) -> String {
+        TestSupport.graph("""
+        { "nodes": [ { "id": "s", "type": "stream", "url": "\(url)", "bufferSeconds": \(bufferSeconds)\(cache.map { #", "cache": "\#($0)""# } ?? "")\(loop ? #", "loop": true"# : "") },
+                     { "id": "out", "type": "output" } ],
+          "links": [ { "from": "s", "to": "out" } ] }
+        """)
+    }
+
+    /// Throttled downloads that drop mid-file resume with a Range request (or skip ahead when the server ignores
+    /// Range): the decoded output equals decoding the whole file locally, no gap, no repeat.
+    func testDroppedDownloadsResumeWithoutGapOrRepeat() throws {
+        let mp3 = try TestSupport.mp3(rate: 44100, channels: 2, seconds: 4)
+        let server = try HTTPTestServer()
+        defer { server.stop() }
+        let local = try TestSupport.renderStream(mp3)
+        for query in ["rate=400000&drop=20000", "rate=400000&drop=30000&norange=1", "drop=1000"] {
+            let url = try server.serve(mp3, as: "song.mp3", query: query)
+            let out = try TestSupport.render(streamGraph(url))
+            XCTAssertEqual(out.samples.count, local.count, query)
+            XCTAssertTrue(out.samples == local, "\(query): differs from the local decode")
+        }
+    }
+
+    /// A 404, a redirect loop and a refused connection fail at start-up with the status or reason and the URL.
+    func testHTTPErrorsNameTheStatusAndURL() throws {
+        let server = try HTTPTestServer()
+        defer { server.stop() }
+        let out = TestSupport.directory.appendingPathComponent("never.wav").path
+        let binary = CommandLineTests.root.appendingPathComponent(".build/debug/graphhost")
+        for (url, expected) in [(server.url("missing"), "HTTP 404 from \(server.url("missing")) (not found)"),
+                                (server.url("loop"), "cannot stream \(server.url("loop")): Maximum (5) redirects followed"),
+                                ("http://127.0.0.1:9/none.mp3", "cannot stream http://127.0.0.1:9/none.mp3")] {
+            let result = try TestSupport.execute(binary, ["render", streamGraph(url), "-o", out])
+            XCTAssertNotEqual(result.status, 0)
+            let err = String(decoding: result.err, as: UTF8.self)
+            XCTAssertTrue(err.contains(expected), err)
+        }
+    }
+
+    /// Rendering in real time while the server stalls longer than the buffer: silence and an underrun, state
+    /// "rebuffering", then playback resumes once the buffer refilled; never garbage.
+    func testAStallUnderrunsThenRecovers() throws {
+        let mp3 = try TestSupport.mp3(rate: 44100, channels: 2, seconds: 4)
+        let server = try HTTPTestServer()
+        defer { server.stop() }
+        let url = try server.serve(mp3, as: "stall.mp3", query: "rate=40000&stall=1.5@20000")
+        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: streamGraph(url, bufferSeconds: 0.3))))
+        defer { session.close() }
+        let stream = session.graph.streams[0]
+        session.graph.start()
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 1024)
+        defer { buffer.deallocate() }
+        var states: [NetworkStreamStatus.State] = []
+        var loud = [Bool]()
+        let started = Date()
+        var rendered = 0
+        while rendered < 48000 * 5 {
+            // Real-time pace: one 1024-frame block per 21.3 ms.
+            let due = started.addingTimeInterval(Double(rendered) / 48000)
+            if due > Date() { Thread.sleep(until: due) }
+            session.render(frames: 1024, interleaved: buffer)
+            let block = UnsafeBufferPointer(start: buffer, count: 2048)
+            XCTAssertTrue(block.allSatisfy { $0.isFinite && abs($0) <= 1 })
+            loud.append(block.contains { abs($0) > 0.01 })
+            if states.last != stream.state { states.append(stream.state) }
+            stream.wakeup.signalSpace()
+            rendered += 1024
+        }
+        XCTAssertGreaterThan(stream.counters.underruns.load(ordering: .relaxed), 0)
+        XCTAssertTrue(states.contains(.rebuffering), "\(states)")
+        let firstRebuffer = states.firstIndex(of: .rebuffering)!
+        XCTAssertTrue(states[firstRebuffer...].contains(.playing), "\(states)")
+        XCTAssertTrue(loud.suffix(40).contains(true), "sound after the stall")
+    }
+
+    /// The decoder paces the download: with nobody rendering, the bytes fetched stop at the bounded buffers.
+    func testMemoryStaysBounded() throws {
+        let mp3 = try TestSupport.mp3(rate: 44100, channels: 2, seconds: 60)
+        let server = try HTTPTestServer()
+        defer { server.stop() }
+        let url = try server.serve(mp3, as: "long.mp3")
+        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: streamGraph(url))))
+        defer { session.close() }
+        session.graph.start()
+        let network = try XCTUnwrap(session.graph.streams[0].network)
+        sleep(2)
+        let first = network.bytesLoaded
+        sleep(1)
+        XCTAssertEqual(network.bytesLoaded, first, "the download goes on while nothing is played")
+        let total = try XCTUnwrap(network.totalBytes)
+        XCTAssertLessThan(first, total / 2, "\(first) of \(total) bytes fetched")
+        XCTAssertLessThan(first, HTTPByteSource.bufferBytes + 200_000)
+    }
+
+    /// With a cache path the finished download is kept and a later run plays it with the server gone.
+    func testCacheKeepsTheDownloadForOfflinePlay() throws {
+        let mp3 = try TestSupport.mp3(rate: 44100, channels: 2, seconds: 2)
+        let server = try HTTPTestServer()
+        let url = try server.serve(mp3, as: "cached.mp3", query: "drop=15000")
+        let cache = TestSupport.directory.appendingPathComponent("cache-\(UUID().uuidString).mp3").path
+        let path = streamGraph(url, cache: cache)
+        let online = try TestSupport.render(path).samples
+        server.stop()
+        XCTAssertEqual(FileManager.default.contents(atPath: cache), FileManager.default.contents(atPath: mp3))
+        let offline = try TestSupport.render(path).samples
+        XCTAssertTrue(online == offline)
+        XCTAssertTrue(online == (try TestSupport.renderStream(mp3)))
+    }
+
+    func startIcecast() throws -> (dir: String, url: String) {
+        let start = try TestSupport.execute(Self.icecastScript, ["start"])
+        let exports = String(decoding: start.out, as: UTF8.self)
+        guard start.status == 0 else { throw TestSupport.ToolFailure(description: "icecast-loopback start: " + String(decoding: start.err, as: UTF8.self)) }
+        var env: [String: String] = [:]
+        for word in exports.split(whereSeparator: { $0 == " " || $0 == "\n" }) where word.contains("=") {
+            let pair = word.split(separator: "=", maxSplits: 1)
+            env[String(pair[0])] = String(pair[1])
+        }
+        guard let dir = env["ICECAST_DIR"], let url = env["ICECAST_URL"] else { throw TestSupport.ToolFailure(description: "no ICECAST_URL in \(exports)") }
+        return (dir, url)
+    }
+
+    static let icecastScript = CommandLineTests.root.appendingPathComponent("scripts/icecast-loopback")
+
+    /// Icecast radio (icecast2 fed by ezstream, both on loopback): audio arrives, the ICY metadata is stripped from
+    /// it, and two title changes made through the admin API are both seen, quotes and UTF-8 intact.
+    func testIcecastRadioAudioAndTitles() throws {
+        let script = Self.icecastScript
+        let (dir, url) = try startIcecast()
+        defer { _ = try? TestSupport.execute(script, ["stop", dir]) }
+        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: streamGraph(url))))
+        defer { session.close() }
+        let titles = ["First Title", "Café 'quoted' – ünïcode"]
+        DispatchQueue.global().async {
+            sleep(1)
+            _ = try? TestSupport.execute(script, ["meta", dir, titles[0]])
+            sleep(2)
+            _ = try? TestSupport.execute(script, ["meta", dir, titles[1]])
+        }
+        var peak: Float = 0
+        let summary = try OfflineRenderer(session: session).render(durationFrames: 48000 * 9) { samples, frames in
+            for i in 0..<(2 * frames) { peak = max(peak, abs(samples[i])) }
+        }
+        XCTAssertEqual(summary.frames, 48000 * 9)
+        XCTAssertGreaterThan(peak, 0.1, "audio arrived")
+        XCTAssertLessThanOrEqual(peak, 1)
+        let network = try XCTUnwrap(session.graph.streams[0].network)
+        let seen = network.titles
+        XCTAssertTrue(seen.contains(titles[0]) && seen.contains(titles[1]), "titles seen: \(seen)")
+        XCTAssertEqual(network.totalBytes, nil)
+    }
+
+    /// `graphhost run` on a private PipeWire daemon: a 404 ends the run with the status and URL; an Icecast stream
+    /// plays, `status` shows its state, bytes and title, and subscribers get a title event.
+    func testRunShowsNetworkStateAndTitles() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let server = try HTTPTestServer()
+        defer { server.stop() }
+        let missing = try pw.graphhost(["run", streamGraph(server.url("missing")), "--duration", "3"]).wait(timeout: 20)
+        XCTAssertEqual(missing.status, 1, missing.err)
+        XCTAssertTrue(missing.err.contains("HTTP 404 from \(server.url("missing"))"), missing.err)
+
+        let (dir, url) = try startIcecast()
+        defer { _ = try? TestSupport.execute(Self.icecastScript, ["stop", dir]) }
+        let socket = TestSupport.directory.appendingPathComponent("radio/radio.sock").path
+        let run = try pw.graphhost(["run", streamGraph(url), "--socket", socket])
+        let deadline = Date().addingTimeInterval(10)
+        while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(20_000) }
+        let subscriber = CommandServer.connectClient(socket)
+        XCTAssertGreaterThanOrEqual(subscriber, 0)
+        _ = Array("subscribe\n".utf8).withUnsafeBytes { write(subscriber, $0.baseAddress, $0.count) }
+        usleep(1_000_000)
+        _ = try TestSupport.execute(Self.icecastScript, ["meta", dir, "Live Title"])
+        var events: [UInt8] = []
+        var byte: UInt8 = 0
+        let until = Date().addingTimeInterval(8)
+        while !String(decoding: events, as: UTF8.self).contains("Live Title") && Date() < until && read(subscriber, &byte, 1) == 1 { events.append(byte) }
+        close(subscriber)
+        let eventText = String(decoding: events, as: UTF8.self)
+        XCTAssertTrue(eventText.contains("\"event\":\"title\""), eventText)
+        let status = try HeadlessPipeWire.execute(HeadlessPipeWire.graphhost, ["ctl", "--socket", socket, "status"], environment: pw.environment).out
+        XCTAssertTrue(status.contains("\"title\":\"Live Title\""), status)
+        XCTAssertTrue(status.contains("\"state\":\"playing\""), status)
+        XCTAssertTrue(status.contains("\"bytesLoaded\""), status)
+        _ = try HeadlessPipeWire.execute(HeadlessPipeWire.graphhost, ["ctl", "--socket", socket, "quit"], environment: pw.environment)
+        let result = run.wait(timeout: 10)
+        XCTAssertEqual(result.status, 0, result.err)
+    }
+}
