@@ -8,12 +8,21 @@ final class HTTPTestServer {
     let port: Int
     let root: String
 
-    init() throws {
+    let scheme: String
+
+    /// `tls`: serve HTTPS with a freshly made self-signed certificate.
+    init(tls: Bool = false) throws {
         root = TestSupport.directory.appendingPathComponent("http-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../Support/http-server.py").standardizedFileURL
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = [script.path, root]
+        scheme = tls ? "https" : "http"
+        if tls {
+            try TestSupport.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                                 "-keyout", root + "/key.pem", "-out", root + "/cert.pem"])
+            process.arguments! += [root + "/cert.pem", root + "/key.pem"]
+        }
         let out = Pipe()
         process.standardOutput = out
         try process.run()
@@ -30,7 +39,7 @@ final class HTTPTestServer {
         return url(name + (query.isEmpty ? "" : "?" + query))
     }
 
-    func url(_ path: String) -> String { "http://127.0.0.1:\(port)/\(path)" }
+    func url(_ path: String) -> String { "\(scheme)://127.0.0.1:\(port)/\(path)" }
 
     func stop() {
         process.terminate()
@@ -80,6 +89,34 @@ final class NetworkStreamTests: XCTestCase {
             let err = String(decoding: result.err, as: UTF8.self)
             XCTAssertTrue(err.contains(expected), err)
         }
+    }
+
+    /// TLS is verified: a server with a self-signed certificate is refused, naming the certificate problem.
+    func testTLSCertificatesAreVerified() throws {
+        let mp3 = try TestSupport.mp3(rate: 44100, channels: 2, seconds: 1)
+        let server = try HTTPTestServer(tls: true)
+        defer { server.stop() }
+        let url = try server.serve(mp3, as: "secure.mp3")
+        XCTAssertTrue(url.hasPrefix("https://"))
+        XCTAssertThrowsError(try TestSupport.render(streamGraph(url))) { error in
+            XCTAssertTrue("\(error)".contains("cannot stream \(url)") && "\(error)".lowercased().contains("certificate"), "\(error)")
+        }
+    }
+
+    /// While a render thread runs, a swap to a graph whose stream cannot be fetched is refused with the HTTP
+    /// status, and the running graph stays.
+    func testASwapToAFailingStreamIsRefused() throws {
+        let mp3 = try TestSupport.mp3(rate: 44100, channels: 2, seconds: 1)
+        let server = try HTTPTestServer()
+        defer { server.stop() }
+        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: TestSupport.streamGraph(mp3))))
+        defer { session.close() }
+        session.rendersConcurrently = true
+        let running = session.graph
+        XCTAssertThrowsError(try session.apply(ControlRequest.parse("load \(streamGraph(server.url("missing")))"))) { error in
+            XCTAssertTrue("\(error)".contains("HTTP 404 from \(server.url("missing"))"), "\(error)")
+        }
+        XCTAssertTrue(session.graph === running)
     }
 
     /// Rendering in real time while the server stalls longer than the buffer: silence and an underrun, state

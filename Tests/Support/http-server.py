@@ -2,8 +2,9 @@
 """A loopback HTTP server for the network-stream tests. Serves files from a folder on 127.0.0.1 and prints
 its port. Query options on a file: rate=BYTES_PER_S (throttle), drop=N (close the first connection after N
 bytes), stall=S@N (pause S seconds once at byte N), norange=1 (ignore Range headers).
-/missing answers 404; /loop redirects to itself; /moved redirects to /FILE given as ?to=FILE."""
-import http.server, os, socketserver, sys, threading, time, urllib.parse
+/missing answers 404; /loop redirects to itself; /moved redirects to /FILE given as ?to=FILE.
+With CERT and KEY arguments it serves HTTPS (for a self-signed certificate, which clients must refuse)."""
+import http.server, os, socketserver, ssl, sys, threading, time, urllib.parse
 
 root = sys.argv[1]
 done = set()
@@ -87,5 +88,9 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
 
 
 server = Server(("127.0.0.1", 0), Handler)
+if len(sys.argv) > 3:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(sys.argv[2], sys.argv[3])
+    server.socket = context.wrap_socket(server.socket, server_side=True)
 print(server.server_address[1], flush=True)
 server.serve_forever()

@@ -138,6 +138,7 @@ public final class GraphSession {
                 }
                 usleep(2000)
             }
+            if let failure = stream.failure { throw failure }
         }
     }
 
