@@ -69,6 +69,7 @@ struct RunCommand: ParsableCommand {
         var nextStatus = Date()
         var reportedXruns = 0, reportedUnderruns = 0
         var reportedTitles: [String: String] = [:]
+        var reportedOverruns = 0
         var exitCode: Int32 = 0
         while true {
             usleep(10_000)
@@ -136,6 +137,15 @@ struct RunCommand: ParsableCommand {
                     print("\r\u{1B}[K" + control.withSession { _ in status.line }, terminator: "")
                     fflush(stdout)
                 }
+                let overruns = player.counters.overruns.load(ordering: .acquiring)
+                if overruns > reportedOverruns {
+                    reportedOverruns = overruns
+                    let c = player.counters
+                    let node = control.withSession { $0.graph.nodeID(kernelAddress: c.slowKernel.load(ordering: .relaxed)) } ?? "?"
+                    let took = Double(c.slowNanos.load(ordering: .relaxed)) / 1e6, budget = Double(c.budgetNanos.load(ordering: .relaxed)) / 1e6
+                    logger.warning("a callback overran its quantum (\(overruns) so far): node '\(node)' took \(String(format: "%.2f", took)) ms of \(String(format: "%.2f", budget)) ms")
+                    server.publish(["event": "overrun", "node": node, "milliseconds": took, "count": overruns])
+                }
                 let (x, u) = control.withSession { _ in (status.xruns, status.underruns) }
                 if x > reportedXruns {
                     if !isTTY { logger.warning("xruns: \(x)") }
@@ -199,6 +209,8 @@ struct PlaybackStatus {
                 return entry
             },
             "pluginOutputs": graph.pluginOutputs,
+            "silencedSlices": graph.silencedSlices,
+            "overruns": player.counters.overruns.load(ordering: .relaxed),
             "chains": Dictionary(uniqueKeysWithValues: graph.document.chainNodes.map { ($0.id, $0.chain) }),
             "applied": ["messages": session.appliedMessages.load(ordering: .acquiring), "nanos": session.appliedNanos.load(ordering: .relaxed)],
         ]

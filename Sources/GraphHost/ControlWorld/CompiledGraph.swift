@@ -74,6 +74,19 @@ public final class CompiledGraph {
         try instance(for: command).check(command.action)
     }
 
+    /// The id of the node whose kernel lives at `address` (see `RenderStep.Kernel.address`).
+    public func nodeID(kernelAddress address: UnsafeMutableRawPointer?) -> String? {
+        guard let address else { return nil }
+        return instances.first { $0.value.kernel.address == address }?.key
+    }
+
+    /// Slices silenced per LV2 node because the plugin output NaN or Inf (nodes with none left out).
+    public var silencedSlices: [String: Int] {
+        var result: [String: Int] = [:]
+        for case let (id, plugin as LV2Instance) in instances where plugin.nonFiniteSlices > 0 { result[id] = plugin.nonFiniteSlices }
+        return result
+    }
+
     /// Hands the instances for `ids` to the graph that replaces this one: `close` leaves them running.
     func release(_ ids: Set<String>) { released.formUnion(ids) }
 

@@ -37,6 +37,8 @@ public struct LV2Kernel {
     public static let bypassParameter: Int32 = -4
     /// True while bypassed: the plugin runs even when fully faded out.
     public let runsWhenSilent: UnsafeMutablePointer<Bool>
+    /// Slices whose output held NaN or Inf: each is replaced by silence, never passed on.
+    public let nonFiniteSlices: UnsafeAtomic<Int>
 
     /// A control change: `parameter` is the port index, value 0 the new value (already clamped).
     @_noLocks
@@ -75,6 +77,7 @@ public struct LV2Kernel {
             return
         }
         runPlugins(input: input, output: output, channelStride: channelStride, frames: frames)
+        silenceIfNotFinite(output: output, channelStride: channelStride, channels: channels, frames: frames)
         if !(wet.pointee.isSteady && wet.pointee.current == 1) {
             for f in 0..<frames {
                 let g = wet.pointee.next()
@@ -84,6 +87,19 @@ public struct LV2Kernel {
                 }
             }
         }
+    }
+
+    /// A plugin that outputs NaN or Inf is silenced for that slice, and the slice is counted.
+    @_noLocks
+    func silenceIfNotFinite(output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int) {
+        var finite = true
+        for c in 0..<channels {
+            let out = output + c * channelStride
+            for f in 0..<frames where !out[f].isFinite { finite = false }
+        }
+        guard !finite else { return }
+        Bus.clear(output, channelStride: channelStride, channels: channels, from: 0, to: frames)
+        nonFiniteSlices.wrappingIncrement(ordering: .relaxed)
     }
 
     @_noLocks

@@ -16,18 +16,24 @@ public struct PlaybackCounters {
     /// Nanoseconds spent in the last callback and that callback's budget (its frames at the rate).
     public let busyNanos: UnsafeAtomic<Int>
     public let budgetNanos: UnsafeAtomic<Int>
+    /// Callbacks that took longer than their quantum (each also counted as an xrun), and the slowest node of the
+    /// latest one (kernel address) with its time.
+    public let overruns: UnsafeAtomic<Int>
+    public let slowKernel: UnsafeAtomic<UnsafeMutableRawPointer?>
+    public let slowNanos: UnsafeAtomic<Int>
     /// The most frames one callback was asked for.
     public let largestQuantum: UnsafeAtomic<Int>
     public let quantum: UnsafeAtomic<Int>
 
     public static func create() -> PlaybackCounters {
         PlaybackCounters(callbacks: .create(0), frames: .create(0), xruns: .create(0), missedBuffers: .create(0), maxBusyNanos: .create(0), busyNanos: .create(0),
-                         budgetNanos: .create(0), largestQuantum: .create(0), quantum: .create(0))
+                         budgetNanos: .create(0), overruns: .create(0), slowKernel: .create(nil), slowNanos: .create(0),
+                         largestQuantum: .create(0), quantum: .create(0))
     }
 
     public func destroy() {
         callbacks.destroy(); frames.destroy(); xruns.destroy(); missedBuffers.destroy(); maxBusyNanos.destroy(); busyNanos.destroy(); budgetNanos.destroy()
-        largestQuantum.destroy(); quantum.destroy()
+        overruns.destroy(); slowKernel.destroy(); slowNanos.destroy(); largestQuantum.destroy(); quantum.destroy()
     }
 }
 
@@ -51,6 +57,7 @@ public struct PlaybackRenderer {
     public let position: UnsafeAtomic<UnsafeMutableRawPointer?>
     var lastClockPosition: UInt64 = 0
     var lastClockDuration: UInt64 = 0
+    var skipClockCheck = false
     /// Set by the control world to fade out; the callback sets `faded` once the output is silent.
     public let fadeRequested: UnsafeAtomic<Bool>
     public let faded: UnsafeAtomic<Bool>
@@ -143,7 +150,17 @@ public struct PlaybackRenderer {
         let busy = MonotonicClock.nanos() - started
         counters.busyNanos.store(busy, ordering: .relaxed)
         if busy > counters.maxBusyNanos.load(ordering: .relaxed) { counters.maxBusyNanos.store(busy, ordering: .relaxed) }
-        counters.budgetNanos.store(frames * 1_000_000_000 / sampleRate, ordering: .relaxed)
+        let budget = frames * 1_000_000_000 / sampleRate
+        counters.budgetNanos.store(budget, ordering: .relaxed)
+        if busy > budget {
+            // The daemon's cycle went on without us: an xrun, blamed on the slowest node (the clock jump it causes
+            // in the next callback is not counted again).
+            counters.slowKernel.store(engine.pointee.timing.pointee.slowestKernel, ordering: .relaxed)
+            counters.slowNanos.store(engine.pointee.timing.pointee.slowestNanos, ordering: .relaxed)
+            counters.overruns.wrappingIncrement(ordering: .releasing)
+            counters.xruns.wrappingIncrement(ordering: .relaxed)
+            skipClockCheck = true
+        }
     }
 
     /// Counts an xrun when the graph clock moved on by more than one cycle since our last callback.
@@ -153,9 +170,10 @@ public struct PlaybackRenderer {
         if frames > counters.largestQuantum.load(ordering: .relaxed) { counters.largestQuantum.store(frames, ordering: .relaxed) }
         guard let raw = position.load(ordering: .acquiring) else { return }
         let clock = raw.assumingMemoryBound(to: spa_io_position.self).pointee.clock
-        if lastClockDuration > 0 && clock.position > lastClockPosition + lastClockDuration {
+        if lastClockDuration > 0 && clock.position > lastClockPosition + lastClockDuration && !skipClockCheck {
             counters.xruns.wrappingIncrement(ordering: .relaxed)
         }
+        skipClockCheck = false
         lastClockPosition = clock.position
         lastClockDuration = clock.duration
     }

@@ -12,6 +12,8 @@ public struct RenderEngine {
     /// Monotonic time (ns) of the render call that applied the most recent message, and how many were applied.
     public let appliedNanos: UnsafeAtomic<Int>
     public let appliedMessages: UnsafeAtomic<Int>
+    /// The slowest step of the latest render call.
+    public let timing: UnsafeMutablePointer<StepTiming>
 
     public init(plan: RenderPlan, transportFadeFrames: Int) {
         self.plan = plan
@@ -20,6 +22,8 @@ public struct RenderEngine {
         completedTransitions = .create(0)
         appliedNanos = .create(0)
         appliedMessages = .create(0)
+        timing = .allocate(capacity: 1)
+        timing.initialize(to: StepTiming())
     }
 
     public func deallocate() {
@@ -27,11 +31,13 @@ public struct RenderEngine {
         completedTransitions.destroy()
         appliedNanos.destroy()
         appliedMessages.destroy()
+        timing.deallocate()
     }
 
     /// Renders `frames` interleaved frames of any count.
     @_noLocks
     public mutating func render(frames: Int, interleaved destination: UnsafeMutablePointer<Float>) {
+        timing.pointee.reset()
         deliverMessages()
         let channels = plan.channels, stride = plan.maxFrames
         var done = 0
@@ -51,6 +57,7 @@ public struct RenderEngine {
     /// Renders `frames` frames into planar channels (`destination[c]`).
     @_noLocks
     public mutating func render(frames: Int, planar destination: UnsafePointer<UnsafeMutablePointer<Float>>) {
+        timing.pointee.reset()
         deliverMessages()
         let channels = plan.channels, stride = plan.maxFrames
         var done = 0
@@ -116,7 +123,7 @@ public struct RenderEngine {
             Bus.clear(bus, channelStride: active.maxFrames, channels: active.channels, from: 0, to: frames)
             return bus
         }
-        active.runSlice(frames: frames)
+        active.runSlice(frames: frames, timing: timing)
         if transport.isUnity { return bus }
         for f in 0..<frames {
             let g = transport.gain.next()

@@ -16,10 +16,18 @@ public struct RenderPlan {
         self.outputBus = outputBus
     }
 
-    /// Runs every step once over `frames` ≤ `maxFrames` frames.
+    /// Runs every step once over `frames` ≤ `maxFrames` frames, noting the slowest step in `timing`.
     @_noLocks
-    public func runSlice(frames: Int) {
+    public func runSlice(frames: Int, timing: UnsafeMutablePointer<StepTiming>) {
         for step in steps {
+            let started = MonotonicClock.nanos()
+            run(step, frames: frames)
+            timing.pointee.note(MonotonicClock.nanos() - started, step.kernel)
+        }
+    }
+
+    @_noLocks @inline(__always)
+    func run(_ step: RenderStep, frames: Int) {
             switch step.kernel {
             case .stream(let k):
                 k.pointee.process(output: step.output!, channelStride: maxFrames, channels: channels, frames: frames)
@@ -38,6 +46,5 @@ public struct RenderPlan {
             case .output:
                 break
             }
-        }
     }
 }

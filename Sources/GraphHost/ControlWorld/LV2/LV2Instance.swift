@@ -141,7 +141,8 @@ final class LV2Instance: NodeInstance {
             sequenceType: URIDMap.shared.map("http://lv2plug.in/ns/ext/atom#Sequence"),
             chunkType: URIDMap.shared.map("http://lv2plug.in/ns/ext/atom#Chunk"),
             workers: workers[0].interface == nil ? nil : workers, wet: wet, paused: paused,
-            fadeSamples: Int(Self.fadeSeconds * Double(format.sampleRate)), runsWhenSilent: runsWhenSilent))
+            fadeSamples: Int(Self.fadeSeconds * Double(format.sampleRate)), runsWhenSilent: runsWhenSilent,
+            nonFiniteSlices: .create(0)))
         featureLists = lists
         self.workers = workers
         workerThread = workers[0].interface == nil ? nil : LV2WorkerThread(channels: workers, count: copies)
@@ -159,7 +160,20 @@ final class LV2Instance: NodeInstance {
 
     var presetNames: [String] { node.plugin.presets.map(\.label) }
 
-    func drainLog() { features.drainLog(to: Self.logger, plugin: node.uri) }
+    private var reportedNonFinite = 0
+
+    /// Moves what the plugin logged into swift-log, and reports slices silenced for NaN or Inf output.
+    func drainLog() {
+        features.drainLog(to: Self.logger, plugin: node.uri)
+        let silenced = kernelPointer.pointee.nonFiniteSlices.load(ordering: .relaxed)
+        if silenced > reportedNonFinite {
+            Self.logger.error("node '\(id)' (\(node.uri)) produced NaN or Inf: silenced \(silenced) slice(s) so far")
+            reportedNonFinite = silenced
+        }
+    }
+
+    /// Slices silenced because the plugin output NaN or Inf.
+    var nonFiniteSlices: Int { kernelPointer.pointee.nonFiniteSlices.load(ordering: .relaxed) }
 
     /// Control output values (latency, meters) of the first instance, by symbol.
     var controlOutputs: [String: Float] {
@@ -223,6 +237,7 @@ final class LV2Instance: NodeInstance {
         }
         features.drainLog(to: Self.logger, plugin: node.uri)
         instances = []
+        kernelPointer.pointee.nonFiniteSlices.destroy()
         kernelPointer.deinitialize(count: 1).deallocate()
         allocations.forEach { $0.deallocate() }
         allocations = []

@@ -1,0 +1,60 @@
+/* Test fixtures for graphhost's fault handling, four mono plugins in one library:
+ * nan (writes NaN and Inf once its "poison" control is 1), denormal (computes denormal output),
+ * fail (instantiate returns NULL) and slow (sleeps "delay" milliseconds in every run). */
+#include <lv2/core/lv2.h>
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+
+typedef struct {
+    const float *in;
+    float *out;
+    const float *control;
+    int kind;
+} Plugin;
+
+static LV2_Handle instantiate(const LV2_Descriptor *d, double rate, const char *path, const LV2_Feature *const *f) {
+    (void)rate; (void)path; (void)f;
+    int kind = (int)(size_t)d->extension_data(NULL);
+    if (kind == 2) return NULL;
+    Plugin *p = calloc(1, sizeof(Plugin));
+    p->kind = kind;
+    return p;
+}
+
+static void connect_port(LV2_Handle h, uint32_t port, void *data) {
+    Plugin *p = h;
+    if (port == 0) p->in = data; else if (port == 1) p->out = data; else p->control = data;
+}
+
+static volatile float tiny = 1e-30f;
+
+static void run(LV2_Handle h, uint32_t n) {
+    Plugin *p = h;
+    float c = p->control ? *p->control : 0;
+    for (uint32_t i = 0; i < n; i++) p->out[i] = p->in[i];
+    if (p->kind == 0 && c >= 1 && n > 1) { p->out[0] = NAN; p->out[n / 2] = INFINITY; }
+    if (p->kind == 1) for (uint32_t i = 0; i < n; i++) p->out[i] = p->in[i] * tiny * tiny;
+    if (p->kind == 3 && c > 0) {
+        struct timespec t = { 0, (long)(c * 1e6) };
+        nanosleep(&t, NULL);
+    }
+}
+
+static void cleanup(LV2_Handle h) { free(h); }
+/* extension_data(NULL) returns the plugin's kind: a way for instantiate to tell the four apart. */
+static const void *kind0(const char *u) { return u ? NULL : (const void *)0; }
+static const void *kind1(const char *u) { return u ? NULL : (const void *)1; }
+static const void *kind2(const char *u) { return u ? NULL : (const void *)2; }
+static const void *kind3(const char *u) { return u ? NULL : (const void *)3; }
+
+static const LV2_Descriptor descriptors[] = {
+    { "urn:graphhost:test:nan", instantiate, connect_port, NULL, run, NULL, cleanup, kind0 },
+    { "urn:graphhost:test:denormal", instantiate, connect_port, NULL, run, NULL, cleanup, kind1 },
+    { "urn:graphhost:test:fail", instantiate, connect_port, NULL, run, NULL, cleanup, kind2 },
+    { "urn:graphhost:test:slow", instantiate, connect_port, NULL, run, NULL, cleanup, kind3 },
+};
+
+LV2_SYMBOL_EXPORT const LV2_Descriptor *lv2_descriptor(uint32_t index) {
+    return index < 4 ? &descriptors[index] : NULL;
+}

@@ -1,0 +1,90 @@
+import Foundation
+import XCTest
+@testable import GraphHost
+
+/// Plugins that misbehave (Tests/Fixtures/faults.lv2, built here): NaN/Inf output is silenced and reported,
+/// denormals are flushed, a failed instantiation refuses the graph or the swap, a slow run is an xrun with a name.
+final class PluginFaultTests: XCTestCase {
+    static let bundle = LV2HostTests.fixtures + "/faults.lv2"
+
+    override class func setUp() {
+        super.setUp()
+        _ = try? TestSupport.run(["cc", "-shared", "-fPIC", "-O2", "-o", bundle + "/faults.so", bundle + "/faults.c", "-lm"])
+        LV2World.shared.loadBundle(bundle)
+    }
+
+    func graph(_ mp3: String, plugin: String) -> String {
+        TestSupport.graph("""
+        { "nodes": [ { "id": "song", "type": "stream", "url": "\(mp3)" }, { "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:\(plugin)" },
+                     { "id": "out", "type": "output" } ],
+          "links": [ { "from": "song", "to": "fx" }, { "from": "fx", "to": "out" } ] }
+        """)
+    }
+
+    var binary: URL { CommandLineTests.root.appendingPathComponent(".build/debug/graphhost") }
+    /// Lets a graphhost process find the fixture bundles.
+    static var lv2Path: [String: String] { ["LV2_PATH": LV2HostTests.fixtures + ":/usr/lib/x86_64-linux-gnu/lv2:/usr/lib/lv2"] }
+
+    func testNaNAndInfAreSilencedAndReported() throws {
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
+        let path = graph(mp3, plugin: "nan")
+        let dry = try TestSupport.renderStream(mp3)
+        let out = try TestSupport.render(path, events: [TimedCommand(frame: 24000, command: try Command.parse("set fx poison 1"))]).samples
+        XCTAssertEqual(Array(out[0..<48000]), Array(dry[0..<48000]))
+        XCTAssertTrue(out.allSatisfy { $0.isFinite })
+        XCTAssertEqual(out[48000...].max(), 0)
+        let wav = TestSupport.directory.appendingPathComponent("nan.wav").path
+        let cli = try TestSupport.execute(binary, ["render", path, "-o", wav, "--at", "0.5", "set fx poison 1"],
+                                          environment: ProcessInfo.processInfo.environment.merging(Self.lv2Path) { $1 })
+        XCTAssertEqual(cli.status, 0)
+        XCTAssertTrue(String(decoding: cli.err, as: UTF8.self).contains("node 'fx' (urn:graphhost:test:nan) produced NaN or Inf: silenced"),
+                      String(decoding: cli.err, as: UTF8.self))
+    }
+
+    /// The plugin multiplies by 1e-60 (two steps of 1e-30): without flush-to-zero/denormals-are-zero its output
+    /// would be denormal numbers, here it is exactly zero.
+    func testDenormalsAreFlushedOnTheRenderThread() throws {
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
+        let out = try TestSupport.render(graph(mp3, plugin: "denormal")).samples
+        XCTAssertGreaterThan(TestSupport.peak(try TestSupport.renderStream(mp3)), 0.1)
+        XCTAssertTrue(out.allSatisfy { $0 == 0 }, "denormals passed: \(out.first { $0 != 0 } ?? 0)")
+    }
+
+    func testAPluginThatFailsToInstantiateRefusesTheGraphAndTheSwap() throws {
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
+        let failing = graph(mp3, plugin: "fail")
+        XCTAssertThrowsError(try CompiledGraph(try GraphDocument.load(path: failing))) {
+            XCTAssertTrue("\($0)".contains("urn:graphhost:test:fail failed to instantiate"), "\($0)")
+        }
+        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: TestSupport.streamGraph(mp3))))
+        defer { session.close() }
+        let running = session.graph
+        XCTAssertThrowsError(try session.apply(ControlRequest.parse("load \(failing)")))
+        XCTAssertTrue(session.graph === running)
+        XCTAssertNil(session.engine.pointee.messages.peek())
+    }
+
+    /// A plugin whose run takes 20 ms at quantum 256 (5.3 ms): each such callback is an xrun, reported with the
+    /// node's name and time; playback goes on.
+    func testASlowPluginIsAnXrunNamingTheNode() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 4)
+        let socket = TestSupport.directory.appendingPathComponent("slow/slow.sock").path
+        let run = try pw.graphhost(["run", graph(mp3, plugin: "slow"), "--socket", socket], extraEnvironment: Self.lv2Path)
+        let deadline = Date().addingTimeInterval(10)
+        while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(20_000) }
+        usleep(500_000)
+        func ctl(_ words: [String]) throws { _ = try HeadlessPipeWire.execute(HeadlessPipeWire.graphhost, ["ctl", "--socket", socket] + words, environment: pw.environment) }
+        try ctl(["set", "fx", "delay", "20"])
+        usleep(600_000)
+        try ctl(["set", "fx", "delay", "0"])
+        usleep(500_000)
+        try ctl(["quit"])
+        let result = run.wait(timeout: 20)
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertTrue(result.err.contains("overran its quantum") && result.err.contains("node 'fx' took"), result.err)
+        let xruns = result.out.components(separatedBy: "xruns ").last.flatMap { Int($0.prefix { $0.isNumber }) } ?? 0
+        XCTAssertGreaterThan(xruns, 0, result.out)
+    }
+}
