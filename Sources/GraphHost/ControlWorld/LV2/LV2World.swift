@@ -61,8 +61,9 @@ public final class LV2World {
     }
 
     /// The plugin with this URI, if installed.
+    /// The plugin with this URI; nil if there is none (or the text is not a URI lilv accepts).
     public func plugin(_ uriText: String) -> LV2PluginInfo? {
-        let node = uri(uriText)
+        guard let node = lilv_new_uri(world, uriText) else { return nil }
         defer { lilv_node_free(node) }
         guard let p = lilv_plugins_get_by_uri(lilv_world_get_all_plugins(world), node) else { return nil }
         return LV2PluginInfo(world: self, plugin: p)
