@@ -49,6 +49,7 @@ struct RunCommand: ParsableCommand {
         }
         defer { server.stop() }
         logger.info("control socket: \(server.path)")
+        signal(SIGPIPE, SIG_IGN)
         signal(SIGINT) { _ in stopSignal = 1 }
         signal(SIGTERM) { _ in stopSignal = 1 }
         logger.info("playing \(graph) as '\(nodeName)' at \(doc.format.sampleRate) Hz, \(doc.format.channels) channels")

@@ -170,4 +170,66 @@ final class LiveControlTests: XCTestCase {
         let latency = try XCTUnwrap(outputs?["fx"]?[latencySymbol], reply.out)
         XCTAssertGreaterThan(latency, 0, reply.out)
     }
+
+    /// The control socket under abuse: random bytes, invalid UTF-8, a 1 MB line, half-written lines, clients that
+    /// hang up at once, one that never reads its replies, more clients than allowed, and a command flood. The host
+    /// keeps playing and answers a well-formed client.
+    func testSocketAbuseLeavesThePlaybackAndOtherClientsAlone() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let path = try sineGraph(name: "abuse")
+        let socket = TestSupport.directory.appendingPathComponent("abuse/sine.sock").path
+        let run = try pw.graphhost(["run", path, "--socket", socket])
+        waitForSocket(socket)
+        func send(_ fd: Int32, _ bytes: [UInt8]) { _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
+        func position() throws -> Double {
+            let out = try ctl(pw, socket, ["status"]).out
+            let object = try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any]
+            return try XCTUnwrap((object?["status"] as? [String: Any])?["position"] as? Double, out)
+        }
+        let before = try position()
+        var rng = SplitMix(state: 3)
+        for i in 0..<300 {
+            let fd = CommandServer.connectClient(socket)
+            guard fd >= 0 else { continue }
+            var bytes = (0..<Int.random(in: 1...600, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            if i % 3 == 0 { bytes += Array("preset fx/eq \u{FF}\u{FE} Rock\n".utf8) + [0xC3, 0x28, 0x0A] }
+            send(fd, bytes)
+            if i % 2 == 0 { usleep(1000) }
+            close(fd)          // often before the reply: the host must not take SIGPIPE
+        }
+        let huge = CommandServer.connectClient(socket)
+        send(huge, [UInt8](repeating: UInt8(ascii: "a"), count: 1 << 20) + Array("\nstatus\n".utf8))
+        let silent = CommandServer.connectClient(socket)
+        send(silent, Array("subscribe\n".utf8))
+        for _ in 0..<2000 { send(silent, Array("status\n".utf8)) }
+        var crowd: [Int32] = []
+        for _ in 0..<(CommandServer.maxClients + 6) { crowd.append(CommandServer.connectClient(socket)) }
+        usleep(300_000)
+        var refusal = [UInt8](repeating: 0, count: 256)
+        let refused = recv(crowd.last!, &refusal, refusal.count, Int32(MSG_DONTWAIT))
+        XCTAssertTrue(refused > 0 && String(decoding: refusal[0..<refused], as: UTF8.self).contains("too many clients"))
+        crowd.forEach { close($0) }
+        usleep(200_000)
+        let flood = CommandServer.connectClient(socket)
+        send(flood, Array(String(repeating: "nope\n", count: 300).utf8))
+        usleep(500_000)
+        var replies = Data()
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = recv(flood, &chunk, chunk.count, Int32(MSG_DONTWAIT))
+            if n <= 0 { break }
+            replies.append(contentsOf: chunk[0..<n])
+        }
+        XCTAssertTrue(String(decoding: replies, as: UTF8.self).contains("too many commands"))
+        [huge, silent, flood].forEach { close($0) }
+        usleep(1_000_000)
+        let after = try position()
+        XCTAssertGreaterThan(after - before, 1.0, "playback went on")
+        XCTAssertEqual(try ctl(pw, socket, ["preset", "fx/eq", "Rock"]).status, 0)
+        XCTAssertEqual(try ctl(pw, socket, ["quit"]).status, 0)
+        let result = run.wait(timeout: 10)
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertTrue(result.out.contains("underruns 0"), result.out)
+    }
 }

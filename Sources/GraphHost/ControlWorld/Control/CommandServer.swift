@@ -1,7 +1,7 @@
 import Foundation
 
 /// A Unix-socket command server: one command per line in, one JSON reply per line out, several clients at
-/// once. A client that sends `subscribe` also receives every published event as a JSON line. The socket lives in an owner-only folder with mode 0600; a stale socket is replaced; lines are bounded.
+/// once. A client that sends `subscribe` also receives every published event as a JSON line. The socket lives in an owner-only folder with mode 0600; a stale socket is replaced, a live one is left alone; lines, the command rate and the number of clients are bounded.
 public final class CommandServer {
     public let path: String
     private let handler: (String) -> String
@@ -12,6 +12,9 @@ public final class CommandServer {
     private var events: [String] = []
     private let finished = DispatchSemaphore(value: 0)
     public static let maxLineLength = 4096
+    /// Commands one client may send per second (a burst of as many is allowed), and clients at once.
+    public static let commandsPerSecond = 100.0
+    public static let maxClients = 64
 
     /// The default socket: $XDG_RUNTIME_DIR/graphhost/NAME.sock (or /tmp/graphhost-UID/NAME.sock).
     public static func defaultPath(name: String) -> String {
@@ -104,6 +107,9 @@ public final class CommandServer {
         var pending: [UInt8] = []
         var discarding = false
         var subscribed = false
+        /// Token bucket for the command rate.
+        var tokens = CommandServer.commandsPerSecond
+        var refilled = Date()
     }
 
     private func serve() {
@@ -120,7 +126,10 @@ public final class CommandServer {
             guard poll(&fds, nfds_t(fds.count), 50) > 0 else { continue }
             if fds[0].revents & Int16(POLLIN) != 0 {
                 let fd = accept(listener, nil, nil)
-                if fd >= 0 {
+                if fd >= 0 && clients.count >= Self.maxClients {
+                    _ = reply(fd, Self.error("too many clients (\(Self.maxClients))"))
+                    close(fd)
+                } else if fd >= 0 {
                     _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
                     clients.append(Client(fd: fd))
                 }
@@ -146,10 +155,20 @@ public final class CommandServer {
                     client.discarding = false
                 } else {
                     let line = String(decoding: client.pending, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-                    if line == "subscribe" {
+                    let now = Date()
+                    client.tokens = min(Self.commandsPerSecond, client.tokens + now.timeIntervalSince(client.refilled) * Self.commandsPerSecond)
+                    client.refilled = now
+                    if line.isEmpty {
+                    } else if client.tokens < 1 {
+                        if !reply(client.fd, Self.error("too many commands (at most \(Int(Self.commandsPerSecond)) a second); this one was ignored")) { return false }
+                    } else if line == "subscribe" {
+                        client.tokens -= 1
                         client.subscribed = true
                         if !reply(client.fd, Self.json(["ok": true, "subscribed": true])) { return false }
-                    } else if !line.isEmpty, !reply(client.fd, handler(line)) { return false }
+                    } else {
+                        client.tokens -= 1
+                        if !reply(client.fd, handler(line)) { return false }
+                    }
                 }
                 client.pending.removeAll(keepingCapacity: true)
             } else if !client.discarding {
@@ -164,10 +183,11 @@ public final class CommandServer {
         return true
     }
 
-    /// Writes a reply; a client that does not read (its buffer full) is dropped.
+    /// Writes a reply; a client that does not read (its buffer full) or has gone is dropped. MSG_NOSIGNAL: a client
+    /// that hung up must not raise SIGPIPE in the host.
     private func reply(_ fd: Int32, _ json: String) -> Bool {
         let bytes = Array((json + "\n").utf8)
-        return bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == bytes.count
+        return bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
     }
 
     /// A JSON error reply.
