@@ -77,3 +77,27 @@ struct SplitMix64: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+extension RobustnessTests {
+    /// A socket file left by a crashed run is replaced; one a live run listens on is left alone with a clear error.
+    /// The socket is owner-only in an owner-only folder.
+    func testStaleSocketIsReplacedAndALiveOneIsKept() throws {
+        let dir = TestSupport.directory.appendingPathComponent("stale-\(UUID().uuidString)").path
+        let path = dir + "/x.sock"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let stale = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = CommandServer.address(path)
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        XCTAssertEqual(bound, 0)
+        close(stale)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: path))
+        let first = CommandServer(path: path) { _ in CommandServer.json(["ok": true]) }
+        try first.start()
+        defer { first.stop() }
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int, 0o600)
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: dir)[.posixPermissions] as? Int, 0o700)
+        let second = CommandServer(path: path) { _ in CommandServer.json(["ok": true]) }
+        XCTAssertThrowsError(try second.start()) { XCTAssertTrue("\($0)".contains("another graphhost is listening on \(path)"), "\($0)") }
+        XCTAssertTrue(CommandServer.isAlive(path), "the live socket was kept")
+    }
+}
