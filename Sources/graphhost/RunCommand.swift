@@ -67,6 +67,7 @@ struct RunCommand: ParsableCommand {
         var nextWatch = Date()
         var backoff = 0.1
         var nextAttempt = Date.distantPast
+        var lostAt = Date()
         var nextStatus = Date()
         var reportedXruns = 0, reportedUnderruns = 0
         var reportedTitles: [String: String] = [:]
@@ -82,11 +83,14 @@ struct RunCommand: ParsableCommand {
             }
             if player.disconnected {
                 if nextAttempt == .distantPast {
+                    lostAt = Date()
                     logger.warning("the PipeWire daemon went away at \(status.positionText); keeping the graph and reconnecting")
                     nextAttempt = Date().addingTimeInterval(backoff)
                 } else if Date() >= nextAttempt {
                     if player.reconnect() {
-                        logger.info("reconnected to PipeWire; continuing from \(status.positionText)")
+                        let gap = String(format: "%.2f", Date().timeIntervalSince(lostAt))
+                        logger.info("reconnected to PipeWire; continuing from \(status.positionText) after a gap of \(gap) s")
+                        server.publish(["event": "reconnected", "position": status.seconds, "gapSeconds": Date().timeIntervalSince(lostAt)])
                         backoff = 0.1
                         nextAttempt = .distantPast
                     } else {
