@@ -2,18 +2,6 @@ import Foundation
 import XCTest
 @testable import GraphHost
 
-/// A small deterministic pseudo-random generator (SplitMix64), so every fuzz run can be replayed from its seed.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Mutation fuzzing of the graph loader and the MP3 stream path. CI runs a bounded number of inputs;
 /// `scripts/reliability` sets GRAPHHOST_FUZZ_GRAPHS=100000 and GRAPHHOST_FUZZ_MP3=10000.
 final class FuzzTests: XCTestCase {
@@ -26,7 +14,7 @@ final class FuzzTests: XCTestCase {
                             "\"type\"", "\"chain\"", "\"lv2\"", "\"uri\"", "\"preset\"", "\"Rock\"", "\"x:y\"", "\"\\u0000\"", "\"é\"",
                             "\"chains\"", "\"links\"", "\"nodes\"", "{\"id\":\"a\",\"type\":\"mixer\"}", "9999999999999999999999", "\"\\\""]
 
-    static func mutate(_ text: [UInt8], _ rng: inout SplitMix) -> [UInt8] {
+    static func mutate(_ text: [UInt8], _ rng: inout SplitMix64) -> [UInt8] {
         var bytes = text
         for _ in 0..<Int.random(in: 1...4, using: &rng) {
             let at = bytes.isEmpty ? 0 : Int.random(in: 0..<bytes.count, using: &rng)
@@ -50,7 +38,7 @@ final class FuzzTests: XCTestCase {
         let inputs = Self.count("GRAPHHOST_FUZZ_GRAPHS", default: 5000)
         let root = CommandLineTests.root.appendingPathComponent("Graphs")
         let seeds = try ["demo.json", "chains.json"].map { try [UInt8](Data(contentsOf: root.appendingPathComponent($0))) }
-        var rng = SplitMix(state: UInt64(ProcessInfo.processInfo.environment["GRAPHHOST_FUZZ_SEED"] ?? "") ?? 1)
+        var rng = SplitMix64(seed: UInt64(ProcessInfo.processInfo.environment["GRAPHHOST_FUZZ_SEED"] ?? "") ?? 1)
         var accepted = 0, rejected = 0, slowest = 0.0
         for n in 0..<inputs {
             let bytes = Self.mutate(seeds[n % seeds.count], &rng)
@@ -87,7 +75,7 @@ final class FuzzTests: XCTestCase {
         let otherBytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: other)))
         let reference = max(TestSupport.peak(try TestSupport.renderStream(clean)), TestSupport.peak(try TestSupport.renderStream(other)))
         let limit = reference * powf(10, 1 / 20)
-        var rng = SplitMix(state: 7)
+        var rng = SplitMix64(seed: 7)
         let path = TestSupport.directory.appendingPathComponent("fuzz.mp3").path
         let graph = TestSupport.streamGraph(path)
         var loudest: Float = 0, failures = 0, louder = 0

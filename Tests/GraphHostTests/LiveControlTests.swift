@@ -188,7 +188,7 @@ final class LiveControlTests: XCTestCase {
             return try XCTUnwrap((object?["status"] as? [String: Any])?["position"] as? Double, out)
         }
         let before = try position()
-        var rng = SplitMix(state: 3)
+        var rng = SplitMix64(seed: 3)
         for i in 0..<300 {
             let fd = CommandServer.connectClient(socket)
             guard fd >= 0 else { continue }

@@ -75,6 +75,35 @@ final class NetworkStreamTests: XCTestCase {
         }
     }
 
+    /// A stall longer than the read timeout ends that request; the download resumes with a Range request from the
+    /// byte reached, and the output still equals the local decode.
+    func testAStallBeyondTheReadTimeoutResumes() throws {
+        let mp3 = try TestSupport.mp3(rate: 44100, channels: 2, seconds: 2)
+        let server = try HTTPTestServer()
+        defer { server.stop() }
+        let url = try server.serve(mp3, as: "stalling.mp3", query: "stall=\(HTTPByteSource.readTimeout + 1.5)@12000")
+        XCTAssertTrue(try TestSupport.render(streamGraph(url)).samples == (try TestSupport.renderStream(mp3)))
+    }
+
+    /// An endless stream (no Content-Length) whose connection ends reconnects and plays on.
+    func testAnEndlessStreamReconnects() throws {
+        let mp3 = try TestSupport.mp3(rate: 44100, channels: 2, seconds: 1)
+        let server = try HTTPTestServer()
+        defer { server.stop() }
+        let url = try server.serve(mp3, as: "radio.mp3", query: "endless=1")
+        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: streamGraph(url))))
+        defer { session.close() }
+        var loudAfterFirst = false
+        _ = try OfflineRenderer(session: session).render(durationFrames: 48000 * 3) { samples, frames in
+            // Past the first connection's second of audio, sound must go on.
+            if session.graph.streams[0].counters.framesPlayed.load(ordering: .relaxed) > 48000 * 3 / 2 {
+                for i in 0..<(2 * frames) where abs(samples[i]) > 0.05 { loudAfterFirst = true }
+            }
+        }
+        XCTAssertTrue(loudAfterFirst)
+        XCTAssertGreaterThanOrEqual(session.graph.streams[0].network?.reconnects ?? 0, 1)
+    }
+
     /// A 404, a redirect loop and a refused connection fail at start-up with the status or reason and the URL.
     func testHTTPErrorsNameTheStatusAndURL() throws {
         let server = try HTTPTestServer()

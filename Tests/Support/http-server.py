@@ -3,6 +3,7 @@
 its port. Query options on a file: rate=BYTES_PER_S (throttle), drop=N (close the first connection after N
 bytes), stall=S@N (pause S seconds once at byte N), norange=1 (ignore Range headers).
 /missing answers 404; /loop redirects to itself; /moved redirects to /FILE given as ?to=FILE.
+endless=1 sends a file as an endless stream would: no Content-Length, the connection closes at its end.
 With CERT and KEY arguments it serves HTTPS (for a self-signed certificate, which clients must refuse)."""
 import http.server, os, socketserver, ssl, sys, threading, time, urllib.parse
 
@@ -50,8 +51,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         else:
             self.send_response(200)
         self.send_header("Content-Type", "audio/mpeg")
-        self.send_header("Accept-Ranges", "bytes")
-        self.send_header("Content-Length", str(len(data) - start))
+        if q.get("endless") == "1":
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        else:
+            self.send_header("Accept-Ranges", "bytes")
+            self.send_header("Content-Length", str(len(data) - start))
         self.end_headers()
         rate = float(q.get("rate", 0))
         drop = int(q.get("drop", -1))

@@ -34,29 +34,27 @@ public struct RenderEngine {
         timing.deallocate()
     }
 
+    /// Where a render call writes: one interleaved buffer, or one buffer per channel.
+    public enum Destination {
+        case interleaved(UnsafeMutablePointer<Float>)
+        case planar(UnsafePointer<UnsafeMutablePointer<Float>>)
+    }
+
     /// Renders `frames` interleaved frames of any count.
     @_noLocks
     public mutating func render(frames: Int, interleaved destination: UnsafeMutablePointer<Float>) {
-        timing.pointee.reset()
-        deliverMessages()
-        let channels = plan.channels, stride = plan.maxFrames
-        var done = 0
-        while done < frames {
-            let slice = nextSlice(frames - done)
-            let bus = runSlice(frames: slice)
-            let out = destination + done * channels
-            for c in 0..<channels {
-                let b = bus + c * stride
-                for f in 0..<slice { out[f * channels + c] = b[f] }
-            }
-            done += slice
-            advance(slice)
-        }
+        render(frames: frames, into: .interleaved(destination))
     }
 
     /// Renders `frames` frames into planar channels (`destination[c]`).
     @_noLocks
     public mutating func render(frames: Int, planar destination: UnsafePointer<UnsafeMutablePointer<Float>>) {
+        render(frames: frames, into: .planar(destination))
+    }
+
+    /// Applies pending messages, then renders in slices of at most `maxFrames`.
+    @_noLocks
+    public mutating func render(frames: Int, into destination: Destination) {
         timing.pointee.reset()
         deliverMessages()
         let channels = plan.channels, stride = plan.maxFrames
@@ -65,8 +63,14 @@ public struct RenderEngine {
             let slice = nextSlice(frames - done)
             let bus = runSlice(frames: slice)
             for c in 0..<channels {
-                let b = bus + c * stride, out = destination[c] + done
-                for f in 0..<slice { out[f] = b[f] }
+                let b = bus + c * stride
+                switch destination {
+                case .interleaved(let out):
+                    for f in 0..<slice { out[(done + f) * channels + c] = b[f] }
+                case .planar(let out):
+                    let o = out[c] + done
+                    for f in 0..<slice { o[f] = b[f] }
+                }
             }
             done += slice
             advance(slice)

@@ -42,7 +42,7 @@ public final class NetworkStreamStatus: @unchecked Sendable {
 /// Bytes of an http:// or https:// URL, downloaded by libcurl on a thread of its own into a bounded buffer that
 /// the decoder reads: playback starts while the download runs, and a full buffer pauses the download
 /// (the decoder paces it). A transfer that breaks resumes with a Range request from the byte reached (a server
-/// that ignores the range is skipped ahead); an endless stream (Icecast) reconnects. ICY metadata is requested
+/// that ignores the range is skipped ahead); an endless stream (no Content-Length, e.g. Icecast) reconnects. ICY metadata is requested
 /// and stripped from the audio; its titles go to `status`. With a cache path, the complete download is kept there.
 public final class HTTPByteSource: ByteSource {
     public let name: String
@@ -266,7 +266,9 @@ struct HTTPTransfer {
         }
         if !request.accepted { return .failed(StreamError.http(url, Int(result.status))) }
         if let total, audioBytes < total { return .interrupted("the connection closed at byte \(audioBytes) of \(total)") }
-        if total == nil && icy != nil { return .interrupted("the stream ended") }
+        // No length: an endless stream (radio) whose connection ended; it reconnects. (A finite file sent without a
+        // length would therefore repeat: servers send Content-Length for files.)
+        if total == nil { return .interrupted("the endless stream's connection ended") }
         return .complete
     }
 
