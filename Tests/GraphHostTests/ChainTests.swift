@@ -20,6 +20,8 @@ final class ChainTests: XCTestCase {
         XCTAssertEqual(doc.chains["dry"], ["through"])
         let dry = try doc.selecting(chain: "dry", for: "fx")
         XCTAssertEqual(dry.order.map { dry.nodes[$0].id }, ["song", "fx/through", "out"])
+        let shown = GraphPrinter.text(doc)
+        XCTAssertTrue(shown.contains("  warm: eq -> 1\n") && shown.contains("  dry: through\n") && shown.contains("node fx runs warm"), shown)
         XCTAssertThrowsError(try doc.selecting(chain: "cold", for: "fx")) { XCTAssertTrue("\($0)".contains("no chain 'cold'; chains: dry, warm"), "\($0)") }
         XCTAssertThrowsError(try doc.selecting(chain: "dry", for: "song")) { XCTAssertTrue("\($0)".contains("'song' is not a chain node; chain nodes: fx"), "\($0)") }
     }

@@ -22,6 +22,11 @@ public enum GraphPrinter {
         out += "links:\n"
         for l in doc.links { out += "  \(endpoint(doc, l.from, l.fromBus)) -> \(endpoint(doc, l.to, l.toBus))\n" }
         out += "render order: " + doc.order.map { doc.nodes[$0].id }.joined(separator: " -> ") + "\n"
+        if !doc.chains.isEmpty {
+            out += "chains (swap with `chain NODE NAME`; crossfade \(Format.number(doc.crossfadeSeconds * 1000)) ms):\n"
+            for name in doc.chains.keys.sorted() { out += "  \(name): " + doc.chains[name]!.joined(separator: " -> ") + "\n" }
+            for p in doc.chainNodes { out += "  node \(p.id) runs \(p.chain)\n" }
+        }
         return out
     }
 
