@@ -118,7 +118,7 @@ public final class HTTPByteSource: ByteSource {
     }
 
     /// False once this download was cancelled or replaced by a rewind.
-    private func current(_ mine: Int) -> Bool { condition.withLock { !cancelled && generation == mine } }
+    fileprivate func current(_ mine: Int) -> Bool { condition.withLock { !cancelled && generation == mine } }
 
     /// Appends audio bytes, waiting while the buffer is full. False when the download should stop.
     fileprivate func append(_ bytes: UnsafeRawBufferPointer, generation mine: Int) -> Bool {
@@ -362,7 +362,7 @@ extension HTTPTransfer.Request {
 
     /// Aborts a cancelled download, or one that received nothing for `readTimeout` seconds.
     func shouldAbort() -> Bool {
-        if stop { return true }
+        if stop || !transfer.source.current(transfer.generation) { return true }
         if Date().timeIntervalSince(lastData) > HTTPByteSource.readTimeout {
             problem = "no data for \(Format.number(HTTPByteSource.readTimeout)) s"
             return true
