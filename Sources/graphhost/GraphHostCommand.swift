@@ -96,7 +96,7 @@ struct RenderCommand: ParsableCommand {
             throw ExitCode(1)
         }
         writer.close()
-        session.graph.drainPluginLogs()
+        session.drainLogs()
         let seconds = Double(summary.frames) / rate
         let elapsed = Date().timeIntervalSince(started)
         let peakDB = summary.peak > 0 ? String(format: "%.2f dBFS", 20 * log10(Double(summary.peak))) : "-inf dBFS"

@@ -135,7 +135,7 @@ struct RunCommand: ParsableCommand {
             }
             if Date() >= nextStatus {
                 nextStatus = Date().addingTimeInterval(0.25)
-                control.withSession { $0.graph.drainPluginLogs() }
+                control.withSession { $0.drainLogs() }
                 if let console {
                     console.setStatus(control.withSession { _ in status.line })
                 } else if isTTY {
@@ -165,7 +165,7 @@ struct RunCommand: ParsableCommand {
         }
         player.stop()
         console?.stop()
-        session.graph.drainPluginLogs()
+        session.drainLogs()
         if isTTY && console == nil { print("") }
         for (id, outputs) in session.graph.pluginOutputs.sorted(by: { $0.key < $1.key }) where !outputs.isEmpty {
             print("\(id): " + outputs.sorted { $0.key < $1.key }.map { "\($0.key)=\(Format.number(Double($0.value)))" }.joined(separator: " "))

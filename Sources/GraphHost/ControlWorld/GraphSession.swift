@@ -1,5 +1,6 @@
 import Atomics
 import Foundation
+import Logging
 
 /// A graph being rendered, seen from the control world: the current compiled graph, the render engine's memory,
 /// commands and swaps. A swap builds and warms the new graph completely, hands the render world a prepared
@@ -15,6 +16,9 @@ public final class GraphSession {
     /// applied the latest), readable while the render thread runs.
     public let appliedMessages: UnsafeAtomic<Int>
     public let appliedNanos: UnsafeAtomic<Int>
+    private let nonFiniteOutput: UnsafeAtomic<Int>
+    private var reportedNonFinite = 0
+    private static let logger = Logger(label: "graphhost")
     private var submitted = 0
     private var retiring: [(number: Int, graph: CompiledGraph, transition: CompiledTransition)] = []
     private var closed = false
@@ -32,6 +36,7 @@ public final class GraphSession {
         completed = engine.pointee.completedTransitions
         appliedMessages = engine.pointee.appliedMessages
         appliedNanos = engine.pointee.appliedNanos
+        nonFiniteOutput = engine.pointee.nonFiniteSlices
     }
 
     public var format: GraphFormat { graph.document.format }
@@ -124,6 +129,16 @@ public final class GraphSession {
         graph = next
         for id in keep.sorted() {
             for command in changes[id]! { try next.instances[id]!.perform(command, concurrent: rendersConcurrently, send: send) }
+        }
+    }
+
+    /// Moves plugin log lines into swift-log and reports output silenced because it held NaN or Inf.
+    public func drainLogs() {
+        graph.drainPluginLogs()
+        let silenced = nonFiniteOutput.load(ordering: .relaxed)
+        if silenced > reportedNonFinite {
+            Self.logger.error("the graph's output held NaN or Inf: silenced \(silenced) slice(s) so far (plugins are now checked one by one)")
+            reportedNonFinite = silenced
         }
     }
 

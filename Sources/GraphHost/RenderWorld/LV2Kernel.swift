@@ -64,9 +64,11 @@ public struct LV2Kernel {
         for copy in 0..<copies { controls[copy * portCount + port] = message.values[0] }
     }
 
+    /// `checkFinite`: replace output holding NaN or Inf by silence (the engine asks for it once its output
+    /// held such values, so the node can be named).
     @_noLocks
     public func process(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
-                        channelStride: Int, channels: Int, frames: Int) {
+                        channelStride: Int, channels: Int, frames: Int, checkFinite: Bool = false) {
         if wet.pointee.isSteady && wet.pointee.current == 0 && !runsWhenSilent.pointee {
             // Paused: the plugin is not run (its state may be being restored); the input passes through.
             for c in 0..<channels {
@@ -77,7 +79,7 @@ public struct LV2Kernel {
             return
         }
         runPlugins(input: input, output: output, channelStride: channelStride, frames: frames)
-        silenceIfNotFinite(output: output, channelStride: channelStride, channels: channels, frames: frames)
+        if checkFinite { silenceIfNotFinite(output: output, channelStride: channelStride, channels: channels, frames: frames) }
         if !(wet.pointee.isSteady && wet.pointee.current == 1) {
             for f in 0..<frames {
                 let g = wet.pointee.next()
@@ -92,12 +94,7 @@ public struct LV2Kernel {
     /// A plugin that outputs NaN or Inf is silenced for that slice, and the slice is counted.
     @_noLocks
     func silenceIfNotFinite(output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int) {
-        var finite = true
-        for c in 0..<channels {
-            let out = output + c * channelStride
-            for f in 0..<frames where !out[f].isFinite { finite = false }
-        }
-        guard !finite else { return }
+        guard !Bus.isFinite(output, channelStride: channelStride, channels: channels, frames: frames) else { return }
         Bus.clear(output, channelStride: channelStride, channels: channels, from: 0, to: frames)
         nonFiniteSlices.wrappingIncrement(ordering: .relaxed)
     }

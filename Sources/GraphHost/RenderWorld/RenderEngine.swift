@@ -14,6 +14,11 @@ public struct RenderEngine {
     public let appliedMessages: UnsafeAtomic<Int>
     /// The slowest step of the latest render call.
     public let timing: UnsafeMutablePointer<StepTiming>
+    /// Slices whose output held NaN or Inf (replaced by silence); after one, plugin outputs are checked for a while
+    /// so the node can be found and silenced.
+    public let nonFiniteSlices: UnsafeAtomic<Int>
+    var checkFramesLeft = 0
+    static var checkFrames: Int { 1 << 18 }
 
     public init(plan: RenderPlan, transportFadeFrames: Int) {
         self.plan = plan
@@ -24,6 +29,7 @@ public struct RenderEngine {
         appliedMessages = .create(0)
         timing = .allocate(capacity: 1)
         timing.initialize(to: StepTiming())
+        nonFiniteSlices = .create(0)
     }
 
     public func deallocate() {
@@ -32,6 +38,7 @@ public struct RenderEngine {
         appliedNanos.destroy()
         appliedMessages.destroy()
         timing.deallocate()
+        nonFiniteSlices.destroy()
     }
 
     /// Where a render call writes: one interleaved buffer, or one buffer per channel.
@@ -127,7 +134,13 @@ public struct RenderEngine {
             Bus.clear(bus, channelStride: active.maxFrames, channels: active.channels, from: 0, to: frames)
             return bus
         }
-        active.runSlice(frames: frames, timing: timing)
+        active.runSlice(frames: frames, timing: timing, checkFinite: checkFramesLeft > 0)
+        checkFramesLeft = max(0, checkFramesLeft - frames)
+        if !Bus.isFinite(bus, channelStride: active.maxFrames, channels: active.channels, frames: frames) {
+            Bus.clear(bus, channelStride: active.maxFrames, channels: active.channels, from: 0, to: frames)
+            nonFiniteSlices.wrappingIncrement(ordering: .relaxed)
+            checkFramesLeft = Self.checkFrames
+        }
         if transport.isUnity { return bus }
         for f in 0..<frames {
             let g = transport.gain.next()
