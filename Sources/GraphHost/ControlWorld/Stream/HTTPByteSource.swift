@@ -255,8 +255,7 @@ struct HTTPTransfer {
         unmanaged.release()
         self = request.transfer
         let message = withUnsafeBytes(of: result.error) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        if let problem = request.problem, request.status != 200 && request.status != 206 {
-            _ = problem
+        if request.problem != nil && request.status != 200 && request.status != 206 {
             return .failed(StreamError.http(url, request.status))
         }
         if let problem = request.problem { return .interrupted(problem) }
