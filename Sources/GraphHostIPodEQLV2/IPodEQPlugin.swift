@@ -8,7 +8,7 @@ import GraphHost
 /// so it runs on a designer thread the instance owns, exactly as the control world does for the
 /// built-in node: run() posts changed controls through a lock-free queue, the thread designs and
 /// posts the coefficients back, and run() crossfades to them over 30 ms (`IPodEQKernel.apply`).
-/// activate() designs the current controls directly, so processing starts on them without a glide.
+/// activate() designs the current controls directly, so processing starts on them without a crossfade.
 final class IPodEQPlugin {
     /// Port indices, as in graphhost-ipod-eq.ttl.
     enum Port {
@@ -131,7 +131,7 @@ final class IPodEQPlugin {
         }
     }
 
-    /// LV2 activate: clears the filter state and designs the current controls (no glide).
+    /// LV2 activate: clears the filter state and designs the current controls (no crossfade).
     func activate() {
         state.update(repeating: SIMD16<Float>(), count: 4)
         requested = controls()
