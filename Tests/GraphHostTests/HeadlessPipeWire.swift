@@ -77,9 +77,13 @@ final class HeadlessPipeWire {
 
     /// Starts pw-record on the null sink's monitor (32-bit float) and waits until it is linked.
     func record(to path: String) throws -> Running {
-        let recorder = try Running(URL(fileURLWithPath: "/usr/bin/pw-record"),
-                                   ["--target", environment["PW_TEST_SINK"] ?? "graphhost_test_sink", "-P", "{ stream.capture.sink=true node.name=graphhost_test_rec }",
-                                    "--rate", "48000", "--channels", "2", "--format", "f32", path], environment: environment)
+        // pw-record handles its buffers on its main loop, not a real-time thread: running it at SCHED_FIFO (as root)
+        // keeps it from repeating or dropping a quantum in the recording when the machine is busy.
+        let command = ["/usr/bin/pw-record", "--target", environment["PW_TEST_SINK"] ?? "graphhost_test_sink",
+                       "-P", "{ stream.capture.sink=true node.name=graphhost_test_rec }",
+                       "--rate", "48000", "--channels", "2", "--format", "f32", path]
+        let realTime = getuid() == 0 ? ["/usr/bin/chrt", "-f", "40"] : []
+        let recorder = try Running(URL(fileURLWithPath: (realTime + command)[0]), Array((realTime + command).dropFirst()), environment: environment)
         let deadline = Date().addingTimeInterval(5)
         while Date() < deadline {
             let links = try Self.execute(URL(fileURLWithPath: "/usr/bin/pw-link"), ["-l"], environment: environment).out
