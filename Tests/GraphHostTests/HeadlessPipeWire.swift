@@ -17,11 +17,7 @@ final class HeadlessPipeWire {
         guard result.status == 0 else {
             throw TestSupport.ToolFailure(description: "pipewire-headless start failed: \(result.err)")
         }
-        var exports: [String: String] = [:]
-        for line in result.out.split(separator: "\n") where line.hasPrefix("export ") {
-            let pair = line.dropFirst(7).split(separator: "=", maxSplits: 1)
-            if pair.count == 2 { exports[String(pair[0])] = String(pair[1]).trimmingCharacters(in: CharacterSet(charactersIn: "'\"")) }
-        }
+        let exports = TestSupport.exports(result.out)
         guard let dir = exports["PW_TEST_DIR"] else { throw TestSupport.ToolFailure(description: "no PW_TEST_DIR in: \(result.out)") }
         self.directory = dir
         environment = ProcessInfo.processInfo.environment.merging(exports) { $1 }

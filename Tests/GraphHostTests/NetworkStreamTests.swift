@@ -224,11 +224,7 @@ final class NetworkStreamTests: XCTestCase {
         let start = try TestSupport.execute(Self.icecastScript, ["start"])
         let exports = String(decoding: start.out, as: UTF8.self)
         guard start.status == 0 else { throw TestSupport.ToolFailure(description: "icecast-loopback start: " + String(decoding: start.err, as: UTF8.self)) }
-        var env: [String: String] = [:]
-        for word in exports.split(whereSeparator: { $0 == " " || $0 == "\n" }) where word.contains("=") {
-            let pair = word.split(separator: "=", maxSplits: 1)
-            env[String(pair[0])] = String(pair[1])
-        }
+        let env = TestSupport.exports(exports)
         guard let dir = env["ICECAST_DIR"], let url = env["ICECAST_URL"] else { throw TestSupport.ToolFailure(description: "no ICECAST_URL in \(exports)") }
         return (dir, url)
     }

@@ -94,5 +94,17 @@ enum TestSupport {
         return (samples, summary)
     }
 
+    /// The variables of `export NAME=VALUE ...` lines a start script prints (quotes around values removed).
+    static func exports(_ text: String) -> [String: String] {
+        var result: [String: String] = [:]
+        for line in text.split(separator: "\n") where line.hasPrefix("export ") {
+            for word in line.dropFirst(7).split(separator: " ") {
+                let pair = word.split(separator: "=", maxSplits: 1)
+                if pair.count == 2 { result[String(pair[0])] = String(pair[1]).trimmingCharacters(in: CharacterSet(charactersIn: "'\"")) }
+            }
+        }
+        return result
+    }
+
     static func peak(_ samples: [Float]) -> Float { samples.reduce(0) { max($0, abs($1)) } }
 }

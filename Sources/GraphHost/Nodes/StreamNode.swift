@@ -138,7 +138,8 @@ public final class StreamInstance: NodeInstance {
 
     /// connecting, buffering, playing, rebuffering or ended.
     public var state: NetworkStreamStatus.State {
-        if finished || counters.decoderFinished.load(ordering: .acquiring) { return counters.finished.load(ordering: .acquiring) ? .ended : .playing }
+        if finished { return .ended }
+        if counters.decoderFinished.load(ordering: .acquiring) { return .playing }     // draining the last of the ring
         if counters.playing.load(ordering: .relaxed) { return .playing }
         if counters.framesPlayed.load(ordering: .relaxed) > 0 { return .rebuffering }
         return network.map { $0.connected ? .buffering : .connecting } ?? .buffering
