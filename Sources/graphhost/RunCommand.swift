@@ -71,6 +71,7 @@ struct RunCommand: ParsableCommand {
         var nextStatus = Date()
         var reportedXruns = 0, reportedUnderruns = 0
         var reportedTitles: [String: String] = [:]
+        var reportedDamage: [String: StreamDamage] = [:]
         var reportedOverruns = 0
         var exitCode: Int32 = 0
         while true {
@@ -125,6 +126,14 @@ struct RunCommand: ParsableCommand {
                 guard let title = stream.network?.title, !title.isEmpty, reportedTitles[stream.id] != title else { continue }
                 reportedTitles[stream.id] = title
                 server.publish(["event": "title", "node": stream.id, "title": title, "position": status.seconds])
+            }
+            for stream in streams {
+                let damage = stream.damage
+                guard damage != reportedDamage[stream.id] ?? StreamDamage() else { continue }
+                reportedDamage[stream.id] = damage
+                if !isTTY { logger.warning("stream '\(stream.id)': damaged MPEG data, \(damage.silencedFrames) frames silenced, \(damage.skippedBytes) bytes skipped") }
+                server.publish(["event": "damaged", "node": stream.id, "silencedFrames": damage.silencedFrames,
+                                "skippedBytes": damage.skippedBytes, "position": status.seconds])
             }
             let frames = player.counters.frames.load(ordering: .relaxed)
             if let durationFrames, frames >= durationFrames { break }
@@ -204,7 +213,8 @@ struct PlaybackStatus {
             "streamsFinished": graph.streams.map(\.finished),
             "streams": graph.streams.map { s -> [String: Any] in
                 var entry: [String: Any] = ["id": s.id, "state": s.state.rawValue, "bufferFill": Double(s.ring.index.readable()) / Double(s.ring.capacityFrames),
-                                            "underruns": s.counters.underruns.load(ordering: .relaxed)]
+                                            "underruns": s.counters.underruns.load(ordering: .relaxed),
+                                            "silencedFrames": s.damage.silencedFrames, "skippedBytes": s.damage.skippedBytes]
                 if let n = s.network {
                     entry["bytesLoaded"] = n.bytesLoaded
                     if let total = n.totalBytes { entry["totalBytes"] = total }

@@ -63,10 +63,10 @@ final class FuzzTests: XCTestCase {
         XCTAssertGreaterThan(rejected, inputs / 2)
     }
 
-    /// Mutated, truncated and spliced MP3 bytes decode without a crash and the output is always finite and within
-    /// ±2.0 (the corrupt-block guard). How much louder than the clean decode damaged frames get is printed for
-    /// RELIABILITY.md: "never above the clean decode + 1 dB" is not met yet (bit damage in a frame's side
-    /// information decodes to louder garbage that passes mpg123's checks).
+    /// Mutated, truncated and spliced MP3 bytes decode without a crash; the output is always finite and within
+    /// ±2.0 (the corrupt-block guard); truncated and spliced streams never decode louder than the clean decode
+    /// + 1 dB (the frame guard). Bit damage inside frames can (unprotected fields that decode to louder audio
+    /// mpg123 accepts): how often and how loud is printed for RELIABILITY.md.
     func testMP3StreamFuzz() throws {
         let inputs = Self.count("GRAPHHOST_FUZZ_MP3", default: 300)
         let clean = try TestSupport.mp3(rate: 44100, channels: 2, seconds: 1)
@@ -79,6 +79,7 @@ final class FuzzTests: XCTestCase {
         let path = TestSupport.directory.appendingPathComponent("fuzz.mp3").path
         let graph = TestSupport.streamGraph(path)
         var loudest: Float = 0, failures = 0, louder = 0
+        let kinds = ["bit damage", "truncated", "spliced"]
         for n in 0..<inputs {
             var bytes: [UInt8]
             switch n % 3 {
@@ -96,13 +97,15 @@ final class FuzzTests: XCTestCase {
                 let out = try TestSupport.render(graph, durationFrames: 48000 * 2).samples
                 XCTAssertTrue(out.allSatisfy { $0.isFinite }, "input \(n)")
                 let peak = TestSupport.peak(out)
-                loudest = max(loudest, peak)
                 XCTAssertLessThanOrEqual(peak, CorruptAudioGuard.ceiling, "input \(n)")
-                if peak > limit { louder += 1 }
+                if peak > limit {
+                    XCTAssertEqual(n % 3, 0, "input \(n) (\(kinds[n % 3])) decodes \(String(format: "%+.2f", 20 * log10(peak / reference))) dB against the clean decode")
+                    if n % 3 == 0 { loudest = max(loudest, peak); louder += 1 }
+                }
             } catch {
                 failures += 1      // rejected media (not MP3 at all) is an error, not a crash
             }
         }
-        print("MP3 fuzz: \(inputs) inputs, \(failures) rejected as not MP3, \(louder) louder than clean + 1 dB, loudest \(String(format: "%+.2f", 20 * log10(max(loudest, 1e-9) / reference))) dB against the clean decode")
+        print("MP3 fuzz: \(inputs) inputs (a third each bit damage, truncated, spliced), \(failures) rejected as not MP3; truncated and spliced: none louder than clean + 1 dB; bit damage: \(louder) louder, loudest \(String(format: "%+.2f", 20 * log10(max(loudest, 1e-9) / reference))) dB")
     }
 }

@@ -127,6 +127,9 @@ public final class StreamInstance: NodeInstance {
     /// The decoder's error, if it stopped on one.
     public var failure: Error? { decoder.failure }
 
+    /// Damage the frame guard found in the stream's bytes so far.
+    public var damage: StreamDamage { decoder.damage }
+
     /// True when the next `frames` frames can be rendered without an underrun (control side, offline rendering).
     public func canRender(frames: Int) -> Bool {
         if counters.decoderFinished.load(ordering: .acquiring) { return true }

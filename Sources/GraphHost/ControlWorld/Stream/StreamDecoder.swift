@@ -10,14 +10,17 @@ public final class StreamDecoder {
     private let loop: Bool
     private let wakeup: RingWakeup
     private var thread: Thread?
-    /// Guards `stopping` and the failure.
+    /// Guards `stopping`, the failure and the damage counts.
     private let stopRequested = NSLock()
     private var stopping = false
+    private var _damage = StreamDamage()
     private let finishedThread = DispatchSemaphore(value: 0)
     private var _failure: Error?
     private var source: ByteSource?
     /// The first error the decoder thread met, if any.
     public var failure: Error? { stopRequested.withLock { _failure } }
+    /// What the frame guard dropped or silenced so far.
+    public var damage: StreamDamage { stopRequested.withLock { _damage } }
 
     public init(source: @escaping () throws -> ByteSource, format: GraphFormat, ring: PCMRing,
                 counters: StreamCounters, loop: Bool, wakeup: RingWakeup) {
@@ -70,16 +73,16 @@ public final class StreamDecoder {
             if cancelled { source.cancel() }
             defer { stopRequested.withLock { self.source = nil } }
             let decoder = try MP3Decoder()
+            let frameGuard = MPEGFrameGuard()
             var resampler: Resampler?
+            var frameBytes: [UInt8] = []
             while !shouldStop {
                 let n = try source.read(into: chunk)
-                if n == 0 {
-                    guard loop else { break }
-                    try source.rewind()
-                    try decoder.restart()
-                    continue
-                }
-                decoder.feed(UnsafeRawBufferPointer(rebasing: chunk[0..<n]))
+                frameBytes.removeAll(keepingCapacity: true)
+                frameGuard.filter(UnsafeRawBufferPointer(rebasing: chunk[0..<n]), final: n == 0, into: &frameBytes)
+                let damage = StreamDamage(skippedBytes: frameGuard.skippedBytes, silencedFrames: frameGuard.silencedFrames)
+                stopRequested.withLock { _damage = damage }
+                frameBytes.withUnsafeBytes { decoder.feed($0) }
                 while !shouldStop, case .frames(let frames) = decoder.decode(into: pcm) {
                     CorruptAudioGuard.muteImplausibleBlocks(pcm.baseAddress!, frames: frames, channels: decoder.channels)
                     let count = ChannelMap.convert(pcm.baseAddress!, frames: frames, from: decoder.channels,
@@ -92,6 +95,12 @@ public final class StreamDecoder {
                         resampler = try Resampler(from: decoder.sampleRate, to: format.sampleRate, channels: format.channels)
                     }
                     resampler!.process(mapped.baseAddress!, frames: count, scratch: resampled) { push($0, frames: $1) }
+                }
+                if n == 0 {
+                    guard loop else { break }
+                    try source.rewind()
+                    try decoder.restart()
+                    frameGuard.reset()
                 }
             }
             resampler?.process(nil, frames: 0, scratch: resampled) { push($0, frames: $1) }
@@ -112,6 +121,18 @@ public final class StreamDecoder {
                 wakeup.waitForSpace()
             }
         }
+    }
+}
+
+/// Damage found in a stream's bytes: junk dropped between frames after playback began, and frames passed on
+/// silenced (see `MPEGFrameGuard`).
+public struct StreamDamage: Equatable, Sendable {
+    public var skippedBytes = 0
+    public var silencedFrames = 0
+
+    public init(skippedBytes: Int = 0, silencedFrames: Int = 0) {
+        self.skippedBytes = skippedBytes
+        self.silencedFrames = silencedFrames
     }
 }
 

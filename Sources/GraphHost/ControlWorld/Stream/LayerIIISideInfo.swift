@@ -1,0 +1,62 @@
+/// The parts of a layer III frame's side information that say where its main data lies in the bit reservoir.
+struct LayerIIISideInfo {
+    /// How many bytes before this frame's main data area its main data begins (the bit reservoir).
+    let mainDataBegin: Int
+    /// Bits of main data of all granules and channels (the sum of part2_3_length).
+    let mainDataBits: Int
+    /// No field holds a value the standard forbids (big_values above 288, window switching with block type 0).
+    let isPlausible: Bool
+
+    /// Reads the side information of the frame at `frame` (header first).
+    init(_ frame: UnsafePointer<UInt8>, header: MPEGFrameHeader) {
+        var bits = BitReader(frame + (header.hasCRC ? 6 : 4))
+        let channels = header.isMono ? 1 : 2
+        let granules: Int
+        if header.version == .mpeg1 {
+            mainDataBegin = bits.read(9)
+            bits.skip(channels == 1 ? 5 : 3)     // private bits
+            bits.skip(4 * channels)              // scfsi
+            granules = 2
+        } else {
+            mainDataBegin = bits.read(8)
+            bits.skip(channels)                  // private bits
+            granules = 1
+        }
+        var total = 0
+        var plausible = true
+        for _ in 0..<(granules * channels) {
+            total += bits.read(12)               // part2_3_length
+            if bits.read(9) > 288 { plausible = false }
+            bits.skip(8)                         // global_gain
+            bits.skip(header.version == .mpeg1 ? 4 : 9)
+            if bits.read(1) == 1 {               // window switching
+                if bits.read(2) == 0 { plausible = false }
+                bits.skip(1 + 10 + 9)            // mixed block, table selects, subblock gains
+            } else {
+                bits.skip(15 + 4 + 3)            // table selects, region counts
+            }
+            bits.skip(header.version == .mpeg1 ? 3 : 2)
+        }
+        mainDataBits = total
+        isPlausible = plausible
+    }
+}
+
+/// Reads big-endian bit fields.
+private struct BitReader {
+    private let bytes: UnsafePointer<UInt8>
+    private var position = 0
+
+    init(_ bytes: UnsafePointer<UInt8>) { self.bytes = bytes }
+
+    mutating func read(_ count: Int) -> Int {
+        var value = 0
+        for _ in 0..<count {
+            value = value << 1 | Int((bytes[position >> 3] >> UInt8(7 - position & 7)) & 1)
+            position += 1
+        }
+        return value
+    }
+
+    mutating func skip(_ count: Int) { position += count }
+}

@@ -1,0 +1,146 @@
+import XCTest
+@testable import GraphHost
+
+/// The frame guard passes clean streams unchanged and keeps splices, cuts and CRC-detected damage from
+/// decoding louder than the clean audio.
+final class FrameGuardTests: XCTestCase {
+    /// Source audio for the encodings: pink-noise bursts with hard attacks (legitimate jumps in level).
+    static func bursts() throws -> String {
+        let path = TestSupport.directory.appendingPathComponent("bursts.wav").path
+        if !FileManager.default.fileExists(atPath: path) {
+            try TestSupport.run(["sox", "-q", "-n", "-r", "44100", "-c", "2", path, "synth", "0.05", "pinknoise",
+                                 "fade", "0", "0.05", "0.04", "pad", "0", "0.25", "repeat", "6", "gain", "-n", "-1"])
+        }
+        return path
+    }
+
+    /// `wav` encoded by lame with `options` (or by sox when `options` is nil: MPEG-1 layer II).
+    static func encode(_ wav: String, _ name: String, _ options: [String]?) throws -> [UInt8] {
+        let path = TestSupport.directory.appendingPathComponent("guard-\(name)").path
+        if !FileManager.default.fileExists(atPath: path) {
+            if let options {
+                try TestSupport.run(["lame", "--quiet"] + options + [wav, path])
+            } else {
+                try TestSupport.run(["sox", "-q", wav, path])
+            }
+        }
+        return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    /// Guards `bytes` fed in chunks of `chunk` bytes.
+    static func guarded(_ bytes: [UInt8], chunk: Int) -> (bytes: [UInt8], guard: MPEGFrameGuard) {
+        let frameGuard = MPEGFrameGuard()
+        var out: [UInt8] = []
+        var start = 0
+        bytes.withUnsafeBytes { all in
+            repeat {
+                let end = min(start + chunk, all.count)
+                frameGuard.filter(UnsafeRawBufferPointer(rebasing: all[start..<end]), final: end == all.count, into: &out)
+                start = end
+            } while start < all.count
+        }
+        return (out, frameGuard)
+    }
+
+    /// Decodes `bytes` with libmpg123 (no guard) to interleaved floats at the stream's own rate.
+    static func decode(_ bytes: [UInt8]) throws -> [Float] {
+        let decoder = try MP3Decoder()
+        let pcm = UnsafeMutableBufferPointer<Float>.allocate(capacity: 1152 * 2 * 8)
+        defer { pcm.deallocate() }
+        bytes.withUnsafeBytes { decoder.feed($0) }
+        var samples: [Float] = []
+        while case .frames(let n) = decoder.decode(into: pcm) { samples += pcm[0..<(n * decoder.channels)] }
+        return samples
+    }
+
+    func testCleanStreamsPassUnchanged() throws {
+        let tone = try TestSupport.mp3(rate: 44100, channels: 2, seconds: 1) + ".wav"
+        let bursts = try Self.bursts()
+        let encodings: [(String, [String]?)] = [
+            ("cbr128.mp3", ["-b", "128"]), ("vbr2.mp3", ["-V", "2"]), ("vbr9.mp3", ["-V", "9"]),
+            ("mono.mp3", ["-m", "m", "-b", "64"]), ("crc.mp3", ["-p", "-b", "192"]), ("cbr320.mp3", ["-b", "320"]),
+            ("mpeg2.mp3", ["--resample", "22.05", "-b", "64"]), ("mpeg25.mp3", ["--resample", "8", "-b", "16"]),
+            ("layer2.mp2", nil),
+        ]
+        for (wav, label) in [(tone, "tone"), (bursts, "bursts")] {
+            for (name, options) in encodings {
+                let bytes = try Self.encode(wav, "\(label)-\(name)", options)
+                for chunk in [1, 417, 1 << 16] {
+                    let (out, frameGuard) = Self.guarded(bytes, chunk: chunk)
+                    XCTAssertTrue(out == bytes, "\(label) \(name), chunks of \(chunk): \(out.count) of \(bytes.count) bytes out")
+                    XCTAssertEqual(frameGuard.silencedFrames + frameGuard.skippedBytes, 0, "\(label) \(name)")
+                }
+            }
+        }
+        // An ID3v2 tag (with bytes that look like frame headers) is dropped, the audio kept unchanged.
+        let plain = try Self.encode(tone, "tone-cbr128.mp3", ["-b", "128"])
+        let body: [UInt8] = Array(repeating: 0, count: 20) + [0xFF, 0xFB, 0x90, 0x64] + Array(repeating: 0x55, count: 600)
+        let tag: [UInt8] = [0x49, 0x44, 0x33, 3, 0, 0, 0, 0, UInt8(body.count >> 7), UInt8(body.count & 0x7F)] + body
+        XCTAssertTrue(Self.guarded(tag + plain, chunk: 333).bytes == plain, "a tagged file")
+    }
+
+    /// A second stream spliced in at a random byte (a cut frame, then the other stream's frames whose bit
+    /// reservoir lies before the cut) never decodes louder than the louder clean stream + 1 dB; without the
+    /// guard some splices do.
+    func testSplicesNeverLouder() throws {
+        let a = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try TestSupport.mp3(rate: 44100, channels: 2, seconds: 1))))
+        let b = try Self.encode(try Self.bursts(), "bursts-splice.mp3", ["-b", "128"])
+        let limit = max(TestSupport.peak(try Self.decode(a)), TestSupport.peak(try Self.decode(b))) * powf(10, 1 / 20)
+        var rng = SplitMix64(seed: 11)
+        var louderUnguarded = 0, detected = 0
+        let splices = 150
+        for n in 0..<splices {
+            let cut = Int.random(in: 1..<a.count, using: &rng), from = Int.random(in: 1..<b.count, using: &rng)
+            let spliced = Array(a.prefix(cut)) + Array(b.suffix(from: from))
+            let (out, frameGuard) = Self.guarded(spliced, chunk: 4096)
+            let peak = TestSupport.peak(try Self.decode(out))
+            XCTAssertLessThanOrEqual(peak, limit, "splice \(n): \(cut) + \(from)")
+            if frameGuard.skippedBytes + frameGuard.silencedFrames > 0 { detected += 1 }
+            if TestSupport.peak(try Self.decode(spliced)) > limit { louderUnguarded += 1 }
+        }
+        print("splices: \(splices), detected \(detected), louder than clean + 1 dB without the guard \(louderUnguarded), with it 0")
+        XCTAssertGreaterThan(detected, splices * 9 / 10)
+        XCTAssertGreaterThan(louderUnguarded, 0, "the splices should include ones that decode louder without the guard")
+    }
+
+    /// In a CRC-protected stream every bit flip in a frame's side information is found and that frame silenced.
+    func testCRCFindsSideInformationDamage() throws {
+        let bytes = try Self.encode(try TestSupport.mp3(rate: 44100, channels: 2, seconds: 1) + ".wav", "tone-crc.mp3", ["-p", "-b", "192"])
+        let clean = TestSupport.peak(try Self.decode(bytes))
+        var frames: [Int] = []
+        var offset = 0
+        bytes.withUnsafeBufferPointer { b in
+            while offset + 4 <= b.count, let h = MPEGFrameHeader(b.baseAddress! + offset) {
+                frames.append(offset)
+                offset += h.length
+            }
+        }
+        XCTAssertEqual(offset, bytes.count, "the test file is a plain sequence of frames")
+        var rng = SplitMix64(seed: 5)
+        for n in 0..<100 {
+            var damaged = bytes
+            let frame = frames[Int.random(in: 2..<(frames.count - 1), using: &rng)]
+            damaged[frame + 6 + Int.random(in: 0..<32, using: &rng)] ^= UInt8(1 << Int.random(in: 0...7, using: &rng))
+            let (out, frameGuard) = Self.guarded(damaged, chunk: 4096)
+            XCTAssertGreaterThanOrEqual(frameGuard.silencedFrames, 1, "flip \(n)")
+            XCTAssertLessThanOrEqual(TestSupport.peak(try Self.decode(out)), clean * powf(10, 1 / 20), "flip \(n)")
+        }
+    }
+
+    /// Damaged input gives the same output however it is chunked.
+    func testChunkingDoesNotMatter() throws {
+        let a = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try TestSupport.mp3(rate: 44100, channels: 2, seconds: 1))))
+        var rng = SplitMix64(seed: 3)
+        for _ in 0..<20 {
+            var bytes = Array(a.prefix(Int.random(in: 0..<a.count, using: &rng))) + Array(a.suffix(from: Int.random(in: 0..<a.count, using: &rng)))
+            for _ in 0..<5 where !bytes.isEmpty { bytes[Int.random(in: 0..<bytes.count, using: &rng)] ^= 0x10 }
+            let whole = Self.guarded(bytes, chunk: max(bytes.count, 1))
+            for chunk in [1, 7, 1000] {
+                let part = Self.guarded(bytes, chunk: chunk)
+                XCTAssertTrue(part.bytes == whole.bytes, "chunks of \(chunk)")
+                XCTAssertEqual(part.guard.silencedFrames, whole.guard.silencedFrames)
+                XCTAssertEqual(part.guard.skippedBytes, whole.guard.skippedBytes)
+            }
+        }
+    }
+}
