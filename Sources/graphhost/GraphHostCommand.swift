@@ -100,7 +100,8 @@ struct RenderCommand: ParsableCommand {
         let seconds = Double(summary.frames) / rate
         let elapsed = Date().timeIntervalSince(started)
         let peakDB = summary.peak > 0 ? String(format: "%.2f dBFS", 20 * log10(Double(summary.peak))) : "-inf dBFS"
-        print("wrote \(output): \(String(format: "%.3f", seconds)) s, peak \(peakDB), \(String(format: "%.0f", seconds / max(elapsed, 1e-9)))x real time, underruns \(summary.underruns)")
+        print("wrote \(output): \(String(format: "%.3f", seconds)) s, peak \(peakDB), \(String(format: "%.0f", seconds / max(elapsed, 1e-9)))x real time, underruns \(summary.underruns)"
+              + (summary.damage == StreamDamage() ? "" : ", damaged stream data: \(summary.damage.silencedFrames) frames silenced, \(summary.damage.skippedBytes) bytes skipped"))
         for node in doc.nodes {
             guard let eq = node.definition as? IPodEQNode else { continue }
             let changes = events.compactMap { e in e.command.flatMap { $0.node == node.id ? "at \(String(format: "%.3f", Double(e.frame) / rate)) s: \($0.action)" : nil } }

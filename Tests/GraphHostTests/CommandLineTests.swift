@@ -35,6 +35,20 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(try SoundFile(path: flac).frames, 24000)
     }
 
+    /// A stream cut in the middle of a frame and joined to another is reported, and a clean one is not.
+    func testRenderReportsDamagedStreamData() throws {
+        let a = try Data(contentsOf: URL(fileURLWithPath: try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)))
+        let b = try Data(contentsOf: URL(fileURLWithPath: try TestSupport.sine(seconds: 1)))
+        let spliced = TestSupport.directory.appendingPathComponent("spliced.mp3").path
+        FileManager.default.createFile(atPath: spliced, contents: a.prefix(a.count / 2 + 7) + b.suffix(from: b.count / 3 + 11))
+        let out = TestSupport.directory.appendingPathComponent("spliced.wav").path
+        let damaged = try graphhost(["render", TestSupport.streamGraph(spliced), "-o", out])
+        XCTAssertEqual(damaged.status, 0, damaged.err)
+        XCTAssertNotNil(damaged.out.range(of: #"damaged stream data: [1-9][0-9]* frames silenced, [1-9][0-9]* bytes skipped"#, options: .regularExpression), damaged.out)
+        let clean = try graphhost(["render", TestSupport.streamGraph(try TestSupport.sine(seconds: 1)), "-o", out])
+        XCTAssertFalse(clean.out.contains("damaged"), clean.out)
+    }
+
     func testRenderRejectsBadCommandsAndOutputs() throws {
         let bad = try graphhost(["render", demo, "-o", "/tmp/x.wav", "--at", "1", "preset ghost Rock", "--duration", "2"])
         XCTAssertNotEqual(bad.status, 0)

@@ -66,6 +66,8 @@ public struct OfflineRenderer {
         public var frames: Int
         public var peak: Float
         public var underruns: Int
+        /// Frames silenced and bytes skipped by the streams' frame guards.
+        public var damage: StreamDamage
     }
 
     /// Renders until every stream finished (or `durationFrames`); `sink` receives each block.
@@ -123,6 +125,9 @@ public struct OfflineRenderer {
             if keep < frames { break }
         }
         let underruns = session.streamsInUse.reduce(0) { $0 + $1.counters.underruns.load(ordering: .relaxed) }
-        return Summary(frames: position, peak: peak, underruns: underruns)
+        let damage = session.streamsInUse.reduce(StreamDamage()) {
+            StreamDamage(skippedBytes: $0.skippedBytes + $1.damage.skippedBytes, silencedFrames: $0.silencedFrames + $1.damage.silencedFrames)
+        }
+        return Summary(frames: position, peak: peak, underruns: underruns, damage: damage)
     }
 }
