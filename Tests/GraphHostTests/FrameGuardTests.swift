@@ -77,6 +77,12 @@ final class FrameGuardTests: XCTestCase {
         let body: [UInt8] = Array(repeating: 0, count: 20) + [0xFF, 0xFB, 0x90, 0x64] + Array(repeating: 0x55, count: 600)
         let tag: [UInt8] = [0x49, 0x44, 0x33, 3, 0, 0, 0, 0, UInt8(body.count >> 7), UInt8(body.count & 0x7F)] + body
         XCTAssertTrue(Self.guarded(tag + plain, chunk: 333).bytes == plain, "a tagged file")
+        // A LAME tag frame without CRC before audio frames with CRC is one stream.
+        let protected = try Self.encode(tone, "tone-crc.mp3", ["-p", "-b", "192"])
+        let lengths = [plain, protected].map { bytes in bytes.withUnsafeBufferPointer { MPEGFrameHeader($0.baseAddress!)!.length } }
+        let mixed = Array(plain.prefix(lengths[0]) + protected.dropFirst(lengths[1]))
+        let (out, frameGuard) = Self.guarded(mixed, chunk: 4096)
+        XCTAssertTrue(out == mixed && frameGuard.silencedFrames + frameGuard.skippedBytes == 0, "tag frame without CRC")
     }
 
     /// A second stream spliced in at a random byte (a cut frame, then the other stream's frames whose bit

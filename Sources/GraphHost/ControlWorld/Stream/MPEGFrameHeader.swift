@@ -12,7 +12,8 @@ struct MPEGFrameHeader {
     let hasCRC: Bool
     /// Bytes of layer III side information (0 for layers I and II).
     let sideInfoLength: Int
-    /// The fields that stay the same from frame to frame of one stream: sync, version, layer, CRC flag, sample rate.
+    /// The fields that stay the same from frame to frame of one stream: sync, version, layer, sample rate (the CRC
+    /// flag may differ between a LAME tag frame and the audio frames).
     let streamKey: UInt32
 
     /// Bytes before the main data: header, CRC, side information.
@@ -51,7 +52,7 @@ struct MPEGFrameHeader {
         }
         let isMono = b[3] >> 6 == 3
         let sideInfo = layer != 3 ? 0 : version == .mpeg1 ? (isMono ? 17 : 32) : (isMono ? 9 : 17)
-        let key = UInt32(b[0]) << 24 | UInt32(b[1]) << 16 | UInt32(b[2] & 0x0C) << 8
+        let key = UInt32(b[0]) << 24 | UInt32(b[1] & 0xFE) << 16 | UInt32(b[2] & 0x0C) << 8
         return .header(MPEGFrameHeader(version: version, layer: layer, sampleRate: sampleRate, length: length,
                                         isMono: isMono, hasCRC: b[1] & 1 == 0, sideInfoLength: sideInfo, streamKey: key))
     }
