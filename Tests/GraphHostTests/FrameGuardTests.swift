@@ -27,19 +27,34 @@ final class FrameGuardTests: XCTestCase {
         return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
     }
 
-    /// Guards `bytes` fed in chunks of `chunk` bytes.
-    static func guarded(_ bytes: [UInt8], chunk: Int) -> (bytes: [UInt8], guard: MPEGFrameGuard) {
-        let frameGuard = MPEGFrameGuard()
-        var out: [UInt8] = []
-        var start = 0
-        bytes.withUnsafeBytes { all in
+    /// Calls `body` with `bytes` in chunks of `chunk` bytes and whether each is the last.
+    static func chunked(_ bytes: [UInt8], _ chunk: Int, _ body: (UnsafeRawBufferPointer, Bool) throws -> Void) rethrows {
+        try bytes.withUnsafeBytes { all in
+            var start = 0
             repeat {
                 let end = min(start + chunk, all.count)
-                frameGuard.filter(UnsafeRawBufferPointer(rebasing: all[start..<end]), final: end == all.count, into: &out)
+                try body(UnsafeRawBufferPointer(rebasing: all[start..<end]), end == all.count)
                 start = end
             } while start < all.count
         }
+    }
+
+    /// The frames the guard passes on from `bytes` fed in chunks of `chunk` bytes, joined.
+    static func guarded(_ bytes: [UInt8], chunk: Int) -> (bytes: [UInt8], guard: MPEGFrameGuard) {
+        let frameGuard = MPEGFrameGuard()
+        var out: [UInt8] = []
+        chunked(bytes, chunk) { part, final in frameGuard.filter(part, final: final) { frame, _ in out += frame } }
         return (out, frameGuard)
+    }
+
+    /// Decodes `bytes` as a stream node does (frame guard, libmpg123, concealment) at the stream's own rate.
+    static func decodeGuarded(_ bytes: [UInt8], chunk: Int = 4096) throws -> (samples: [Float], damage: StreamDamage) {
+        let decoder = try GuardedMP3Decoder()
+        var samples: [Float] = []
+        try chunked(bytes, chunk) { part, final in
+            try decoder.decode(part, final: final) { samples += UnsafeBufferPointer(start: $0, count: $1 * $2) }
+        }
+        return (samples, decoder.damage)
     }
 
     /// Decodes `bytes` with libmpg123 (no guard) to interleaved floats at the stream's own rate.
@@ -70,6 +85,7 @@ final class FrameGuardTests: XCTestCase {
                     XCTAssertTrue(out == bytes, "\(label) \(name), chunks of \(chunk): \(out.count) of \(bytes.count) bytes out")
                     XCTAssertEqual(frameGuard.silencedFrames + frameGuard.skippedBytes, 0, "\(label) \(name)")
                 }
+                XCTAssertTrue(try Self.decodeGuarded(bytes, chunk: 417).samples == Self.decode(bytes), "\(label) \(name) decodes as without the guard")
             }
         }
         // An ID3v2 tag (with bytes that look like frame headers) is dropped, the audio kept unchanged.
@@ -83,6 +99,23 @@ final class FrameGuardTests: XCTestCase {
         let mixed = Array(plain.prefix(lengths[0]) + protected.dropFirst(lengths[1]))
         let (out, frameGuard) = Self.guarded(mixed, chunk: 4096)
         XCTAssertTrue(out == mixed && frameGuard.silencedFrames + frameGuard.skippedBytes == 0, "tag frame without CRC")
+        // Junk before the first frame (with a lone free-format header in it) and zeros after the last are dropped;
+        // an ID3v1 tag between two files is skipped whole.
+        let junk: [UInt8] = [0x00, 0xFF, 0xFB, 0x00, 0x64, 0x13, 0x37]
+        for (input, expected, label) in [(junk + plain + Array(repeating: 0, count: 20), plain, "junk around"),
+                                         (plain + Array("TAG".utf8) + Array(repeating: 0x20, count: 125) + protected, plain + protected, "ID3v1 between")] {
+            for chunk in [1, 500, input.count] {
+                let (out, frameGuard) = Self.guarded(input, chunk: chunk)
+                XCTAssertTrue(out == expected, "\(label), chunks of \(chunk): \(out.count) bytes out, \(expected.count) expected")
+                XCTAssertEqual(frameGuard.silencedFrames + frameGuard.skippedBytes, 0, label)
+            }
+        }
+        // A free-format stream passes through unchecked and decodes.
+        let free = try Self.encode(tone, "tone-free.mp3", ["--freeformat", "-b", "400"])
+        XCTAssertEqual(free[2] >> 4, 0, "free format")
+        XCTAssertTrue(Self.guarded(free, chunk: 1000).bytes == free, "free format")
+        XCTAssertTrue(try Self.decodeGuarded(free, chunk: 1000).samples == Self.decode(free), "free format decodes")
+        XCTAssertGreaterThan(try Self.decode(free).count, 44100)
     }
 
     /// A second stream spliced in at a random byte (a cut frame, then the other stream's frames whose bit
@@ -98,10 +131,9 @@ final class FrameGuardTests: XCTestCase {
         for n in 0..<splices {
             let cut = Int.random(in: 1..<a.count, using: &rng), from = Int.random(in: 1..<b.count, using: &rng)
             let spliced = Array(a.prefix(cut)) + Array(b.suffix(from: from))
-            let (out, frameGuard) = Self.guarded(spliced, chunk: 4096)
-            let peak = TestSupport.peak(try Self.decode(out))
-            XCTAssertLessThanOrEqual(peak, limit, "splice \(n): \(cut) + \(from)")
-            if frameGuard.skippedBytes + frameGuard.silencedFrames > 0 { detected += 1 }
+            let (out, damage) = try Self.decodeGuarded(spliced)
+            XCTAssertLessThanOrEqual(TestSupport.peak(out), limit, "splice \(n): \(cut) + \(from)")
+            if damage != StreamDamage() { detected += 1 }
             if TestSupport.peak(try Self.decode(spliced)) > limit { louderUnguarded += 1 }
         }
         print("splices: \(splices), detected \(detected), louder than clean + 1 dB without the guard \(louderUnguarded), with it 0")
@@ -109,27 +141,32 @@ final class FrameGuardTests: XCTestCase {
         XCTAssertGreaterThan(louderUnguarded, 0, "the splices should include ones that decode louder without the guard")
     }
 
-    /// In a CRC-protected stream every bit flip in a frame's side information is found and that frame silenced.
+    /// In a CRC-protected stream every bit flip in a frame's side information is found and that frame silenced;
+    /// the frames after it still find their bit reservoir (low bitrates reach back across several frames).
     func testCRCFindsSideInformationDamage() throws {
-        let bytes = try Self.encode(try TestSupport.mp3(rate: 44100, channels: 2, seconds: 1) + ".wav", "tone-crc.mp3", ["-p", "-b", "192"])
-        let clean = TestSupport.peak(try Self.decode(bytes))
-        var frames: [Int] = []
-        var offset = 0
-        bytes.withUnsafeBufferPointer { b in
-            while offset + 4 <= b.count, let h = MPEGFrameHeader(b.baseAddress! + offset) {
-                frames.append(offset)
-                offset += h.length
+        let wav = try TestSupport.mp3(rate: 44100, channels: 2, seconds: 1) + ".wav"
+        for options in [["-p", "-b", "192"], ["-p", "--resample", "22.05", "-b", "48"], ["-p", "--resample", "8", "-b", "8"]] {
+            let bytes = try Self.encode(wav, "tone-crc\(options.joined()).mp3", options)
+            let clean = TestSupport.peak(try Self.decode(bytes))
+            var frames: [(offset: Int, sideInfo: Int)] = []
+            var offset = 0
+            bytes.withUnsafeBufferPointer { b in
+                while offset + 4 <= b.count, let h = MPEGFrameHeader(b.baseAddress! + offset) {
+                    if h.hasCRC { frames.append((offset, h.sideInfoLength)) }
+                    offset += h.length
+                }
             }
-        }
-        XCTAssertEqual(offset, bytes.count, "the test file is a plain sequence of frames")
-        var rng = SplitMix64(seed: 5)
-        for n in 0..<100 {
-            var damaged = bytes
-            let frame = frames[Int.random(in: 2..<(frames.count - 1), using: &rng)]
-            damaged[frame + 6 + Int.random(in: 0..<32, using: &rng)] ^= UInt8(1 << Int.random(in: 0...7, using: &rng))
-            let (out, frameGuard) = Self.guarded(damaged, chunk: 4096)
-            XCTAssertGreaterThanOrEqual(frameGuard.silencedFrames, 1, "flip \(n)")
-            XCTAssertLessThanOrEqual(TestSupport.peak(try Self.decode(out)), clean * powf(10, 1 / 20), "flip \(n)")
+            XCTAssertEqual(offset, bytes.count, "\(options): the test file is a plain sequence of frames")
+            var rng = SplitMix64(seed: 5)
+            for n in 0..<100 {
+                var damaged = bytes
+                let frame = frames[Int.random(in: 1..<(frames.count - 1), using: &rng)]
+                damaged[frame.offset + 6 + Int.random(in: 0..<frame.sideInfo, using: &rng)] ^= UInt8(1 << Int.random(in: 0...7, using: &rng))
+                let (out, damage) = try Self.decodeGuarded(damaged)
+                XCTAssertGreaterThanOrEqual(damage.silencedFrames, 1, "\(options) flip \(n)")
+                let peak = TestSupport.peak(out)
+                XCTAssertLessThanOrEqual(peak, clean * powf(10, 1 / 20), "\(options) flip \(n): \(20 * log10(peak / clean)) dB")
+            }
         }
     }
 

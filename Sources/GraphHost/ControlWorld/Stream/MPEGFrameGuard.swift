@@ -1,12 +1,14 @@
 /// Stands between a byte source and libmpg123 and passes on only frames that belong to one unbroken stream.
 ///
-/// A frame is passed on when the next frame's header follows exactly at its end (or the stream or a tag ends
-/// there); bytes that are not such a frame (junk, a cut frame at a splice or a reconnect) are dropped. A layer III
-/// frame whose side information cannot be right is passed on silenced (side information zeroed, CRC renewed,
-/// main data kept for the frames that share its reservoir): a CRC that does not match, a forbidden field value,
-/// main data that would reach into the next frame's or past its own frame, main data that lies before a
-/// discontinuity, and the first frame after a discontinuity (so two streams never overlap in the decoder's
-/// filter bank). Free-format streams are passed through unchecked. Clean streams pass unchanged.
+/// A frame is passed on when the next frame's header follows exactly at its end (or a tag, or only junk up to the
+/// end of the stream); bytes that are not such a frame (junk, a cut frame at a splice or a reconnect) are dropped,
+/// and tags (ID3v1, ID3v2, APEv2) are skipped whole. A layer III frame whose side information cannot be right is
+/// passed on silenced: its side information is zeroed except main_data_begin, which is set to the reservoir bytes
+/// the decoder holds, so the frames after it still find theirs. Silenced are: a CRC that does not match, a
+/// forbidden field value, main data that would reach into the next frame's or past its own frame, main data
+/// that lies before a break, and the first frame after a break (so two streams never overlap in the decoder's
+/// filter bank). Free-format streams (three headers a constant distance apart) are passed through unchecked.
+/// Clean streams pass unchanged.
 final class MPEGFrameGuard {
     /// Bytes dropped between frames after playback began (resynchronisations).
     private(set) var skippedBytes = 0
@@ -16,14 +18,23 @@ final class MPEGFrameGuard {
     private var pending: [UInt8] = []
     private var cursor = 0
     private var skipRun = 0
-    /// Bytes of an ID3v2 tag still to drop.
+    /// Bytes of a tag still to drop.
     private var tagRemaining = 0
-    /// Valid bit-reservoir bytes before the current frame's main data area.
+    /// Bit-reservoir bytes the decoder holds before the next frame's main data area.
     private var reservoir = 0
     private var emittedAny = false
-    private var afterDiscontinuity = false
+    /// A break after playback began: frames whose main data is lost are damage, not a start in mid-stream.
+    private var brokenMidStream = false
+    private var afterBreak = false
     private var silenceNext = false
     private var passThrough = false
+
+    /// The largest ID3v2 tag honoured after playback began; a bigger size is taken for junk.
+    private static var largestTagInStream: Int { 1 << 20 }
+    /// Bytes looked at in one place: a frame header with CRC and the longest side information (or a tag header).
+    private static var lookahead: Int { 38 }
+    /// The most junk after the last frame that still lets it count as the last frame.
+    private static var trailingJunkLimit: Int { 4096 }
 
     /// Forgets the stream (a new one starts: looping or restarting).
     func reset() {
@@ -33,29 +44,35 @@ final class MPEGFrameGuard {
         tagRemaining = 0
         reservoir = 0
         emittedAny = false
-        afterDiscontinuity = false
+        brokenMidStream = false
+        afterBreak = false
         silenceNext = false
         passThrough = false
     }
 
-    /// Appends the frames complete in `input` (plus what was held back before) to `output`; `final` says the
-    /// stream ends after `input`, so the last frame needs no successor.
-    func filter(_ input: UnsafeRawBufferPointer, final: Bool, into output: inout [UInt8]) {
+    /// What to do with each frame passed on: feed its bytes to the decoder; when `concealFrames` is above 0 the
+    /// frame was silenced and its decoded audio and the next samples up to `concealFrames` in all are damaged
+    /// (the decoder's filter bank carries a frame's error one granule and a synthesis window further).
+    typealias Emit = (_ frame: UnsafeRawBufferPointer, _ concealFrames: Int) throws -> Void
+
+    /// Passes on the frames complete in `input` (plus what was held back before); `final` says the stream ends
+    /// after `input`, so the last frame needs no successor.
+    func filter(_ input: UnsafeRawBufferPointer, final: Bool, emit: Emit) rethrows {
         if passThrough {
-            output.append(contentsOf: input)
+            try emit(input, 0)
             return
         }
         pending.append(contentsOf: input)
-        pending.withUnsafeMutableBufferPointer { scan($0, final: final, into: &output) }
+        try pending.withUnsafeMutableBufferPointer { try scan($0, final: final, emit: emit) }
         if passThrough {
-            output.append(contentsOf: pending[cursor...])
+            try pending[cursor...].withUnsafeBytes { try emit($0, 0) }
             cursor = pending.count
         }
         pending.removeSubrange(0..<cursor)
         cursor = 0
     }
 
-    private func scan(_ bytes: UnsafeMutableBufferPointer<UInt8>, final: Bool, into output: inout [UInt8]) {
+    private func scan(_ bytes: UnsafeMutableBufferPointer<UInt8>, final: Bool, emit: Emit) rethrows {
         let base = bytes.baseAddress!, count = bytes.count
         while cursor < count {
             if tagRemaining > 0 {
@@ -64,51 +81,71 @@ final class MPEGFrameGuard {
                 tagRemaining -= n
                 continue
             }
-            guard count - cursor >= 10 || final && count - cursor >= 4 else {
+            guard count - cursor >= Self.lookahead || final && count - cursor >= 4 else {
                 if final { cursor = count }
                 return
             }
             let here = base + cursor
-            if let tag = Self.id3v2Length(here, available: count - cursor) {
+            if let tag = Self.tagLength(here, available: count - cursor),
+               !emittedAny || tag <= Self.largestTagInStream {
                 tagRemaining = tag
                 continue
             }
             let header: MPEGFrameHeader
             switch MPEGFrameHeader.read(here) {
-            case .header(let h): header = h
+            case .header(let h):
+                header = h
             case .freeFormat where !emittedAny:
-                passThrough = true
-                return
+                switch Self.isFreeFormatStream(here, available: count - cursor) {
+                case true?:
+                    passThrough = true
+                    return
+                case nil where !final:
+                    return
+                default:
+                    skip()
+                    continue
+                }
             default:
                 skip()
                 continue
             }
             let end = cursor + header.length
-            guard end + 4 <= count || final else { return }
-            let next = end + 4 <= count ? MPEGFrameHeader(base + end) : nil
-            let streamEnds = final && end == count || end + 4 <= count && Self.isTag(base + end)
-            guard end <= count, streamEnds || next?.streamKey == header.streamKey else {
+            guard end + Self.lookahead <= count || final else { return }
+            guard end <= count else {
                 skip()
                 continue
             }
+            let next = end + 4 <= count ? MPEGFrameHeader(base + end) : nil
+            let followed = next?.streamKey == header.streamKey
+            var last = false
+            if !followed {
+                let trailing = count - end
+                if end + 4 <= count && Self.tagLength(base + end, available: trailing) != nil {
+                    last = true
+                } else if trailing <= Self.trailingJunkLimit && !Self.containsSync(base + end, count: trailing) {
+                    guard final else { return }      // only junk may follow up to the end
+                    last = true
+                }
+            }
+            guard followed || last else {
+                skip()
+                continue
+            }
+            var silenced = false
             if header.layer == 3 {
                 var nextSideInfo: LayerIIISideInfo?
-                if let next, !streamEnds {
-                    if end + next.prefixLength <= count {
-                        nextSideInfo = LayerIIISideInfo(base + end, header: next)
-                    } else if !final {
-                        return
-                    }
+                if followed, let next, end + next.prefixLength <= count, Self.crcHolds(base + end, header: next) {
+                    nextSideInfo = LayerIIISideInfo(base + end, header: next)
                 }
-                checkLayerIII(here, header: header, next: nextSideInfo)
+                silenced = checkLayerIII(here, header: header, next: nextSideInfo)
             }
-            output.append(contentsOf: UnsafeBufferPointer(start: here, count: header.length))
             if skipRun > 0 && emittedAny { skippedBytes += skipRun }
             skipRun = 0
             emittedAny = true
             cursor = end
+            try emit(UnsafeRawBufferPointer(start: here, count: header.length), silenced ? header.samplesPerFrame + 576 + 512 : 0)
         }
-        if final { cursor = count }
     }
 
     /// Drops one byte that does not start a frame of the stream.
@@ -116,50 +153,86 @@ final class MPEGFrameGuard {
         cursor += 1
         skipRun += 1
         reservoir = 0
-        afterDiscontinuity = emittedAny
+        afterBreak = emittedAny
+        brokenMidStream = brokenMidStream || emittedAny
+        silenceNext = false
     }
 
-    /// Silences the layer III frame at `frame` when its side information cannot be right; `next` is its
-    /// successor's side information when one follows.
-    private func checkLayerIII(_ frame: UnsafeMutablePointer<UInt8>, header: MPEGFrameHeader, next: LayerIIISideInfo?) {
+    /// Silences the layer III frame at `frame` when its side information cannot be right (and says so); `next` is
+    /// its successor's side information when one follows and its CRC (if any) holds.
+    private func checkLayerIII(_ frame: UnsafeMutablePointer<UInt8>, header: MPEGFrameHeader, next: LayerIIISideInfo?) -> Bool {
         let side = LayerIIISideInfo(frame, header: header)
         let area = header.length - header.prefixLength
-        let start = -side.mainDataBegin * 8
-        let end = start + side.mainDataBits
-        var damaged = silenceNext || !side.isPlausible || end > area * 8
-        if header.hasCRC && MPEGFrameHeader.crc(frame, sideInfoLength: header.sideInfoLength) != UInt16(frame[4]) << 8 | UInt16(frame[5]) {
-            damaged = true
-        }
+        let end = -side.mainDataBegin * 8 + side.mainDataBits
+        var damaged = silenceNext || !side.isPlausible || end > area * 8 || !Self.crcHolds(frame, header: header)
         silenceNext = false
         if let next, end > (area - next.mainDataBegin) * 8 {
             damaged = true
             silenceNext = true       // one of the two frames' fields is wrong: neither is trusted
         }
-        let lost = side.mainDataBegin > reservoir && (side.mainDataBits > 0 || afterDiscontinuity)
-        if damaged || lost || afterDiscontinuity {
-            (frame + header.prefixLength - header.sideInfoLength).update(repeating: 0, count: header.sideInfoLength)
+        let lost = side.mainDataBegin > reservoir && (side.mainDataBits > 0 || afterBreak)
+        var mainDataBegin = side.mainDataBegin
+        let silenced = damaged || lost || afterBreak
+        if silenced {
+            mainDataBegin = min(reservoir, header.version == .mpeg1 ? 511 : 255)
+            let sideInfo = frame + header.prefixLength - header.sideInfoLength
+            sideInfo.update(repeating: 0, count: header.sideInfoLength)
+            if header.version == .mpeg1 {
+                sideInfo[0] = UInt8(mainDataBegin >> 1)
+                sideInfo[1] = UInt8(mainDataBegin & 1) << 7
+            } else {
+                sideInfo[0] = UInt8(mainDataBegin)
+            }
             if header.hasCRC {
                 let crc = MPEGFrameHeader.crc(frame, sideInfoLength: header.sideInfoLength)
                 frame[4] = UInt8(crc >> 8)
                 frame[5] = UInt8(crc & 0xFF)
             }
-            if damaged || afterDiscontinuity { silencedFrames += 1 }
+            if damaged || afterBreak || brokenMidStream { silencedFrames += 1 }
         }
-        afterDiscontinuity = false
-        reservoir = min(reservoir + area, 4096)
+        afterBreak = false
+        reservoir = area + mainDataBegin
+        return silenced
     }
 
-    /// The length of an ID3v2 tag starting at `bytes` (header, body, footer), or nil when none starts there.
-    private static func id3v2Length(_ b: UnsafePointer<UInt8>, available: Int) -> Int? {
-        guard available >= 10, b[0] == 0x49, b[1] == 0x44, b[2] == 0x33, b[3] != 0xFF, b[4] != 0xFF,
-              b[6] & 0x80 | b[7] & 0x80 | b[8] & 0x80 | b[9] & 0x80 == 0 else { return nil }
-        let size = Int(b[6]) << 21 | Int(b[7]) << 14 | Int(b[8]) << 7 | Int(b[9])
-        return 10 + size + (b[5] & 0x10 != 0 ? 10 : 0)
+    /// True unless the layer III frame at `frame` carries a CRC that does not match its side information.
+    private static func crcHolds(_ frame: UnsafePointer<UInt8>, header: MPEGFrameHeader) -> Bool {
+        !header.hasCRC || MPEGFrameHeader.crc(frame, sideInfoLength: header.sideInfoLength) == UInt16(frame[4]) << 8 | UInt16(frame[5])
     }
 
-    /// True when a tag (ID3v1 "TAG", ID3v2 "ID3", APEv2 "APETAGEX", Lyrics3 "LYRICS") starts at `bytes`.
-    private static func isTag(_ b: UnsafePointer<UInt8>) -> Bool {
-        let prefix = String(decoding: UnsafeBufferPointer(start: b, count: 4), as: UTF8.self)
-        return prefix.hasPrefix("TAG") || prefix.hasPrefix("ID3") || prefix == "APET" || prefix == "LYRI"
+    /// The length of a tag starting at `b` (ID3v2 with its footer, ID3v1, APEv2 with its header), or nil.
+    private static func tagLength(_ b: UnsafePointer<UInt8>, available: Int) -> Int? {
+        func ascii(_ text: String) -> Bool { available >= text.utf8.count && text.utf8.enumerated().allSatisfy { b[$0.offset] == $0.element } }
+        if ascii("ID3"), available >= 10, (2...4).contains(b[3]), b[4] != 0xFF, b[5] & 0x0F == 0,
+           b[6] & 0x80 | b[7] & 0x80 | b[8] & 0x80 | b[9] & 0x80 == 0 {
+            let size = Int(b[6]) << 21 | Int(b[7]) << 14 | Int(b[8]) << 7 | Int(b[9])
+            return 10 + size + (b[5] & 0x10 != 0 ? 10 : 0)
+        }
+        if ascii("APETAGEX"), available >= 32 {
+            let size = Int(b[12]) | Int(b[13]) << 8 | Int(b[14]) << 16 | Int(b[15]) << 24
+            let isHeader = b[23] & 0x20 != 0
+            return isHeader ? 32 + size : 32
+        }
+        if ascii("TAG") { return 128 }
+        return nil
+    }
+
+    /// True when a byte pair in `b[0..<count]` could start a frame header.
+    private static func containsSync(_ b: UnsafePointer<UInt8>, count: Int) -> Bool {
+        count > 1 && (0..<(count - 1)).contains { b[$0] == 0xFF && b[$0 + 1] & 0xE0 == 0xE0 }
+    }
+
+    /// Whether the free-format header at `b` starts a free-format stream: two more headers like it follow at one
+    /// distance (give or take the padding byte). Nil when too few bytes are there to tell.
+    private static func isFreeFormatStream(_ b: UnsafePointer<UInt8>, available: Int) -> Bool? {
+        func sameHeader(_ i: Int) -> Bool { b[i] == b[0] && b[i + 1] == b[1] && b[i + 2] & 0xFC == b[2] & 0xFC }
+        let longest = 2 * 2881 + 8
+        guard let distance = (24..<min(2882, max(24, available - 4))).first(where: { sameHeader($0) }) else {
+            return available >= longest ? false : nil
+        }
+        for d in [distance - 1, distance, distance + 1] where distance + d + 4 <= available {
+            if sameHeader(distance + d) { return true }
+        }
+        return available >= 2 * distance + 8 ? false : nil
     }
 }

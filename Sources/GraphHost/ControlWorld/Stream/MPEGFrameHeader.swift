@@ -19,6 +19,9 @@ struct MPEGFrameHeader {
     /// Bytes before the main data: header, CRC, side information.
     var prefixLength: Int { 4 + (hasCRC ? 2 : 0) + sideInfoLength }
 
+    /// Audio frames (samples per channel) the frame decodes to.
+    var samplesPerFrame: Int { layer == 1 ? 384 : layer == 3 && version != .mpeg1 ? 576 : 1152 }
+
     /// What four bytes hold: a frame header, a free-format header (its length is not in the header), or neither.
     enum Reading { case header(MPEGFrameHeader), freeFormat, none }
 

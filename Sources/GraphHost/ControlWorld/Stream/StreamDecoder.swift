@@ -55,12 +55,11 @@ public final class StreamDecoder {
 
     private func run() {
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 16384, alignment: 16)
-        let pcm = UnsafeMutableBufferPointer<Float>.allocate(capacity: 1152 * 2 * 8)
-        // A mono decode fills `pcm` with twice the frames of a stereo one; `mapped` holds either at the graph's width.
-        let mapped = UnsafeMutableBufferPointer<Float>.allocate(capacity: pcm.count * format.channels)
+        let mappedFrames = 8192
+        let mapped = UnsafeMutableBufferPointer<Float>.allocate(capacity: mappedFrames * format.channels)
         let resampled = UnsafeMutableBufferPointer<Float>.allocate(capacity: 16384 * format.channels)
         defer {
-            chunk.deallocate(); pcm.deallocate(); mapped.deallocate(); resampled.deallocate()
+            chunk.deallocate(); mapped.deallocate(); resampled.deallocate()
             counters.decoderFinished.store(true, ordering: .releasing)
             wakeup.signalData()
         }
@@ -72,35 +71,33 @@ public final class StreamDecoder {
             }
             if cancelled { source.cancel() }
             defer { stopRequested.withLock { self.source = nil } }
-            let decoder = try MP3Decoder()
-            let frameGuard = MPEGFrameGuard()
+            let decoder = try GuardedMP3Decoder()
             var resampler: Resampler?
-            var frameBytes: [UInt8] = []
             while !shouldStop {
                 let n = try source.read(into: chunk)
-                frameBytes.removeAll(keepingCapacity: true)
-                frameGuard.filter(UnsafeRawBufferPointer(rebasing: chunk[0..<n]), final: n == 0, into: &frameBytes)
-                let damage = StreamDamage(skippedBytes: frameGuard.skippedBytes, silencedFrames: frameGuard.silencedFrames)
-                stopRequested.withLock { _damage = damage }
-                frameBytes.withUnsafeBytes { decoder.feed($0) }
-                while !shouldStop, case .frames(let frames) = decoder.decode(into: pcm) {
-                    CorruptAudioGuard.muteImplausibleBlocks(pcm.baseAddress!, frames: frames, channels: decoder.channels)
-                    let count = ChannelMap.convert(pcm.baseAddress!, frames: frames, from: decoder.channels,
-                                                   to: format.channels, into: mapped.baseAddress!)
-                    if decoder.sampleRate == format.sampleRate {
-                        push(mapped.baseAddress!, frames: count)
-                        continue
+                try decoder.decode(UnsafeRawBufferPointer(rebasing: chunk[0..<n]), final: n == 0) { samples, frames, channels in
+                    var done = 0
+                    while done < frames && !shouldStop {
+                        let part = min(frames - done, mappedFrames)
+                        let count = ChannelMap.convert(samples + done * channels, frames: part, from: channels,
+                                                       to: format.channels, into: mapped.baseAddress!)
+                        done += part
+                        if decoder.sampleRate == format.sampleRate {
+                            push(mapped.baseAddress!, frames: count)
+                            continue
+                        }
+                        if resampler == nil {
+                            resampler = try Resampler(from: decoder.sampleRate, to: format.sampleRate, channels: format.channels)
+                        }
+                        resampler!.process(mapped.baseAddress!, frames: count, scratch: resampled) { push($0, frames: $1) }
                     }
-                    if resampler == nil {
-                        resampler = try Resampler(from: decoder.sampleRate, to: format.sampleRate, channels: format.channels)
-                    }
-                    resampler!.process(mapped.baseAddress!, frames: count, scratch: resampled) { push($0, frames: $1) }
                 }
+                let damage = decoder.damage
+                stopRequested.withLock { _damage = damage }
                 if n == 0 {
                     guard loop else { break }
                     try source.rewind()
                     try decoder.restart()
-                    frameGuard.reset()
                 }
             }
             resampler?.process(nil, frames: 0, scratch: resampled) { push($0, frames: $1) }
@@ -121,44 +118,6 @@ public final class StreamDecoder {
                 wakeup.waitForSpace()
             }
         }
-    }
-}
-
-/// Damage found in a stream's bytes: junk dropped between frames after playback began, and frames passed on
-/// silenced (see `MPEGFrameGuard`).
-public struct StreamDamage: Equatable, Sendable {
-    public var skippedBytes = 0
-    public var silencedFrames = 0
-
-    public init(skippedBytes: Int = 0, silencedFrames: Int = 0) {
-        self.skippedBytes = skippedBytes
-        self.silencedFrames = silencedFrames
-    }
-}
-
-/// Silences decoded audio that cannot be music: a damaged MP3 frame that still passes mpg123's sync
-/// check can decode to huge values. Each granule-sized block (576 frames) holding a non-finite sample
-/// or one beyond ±2.0 (+6 dBFS, far above any codec overshoot) is replaced by silence.
-enum CorruptAudioGuard {
-    static let blockFrames = 576
-    static let ceiling: Float = 2.0
-
-    @discardableResult
-    static func muteImplausibleBlocks(_ samples: UnsafeMutablePointer<Float>, frames: Int, channels: Int) -> Int {
-        var muted = 0
-        var start = 0
-        while start < frames {
-            let count = min(blockFrames, frames - start) * channels
-            let block = samples + start * channels
-            var plausible = true
-            for i in 0..<count where !(abs(block[i]) <= ceiling) { plausible = false; break }
-            if !plausible {
-                block.update(repeating: 0, count: count)
-                muted += 1
-            }
-            start += blockFrames
-        }
-        return muted
     }
 }
 
