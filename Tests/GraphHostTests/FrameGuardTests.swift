@@ -170,6 +170,31 @@ final class FrameGuardTests: XCTestCase {
         }
     }
 
+    /// A frame libmpg123 gives up on part-way (main data shorter than its Huffman codes: it fills the rest with
+    /// zeros and its filter bank goes on out of step) is counted and its audio muted with fades.
+    func testAbandonedFrameIsConcealed() throws {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try TestSupport.mp3(rate: 44100, channels: 2, seconds: 1))))
+        let clean = try Self.decode(bytes)
+        var offset = 0
+        for _ in 0..<20 { offset += bytes.withUnsafeBufferPointer { MPEGFrameHeader($0.baseAddress! + offset)!.length } }
+        var damaged = bytes
+        for bit in 0..<12 {                      // part2_3_length of granule 1, channel 0: 1 bit
+            let position = (offset + 4) * 8 + 20 + 2 * 59 + bit
+            let mask = UInt8(0x80 >> (position % 8))
+            if bit == 11 { damaged[position / 8] |= mask } else { damaged[position / 8] &= ~mask }
+        }
+        let raw = try Self.decode(damaged)
+        XCTAssertEqual(raw.count, clean.count)
+        XCTAssertTrue(zip(raw, clean).contains { $0 == 0 && $1 != 0 }, "libmpg123 fills the abandoned granule with zeros")
+        let (out, damage) = try Self.decodeGuarded(damaged)
+        XCTAssertEqual(damage, StreamDamage(skippedBytes: 0, silencedFrames: 1))
+        XCTAssertEqual(out.count, clean.count)
+        // After the span libmpg123's synthesis differs from the clean decode by an ulp or so (it skipped a window).
+        let changed = zip(out, clean).enumerated().filter { abs($0.element.0 - $0.element.1) > 1e-5 }.map(\.offset)
+        XCTAssertLessThanOrEqual((changed.last ?? 0) - (changed.first ?? 0), 2 * (128 + 1152 + 576 + 512 + 128), "the muted span")
+        XCTAssertTrue(zip(out, clean).allSatisfy { abs($0) <= abs($1) + 1e-6 || $0 == 0 }, "nothing louder than the clean decode")
+    }
+
     /// Damaged input gives the same output however it is chunked.
     func testChunkingDoesNotMatter() throws {
         let a = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try TestSupport.mp3(rate: 44100, channels: 2, seconds: 1))))

@@ -11,8 +11,14 @@ final class GuardedMP3Decoder {
 
     /// The stream's sample rate once the first frame is decoded, else 0.
     var sampleRate: Int { decoder.sampleRate }
-    /// What the frame guard found so far.
-    var damage: StreamDamage { StreamDamage(skippedBytes: frameGuard.skippedBytes, silencedFrames: frameGuard.silencedFrames) }
+    /// What the frame guard and the decoder found so far.
+    var damage: StreamDamage {
+        StreamDamage(skippedBytes: frameGuard.skippedBytes, silencedFrames: frameGuard.silencedFrames + abandonedFrames)
+    }
+    /// Frames libmpg123 stopped decoding part-way (it fills the rest with exact zeros).
+    private var abandonedFrames = 0
+    /// The loudest sample of the last 64 frames decoded before the current output.
+    private var recentPeak: Float = 0
 
     init() throws {
         decoder = try MP3Decoder()
@@ -32,6 +38,10 @@ final class GuardedMP3Decoder {
                     try flush(emit: emit)
                     concealer = DamageConcealer(channels: channels)
                 }
+                if conceal == 0 && abandoned(frames: frames, channels: channels) {
+                    conceal = frames + 576 + 512
+                    abandonedFrames += 1
+                }
                 if conceal > 0 {
                     concealer!.conceal(frames: conceal)
                     conceal = 0
@@ -48,6 +58,21 @@ final class GuardedMP3Decoder {
         try decoder.restart()
         frameGuard.reset()
         concealer = nil
+    }
+
+    /// True when the decoded `frames` in `pcm` end in at least a granule (576 frames) of exact zeros that
+    /// follows audible sound: libmpg123 gave up on the frame's main data part-way, and its filter bank goes on
+    /// from a state that no longer cancels aliasing. Music fading out never reaches exact zero that fast.
+    private func abandoned(frames: Int, channels: Int) -> Bool {
+        let samples = pcm.baseAddress!
+        var zeros = 0
+        while zeros < frames && (0..<channels).allSatisfy({ samples[(frames - 1 - zeros) * channels + $0] == 0 }) { zeros += 1 }
+        let before = frames - zeros
+        var peak: Float = before >= 64 ? 0 : recentPeak
+        for i in max(0, before - 64) * channels..<(before * channels) { peak = max(peak, abs(samples[i])) }
+        let tail = max(0, frames - 64) * channels..<(frames * channels)
+        recentPeak = tail.reduce(Float(0)) { max($0, abs(samples[$1])) }
+        return zeros >= 576 && peak > 1e-3
     }
 
     private func flush(emit: Emit) throws {
