@@ -141,6 +141,22 @@ final class FrameGuardTests: XCTestCase {
         XCTAssertGreaterThan(louderUnguarded, 0, "the splices should include ones that decode louder without the guard")
     }
 
+    /// A stream cut at every byte of its last frames, and joined there to another stream, never decodes louder
+    /// than the clean streams + 1 dB (a false header in the cut frame's data must not pass as a last frame).
+    func testEveryCutPoint() throws {
+        let a = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try TestSupport.mp3(rate: 44100, channels: 2, seconds: 1))))
+        let b = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try TestSupport.sine(seconds: 1))))
+        let limit = max(TestSupport.peak(try Self.decode(a)), TestSupport.peak(try Self.decode(b))) * powf(10, 1 / 20)
+        for cut in stride(from: a.count - 1600, to: a.count, by: 1) {
+            let truncated = try Self.decodeGuarded(Array(a.prefix(cut))).samples
+            XCTAssertLessThanOrEqual(TestSupport.peak(truncated), limit, "cut at \(cut)")
+            if cut % 4 == 0 {
+                let spliced = try Self.decodeGuarded(Array(a.prefix(cut)) + Array(b.suffix(from: b.count / 2))).samples
+                XCTAssertLessThanOrEqual(TestSupport.peak(spliced), limit, "cut at \(cut), spliced")
+            }
+        }
+    }
+
     /// In a CRC-protected stream every bit flip in a frame's side information is found and that frame silenced;
     /// the frames after it still find their bit reservoir (low bitrates reach back across several frames).
     func testCRCFindsSideInformationDamage() throws {

@@ -1,7 +1,7 @@
 /// Stands between a byte source and libmpg123 and passes on only frames that belong to one unbroken stream.
 ///
-/// A frame is passed on when the next frame's header follows exactly at its end (or a tag, or only junk up to the
-/// end of the stream); bytes that are not such a frame (junk, a cut frame at a splice or a reconnect) are dropped,
+/// A frame is passed on when the next frame's header follows exactly at its end (or, right after a frame passed on,
+/// a tag or only junk up to the end of the stream); bytes that are not such a frame (junk, a cut frame at a splice or a reconnect) are dropped,
 /// and tags (ID3v1, ID3v2, APEv2) are skipped whole. A layer III frame whose side information cannot be right is
 /// passed on silenced: its side information is zeroed except main_data_begin, which is set to the reservoir bytes
 /// the decoder holds, so the frames after it still find theirs. Silenced are: a CRC that does not match, a
@@ -119,7 +119,7 @@ final class MPEGFrameGuard {
             let next = end + 4 <= count ? MPEGFrameHeader(base + end) : nil
             let followed = next?.streamKey == header.streamKey
             var last = false
-            if !followed {
+            if !followed && emittedAny && skipRun == 0 {      // a last frame is one its predecessor led to
                 let trailing = count - end
                 if end + 4 <= count && Self.tagLength(base + end, available: trailing) != nil {
                     last = true
