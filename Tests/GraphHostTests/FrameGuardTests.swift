@@ -157,6 +157,28 @@ final class FrameGuardTests: XCTestCase {
         }
     }
 
+    /// A break the byte source announces (a reconnect) starts the bit reservoir afresh even where the bytes
+    /// would fit together: the frame after it is silenced, its audio muted with fades, and nothing counts as damage.
+    func testAnnouncedBreak() throws {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try TestSupport.mp3(rate: 44100, channels: 2, seconds: 1))))
+        let clean = try Self.decode(bytes)
+        var offset = 0
+        for _ in 0..<20 { offset += bytes.withUnsafeBufferPointer { MPEGFrameHeader($0.baseAddress! + offset)!.length } }
+        let decoder = try GuardedMP3Decoder()
+        var out: [Float] = []
+        try decoder.decode(UnsafeRawBufferPointer(start: bytes, count: offset), final: false) { out += UnsafeBufferPointer(start: $0, count: $1 * $2) }
+        decoder.markBreak()
+        try bytes.withUnsafeBytes { all in
+            try decoder.decode(UnsafeRawBufferPointer(rebasing: all[offset...]), final: true) { out += UnsafeBufferPointer(start: $0, count: $1 * $2) }
+        }
+        XCTAssertEqual(decoder.damage, StreamDamage())
+        XCTAssertEqual(out.count, clean.count)
+        let changed = zip(out, clean).enumerated().filter { abs($0.element.0 - $0.element.1) > 1e-5 }.map(\.offset)
+        XCTAssertFalse(changed.isEmpty, "the frame after the break is silenced")
+        XCTAssertLessThanOrEqual((changed.last ?? 0) - (changed.first ?? 0), 2 * (128 + 2 * 1152 + 576 + 512 + 128), "the muted span")
+        XCTAssertTrue(zip(out, clean).allSatisfy { abs($0) <= abs($1) + 1e-6 }, "nothing louder than the clean decode")
+    }
+
     /// In a CRC-protected stream every bit flip in a frame's side information is found and that frame silenced;
     /// the frames after it still find their bit reservoir (low bitrates reach back across several frames).
     func testCRCFindsSideInformationDamage() throws {

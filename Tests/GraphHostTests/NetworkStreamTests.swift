@@ -106,6 +106,27 @@ final class NetworkStreamTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(session.graph.streams[0].network?.reconnects ?? 0, 1)
     }
 
+    /// Each new connection of an endless stream is announced at its first byte, for the frame guard.
+    func testAReconnectIsAnnouncedAtItsFirstByte() throws {
+        let mp3 = try TestSupport.mp3(rate: 44100, channels: 2, seconds: 1)
+        let size = try Data(contentsOf: URL(fileURLWithPath: mp3)).count
+        let server = try HTTPTestServer()
+        defer { server.stop() }
+        let source = HTTPByteSource(url: try server.serve(mp3, as: "radio.mp3", query: "endless=1"), status: NetworkStreamStatus())
+        defer { source.cancel() }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1000, alignment: 1)
+        defer { buffer.deallocate() }
+        var total = 0
+        var breaks: [Int] = []
+        while total <= 2 * size {
+            let n = try source.read(into: buffer)
+            XCTAssertGreaterThan(n, 0)
+            if source.lastReadFollowsBreak { breaks.append(total) }
+            total += n
+        }
+        XCTAssertEqual(breaks, [size, 2 * size])
+    }
+
     /// A 404, a redirect loop and a refused connection fail at start-up with the status or reason and the URL.
     func testHTTPErrorsNameTheStatusAndURL() throws {
         let server = try HTTPTestServer()

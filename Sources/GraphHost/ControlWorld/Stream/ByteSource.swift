@@ -10,10 +10,14 @@ public protocol ByteSource: AnyObject {
     func rewind() throws
     /// Makes a blocked `read` return (the stream is being stopped); the default does nothing.
     func cancel()
+    /// True when the bytes the last `read` returned do not continue the ones before (an endless stream
+    /// reconnected); the default is never.
+    var lastReadFollowsBreak: Bool { get }
 }
 
 extension ByteSource {
     public func cancel() {}
+    public var lastReadFollowsBreak: Bool { false }
 }
 
 /// Reads bytes from a local file.

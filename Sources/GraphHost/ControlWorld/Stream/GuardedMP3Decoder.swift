@@ -53,6 +53,9 @@ final class GuardedMP3Decoder {
         if final { try flush(emit: emit) }
     }
 
+    /// The bytes given next do not continue the ones before (the byte source reconnected).
+    func markBreak() { frameGuard.markBreak() }
+
     /// Starts a new stream (looping): call after the `final` bytes of the last one.
     func restart() throws {
         try decoder.restart()

@@ -59,6 +59,9 @@ public final class HTTPByteSource: ByteSource {
 
     private let condition = NSCondition()
     private var buffer = Data()
+    /// Offsets in `buffer` where the bytes of a new connection of an endless stream begin.
+    private var breaks: [Int] = []
+    private var followsBreak = false
     private var finished = false
     private var failure: Error?
     private var cancelled = false
@@ -82,19 +85,28 @@ public final class HTTPByteSource: ByteSource {
         defer { condition.unlock() }
         while buffer.isEmpty && !finished && failure == nil && !cancelled { condition.wait() }
         if let failure, buffer.isEmpty { throw failure }
-        let n = min(destination.count, buffer.count)
+        followsBreak = false
+        while breaks.first == 0 {
+            breaks.removeFirst()
+            followsBreak = true
+        }
+        let n = min(destination.count, buffer.count, breaks.first ?? buffer.count)
         if n > 0 {
             buffer.withUnsafeBytes { destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
             buffer.removeFirst(n)
+            breaks = breaks.map { $0 - n }
             condition.broadcast()
         }
         return n
     }
 
+    public var lastReadFollowsBreak: Bool { condition.withLock { followsBreak } }
+
     public func rewind() throws {
         condition.lock()
         generation += 1
         buffer.removeAll()
+        breaks.removeAll()
         finished = false
         failure = nil
         condition.broadcast()
@@ -120,12 +132,14 @@ public final class HTTPByteSource: ByteSource {
     /// False once this download was cancelled or replaced by a rewind.
     fileprivate func current(_ mine: Int) -> Bool { condition.withLock { !cancelled && generation == mine } }
 
-    /// Appends audio bytes, waiting while the buffer is full. False when the download should stop.
-    fileprivate func append(_ bytes: UnsafeRawBufferPointer, generation mine: Int) -> Bool {
+    /// Appends audio bytes, waiting while the buffer is full; `afterBreak` says they do not continue the bytes
+    /// before. False when the download should stop.
+    fileprivate func append(_ bytes: UnsafeRawBufferPointer, generation mine: Int, afterBreak: Bool) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         while buffer.count >= Self.bufferBytes && !cancelled && generation == mine { condition.wait() }
         guard !cancelled && generation == mine else { return false }
+        if afterBreak { breaks.append(buffer.count) }
         buffer.append(contentsOf: bytes)
         condition.broadcast()
         return true
@@ -196,6 +210,8 @@ struct HTTPTransfer {
     var icy: IcyMetadataSplitter?
     /// True when the last request delivered something (a reconnect then starts counting attempts afresh).
     var progressed = false
+    /// The next audio bytes begin a new connection of an endless stream.
+    var startsAfterBreak = false
     var cache: FileHandle?
 
     init(source: HTTPByteSource, generation: Int) {
@@ -226,8 +242,9 @@ struct HTTPTransfer {
     mutating func run() -> Outcome {
         let from = resumable ? audioBytes : 0
         if !resumable && audioBytes > 0 {
-            // An endless stream restarts: its audio simply continues from the new connection.
+            // An endless stream restarts: its audio continues from the new connection, wherever that begins.
             icy = nil
+            startsAfterBreak = true
         }
         let request = Request(self)
         request.transfer.progressed = false
@@ -340,8 +357,9 @@ extension HTTPTransfer.Request {
         var keep = true
         func deliver(_ audio: UnsafeRawBufferPointer) {
             guard keep, audio.count > 0 else { return }
-            keep = source.append(audio, generation: generation)
+            keep = source.append(audio, generation: generation, afterBreak: transfer.startsAfterBreak)
             if keep {
+                transfer.startsAfterBreak = false
                 transfer.audioBytes += audio.count
                 transfer.progressed = true
                 source.status.loaded(audio.count)

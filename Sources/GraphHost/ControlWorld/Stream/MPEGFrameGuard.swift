@@ -23,8 +23,11 @@ final class MPEGFrameGuard {
     /// Bit-reservoir bytes the decoder holds before the next frame's main data area.
     private var reservoir = 0
     private var emittedAny = false
-    /// A break after playback began: frames whose main data is lost are damage, not a start in mid-stream.
-    private var brokenMidStream = false
+    /// Frames silenced for the latest break are damage (junk after playback began), not a start in mid-stream
+    /// or a reconnect the byte source announced.
+    private var breakIsDamage = false
+    /// Offsets in `pending` of breaks the byte source announced.
+    private var announcedBreaks: [Int] = []
     private var afterBreak = false
     private var silenceNext = false
     private var passThrough = false
@@ -44,7 +47,8 @@ final class MPEGFrameGuard {
         tagRemaining = 0
         reservoir = 0
         emittedAny = false
-        brokenMidStream = false
+        breakIsDamage = false
+        announcedBreaks.removeAll()
         afterBreak = false
         silenceNext = false
         passThrough = false
@@ -54,6 +58,11 @@ final class MPEGFrameGuard {
     /// frame was silenced and its decoded audio and the next samples up to `concealFrames` in all are damaged
     /// (the decoder's filter bank carries a frame's error one granule and a synthesis window further).
     typealias Emit = (_ frame: UnsafeRawBufferPointer, _ concealFrames: Int) throws -> Void
+
+    /// The bytes given next do not continue the ones before (the byte source reconnected).
+    func markBreak() {
+        announcedBreaks.append(pending.count)
+    }
 
     /// Passes on the frames complete in `input` (plus what was held back before); `final` says the stream ends
     /// after `input`, so the last frame needs no successor.
@@ -69,12 +78,18 @@ final class MPEGFrameGuard {
             cursor = pending.count
         }
         pending.removeSubrange(0..<cursor)
+        announcedBreaks = announcedBreaks.map { $0 - cursor }
         cursor = 0
     }
 
     private func scan(_ bytes: UnsafeMutableBufferPointer<UInt8>, final: Bool, emit: Emit) rethrows {
         let base = bytes.baseAddress!, count = bytes.count
         while cursor < count {
+            if let at = announcedBreaks.first, cursor >= at {
+                announcedBreaks.removeFirst()
+                startAfterBreak(isDamage: false)
+                continue
+            }
             if tagRemaining > 0 {
                 let n = min(tagRemaining, count - cursor)
                 cursor += n
@@ -112,14 +127,16 @@ final class MPEGFrameGuard {
             }
             let end = cursor + header.length
             guard end + Self.lookahead <= count || final else { return }
-            guard end <= count else {
-                skip()
+            let cutByBreak = announcedBreaks.first.map { $0 < end } ?? false      // breaks before `cursor` are gone
+            guard end <= count, !cutByBreak else {
+                skip()          // incomplete, or cut by a reconnect
                 continue
             }
-            let next = end + 4 <= count ? MPEGFrameHeader(base + end) : nil
+            let endsAtBreak = announcedBreaks.first == end
+            let next = end + 4 <= count && !endsAtBreak ? MPEGFrameHeader(base + end) : nil
             let followed = next?.streamKey == header.streamKey
-            var last = false
-            if !followed && emittedAny && skipRun == 0 {      // a last frame is one its predecessor led to
+            var last = endsAtBreak
+            if !followed && !last && emittedAny && skipRun == 0 {      // a last frame is one its predecessor led to
                 let trailing = count - end
                 if end + 4 <= count && Self.tagLength(base + end, available: trailing) != nil {
                     last = true
@@ -152,9 +169,14 @@ final class MPEGFrameGuard {
     private func skip() {
         cursor += 1
         skipRun += 1
+        startAfterBreak(isDamage: true)
+    }
+
+    /// What follows does not continue what came before: the bit reservoir is gone, and the first frame is silenced.
+    private func startAfterBreak(isDamage: Bool) {
         reservoir = 0
         afterBreak = emittedAny
-        brokenMidStream = brokenMidStream || emittedAny
+        breakIsDamage = isDamage && emittedAny
         silenceNext = false
     }
 
@@ -188,7 +210,7 @@ final class MPEGFrameGuard {
                 frame[4] = UInt8(crc >> 8)
                 frame[5] = UInt8(crc & 0xFF)
             }
-            if damaged || afterBreak || brokenMidStream { silencedFrames += 1 }
+            if damaged || (afterBreak || lost) && breakIsDamage { silencedFrames += 1 }
         }
         afterBreak = false
         reservoir = area + mainDataBegin

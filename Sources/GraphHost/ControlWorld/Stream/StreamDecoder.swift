@@ -75,6 +75,7 @@ public final class StreamDecoder {
             var resampler: Resampler?
             while !shouldStop {
                 let n = try source.read(into: chunk)
+                if source.lastReadFollowsBreak { decoder.markBreak() }
                 try decoder.decode(UnsafeRawBufferPointer(rebasing: chunk[0..<n]), final: n == 0) { samples, frames, channels in
                     var done = 0
                     while done < frames && !shouldStop {
