@@ -108,7 +108,10 @@ public final class StreamDecoder {
     }
 
     /// Writes all frames into the ring, waiting for space (control world: waiting is allowed here).
+    /// `frames` points into this decoder's own buffers (mapped or resampled audio); blocks beyond the ceiling are
+    /// muted again here because resampling can lift a peak just under it slightly above.
     private func push(_ frames: UnsafePointer<Float>, frames count: Int) {
+        CorruptAudioGuard.muteImplausibleBlocks(UnsafeMutablePointer(mutating: frames), frames: count, channels: format.channels)
         var done = 0
         while done < count {
             let n = ring.write(frames + done * format.channels, frames: count - done)
