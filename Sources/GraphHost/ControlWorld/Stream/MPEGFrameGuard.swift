@@ -1,8 +1,8 @@
 /// Stands between a byte source and libmpg123 and passes on only frames that belong to one unbroken stream.
 ///
-/// A frame is passed on when the next frame's header follows exactly at its end (or, right after a frame passed on,
-/// a tag or only junk up to the end of the stream); bytes that are not such a frame (junk, a cut frame at a splice or a reconnect) are dropped,
-/// and tags (ID3v1, ID3v2, APEv2) are skipped whole. A layer III frame whose side information cannot be right is
+/// A frame is passed on when the next frame's header follows exactly at its end (or, right after a frame passed
+/// on, a tag or only junk up to the end of the stream); bytes that are not such a frame (junk, a cut frame at a
+/// splice or a reconnect) are dropped, and tags (ID3v1, ID3v2, APEv2) are skipped whole. A layer III frame whose side information cannot be right is
 /// passed on silenced: its side information is zeroed except main_data_begin, which is set to the reservoir bytes
 /// the decoder holds, so the frames after it still find theirs. Silenced are: a CRC that does not match, a
 /// forbidden field value, main data that would reach into the next frame's or past its own frame, main data
