@@ -233,6 +233,23 @@ final class FrameGuardTests: XCTestCase {
         XCTAssertTrue(zip(out, clean).allSatisfy { abs($0) <= abs($1) + 1e-6 || $0 == 0 }, "nothing louder than the clean decode")
     }
 
+    /// A frame whose side information names an unused Huffman table (4 or 14) is silenced, with no CRC needed.
+    func testUnusedHuffmanTableIsDamage() throws {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try TestSupport.mp3(rate: 44100, channels: 2, seconds: 1))))
+        var offset = 0
+        for _ in 0..<20 { offset += bytes.withUnsafeBufferPointer { MPEGFrameHeader($0.baseAddress! + offset)!.length } }
+        func bit(_ position: Int) -> Bool { bytes[offset + 4 + position / 8] & UInt8(0x80 >> (position % 8)) != 0 }
+        let windowSwitching = bit(20 + 33)           // granule 0, channel 0
+        let table = 20 + 34 + (windowSwitching ? 3 : 0)
+        var damaged = bytes
+        for (i, value) in [false, false, true, false, false].enumerated() {     // table 4
+            let position = (offset + 4) * 8 + table + i, mask = UInt8(0x80 >> (position % 8))
+            if value { damaged[position / 8] |= mask } else { damaged[position / 8] &= ~mask }
+        }
+        XCTAssertEqual(try Self.decodeGuarded(bytes).damage, StreamDamage())
+        XCTAssertEqual(try Self.decodeGuarded(damaged).damage, StreamDamage(skippedBytes: 0, silencedFrames: 1))
+    }
+
     /// Damaged input gives the same output however it is chunked.
     func testChunkingDoesNotMatter() throws {
         let a = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try TestSupport.mp3(rate: 44100, channels: 2, seconds: 1))))

@@ -4,7 +4,8 @@ struct LayerIIISideInfo {
     let mainDataBegin: Int
     /// Bits of main data of all granules and channels (the sum of part2_3_length).
     let mainDataBits: Int
-    /// No field holds a value the standard forbids (big_values above 288, window switching with block type 0).
+    /// No field holds a value the standard forbids (big_values above 288, window switching with block type 0,
+    /// Huffman table 4 or 14, which are not used).
     let isPlausible: Bool
 
     /// Reads the side information of the frame at `frame` (header first).
@@ -29,12 +30,16 @@ struct LayerIIISideInfo {
             if bits.read(9) > 288 { plausible = false }
             bits.skip(8)                         // global_gain
             bits.skip(header.version == .mpeg1 ? 4 : 9)
+            let tables: Int
             if bits.read(1) == 1 {               // window switching
                 if bits.read(2) == 0 { plausible = false }
-                bits.skip(1 + 10 + 9)            // mixed block, table selects, subblock gains
+                bits.skip(1)                     // mixed block
+                tables = 2
             } else {
-                bits.skip(15 + 4 + 3)            // table selects, region counts
+                tables = 3
             }
+            for _ in 0..<tables where [4, 14].contains(bits.read(5)) { plausible = false }     // unused Huffman tables
+            bits.skip(tables == 2 ? 9 : 4 + 3)   // subblock gains, or region counts
             bits.skip(header.version == .mpeg1 ? 3 : 2)
         }
         mainDataBits = total
