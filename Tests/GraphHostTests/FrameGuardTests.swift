@@ -57,6 +57,31 @@ final class FrameGuardTests: XCTestCase {
         return (samples, decoder.damage)
     }
 
+    /// The byte offset of frame `index` in a file that is a plain sequence of frames.
+    static func frameOffset(_ bytes: [UInt8], _ index: Int) -> Int {
+        var offset = 0
+        for _ in 0..<index { offset += bytes.withUnsafeBufferPointer { MPEGFrameHeader($0.baseAddress! + offset)!.length } }
+        return offset
+    }
+
+    /// Writes `value` into the `width` bits starting `position` bits into `bytes` (most significant bit first).
+    static func setBits(_ bytes: inout [UInt8], at position: Int, width: Int, to value: Int) {
+        for i in 0..<width {
+            let p = position + i, mask = UInt8(0x80 >> (p % 8))
+            if value >> (width - 1 - i) & 1 == 1 { bytes[p / 8] |= mask } else { bytes[p / 8] &= ~mask }
+        }
+    }
+
+    /// `out` (stereo) differs from `clean` in one span of at most `longestSpan` frames (beyond 1e-5: after a muted
+    /// span libmpg123's synthesis can differ by an ulp, having skipped a window) and is nowhere louder.
+    static func assertMuted(_ out: [Float], against clean: [Float], longestSpan: Int, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(out.count, clean.count, file: file, line: line)
+        let changed = zip(out, clean).enumerated().filter { abs($0.element.0 - $0.element.1) > 1e-5 }.map(\.offset)
+        XCTAssertFalse(changed.isEmpty, "nothing was muted", file: file, line: line)
+        XCTAssertLessThanOrEqual((changed.last ?? 0) - (changed.first ?? 0), 2 * longestSpan, "the muted span", file: file, line: line)
+        XCTAssertTrue(zip(out, clean).allSatisfy { abs($0) <= abs($1) + 1e-6 }, "nothing louder than the clean decode", file: file, line: line)
+    }
+
     /// Decodes `bytes` with libmpg123 (no guard) to interleaved floats at the stream's own rate.
     static func decode(_ bytes: [UInt8]) throws -> [Float] {
         let decoder = try MP3Decoder()
@@ -162,8 +187,7 @@ final class FrameGuardTests: XCTestCase {
     func testAnnouncedBreak() throws {
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try TestSupport.mp3(rate: 44100, channels: 2, seconds: 1))))
         let clean = try Self.decode(bytes)
-        var offset = 0
-        for _ in 0..<20 { offset += bytes.withUnsafeBufferPointer { MPEGFrameHeader($0.baseAddress! + offset)!.length } }
+        let offset = Self.frameOffset(bytes, 20)
         let decoder = try GuardedMP3Decoder()
         var out: [Float] = []
         try decoder.decode(UnsafeRawBufferPointer(start: bytes, count: offset), final: false) { out += UnsafeBufferPointer(start: $0, count: $1 * $2) }
@@ -172,11 +196,7 @@ final class FrameGuardTests: XCTestCase {
             try decoder.decode(UnsafeRawBufferPointer(rebasing: all[offset...]), final: true) { out += UnsafeBufferPointer(start: $0, count: $1 * $2) }
         }
         XCTAssertEqual(decoder.damage, StreamDamage())
-        XCTAssertEqual(out.count, clean.count)
-        let changed = zip(out, clean).enumerated().filter { abs($0.element.0 - $0.element.1) > 1e-5 }.map(\.offset)
-        XCTAssertFalse(changed.isEmpty, "the frame after the break is silenced")
-        XCTAssertLessThanOrEqual((changed.last ?? 0) - (changed.first ?? 0), 2 * (128 + 2 * 1152 + 576 + 512 + 128), "the muted span")
-        XCTAssertTrue(zip(out, clean).allSatisfy { abs($0) <= abs($1) + 1e-6 }, "nothing louder than the clean decode")
+        Self.assertMuted(out, against: clean, longestSpan: 128 + 2 * 1152 + 576 + 512 + 128)
     }
 
     /// In a CRC-protected stream every bit flip in a frame's side information is found and that frame silenced;
@@ -213,39 +233,26 @@ final class FrameGuardTests: XCTestCase {
     func testAbandonedFrameIsConcealed() throws {
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try TestSupport.mp3(rate: 44100, channels: 2, seconds: 1))))
         let clean = try Self.decode(bytes)
-        var offset = 0
-        for _ in 0..<20 { offset += bytes.withUnsafeBufferPointer { MPEGFrameHeader($0.baseAddress! + offset)!.length } }
         var damaged = bytes
-        for bit in 0..<12 {                      // part2_3_length of granule 1, channel 0: 1 bit
-            let position = (offset + 4) * 8 + 20 + 2 * 59 + bit
-            let mask = UInt8(0x80 >> (position % 8))
-            if bit == 11 { damaged[position / 8] |= mask } else { damaged[position / 8] &= ~mask }
-        }
+        // part2_3_length of granule 1, channel 0: 1 bit
+        Self.setBits(&damaged, at: (Self.frameOffset(bytes, 20) + 4) * 8 + 20 + 2 * 59, width: 12, to: 1)
         let raw = try Self.decode(damaged)
         XCTAssertEqual(raw.count, clean.count)
         XCTAssertTrue(zip(raw, clean).contains { $0 == 0 && $1 != 0 }, "libmpg123 fills the abandoned granule with zeros")
         let (out, damage) = try Self.decodeGuarded(damaged)
         XCTAssertEqual(damage, StreamDamage(skippedBytes: 0, silencedFrames: 1))
-        XCTAssertEqual(out.count, clean.count)
-        // After the span libmpg123's synthesis differs from the clean decode by an ulp or so (it skipped a window).
-        let changed = zip(out, clean).enumerated().filter { abs($0.element.0 - $0.element.1) > 1e-5 }.map(\.offset)
-        XCTAssertLessThanOrEqual((changed.last ?? 0) - (changed.first ?? 0), 2 * (128 + 1152 + 576 + 512 + 128), "the muted span")
-        XCTAssertTrue(zip(out, clean).allSatisfy { abs($0) <= abs($1) + 1e-6 || $0 == 0 }, "nothing louder than the clean decode")
+        Self.assertMuted(out, against: clean, longestSpan: 128 + 1152 + 576 + 512 + 128)
     }
 
     /// A frame whose side information names an unused Huffman table (4 or 14) is silenced, with no CRC needed.
     func testUnusedHuffmanTableIsDamage() throws {
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try TestSupport.mp3(rate: 44100, channels: 2, seconds: 1))))
-        var offset = 0
-        for _ in 0..<20 { offset += bytes.withUnsafeBufferPointer { MPEGFrameHeader($0.baseAddress! + offset)!.length } }
+        let offset = Self.frameOffset(bytes, 20)
         func bit(_ position: Int) -> Bool { bytes[offset + 4 + position / 8] & UInt8(0x80 >> (position % 8)) != 0 }
         let windowSwitching = bit(20 + 33)           // granule 0, channel 0
         let table = 20 + 34 + (windowSwitching ? 3 : 0)
         var damaged = bytes
-        for (i, value) in [false, false, true, false, false].enumerated() {     // table 4
-            let position = (offset + 4) * 8 + table + i, mask = UInt8(0x80 >> (position % 8))
-            if value { damaged[position / 8] |= mask } else { damaged[position / 8] &= ~mask }
-        }
+        Self.setBits(&damaged, at: (offset + 4) * 8 + table, width: 5, to: 4)
         XCTAssertEqual(try Self.decodeGuarded(bytes).damage, StreamDamage())
         XCTAssertEqual(try Self.decodeGuarded(damaged).damage, StreamDamage(skippedBytes: 0, silencedFrames: 1))
     }
