@@ -212,6 +212,46 @@ final class PipeWireTests: XCTestCase {
 }
 
 extension PipeWireTests {
+    /// Damaged stream data is reported while `run` plays: `status` counts the silenced frames and skipped bytes
+    /// of the stream, and subscribers get `damaged` events (a looping spliced file is damaged on every pass).
+    func testDamagedStreamIsReported() throws {
+        let a = try Data(contentsOf: URL(fileURLWithPath: try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)))
+        let b = try Data(contentsOf: URL(fileURLWithPath: try TestSupport.sine(seconds: 1)))
+        let spliced = TestSupport.directory.appendingPathComponent("spliced-live.mp3").path
+        FileManager.default.createFile(atPath: spliced, contents: a.prefix(a.count / 2 + 7) + b.suffix(from: b.count / 3 + 11))
+        let graph = TestSupport.graph("""
+        { "nodes": [ { "id": "s", "type": "stream", "url": "\(spliced)", "loop": true }, { "id": "out", "type": "output" } ],
+          "links": [ { "from": "s", "to": "out" } ] }
+        """)
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let socket = TestSupport.directory.appendingPathComponent("damage-\(getpid())/s.sock").path
+        let run = try pw.graphhost(["run", graph, "--socket", socket])
+        let deadline = Date().addingTimeInterval(10)
+        while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(20_000) }
+        let subscriber = CommandServer.connectClient(socket)
+        XCTAssertGreaterThanOrEqual(subscriber, 0)
+        _ = Array("subscribe\n".utf8).withUnsafeBytes { write(subscriber, $0.baseAddress, $0.count) }
+        var events: [UInt8] = []
+        var byte: UInt8 = 0
+        let until = Date().addingTimeInterval(10)
+        while !(String(decoding: events, as: UTF8.self).contains("\"event\":\"damaged\"") && events.last == 10) && Date() < until {
+            if read(subscriber, &byte, 1) == 1 { events.append(byte) } else { usleep(10_000) }
+        }
+        close(subscriber)
+        let eventText = String(decoding: events, as: UTF8.self)
+        XCTAssertTrue(eventText.contains("\"event\":\"damaged\""), eventText)
+        XCTAssertTrue(eventText.contains("\"node\":\"s\""), eventText)
+        let status = try HeadlessPipeWire.execute(HeadlessPipeWire.graphhost, ["ctl", "--socket", socket, "status"], environment: pw.environment)
+        let out = status.out
+        XCTAssertNotNil(out.range(of: #""silencedFrames":[1-9]"#, options: .regularExpression), out)
+        XCTAssertNotNil(out.range(of: #""skippedBytes":[1-9]"#, options: .regularExpression), out)
+        _ = try HeadlessPipeWire.execute(HeadlessPipeWire.graphhost, ["ctl", "--socket", socket, "quit"], environment: pw.environment)
+        let result = run.wait(timeout: 10)
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertTrue(result.err.contains("stream 's': damaged MPEG data"), result.err)
+    }
+
     /// While `run` plays, `graphhost ctl` reaches it through the owner-only control socket: commands apply,
     /// a bad command answers with the reason and a non-zero exit, `status` and `list` answer JSON, `quit` stops.
     func testControlSocketAndCtl() throws {
