@@ -17,6 +17,7 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Stop after this many seconds of audio.") var duration: Double?
     @Option(help: "The stream's node.name (default: the graph file's name).") var name: String?
     @Option(help: "The control socket (default: $XDG_RUNTIME_DIR/graphhost/NAME.sock).") var socket: String?
+    @Option(help: "Record what is played (every live change included) to this WAV or FLAC file.") var record: String?
     @Flag(help: "Reload the graph file when it changes (a crossfaded swap; a broken edit is reported and ignored).") var watch = false
 
     func run() throws {
@@ -25,11 +26,29 @@ struct RunCommand: ParsableCommand {
         let logger = Logger(label: "graphhost")
         // Keep every page resident so the real-time thread never waits on a page fault.
         if mlockall(MCL_CURRENT | MCL_FUTURE) != 0 { logger.debug("mlockall failed; pages may fault in the render thread") }
+        let recorder = try record.map { try RecordingWriter(path: $0, sampleRate: doc.format.sampleRate, channels: doc.format.channels) }
+        // Deferred actions run in reverse: the stream stops first, then the socket, then the session's memory is freed.
         let session = GraphSession(graph: try CompiledGraph(doc))
         defer { session.close() }
         let rate = Double(doc.format.sampleRate)
         let nodeName = name ?? URL(fileURLWithPath: graph).deletingPathExtension().lastPathComponent
         let player = try PipeWirePlayer(session: session, options: PlaybackOptions(name: nodeName, target: target, latencyFrames: latency), logger: logger)
+        let quitRequested = NSLock()
+        var quit = false
+        let status = PlaybackStatus(session: session, player: player, recorder: recorder, sampleRate: rate)
+        let control = LiveControl(session: session, status: { status.dictionary }, quit: { quitRequested.withLock { quit = true } })
+        // The socket comes first: when another run holds it, nothing has started yet.
+        let server = CommandServer(path: socket ?? CommandServer.defaultPath(name: nodeName), handler: control.handle)
+        control.publish = { [weak server] event in server?.publish(event) }
+        do { try server.start() } catch {
+            printError("error: \(error)")
+            throw ExitCode(1)
+        }
+        defer { server.stop() }
+        logger.info("control socket: \(server.path)")
+        player.setRecordTap(recorder?.tap)
+        recorder?.start()
+        defer { player.stop() }
         session.graph.start()
         do {
             try player.connect()
@@ -37,24 +56,11 @@ struct RunCommand: ParsableCommand {
             printError("error: \(error)")
             throw ExitCode(1)
         }
-        let quitRequested = NSLock()
-        var quit = false
-        let statusNow = PlaybackStatus(session: session, player: player, sampleRate: rate)
-        let control = LiveControl(session: session, status: { statusNow.dictionary }, quit: { quitRequested.withLock { quit = true } })
-        let server = CommandServer(path: socket ?? CommandServer.defaultPath(name: nodeName), handler: control.handle)
-        control.publish = server.publish
-        do { try server.start() } catch {
-            printError("error: \(error)")
-            throw ExitCode(1)
-        }
-        defer { server.stop() }
-        logger.info("control socket: \(server.path)")
         signal(SIGPIPE, SIG_IGN)
         signal(SIGINT) { _ in stopSignal = 1 }
         signal(SIGTERM) { _ in stopSignal = 1 }
         logger.info("playing \(graph) as '\(nodeName)' at \(doc.format.sampleRate) Hz, \(doc.format.channels) channels")
 
-        let status = PlaybackStatus(session: session, player: player, sampleRate: rate)
         let durationFrames = duration.map { Int($0 * rate) }
         let console = isTTY && isatty(STDIN_FILENO) == 1
             ? Console(handle: control.handle, complete: { line in control.withSession { CommandCompletion(session: $0).complete(line) } },
@@ -64,15 +70,14 @@ struct RunCommand: ParsableCommand {
         defer { console?.stop() }
         let watchedPath = URL(fileURLWithPath: graph).standardizedFileURL.path
         var watchedStamp = Self.modificationStamp(watchedPath)
+        if watch { logger.info("watching \(graph) for changes") }
         var nextWatch = Date()
-        var backoff = 0.1
-        var nextAttempt = Date.distantPast
-        var lostAt = Date()
+        var reconnection = Reconnection()
         var nextStatus = Date()
         var reportedXruns = 0, reportedUnderruns = 0
         var reportedTitles: [String: String] = [:]
         var reportedDamage: [String: StreamDamage] = [:]
-        var reportedOverruns = 0
+        var reportedOverruns = 0, reportedDropped = 0
         var exitCode: Int32 = 0
         while true {
             usleep(10_000)
@@ -82,24 +87,28 @@ struct RunCommand: ParsableCommand {
                 exitCode = 1
                 break
             }
-            if player.disconnected {
-                if nextAttempt == .distantPast {
-                    lostAt = Date()
+            if player.disconnected || player.noSink {
+                if player.disconnected && !reconnection.isLost {
                     logger.warning("the PipeWire daemon went away at \(status.positionText); keeping the graph and reconnecting")
-                    nextAttempt = Date().addingTimeInterval(backoff)
-                } else if Date() >= nextAttempt {
-                    if player.reconnect() {
-                        let gap = String(format: "%.2f", Date().timeIntervalSince(lostAt))
-                        logger.info("reconnected to PipeWire; continuing from \(status.positionText) after a gap of \(gap) s")
-                        server.publish(["event": "reconnected", "position": status.seconds, "gapSeconds": Date().timeIntervalSince(lostAt)])
-                        backoff = 0.1
-                        nextAttempt = .distantPast
-                    } else {
-                        backoff = min(backoff * 2, 2)
-                        nextAttempt = Date().addingTimeInterval(backoff)
-                    }
+                } else if player.noSink && !reconnection.isWaitingForSink {
+                    logger.warning("PipeWire has no sink for the stream yet (\(PipeWirePlayer.noSinkMessage)); retrying for up to \(Format.number(Reconnection.noSinkLimit)) s")
                 }
+                switch reconnection.lost(noSink: !player.disconnected) {
+                case .wait: break
+                case .giveUp:
+                    printError("error: PipeWire stream: no sink appeared within \(Format.number(Reconnection.noSinkLimit)) s (\(PipeWirePlayer.noSinkMessage)); start a session manager (wireplumber) with a sink, or give --target")
+                    exitCode = 1
+                case .retry:
+                    if player.noSink { logger.info("asking PipeWire for a sink again (next attempt in \(Format.number(reconnection.backoff)) s)") }
+                    if !player.reconnect() { logger.debug("PipeWire is not back yet; next attempt in \(Format.number(reconnection.backoff)) s") }
+                }
+                if exitCode != 0 { break }
                 continue
+            }
+            if reconnection.isLost && player.streaming {
+                let gap = reconnection.recovered()
+                logger.info("reconnected to PipeWire; continuing from \(status.positionText) after a gap of \(String(format: "%.2f", gap)) s")
+                server.publish(["event": "reconnected", "position": status.seconds, "gapSeconds": gap])
             }
             control.withSession { $0.collectRetired() }
             if watch && Date() >= nextWatch {
@@ -170,11 +179,21 @@ struct RunCommand: ParsableCommand {
                     server.publish(["event": "underruns", "count": u, "position": status.seconds])
                 }
                 (reportedXruns, reportedUnderruns) = (x, u)
+                if let dropped = recorder?.droppedFrames, dropped > reportedDropped {
+                    reportedDropped = dropped
+                    logger.warning("recording: \(dropped) frames dropped so far (the writer fell behind)")
+                    server.publish(["event": "recordingDropped", "frames": dropped, "position": status.seconds])
+                }
             }
         }
         player.stop()
         console?.stop()
         session.drainLogs()
+        if let recorder {
+            let recorded = recorder.finish()
+            if let error = recorded.error { printError("error: recording to \(recorder.path) failed: \(error)"); exitCode = 1 }
+            print("recorded \(Format.number(Double(recorded.frames) / rate)) s to \(recorder.path), dropped frames \(recorded.droppedFrames)")
+        }
         if isTTY && console == nil { print("") }
         for (id, outputs) in session.graph.pluginOutputs.sorted(by: { $0.key < $1.key }) where !outputs.isEmpty {
             print("\(id): " + outputs.sorted { $0.key < $1.key }.map { "\($0.key)=\(Format.number(Double($0.value)))" }.joined(separator: " "))
@@ -198,6 +217,7 @@ struct PlaybackStatus {
     let session: GraphSession
     var graph: CompiledGraph { session.graph }
     let player: PipeWirePlayer
+    let recorder: RecordingWriter?
     let sampleRate: Double
 
     var seconds: Double { Double(player.counters.frames.load(ordering: .relaxed)) / sampleRate }
@@ -207,7 +227,7 @@ struct PlaybackStatus {
 
     /// The status as a JSON-ready dictionary (the `status` command).
     var dictionary: [String: Any] {
-        [
+        var status: [String: Any] = [
             "position": seconds, "underruns": underruns, "xruns": xruns,
             "quantum": player.counters.quantum.load(ordering: .relaxed),
             "streamsFinished": graph.streams.map(\.finished),
@@ -229,6 +249,10 @@ struct PlaybackStatus {
             "chains": Dictionary(uniqueKeysWithValues: graph.document.chainNodes.map { ($0.id, $0.chain) }),
             "applied": ["messages": session.appliedMessages.load(ordering: .acquiring), "nanos": session.appliedNanos.load(ordering: .relaxed)],
         ]
+        if let recorder {
+            status["recording"] = ["path": recorder.path, "seconds": Double(recorder.framesWritten) / sampleRate, "droppedFrames": recorder.droppedFrames]
+        }
+        return status
     }
 
     var line: String {

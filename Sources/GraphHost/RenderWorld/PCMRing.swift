@@ -22,39 +22,75 @@ public struct PCMRing {
     public var capacityFrames: Int { index.capacity }
 
     /// Producer: copies up to `frames` interleaved frames in; returns how many fit.
+    @_noLocks
     public func write(_ source: UnsafePointer<Float>, frames: Int) -> Int {
-        let count = min(frames, index.writable())
-        let start = index.written.load(ordering: .relaxed)
-        let mask = index.capacity - 1
-        var done = 0
-        while done < count {
-            let slot = (start + done) & mask
-            let run = min(count - done, index.capacity - slot)
-            (samples + slot * channels).update(from: source + done * channels, count: run * channels)
-            done += run
+        produce(frames) { ring, done, run in
+            let from = source + done * channels
+            for i in 0..<(run * channels) { ring[i] = from[i] }
         }
-        index.written.store(start + count, ordering: .releasing)
-        return count
+    }
+
+    /// Producer: interleaves up to `frames` frames from one buffer per channel; returns how many fit.
+    @_noLocks
+    public func write(planar source: UnsafePointer<UnsafeMutablePointer<Float>>, frames: Int) -> Int {
+        produce(frames) { ring, done, run in
+            for c in 0..<channels {
+                let from = source[c] + done
+                for f in 0..<run { ring[f * channels + c] = from[f] }
+            }
+        }
     }
 
     /// Consumer: moves up to `frames` frames into a planar bus (channel c at `destination + c * channelStride`).
     @_noLocks
     public func readPlanar(into destination: UnsafeMutablePointer<Float>, channelStride: Int, frames: Int) -> Int {
+        consume(frames) { ring, done, run in
+            for c in 0..<channels {
+                let out = destination + c * channelStride + done
+                for f in 0..<run { out[f] = ring[f * channels + c] }
+            }
+        }
+    }
+
+    /// Consumer: moves up to `frames` interleaved frames out; returns how many there were.
+    @_noLocks
+    public func read(into destination: UnsafeMutablePointer<Float>, frames: Int) -> Int {
+        consume(frames) { ring, done, run in
+            let to = destination + done * channels
+            for i in 0..<(run * channels) { to[i] = ring[i] }
+        }
+    }
+
+    /// Up to `frames` writable frames handed to `fill` as contiguous runs (ring memory, frames before the run, run
+    /// length), then published to the consumer; returns how many.
+    @_noLocks @inline(__always)
+    func produce(_ frames: Int, _ fill: (UnsafeMutablePointer<Float>, Int, Int) -> Void) -> Int {
+        let count = min(frames, index.writable())
+        let start = index.written.load(ordering: .relaxed)
+        runs(from: start, count: count, fill)
+        index.written.store(start + count, ordering: .releasing)
+        return count
+    }
+
+    /// Up to `frames` readable frames handed to `take` as contiguous runs, then released to the producer; returns how many.
+    @_noLocks @inline(__always)
+    func consume(_ frames: Int, _ take: (UnsafeMutablePointer<Float>, Int, Int) -> Void) -> Int {
         let count = min(frames, index.readable())
         let start = index.read.load(ordering: .relaxed)
+        runs(from: start, count: count, take)
+        index.read.store(start + count, ordering: .releasing)
+        return count
+    }
+
+    @_noLocks @inline(__always)
+    func runs(from position: Int, count: Int, _ body: (UnsafeMutablePointer<Float>, Int, Int) -> Void) {
         let mask = index.capacity - 1
         var done = 0
         while done < count {
-            let slot = (start + done) & mask
+            let slot = (position + done) & mask
             let run = min(count - done, index.capacity - slot)
-            let source = samples + slot * channels
-            for c in 0..<channels {
-                let out = destination + c * channelStride + done
-                for f in 0..<run { out[f] = source[f * channels + c] }
-            }
+            body(samples + slot * channels, done, run)
             done += run
         }
-        index.read.store(start + count, ordering: .releasing)
-        return count
     }
 }

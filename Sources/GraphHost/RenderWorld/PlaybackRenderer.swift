@@ -63,6 +63,8 @@ public struct PlaybackRenderer {
     public let faded: UnsafeAtomic<Bool>
     var fadeGain: Float = 1
     let fadeStep: Float
+    /// `run --record`: receives every frame handed to PipeWire, after the stop fade.
+    public var record: RecordTap?
     /// Tests only: called with 1 when a callback starts and 0 when it ends (an allocation counter).
     public var probe: (@convention(c) (Int32) -> Void)?
 
@@ -137,6 +139,13 @@ public struct PlaybackRenderer {
             engine.pointee.render(frames: frames, interleaved: data.assumingMemoryBound(to: Float.self))
         }
         applyFade(frames: frames, planar: planar, datas: datas, dataCount: dataCount)
+        if let record {
+            if planar {
+                record.capture(planar: channelPointers, frames: frames)
+            } else if let data = datas[0].data {
+                record.capture(interleaved: data.assumingMemoryBound(to: Float.self), frames: frames)
+            }
+        }
         for i in 0..<(planar ? min(channels, dataCount) : 1) {
             datas[i].chunk.pointee.offset = 0
             datas[i].chunk.pointee.stride = Int32(stride)

@@ -17,8 +17,8 @@ public final class CommandServer {
     public static let maxClients = 64
 
     /// The default socket: $XDG_RUNTIME_DIR/graphhost/NAME.sock (or /tmp/graphhost-UID/NAME.sock).
-    public static func defaultPath(name: String) -> String {
-        let base = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+    public static func defaultPath(name: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        let base = environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 }
         let dir = base.map { $0 + "/graphhost" } ?? "/tmp/graphhost-\(getuid())"
         return dir + "/" + name + ".sock"
     }

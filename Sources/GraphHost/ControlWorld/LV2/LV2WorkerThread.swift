@@ -1,3 +1,4 @@
+import Atomics
 import CLilv
 import Foundation
 
@@ -10,6 +11,8 @@ final class LV2WorkerThread {
     private var stopping = false
     private let done = DispatchSemaphore(value: 0)
     private var thread: Thread?
+    /// Full passes over the channels so far.
+    private let passes = ManagedAtomic<Int>(0)
 
     init(channels: UnsafeMutablePointer<LV2WorkerChannel>, count: Int) {
         self.channels = channels
@@ -34,12 +37,25 @@ final class LV2WorkerThread {
                         }, UnsafeMutableRawPointer(channel), UInt32(size), buffer)
                     }
                 }
+                passes.wrappingIncrement(ordering: .releasing)
                 if !busy { usleep(1000) }
             }
         }
         t.name = "graphhost-lv2-worker"
         thread = t
         t.start()
+    }
+
+    /// Waits until every request scheduled before the call has been worked on and its response queued: two more
+    /// full passes (the one under way may have looked at a channel before the request arrived). False after `timeout`.
+    func waitUntilIdle(timeout: TimeInterval = 10) -> Bool {
+        let target = passes.load(ordering: .acquiring) + 2
+        let deadline = Date().addingTimeInterval(timeout)
+        while passes.load(ordering: .acquiring) < target {
+            if Date() >= deadline { return false }
+            usleep(200)
+        }
+        return true
     }
 
     func stop() {

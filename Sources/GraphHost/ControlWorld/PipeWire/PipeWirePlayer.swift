@@ -60,6 +60,7 @@ public final class PipeWirePlayer {
     private var _disconnected = false
     private var _streamError: String?
     private var _streaming = false
+    private var _noSink = false
     private var targetToUse: String?
 
     public var counters: PlaybackCounters { renderer.pointee.counters }
@@ -68,6 +69,11 @@ public final class PipeWirePlayer {
     /// Set it before `connect()`.
     public func setProbe(_ probe: (@convention(c) (Int32) -> Void)?) {
         renderer.pointee.probe = probe
+    }
+
+    /// `run --record`: the tap the process callback copies its output into. Set it before `connect()`.
+    public func setRecordTap(_ tap: RecordTap?) {
+        renderer.pointee.record = tap
     }
 
     private static let pipewireInitialized: Bool = { pw_init(nil, nil); return true }()
@@ -114,6 +120,11 @@ public final class PipeWirePlayer {
     public var disconnected: Bool { stateLock.withLock { _disconnected } }
     public var streamError: String? { stateLock.withLock { _streamError } }
     public var streaming: Bool { stateLock.withLock { _streaming } }
+    /// The session manager found no sink for the stream ("no node available"), as right after a daemon restart
+    /// before its sinks are known: the stream failed, and `reconnect()` may find one later.
+    public var noSink: Bool { stateLock.withLock { _noSink } }
+    /// What the session manager says when it has no sink for a stream.
+    public static let noSinkMessage = "no node available"
 
     /// Connects to the daemon and starts the stream. Throws `.noDaemon` when no daemon answers.
     public func connect() throws {
@@ -130,7 +141,7 @@ public final class PipeWirePlayer {
             targetToUse = nil
         }
         try createStreamLocked()
-        stateLock.withLock { _disconnected = false; _streamError = nil }
+        stateLock.withLock { _disconnected = false; _streamError = nil; _noSink = false }
     }
 
     private func createStreamLocked() throws {
@@ -217,7 +228,9 @@ public final class PipeWirePlayer {
             let message = error.map { String(cString: $0) }
             player.stateLock.withLock {
                 player._streaming = state == PW_STREAM_STATE_STREAMING
-                if state == PW_STREAM_STATE_ERROR { player._streamError = message ?? "unknown error" }
+                if state == PW_STREAM_STATE_ERROR {
+                    if message == PipeWirePlayer.noSinkMessage { player._noSink = true } else { player._streamError = message ?? "unknown error" }
+                }
             }
         }
         events.param_changed = { data, id, param in

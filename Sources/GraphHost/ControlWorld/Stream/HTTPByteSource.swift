@@ -14,6 +14,7 @@ public final class NetworkStreamStatus: @unchecked Sendable {
     private var _reconnects = 0
     private var _connected = false
     private var _ended = false
+    private var _paused = false
 
     public var bytesLoaded: Int { lock.withLock { _bytesLoaded } }
     /// The media's size when the server says it (Content-Length), else nil.
@@ -22,6 +23,8 @@ public final class NetworkStreamStatus: @unchecked Sendable {
     public var title: String? { lock.withLock { _title } }
     public var titles: [String] { lock.withLock { _titles } }
     public var reconnects: Int { lock.withLock { _reconnects } }
+    /// True while the download waits because the buffer is full (the decoder paces it).
+    public var paused: Bool { lock.withLock { _paused } }
     var connected: Bool { lock.withLock { _connected } }
     var ended: Bool { lock.withLock { _ended } }
 
@@ -30,6 +33,7 @@ public final class NetworkStreamStatus: @unchecked Sendable {
     func setConnected() { lock.withLock { _connected = true } }
     func reconnected() { lock.withLock { _reconnects += 1 } }
     func setEnded() { lock.withLock { _ended = true } }
+    func setPaused(_ paused: Bool) { lock.withLock { _paused = paused } }
     func setTitle(_ t: String) {
         lock.withLock {
             guard t != _title else { return }
@@ -137,7 +141,9 @@ public final class HTTPByteSource: ByteSource {
     fileprivate func append(_ bytes: UnsafeRawBufferPointer, generation mine: Int, afterBreak: Bool) -> Bool {
         condition.lock()
         defer { condition.unlock() }
+        if buffer.count >= Self.bufferBytes { status.setPaused(true) }
         while buffer.count >= Self.bufferBytes && !cancelled && generation == mine { condition.wait() }
+        status.setPaused(false)
         guard !cancelled && generation == mine else { return false }
         if afterBreak { breaks.append(buffer.count) }
         buffer.append(contentsOf: bytes)

@@ -1,7 +1,7 @@
 import CSndfile
 
 /// Writes interleaved Float32 audio with libsndfile; the container follows the extension
-/// (.wav: 32-bit float, .flac: 24-bit).
+/// (.wav: 32-bit float, .flac: 24-bit, clipped at full scale).
 public final class SoundFileWriter {
     private let file: OpaquePointer
     public let path: String
@@ -20,6 +20,8 @@ public final class SoundFileWriter {
         guard let f = sf_open(path, Int32(SFM_WRITE), &info) else {
             throw CommandError("cannot write '\(path)': \(String(cString: sf_strerror(nil)))")
         }
+        // Integer formats clip samples beyond full scale instead of failing the write.
+        if ext == "flac" { sf_command(f, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE)) }
         file = f
         self.path = path
         self.channels = channels

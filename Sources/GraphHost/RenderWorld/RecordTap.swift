@@ -1,0 +1,34 @@
+import Atomics
+
+/// The render side of `run --record`: the process callback copies every frame it hands to PipeWire into a
+/// lock-free ring that a control-world writer drains. When the writer falls behind, the frames that do not fit
+/// are dropped and counted; the callback never waits.
+public struct RecordTap {
+    public let ring: PCMRing
+    /// Frames the ring had no room for.
+    public let droppedFrames: UnsafeAtomic<Int>
+
+    public static func allocate(channels: Int, sampleRate: Int, seconds: Double = 4) -> RecordTap {
+        RecordTap(ring: .allocate(minimumFrames: Int(seconds * Double(sampleRate)), channels: channels), droppedFrames: .create(0))
+    }
+
+    public func deallocate() {
+        ring.deallocate()
+        droppedFrames.destroy()
+    }
+
+    @_noLocks
+    public func capture(interleaved source: UnsafePointer<Float>, frames: Int) {
+        noteDropped(frames - ring.write(source, frames: frames))
+    }
+
+    @_noLocks
+    public func capture(planar source: UnsafePointer<UnsafeMutablePointer<Float>>, frames: Int) {
+        noteDropped(frames - ring.write(planar: source, frames: frames))
+    }
+
+    @_noLocks
+    func noteDropped(_ frames: Int) {
+        if frames > 0 { droppedFrames.wrappingIncrement(by: frames, ordering: .relaxed) }
+    }
+}
