@@ -56,6 +56,9 @@ final class CommandLineTests: XCTestCase {
         let ext = try graphhost(["render", demo, "-o", "/tmp/x.mp4"])
         XCTAssertNotEqual(ext.status, 0)
         XCTAssertTrue(ext.err.contains("unknown extension '.mp4'"), ext.err)
+        let record = try graphhost(["run", demo, "--record", "/tmp/x.ogg"])
+        XCTAssertNotEqual(record.status, 0)
+        XCTAssertTrue(record.err.contains("cannot write '/tmp/x.ogg': unknown extension '.ogg' (use .wav or .flac)"), record.err)
     }
 
     func testShowAndDot() throws {

@@ -9,10 +9,15 @@ final class HeadlessPipeWire {
     let directory: String
     let environment: [String: String]
 
-    /// Starts a daemon (quantum forced when given); throws, so the test fails, when it cannot start.
-    init(quantum: Int? = nil, directory: String? = nil) throws {
+    /// The second null sink a peer client plays to (`addSink`).
+    static let peerSink = "graphhost_peer_sink"
+
+    /// Starts a daemon (quantum forced when given); throws, so the test fails, when it cannot start. With `noSink`
+    /// its session manager has no sink until `addSink()`, as right after a restart.
+    init(quantum: Int? = nil, directory: String? = nil, noSink: Bool = false) throws {
         var env = ProcessInfo.processInfo.environment
         if let quantum { env["PW_QUANTUM"] = "\(quantum)" }
+        if noSink { env["PW_NO_SINK"] = "1" }
         let result = try Self.execute(Self.script, ["start"] + (directory.map { [$0] } ?? []), environment: env)
         guard result.status == 0 else {
             throw TestSupport.ToolFailure(description: "pipewire-headless start failed: \(result.err)")
@@ -25,6 +30,16 @@ final class HeadlessPipeWire {
 
     func stop() {
         _ = try? Self.execute(Self.script, ["stop", directory], environment: environment)
+    }
+
+    /// Adds a null sink: the test sink (the default) when none is named.
+    func addSink(_ name: String? = nil) throws {
+        _ = try script(["add-sink", directory] + (name.map { [$0] } ?? []))
+    }
+
+    /// Whether the daemon has a node with this node.name.
+    func hasNode(_ name: String) throws -> Bool {
+        try Self.execute(URL(fileURLWithPath: "/usr/bin/pw-cli"), ["ls", "Node"], environment: environment).out.contains("node.name = \"\(name)\"")
     }
 
     func script(_ arguments: [String]) throws -> String {
@@ -57,9 +72,7 @@ final class HeadlessPipeWire {
         }
         /// Waits for the process; one still running after `timeout` seconds is killed (and reported as status -9).
         func wait(timeout: TimeInterval = 60) -> (status: Int32, out: String, err: String) {
-            let deadline = Date().addingTimeInterval(timeout)
-            while process.isRunning && Date() < deadline { usleep(20_000) }
-            if process.isRunning {
+            if !TestSupport.waitUntil(timeout: timeout, { !process.isRunning }) {
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
                 return (-9, (try? String(contentsOf: outURL, encoding: .utf8)) ?? "", "killed after \(timeout) s: " + ((try? String(contentsOf: errURL, encoding: .utf8)) ?? ""))
@@ -69,25 +82,125 @@ final class HeadlessPipeWire {
                     (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
         }
         func interrupt() { process.interrupt() }
+        /// Standard error so far.
+        var errorText: String { (try? String(contentsOf: errURL, encoding: .utf8)) ?? "" }
+        /// Waits until standard error contains `text`; false after `timeout` seconds.
+        func waitForError(containing text: String, timeout: TimeInterval = 30) -> Bool {
+            TestSupport.waitUntil(timeout: timeout) { errorText.contains(text) }
+        }
     }
 
-    /// Starts pw-record on the null sink's monitor (32-bit float) and waits until it is linked.
-    func record(to path: String) throws -> Running {
+    /// A `graphhost run`'s control socket, reached with `graphhost ctl` as a user would.
+    struct Control {
+        let socket: String
+        let environment: [String: String]
+
+        /// Waits until the socket exists (a run creates it before it connects to PipeWire).
+        func waitForSocket(timeout: TimeInterval = 30) -> Bool {
+            TestSupport.waitUntil(timeout: timeout) { FileManager.default.fileExists(atPath: socket) }
+        }
+
+        func ctl(_ words: [String]) throws -> (status: Int32, out: String) {
+            let r = try HeadlessPipeWire.execute(HeadlessPipeWire.graphhost, ["ctl", "--socket", socket] + words, environment: environment)
+            return (r.status, r.out)
+        }
+
+        /// The `status` reply's status object.
+        func status() throws -> [String: Any] {
+            let out = try ctl(["status"]).out
+            let object = try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any]
+            guard let status = object?["status"] as? [String: Any] else { throw TestSupport.ToolFailure(description: "no status in: \(out)") }
+            return status
+        }
+
+        func position() throws -> Double { (try status()["position"] as? Double) ?? -1 }
+
+        /// Waits until the run has played `seconds` of audio.
+        func waitForPosition(_ seconds: Double, timeout: TimeInterval = 30) throws -> Bool {
+            try TestSupport.waitUntil(timeout: timeout) { try position() >= seconds }
+        }
+    }
+
+    func control(_ socket: String) -> Control { Control(socket: socket, environment: environment) }
+
+    /// A raw client of a run's control socket: what it sends, and the replies and events it has read so far.
+    final class SocketClient {
+        let fd: Int32
+        private(set) var text = ""
+        /// The host hung up.
+        private(set) var ended = false
+
+        init(socket: String) throws {
+            fd = CommandServer.connectClient(socket)
+            guard fd >= 0 else { throw TestSupport.ToolFailure(description: "cannot connect to \(socket)") }
+        }
+
+        /// A client that sent `subscribe`: it receives events as JSON lines.
+        static func subscriber(_ socket: String) throws -> SocketClient {
+            let client = try SocketClient(socket: socket)
+            client.send(Array("subscribe\n".utf8))
+            return client
+        }
+
+        deinit { close(fd) }
+
+        func send(_ bytes: [UInt8]) { _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
+
+        /// Reads until what arrived satisfies `condition`; false after `timeout` seconds or at end of file.
+        func waitFor(timeout: TimeInterval = 30, _ condition: (String) -> Bool) -> Bool {
+            let deadline = Date().addingTimeInterval(timeout)
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while !condition(text) {
+                let left = deadline.timeIntervalSinceNow
+                guard left > 0 else { return false }
+                var request = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                guard poll(&request, 1, Int32(left * 1000) + 1) > 0 else { continue }
+                let n = recv(fd, &chunk, chunk.count, 0)
+                guard n > 0 else {
+                    ended = true
+                    return condition(text)
+                }
+                text += String(decoding: chunk[0..<n], as: UTF8.self)
+            }
+            return true
+        }
+
+        /// Says it will send no more, then reads every reply until the host hangs up; false after `timeout` seconds.
+        func readToEnd(timeout: TimeInterval = 30) -> Bool {
+            shutdown(fd, Int32(SHUT_WR))
+            return waitFor(timeout: timeout) { _ in self.ended }
+        }
+
+        /// Waits for a whole line containing `fragment`.
+        func waitForLine(containing fragment: String, timeout: TimeInterval = 30) -> Bool {
+            waitFor(timeout: timeout) { $0.split(separator: "\n").dropLast($0.hasSuffix("\n") ? 0 : 1).contains { $0.contains(fragment) } }
+        }
+    }
+
+    /// Starts pw-record on a null sink's monitor (32-bit float; the test sink unless named) and waits until it is linked.
+    /// A monitor recording carries the daemon's timer slips: it judges the PipeWire path against a peer, never sound.
+    func record(to path: String, sink: String? = nil) throws -> Running {
+        let sink = sink ?? environment["PW_TEST_SINK"] ?? "graphhost_test_sink"
+        let node = sink + "_rec"
         // pw-record handles its buffers on its main loop, not a real-time thread: running it at SCHED_FIFO (as root)
         // keeps it from repeating or dropping a quantum in the recording when the machine is busy.
-        let command = ["/usr/bin/pw-record", "--target", environment["PW_TEST_SINK"] ?? "graphhost_test_sink",
-                       "-P", "{ stream.capture.sink=true node.name=graphhost_test_rec }",
+        let command = ["/usr/bin/pw-record", "--target", sink, "-P", "{ stream.capture.sink=true node.name=\(node) }",
                        "--rate", "48000", "--channels", "2", "--format", "f32", path]
         let realTime = getuid() == 0 ? ["/usr/bin/chrt", "-f", "40"] : []
         let recorder = try Running(URL(fileURLWithPath: (realTime + command)[0]), Array((realTime + command).dropFirst()), environment: environment)
-        let deadline = Date().addingTimeInterval(5)
-        while Date() < deadline {
-            let links = try Self.execute(URL(fileURLWithPath: "/usr/bin/pw-link"), ["-l"], environment: environment).out
-            if links.contains("graphhost_test_rec:input_FL") { return recorder }
-            usleep(20_000)
+        let linked = try TestSupport.waitUntil {
+            try Self.execute(URL(fileURLWithPath: "/usr/bin/pw-link"), ["-l"], environment: environment).out.contains("\(node):input_FL")
         }
-        recorder.interrupt()
-        throw TestSupport.ToolFailure(description: "pw-record did not link to the sink monitor")
+        guard linked else {
+            recorder.interrupt()
+            throw TestSupport.ToolFailure(description: "pw-record did not link to the monitor of \(sink)")
+        }
+        return recorder
+    }
+
+    /// Plays a sound file with pw-play (the simplest PipeWire client, our peer) to `sink`.
+    func play(_ path: String, sink: String, latency: Int) throws -> Running {
+        try Running(URL(fileURLWithPath: "/usr/bin/pw-play"), ["--target", sink, "--latency", "\(latency)", path], environment: environment)
     }
 
     /// The release graphhost binary (built by scripts/test before the tests).
@@ -109,6 +222,44 @@ enum SignalMatch {
     static func mono(_ x: [Float]) -> [Float] { stride(from: 0, to: x.count - 1, by: 2).map { (x[$0] + x[$0 + 1]) / 2 } }
 
     static func firstSound(_ x: [Float], threshold: Float = 1e-3) -> Int? { x.firstIndex { abs($0) > threshold } }
+
+    /// Splits `reference` into windows of `window` samples and counts those found intact in `recording` (error at
+    /// least 60 dB below the window): at the previous window's lag, or after a slip at any lag within ±`search`.
+    /// Near-silent windows are not counted.
+    static func intactWindows(recording: [Float], reference: [Float], window: Int = 4800, search: Int = 4096) -> (intact: Int, total: Int) {
+        guard let r0 = firstSound(recording), let f0 = firstSound(reference) else { return (0, 0) }
+        func energy(_ start: Int, _ count: Int) -> Double {
+            var e = 0.0
+            for i in start..<(start + count) { e += Double(reference[i]) * Double(reference[i]) }
+            return e
+        }
+        func matches(_ lag: Int, _ start: Int, _ count: Int, _ limit: Double) -> Bool {
+            guard start + lag >= 0, start + lag + count <= recording.count else { return false }
+            var e = 0.0
+            for i in start..<(start + count) {
+                let d = Double(recording[i + lag]) - Double(reference[i])
+                e += d * d
+                if e > limit { return false }
+            }
+            return true
+        }
+        var lag = r0 - f0, intact = 0, total = 0
+        for start in stride(from: 0, through: reference.count - window, by: window) {
+            let limit = 1e-6 * energy(start, window)
+            guard limit > 1e-12 * Double(window) else { continue }
+            total += 1
+            if matches(lag, start, window, limit) { intact += 1; continue }
+            let probe = 64, probeLimit = max(1e-6 * energy(start, probe), 1e-15)
+            if let found = ((lag - search)...(lag + search)).first(where: { matches($0, start, probe, probeLimit) && matches($0, start, window, limit) }) {
+                lag = found
+                intact += 1
+            }
+        }
+        return (intact, total)
+    }
+
+    /// The frame where interleaved `x` first holds a non-zero sample.
+    static func firstNonZeroFrame(_ x: [Float], channels: Int) -> Int? { x.firstIndex { $0 != 0 }.map { $0 / channels } }
 
     /// Normalized correlation of `a` at offset `lagA` with `b`, over `count` samples.
     static func correlation(_ a: [Float], _ lagA: Int, _ b: [Float], count: Int) -> Double {

@@ -116,13 +116,14 @@ final class LV2HostTests: XCTestCase {
         let stream = graph.streams[0]
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 1024)
         defer { buffer.deallocate() }
+        let fx = try XCTUnwrap(graph.instances["fx"] as? LV2Instance)
         var out: [Float] = []
         for _ in 0..<8 {
             while !stream.canRender(frames: 1024) { stream.wakeup.waitForData() }
             session.render(frames: 1024, interleaved: buffer)
             stream.wakeup.signalSpace()
             out += UnsafeBufferPointer(start: buffer, count: 1024)
-            usleep(20_000)
+            XCTAssertTrue(fx.waitForWorker())
         }
         // The first slice ran before any response (gain 1); from the third on the worker's answer applies (0.5).
         XCTAssertEqual(Array(out[0..<1024]), Array(dry[0..<1024]))
@@ -130,7 +131,7 @@ final class LV2HostTests: XCTestCase {
         try session.apply(Command.parse("set fx gain 2"))
         for _ in 0..<3 {
             session.render(frames: 1024, interleaved: buffer)
-            usleep(20_000)
+            XCTAssertTrue(fx.waitForWorker())
         }
         session.render(frames: 1024, interleaved: buffer)
         XCTAssertEqual(buffer[100], dry[8192 + 3 * 1024 + 100] * 2)
@@ -176,13 +177,14 @@ extension LV2HostTests {
         let stream = graph.streams[0]
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 4096)
         defer { buffer.deallocate() }
+        let fx = try XCTUnwrap(graph.instances["fx"] as? LV2Instance)
         var loudest: Float = 0
         for block in 0..<20 {
             while !stream.canRender(frames: 4096) { stream.wakeup.waitForData() }
             session.render(frames: 4096, interleaved: buffer)
             stream.wakeup.signalSpace()
             if block >= 10 { for i in 0..<(2 * 4096) { loudest = max(loudest, abs(buffer[i])) } }
-            usleep(30_000)
+            XCTAssertTrue(fx.waitForWorker())
         }
         XCTAssertGreaterThan(loudest, 0.05, "the convolver never passed audio: its IR did not load")
     }
@@ -258,7 +260,8 @@ extension LV2HostTests {
         graph.start()
         let stream = graph.streams[0]
         let stop = UnsafeAtomic<Bool>.create(false)
-        defer { stop.destroy() }
+        let rendered = UnsafeAtomic<Int>.create(0)
+        defer { stop.destroy(); rendered.destroy() }
         final class Output: @unchecked Sendable { var samples: [Float] = [] }
         let output = Output()
         let finished = DispatchSemaphore(value: 0)
@@ -266,17 +269,21 @@ extension LV2HostTests {
             let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 256)
             defer { buffer.deallocate(); finished.signal() }
             while !stop.load(ordering: .acquiring) && output.samples.count < 90000 {
-                guard stream.canRender(frames: 256) else { usleep(200); continue }
+                guard stream.canRender(frames: 256) else { stream.wakeup.waitForData(); continue }
                 session.render(frames: 256, interleaved: buffer)
                 stream.wakeup.signalSpace()
                 output.samples += UnsafeBufferPointer(start: buffer, count: 256)
+                rendered.wrappingIncrement(by: 256, ordering: .releasing)
+                // The pace of a device clock at about 10x real time, so the restore falls mid-render.
                 usleep(500)
             }
         }
         renderThread.start()
-        usleep(100_000)
+        XCTAssertTrue(TestSupport.waitUntil { rendered.load(ordering: .acquiring) >= 4096 })
         try session.apply(Command.parse("preset fx Quarter"))
-        usleep(300_000)
+        // The plugin was restored while paused; what follows is the fade back in (30 ms) and then the new state.
+        let restoredAt = rendered.load(ordering: .acquiring)
+        XCTAssertTrue(TestSupport.waitUntil { rendered.load(ordering: .acquiring) >= min(restoredAt + 24000, 90000) })
         stop.store(true, ordering: .releasing)
         finished.wait()
         let out = output.samples

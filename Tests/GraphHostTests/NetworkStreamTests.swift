@@ -207,7 +207,8 @@ final class NetworkStreamTests: XCTestCase {
         XCTAssertTrue(loud.suffix(40).contains(true), "sound after the stall")
     }
 
-    /// The decoder paces the download: with nobody rendering, the bytes fetched stop at the bounded buffers.
+    /// The decoder paces the download: with nobody rendering, the download pauses once the bounded buffers are full,
+    /// and goes on when audio is played.
     func testMemoryStaysBounded() throws {
         let mp3 = try TestSupport.mp3(rate: 44100, channels: 2, seconds: 60)
         let server = try HTTPTestServer()
@@ -216,14 +217,21 @@ final class NetworkStreamTests: XCTestCase {
         let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: streamGraph(url))))
         defer { session.close() }
         session.graph.start()
-        let network = try XCTUnwrap(session.graph.streams[0].network)
-        sleep(2)
+        let stream = session.graph.streams[0]
+        let network = try XCTUnwrap(stream.network)
+        XCTAssertTrue(TestSupport.waitUntil { network.paused },
+                      "the download did not pause: \(network.bytesLoaded) bytes")
         let first = network.bytesLoaded
-        sleep(1)
-        XCTAssertEqual(network.bytesLoaded, first, "the download goes on while nothing is played")
         let total = try XCTUnwrap(network.totalBytes)
         XCTAssertLessThan(first, total / 2, "\(first) of \(total) bytes fetched")
         XCTAssertLessThan(first, HTTPByteSource.bufferBytes + 200_000)
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 4096)
+        defer { buffer.deallocate() }
+        XCTAssertTrue(TestSupport.waitUntil {
+            session.render(frames: 4096, interleaved: buffer)
+            stream.wakeup.signalSpace()
+            return network.bytesLoaded > first
+        }, "the download did not go on while audio was played")
     }
 
     /// With a cache path the finished download is kept and a later run plays it with the server gone.
@@ -261,15 +269,17 @@ final class NetworkStreamTests: XCTestCase {
         let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: streamGraph(url))))
         defer { session.close() }
         let titles = ["First Title", "Café 'quoted' – ünïcode"]
-        DispatchQueue.global().async {
-            sleep(1)
-            _ = try? TestSupport.execute(script, ["meta", dir, titles[0]])
-            sleep(2)
-            _ = try? TestSupport.execute(script, ["meta", dir, titles[1]])
-        }
+        // The titles change after 1 s and 4 s of rendered audio (the render runs at the pace the radio sends).
+        var changes = [(48000, titles[0]), (4 * 48000, titles[1])]
         var peak: Float = 0
+        var rendered = 0
         let summary = try OfflineRenderer(session: session).render(durationFrames: 48000 * 9) { samples, frames in
             for i in 0..<(2 * frames) { peak = max(peak, abs(samples[i])) }
+            rendered += frames
+            if let (at, title) = changes.first, rendered >= at {
+                changes.removeFirst()
+                XCTAssertEqual(try TestSupport.execute(script, ["meta", dir, title]).status, 0)
+            }
         }
         XCTAssertEqual(summary.frames, 48000 * 9)
         XCTAssertGreaterThan(peak, 0.1, "audio arrived")
@@ -295,19 +305,15 @@ final class NetworkStreamTests: XCTestCase {
         defer { _ = try? TestSupport.execute(Self.icecastScript, ["stop", dir]) }
         let socket = TestSupport.directory.appendingPathComponent("radio/radio.sock").path
         let run = try pw.graphhost(["run", streamGraph(url), "--socket", socket])
-        let deadline = Date().addingTimeInterval(10)
-        while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(20_000) }
-        let subscriber = CommandServer.connectClient(socket)
-        XCTAssertGreaterThanOrEqual(subscriber, 0)
-        _ = Array("subscribe\n".utf8).withUnsafeBytes { write(subscriber, $0.baseAddress, $0.count) }
-        usleep(1_000_000)
-        _ = try TestSupport.execute(Self.icecastScript, ["meta", dir, "Live Title"])
-        var events: [UInt8] = []
-        var byte: UInt8 = 0
-        let until = Date().addingTimeInterval(8)
-        while !String(decoding: events, as: UTF8.self).contains("Live Title") && Date() < until && read(subscriber, &byte, 1) == 1 { events.append(byte) }
-        close(subscriber)
-        let eventText = String(decoding: events, as: UTF8.self)
+        let control = pw.control(socket)
+        XCTAssertTrue(control.waitForSocket())
+        let subscriber = try HeadlessPipeWire.SocketClient.subscriber(socket)
+        XCTAssertTrue(subscriber.waitForLine(containing: "\"subscribed\":true"), subscriber.text)
+        func state() throws -> String? { ((try control.status()["streams"] as? [[String: Any]])?.first?["state"] as? String) }
+        XCTAssertTrue(try TestSupport.waitUntil { try state() == "playing" })
+        XCTAssertEqual(try TestSupport.execute(Self.icecastScript, ["meta", dir, "Live Title"]).status, 0)
+        XCTAssertTrue(subscriber.waitForLine(containing: "Live Title"), subscriber.text)
+        let eventText = subscriber.text
         XCTAssertTrue(eventText.contains("\"event\":\"title\""), eventText)
         let status = try HeadlessPipeWire.execute(HeadlessPipeWire.graphhost, ["ctl", "--socket", socket, "status"], environment: pw.environment).out
         XCTAssertTrue(status.contains("\"title\":\"Live Title\""), status)

@@ -3,6 +3,33 @@ import XCTest
 
 /// Render-world pieces on their own: the stream kernel's buffering and underruns, bus reuse in the plan compiler.
 final class RenderWorldTests: XCTestCase {
+    /// The `--record` tap interleaves what the callback hands over; what its ring has no room for is dropped and counted.
+    func testRecordTapInterleavesAndCountsWhatDoesNotFit() {
+        let tap = RecordTap.allocate(channels: 2, sampleRate: 1000, seconds: 1)
+        defer { tap.deallocate() }
+        XCTAssertEqual(tap.ring.capacityFrames, 1024)
+        let left = UnsafeMutablePointer<Float>.allocate(capacity: 1500), right = UnsafeMutablePointer<Float>.allocate(capacity: 1500)
+        let channels = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 2)
+        defer { left.deallocate(); right.deallocate(); channels.deallocate() }
+        for f in 0..<1500 { left[f] = Float(f); right[f] = -Float(f) }
+        channels[0] = left
+        channels[1] = right
+        tap.capture(planar: channels, frames: 1000)
+        XCTAssertEqual(tap.droppedFrames.load(ordering: .relaxed), 0)
+        tap.capture(planar: channels, frames: 100)
+        XCTAssertEqual(tap.droppedFrames.load(ordering: .relaxed), 76)
+        var out = [Float](repeating: 0, count: 2 * 2048)
+        XCTAssertEqual(tap.ring.read(into: &out, frames: 2048), 1024)
+        XCTAssertEqual(Array(out[0..<4]), [0, 0, 1, -1])
+        XCTAssertEqual(Array(out[1998..<2002]), [999, -999, 0, 0])
+        XCTAssertEqual(out[2 * 1023], 23)
+        let interleaved: [Float] = [5, -5, 6, -6]
+        tap.capture(interleaved: interleaved, frames: 2)
+        XCTAssertEqual(tap.ring.read(into: &out, frames: 2048), 2)
+        XCTAssertEqual(Array(out[0..<4]), interleaved)
+        XCTAssertEqual(tap.droppedFrames.load(ordering: .relaxed), 76)
+    }
+
     func testStreamKernelBuffersThenPlaysAndCountsUnderruns() {
         let ring = PCMRing.allocate(minimumFrames: 4096, channels: 2)
         let counters = StreamCounters.create()

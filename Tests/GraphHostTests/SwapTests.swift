@@ -125,7 +125,7 @@ final class SwapTests: XCTestCase {
         XCTAssertEqual(session.collectRetired(), 1, "still fading: nothing rendered yet")
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 4096)
         defer { buffer.deallocate() }
-        while !session.graph.streams[0].canRender(frames: 4096) { usleep(1000) }
+        while !session.graph.streams[0].canRender(frames: 4096) { session.graph.streams[0].wakeup.waitForData() }
         session.render(frames: 4096, interleaved: buffer)
         XCTAssertEqual(session.collectRetired(), 0)
         XCTAssertTrue(first.isClosed)

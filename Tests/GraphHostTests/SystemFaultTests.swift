@@ -26,10 +26,12 @@ final class SystemFaultTests: XCTestCase {
         stress.arguments = ["--cpu", "2", "--timeout", "\(seconds + 20)s", "--quiet"]
         try stress.run()
         defer { if stress.isRunning { stress.terminate(); stress.waitUntilExit() } }
-        let run = try pw.graphhost(["run", path, "--duration", "\(seconds)", "--latency", "256"])
-        sleep(UInt32(seconds / 3))
+        let socket = TestSupport.directory.appendingPathComponent("faults-\(getpid())/faults.sock").path
+        let run = try pw.graphhost(["run", path, "--duration", "\(seconds)", "--latency", "256", "--socket", socket])
+        let control = pw.control(socket)
+        XCTAssertTrue(control.waitForSocket())
+        XCTAssertTrue(try control.waitForPosition(Double(seconds / 3), timeout: Double(seconds + 30)))
         pw.stop()
-        usleep(500_000)
         let again = try HeadlessPipeWire(quantum: 256, directory: dir)
         defer { again.stop() }
         let result = run.wait(timeout: Double(seconds + 60))
