@@ -1,5 +1,6 @@
-import Foundation
-import GraphHost
+import Glibc
+import GraphHostCore
+import GraphHostDSP
 
 /// The built-in `ipod-eq` as an LV2 plugin (Plugins/graphhost-ipod-eq.lv2); the C target
 /// CIPodEQLV2 supplies `lv2_descriptor` and forwards every callback to the functions below.
@@ -50,7 +51,7 @@ final class IPodEQPlugin {
         state.initialize(repeating: SIMD16<Float>(), count: 4)
         requested = Self.defaults
         kernel.initialize(to: IPodEQKernel(state: state, coefficients: Self.coefficients(Self.defaults, sampleRate: self.sampleRate),
-                                           rampSamples: Int(IPodEQNode.rampSeconds * Double(self.sampleRate)), workspace: workspace))
+                                           rampSamples: Int(IPodEQKernel.rampSeconds * Double(self.sampleRate)), workspace: workspace))
         sem_init(wake, 0, 0)
         let context = Unmanaged.passUnretained(self).toOpaque()
         guard pthread_create(&thread, nil, { context in
@@ -136,7 +137,7 @@ final class IPodEQPlugin {
         state.update(repeating: SIMD16<Float>(), count: 4)
         requested = controls()
         kernel.pointee = IPodEQKernel(state: state, coefficients: Self.coefficients(requested, sampleRate: sampleRate),
-                                      rampSamples: Int(IPodEQNode.rampSeconds * Double(sampleRate)), workspace: workspace)
+                                      rampSamples: Int(IPodEQKernel.rampSeconds * Double(sampleRate)), workspace: workspace)
     }
 
     /// LV2 run: real-time safe for any `frames`; in-place buffers are fine.

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Designs the cascade that realises ten octave-band slider gains accurately.
 ///

@@ -1,5 +1,5 @@
 import Atomics
-import CLilv
+import CLV2
 
 /// The render side of an `lv2` node: one or more plugin instances (a mono plugin runs once per channel),
 /// their port wiring, and their control values. Everything was instantiated and activated by the control world.
@@ -39,6 +39,49 @@ public struct LV2Kernel {
     public let runsWhenSilent: UnsafeMutablePointer<Bool>
     /// Slices whose output held NaN or Inf: each is replaced by silence, never passed on.
     public let nonFiniteSlices: UnsafeAtomic<Int>
+
+    /// Wraps instances the control world instantiated, activated and connected.
+    public init(copies: Int,
+                handles: UnsafeMutablePointer<LV2_Handle?>,
+                descriptors: UnsafeMutablePointer<UnsafePointer<LV2_Descriptor>>,
+                audioInputs: UnsafeMutablePointer<UInt32>,
+                audioOutputs: UnsafeMutablePointer<UInt32>,
+                audioPortsPerCopy: Int,
+                controls: UnsafeMutablePointer<Float>,
+                portCount: Int,
+                atomBuffers: UnsafeMutablePointer<UnsafeMutablePointer<LV2_Atom_Sequence>>,
+                atomIsInput: UnsafeMutablePointer<Bool>,
+                atomCapacities: UnsafeMutablePointer<UInt32>,
+                atomCount: Int,
+                sequenceType: UInt32,
+                chunkType: UInt32,
+                workers: UnsafeMutablePointer<LV2WorkerChannel>?,
+                wet: UnsafeMutablePointer<SmoothedGain>,
+                paused: UnsafeAtomic<Bool>,
+                fadeSamples: Int,
+                runsWhenSilent: UnsafeMutablePointer<Bool>,
+                nonFiniteSlices: UnsafeAtomic<Int>) {
+        self.copies = copies
+        self.handles = handles
+        self.descriptors = descriptors
+        self.audioInputs = audioInputs
+        self.audioOutputs = audioOutputs
+        self.audioPortsPerCopy = audioPortsPerCopy
+        self.controls = controls
+        self.portCount = portCount
+        self.atomBuffers = atomBuffers
+        self.atomIsInput = atomIsInput
+        self.atomCapacities = atomCapacities
+        self.atomCount = atomCount
+        self.sequenceType = sequenceType
+        self.chunkType = chunkType
+        self.workers = workers
+        self.wet = wet
+        self.paused = paused
+        self.fadeSamples = fadeSamples
+        self.runsWhenSilent = runsWhenSilent
+        self.nonFiniteSlices = nonFiniteSlices
+    }
 
     /// A control change: `parameter` is the port index, value 0 the new value (already clamped).
     @_noLocks

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// One factory preset of the iPod-style EQ: a name and ten slider gains in dB.
 public struct IPodEQPreset: Sendable, Equatable {
@@ -51,7 +51,7 @@ public struct IPodEQPreset: Sendable, Equatable {
     /// Finds a preset by case-insensitive name or by decimal index ("16" or "Rock" or "rock").
     /// Names also match with spaces, hyphens and other punctuation ignored ("hiphop", "bass_booster").
     public static func named(_ nameOrIndex: String) -> IPodEQPreset? {
-        let key = nameOrIndex.trimmingCharacters(in: .whitespacesAndNewlines)
+        let key = String(nameOrIndex.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
         if key.isEmpty { return nil }
         if key.allSatisfy({ $0.isASCII && $0.isNumber }) {
             guard let index = Int(key), all.indices.contains(index) else { return nil }
@@ -65,6 +65,6 @@ public struct IPodEQPreset: Sendable, Equatable {
     }
 
     private static func squeezed(_ s: String) -> String {
-        String(s.unicodeScalars.filter { CharacterSet.alphanumerics.contains($0) }.map(Character.init))
+        String(s.filter { $0.isLetter || $0.isNumber })
     }
 }

@@ -1,3 +1,4 @@
+import CLV2
 import CLilv
 
 /// URIs the LV2 host uses.

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Normalized coefficients of one second-order section (a0 = 1), transposed direct form II.
 public struct BiquadCoefficients: Equatable, Sendable {

@@ -1,3 +1,4 @@
+import CLV2
 import CLilv
 import CLV2Support
 import Foundation

@@ -6,7 +6,7 @@ public struct IPodEQNode: NodeDefinition {
     public static let typeName = "ipod-eq"
     public static let settingKeys = ["preset", "preamp"]
     /// Preset and parameter changes crossfade over this long.
-    public static let rampSeconds = 0.030
+    public static let rampSeconds = IPodEQKernel.rampSeconds
 
     public var preset: IPodEQPreset
     public var preamp: Double
@@ -57,33 +57,8 @@ public struct IPodEQNode: NodeDefinition {
     }
 }
 
-/// The EQ's user-facing state and the coefficients it implies.
-public struct IPodEQSettings: Equatable {
-    public var gains: [Double]
-    public var preamp: Double
-
-    public init(gains: [Double], preamp: Double) {
-        self.gains = gains
-        self.preamp = preamp
-    }
-
-    public func sections(sampleRate: Int) -> [BiquadCoefficients] {
-        GraphicEQDesign.sections(gains: gains, sampleRate: Double(sampleRate))
-    }
-
-    /// −max(0, peak gain of the curve): the automatic headroom in dB (the preamp is applied on top).
-    public func headroomDB(sampleRate: Int) -> Double {
-        -max(0, GraphicEQDesign.peakGain(sections(sampleRate: sampleRate), sampleRate: Double(sampleRate)))
-    }
-
-    /// Coefficient message values for `IPodEQKernel`.
-    public func kernelValues(sampleRate: Int) -> [Float] {
-        let sections = sections(sampleRate: sampleRate)
-        let headroom = -max(0, GraphicEQDesign.peakGain(sections, sampleRate: Double(sampleRate)))
-        let gain = pow(10, (headroom + preamp) / 20)
-        return ParallelForm(cascade: sections).messageValues(gain: gain)
-    }
-
+extension IPodEQSettings {
+    /// The coefficients `IPodEQKernel` runs for these settings.
     public func coefficients(sampleRate: Int) -> ParallelEQCoefficients {
         let values = kernelValues(sampleRate: sampleRate)
         let message = ControlMessage(target: .output, parameter: Int32(GraphicEQDesign.bandCount), values: values)

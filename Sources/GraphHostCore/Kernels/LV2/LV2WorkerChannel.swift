@@ -1,4 +1,4 @@
-import CLilv
+import CLV2
 
 /// One plugin instance's worker plumbing: requests scheduled in run() go to the worker thread through
 /// `requests`; the worker's responses come back through `responses` and are delivered before the next run().

@@ -58,6 +58,8 @@ public struct IPodEQWorkspace {
 /// the output is a convex mix of two steady filters, never louder than the louder of them. A change that arrives
 /// during a crossfade starts when that one ends (only the latest is kept).
 public struct IPodEQKernel {
+    /// Length of the crossfade to new coefficients, in seconds.
+    public static let rampSeconds = 0.030
     /// Message parameter for bypass (value 1 on, 0 off); other messages carry coefficients.
     public static let bypassParameter: Int32 = -1
 

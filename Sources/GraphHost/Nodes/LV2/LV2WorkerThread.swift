@@ -1,4 +1,5 @@
 import Atomics
+import CLV2
 import CLilv
 import Foundation
 
