@@ -72,7 +72,7 @@ final class CompiledTransition {
 
     /// The raised-cosine fade gains for `frames` frames (index `frames` is 1).
     static func fadeGains(frames: Int) -> [Float] {
-        (0...frames).map { i in Float(0.5 - 0.5 * cos(Double.pi * Double(i) / Double(max(1, frames)))) }
+        (0...frames).map { RaisedCosine.gain($0, of: frames) }
     }
 
     init(from old: CompiledGraph, to new: CompiledGraph, fadeFrames: Int) {

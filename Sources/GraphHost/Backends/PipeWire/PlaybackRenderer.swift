@@ -61,8 +61,8 @@ public struct PlaybackRenderer {
     /// Set by the control world to fade out; the callback sets `faded` once the output is silent.
     public let fadeRequested: UnsafeAtomic<Bool>
     public let faded: UnsafeAtomic<Bool>
-    var fadeGain: Float = 1
-    let fadeStep: Float
+    var fadeGain = SmoothedGain(1)
+    let fadeFrames: Int
     /// `run --record`: receives every frame handed to PipeWire, after the stop fade.
     public var record: RecordTap?
     /// Tests only: called with 1 when a callback starts and 0 when it ends (an allocation counter).
@@ -84,7 +84,7 @@ public struct PlaybackRenderer {
         fadeRequested = .create(false)
         planarFormat = .create(true)
         faded = .create(false)
-        fadeStep = 1 / Float(max(1, fadeSeconds * Double(sampleRate)))
+        fadeFrames = max(1, Int(fadeSeconds * Double(sampleRate)))
     }
 
     public func deallocate() {
@@ -190,8 +190,9 @@ public struct PlaybackRenderer {
     @_noLocks
     mutating func applyFade(frames: Int, planar: Bool, datas: UnsafeMutablePointer<spa_data>, dataCount: Int) {
         guard fadeRequested.load(ordering: .relaxed) else { return }
+        if fadeGain.isSteady && fadeGain.target == 1 { fadeGain.glide(to: 0, over: fadeFrames) }
         for f in 0..<frames {
-            let g = fadeGain
+            let g = fadeGain.next()
             for c in 0..<channels {
                 if planar {
                     if c < dataCount, let d = datas[c].data { d.assumingMemoryBound(to: Float.self)[f] *= g }
@@ -199,8 +200,7 @@ public struct PlaybackRenderer {
                     d.assumingMemoryBound(to: Float.self)[f * channels + c] *= g
                 }
             }
-            fadeGain = max(0, fadeGain - fadeStep)
         }
-        if fadeGain == 0 { faded.store(true, ordering: .releasing) }
+        if fadeGain.isSteady && fadeGain.current == 0 { faded.store(true, ordering: .releasing) }
     }
 }

@@ -23,7 +23,7 @@ final class DamageConcealer {
     func conceal(frames: Int) {
         let count = held.count / channels
         for f in 0..<count {
-            let gain = Self.rising(count - 1 - f, of: count)
+            let gain = RaisedCosine.gain(count - f, of: count + 1)
             for c in 0..<channels { held[f * channels + c] *= gain }
         }
         muteRemaining = max(muteRemaining, frames)
@@ -38,7 +38,7 @@ final class DamageConcealer {
                 fadedIn = 0
                 gain = 0
             } else if fadedIn < fadeFrames {
-                gain = Self.rising(fadedIn, of: fadeFrames)
+                gain = RaisedCosine.gain(fadedIn + 1, of: fadeFrames + 1)
                 fadedIn += 1
             } else {
                 continue
@@ -56,10 +56,5 @@ final class DamageConcealer {
     func flush(emit: (UnsafePointer<Float>, Int) throws -> Void) rethrows {
         if !held.isEmpty { try held.withUnsafeBufferPointer { try emit($0.baseAddress!, held.count / channels) } }
         held.removeAll(keepingCapacity: true)
-    }
-
-    /// The gain at step `i` of `count` of a raised-cosine rise from 0 towards 1.
-    private static func rising(_ i: Int, of count: Int) -> Float {
-        Float(0.5 - 0.5 * cos(Double.pi * Double(i + 1) / Double(count + 1)))
     }
 }

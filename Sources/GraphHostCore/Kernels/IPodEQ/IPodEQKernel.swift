@@ -147,15 +147,7 @@ public struct IPodEQKernel {
                 }
                 if fade.isSteady { finishCrossfade() }
             }
-            if !(wet.isSteady && wet.current == 1) {
-                for f in 0..<run {
-                    let g = wet.next()
-                    for ch in 0..<channels {
-                        let at = ch * channelStride + done + f
-                        output[at] = input[at] + g * (output[at] - input[at])
-                    }
-                }
-            }
+            wet.blend(input: input + done, output: output + done, channelStride: channelStride, channels: channels, frames: run)
             done += run
         }
     }

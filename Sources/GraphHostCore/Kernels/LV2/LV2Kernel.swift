@@ -123,15 +123,7 @@ public struct LV2Kernel {
         }
         runPlugins(input: input, output: output, channelStride: channelStride, frames: frames)
         if checkFinite { silenceIfNotFinite(output: output, channelStride: channelStride, channels: channels, frames: frames) }
-        if !(wet.pointee.isSteady && wet.pointee.current == 1) {
-            for f in 0..<frames {
-                let g = wet.pointee.next()
-                for c in 0..<channels {
-                    let at = c * channelStride + f
-                    output[at] = input[at] + g * (output[at] - input[at])
-                }
-            }
-        }
+        wet.pointee.blend(input: input, output: output, channelStride: channelStride, channels: channels, frames: frames)
     }
 
     /// A plugin that outputs NaN or Inf is silenced for that slice, and the slice is counted.
