@@ -21,7 +21,8 @@ public final class GraphSession {
     private static let logger = Logger(label: "graphhost")
     private var submitted = 0
     private var retiring: [(number: Int, graph: CompiledGraph, transition: CompiledTransition)] = []
-    private var closed = false
+    /// True once `close()` freed the engine.
+    public private(set) var closed = false
 
     /// The fade of `pause` and `play`.
     public static let transportFadeSeconds = 0.02
