@@ -74,12 +74,13 @@ public struct EQCurve {
         return out
     }
 
-    public func png() -> [UInt8] {
+    /// The target and achieved curves as an SVG chart over ±12 dB.
+    public func svg() -> String {
         let title = "\(preset.name) at \(sampleRate) Hz (headroom \(String(format: "%.1f", headroomDB)) dB, not shown)"
         let curves = [
-            ResponsePlot.Curve(label: "target", color: (40, 90, 200), points: points.map { ($0.frequency, $0.target) }),
-            ResponsePlot.Curve(label: "achieved", color: (220, 60, 40), points: points.map { ($0.frequency, $0.achieved) }),
+            ResponsePlot.Curve(label: "target", color: "#285ac8", points: points.map { ($0.frequency, $0.target) }),
+            ResponsePlot.Curve(label: "achieved", color: "#dc3c28", points: points.map { ($0.frequency, $0.achieved) }),
         ]
-        return ResponsePlot(title: title, curves: curves, dBRange: -12...12).png()
+        return ResponsePlot(title: title, curves: curves, dBRange: -12...12).svg()
     }
 }
