@@ -25,15 +25,14 @@ let package = Package(
         .target(name: "CLV2Support", dependencies: ["CLilv"]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "CHTTP", dependencies: ["CCurl"]),
-        // The render world: engine, plans, rings and kernels. No Foundation, Logging or system library but
-        // the LV2 headers, so what the process callback may touch is decided by the compiler.
+        // The render world: engine, plans, rings and kernels, in Swift 6 mode. It imports only Atomics, Glibc and
+        // the LV2 headers (LayoutTests), and links no system library.
         .target(
             name: "GraphHostCore",
-            dependencies: ["CLV2", .product(name: "Atomics", package: "swift-atomics")],
-            swiftSettings: [.swiftLanguageMode(.v5)]
+            dependencies: ["CLV2", .product(name: "Atomics", package: "swift-atomics")]
         ),
         // Pure math: the graphic EQ's design, its parallel form and the factory presets.
-        .target(name: "GraphHostDSP", swiftSettings: [.swiftLanguageMode(.v5)]),
+        .target(name: "GraphHostDSP"),
         // The control world: graphs, compilation, sessions, node kinds, backends and control surfaces.
         .target(
             name: "GraphHost",
@@ -69,6 +68,6 @@ package.targets += [
     .target(name: "CIPodEQLV2"),
     // nodelete: Swift registers the library's type metadata with the runtime, so it must never be unloaded
     // (hosts dlclose plugins when an instance is freed).
-    .target(name: "GraphHostIPodEQLV2", dependencies: ["GraphHostCore", "GraphHostDSP", "CIPodEQLV2"], swiftSettings: [.swiftLanguageMode(.v5)],
+    .target(name: "GraphHostIPodEQLV2", dependencies: ["GraphHostCore", "GraphHostDSP", "CIPodEQLV2"],
             linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "nodelete"])]),
 ]
