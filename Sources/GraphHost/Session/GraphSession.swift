@@ -64,7 +64,7 @@ public final class GraphSession {
         case .node(let command):
             try graph.instance(for: command).perform(command.action, concurrent: rendersConcurrently, send: send)
         case .pause, .play:
-            try send(ControlMessage(control: .transport, parameter: request == .play ? Transport.playParameter : Transport.pauseParameter))
+            try send(.transport(request == .play ? .play : .pause))
         case .chain(let node, let name):
             try swap(to: graph.document.selecting(chain: name, for: node))
         case .load(let path):
@@ -118,7 +118,7 @@ public final class GraphSession {
         let fadeFrames = Int(document.crossfadeSeconds * Double(document.format.sampleRate))
         let transition = CompiledTransition(from: old, to: next, fadeFrames: fadeFrames)
         do {
-            try send(ControlMessage(control: .transition(transition.transition)))
+            try send(.transition(transition.transition))
         } catch {
             next.release(keep)
             next.close()

@@ -1,30 +1,14 @@
-/// What a control message addresses: one kernel, the transport (pause/play) or a plan transition to begin.
-public enum ControlTarget {
-    case kernel(RenderStep.Kernel)
-    case transport
+/// A change sent from the control world to the render world, applied at the start of a render call. Plain data:
+/// each case names its kernel by pointer and carries that kernel's own kind of change, so a change cannot reach
+/// a kernel of another kind.
+public enum ControlMessage {
+    case mixer(UnsafeMutablePointer<MixerKernel>, MixerKernel.Change)
+    case ipodEQ(UnsafeMutablePointer<IPodEQKernel>, IPodEQKernel.Change)
+    case lv2(UnsafeMutablePointer<LV2Kernel>, LV2Kernel.Change)
+    /// Pause or play the whole output.
+    case transport(Transport.Change)
+    /// Begin a prepared plan transition.
     case transition(UnsafeMutablePointer<PlanTransition>)
-}
-
-/// A change sent from the control world to the render world, applied at the start of a render call.
-/// Plain data only: its target, a parameter number and up to 64 values.
-public struct ControlMessage {
-    public var target: ControlTarget
-    public var parameter: Int32
-    public var count: Int32
-    public var values: SIMD64<Float>
-
-    public init(control target: ControlTarget, parameter: Int32 = 0, values: [Float] = []) {
-        precondition(values.count <= 64)
-        self.target = target
-        self.parameter = parameter
-        self.count = Int32(values.count)
-        self.values = SIMD64<Float>()
-        for (i, v) in values.enumerated() { self.values[i] = v }
-    }
-
-    public init(target: RenderStep.Kernel, parameter: Int32, values: [Float] = []) {
-        self.init(control: .kernel(target), parameter: parameter, values: values)
-    }
 }
 
 /// A lock-free single-producer/single-consumer queue of control messages (control world → render world).
@@ -61,13 +45,5 @@ public struct ControlQueue {
     @_noLocks
     public func dropFirst() {
         index.read.store(index.read.load(ordering: .relaxed) + 1, ordering: .releasing)
-    }
-
-    /// Consumer: dequeues the oldest message, if any.
-    @_noLocks
-    public func pop() -> ControlMessage? {
-        guard let message = peek() else { return nil }
-        dropFirst()
-        return message
     }
 }

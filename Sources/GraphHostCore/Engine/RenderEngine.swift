@@ -96,16 +96,12 @@ public struct RenderEngine {
     mutating func deliverMessages() {
         var applied = false
         while let message = messages.peek() {
-            switch message.target {
-            case .kernel(let kernel):
-                switch kernel {
-                case .mixer(let k): k.pointee.apply(message)
-                case .ipodEQ(let k): k.pointee.apply(message)
-                case .lv2(let k): k.pointee.apply(message)
-                case .stream, .crossfade, .output: break
-                }
-            case .transport:
-                transport.apply(message)
+            switch message {
+            case .mixer(let k, let change): k.pointee.apply(change)
+            case .ipodEQ(let k, let change): k.pointee.apply(change)
+            case .lv2(let k, let change): k.pointee.apply(change)
+            case .transport(let change):
+                transport.apply(change)
             case .transition(let t):
                 // One transition at a time: a later one (and what follows it) waits for the current fade to end.
                 if transition != nil { return noteApplied(applied) }

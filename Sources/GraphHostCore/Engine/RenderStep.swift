@@ -1,7 +1,7 @@
 /// One node's work in a render plan: its kernel and the bus buffers it reads and writes.
 public struct RenderStep {
     /// Every kind of render kernel, addressed by pointer into memory the control world owns.
-    /// New node kinds add a case here and in `RenderPlan.runSlice` / `RenderEngine.deliverMessages`.
+    /// A new node kind adds a case here, in `RenderPlan.runSlice` and, if it takes changes, in `ControlMessage`.
     public enum Kernel {
         case stream(UnsafeMutablePointer<StreamKernel>)
         case mixer(UnsafeMutablePointer<MixerKernel>)

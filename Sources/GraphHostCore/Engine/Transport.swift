@@ -5,14 +5,14 @@ public struct Transport {
     public var paused = false
     public let fadeFrames: Int
 
-    public static var pauseParameter: Int32 { 0 }
-    public static var playParameter: Int32 { 1 }
+    /// What a transport message asks for.
+    public enum Change { case pause, play }
 
     public init(fadeFrames: Int) { self.fadeFrames = fadeFrames }
 
     @_noLocks
-    mutating func apply(_ message: ControlMessage) {
-        paused = message.parameter == Transport.pauseParameter
+    mutating func apply(_ change: Change) {
+        paused = change == .pause
         gain.glide(to: paused ? 0 : 1, over: fadeFrames)
     }
 

@@ -60,9 +60,7 @@ public struct IPodEQNode: NodeDefinition {
 extension IPodEQSettings {
     /// The coefficients `IPodEQKernel` runs for these settings.
     public func coefficients(sampleRate: Int) -> ParallelEQCoefficients {
-        let values = kernelValues(sampleRate: sampleRate)
-        let message = ControlMessage(target: .output, parameter: Int32(GraphicEQDesign.bandCount), values: values)
-        return ParallelEQCoefficients(message: message)
+        ParallelEQCoefficients(sections: GraphicEQDesign.bandCount, values: kernelValues(sampleRate: sampleRate))
     }
 }
 
@@ -124,11 +122,10 @@ final class IPodEQInstance: NodeInstance {
 
     func messages(for command: NodeCommand) throws -> [ControlMessage] {
         if case .bypass(let on) = command {
-            return [ControlMessage(target: kernel, parameter: IPodEQKernel.bypassParameter, values: [on ? 1 : 0])]
+            return [.ipodEQ(kernelPointer, .bypass(on))]
         }
         settings = try settings(after: command)
-        return [ControlMessage(target: kernel, parameter: Int32(GraphicEQDesign.bandCount),
-                               values: settings.kernelValues(sampleRate: format.sampleRate))]
+        return [.ipodEQ(kernelPointer, .coefficients(settings.coefficients(sampleRate: format.sampleRate)))]
     }
 
     func close() {

@@ -228,9 +228,9 @@ final class LV2Instance: NodeInstance {
     func messages(for command: NodeCommand) throws -> [ControlMessage] {
         if case .bypass(let on) = command {
             bypassed = on
-            return [ControlMessage(target: kernel, parameter: LV2Kernel.bypassParameter, values: [on ? 1 : 0])]
+            return [.lv2(kernelPointer, .bypass(on))]
         }
-        return try targets(of: command).map { ControlMessage(target: kernel, parameter: Int32($0.port), values: [$0.value]) }
+        return try targets(of: command).map { .lv2(kernelPointer, .control(port: $0.port, value: $0.value)) }
     }
 
     func close() {
@@ -276,11 +276,11 @@ final class LV2Instance: NodeInstance {
         }
         let mustPause = concurrent && !node.plugin.supportsThreadSafeRestore
         if mustPause {
-            try send(ControlMessage(target: kernel, parameter: LV2Kernel.pauseParameter))
+            try send(.lv2(kernelPointer, .pause))
             let deadline = Date().addingTimeInterval(2)
             while !paused.load(ordering: .acquiring) {
                 guard Date() < deadline else {
-                    try send(ControlMessage(target: kernel, parameter: LV2Kernel.resumeParameter))
+                    try send(.lv2(kernelPointer, .resume))
                     throw CommandError("'\(id)' did not pause for its state restore; preset '\(preset.label)' not applied")
                 }
                 usleep(1000)
@@ -291,8 +291,8 @@ final class LV2Instance: NodeInstance {
         }
         try portMessages.forEach(send)
         if mustPause {
-            try send(ControlMessage(target: kernel, parameter: LV2Kernel.resumeParameter))
-            if bypassed { try send(ControlMessage(target: kernel, parameter: LV2Kernel.bypassParameter, values: [1])) }
+            try send(.lv2(kernelPointer, .resume))
+            if bypassed { try send(.lv2(kernelPointer, .bypass(true))) }
         }
     }
 }

@@ -65,32 +65,31 @@ final class MixerInstance: NodeInstance {
         }
     }
 
-    /// The kernel parameter and gain a command sets.
-    func target(of command: NodeCommand) throws -> (parameter: Int32, gain: Float) {
+    /// The kernel change a command asks for.
+    func change(for command: NodeCommand) throws -> MixerKernel.Change {
         let valid = "volume, " + (0..<inputs).map { "volume.\($0)" }.joined(separator: ", ")
         if case .bypass = command { throw CommandError("mixer '\(id)' cannot be bypassed (set its volumes instead)") }
         guard case .set(let parameter, let value) = command else {
             throw CommandError("mixer '\(id)' has no presets; parameters: \(valid)")
         }
-        let slot: Int32
+        let input: Int?
         if parameter == "volume" {
-            slot = MixerKernel.masterParameter
+            input = nil
         } else if parameter.hasPrefix("volume."), let i = Int(parameter.dropFirst(7)), (0..<inputs).contains(i) {
-            slot = Int32(i)
+            input = i
         } else {
             throw CommandError("mixer '\(id)' has no parameter '\(parameter)'; parameters: \(valid)")
         }
         guard MixerNode.volumeRange.contains(value) else {
             throw CommandError("volume \(Format.number(value)) is out of range 0…16 (linear gain)")
         }
-        return (slot, Float(value))
+        return input.map { .volume(input: $0, gain: Float(value)) } ?? .master(gain: Float(value))
     }
 
-    func check(_ command: NodeCommand) throws { _ = try target(of: command) }
+    func check(_ command: NodeCommand) throws { _ = try change(for: command) }
 
     func messages(for command: NodeCommand) throws -> [ControlMessage] {
-        let t = try target(of: command)
-        return [ControlMessage(target: kernel, parameter: t.parameter, values: [t.gain])]
+        [.mixer(kernelPointer, try change(for: command))]
     }
 
     func close() {

@@ -6,18 +6,18 @@ public struct ParallelEQCoefficients: Equatable {
 
     public init() {}
 
-    /// Message layout: parameter = section count S, values = [d, c0×S, c1×S, a1×S, a2×S].
     /// The stereo kernel packs ten sections of two channels into five 4-lane vectors, hence ten at most.
     public static let maxSections = 10
 
-    public init(message: ControlMessage) {
-        let s = Int(message.parameter)
-        d = message.values[0]
-        for k in 0..<min(s, Self.maxSections) {
-            c0[k] = message.values[1 + k]
-            c1[k] = message.values[1 + s + k]
-            a1[k] = message.values[1 + 2 * s + k]
-            a2[k] = message.values[1 + 3 * s + k]
+    /// From `ParallelForm.messageValues` of S sections: [d, c0×S, c1×S, a1×S, a2×S].
+    public init(sections s: Int, values: [Float]) {
+        precondition(values.count == 1 + 4 * s && s <= Self.maxSections)
+        d = values[0]
+        for k in 0..<s {
+            c0[k] = values[1 + k]
+            c1[k] = values[1 + s + k]
+            a1[k] = values[1 + 2 * s + k]
+            a2[k] = values[1 + 3 * s + k]
         }
     }
 }
@@ -60,8 +60,11 @@ public struct IPodEQWorkspace {
 public struct IPodEQKernel {
     /// Length of the crossfade to new coefficients, in seconds.
     public static let rampSeconds = 0.030
-    /// Message parameter for bypass (value 1 on, 0 off); other messages carry coefficients.
-    public static let bypassParameter: Int32 = -1
+    /// New coefficients (crossfaded over `rampSamples`), or bypass on or off.
+    public enum Change {
+        case coefficients(ParallelEQCoefficients)
+        case bypass(Bool)
+    }
 
     /// Two state vectors (s1, s2) per channel.
     public var state: UnsafeMutablePointer<SIMD16<Float>>
@@ -88,12 +91,16 @@ public struct IPodEQKernel {
     }
 
     @_noLocks
-    public mutating func apply(_ message: ControlMessage) {
-        if message.parameter == Self.bypassParameter {
-            wet.glide(to: message.values[0] > 0.5 ? 0 : 1, over: rampSamples)
+    public mutating func apply(_ change: Change) {
+        let coefficients: ParallelEQCoefficients
+        switch change {
+        case .bypass(let on):
+            wet.glide(to: on ? 0 : 1, over: rampSamples)
             return
+        case .coefficients(let c):
+            coefficients = c
         }
-        pending = ParallelEQCoefficients(message: message)
+        pending = coefficients
         hasPending = true
         if workspace == nil || rampSamples == 0 {
             current = pending

@@ -30,11 +30,14 @@ public struct LV2Kernel {
     public let paused: UnsafeAtomic<Bool>
     public let fadeSamples: Int
 
-    /// Message parameters besides port indices.
-    public static let pauseParameter: Int32 = -2
-    public static let resumeParameter: Int32 = -3
-    /// Bypass (value 1 on, 0 off): the plugin fades out but keeps running, so un-bypassing is clean.
-    public static let bypassParameter: Int32 = -4
+    /// A control port's new value (already clamped); pause (fade out, then stop running the plugin so its state
+    /// may be restored) and resume; bypass on or off (the plugin fades out but keeps running, so un-bypassing is clean).
+    public enum Change {
+        case control(port: Int, value: Float)
+        case pause
+        case resume
+        case bypass(Bool)
+    }
     /// True while bypassed: the plugin runs even when fully faded out.
     public let runsWhenSilent: UnsafeMutablePointer<Bool>
     /// Slices whose output held NaN or Inf: each is replaced by silence, never passed on.
@@ -83,28 +86,23 @@ public struct LV2Kernel {
         self.nonFiniteSlices = nonFiniteSlices
     }
 
-    /// A control change: `parameter` is the port index, value 0 the new value (already clamped).
+    /// Applies a change at the start of a render call.
     @_noLocks
-    public func apply(_ message: ControlMessage) {
-        if message.parameter == Self.pauseParameter {
+    public func apply(_ change: Change) {
+        switch change {
+        case .pause:
             runsWhenSilent.pointee = false
             wet.pointee.glide(to: 0, over: fadeSamples)
-            return
-        }
-        if message.parameter == Self.bypassParameter {
-            let on = message.values[0] > 0.5
+        case .bypass(let on):
             runsWhenSilent.pointee = on
             wet.pointee.glide(to: on ? 0 : 1, over: fadeSamples)
-            return
-        }
-        if message.parameter == Self.resumeParameter {
+        case .resume:
             paused.store(false, ordering: .releasing)
             wet.pointee.glide(to: 1, over: fadeSamples)
-            return
+        case .control(let port, let value):
+            guard port >= 0 && port < portCount else { return }
+            for copy in 0..<copies { controls[copy * portCount + port] = value }
         }
-        let port = Int(message.parameter)
-        guard port >= 0 && port < portCount else { return }
-        for copy in 0..<copies { controls[copy * portCount + port] = message.values[0] }
     }
 
     /// `checkFinite`: replace output holding NaN or Inf by silence (the engine asks for it once its output

@@ -1,7 +1,10 @@
 /// The render side of the `mixer` node: sums its input buses with per-input and master gains.
 public struct MixerKernel {
-    /// Message parameter for the master gain; an input's gain uses its index. Value 0 is the linear gain.
-    public static let masterParameter: Int32 = -1
+    /// A new linear gain, reached over `rampSamples`.
+    public enum Change {
+        case volume(input: Int, gain: Float)
+        case master(gain: Float)
+    }
 
     public let inputCount: Int
     /// `inputCount` input gains followed by the master gain.
@@ -15,10 +18,14 @@ public struct MixerKernel {
     }
 
     @_noLocks
-    public func apply(_ message: ControlMessage) {
-        let slot = message.parameter == Self.masterParameter ? inputCount : Int(message.parameter)
-        guard slot >= 0 && slot <= inputCount else { return }
-        gains[slot].glide(to: message.values[0], over: rampSamples)
+    public func apply(_ change: Change) {
+        switch change {
+        case .volume(let input, let gain):
+            guard input >= 0 && input < inputCount else { return }
+            gains[input].glide(to: gain, over: rampSamples)
+        case .master(let gain):
+            gains[inputCount].glide(to: gain, over: rampSamples)
+        }
     }
 
     @_noLocks
