@@ -25,7 +25,9 @@ struct RunCommand: ParsableCommand {
         let isTTY = isatty(STDOUT_FILENO) == 1
         let logger = Logger(label: "graphhost")
         // Keep every page resident so the real-time thread never waits on a page fault.
-        if mlockall(MCL_CURRENT | MCL_FUTURE) != 0 { logger.debug("mlockall failed; pages may fault in the render thread") }
+        if mlockall(MCL_CURRENT | MCL_FUTURE) != 0 {
+            logger.warning("could not lock memory (mlockall: \(String(cString: strerror(errno)))); the render thread may wait on page faults (raise RLIMIT_MEMLOCK, e.g. LimitMEMLOCK or limits.conf)")
+        }
         let recorder = try record.map { try RecordingWriter(path: $0, sampleRate: doc.format.sampleRate, channels: doc.format.channels) }
         let session = GraphSession(graph: try CompiledGraph(doc))
         let rate = Double(doc.format.sampleRate)
