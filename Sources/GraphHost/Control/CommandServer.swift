@@ -8,9 +8,8 @@ public final class CommandServer {
     private var listener: Int32 = -1
     private let lock = NSLock()
     private var stopping = false
-    private var thread: Thread?
+    private var thread: JoinableThread?
     private var events: [String] = []
-    private let finished = DispatchSemaphore(value: 0)
     public static let maxLineLength = 4096
     /// Commands one client may send per second (a burst of as many is allowed), and clients at once.
     public static let commandsPerSecond = 100.0
@@ -48,16 +47,13 @@ public final class CommandServer {
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         listener = fd
-        let t = Thread { [self] in serve(); finished.signal() }
-        t.name = "graphhost-control"
-        thread = t
-        t.start()
+        thread = JoinableThread(name: "graphhost-control") { [self] in serve() }
     }
 
     public func stop() {
         guard thread != nil else { return }
         lock.withLock { stopping = true }
-        finished.wait()
+        thread?.join()
         thread = nil
         close(listener)
         unlink(path)

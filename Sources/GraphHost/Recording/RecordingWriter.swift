@@ -9,8 +9,7 @@ public final class RecordingWriter {
     private let file: SoundFileWriter
     private let stopping = ManagedAtomic<Bool>(false)
     private let written = ManagedAtomic<Int>(0)
-    private let finished = DispatchSemaphore(value: 0)
-    private var thread: Thread?
+    private var thread: JoinableThread?
     private var failure: Error?
     /// How often the writer looks at the ring; the ring holds seconds, so a late look loses nothing.
     static let pollMicroseconds: UInt32 = 10_000
@@ -30,13 +29,7 @@ public final class RecordingWriter {
     public var droppedFrames: Int { tap.droppedFrames.load(ordering: .relaxed) }
 
     public func start() {
-        let t = Thread { [self] in
-            drain()
-            finished.signal()
-        }
-        t.name = "graphhost-record"
-        thread = t
-        t.start()
+        thread = JoinableThread(name: "graphhost-record") { [self] in drain() }
     }
 
     /// What a finished recording holds.
@@ -50,7 +43,7 @@ public final class RecordingWriter {
     public func finish() -> Summary {
         if thread != nil {
             stopping.store(true, ordering: .releasing)
-            finished.wait()
+            thread?.join()
             thread = nil
             file.close()
         }

@@ -10,8 +10,7 @@ final class LV2WorkerThread {
     private let count: Int
     private let lock = NSLock()
     private var stopping = false
-    private let done = DispatchSemaphore(value: 0)
-    private var thread: Thread?
+    private var thread: JoinableThread?
     /// Full passes over the channels so far.
     private let passes = ManagedAtomic<Int>(0)
 
@@ -21,9 +20,9 @@ final class LV2WorkerThread {
     }
 
     func start() {
-        let t = Thread { [self] in
+        thread = JoinableThread(name: "graphhost-lv2-worker") { [self] in
             let buffer = UnsafeMutableRawPointer.allocate(byteCount: LV2WorkerChannel.scratchSize, alignment: 16)
-            defer { buffer.deallocate(); done.signal() }
+            defer { buffer.deallocate() }
             while !lock.withLock({ stopping }) {
                 var busy = false
                 for i in 0..<count {
@@ -42,9 +41,6 @@ final class LV2WorkerThread {
                 if !busy { usleep(1000) }
             }
         }
-        t.name = "graphhost-lv2-worker"
-        thread = t
-        t.start()
     }
 
     /// Waits until every request scheduled before the call has been worked on and its response queued: two more
@@ -62,7 +58,7 @@ final class LV2WorkerThread {
     func stop() {
         guard thread != nil else { return }
         lock.withLock { stopping = true }
-        done.wait()
+        thread?.join()
         thread = nil
     }
 }

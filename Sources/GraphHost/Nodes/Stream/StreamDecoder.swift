@@ -9,12 +9,11 @@ public final class StreamDecoder {
     private let counters: StreamCounters
     private let loop: Bool
     private let wakeup: RingWakeup
-    private var thread: Thread?
+    private var thread: JoinableThread?
     /// Guards `stopping`, the failure and the damage counts.
     private let stopRequested = NSLock()
     private var stopping = false
     private var _damage = StreamDamage()
-    private let finishedThread = DispatchSemaphore(value: 0)
     private var _failure: Error?
     private var source: ByteSource?
     /// The first error the decoder thread met, if any.
@@ -33,13 +32,7 @@ public final class StreamDecoder {
     }
 
     public func start() {
-        let t = Thread { [self] in
-            run()
-            finishedThread.signal()
-        }
-        t.name = "graphhost-decoder"
-        thread = t
-        t.start()
+        thread = JoinableThread(name: "graphhost-decoder") { [self] in run() }
     }
 
     /// Asks the thread to stop and waits for it.
@@ -47,7 +40,7 @@ public final class StreamDecoder {
         guard thread != nil else { return }
         stopRequested.withLock { stopping = true; source?.cancel() }
         wakeup.signalSpace()
-        finishedThread.wait()
+        thread?.join()
         thread = nil
     }
 
