@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .executable(name: "graphhost", targets: ["graphhost"]),
         .library(name: "GraphHost", targets: ["GraphHost"]),
+        .library(name: "GraphHostCore", targets: ["GraphHostCore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -19,14 +20,25 @@ let package = Package(
         .target(name: "CRenderSupport"),
         .systemLibrary(name: "CLibPipeWire", pkgConfig: "libpipewire-0.3", providers: [.apt(["libpipewire-0.3-dev"])]),
         .target(name: "CPipeWire", dependencies: ["CLibPipeWire"]),
+        .systemLibrary(name: "CLV2", pkgConfig: "lv2", providers: [.apt(["lv2-dev"])]),
         .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev", "lv2-dev"])]),
         .target(name: "CLV2Support", dependencies: ["CLilv"]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "CHTTP", dependencies: ["CCurl"]),
+        // The render world: engine, plans, rings and kernels, in Swift 6 mode. It imports only Atomics, Glibc and
+        // the LV2 headers (LayoutTests), and links no system library.
+        .target(
+            name: "GraphHostCore",
+            dependencies: ["CLV2", .product(name: "Atomics", package: "swift-atomics")]
+        ),
+        // Pure math: the graphic EQ's design, its parallel form and the factory presets.
+        .target(name: "GraphHostDSP"),
+        // The control world: graphs, compilation, sessions, node kinds, backends and control surfaces.
         .target(
             name: "GraphHost",
             dependencies: [
-                "CMPG123", "CSoxr", "CSndfile", "CRenderSupport", "CPipeWire", "CLilv", "CLV2Support", "CHTTP",
+                "GraphHostCore", "GraphHostDSP",
+                "CMPG123", "CSoxr", "CSndfile", "CRenderSupport", "CPipeWire", "CLV2", "CLilv", "CLV2Support", "CHTTP",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -56,6 +68,6 @@ package.targets += [
     .target(name: "CIPodEQLV2"),
     // nodelete: Swift registers the library's type metadata with the runtime, so it must never be unloaded
     // (hosts dlclose plugins when an instance is freed).
-    .target(name: "GraphHostIPodEQLV2", dependencies: ["GraphHost", "CIPodEQLV2"], swiftSettings: [.swiftLanguageMode(.v5)],
+    .target(name: "GraphHostIPodEQLV2", dependencies: ["GraphHostCore", "GraphHostDSP", "CIPodEQLV2"],
             linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "nodelete"])]),
 ]

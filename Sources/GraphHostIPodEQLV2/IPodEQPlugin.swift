@@ -1,5 +1,6 @@
-import Foundation
-import GraphHost
+import Glibc
+import GraphHostCore
+import GraphHostDSP
 
 /// The built-in `ipod-eq` as an LV2 plugin (Plugins/graphhost-ipod-eq.lv2); the C target
 /// CIPodEQLV2 supplies `lv2_descriptor` and forwards every callback to the functions below.
@@ -15,14 +16,18 @@ final class IPodEQPlugin {
         static let inL = 0, inR = 1, outL = 2, outR = 3, firstBand = 4, preamp = 14, preset = 15, count = 16
     }
 
-    /// Sizes and offsets of the buffers and messages below.
+    /// Sizes of the buffers below.
     enum Layout {
         /// Frames per kernel call; the host's block is processed in pieces of at most this size.
         static let blockFrames = 256
         /// Lane of the preamp in a control snapshot (lanes 0…9 are the band gains).
         static let preampLane = 10
-        /// First message value holding the controls a coefficient message was designed for.
-        static let sourceOffset = 48
+    }
+
+    /// Designer → run(): coefficients and the control snapshot they were designed for.
+    struct Design {
+        var coefficients: ParallelEQCoefficients
+        var controls: SIMD16<Float>
     }
 
     let sampleRate: Int
@@ -32,13 +37,16 @@ final class IPodEQPlugin {
     let kernel = UnsafeMutablePointer<IPodEQKernel>.allocate(capacity: 1)
     /// Two channels of `Layout.blockFrames`, processed in place.
     let scratch = UnsafeMutablePointer<Float>.allocate(capacity: 2 * Layout.blockFrames)
-    /// run() → designer: control snapshots (parameter -1 stops the thread).
-    let requests = ControlQueue.allocate(capacity: 8)
-    /// Designer → run(): coefficient messages, tagged with their controls.
-    let results = ControlQueue.allocate(capacity: 16)
+    /// run() → designer: control snapshots (`SIMD16<Float>`).
+    let requests = ByteRing.allocate(capacity: 1 << 11)
+    /// Designer → run(): `Design`s.
+    let results = ByteRing.allocate(capacity: 1 << 14)
+    /// Where run() reads a design and writes a request (plain memory, so the rings copy bytes only).
+    let design = UnsafeMutablePointer<Design>.allocate(capacity: 1)
+    let request = UnsafeMutablePointer<SIMD16<Float>>.allocate(capacity: 1)
     let wake = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
-    /// An empty request, copied by run() (building one there would touch an array).
-    let requestTemplate = ControlMessage(target: .output, parameter: 0)
+    /// Set before the last post of `wake`: the designer thread ends.
+    var stopping = false
     var thread = pthread_t()
     /// The controls of the kernel's target coefficients, or of the newest request.
     var requested: SIMD16<Float>
@@ -50,7 +58,7 @@ final class IPodEQPlugin {
         state.initialize(repeating: SIMD16<Float>(), count: 4)
         requested = Self.defaults
         kernel.initialize(to: IPodEQKernel(state: state, coefficients: Self.coefficients(Self.defaults, sampleRate: self.sampleRate),
-                                           rampSamples: Int(IPodEQNode.rampSeconds * Double(self.sampleRate)), workspace: workspace))
+                                           rampSamples: Int(IPodEQKernel.rampSeconds * Double(self.sampleRate)), workspace: workspace))
         sem_init(wake, 0, 0)
         let context = Unmanaged.passUnretained(self).toOpaque()
         guard pthread_create(&thread, nil, { context in
@@ -64,9 +72,7 @@ final class IPodEQPlugin {
 
     /// Stops the designer thread and frees everything (LV2 cleanup).
     func shutdown() {
-        var stop = ControlMessage(target: .output, parameter: -1)
-        stop.count = 0
-        while !requests.push(stop) { usleep(1000) }
+        stopping = true
         sem_post(wake)
         pthread_join(thread, nil)
         release()
@@ -77,6 +83,8 @@ final class IPodEQPlugin {
         wake.deallocate()
         requests.deallocate()
         results.deallocate()
+        design.deallocate()
+        request.deallocate()
         kernel.deinitialize(count: 1).deallocate()
         state.deallocate()
         workspace.deallocate()
@@ -98,36 +106,24 @@ final class IPodEQPlugin {
         return c
     }
 
-    /// Coefficients for a control snapshot, with the snapshot in values 48…58 (allocates: not for run()).
-    static func design(_ c: SIMD16<Float>, sampleRate: Int) -> ControlMessage {
-        let settings = IPodEQSettings(gains: (0..<GraphicEQDesign.bandCount).map { Double(c[$0]) }, preamp: Double(c[Layout.preampLane]))
-        var message = ControlMessage(target: .output, parameter: Int32(GraphicEQDesign.bandCount),
-                                     values: settings.kernelValues(sampleRate: sampleRate))
-        for lane in 0...Layout.preampLane { message.values[Layout.sourceOffset + lane] = c[lane] }
-        return message
-    }
-
+    /// Coefficients for a control snapshot (allocates: not for run()).
     static func coefficients(_ c: SIMD16<Float>, sampleRate: Int) -> ParallelEQCoefficients {
-        ParallelEQCoefficients(message: design(c, sampleRate: sampleRate))
-    }
-
-    @_noLocks @inline(__always)
-    func source(of message: ControlMessage) -> SIMD16<Float> {
-        var c = SIMD16<Float>()
-        for lane in 0...Layout.preampLane { c[lane] = message.values[Layout.sourceOffset + lane] }
-        return c
+        let settings = IPodEQSettings(gains: (0..<GraphicEQDesign.bandCount).map { Double(c[$0]) }, preamp: Double(c[Layout.preampLane]))
+        return ParallelEQCoefficients(sections: GraphicEQDesign.bandCount, values: settings.kernelValues(sampleRate: sampleRate))
     }
 
     /// Designer thread: designs the newest request and posts the result, until told to stop.
     func designLoop() {
+        var controls = SIMD16<Float>()
         while true {
             while sem_wait(wake) != 0 {}
-            var newest: ControlMessage?
-            while let message = requests.pop() { newest = message }
-            guard let request = newest else { continue }
-            if request.parameter < 0 { return }
-            // Never full: run() drains it on every call and adds at most one request (of 8 queued) per call.
-            _ = results.push(Self.design(request.values.lowHalf.lowHalf, sampleRate: sampleRate))
+            if stopping { return }
+            var newest: SIMD16<Float>?
+            while requests.read(into: &controls, capacity: MemoryLayout<SIMD16<Float>>.size) != nil { newest = controls }
+            guard let newest else { continue }
+            var result = Design(coefficients: Self.coefficients(newest, sampleRate: sampleRate), controls: newest)
+            // Never full: run() drains it on every call and adds at most one request per call.
+            _ = results.write(&result, size: MemoryLayout<Design>.size)
         }
     }
 
@@ -136,24 +132,23 @@ final class IPodEQPlugin {
         state.update(repeating: SIMD16<Float>(), count: 4)
         requested = controls()
         kernel.pointee = IPodEQKernel(state: state, coefficients: Self.coefficients(requested, sampleRate: sampleRate),
-                                      rampSamples: Int(IPodEQNode.rampSeconds * Double(sampleRate)), workspace: workspace)
+                                      rampSamples: Int(IPodEQKernel.rampSeconds * Double(sampleRate)), workspace: workspace)
     }
 
     /// LV2 run: real-time safe for any `frames`; in-place buffers are fine.
     @_noLocks
     func run(_ frames: Int) {
-        while let message = results.pop() {
-            if source(of: message) == requested { kernel.pointee.apply(message) }  // older ones are stale
+        while results.read(into: design, capacity: MemoryLayout<Design>.size) != nil {
+            // Older designs are stale.
+            if design.pointee.controls == requested { kernel.pointee.apply(.coefficients(design.pointee.coefficients)) }
         }
         let c = controls()
         if c != requested {
-            var request = requestTemplate
-            request.values.lowHalf.lowHalf = c
-            request.count = Int32(Layout.preampLane + 1)
-            // ControlQueue.push only stores plain data; sem_post never blocks (async-signal-safe).
-            let queue = requests, semaphore = wake
-            if _unsafePerformance({ queue.push(request) }) {
+            request.pointee = c
+            if requests.write(request, size: MemoryLayout<SIMD16<Float>>.size) {
                 requested = c
+                // sem_post never blocks (async-signal-safe).
+                let semaphore = wake
                 _unsafePerformance { _ = sem_post(semaphore) }
             }
         }

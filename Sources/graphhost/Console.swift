@@ -172,18 +172,7 @@ final class Console {
         }
         guard !text.isEmpty else { return edit {} }
         print(Self.prompt + text)
-        print(Self.describe(reply: handle(text)))
+        print(LiveControl.describe(reply: handle(text)))
         if text == "quit" { onEnd() }
-    }
-
-    /// A reply in words: the error, or the result without the bookkeeping fields.
-    static func describe(reply: String) -> String {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(reply.utf8)) as? [String: Any] else { return reply }
-        if let error = object["error"] as? String { return "error: " + error }
-        var shown = object
-        for key in ["ok", "arrival", "appliedBefore", "command"] { shown.removeValue(forKey: key) }
-        if shown.isEmpty { return "ok" }
-        guard let data = try? JSONSerialization.data(withJSONObject: shown, options: [.sortedKeys, .prettyPrinted]) else { return reply }
-        return String(decoding: data, as: UTF8.self)
     }
 }

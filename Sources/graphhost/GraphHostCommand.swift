@@ -114,21 +114,21 @@ struct EQCurveCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "eq-curve", abstract: "Draw an iPod EQ preset's target and achieved response.")
     @Argument(help: "Preset name or index.") var preset: String
     @Option(help: "Sample rate in Hz.") var rate: Int = 48000
-    @Option(help: "Write a PNG chart here.") var png: String?
+    @Option(help: "Write an SVG chart here.") var svg: String?
     @Option(help: "Write CSV here ('-' for standard output).") var csv: String?
 
     func run() throws {
         guard let p = IPodEQPreset.named(preset) else {
             throw ValidationError("unknown preset '\(preset)'; valid: \(IPodEQPreset.all.map(\.name).joined(separator: ", "))")
         }
-        guard png != nil || csv != nil else { throw ValidationError("give --png FILE and/or --csv FILE") }
+        guard svg != nil || csv != nil else { throw ValidationError("give --svg FILE and/or --csv FILE") }
         let curve = EQCurve(preset: p, sampleRate: rate)
         if let csv {
             if csv == "-" { print(curve.csv, terminator: "") } else { try curve.csv.write(toFile: csv, atomically: true, encoding: .utf8) }
         }
-        if let png {
-            try Data(curve.png()).write(to: URL(fileURLWithPath: png))
-            print("wrote \(png)")
+        if let svg {
+            try curve.svg().write(toFile: svg, atomically: true, encoding: .utf8)
+            print("wrote \(svg)")
         }
     }
 }

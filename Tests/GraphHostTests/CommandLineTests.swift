@@ -1,4 +1,7 @@
 import XCTest
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
 @testable import GraphHost
 
 /// The `graphhost` executable: exit codes, messages and files, and the JSON Schema against the example graphs.
@@ -68,18 +71,66 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(try graphhost(["show", "--dot", demo]).out.hasPrefix("digraph graphhost {"))
     }
 
-    func testEQCurveWritesCSVAndPNG() throws {
+    /// The CSV's curves agree, and the SVG chart is well-formed XML whose polylines, read against the chart's own
+    /// axis labels, sit inside the plot frame and follow the CSV point by point (1 kHz included) to within half a pixel.
+    func testEQCurveWritesCSVAndSVG() throws {
         let csv = TestSupport.directory.appendingPathComponent("rock.csv").path
-        let png = TestSupport.directory.appendingPathComponent("rock.png").path
-        XCTAssertEqual(try graphhost(["eq-curve", "Rock", "--rate", "44100", "--csv", csv, "--png", png]).status, 0)
+        let svg = TestSupport.directory.appendingPathComponent("rock.svg").path
+        try? FileManager.default.removeItem(atPath: svg)
+        XCTAssertEqual(try graphhost(["eq-curve", "Rock", "--rate", "44100", "--csv", csv, "--svg", svg]).status, 0)
         let rows = try String(contentsOfFile: csv, encoding: .utf8).split(separator: "\n").dropFirst()
+            .map { $0.split(separator: ",").map { Double($0)! } }
         XCTAssertGreaterThan(rows.count, 200)
-        for row in rows {
-            let v = row.split(separator: ",").compactMap { Double($0) }
-            if v[0] >= 32 && v[0] <= 16000 { XCTAssertEqual(v[2], v[1], accuracy: 1.0, String(row)) }
+        for v in rows where v[0] >= 32 && v[0] <= 16000 { XCTAssertEqual(v[2], v[1], accuracy: 1.0, "\(v)") }
+
+        let chart = try SVGElements(contentsOf: URL(fileURLWithPath: svg))
+        func number(_ element: SVGElements.Element?, _ attribute: String) throws -> Double {
+            try XCTUnwrap(element?.attributes[attribute].flatMap(Double.init), "\(element?.name ?? "no element") \(attribute)")
         }
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: png))
-        XCTAssertEqual(Array(bytes.prefix(8)), [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+        XCTAssertEqual(chart.root?.name, "svg")
+        let (width, height) = (try number(chart.root, "width"), try number(chart.root, "height"))
+        XCTAssertEqual(chart.root?.attributes["viewBox"], "0 0 \(Int(width)) \(Int(height))")
+
+        let frame = chart.elements.first { $0.attributes["class"] == "plot-area" }
+        let (left, top) = (try number(frame, "x"), try number(frame, "y"))
+        let (right, bottom) = (left + (try number(frame, "width")), top + (try number(frame, "height")))
+        XCTAssertTrue(0 <= left && left < right && right <= width && 0 <= top && top < bottom && bottom <= height)
+
+        // The axes as a reader sees them: label values and their positions, fitted by a line (log frequency for x).
+        func labels(_ kind: String, _ position: String, _ value: (String) -> Double?) throws -> [(value: Double, at: Double)] {
+            try chart.elements.filter { $0.attributes["class"] == kind }.map { (try XCTUnwrap(value($0.text), $0.text), try number($0, position)) }
+        }
+        let xLabels = try labels("x-label", "x") { $0.hasSuffix("k") ? Double($0.dropLast()).map { log10($0 * 1000) } : Double($0).map(log10) }
+        let yLabels = try labels("y-label", "y") { Double($0) }
+        XCTAssertGreaterThanOrEqual(xLabels.count, 5)
+        XCTAssertGreaterThanOrEqual(yLabels.count, 5)
+        func fit(_ labels: [(value: Double, at: Double)]) -> (Double) -> Double {
+            let (a, b) = (labels.min { $0.value < $1.value }!, labels.max { $0.value < $1.value }!)
+            return { a.at + ($0 - a.value) / (b.value - a.value) * (b.at - a.at) }
+        }
+        let (xOf, yOf) = (fit(xLabels), fit(yLabels))
+        for label in xLabels { XCTAssertEqual(xOf(label.value), label.at, accuracy: 0.5, "x label at \(label.at)") }
+        for label in yLabels { XCTAssertEqual(yOf(label.value), label.at, accuracy: 0.5, "y label at \(label.at)") }
+
+        let curves = chart.elements.filter { $0.name == "polyline" }
+        XCTAssertEqual(curves.map { $0.attributes["data-label"] }, ["target", "achieved"])
+        for (column, curve) in zip([1, 2], curves) {
+            let label = curve.attributes["data-label"]!
+            let points = curve.attributes["points", default: ""].split(separator: " ").map { $0.split(separator: ",").map { Double($0) } }
+            XCTAssertEqual(points.count, rows.count, label)
+            var worst = (pixels: 0.0, at: 0.0)
+            for (p, row) in zip(points, rows) {
+                guard p.count == 2, let x = p[0], let y = p[1], x.isFinite, y.isFinite else { XCTFail("\(label): bad point \(p)"); break }
+                guard left <= x && x <= right && top <= y && y <= bottom else { XCTFail("\(label): (\(x), \(y)) outside the plot"); break }
+                let error = max(abs(x - xOf(log10(row[0]))), abs(y - yOf(row[column])))
+                if error > worst.pixels { worst = (error, row[0]) }
+            }
+            XCTAssertLessThanOrEqual(worst.pixels, 0.5, "\(label) is \(worst.pixels) px off the CSV at \(worst.at) Hz")
+        }
+
+        let none = try graphhost(["eq-curve", "Rock"])
+        XCTAssertNotEqual(none.status, 0)
+        XCTAssertTrue(none.err.contains("give --svg FILE and/or --csv FILE"), none.err)
         XCTAssertNotEqual(try graphhost(["eq-curve", "Nope", "--csv", csv]).status, 0)
     }
 
@@ -117,5 +168,35 @@ extension CommandLineTests {
         XCTAssertNotEqual(result.status, 0)
         XCTAssertTrue(result.err.contains("band gain 40 dB is out of range"), result.err)
         XCTAssertFalse(FileManager.default.fileExists(atPath: out))
+    }
+}
+
+/// Every element of an XML document in document order, with its attributes and its own text.
+private final class SVGElements: NSObject, XMLParserDelegate {
+    struct Element { var name: String; var attributes: [String: String]; var text = "" }
+    private(set) var elements: [Element] = []
+    private var open: [Int] = []
+    var root: Element? { elements.first }
+
+    init(contentsOf url: URL) throws {
+        super.init()
+        let parser = XMLParser(data: try Data(contentsOf: url))
+        parser.delegate = self
+        guard parser.parse() else {
+            throw NSError(domain: "SVGElements", code: 1, userInfo: [NSLocalizedDescriptionKey: "not XML: \(String(describing: parser.parserError))"])
+        }
+    }
+
+    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+        open.append(elements.count)
+        elements.append(Element(name: name, attributes: attributes))
+    }
+
+    func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+        open.removeLast()
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) {
+        if let i = open.last { elements[i].text += string }
     }
 }

@@ -1,0 +1,11 @@
+#include <lv2/core/lv2.h>
+#include <lv2/urid/urid.h>
+#include <lv2/options/options.h>
+#include <lv2/buf-size/buf-size.h>
+#include <lv2/atom/atom.h>
+#include <lv2/log/log.h>
+#include <lv2/presets/presets.h>
+#include <lv2/port-groups/port-groups.h>
+#include <lv2/state/state.h>
+#include <lv2/worker/worker.h>
+#include <lv2/parameters/parameters.h>

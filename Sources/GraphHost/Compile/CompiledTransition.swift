@@ -1,0 +1,116 @@
+import Foundation
+
+/// The memory of a `PlanTransition` from one compiled graph to the next, owned by the control world.
+/// Its plan is the union of both graphs in one topological order: nodes only the old graph has, every node
+/// of the new one (kept nodes once), and crossfades where old and new differ: at the output, and at each input
+/// of a kept node whose source changed (so a kept reverb hears its input cross over instead of a jump).
+final class CompiledTransition {
+    let transition: UnsafeMutablePointer<PlanTransition>
+    private let compiled: CompiledPlan
+    private let clock: UnsafeMutablePointer<FadeClock>
+    private let gains: UnsafeMutablePointer<Float>
+    private let crossfades: UnsafeMutablePointer<CrossfadeKernel>
+    private let crossfadeCount: Int
+
+    /// One node of the union: a node of either graph (by key) or a crossfade of two sources.
+    struct UnionNode {
+        enum Role { case old(String), new(String), crossfade }
+        var key: String
+        var role: Role
+        var inputs: [String?]
+        var producesOutput: Bool
+    }
+
+    /// The union of `old` and `new` keeping `kept` in render order plus the key of its output's source;
+    /// nil when keeping those nodes would need a cycle (they appear in a different order in the two graphs).
+    static func union(old: GraphDocument, new: GraphDocument, kept: Set<String>) -> (nodes: [UnionNode], output: String?)? {
+        func oldKey(_ id: String) -> String { kept.contains(id) ? id : "old:" + id }
+        func sources(_ doc: GraphDocument, _ n: Int, key: (String) -> String) -> [String?] {
+            var inputs = [String?](repeating: nil, count: doc.nodes[n].definition.inputBuses)
+            for link in doc.links where link.to == n { inputs[link.toBus] = key(doc.nodes[link.from].id) }
+            return inputs
+        }
+        func outputSource(_ doc: GraphDocument, key: (String) -> String) -> String? {
+            doc.links.first { doc.nodes[$0.to].definition is OutputNode }.map { key(doc.nodes[$0.from].id) }
+        }
+        var nodes: [UnionNode] = []
+        for n in new.order where !(new.nodes[n].definition is OutputNode) {
+            let node = new.nodes[n]
+            var inputs = sources(new, n, key: { $0 })
+            if kept.contains(node.id), let o = old.node(node.id) {
+                let before = sources(old, o.index, key: oldKey)
+                for b in inputs.indices where (b < before.count ? before[b] : nil) != inputs[b] {
+                    let key = "crossfade:\(node.id):\(b)"
+                    nodes.append(UnionNode(key: key, role: .crossfade, inputs: [b < before.count ? before[b] : nil, inputs[b]], producesOutput: true))
+                    inputs[b] = key
+                }
+            }
+            nodes.append(UnionNode(key: node.id, role: .new(node.id), inputs: inputs, producesOutput: node.definition.outputBuses > 0))
+        }
+        for n in old.order where !kept.contains(old.nodes[n].id) && !(old.nodes[n].definition is OutputNode) {
+            let node = old.nodes[n]
+            nodes.append(UnionNode(key: oldKey(node.id), role: .old(node.id), inputs: sources(old, n, key: oldKey),
+                                   producesOutput: node.definition.outputBuses > 0))
+        }
+        var output = outputSource(new, key: { $0 })
+        let oldOutput = outputSource(old, key: oldKey)
+        if oldOutput != output {
+            nodes.append(UnionNode(key: "crossfade:output", role: .crossfade, inputs: [oldOutput, output], producesOutput: true))
+            output = "crossfade:output"
+        }
+        // Kahn's algorithm, stable in the order above.
+        var remaining = nodes
+        var placed: Set<String> = []
+        var ordered: [UnionNode] = []
+        while !remaining.isEmpty {
+            guard let i = remaining.firstIndex(where: { $0.inputs.allSatisfy { $0 == nil || placed.contains($0!) } }) else { return nil }
+            placed.insert(remaining[i].key)
+            ordered.append(remaining.remove(at: i))
+        }
+        return (ordered, output)
+    }
+
+    /// The raised-cosine fade gains for `frames` frames (index `frames` is 1).
+    static func fadeGains(frames: Int) -> [Float] {
+        (0...frames).map { RaisedCosine.gain($0, of: frames) }
+    }
+
+    init(from old: CompiledGraph, to new: CompiledGraph, fadeFrames: Int) {
+        let format = new.document.format
+        guard let (nodes, output) = Self.union(old: old.document, new: new.document, kept: new.keptIDs) else {
+            preconditionFailure("the kept set was checked for cycles before the new graph was built")
+        }
+        let frames = max(1, fadeFrames)
+        gains = .allocate(capacity: frames + 1)
+        gains.initialize(from: Self.fadeGains(frames: frames), count: frames + 1)
+        clock = .allocate(capacity: 1)
+        clock.initialize(to: FadeClock(frames: frames, gains: gains))
+        crossfadeCount = nodes.filter { if case .crossfade = $0.role { return true } else { return false } }.count
+        let crossfades = UnsafeMutablePointer<CrossfadeKernel>.allocate(capacity: max(1, crossfadeCount))
+        crossfades.initialize(repeating: CrossfadeKernel(clock: clock), count: max(1, crossfadeCount))
+        self.crossfades = crossfades
+        let index = Dictionary(uniqueKeysWithValues: nodes.enumerated().map { ($1.key, $0) })
+        var nextCrossfade = 0
+        let sources = nodes.map { node -> PlanStepSource in
+            let kernel: RenderStep.Kernel
+            switch node.role {
+            case .old(let id): kernel = old.instances[id]!.kernel
+            case .new(let id): kernel = new.instances[id]!.kernel
+            case .crossfade:
+                kernel = .crossfade(crossfades + nextCrossfade)
+                nextCrossfade += 1
+            }
+            return PlanStepSource(kernel: kernel, inputs: node.inputs.map { $0.flatMap { index[$0] } }, producesOutput: node.producesOutput)
+        }
+        compiled = CompiledPlan(steps: sources, output: output.flatMap { index[$0] }, channels: format.channels, maxFrames: format.maxFrames)
+        transition = .allocate(capacity: 1)
+        transition.initialize(to: PlanTransition(plan: compiled.plan, next: new.plan, clock: clock))
+    }
+
+    deinit {
+        transition.deallocate()
+        crossfades.deallocate()
+        clock.deallocate()
+        gains.deallocate()
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+
+/// `ipod-eq`: the 10-band iPod-style graphic EQ with its factory presets, a `preamp` in dB and
+/// automatic headroom (the output is lowered by the curve's peak gain, so boosting presets do not clip).
+public struct IPodEQNode: NodeDefinition {
+    public static let typeName = "ipod-eq"
+    public static let settingKeys = ["preset", "preamp"]
+    /// Preset and parameter changes crossfade over this long.
+    public static let rampSeconds = IPodEQKernel.rampSeconds
+
+    public var preset: IPodEQPreset
+    public var preamp: Double
+
+    public var inputBuses: Int { 1 }
+    public var outputBuses: Int { 1 }
+    public var summary: [(String, String)] {
+        let curve = IPodEQSettings(gains: preset.gains, preamp: preamp)
+        return [("preset", "\(preset.name) (#\(preset.index))"), ("preamp", Format.number(preamp) + " dB"),
+                ("headroom", String(format: "%.2f dB", curve.headroomDB(sampleRate: 48000)))]
+    }
+
+    static let preampRange = -24.0...24.0
+    static var presetList: String { IPodEQPreset.all.map(\.name).joined(separator: ", ") }
+
+    public static func parse(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> IPodEQNode? {
+        var preset = IPodEQPreset.all[0]
+        if let value = settings.object["preset"] {
+            var text = value.typeName
+            var found: IPodEQPreset?
+            if let name = value.stringValue {
+                text = "'\(name)'"
+                found = IPodEQPreset.named(name)
+            } else if let number = value.numberValue {
+                text = "'\(Format.number(number))'"
+                found = IPodEQPreset.named(Format.number(number))
+            }
+            guard let found else {
+                issues.report(settings.path("preset"), "unknown preset \(text); valid presets (name or index 0…\(IPodEQPreset.all.count - 1)): \(presetList)", at: value)
+                return nil
+            }
+            preset = found
+        }
+        let preamp = settings.number("preamp", in: preampRange, issues: &issues) ?? 0
+        return IPodEQNode(preset: preset, preamp: preamp)
+    }
+
+    public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance {
+        IPodEQInstance(id: id, settings: IPodEQSettings(gains: preset.gains, preamp: preamp), format: format)
+    }
+
+    public func liveChanges(from old: any NodeDefinition) -> [NodeCommand]? {
+        guard let old = old as? IPodEQNode else { return nil }
+        var commands: [NodeCommand] = []
+        if old.preset.gains != preset.gains { commands.append(.preset(preset.name)) }
+        if old.preamp != preamp { commands.append(.set(parameter: "preamp", value: preamp)) }
+        return commands
+    }
+}
+
+extension IPodEQSettings {
+    /// The coefficients `IPodEQKernel` runs for these settings.
+    public func coefficients(sampleRate: Int) -> ParallelEQCoefficients {
+        ParallelEQCoefficients(sections: GraphicEQDesign.bandCount, values: kernelValues(sampleRate: sampleRate))
+    }
+}
+
+final class IPodEQInstance: NodeInstance {
+    let id: String
+    let format: GraphFormat
+    private(set) var settings: IPodEQSettings
+    let kernelPointer: UnsafeMutablePointer<IPodEQKernel>
+    let state: UnsafeMutablePointer<SIMD16<Float>>
+    let workspace: IPodEQWorkspace
+
+    init(id: String, settings: IPodEQSettings, format: GraphFormat) {
+        self.id = id
+        self.format = format
+        self.settings = settings
+        state = .allocate(capacity: 2 * format.channels)
+        state.initialize(repeating: SIMD16<Float>(), count: 2 * format.channels)
+        workspace = .allocate(channels: format.channels, maxFrames: format.maxFrames)
+        kernelPointer = .allocate(capacity: 1)
+        kernelPointer.initialize(to: IPodEQKernel(state: state, coefficients: settings.coefficients(sampleRate: format.sampleRate),
+                                                  rampSamples: Int(IPodEQNode.rampSeconds * Double(format.sampleRate)), workspace: workspace))
+    }
+
+    var kernel: RenderStep.Kernel { .ipodEQ(kernelPointer) }
+
+    var parameters: [ParameterInfo] {
+        [ParameterInfo(name: "preamp", minimum: IPodEQNode.preampRange.lowerBound, maximum: IPodEQNode.preampRange.upperBound)]
+            + (0..<GraphicEQDesign.bandCount).map { ParameterInfo(name: "band.\($0)", minimum: -12, maximum: 12) }
+    }
+
+    var presetNames: [String] { IPodEQPreset.all.map(\.name) }
+
+    /// The settings after `command`, without applying them.
+    func settings(after command: NodeCommand) throws -> IPodEQSettings {
+        var next = settings
+        switch command {
+        case .preset(let name):
+            guard let preset = IPodEQPreset.named(name) else {
+                throw CommandError("unknown preset '\(name)' for '\(id)'; valid presets (name or index): \(IPodEQNode.presetList)")
+            }
+            next.gains = preset.gains
+        case .bypass:
+            break
+        case .set(let parameter, let value):
+            if parameter == "preamp" {
+                guard IPodEQNode.preampRange.contains(value) else { throw CommandError("preamp \(Format.number(value)) dB is out of range -24…24") }
+                next.preamp = value
+            } else if parameter.hasPrefix("band."), let b = Int(parameter.dropFirst(5)), (0..<GraphicEQDesign.bandCount).contains(b) {
+                guard (-12.0...12.0).contains(value) else { throw CommandError("band gain \(Format.number(value)) dB is out of range -12…12") }
+                next.gains[b] = value
+            } else {
+                throw CommandError("'\(id)' has no parameter '\(parameter)'; parameters: preamp, band.0 … band.9 (32 Hz … 16 kHz)")
+            }
+        }
+        return next
+    }
+
+    func check(_ command: NodeCommand) throws { _ = try settings(after: command) }
+
+    func messages(for command: NodeCommand) throws -> [ControlMessage] {
+        if case .bypass(let on) = command {
+            return [.ipodEQ(kernelPointer, .bypass(on))]
+        }
+        settings = try settings(after: command)
+        return [.ipodEQ(kernelPointer, .coefficients(settings.coefficients(sampleRate: format.sampleRate)))]
+    }
+
+    func close() {
+        kernelPointer.deinitialize(count: 1).deallocate()
+        state.deinitialize(count: 2 * format.channels).deallocate()
+        workspace.deallocate()
+    }
+}

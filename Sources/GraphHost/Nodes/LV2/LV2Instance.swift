@@ -1,0 +1,298 @@
+import Atomics
+import CLV2
+import CLilv
+import Foundation
+import Logging
+
+/// A running `lv2` node: its lilv instances (activated here, in the control world), the memory its
+/// kernel reads, and the translation of `set`/`preset` commands into control messages.
+final class LV2Instance: NodeInstance {
+    let id: String
+    let node: LV2Node
+    let features: LV2Features
+    var instances: [UnsafeMutablePointer<LilvInstance>] = []
+    let kernelPointer: UnsafeMutablePointer<LV2Kernel>
+    let workers: UnsafeMutablePointer<LV2WorkerChannel>
+    let workerThread: LV2WorkerThread?
+    /// Each copy's NULL-terminated feature list (kept for state restores).
+    private var featureLists: [UnsafeMutablePointer<UnsafePointer<LV2_Feature>?>] = []
+    private let wet: UnsafeMutablePointer<SmoothedGain>
+    private let paused: UnsafeAtomic<Bool>
+    private let runsWhenSilent: UnsafeMutablePointer<Bool>
+    private var bypassed = false
+    /// The fade before a state restore that is not thread-safe, and after it.
+    static let fadeSeconds = 0.02
+    private var allocations: [UnsafeMutableRawPointer] = []
+    static let logger = Logger(label: "graphhost.lv2")
+
+    init(id: String, node: LV2Node, format: GraphFormat) throws {
+        self.id = id
+        self.node = node
+        let plugin = node.plugin
+        features = LV2Features(sampleRate: format.sampleRate, maxFrames: format.maxFrames)
+        let copies = node.copies
+        let portCount = plugin.ports.count
+        var owned: [UnsafeMutableRawPointer] = []
+        var created: [UnsafeMutablePointer<LilvInstance>] = []
+        var lists: [UnsafeMutablePointer<UnsafePointer<LV2_Feature>?>] = []
+        func alloc<T>(_ type: T.Type, _ count: Int) -> UnsafeMutablePointer<T> {
+            let p = UnsafeMutablePointer<T>.allocate(capacity: max(1, count))
+            owned.append(UnsafeMutableRawPointer(p))
+            return p
+        }
+        let handles = alloc(LV2_Handle?.self, copies)
+        let descriptors = alloc(UnsafePointer<LV2_Descriptor>.self, copies)
+        let audioIns = plugin.audioPorts(input: true), audioOuts = plugin.audioPorts(input: false)
+        let perCopy = audioIns.count
+        let audioInputs = alloc(UInt32.self, copies * perCopy), audioOutputs = alloc(UInt32.self, copies * perCopy)
+        let controls = alloc(Float.self, copies * portCount)
+        controls.initialize(repeating: 0, count: max(1, copies * portCount))
+        let atomPorts = plugin.ports.filter { $0.kind == .atom }
+        let atomCount = copies * atomPorts.count
+        let atomBuffers = alloc(UnsafeMutablePointer<LV2_Atom_Sequence>.self, atomCount)
+        let atomIsInput = alloc(Bool.self, atomCount), atomCapacities = alloc(UInt32.self, atomCount)
+        let silence = alloc(Float.self, format.maxFrames)
+        silence.initialize(repeating: 0, count: format.maxFrames)
+        let scratch = alloc(Float.self, format.maxFrames)
+        scratch.initialize(repeating: 0, count: format.maxFrames)
+
+        let workers = UnsafeMutablePointer<LV2WorkerChannel>.allocate(capacity: copies)
+        let schedules = alloc(LV2_Worker_Schedule.self, copies), scheduleFeatures = alloc(LV2_Feature.self, copies)
+        for copy in 0..<copies {
+            (workers + copy).initialize(to: .allocate())
+            (schedules + copy).initialize(to: LV2_Worker_Schedule(handle: UnsafeMutableRawPointer(workers + copy), schedule_work: { handle, size, data in
+                LV2WorkerChannel.schedule(handle, size: size, data: data)
+            }))
+        }
+        func releaseWorkers() {
+            for copy in 0..<copies { workers[copy].deallocate() }
+            workers.deallocate()
+        }
+        for copy in 0..<copies {
+            let featureList = features.array(scheduling: schedules + copy, feature: scheduleFeatures + copy)
+            owned.append(UnsafeMutableRawPointer(featureList))
+            lists.append(featureList)
+            guard let instance = lilv_plugin_instantiate(plugin.plugin, Double(format.sampleRate), featureList) else {
+                releaseWorkers()
+                features.drainLog(to: Self.logger, plugin: node.uri)
+                created.forEach { lilv_instance_free($0) }
+                owned.forEach { $0.deallocate() }
+                throw CommandError("LV2 plugin \(node.uri) failed to instantiate (node '\(id)')")
+            }
+            created.append(instance)
+            let descriptor = lilv_instance_get_descriptor(instance)!
+            handles[copy] = lilv_instance_get_handle(instance)
+            descriptors[copy] = descriptor
+            workers[copy].handle = handles[copy]
+            if let ext = lilv_instance_get_extension_data(instance, "http://lv2plug.in/ns/ext/worker#interface") {
+                workers[copy].interface = ext.assumingMemoryBound(to: LV2_Worker_Interface.self)
+            }
+            for (i, port) in audioIns.enumerated() { audioInputs[copy * perCopy + i] = UInt32(port.index) }
+            for (i, port) in audioOuts.enumerated() { audioOutputs[copy * perCopy + i] = UInt32(port.index) }
+            let values = controls + copy * portCount
+            for port in plugin.ports {
+                let index = UInt32(port.index)
+                switch port.kind {
+                case .control:
+                    values[port.index] = port.isInput ? (node.controlValues[port.index] ?? 0) : 0
+                    lilv_instance_connect_port(instance, index, values + port.index)
+                case .atom:
+                    let a = copy * atomPorts.count + atomPorts.firstIndex { $0.index == port.index }!
+                    let size = max(port.minimumSize, LV2Features.sequenceSize)
+                    let raw = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
+                    raw.initializeMemory(as: UInt8.self, repeating: 0, count: size)
+                    owned.append(raw)
+                    atomBuffers[a] = raw.assumingMemoryBound(to: LV2_Atom_Sequence.self)
+                    atomIsInput[a] = port.isInput
+                    atomCapacities[a] = UInt32(size)
+                    lilv_instance_connect_port(instance, index, raw)
+                case .audio, .cv:
+                    // Main audio ports are connected every cycle by the kernel; sidechains read silence.
+                    lilv_instance_connect_port(instance, index, port.isInput ? silence : scratch)
+                case .other:
+                    lilv_instance_connect_port(instance, index, nil)
+                }
+            }
+            // Default state, then the preset's state, restored before activation (no render thread yet).
+            for stateURI in (plugin.wantsDefaultState ? [node.uri] : []) + [node.presetURI].compactMap({ $0 }) {
+                let uriNode = LV2World.shared.uri(stateURI)
+                lilv_world_load_resource(LV2World.shared.world, uriNode)
+                if let state = lilv_state_new_from_world(LV2World.shared.world, URIDMap.shared.mapFeature, uriNode) {
+                    lilv_state_restore(state, instance, nil, nil, 0, featureList)
+                    lilv_state_free(state)
+                }
+                lilv_node_free(uriNode)
+            }
+            lilv_instance_activate(instance)
+        }
+        features.drainLog(to: Self.logger, plugin: node.uri)
+        let wet = UnsafeMutablePointer<SmoothedGain>.allocate(capacity: 1)
+        wet.initialize(to: SmoothedGain(1))
+        let paused = UnsafeAtomic<Bool>.create(false)
+        let runsWhenSilent = UnsafeMutablePointer<Bool>.allocate(capacity: 1)
+        runsWhenSilent.initialize(to: false)
+        self.runsWhenSilent = runsWhenSilent
+        self.wet = wet
+        self.paused = paused
+        kernelPointer = .allocate(capacity: 1)
+        kernelPointer.initialize(to: LV2Kernel(
+            copies: copies, handles: handles, descriptors: descriptors, audioInputs: audioInputs, audioOutputs: audioOutputs,
+            audioPortsPerCopy: perCopy, controls: controls, portCount: portCount, atomBuffers: atomBuffers,
+            atomIsInput: atomIsInput, atomCapacities: atomCapacities, atomCount: atomCount,
+            sequenceType: URIDMap.shared.map("http://lv2plug.in/ns/ext/atom#Sequence"),
+            chunkType: URIDMap.shared.map("http://lv2plug.in/ns/ext/atom#Chunk"),
+            workers: workers[0].interface == nil ? nil : workers, wet: wet, paused: paused,
+            fadeSamples: Int(Self.fadeSeconds * Double(format.sampleRate)), runsWhenSilent: runsWhenSilent,
+            nonFiniteSlices: .create(0)))
+        featureLists = lists
+        self.workers = workers
+        workerThread = workers[0].interface == nil ? nil : LV2WorkerThread(channels: workers, count: copies)
+        instances = created
+        allocations = owned
+    }
+
+    var kernel: RenderStep.Kernel { .lv2(kernelPointer) }
+
+    func start() { workerThread?.start() }
+
+    /// Waits until the plugin's worker has answered every request made so far (true at once without a worker).
+    func waitForWorker(timeout: TimeInterval = 10) -> Bool { workerThread?.waitUntilIdle(timeout: timeout) ?? true }
+
+    var parameters: [ParameterInfo] {
+        node.plugin.controlInputs.map { ParameterInfo(name: $0.symbol, minimum: Double($0.minimum ?? -.infinity), maximum: Double($0.maximum ?? .infinity)) }
+    }
+
+    var presetNames: [String] { node.plugin.presets.map(\.label) }
+
+    private var reportedNonFinite = 0
+
+    /// Moves what the plugin logged into swift-log, and reports slices silenced for NaN or Inf output.
+    func drainLog() {
+        features.drainLog(to: Self.logger, plugin: node.uri)
+        let silenced = kernelPointer.pointee.nonFiniteSlices.load(ordering: .relaxed)
+        if silenced > reportedNonFinite {
+            Self.logger.error("node '\(id)' (\(node.uri)) produced NaN or Inf: silenced \(silenced) slice(s) so far")
+            reportedNonFinite = silenced
+        }
+    }
+
+    /// Slices silenced because the plugin output NaN or Inf.
+    var nonFiniteSlices: Int { kernelPointer.pointee.nonFiniteSlices.load(ordering: .relaxed) }
+
+    /// Control output values (latency, meters) of the first instance, by symbol.
+    var controlOutputs: [String: Float] {
+        let k = kernelPointer.pointee
+        return Dictionary(uniqueKeysWithValues: node.plugin.ports.filter { $0.kind == .control && !$0.isInput }
+            .map { ($0.symbol, k.controls[$0.index]) })
+    }
+
+    /// The latency the plugin reports (lv2:reportsLatency), measured by running it once on silence
+    /// before any rendering (control world; only for `show`).
+    func measuredLatency(maxFrames: Int, channels: Int) -> Float? {
+        guard let port = node.plugin.latencyPort else { return nil }
+        let frames = min(256, maxFrames)
+        let input = UnsafeMutablePointer<Float>.allocate(capacity: channels * frames)
+        let output = UnsafeMutablePointer<Float>.allocate(capacity: channels * frames)
+        defer { input.deallocate(); output.deallocate() }
+        input.initialize(repeating: 0, count: channels * frames)
+        kernelPointer.pointee.process(input: input, output: output, channelStride: frames, channels: channels, frames: frames)
+        return kernelPointer.pointee.controls[port.index]
+    }
+
+    /// Port values a command sets, clamped; throws the reason when it does not fit.
+    func targets(of command: NodeCommand) throws -> [(port: Int, value: Float)] {
+        let plugin = node.plugin
+        switch command {
+        case .set(let symbol, let value):
+            guard let port = plugin.controlInputs.first(where: { $0.symbol == symbol }) else {
+                throw CommandError("'\(id)' (\(node.uri)) has no control '\(symbol)'; controls: \(plugin.controlInputs.map(\.symbol).joined(separator: ", "))")
+            }
+            let clamped = port.clamp(Float(value))
+            if clamped != Float(value) { Self.logger.warning("\(id).\(symbol): \(Format.number(value)) is outside \(port.rangeText); using \(Format.number(Double(clamped)))") }
+            return [(port.index, clamped)]
+        case .bypass:
+            return []
+        case .preset(let name):
+            guard let preset = plugin.preset(name) else {
+                let list = plugin.presets.map(\.label)
+                throw CommandError("unknown preset '\(name)' for '\(id)'; presets: \(list.isEmpty ? "none" : list.joined(separator: ", "))")
+            }
+            return plugin.portValues(of: preset).compactMap { symbol, value in
+                plugin.controlInputs.first { $0.symbol == symbol }.map { ($0.index, $0.clamp(value)) }
+            }
+        }
+    }
+
+    func check(_ command: NodeCommand) throws { _ = try targets(of: command) }
+
+    func messages(for command: NodeCommand) throws -> [ControlMessage] {
+        if case .bypass(let on) = command {
+            bypassed = on
+            return [.lv2(kernelPointer, .bypass(on))]
+        }
+        return try targets(of: command).map { .lv2(kernelPointer, .control(port: $0.port, value: $0.value)) }
+    }
+
+    func close() {
+        workerThread?.stop()
+        for instance in instances {
+            lilv_instance_deactivate(instance)
+            lilv_instance_free(instance)
+        }
+        features.drainLog(to: Self.logger, plugin: node.uri)
+        instances = []
+        kernelPointer.pointee.nonFiniteSlices.destroy()
+        kernelPointer.deinitialize(count: 1).deallocate()
+        allocations.forEach { $0.deallocate() }
+        allocations = []
+        for copy in 0..<node.copies { workers[copy].deallocate() }
+        workers.deallocate()
+        wet.deallocate()
+        paused.destroy()
+        runsWhenSilent.deallocate()
+    }
+
+    /// Applies a command. A preset that carries state besides port values is restored here, in the control
+    /// world: directly when nothing renders concurrently or the plugin declares state:threadSafeRestore, else
+    /// after the kernel has faded the plugin out (input passes through meanwhile), fading it back in afterwards.
+    func perform(_ command: NodeCommand, concurrent: Bool, send: (ControlMessage) throws -> Void) throws {
+        let portMessages = try messages(for: command)
+        guard case .preset(let name) = command, let preset = node.plugin.preset(name) else {
+            try portMessages.forEach(send)
+            return
+        }
+        let world = LV2World.shared
+        let presetNode = world.uri(preset.uri)
+        defer { lilv_node_free(presetNode) }
+        lilv_world_load_resource(world.world, presetNode)
+        guard let state = lilv_state_new_from_world(world.world, URIDMap.shared.mapFeature, presetNode) else {
+            try portMessages.forEach(send)
+            return
+        }
+        defer { lilv_state_free(state) }
+        guard lilv_state_get_num_properties(state) > 0 else {
+            try portMessages.forEach(send)
+            return
+        }
+        let mustPause = concurrent && !node.plugin.supportsThreadSafeRestore
+        if mustPause {
+            try send(.lv2(kernelPointer, .pause))
+            let deadline = Date().addingTimeInterval(2)
+            while !paused.load(ordering: .acquiring) {
+                guard Date() < deadline else {
+                    try send(.lv2(kernelPointer, .resume))
+                    throw CommandError("'\(id)' did not pause for its state restore; preset '\(preset.label)' not applied")
+                }
+                usleep(1000)
+            }
+        }
+        for (copy, instance) in instances.enumerated() {
+            lilv_state_restore(state, instance, nil, nil, 0, featureLists[copy])
+        }
+        try portMessages.forEach(send)
+        if mustPause {
+            try send(.lv2(kernelPointer, .resume))
+            if bypassed { try send(.lv2(kernelPointer, .bypass(true))) }
+        }
+    }
+}

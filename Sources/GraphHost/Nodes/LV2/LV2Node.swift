@@ -1,0 +1,126 @@
+import CLV2
+import CLilv
+import Foundation
+import Logging
+
+/// `lv2`: an LV2 plugin loaded through lilv. Its audio ports map onto the bus: as many inputs and outputs as
+/// the bus has channels are wired straight (port order = channel order); a mono plugin runs once per channel.
+/// Sidechain inputs read silence. `controls` set input control ports by symbol; `preset` picks a preset by label or URI.
+public struct LV2Node: NodeDefinition {
+    public static let typeName = "lv2"
+    public static let settingKeys = ["uri", "controls", "preset"]
+
+    public var uri: String
+    public var plugin: LV2PluginInfo
+    /// Initial values of the input control ports, by port index (defaults, then preset, then `controls`).
+    public var controlValues: [Int: Float]
+    public var presetLabel: String?
+    /// The preset's URI; its state (beyond port values) is restored before activation.
+    public var presetURI: String?
+    /// 1 when the plugin's audio ports match the bus, else the channel count (a mono plugin per channel).
+    public var copies: Int
+
+    public var inputBuses: Int { 1 }
+    public var outputBuses: Int { 1 }
+    public var summary: [(String, String)] {
+        var items = [("uri", uri), ("instances", "\(copies)")]
+        if let presetLabel { items.append(("preset", presetLabel)) }
+        for port in plugin.controlInputs { items.append((port.symbol, Format.number(Double(controlValues[port.index] ?? 0)))) }
+        if let latency = plugin.latencyPort { items.append(("latency", "reported by port '\(latency.symbol)', not compensated")) }
+        return items
+    }
+
+    public static func parse(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> LV2Node? {
+        guard let uri = settings.string("uri", issues: &issues) else {
+            if settings.object["uri"] == nil { issues.report(settings.path, "missing \"uri\" (an LV2 plugin URI; see `graphhost plugins`)", at: settings.object) }
+            return nil
+        }
+        let world = LV2World.shared
+        guard let plugin = world.plugin(uri) else {
+            issues.report(settings.path("uri"), "no LV2 plugin '\(uri)' in \(world.searchPath) (see `graphhost plugins`)", at: settings.object["uri"])
+            return nil
+        }
+        if let feature = plugin.unsupportedFeatures.first {
+            issues.report(settings.path("uri"), "plugin '\(uri)' requires the feature \(feature), which graphhost does not provide", at: settings.object["uri"])
+            return nil
+        }
+        let channels = context.format.channels
+        let ins = plugin.audioPorts(input: true).count, outs = plugin.audioPorts(input: false).count
+        let copies: Int
+        if ins == channels && outs == channels {
+            copies = 1
+        } else if ins == 1 && outs == 1 {
+            copies = channels
+        } else {
+            let ports = plugin.ports.map(\.description).joined(separator: "; ")
+            issues.report(settings.path("uri"), "plugin '\(uri)' has \(ins) audio inputs and \(outs) outputs; a \(channels)-channel bus takes \(channels) in and out, or a mono plugin (1 in, 1 out) run per channel. Its ports: \(ports)", at: settings.object["uri"])
+            return nil
+        }
+        var values: [Int: Float] = [:]
+        for port in plugin.controlInputs { values[port.index] = port.defaultValue ?? port.minimum ?? 0 }
+        var presetLabel: String?, presetURI: String?
+        if let name = settings.string("preset", issues: &issues) {
+            guard let preset = plugin.preset(name) else {
+                let list = plugin.presets.map(\.label)
+                issues.report(settings.path("preset"), "unknown preset '\(name)' for \(uri); presets: \(list.isEmpty ? "none" : list.joined(separator: ", "))", at: settings.object["preset"])
+                return nil
+            }
+            presetLabel = preset.label
+            presetURI = preset.uri
+            for (symbol, value) in plugin.portValues(of: preset) {
+                if let port = plugin.controlInputs.first(where: { $0.symbol == symbol }) { values[port.index] = value }
+            }
+        }
+        if let controls = settings.object["controls"] {
+            guard let members = controls.objectMembers else {
+                issues.report(settings.path("controls"), "expected an object of SYMBOL: number, found \(controls.typeName)", at: controls)
+                return nil
+            }
+            for (symbol, value) in members {
+                let path = "\(settings.path("controls")).\(symbol)"
+                guard let port = plugin.controlInputs.first(where: { $0.symbol == symbol }) else {
+                    issues.report(path, "unknown control '\(symbol)'; controls: \(plugin.controlInputs.map(\.symbol).joined(separator: ", "))", at: value)
+                    continue
+                }
+                guard let number = value.numberValue else {
+                    issues.report(path, "expected a number, found \(value.typeName)", at: value)
+                    continue
+                }
+                let clamped = port.clamp(Float(number))
+                if clamped != Float(number) {
+                    issues.warn(path, "\(Format.number(number)) is outside \(port.rangeText); using \(Format.number(Double(clamped)))", at: value)
+                }
+                values[port.index] = clamped
+            }
+        }
+        return LV2Node(uri: uri, plugin: plugin, controlValues: values, presetLabel: presetLabel, presetURI: presetURI, copies: copies)
+    }
+
+    public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance {
+        try LV2Instance(id: id, node: self, format: format)
+    }
+
+    /// The same plugin keeps its instance (and its state); a changed preset and changed controls apply live.
+    public func liveChanges(from old: any NodeDefinition) -> [NodeCommand]? {
+        guard let old = old as? LV2Node, old.uri == uri, old.copies == copies else { return nil }
+        var commands: [NodeCommand] = []
+        if let presetURI, presetURI != old.presetURI { commands.append(.preset(presetURI)) }
+        for port in plugin.controlInputs where controlValues[port.index] != old.controlValues[port.index] {
+            if let value = controlValues[port.index] { commands.append(.set(parameter: port.symbol, value: Double(value))) }
+        }
+        return commands
+    }
+}
+
+extension LV2Port {
+    func clamp(_ value: Float) -> Float {
+        var v = value
+        if let lo = minimum { v = max(v, lo) }
+        if let hi = maximum { v = min(v, hi) }
+        return v
+    }
+
+    var rangeText: String {
+        "\(minimum.map { Format.number(Double($0)) } ?? "-∞")…\(maximum.map { Format.number(Double($0)) } ?? "∞")"
+    }
+}

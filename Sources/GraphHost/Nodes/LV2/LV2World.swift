@@ -1,0 +1,91 @@
+import CLV2
+import CLilv
+import Foundation
+
+/// The process's one lilv world, loaded once: LV2_PATH (or lilv's default path) plus the repository's
+/// Plugins/ folder. Everything here is control world.
+public final class LV2World {
+    public static let shared = LV2World()
+
+    let world: OpaquePointer
+    /// The LV2 path that was searched.
+    public let searchPath: String
+
+    private init() {
+        world = lilv_world_new()
+        let env = ProcessInfo.processInfo.environment
+        var parts = (env["LV2_PATH"].flatMap { $0.isEmpty ? nil : $0 } ?? "~/.lv2:/usr/local/lib/lv2:/usr/lib/lv2").split(separator: ":").map(String.init)
+        if let plugins = Self.repositoryPlugins(), !parts.contains(plugins) { parts.append(plugins) }
+        searchPath = parts.joined(separator: ":")
+        let node = lilv_new_string(world, searchPath)
+        lilv_world_set_option(world, LILV_OPTION_LV2_PATH, node)
+        lilv_node_free(node)
+        lilv_world_load_all(world)
+    }
+
+    /// The Plugins/ folder of the repository this executable was built in, or of the current directory.
+    static func repositoryPlugins() -> String? {
+        var candidates: [URL] = [URL(fileURLWithPath: FileManager.default.currentDirectoryPath)]
+        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        for _ in 0..<6 {
+            candidates.append(dir)
+            dir = dir.deletingLastPathComponent()
+        }
+        for c in candidates {
+            let plugins = c.appendingPathComponent("Plugins")
+            if FileManager.default.fileExists(atPath: c.appendingPathComponent("Package.swift").path),
+               FileManager.default.fileExists(atPath: plugins.path) { return plugins.path }
+        }
+        return nil
+    }
+
+    func uri(_ text: String) -> OpaquePointer { lilv_new_uri(world, text) }
+
+    /// Loads one more bundle (a folder holding manifest.ttl), e.g. a test fixture.
+    public func loadBundle(_ path: String) {
+        let url = URL(fileURLWithPath: path, isDirectory: true).absoluteString
+        let node = lilv_new_uri(world, url.hasSuffix("/") ? url : url + "/")
+        lilv_world_load_bundle(world, node)
+        lilv_node_free(node)
+    }
+
+    /// All plugins, sorted by URI.
+    public var plugins: [LV2PluginInfo] {
+        var result: [LV2PluginInfo] = []
+        let all = lilv_world_get_all_plugins(world)
+        var i = lilv_plugins_begin(all)
+        while !lilv_plugins_is_end(all, i) {
+            if let p = lilv_plugins_get(all, i) { result.append(LV2PluginInfo(world: self, plugin: p)) }
+            i = lilv_plugins_next(all, i)
+        }
+        return result.sorted { $0.uri < $1.uri }
+    }
+
+    /// The plugin with this URI, if installed.
+    /// The plugin with this URI; nil if there is none (or the text is not a URI lilv accepts).
+    public func plugin(_ uriText: String) -> LV2PluginInfo? {
+        guard let node = lilv_new_uri(world, uriText) else { return nil }
+        defer { lilv_node_free(node) }
+        guard let p = lilv_plugins_get_by_uri(lilv_world_get_all_plugins(world), node) else { return nil }
+        return LV2PluginInfo(world: self, plugin: p)
+    }
+}
+
+/// Reads a lilv node as text (nil for NULL).
+func lilvString(_ node: OpaquePointer?) -> String? {
+    guard let node else { return nil }
+    if lilv_node_is_uri(node) { return String(cString: lilv_node_as_uri(node)) }
+    if lilv_node_is_string(node) || lilv_node_is_literal(node) { return String(cString: lilv_node_as_string(node)) }
+    if lilv_node_is_float(node) || lilv_node_is_int(node) { return String(lilv_node_as_float(node)) }
+    return String(cString: lilv_node_as_string(node))
+}
+
+/// Visits the nodes of a lilv node collection.
+func forEachNode(_ nodes: UnsafeMutableRawPointer?, _ body: (OpaquePointer) -> Void) {
+    guard let nodes else { return }
+    var i = lilv_nodes_begin(nodes)
+    while !lilv_nodes_is_end(nodes, i) {
+        if let n = lilv_nodes_get(nodes, i) { body(n) }
+        i = lilv_nodes_next(nodes, i)
+    }
+}

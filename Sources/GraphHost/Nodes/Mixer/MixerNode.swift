@@ -1,0 +1,99 @@
+/// `mixer`: sums `inputs` buses with per-input `volumes` and a master `volume` (linear), each change smoothed.
+public struct MixerNode: NodeDefinition {
+    public static let typeName = "mixer"
+    public static let settingKeys = ["inputs", "volumes", "volume"]
+    /// Volume changes glide over this long.
+    public static let rampSeconds = 0.010
+
+    public var inputs: Int
+    public var volumes: [Double]
+    public var volume: Double
+
+    public var inputBuses: Int { inputs }
+    public var outputBuses: Int { 1 }
+    public var summary: [(String, String)] {
+        [("inputs", "\(inputs)"), ("volumes", "[" + volumes.map { Format.number($0) }.joined(separator: ", ") + "]"),
+         ("volume", Format.number(volume))]
+    }
+
+    static let volumeRange = 0.0...16.0
+
+    public static func parse(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> MixerNode? {
+        let inputs = settings.integer("inputs", in: 1...64, issues: &issues) ?? 2
+        var volumes = settings.numbers("volumes", in: volumeRange, issues: &issues) ?? []
+        if volumes.count > inputs {
+            issues.report(settings.path("volumes"), "\(volumes.count) volumes for \(inputs) inputs", at: settings.object["volumes"])
+        }
+        volumes += Array(repeating: 1, count: max(0, inputs - volumes.count))
+        let volume = settings.number("volume", in: volumeRange, issues: &issues) ?? 1
+        return MixerNode(inputs: inputs, volumes: Array(volumes.prefix(inputs)), volume: volume)
+    }
+
+    public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance {
+        MixerInstance(node: self, id: id, format: format)
+    }
+
+    public func liveChanges(from old: any NodeDefinition) -> [NodeCommand]? {
+        guard let old = old as? MixerNode, old.inputs == inputs else { return nil }
+        var commands = volumes.indices.filter { volumes[$0] != old.volumes[$0] }.map { NodeCommand.set(parameter: "volume.\($0)", value: volumes[$0]) }
+        if volume != old.volume { commands.append(.set(parameter: "volume", value: volume)) }
+        return commands
+    }
+}
+
+final class MixerInstance: NodeInstance {
+    let id: String
+    let kernelPointer: UnsafeMutablePointer<MixerKernel>
+    let gains: UnsafeMutablePointer<SmoothedGain>
+    let inputs: Int
+
+    init(node: MixerNode, id: String, format: GraphFormat) {
+        self.id = id
+        inputs = node.inputs
+        gains = .allocate(capacity: node.inputs + 1)
+        for (i, v) in (node.volumes + [node.volume]).enumerated() { (gains + i).initialize(to: SmoothedGain(Float(v))) }
+        kernelPointer = .allocate(capacity: 1)
+        kernelPointer.initialize(to: MixerKernel(inputCount: node.inputs, gains: gains,
+                                                 rampSamples: Int(MixerNode.rampSeconds * Double(format.sampleRate))))
+    }
+
+    var kernel: RenderStep.Kernel { .mixer(kernelPointer) }
+
+    var parameters: [ParameterInfo] {
+        ([("volume")] + (0..<inputs).map { "volume.\($0)" }).map {
+            ParameterInfo(name: $0, minimum: MixerNode.volumeRange.lowerBound, maximum: MixerNode.volumeRange.upperBound)
+        }
+    }
+
+    /// The kernel change a command asks for.
+    func change(for command: NodeCommand) throws -> MixerKernel.Change {
+        let valid = "volume, " + (0..<inputs).map { "volume.\($0)" }.joined(separator: ", ")
+        if case .bypass = command { throw CommandError("mixer '\(id)' cannot be bypassed (set its volumes instead)") }
+        guard case .set(let parameter, let value) = command else {
+            throw CommandError("mixer '\(id)' has no presets; parameters: \(valid)")
+        }
+        let input: Int?
+        if parameter == "volume" {
+            input = nil
+        } else if parameter.hasPrefix("volume."), let i = Int(parameter.dropFirst(7)), (0..<inputs).contains(i) {
+            input = i
+        } else {
+            throw CommandError("mixer '\(id)' has no parameter '\(parameter)'; parameters: \(valid)")
+        }
+        guard MixerNode.volumeRange.contains(value) else {
+            throw CommandError("volume \(Format.number(value)) is out of range 0…16 (linear gain)")
+        }
+        return input.map { .volume(input: $0, gain: Float(value)) } ?? .master(gain: Float(value))
+    }
+
+    func check(_ command: NodeCommand) throws { _ = try change(for: command) }
+
+    func messages(for command: NodeCommand) throws -> [ControlMessage] {
+        [.mixer(kernelPointer, try change(for: command))]
+    }
+
+    func close() {
+        kernelPointer.deinitialize(count: 1).deallocate()
+        gains.deinitialize(count: inputs + 1).deallocate()
+    }
+}

@@ -1,0 +1,184 @@
+import Atomics
+import Foundation
+import Logging
+
+/// A graph being rendered, seen from the control world: the current compiled graph, the render engine's memory,
+/// commands and swaps. A swap builds and warms the new graph completely, hands the render world a prepared
+/// transition, and frees the old graph here once the render world reports the transition finished.
+public final class GraphSession {
+    public private(set) var graph: CompiledGraph
+    public let engine: UnsafeMutablePointer<RenderEngine>
+    /// True while a real-time thread renders (set by `PipeWirePlayer`): swaps then wait for new streams to
+    /// buffer before the switch, and plugin state is restored with the plugin paused.
+    public var rendersConcurrently = false
+    private let completed: UnsafeAtomic<Int>
+    /// Copies of the engine's counters of applied messages (count, and monotonic time of the render call that
+    /// applied the latest), readable while the render thread runs.
+    public let appliedMessages: UnsafeAtomic<Int>
+    public let appliedNanos: UnsafeAtomic<Int>
+    private let nonFiniteOutput: UnsafeAtomic<Int>
+    private var reportedNonFinite = 0
+    private static let logger = Logger(label: "graphhost")
+    private var submitted = 0
+    private var retiring: [(number: Int, graph: CompiledGraph, transition: CompiledTransition)] = []
+    /// True once `close()` freed the engine.
+    public private(set) var closed = false
+
+    /// The fade of `pause` and `play`.
+    public static let transportFadeSeconds = 0.02
+    /// How long a swap waits for the new graph's streams to buffer.
+    public static let warmUpTimeout = 10.0
+
+    public init(graph: CompiledGraph) {
+        self.graph = graph
+        engine = .allocate(capacity: 1)
+        let format = graph.document.format
+        engine.initialize(to: RenderEngine(plan: graph.plan, transportFadeFrames: Int(Self.transportFadeSeconds * Double(format.sampleRate))))
+        completed = engine.pointee.completedTransitions
+        appliedMessages = engine.pointee.appliedMessages
+        appliedNanos = engine.pointee.appliedNanos
+        nonFiniteOutput = engine.pointee.nonFiniteSlices
+    }
+
+    public var format: GraphFormat { graph.document.format }
+
+    /// Streams the render world may pull now: the current graph's and those of graphs still fading out.
+    public var streamsInUse: [StreamInstance] {
+        var seen = Set<ObjectIdentifier>()
+        return (retiring.map(\.graph) + [graph]).flatMap(\.streams).filter { seen.insert(ObjectIdentifier($0)).inserted }
+    }
+
+    /// Throws the reason when `request` cannot apply now; changes nothing. Swaps are checked by building them.
+    public func check(_ request: ControlRequest) throws {
+        switch request {
+        case .node(let command): try graph.check(command)
+        case .chain(let node, let name): _ = try graph.document.selecting(chain: name, for: node)
+        case .load(let path): _ = try GraphDocument.load(path: path)
+        case .pause, .play, .status, .list, .quit: break
+        }
+    }
+
+    /// Carries out a command, pause, play, chain or load; on error nothing changes.
+    public func apply(_ request: ControlRequest) throws {
+        switch request {
+        case .node(let command):
+            try graph.instance(for: command).perform(command.action, concurrent: rendersConcurrently, send: send)
+        case .pause, .play:
+            try send(.transport(request == .play ? .play : .pause))
+        case .chain(let node, let name):
+            try swap(to: graph.document.selecting(chain: name, for: node))
+        case .load(let path):
+            try swap(to: GraphDocument.load(path: path))
+        case .status, .list, .quit:
+            throw CommandError("'\(request)' does not change the graph")
+        }
+    }
+
+    /// Carries out a node command.
+    public func apply(_ command: Command) throws { try apply(.node(command)) }
+
+    /// Renders on the calling thread (offline rendering and tests); the real-time path calls the engine directly.
+    public func render(frames: Int, interleaved destination: UnsafeMutablePointer<Float>) {
+        engine.pointee.render(frames: frames, interleaved: destination)
+    }
+
+    func send(_ message: ControlMessage) throws {
+        guard engine.pointee.messages.push(message) else { throw CommandError("the control queue is full; try again") }
+    }
+
+    /// Replaces the running graph by `document`, crossfading over its `crossfadeSeconds`. Nodes with the same id
+    /// and type whose differences are live settings keep running (state, position, buffer); the rest is built
+    /// fresh. If anything fails the running graph is untouched.
+    public func swap(to document: GraphDocument) throws {
+        let old = graph
+        guard document.format == old.document.format else {
+            throw CommandError("\(document.displayName): its format (\(document.format)) differs from the running graph's (\(old.document.format)); a swap cannot change the format")
+        }
+        var changes: [String: [NodeCommand]] = [:]
+        for node in document.nodes {
+            guard let before = old.document.node(node.id), before.definition.typeName == node.definition.typeName,
+                  let commands = node.definition.liveChanges(from: before.definition) else { continue }
+            changes[node.id] = commands
+        }
+        var keep = Set(changes.keys)
+        if CompiledTransition.union(old: old.document, new: document, kept: keep) == nil {
+            // Kept effects in another order cannot share one render order: keep only the sources.
+            keep = keep.filter { document.node($0)!.definition.inputBuses == 0 }
+        }
+        let next = try CompiledGraph(document, keeping: old, keep: keep)
+        do {
+            next.start()
+            if rendersConcurrently { try warmUp(next) }
+            for id in keep { for command in changes[id]! { try next.instances[id]!.check(command) } }
+        } catch {
+            next.release(keep)
+            next.close()
+            throw error
+        }
+        let fadeFrames = Int(document.crossfadeSeconds * Double(document.format.sampleRate))
+        let transition = CompiledTransition(from: old, to: next, fadeFrames: fadeFrames)
+        do {
+            try send(.transition(transition.transition))
+        } catch {
+            next.release(keep)
+            next.close()
+            throw error
+        }
+        old.release(keep)
+        submitted += 1
+        retiring.append((submitted, old, transition))
+        graph = next
+        for id in keep.sorted() {
+            for command in changes[id]! { try next.instances[id]!.perform(command, concurrent: rendersConcurrently, send: send) }
+        }
+    }
+
+    /// Moves plugin log lines into swift-log and reports output silenced because it held NaN or Inf.
+    public func drainLogs() {
+        graph.drainPluginLogs()
+        let silenced = nonFiniteOutput.load(ordering: .relaxed)
+        if silenced > reportedNonFinite {
+            Self.logger.error("the graph's output held NaN or Inf: silenced \(silenced) slice(s) so far (plugins are now checked one by one)")
+            reportedNonFinite = silenced
+        }
+    }
+
+    /// Waits until every stream the new graph started has buffered enough to play.
+    func warmUp(_ next: CompiledGraph) throws {
+        let deadline = Date().addingTimeInterval(Self.warmUpTimeout)
+        for stream in next.streams where !next.keptIDs.contains(stream.id) {
+            while !stream.canRender(frames: 1) {
+                if let failure = stream.failure { throw failure }
+                guard Date() < deadline else {
+                    throw CommandError("stream '\(stream.id)' did not buffer \(Format.number(stream.node.bufferSeconds)) s within \(Format.number(Self.warmUpTimeout)) s")
+                }
+                usleep(2000)
+            }
+            if let failure = stream.failure { throw failure }
+        }
+    }
+
+    /// Frees graphs and transitions the render world has finished with. Returns how many swaps are still fading.
+    @discardableResult
+    public func collectRetired() -> Int {
+        let done = completed.load(ordering: .acquiring)
+        while let first = retiring.first, first.number <= done {
+            first.graph.close()
+            retiring.removeFirst()
+        }
+        return retiring.count
+    }
+
+    /// Closes everything; nothing may render the engine afterwards.
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        retiring.forEach { $0.graph.close() }
+        retiring.removeAll()
+        graph.close()
+        engine.pointee.deallocate()
+        engine.deinitialize(count: 1).deallocate()
+    }
+
+    deinit { close() }
+}

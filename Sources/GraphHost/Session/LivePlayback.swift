@@ -1,0 +1,36 @@
+import Foundation
+
+/// What `LiveRunner` drives: a stream the graph plays into (`PipeWirePlayer`, or a stand-in in tests).
+public protocol LivePlayback: AnyObject {
+    var counters: PlaybackCounters { get }
+    /// A fatal stream error, once one happened.
+    var streamError: String? { get }
+    /// The daemon went away; the graph keeps its state until `reconnect()` succeeds.
+    var disconnected: Bool { get }
+    /// The daemon has no sink for the stream yet ("no node available").
+    var noSink: Bool { get }
+    var streaming: Bool { get }
+    func setRecordTap(_ tap: RecordTap?)
+    func connect() throws
+    /// Drops the dead connection and tries once to connect again; false while that fails.
+    func reconnect() -> Bool
+    /// Fades out and disconnects; the callback no longer renders afterwards.
+    func stopStream()
+}
+
+extension PipeWirePlayer: LivePlayback {
+    public func stopStream() { stop() }
+}
+
+/// The time `LiveRunner` reads and waits on (the system clock, or a stand-in that tests advance).
+public protocol LiveClock {
+    var now: Date { get }
+    func sleep(seconds: Double)
+}
+
+/// The system's clock.
+public struct SystemClock: LiveClock {
+    public init() {}
+    public var now: Date { Date() }
+    public func sleep(seconds: Double) { usleep(UInt32(seconds * 1e6)) }
+}

@@ -1,0 +1,250 @@
+import Foundation
+import Logging
+
+/// `graphhost run` without its command line: starts the control socket, the graph and the stream, plays until told
+/// to stop, the duration is reached, every stream has finished or something failed, and shuts down in the one safe
+/// order (stream, then socket, then the session's memory). It reconnects with `Reconnection`'s backoff, reloads
+/// the graph file under `--watch`, and turns counters into log lines and socket events.
+public final class LiveRunner {
+    /// How `run` was asked to play.
+    public struct Options {
+        /// The graph file, reloaded when `watch` is set and it changes.
+        public var graphPath: String
+        public var watch = false
+        /// Stop after this many frames of audio.
+        public var durationFrames: Int?
+        /// The status line and log lines suited to a terminal.
+        public var isTerminal = false
+
+        public init(graphPath: String, watch: Bool = false, durationFrames: Int? = nil, isTerminal: Bool = false) {
+            self.graphPath = graphPath
+            self.watch = watch
+            self.durationFrames = durationFrames
+            self.isTerminal = isTerminal
+        }
+    }
+
+    /// Why playing ended.
+    public enum Outcome: Equatable {
+        /// A signal, `quit`, or the console's end of input.
+        case stopped
+        case durationReached
+        case finished
+        /// A fatal error, with its message.
+        case failed(String)
+    }
+
+    /// Seconds between two turns of the loop, between status updates, and between looks at the watched file.
+    public static let tick = 0.01, statusInterval = 0.25, watchInterval = 0.5
+
+    public let session: GraphSession
+    public let player: LivePlayback
+    public let control: LiveControl
+    public let server: CommandServer
+    public let recorder: RecordingWriter?
+    public let status: PlaybackStatus
+    /// Shows the status line (a console above its prompt, or a terminal line); nil for none.
+    public var showStatus: ((String) -> Void)?
+    let options: Options
+    let logger: Logger
+    let clock: LiveClock
+    let quitRequested = NSLock()
+    var quit = false
+    var finished = false
+
+    public init(session: GraphSession, player: LivePlayback, socketPath: String, recorder: RecordingWriter?,
+                options: Options, logger: Logger, clock: LiveClock = SystemClock()) {
+        self.session = session
+        self.player = player
+        self.recorder = recorder
+        self.options = options
+        self.logger = logger
+        self.clock = clock
+        let status = PlaybackStatus(session: session, player: player, recorder: recorder, sampleRate: Double(session.format.sampleRate))
+        self.status = status
+        let quitRequested = quitRequested
+        var requestQuit: () -> Void = {}
+        control = LiveControl(session: session, status: { status.dictionary }, quit: { requestQuit() })
+        server = CommandServer(path: socketPath, handler: control.handle)
+        control.publish = { [weak server] event in server?.publish(event) }
+        requestQuit = { [weak self] in quitRequested.withLock { self?.quit = true } }
+    }
+
+    /// Asks the loop to stop at its next turn (thread-safe).
+    public func requestStop() { quitRequested.withLock { quit = true } }
+
+    /// Starts the socket, then the graph and the stream. The socket comes first: when another run holds it, nothing
+    /// has started yet. On an error what was started is stopped again.
+    public func start() throws {
+        try server.start()
+        logger.info("control socket: \(server.path)")
+        player.setRecordTap(recorder?.tap)
+        recorder?.start()
+        session.graph.start()
+        do {
+            try player.connect()
+        } catch {
+            finish()
+            throw error
+        }
+    }
+
+    /// Plays until an `Outcome`; `shouldStop` is asked at every turn (signals).
+    public func play(shouldStop: () -> Bool = { false }) -> Outcome {
+        let watchedPath = URL(fileURLWithPath: options.graphPath).standardizedFileURL.path
+        var watchedStamp = Self.modificationStamp(watchedPath)
+        if options.watch { logger.info("watching \(options.graphPath) for changes") }
+        var nextWatch = clock.now
+        var nextStatus = clock.now
+        var reconnection = Reconnection()
+        var reported = Reported()
+        while true {
+            clock.sleep(seconds: Self.tick)
+            if shouldStop() || quitRequested.withLock({ quit }) { logger.info("stopping"); return .stopped }
+            if let error = player.streamError { return .failed("PipeWire stream: \(error)") }
+            if player.disconnected || player.noSink {
+                if let failure = keepTrying(&reconnection) { return .failed(failure) }
+                continue
+            }
+            if reconnection.isLost && player.streaming {
+                let gap = reconnection.recovered(now: clock.now)
+                logger.info("reconnected to PipeWire; continuing from \(status.positionText) after a gap of \(String(format: "%.2f", gap)) s")
+                server.publish(["event": "reconnected", "position": status.seconds, "gapSeconds": gap])
+            }
+            _ = control.withSession { $0.collectRetired() }
+            if options.watch && clock.now >= nextWatch {
+                nextWatch = clock.now.addingTimeInterval(Self.watchInterval)
+                let stamp = Self.modificationStamp(watchedPath)
+                if stamp != watchedStamp {
+                    watchedStamp = stamp
+                    reload(watchedPath)
+                }
+            }
+            let streams = control.withSession { $0.graph.streams }
+            if let failed = streams.first(where: { $0.failure != nil }) { return .failed("stream '\(failed.id)': \(failed.failure!)") }
+            report(streams: streams, &reported)
+            let frames = player.counters.frames.load(ordering: .relaxed)
+            if let limit = options.durationFrames, frames >= limit { return .durationReached }
+            if options.durationFrames == nil && !streams.isEmpty && streams.allSatisfy({ $0.finished }) {
+                logger.info("every stream has finished")
+                server.publish(["event": "finished", "position": status.seconds])
+                return .finished
+            }
+            if clock.now >= nextStatus {
+                nextStatus = clock.now.addingTimeInterval(Self.statusInterval)
+                control.withSession { $0.drainLogs() }
+                showStatus?(control.withSession { _ in status.line })
+                report(counters: &reported)
+            }
+        }
+    }
+
+    /// Stops the stream, then the socket; the recording is closed once nothing renders. Safe to call more than once.
+    @discardableResult
+    public func finish() -> RecordingWriter.Summary? {
+        guard !finished else { return nil }
+        finished = true
+        player.stopStream()
+        session.drainLogs()
+        let recorded = recorder?.finish()
+        server.stop()
+        return recorded
+    }
+
+    /// Finishes if needed, then frees the session's memory.
+    public func close() {
+        finish()
+        session.close()
+    }
+
+    // MARK: the loop's parts
+
+    /// The stream is down: waits, retries or gives up (returns the error).
+    func keepTrying(_ reconnection: inout Reconnection) -> String? {
+        if player.disconnected && !reconnection.isLost {
+            logger.warning("the PipeWire daemon went away at \(status.positionText); keeping the graph and reconnecting")
+        } else if player.noSink && !reconnection.isWaitingForSink {
+            logger.warning("PipeWire has no sink for the stream yet (\(PipeWirePlayer.noSinkMessage)); retrying for up to \(Format.number(Reconnection.noSinkLimit)) s")
+        }
+        switch reconnection.lost(noSink: !player.disconnected, now: clock.now) {
+        case .wait:
+            return nil
+        case .giveUp:
+            return "PipeWire stream: no sink appeared within \(Format.number(Reconnection.noSinkLimit)) s (\(PipeWirePlayer.noSinkMessage)); start a session manager (wireplumber) with a sink, or give --target"
+        case .retry:
+            if player.noSink { logger.info("asking PipeWire for a sink again (next attempt in \(Format.number(reconnection.backoff)) s)") }
+            if !player.reconnect() { logger.debug("PipeWire is not back yet; next attempt in \(Format.number(reconnection.backoff)) s") }
+            return nil
+        }
+    }
+
+    /// The watched file changed: swap to it, or keep playing the previous version and say why.
+    func reload(_ path: String) {
+        let reply = control.handle("load " + path)
+        let ok = reply.contains("\"ok\":true")
+        if ok {
+            logger.info("\(options.graphPath) changed: swapped to the new version")
+        } else {
+            logger.error("\(options.graphPath) changed but was not loaded; still playing the previous version: \(LiveControl.describe(reply: reply))")
+        }
+        server.publish(["event": "reload", "ok": ok])
+    }
+
+    /// What has been reported so far, so each change is reported once.
+    struct Reported {
+        var titles: [String: String] = [:]
+        var damage: [String: StreamDamage] = [:]
+        var xruns = 0, underruns = 0, overruns = 0, droppedFrames = 0
+    }
+
+    func report(streams: [StreamInstance], _ reported: inout Reported) {
+        for stream in streams {
+            guard let title = stream.network?.title, !title.isEmpty, reported.titles[stream.id] != title else { continue }
+            reported.titles[stream.id] = title
+            server.publish(["event": "title", "node": stream.id, "title": title, "position": status.seconds])
+        }
+        for stream in streams {
+            let damage = stream.damage
+            guard damage != reported.damage[stream.id] ?? StreamDamage() else { continue }
+            reported.damage[stream.id] = damage
+            if !options.isTerminal {
+                logger.warning("stream '\(stream.id)': damaged MPEG data, \(damage.silencedFrames) frames silenced, \(damage.skippedBytes) bytes skipped")
+            }
+            server.publish(["event": "damaged", "node": stream.id, "silencedFrames": damage.silencedFrames,
+                            "skippedBytes": damage.skippedBytes, "position": status.seconds])
+        }
+    }
+
+    func report(counters reported: inout Reported) {
+        let c = player.counters
+        let overruns = c.overruns.load(ordering: .acquiring)
+        if overruns > reported.overruns {
+            reported.overruns = overruns
+            let node = control.withSession { $0.graph.nodeID(kernelAddress: c.slowKernel.load(ordering: .relaxed)) } ?? "?"
+            let took = Double(c.slowNanos.load(ordering: .relaxed)) / 1e6, budget = Double(c.budgetNanos.load(ordering: .relaxed)) / 1e6
+            logger.warning("a callback overran its quantum (\(overruns) so far): node '\(node)' took \(String(format: "%.2f", took)) ms of \(String(format: "%.2f", budget)) ms")
+            server.publish(["event": "overrun", "node": node, "milliseconds": took, "count": overruns])
+        }
+        let (x, u) = control.withSession { _ in (status.xruns, status.underruns) }
+        if x > reported.xruns {
+            if !options.isTerminal { logger.warning("xruns: \(x)") }
+            server.publish(["event": "xruns", "count": x, "position": status.seconds])
+        }
+        if u > reported.underruns {
+            if !options.isTerminal { logger.warning("underruns: \(u)") }
+            server.publish(["event": "underruns", "count": u, "position": status.seconds])
+        }
+        (reported.xruns, reported.underruns) = (x, u)
+        if let dropped = recorder?.droppedFrames, dropped > reported.droppedFrames {
+            reported.droppedFrames = dropped
+            logger.warning("recording: \(dropped) frames dropped so far (the writer fell behind)")
+            server.publish(["event": "recordingDropped", "frames": dropped, "position": status.seconds])
+        }
+    }
+
+    /// The file's modification time and size, to notice edits.
+    static func modificationStamp(_ path: String) -> [Double] {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return [] }
+        return [(attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0, Double((attributes[.size] as? Int) ?? 0)]
+    }
+}

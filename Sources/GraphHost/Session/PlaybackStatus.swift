@@ -1,0 +1,66 @@
+import Foundation
+
+/// The numbers shown in `run`'s status line and summary.
+public struct PlaybackStatus {
+    let session: GraphSession
+    var graph: CompiledGraph { session.graph }
+    let player: LivePlayback
+    let recorder: RecordingWriter?
+    let sampleRate: Double
+
+    public init(session: GraphSession, player: LivePlayback, recorder: RecordingWriter?, sampleRate: Double) {
+        self.session = session
+        self.player = player
+        self.recorder = recorder
+        self.sampleRate = sampleRate
+    }
+
+    public var seconds: Double { Double(player.counters.frames.load(ordering: .relaxed)) / sampleRate }
+    public var positionText: String { String(format: "%.2f s", seconds) }
+    public var underruns: Int { graph.streams.reduce(0) { $0 + $1.counters.underruns.load(ordering: .relaxed) } }
+    public var xruns: Int { player.counters.xruns.load(ordering: .relaxed) }
+
+    /// The status as a JSON-ready dictionary (the `status` command).
+    public var dictionary: [String: Any] {
+        var status: [String: Any] = [
+            "position": seconds, "underruns": underruns, "xruns": xruns,
+            "quantum": player.counters.quantum.load(ordering: .relaxed),
+            "streamsFinished": graph.streams.map(\.finished),
+            "streams": graph.streams.map { s -> [String: Any] in
+                var entry: [String: Any] = ["id": s.id, "state": s.state.rawValue, "bufferFill": Double(s.ring.index.readable()) / Double(s.ring.capacityFrames),
+                                            "underruns": s.counters.underruns.load(ordering: .relaxed),
+                                            "silencedFrames": s.damage.silencedFrames, "skippedBytes": s.damage.skippedBytes]
+                if let n = s.network {
+                    entry["bytesLoaded"] = n.bytesLoaded
+                    if let total = n.totalBytes { entry["totalBytes"] = total }
+                    if let title = n.title, !title.isEmpty { entry["title"] = title }
+                    entry["reconnects"] = n.reconnects
+                }
+                return entry
+            },
+            "pluginOutputs": graph.pluginOutputs,
+            "silencedSlices": graph.silencedSlices,
+            "overruns": player.counters.overruns.load(ordering: .relaxed),
+            "chains": Dictionary(uniqueKeysWithValues: graph.document.chainNodes.map { ($0.id, $0.chain) }),
+            "applied": ["messages": session.appliedMessages.load(ordering: .acquiring), "nanos": session.appliedNanos.load(ordering: .relaxed)],
+        ]
+        if let recorder {
+            status["recording"] = ["path": recorder.path, "seconds": Double(recorder.framesWritten) / sampleRate, "droppedFrames": recorder.droppedFrames]
+        }
+        return status
+    }
+
+    public var line: String {
+        let fill = graph.streams.first.map { s in 100 * s.ring.index.readable() / s.ring.capacityFrames } ?? 0
+        let busy = Double(player.counters.busyNanos.load(ordering: .relaxed))
+        let budget = Double(max(1, player.counters.budgetNanos.load(ordering: .relaxed)))
+        let quantum = player.counters.quantum.load(ordering: .relaxed)
+        var network = ""
+        if let s = graph.streams.first, let n = s.network {
+            let loaded = String(format: "%.1f", Double(n.bytesLoaded) / 1e6) + (n.totalBytes.map { String(format: "/%.1f", Double($0) / 1e6) } ?? "") + " MB"
+            network = " | \(s.state.rawValue) \(loaded)" + (n.title.flatMap { $0.isEmpty ? nil : " | ♪ \($0)" } ?? "")
+        }
+        return String(format: "%@ | buffer %d%% | underruns %d | xruns %d | CPU %.1f%% of %d-frame quantum",
+                      positionText, fill, underruns, xruns, 100 * busy / budget, quantum) + network
+    }
+}

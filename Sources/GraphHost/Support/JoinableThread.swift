@@ -1,0 +1,20 @@
+import Foundation
+
+/// A named control-world thread that whoever started it can wait for.
+final class JoinableThread {
+    private let done = DispatchSemaphore(value: 0)
+
+    /// Starts `body` on a new thread called `name`.
+    init(name: String, _ body: @escaping () -> Void) {
+        let done = done
+        let thread = Thread {
+            body()
+            done.signal()
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Waits until the body has returned.
+    func join() { done.wait() }
+}

@@ -1,0 +1,49 @@
+/// A change sent from the control world to the render world, applied at the start of a render call. Plain data:
+/// each case names its kernel by pointer and carries that kernel's own kind of change, so a change cannot reach
+/// a kernel of another kind.
+public enum ControlMessage {
+    case mixer(UnsafeMutablePointer<MixerKernel>, MixerKernel.Change)
+    case ipodEQ(UnsafeMutablePointer<IPodEQKernel>, IPodEQKernel.Change)
+    case lv2(UnsafeMutablePointer<LV2Kernel>, LV2Kernel.Change)
+    /// Pause or play the whole output.
+    case transport(Transport.Change)
+    /// Begin a prepared plan transition.
+    case transition(UnsafeMutablePointer<PlanTransition>)
+}
+
+/// A lock-free single-producer/single-consumer queue of control messages (control world → render world).
+public struct ControlQueue {
+    public let slots: UnsafeMutablePointer<ControlMessage>
+    public let index: SPSCIndex
+
+    public static func allocate(capacity: Int = 1024) -> ControlQueue {
+        ControlQueue(slots: .allocate(capacity: capacity), index: .create(capacity: capacity))
+    }
+
+    public func deallocate() {
+        slots.deallocate()
+        index.destroy()
+    }
+
+    /// Producer: enqueues a message; false when the queue is full.
+    public func push(_ message: ControlMessage) -> Bool {
+        guard index.writable() > 0 else { return false }
+        let w = index.written.load(ordering: .relaxed)
+        (slots + (w & (index.capacity - 1))).initialize(to: message)
+        index.written.store(w + 1, ordering: .releasing)
+        return true
+    }
+
+    /// Consumer: the oldest message, left in the queue.
+    @_noLocks
+    public func peek() -> ControlMessage? {
+        guard index.readable() > 0 else { return nil }
+        return slots[index.read.load(ordering: .relaxed) & (index.capacity - 1)]
+    }
+
+    /// Consumer: removes the oldest message (after `peek`).
+    @_noLocks
+    public func dropFirst() {
+        index.read.store(index.read.load(ordering: .relaxed) + 1, ordering: .releasing)
+    }
+}

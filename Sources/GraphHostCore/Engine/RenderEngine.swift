@@ -1,0 +1,166 @@
+import Atomics
+
+/// The render world's entry point for one running graph: applies control messages, renders the current
+/// plan (or a transition to the next one) in slices, and applies the pause/play fade. Finished transitions
+/// are counted in `completedTransitions`, after which the control world frees what they retired.
+public struct RenderEngine {
+    public private(set) var plan: RenderPlan
+    var transition: UnsafeMutablePointer<PlanTransition>?
+    var transport: Transport
+    public let messages: ControlQueue
+    public let completedTransitions: UnsafeAtomic<Int>
+    /// Monotonic time (ns) of the render call that applied the most recent message, and how many were applied.
+    public let appliedNanos: UnsafeAtomic<Int>
+    public let appliedMessages: UnsafeAtomic<Int>
+    /// The slowest step of the latest render call.
+    public let timing: UnsafeMutablePointer<StepTiming>
+    /// Slices whose output held NaN or Inf (replaced by silence); after one, plugin outputs are checked for a while
+    /// so the node can be found and silenced.
+    public let nonFiniteSlices: UnsafeAtomic<Int>
+    var checkFramesLeft = 0
+    static var checkFrames: Int { 1 << 18 }
+
+    public init(plan: RenderPlan, transportFadeFrames: Int) {
+        self.plan = plan
+        transport = Transport(fadeFrames: transportFadeFrames)
+        messages = .allocate()
+        completedTransitions = .create(0)
+        appliedNanos = .create(0)
+        appliedMessages = .create(0)
+        timing = .allocate(capacity: 1)
+        timing.initialize(to: StepTiming())
+        nonFiniteSlices = .create(0)
+    }
+
+    public func deallocate() {
+        messages.deallocate()
+        completedTransitions.destroy()
+        appliedNanos.destroy()
+        appliedMessages.destroy()
+        timing.deallocate()
+        nonFiniteSlices.destroy()
+    }
+
+    /// Where a render call writes: one interleaved buffer, or one buffer per channel.
+    public enum Destination {
+        case interleaved(UnsafeMutablePointer<Float>)
+        case planar(UnsafePointer<UnsafeMutablePointer<Float>>)
+    }
+
+    /// Renders `frames` interleaved frames of any count.
+    @_noLocks
+    public mutating func render(frames: Int, interleaved destination: UnsafeMutablePointer<Float>) {
+        render(frames: frames, into: .interleaved(destination))
+    }
+
+    /// Renders `frames` frames into planar channels (`destination[c]`).
+    @_noLocks
+    public mutating func render(frames: Int, planar destination: UnsafePointer<UnsafeMutablePointer<Float>>) {
+        render(frames: frames, into: .planar(destination))
+    }
+
+    /// Applies pending messages, then renders in slices of at most `maxFrames`.
+    @_noLocks
+    public mutating func render(frames: Int, into destination: Destination) {
+        timing.pointee.reset()
+        deliverMessages()
+        let channels = plan.channels, stride = plan.maxFrames
+        var done = 0
+        while done < frames {
+            let slice = nextSlice(frames - done)
+            let bus = runSlice(frames: slice)
+            for c in 0..<channels {
+                let b = bus + c * stride
+                switch destination {
+                case .interleaved(let out):
+                    for f in 0..<slice { out[(done + f) * channels + c] = b[f] }
+                case .planar(let out):
+                    let o = out[c] + done
+                    for f in 0..<slice { o[f] = b[f] }
+                }
+            }
+            done += slice
+            advance(slice)
+        }
+    }
+
+    /// The next slice: at most `maxFrames`, ending where a pause fade or a transition ends.
+    @_noLocks
+    func nextSlice(_ left: Int) -> Int {
+        var slice = transport.limit(min(plan.maxFrames, left))
+        if let t = transition { slice = min(slice, t.pointee.clock.pointee.remaining) }
+        return slice
+    }
+
+    @_noLocks
+    mutating func deliverMessages() {
+        var applied = false
+        while let message = messages.peek() {
+            switch message {
+            case .mixer(let k, let change): k.pointee.apply(change)
+            case .ipodEQ(let k, let change): k.pointee.apply(change)
+            case .lv2(let k, let change): k.pointee.apply(change)
+            case .transport(let change):
+                transport.apply(change)
+            case .transition(let t):
+                // One transition at a time: a later one (and what follows it) waits for the current fade to end.
+                if transition != nil { return noteApplied(applied) }
+                transition = t
+                if transport.isSilent { finishTransition() }
+            }
+            messages.dropFirst()
+            applied = true
+        }
+        noteApplied(applied)
+    }
+
+    @_noLocks
+    func noteApplied(_ applied: Bool) {
+        guard applied else { return }
+        appliedNanos.store(MonotonicClock.nanos(), ordering: .relaxed)
+        appliedMessages.wrappingIncrement(ordering: .releasing)
+    }
+
+    /// Runs one slice of the current plan or transition through the transport fade; returns the output bus.
+    @_noLocks
+    mutating func runSlice(frames: Int) -> UnsafeMutablePointer<Float> {
+        let active = transition?.pointee.plan ?? plan
+        let bus = active.outputBus
+        if transport.isSilent {
+            Bus.clear(bus, channelStride: active.maxFrames, channels: active.channels, from: 0, to: frames)
+            return bus
+        }
+        active.runSlice(frames: frames, timing: timing, checkFinite: checkFramesLeft > 0)
+        checkFramesLeft = max(0, checkFramesLeft - frames)
+        if !Bus.isFinite(bus, channelStride: active.maxFrames, channels: active.channels, frames: frames) {
+            Bus.clear(bus, channelStride: active.maxFrames, channels: active.channels, from: 0, to: frames)
+            nonFiniteSlices.wrappingIncrement(ordering: .relaxed)
+            checkFramesLeft = Self.checkFrames
+        }
+        if transport.isUnity { return bus }
+        for f in 0..<frames {
+            let g = transport.gain.next()
+            for c in 0..<active.channels { bus[c * active.maxFrames + f] *= g }
+        }
+        return bus
+    }
+
+    /// Moves a running transition on by `frames`, finishing it at the end of its fade.
+    @_noLocks
+    mutating func advance(_ frames: Int) {
+        guard let t = transition, !transport.isSilent else {
+            if transition != nil { finishTransition() }
+            return
+        }
+        t.pointee.clock.pointee.position += frames
+        if t.pointee.clock.pointee.remaining <= 0 { finishTransition() }
+    }
+
+    @_noLocks
+    mutating func finishTransition() {
+        guard let t = transition else { return }
+        plan = t.pointee.next
+        transition = nil
+        completedTransitions.wrappingIncrement(ordering: .releasing)
+    }
+}

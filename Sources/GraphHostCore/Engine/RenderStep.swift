@@ -1,0 +1,26 @@
+/// One node's work in a render plan: its kernel and the bus buffers it reads and writes.
+public struct RenderStep {
+    /// Every kind of render kernel, addressed by pointer into memory the control world owns.
+    /// A new node kind adds a case here, in `RenderPlan.runSlice` and, if it takes changes, in `ControlMessage`.
+    public enum Kernel {
+        case stream(UnsafeMutablePointer<StreamKernel>)
+        case mixer(UnsafeMutablePointer<MixerKernel>)
+        case ipodEQ(UnsafeMutablePointer<IPodEQKernel>)
+        case lv2(UnsafeMutablePointer<LV2Kernel>)
+        case crossfade(UnsafeMutablePointer<CrossfadeKernel>)
+        case output
+    }
+
+    public var kernel: Kernel
+    public var inputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    public var inputCount: Int
+    public var output: UnsafeMutablePointer<Float>?
+
+    public init(kernel: Kernel, inputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, inputCount: Int,
+                output: UnsafeMutablePointer<Float>?) {
+        self.kernel = kernel
+        self.inputs = inputs
+        self.inputCount = inputCount
+        self.output = output
+    }
+}

@@ -1,0 +1,270 @@
+/// Coefficients of the EQ in parallel form: y = d·x + Σ (c0 + c1·z⁻¹) / (1 + a1·z⁻¹ + a2·z⁻²),
+/// one SIMD lane per section (unused lanes are zero). `gain` is already folded into `d`, `c0`, `c1`.
+public struct ParallelEQCoefficients: Equatable {
+    public var d: Float = 1
+    public var c0 = SIMD16<Float>(), c1 = SIMD16<Float>(), a1 = SIMD16<Float>(), a2 = SIMD16<Float>()
+
+    public init() {}
+
+    /// The stereo kernel packs ten sections of two channels into five 4-lane vectors, hence ten at most.
+    public static let maxSections = 10
+
+    /// From `ParallelForm.messageValues` of S sections: [d, c0×S, c1×S, a1×S, a2×S].
+    public init(sections s: Int, values: [Float]) {
+        precondition(values.count == 1 + 4 * s && s <= Self.maxSections)
+        d = values[0]
+        for k in 0..<s {
+            c0[k] = values[1 + k]
+            c1[k] = values[1 + s + k]
+            a1[k] = values[1 + 2 * s + k]
+            a2[k] = values[1 + 3 * s + k]
+        }
+    }
+}
+
+/// Memory for click-free coefficient changes: a second filter bank, its output, and the recent input it is
+/// warmed on. Prepared by the control world; channel c of a buffer starts at `c * stride`.
+public struct IPodEQWorkspace {
+    public let nextState: UnsafeMutablePointer<SIMD16<Float>>
+    public let scratch: UnsafeMutablePointer<Float>
+    public let history: UnsafeMutablePointer<Float>
+    public let channels: Int
+    public let stride: Int
+
+    /// Input kept for warming a new filter bank: long enough for the 32 Hz band's ringing to die away (−100 dB).
+    public static let historyFrames = 16384
+
+    public static func allocate(channels: Int, maxFrames: Int) -> IPodEQWorkspace {
+        let stride = max(maxFrames, historyFrames)
+        let w = IPodEQWorkspace(nextState: .allocate(capacity: 2 * channels), scratch: .allocate(capacity: channels * stride),
+                                history: .allocate(capacity: channels * historyFrames), channels: channels, stride: stride)
+        w.nextState.initialize(repeating: SIMD16<Float>(), count: 2 * channels)
+        w.scratch.initialize(repeating: 0, count: channels * stride)
+        w.history.initialize(repeating: 0, count: channels * historyFrames)
+        return w
+    }
+
+    public func deallocate() {
+        nextState.deallocate()
+        scratch.deallocate()
+        history.deallocate()
+    }
+}
+
+/// The render side of the `ipod-eq` node: ten octave-band sections run side by side in SIMD lanes
+/// (parallel form), so the cascade's recursion does not serialize the work.
+/// A new coefficient set starts a second filter bank, warmed on the last `historyFrames` of input so it is in its
+/// steady state at once, then crossfades linearly from the old bank's output to the new one's: at every instant
+/// the output is a convex mix of two steady filters, never louder than the louder of them. A change that arrives
+/// during a crossfade starts when that one ends (only the latest is kept).
+public struct IPodEQKernel {
+    /// Length of the crossfade to new coefficients, in seconds.
+    public static let rampSeconds = 0.030
+    /// New coefficients (crossfaded over `rampSamples`), or bypass on or off.
+    public enum Change {
+        case coefficients(ParallelEQCoefficients)
+        case bypass(Bool)
+    }
+
+    /// Two state vectors (s1, s2) per channel.
+    public var state: UnsafeMutablePointer<SIMD16<Float>>
+    public var current = ParallelEQCoefficients()
+    let workspace: IPodEQWorkspace?
+    var next = ParallelEQCoefficients()
+    var pending = ParallelEQCoefficients()
+    var hasPending = false
+    var fade = SmoothedGain(0)
+    var fading = false
+    var historyWrite = 0
+    /// How much of the filtered signal is heard; bypass glides it to 0 (the filter keeps running, so
+    /// un-bypassing is clean).
+    var wet = SmoothedGain(1)
+    let rampSamples: Int
+
+    /// Without a workspace, coefficient changes apply at once (for measurements and tests).
+    public init(state: UnsafeMutablePointer<SIMD16<Float>>, coefficients: ParallelEQCoefficients, rampSamples: Int,
+                workspace: IPodEQWorkspace? = nil) {
+        self.state = state
+        self.current = coefficients
+        self.rampSamples = rampSamples
+        self.workspace = workspace
+    }
+
+    @_noLocks
+    public mutating func apply(_ change: Change) {
+        let coefficients: ParallelEQCoefficients
+        switch change {
+        case .bypass(let on):
+            wet.glide(to: on ? 0 : 1, over: rampSamples)
+            return
+        case .coefficients(let c):
+            coefficients = c
+        }
+        pending = coefficients
+        hasPending = true
+        if workspace == nil || rampSamples == 0 {
+            current = pending
+            hasPending = false
+        } else if !fading {
+            startCrossfade()
+        }
+    }
+
+    /// Starts the pending coefficients on the second bank, warmed on the input history.
+    @_noLocks
+    mutating func startCrossfade() {
+        guard let w = workspace else { return }
+        next = pending
+        hasPending = false
+        let channels = w.channels, h = IPodEQWorkspace.historyFrames
+        for i in 0..<(2 * channels) { w.nextState[i] = SIMD16<Float>() }
+        // Oldest part of the ring first, then the newest.
+        for c in 0..<channels {
+            Self.filter(next, state: w.nextState + 2 * c, input: w.history + c * h + historyWrite, output: w.scratch, frames: h - historyWrite)
+            Self.filter(next, state: w.nextState + 2 * c, input: w.history + c * h, output: w.scratch, frames: historyWrite)
+        }
+        fade.current = 0
+        fade.glide(to: 1, over: rampSamples)
+        fading = true
+    }
+
+    @_noLocks
+    public mutating func process(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
+                                 channelStride: Int, channels: Int, frames: Int) {
+        var done = 0
+        while done < frames {
+            var run = frames - done
+            if fading { run = min(run, fade.remaining) }
+            if let w = workspace {
+                run = min(min(run, w.stride), IPodEQWorkspace.historyFrames)
+                remember(input: input + done, channelStride: channelStride, channels: channels, frames: run, workspace: w)
+                // The new bank first: processing may be in place, and the old bank overwrites the input.
+                if fading { Self.run(next, state: w.nextState, input: input + done, inputStride: channelStride,
+                                     output: w.scratch, outputStride: w.stride, channels: channels, frames: run) }
+            }
+            Self.run(current, state: state, input: input + done, inputStride: channelStride,
+                     output: output + done, outputStride: channelStride, channels: channels, frames: run)
+            if fading, let w = workspace {
+                for f in 0..<run {
+                    let g = fade.next()
+                    for c in 0..<channels {
+                        let at = c * channelStride + done + f
+                        output[at] += g * (w.scratch[c * w.stride + f] - output[at])
+                    }
+                }
+                if fade.isSteady { finishCrossfade() }
+            }
+            wet.blend(input: input + done, output: output + done, channelStride: channelStride, channels: channels, frames: run)
+            done += run
+        }
+    }
+
+    /// The new bank becomes the current one; a change that waited starts now.
+    @_noLocks
+    mutating func finishCrossfade() {
+        guard let w = workspace else { return }
+        current = next
+        let channels = w.channels
+        for i in 0..<(2 * channels) { state[i] = w.nextState[i] }
+        fading = false
+        if hasPending { startCrossfade() }
+    }
+
+    /// Appends input frames to the history ring (at most `historyFrames` at a time).
+    @_noLocks
+    mutating func remember(input: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int, workspace w: IPodEQWorkspace) {
+        let h = IPodEQWorkspace.historyFrames
+        let first = min(frames, h - historyWrite), second = frames - first
+        for c in 0..<channels {
+            let from = input + c * channelStride, ring = w.history + c * h
+            for f in 0..<first { ring[historyWrite + f] = from[f] }
+            for f in 0..<second { ring[f] = from[first + f] }
+        }
+        historyWrite = (historyWrite + frames) % h
+    }
+
+    /// Every channel through one bank: pairs side by side, an odd last channel alone.
+    @_noLocks @inline(__always)
+    static func run(_ k: ParallelEQCoefficients, state: UnsafeMutablePointer<SIMD16<Float>>, input: UnsafeMutablePointer<Float>,
+                    inputStride: Int, output: UnsafeMutablePointer<Float>, outputStride: Int, channels: Int, frames: Int) {
+        var c = 0
+        while c + 1 < channels {
+            filterPair(k, state: state + 2 * c, input: (input + c * inputStride, input + (c + 1) * inputStride),
+                       output: (output + c * outputStride, output + (c + 1) * outputStride), frames: frames)
+            c += 2
+        }
+        if c < channels {
+            filter(k, state: state + 2 * c, input: input + c * inputStride, output: output + c * outputStride, frames: frames)
+        }
+    }
+
+    /// One channel: all sections side by side in one 16-lane vector.
+    @_noLocks @inline(__always)
+    static func filter(_ k: ParallelEQCoefficients, state: UnsafeMutablePointer<SIMD16<Float>>,
+                       input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>, frames: Int) {
+        var s1 = state[0], s2 = state[1]
+        let c0 = k.c0, c1 = k.c1, a1 = k.a1, na2 = -k.a2, d = k.d
+        for i in 0..<frames {
+            let x = input[i]
+            let xv = SIMD16<Float>(repeating: x)
+            let t = c1 * xv + s2
+            let y = c0 * xv + s1
+            s1 = t - a1 * y
+            s2 = na2 * y
+            output[i] = d * x + y.sum()
+        }
+        state[0] = s1
+        state[1] = s2
+    }
+
+    /// Ten sections of two channels in five 4-lane vectors, no lane wasted:
+    /// [A0–3] [A4–7] [A8 A9 B8 B9] [B0–3] [B4–7]. Both channels' recursions run interleaved.
+    @_noLocks @inline(__always)
+    static func filterPair(_ k: ParallelEQCoefficients, state: UnsafeMutablePointer<SIMD16<Float>>,
+                           input: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>),
+                           output: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>), frames: Int) {
+        typealias V = SIMD4<Float>
+        let c0 = (Lanes.low(k.c0), Lanes.mid(k.c0), Lanes.tail(k.c0, k.c0)), c1 = (Lanes.low(k.c1), Lanes.mid(k.c1), Lanes.tail(k.c1, k.c1))
+        let a1 = (Lanes.low(k.a1), Lanes.mid(k.a1), Lanes.tail(k.a1, k.a1)), na2 = (-Lanes.low(k.a2), -Lanes.mid(k.a2), -Lanes.tail(k.a2, k.a2))
+        let d = k.d
+        let sa1 = state[0], sa2 = state[1], sb1 = state[2], sb2 = state[3]
+        var s1 = (Lanes.low(sa1), Lanes.mid(sa1), Lanes.tail(sa1, sb1), Lanes.low(sb1), Lanes.mid(sb1))
+        var s2 = (Lanes.low(sa2), Lanes.mid(sa2), Lanes.tail(sa2, sb2), Lanes.low(sb2), Lanes.mid(sb2))
+        for i in 0..<frames {
+            let xa = input.0[i], xb = input.1[i]
+            let va = V(repeating: xa), vb = V(repeating: xb), vm = V(xa, xa, xb, xb)
+            let t0 = c1.0 * va + s2.0, t1 = c1.1 * va + s2.1, t2 = c1.2 * vm + s2.2, t3 = c1.0 * vb + s2.3, t4 = c1.1 * vb + s2.4
+            let y0 = c0.0 * va + s1.0, y1 = c0.1 * va + s1.1, y2 = c0.2 * vm + s1.2, y3 = c0.0 * vb + s1.3, y4 = c0.1 * vb + s1.4
+            s1 = (t0 - a1.0 * y0, t1 - a1.1 * y1, t2 - a1.2 * y2, t3 - a1.0 * y3, t4 - a1.1 * y4)
+            s2 = (na2.0 * y0, na2.1 * y1, na2.2 * y2, na2.0 * y3, na2.1 * y4)
+            let sa = y0 + y1, sb = y3 + y4
+            output.0[i] = d * xa + ((sa.lowHalf + sa.highHalf) + y2.lowHalf).sum()
+            output.1[i] = d * xb + ((sb.lowHalf + sb.highHalf) + y2.highHalf).sum()
+        }
+        state[0] = Lanes.store(s1.0, s1.1, s1.2.lowHalf)
+        state[1] = Lanes.store(s2.0, s2.1, s2.2.lowHalf)
+        state[2] = Lanes.store(s1.3, s1.4, s1.2.highHalf)
+        state[3] = Lanes.store(s2.3, s2.4, s2.2.highHalf)
+    }
+}
+
+/// Lane shuffles between the 16-lane per-channel layout and the paired 4-lane layout.
+enum Lanes {
+    @_noLocks @inline(__always)
+    static func low(_ v: SIMD16<Float>) -> SIMD4<Float> { v.lowHalf.lowHalf }
+
+    @_noLocks @inline(__always)
+    static func mid(_ v: SIMD16<Float>) -> SIMD4<Float> { v.lowHalf.highHalf }
+
+    /// Lanes 8 and 9 of `a` followed by lanes 8 and 9 of `b`.
+    @_noLocks @inline(__always)
+    static func tail(_ a: SIMD16<Float>, _ b: SIMD16<Float>) -> SIMD4<Float> {
+        SIMD4(lowHalf: a.highHalf.lowHalf.lowHalf, highHalf: b.highHalf.lowHalf.lowHalf)
+    }
+
+    @_noLocks @inline(__always)
+    static func store(_ p0: SIMD4<Float>, _ p1: SIMD4<Float>, _ tail: SIMD2<Float>) -> SIMD16<Float> {
+        SIMD16(lowHalf: SIMD8(lowHalf: p0, highHalf: p1),
+               highHalf: SIMD8(lowHalf: SIMD4(lowHalf: tail, highHalf: .zero), highHalf: .zero))
+    }
+}

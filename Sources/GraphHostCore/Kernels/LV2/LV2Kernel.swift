@@ -1,0 +1,167 @@
+import Atomics
+import CLV2
+
+/// The render side of an `lv2` node: one or more plugin instances (a mono plugin runs once per channel),
+/// their port wiring, and their control values. Everything was instantiated and activated by the control world.
+public struct LV2Kernel {
+    /// Instances ("copies"): one for a plugin whose audio ports match the bus, one per channel for a mono plugin.
+    public let copies: Int
+    public let handles: UnsafeMutablePointer<LV2_Handle?>
+    public let descriptors: UnsafeMutablePointer<UnsafePointer<LV2_Descriptor>>
+    /// Audio input and output port indices, `audioPortsPerCopy` per copy.
+    public let audioInputs: UnsafeMutablePointer<UInt32>
+    public let audioOutputs: UnsafeMutablePointer<UInt32>
+    public let audioPortsPerCopy: Int
+    /// Control values, `portCount` per copy (indexed by port index).
+    public let controls: UnsafeMutablePointer<Float>
+    public let portCount: Int
+    /// Atom input sequences to clear before each run: port buffer pointers and whether the port is an input.
+    public let atomBuffers: UnsafeMutablePointer<UnsafeMutablePointer<LV2_Atom_Sequence>>
+    public let atomIsInput: UnsafeMutablePointer<Bool>
+    public let atomCapacities: UnsafeMutablePointer<UInt32>
+    public let atomCount: Int
+    public let sequenceType: UInt32
+    public let chunkType: UInt32
+    /// One worker channel per copy, or nil when the plugin has no worker.
+    public let workers: UnsafeMutablePointer<LV2WorkerChannel>?
+    /// How much of the plugin's output is heard (1) versus its input (0); glides on pause and resume.
+    public let wet: UnsafeMutablePointer<SmoothedGain>
+    /// Set once the plugin is faded out and no longer run, so its state may be restored.
+    public let paused: UnsafeAtomic<Bool>
+    public let fadeSamples: Int
+
+    /// A control port's new value (already clamped); pause (fade out, then stop running the plugin so its state
+    /// may be restored) and resume; bypass on or off (the plugin fades out but keeps running, so un-bypassing is clean).
+    public enum Change {
+        case control(port: Int, value: Float)
+        case pause
+        case resume
+        case bypass(Bool)
+    }
+    /// True while bypassed: the plugin runs even when fully faded out.
+    public let runsWhenSilent: UnsafeMutablePointer<Bool>
+    /// Slices whose output held NaN or Inf: each is replaced by silence, never passed on.
+    public let nonFiniteSlices: UnsafeAtomic<Int>
+
+    /// Wraps instances the control world instantiated, activated and connected.
+    public init(copies: Int,
+                handles: UnsafeMutablePointer<LV2_Handle?>,
+                descriptors: UnsafeMutablePointer<UnsafePointer<LV2_Descriptor>>,
+                audioInputs: UnsafeMutablePointer<UInt32>,
+                audioOutputs: UnsafeMutablePointer<UInt32>,
+                audioPortsPerCopy: Int,
+                controls: UnsafeMutablePointer<Float>,
+                portCount: Int,
+                atomBuffers: UnsafeMutablePointer<UnsafeMutablePointer<LV2_Atom_Sequence>>,
+                atomIsInput: UnsafeMutablePointer<Bool>,
+                atomCapacities: UnsafeMutablePointer<UInt32>,
+                atomCount: Int,
+                sequenceType: UInt32,
+                chunkType: UInt32,
+                workers: UnsafeMutablePointer<LV2WorkerChannel>?,
+                wet: UnsafeMutablePointer<SmoothedGain>,
+                paused: UnsafeAtomic<Bool>,
+                fadeSamples: Int,
+                runsWhenSilent: UnsafeMutablePointer<Bool>,
+                nonFiniteSlices: UnsafeAtomic<Int>) {
+        self.copies = copies
+        self.handles = handles
+        self.descriptors = descriptors
+        self.audioInputs = audioInputs
+        self.audioOutputs = audioOutputs
+        self.audioPortsPerCopy = audioPortsPerCopy
+        self.controls = controls
+        self.portCount = portCount
+        self.atomBuffers = atomBuffers
+        self.atomIsInput = atomIsInput
+        self.atomCapacities = atomCapacities
+        self.atomCount = atomCount
+        self.sequenceType = sequenceType
+        self.chunkType = chunkType
+        self.workers = workers
+        self.wet = wet
+        self.paused = paused
+        self.fadeSamples = fadeSamples
+        self.runsWhenSilent = runsWhenSilent
+        self.nonFiniteSlices = nonFiniteSlices
+    }
+
+    /// Applies a change at the start of a render call.
+    @_noLocks
+    public func apply(_ change: Change) {
+        switch change {
+        case .pause:
+            runsWhenSilent.pointee = false
+            wet.pointee.glide(to: 0, over: fadeSamples)
+        case .bypass(let on):
+            runsWhenSilent.pointee = on
+            wet.pointee.glide(to: on ? 0 : 1, over: fadeSamples)
+        case .resume:
+            paused.store(false, ordering: .releasing)
+            wet.pointee.glide(to: 1, over: fadeSamples)
+        case .control(let port, let value):
+            guard port >= 0 && port < portCount else { return }
+            for copy in 0..<copies { controls[copy * portCount + port] = value }
+        }
+    }
+
+    /// `checkFinite`: replace output holding NaN or Inf by silence (the engine asks for it once its output
+    /// held such values, so the node can be named).
+    @_noLocks
+    public func process(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
+                        channelStride: Int, channels: Int, frames: Int, checkFinite: Bool = false) {
+        if wet.pointee.isSteady && wet.pointee.current == 0 && !runsWhenSilent.pointee {
+            // Paused: the plugin is not run (its state may be being restored); the input passes through.
+            for c in 0..<channels {
+                let src = input + c * channelStride, dst = output + c * channelStride
+                for f in 0..<frames { dst[f] = src[f] }
+            }
+            paused.store(true, ordering: .releasing)
+            return
+        }
+        runPlugins(input: input, output: output, channelStride: channelStride, frames: frames)
+        if checkFinite { silenceIfNotFinite(output: output, channelStride: channelStride, channels: channels, frames: frames) }
+        wet.pointee.blend(input: input, output: output, channelStride: channelStride, channels: channels, frames: frames)
+    }
+
+    /// A plugin that outputs NaN or Inf is silenced for that slice, and the slice is counted.
+    @_noLocks
+    func silenceIfNotFinite(output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int) {
+        guard !Bus.isFinite(output, channelStride: channelStride, channels: channels, frames: frames) else { return }
+        Bus.clear(output, channelStride: channelStride, channels: channels, from: 0, to: frames)
+        nonFiniteSlices.wrappingIncrement(ordering: .relaxed)
+    }
+
+    @_noLocks
+    func runPlugins(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>, channelStride: Int, frames: Int) {
+        for a in 0..<atomCount {
+            let sequence = atomBuffers[a]
+            if atomIsInput[a] {
+                sequence.pointee.atom.size = UInt32(MemoryLayout<LV2_Atom_Sequence_Body>.size)
+                sequence.pointee.atom.type = sequenceType
+                sequence.pointee.body.unit = 0
+                sequence.pointee.body.pad = 0
+            } else {
+                sequence.pointee.atom.size = atomCapacities[a] - UInt32(MemoryLayout<LV2_Atom>.size)
+                sequence.pointee.atom.type = chunkType
+            }
+        }
+        for copy in 0..<copies {
+            let descriptor = descriptors[copy]
+            let handle = handles[copy]
+            for p in 0..<audioPortsPerCopy {
+                let channel = copies == 1 ? p : copy
+                let inPort = audioInputs[copy * audioPortsPerCopy + p], outPort = audioOutputs[copy * audioPortsPerCopy + p]
+                // connect_port must be real-time safe per the LV2 specification: it stores a pointer.
+                _unsafePerformance {
+                    descriptor.pointee.connect_port(handle, inPort, UnsafeMutableRawPointer(input + channel * channelStride))
+                    descriptor.pointee.connect_port(handle, outPort, UnsafeMutableRawPointer(output + channel * channelStride))
+                }
+            }
+            workers?[copy].deliverResponses()
+            // run() is the plugin's real-time entry point (plugins needing non-RT work use the worker, not run()).
+            _unsafePerformance { descriptor.pointee.run(handle, UInt32(frames)) }
+            workers?[copy].endRun()
+        }
+    }
+}

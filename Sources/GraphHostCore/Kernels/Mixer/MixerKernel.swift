@@ -1,0 +1,60 @@
+/// The render side of the `mixer` node: sums its input buses with per-input and master gains.
+public struct MixerKernel {
+    /// A new linear gain, reached over `rampSamples`.
+    public enum Change {
+        case volume(input: Int, gain: Float)
+        case master(gain: Float)
+    }
+
+    public let inputCount: Int
+    /// `inputCount` input gains followed by the master gain.
+    public let gains: UnsafeMutablePointer<SmoothedGain>
+    public let rampSamples: Int
+
+    public init(inputCount: Int, gains: UnsafeMutablePointer<SmoothedGain>, rampSamples: Int) {
+        self.inputCount = inputCount
+        self.gains = gains
+        self.rampSamples = rampSamples
+    }
+
+    @_noLocks
+    public func apply(_ change: Change) {
+        switch change {
+        case .volume(let input, let gain):
+            guard input >= 0 && input < inputCount else { return }
+            gains[input].glide(to: gain, over: rampSamples)
+        case .master(let gain):
+            gains[inputCount].glide(to: gain, over: rampSamples)
+        }
+    }
+
+    @_noLocks
+    public func process(inputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, output: UnsafeMutablePointer<Float>,
+                        channelStride: Int, channels: Int, frames: Int) {
+        Bus.clear(output, channelStride: channelStride, channels: channels, from: 0, to: frames)
+        for i in 0...inputCount {
+            let isMaster = i == inputCount
+            let source = isMaster ? output : inputs[i]
+            if gains[i].isSteady {
+                let g = gains[i].current
+                if isMaster && g == 1 { continue }
+                for c in 0..<channels {
+                    let src = source + c * channelStride, dst = output + c * channelStride
+                    if isMaster {
+                        for f in 0..<frames { dst[f] = src[f] * g }
+                    } else {
+                        for f in 0..<frames { dst[f] += src[f] * g }
+                    }
+                }
+            } else {
+                for f in 0..<frames {
+                    let g = gains[i].next()
+                    for c in 0..<channels {
+                        let at = c * channelStride + f
+                        output[at] = isMaster ? output[at] * g : output[at] + source[at] * g
+                    }
+                }
+            }
+        }
+    }
+}
