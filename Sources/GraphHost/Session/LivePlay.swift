@@ -1,0 +1,94 @@
+import Foundation
+import Logging
+
+/// A terminal console for a live run (the line editor of `graphhost run`).
+public protocol LiveConsole: AnyObject {
+    func start()
+    func stop()
+    /// Shows `text` as the status line above the prompt (called from the run loop's thread).
+    func setStatus(_ text: String)
+}
+
+/// `graphhost run` once its arguments are parsed: locks memory, builds the session, the PipeWire stream and a
+/// `LiveRunner`, plays, and prints the summary.
+public struct LivePlay {
+    public var document: GraphDocument
+    /// The graph file, shown in messages and watched under `watch`.
+    public var graphPath: String
+    public var playback: PlaybackOptions
+    /// The control socket (default: `CommandServer.defaultPath(name:)`).
+    public var socketPath: String?
+    public var durationSeconds: Double?
+    /// Record what is played to this WAV or FLAC file.
+    public var recordPath: String?
+    public var watch = false
+
+    public init(document: GraphDocument, graphPath: String, playback: PlaybackOptions, socketPath: String? = nil,
+                durationSeconds: Double? = nil, recordPath: String? = nil, watch: Bool = false) {
+        self.document = document
+        self.graphPath = graphPath
+        self.playback = playback
+        self.socketPath = socketPath
+        self.durationSeconds = durationSeconds
+        self.recordPath = recordPath
+        self.watch = watch
+    }
+
+    /// Plays until stopped, finished or failed; returns the exit status (0, or 1 after an error on stderr).
+    /// `console` makes a console for the runner when stdin and stdout are a terminal; `shouldStop` is asked at every
+    /// turn of the loop (signals).
+    public func run(console makeConsole: (LiveRunner) -> LiveConsole?, shouldStop: () -> Bool) throws -> Int32 {
+        let isTerminal = isatty(STDOUT_FILENO) == 1
+        let logger = Logger(label: "graphhost")
+        // Keep every page resident so the real-time thread never waits on a page fault.
+        if mlockall(MCL_CURRENT | MCL_FUTURE) != 0 {
+            logger.warning("could not lock memory (mlockall: \(String(cString: strerror(errno)))); the render thread may wait on page faults (raise RLIMIT_MEMLOCK, e.g. LimitMEMLOCK or limits.conf)")
+        }
+        let format = document.format, rate = Double(format.sampleRate)
+        let recorder = try recordPath.map { try RecordingWriter(path: $0, sampleRate: format.sampleRate, channels: format.channels) }
+        let session = GraphSession(graph: try CompiledGraph(document))
+        let player = try PipeWirePlayer(session: session, options: playback, logger: logger)
+        let runner = LiveRunner(session: session, player: player, socketPath: socketPath ?? CommandServer.defaultPath(name: playback.name),
+                                recorder: recorder,
+                                options: .init(graphPath: graphPath, watch: watch, durationFrames: durationSeconds.map { Int($0 * rate) },
+                                               isTerminal: isTerminal),
+                                logger: logger)
+        defer { runner.close() }
+        do { try runner.start() } catch {
+            Self.printError("error: \(error)")
+            return 1
+        }
+        logger.info("playing \(graphPath) as '\(playback.name)' at \(format.sampleRate) Hz, \(format.channels) channels")
+
+        let console = isTerminal && isatty(STDIN_FILENO) == 1 ? makeConsole(runner) : nil
+        if let console {
+            runner.showStatus = { console.setStatus($0) }
+        } else if isTerminal {
+            runner.showStatus = { print("\r\u{1B}[K" + $0, terminator: ""); fflush(stdout) }
+        }
+        console?.start()
+        let outcome = runner.play(shouldStop: shouldStop)
+        console?.stop()
+        var status: Int32 = 0
+        if case .failed(let message) = outcome {
+            Self.printError("error: \(message)")
+            status = 1
+        }
+        let recorded = runner.finish()
+        if let recorder, let recorded {
+            if let error = recorded.error { Self.printError("error: recording to \(recorder.path) failed: \(error)"); status = 1 }
+            print("recorded \(Format.number(Double(recorded.frames) / rate)) s to \(recorder.path), dropped frames \(recorded.droppedFrames)")
+        }
+        if isTerminal && console == nil { print("") }
+        for (id, outputs) in session.graph.pluginOutputs.sorted(by: { $0.key < $1.key }) where !outputs.isEmpty {
+            print("\(id): " + outputs.sorted { $0.key < $1.key }.map { "\($0.key)=\(Format.number(Double($0.value)))" }.joined(separator: " "))
+        }
+        let c = player.counters, played = runner.status
+        print("played \(played.positionText), underruns \(runner.control.withSession { _ in played.underruns }), xruns \(played.xruns), largest quantum \(c.largestQuantum.load(ordering: .relaxed)) frames, missed buffers \(c.missedBuffers.load(ordering: .relaxed)), longest callback \(c.maxBusyNanos.load(ordering: .relaxed) / 1000) µs")
+        return status
+    }
+
+    static func printError(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+}
