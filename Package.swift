@@ -25,6 +25,8 @@ let package = Package(
         .target(name: "CLV2Support", dependencies: ["CLilv"]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "CHTTP", dependencies: ["CCurl"]),
+        .systemLibrary(name: "CLibEdit", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
+        .target(name: "CEditLine", dependencies: ["CLibEdit"]),
         // The render world: engine, plans, rings and kernels, in Swift 6 mode. It imports only Atomics, Glibc and
         // the LV2 headers (LayoutTests), and links no system library.
         .target(
@@ -47,7 +49,7 @@ let package = Package(
         .executableTarget(
             name: "graphhost",
             dependencies: [
-                "GraphHost",
+                "GraphHost", "CEditLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: [.swiftLanguageMode(.v5)]

@@ -1,24 +1,52 @@
+import CEditLine
 import Foundation
 import GraphHost
 
-/// The interactive console of `graphhost run` on a terminal: a status line above a prompt with line editing
-/// (arrows, Home/End, Ctrl-A/E/U/W, Backspace), history (Up/Down) and Tab completion. Replies print above.
+/// Set by the SIGWINCH handler, which also wakes the console thread through `consoleWakeDescriptor`.
+private nonisolated(unsafe) var terminalResized: sig_atomic_t = 0
+private nonisolated(unsafe) var consoleWakeDescriptor: Int32 = -1
+
+/// The interactive console of `graphhost run` on a terminal: a status line above a prompt edited with libedit
+/// (emacs keys, Up/Down through a history kept in `$XDG_STATE_HOME/graphhost/history`, Tab completion).
+/// Replies, completion lists and whatever is written to standard error print above the status line, and the line
+/// being edited is redrawn below them.
+///
+/// libedit is not thread-safe, so only the console thread calls it: a poll() loop that feeds it one key at a time
+/// (unbuffered mode) and wakes up for status lines handed over by other threads, standard error (a pipe while the
+/// console runs) and terminal resizes.
 final class Console {
+    static let prompt = "> "
+    static let historyLimit = 1000
+
     private let handle: (String) -> String
     private let complete: (String) -> [String]
     private let onEnd: () -> Void
+
+    /// What other threads hand to the console thread, under `lock`.
     private let lock = NSLock()
-    private var saved = termios()
-    private var line: [Character] = []
-    private var cursor = 0
-    private var history: [String] = []
-    private var historyIndex = 0
+    private var pendingStatus: String?
+    private var stopRequested = false
+    private let stopped = DispatchSemaphore(value: 0)
+    private var started = false
+    private var wakePipe: (read: Int32, write: Int32) = (-1, -1)
+    private var errorPipe: Int32 = -1
+    private var savedError: Int32 = -1
+    private var savedTerminal = termios()
+
+    // The console thread's own state.
+    private var editor: OpaquePointer?
+    private var history: OpaquePointer?
+    private var historyPath: String?
+    private var columns = 80
     private var status = ""
-    private var thread: Thread?
+    private var shownStatusColumns = 0
+    private var above: [String] = []
+    private var errorBytes: [UInt8] = []
+    private var accepted: String?
+    private var endRequested = false
 
-    static let prompt = "> "
-
-    /// `handle` answers a line with a JSON reply; `onEnd` runs on Ctrl-C, Ctrl-D or `quit`.
+    /// `handle` answers a line with a JSON reply; `complete` lists the whole lines a line's start can become;
+    /// `onEnd` runs on Ctrl-C, Ctrl-D on an empty line or `quit`.
     init(handle: @escaping (String) -> String, complete: @escaping (String) -> [String], onEnd: @escaping () -> Void) {
         self.handle = handle
         self.complete = complete
@@ -26,153 +54,352 @@ final class Console {
     }
 
     func start() {
-        tcgetattr(STDIN_FILENO, &saved)
-        var raw = saved
-        raw.c_lflag &= ~tcflag_t(ICANON | ECHO | ISIG)
-        raw.c_cc.6 = 1   // VMIN
-        raw.c_cc.5 = 0   // VTIME
-        tcsetattr(STDIN_FILENO, TCSANOW, &raw)
-        lock.withLock { write("\n"); redrawLocked() }
-        let thread = Thread { [weak self] in self?.readLoop() }
+        // libedit reads and measures characters through the C library's locale: UTF-8, whatever the environment says.
+        setlocale(LC_CTYPE, "")
+        if String(cString: nl_langinfo(nl_item(CODESET))) != "UTF-8" { setlocale(LC_CTYPE, "C.UTF-8") }
+        tcgetattr(STDIN_FILENO, &savedTerminal)
+        wakePipe = Self.makePipe()
+        consoleWakeDescriptor = wakePipe.write
+        // Standard error goes into a pipe whose lines the console thread prints above the prompt. Its ends never
+        // block: a thread logging while the console thread runs a command loses text beyond the pipe's 64 KiB
+        // rather than waiting.
+        let error = Self.makePipe()
+        fflush(stderr)
+        savedError = dup(STDERR_FILENO)
+        dup2(error.write, STDERR_FILENO)
+        close(error.write)
+        errorPipe = error.read
+        signal(SIGWINCH) { _ in
+            terminalResized = 1
+            var byte: UInt8 = 0
+            _ = write(consoleWakeDescriptor, &byte, 1)
+        }
+        started = true
+        let thread = Thread { [self] in
+            run()
+            stopped.signal()
+        }
         thread.name = "graphhost-console"
         thread.start()
-        self.thread = thread
     }
 
-    /// Restores the terminal.
+    /// Ends the console thread, leaving the last status line on screen, and restores the terminal and standard error.
     func stop() {
-        lock.withLock {
-            write("\r\u{1B}[K")
-            tcsetattr(STDIN_FILENO, TCSANOW, &saved)
-        }
+        guard started else { return }
+        started = false
+        lock.withLock { stopRequested = true }
+        wakeUp()
+        stopped.wait()
+        signal(SIGWINCH, SIG_DFL)
+        tcsetattr(STDIN_FILENO, TCSANOW, &savedTerminal)
+        fflush(stderr)
+        dup2(savedError, STDERR_FILENO)
+        close(savedError)
+        let rest = Self.readAll(errorPipe)
+        if !rest.isEmpty { _ = rest.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) } }
+        for fd in [errorPipe, wakePipe.read, wakePipe.write] { close(fd) }
+        (errorPipe, wakePipe, consoleWakeDescriptor) = (-1, (-1, -1), -1)
     }
 
+    /// Called from any thread.
     func setStatus(_ text: String) {
-        lock.withLock {
-            status = text
-            redrawLocked()
-        }
+        lock.withLock { pendingStatus = text }
+        wakeUp()
     }
 
-    /// Prints text above the status line.
-    func print(_ text: String) {
-        lock.withLock {
-            write("\u{1B}[1A\r\u{1B}[K" + text.replacingOccurrences(of: "\n", with: "\r\n") + "\r\n\n")
-            redrawLocked()
-        }
-    }
-
-    private func write(_ text: String) {
-        FileHandle.standardOutput.write(text.data(using: .utf8)!)
-    }
-
-    /// Status on the line above, prompt and input on this one, the cursor where the user edits.
-    private func redrawLocked() {
-        let back = line.count - cursor
-        write("\u{1B}[1A\r\u{1B}[K" + status + "\n\r\u{1B}[K" + Self.prompt + String(line) + (back > 0 ? "\u{1B}[\(back)D" : ""))
-    }
-
-    private func readByte() -> UInt8? {
+    private func wakeUp() {
         var byte: UInt8 = 0
-        return read(STDIN_FILENO, &byte, 1) == 1 ? byte : nil
+        _ = write(wakePipe.write, &byte, 1)
     }
 
-    private func readLoop() {
-        var pending: [UInt8] = []
-        while let byte = readByte() {
-            switch byte {
-            case 3: onEnd(); return                               // Ctrl-C
-            case 4 where line.isEmpty: onEnd(); return            // Ctrl-D
-            case 13, 10: submit()
-            case 9: tab()
-            case 127, 8: edit { if cursor > 0 { line.remove(at: cursor - 1); cursor -= 1 } }
-            case 1: edit { cursor = 0 }
-            case 5: edit { cursor = line.count }
-            case 21: edit { line.removeFirst(cursor); cursor = 0 }
-            case 23: edit {
-                var start = cursor
-                while start > 0 && line[start - 1] == " " { start -= 1 }
-                while start > 0 && line[start - 1] != " " { start -= 1 }
-                line.removeSubrange(start..<cursor)
-                cursor = start
+    // MARK: the console thread
+
+    private func run() {
+        guard openEditor() else { return }
+        defer { closeEditor() }
+        var descriptors = [pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: errorPipe, events: Int16(POLLIN), revents: 0)]
+        while true {
+            if poll(&descriptors, nfds_t(descriptors.count), -1) < 0 {
+                if errno == EINTR { continue }   // a signal; SIGWINCH's handler has also written to the wake pipe
+                return
             }
-            case 27: escape()
-            default:
-                pending.append(byte)
-                // Collect a whole UTF-8 character before inserting it.
-                if let text = String(bytes: pending, encoding: .utf8) {
-                    pending.removeAll()
-                    edit { for c in text where !c.isNewline { line.insert(c, at: cursor); cursor += 1 } }
-                } else if pending.count >= 4 {
-                    pending.removeAll()
-                }
+            _ = Self.readAll(wakePipe.read)
+            let (status, stop) = lock.withLock { () -> (String?, Bool) in
+                defer { pendingStatus = nil }
+                return (pendingStatus, stopRequested)
             }
-        }
-    }
-
-    private func edit(_ change: () -> Void) {
-        lock.withLock {
-            change()
-            redrawLocked()
-        }
-    }
-
-    private func escape() {
-        guard let b1 = readByte(), b1 == UInt8(ascii: "[") || b1 == UInt8(ascii: "O"), let b2 = readByte() else { return }
-        switch b2 {
-        case UInt8(ascii: "A"): recall(-1)
-        case UInt8(ascii: "B"): recall(1)
-        case UInt8(ascii: "C"): edit { cursor = min(line.count, cursor + 1) }
-        case UInt8(ascii: "D"): edit { cursor = max(0, cursor - 1) }
-        case UInt8(ascii: "H"): edit { cursor = 0 }
-        case UInt8(ascii: "F"): edit { cursor = line.count }
-        case UInt8(ascii: "1"), UInt8(ascii: "4"), UInt8(ascii: "3"):
-            guard readByte() == UInt8(ascii: "~") else { return }
-            if b2 == UInt8(ascii: "1") { edit { cursor = 0 } }
-            else if b2 == UInt8(ascii: "4") { edit { cursor = line.count } }
-            else { edit { if cursor < line.count { line.remove(at: cursor) } } }
-        default: break
-        }
-    }
-
-    private func recall(_ step: Int) {
-        edit {
-            let index = historyIndex + step
-            guard index >= 0, index <= history.count else { return }
-            historyIndex = index
-            line = index == history.count ? [] : Array(history[index])
-            cursor = line.count
-        }
-    }
-
-    private func tab() {
-        let before = lock.withLock { String(line[..<cursor]) }
-        let choices = complete(before)
-        if choices.count == 1 {
-            edit { line = Array(choices[0]) + line[cursor...]; cursor = choices[0].count }
-        } else if choices.count > 1 {
-            let common = choices.dropFirst().reduce(choices[0]) { String($0.commonPrefix(with: $1)) }
-            if common.count > before.count {
-                edit { line = Array(common) + line[cursor...]; cursor = common.count }
-            } else {
-                let words = choices.map { $0.trimmingCharacters(in: .whitespaces).split(separator: " ").last.map(String.init) ?? $0 }
-                print(words.joined(separator: "  "))
+            readErrorLines(all: stop)
+            if terminalResized != 0 {
+                terminalResized = 0
+                resize()
+            }
+            if stop { return }
+            if let status { self.status = status }
+            let input = descriptors[0].revents
+            if input & Int16(POLLIN) != 0 {
+                readKey()
+            } else if input & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 {
+                descriptors[0].fd = -1   // the terminal is gone
+                onEnd()
+            }
+            if !above.isEmpty {
+                redraw()
+            } else if status != nil {
+                redrawStatus()
             }
         }
     }
 
-    private func submit() {
-        let text = lock.withLock { () -> String in
-            let text = String(line).trimmingCharacters(in: .whitespaces)
-            line = []
-            cursor = 0
-            if !text.isEmpty && history.last != text { history.append(text) }
-            historyIndex = history.count
-            return text
+    private func openEditor() -> Bool {
+        guard let editor = el_init("graphhost", stdin, stdout, stderr) else { return false }
+        self.editor = editor
+        history = history_init()
+        ceditline_history_set_size(history, Int32(Self.historyLimit))
+        loadHistory()
+        ceditline_configure(editor, { _ in Console.promptText }, history, Unmanaged.passUnretained(self).toOpaque())
+        ceditline_setty(editor, "-isig")   // Ctrl-C is a key; Ctrl-Z does not suspend a raw terminal
+        ceditline_add_command(editor, "graphhost-accept", "Run the line", { el, _ in Console.of(el).acceptLine() })
+        ceditline_add_command(editor, "graphhost-complete", "Complete the line", { el, _ in Console.of(el).completeLine() })
+        ceditline_add_command(editor, "graphhost-end", "Stop playing", { el, _ in Console.of(el).end() })
+        ceditline_add_command(editor, "graphhost-end-or-delete", "Stop playing on an empty line, else delete a character",
+                              { el, _ in Console.of(el).endOrDelete() })
+        for (key, command) in [("^M", "graphhost-accept"), ("^J", "graphhost-accept"), ("^I", "graphhost-complete"),
+                               ("^C", "graphhost-end"), ("^D", "graphhost-end-or-delete"),
+                               ("^W", "ed-delete-prev-word"), ("^U", "vi-kill-line-prev")] {
+            ceditline_bind(editor, key, command)
         }
-        guard !text.isEmpty else { return edit {} }
-        print(Self.prompt + text)
-        print(LiveControl.describe(reply: handle(text)))
+        columns = Self.terminalWidth()
+        output("\r" + statusLine() + "\r\n")
+        ceditline_set_unbuffered(editor, 1)   // raw mode; draws the prompt
+        return true
+    }
+
+    private func closeEditor() {
+        readErrorLines(all: true)
+        output(clearToStatusLine() + above.map(Self.terminalLines).joined() + statusLine() + "\r\n")
+        ceditline_set_unbuffered(editor, 0)
+        el_end(editor)
+        history_end(history)
+    }
+
+    private static let promptText = strdup(prompt)!
+
+    private static func of(_ editor: OpaquePointer?) -> Console {
+        Unmanaged<Console>.fromOpaque(ceditline_client(editor)).takeUnretainedValue()
+    }
+
+    /// Feeds libedit one key (or key sequence), then acts on what the key commands noted.
+    private func readKey() {
+        var count: Int32 = 0
+        _ = el_gets(editor, &count)
+        if endRequested {
+            endRequested = false
+            onEnd()
+        }
+        guard let line = accepted else { return }
+        accepted = nil
+        output(clearToStatusLine() + statusLine() + "\r\n")
+        ceditline_set_unbuffered(editor, 0)   // an empty line and a new prompt; the history walk starts over
+        ceditline_set_unbuffered(editor, 1)
+        let text = line.trimmingCharacters(in: .whitespaces)
+        guard !text.isEmpty else { return }
+        remember(text)
+        above.append(Self.prompt + text)
+        above.append(LiveControl.describe(reply: handle(text)))
         if text == "quit" { onEnd() }
+    }
+
+    // Key commands: they return libedit's CC_* code for what to redraw.
+
+    private func acceptLine() -> UInt8 {
+        let (before, after) = lineScalars()
+        accepted = Self.string(before + after)
+        return UInt8(CC_NORM)
+    }
+
+    private func end() -> UInt8 {
+        endRequested = true
+        return UInt8(CC_NORM)
+    }
+
+    private func endOrDelete() -> UInt8 {
+        let (before, after) = lineScalars()
+        if before.isEmpty && after.isEmpty { return end() }
+        if !after.isEmpty {
+            el_cursor(editor, 1)
+            el_deletestr(editor, 1)
+        }
+        return UInt8(CC_REFRESH)
+    }
+
+    /// Completes the text before the cursor: the one choice, or the choices' common start; when that adds nothing,
+    /// lists the choices' last words above.
+    private func completeLine() -> UInt8 {
+        let before = Self.string(lineScalars().before)
+        let choices = complete(before)
+        guard let first = choices.first else { return UInt8(CC_NORM) }
+        let common = choices.dropFirst().reduce(first) { String($0.commonPrefix(with: $1)) }
+        if common.unicodeScalars.count > before.unicodeScalars.count {
+            el_deletestr(editor, Int32(before.unicodeScalars.count))
+            el_insertstr(editor, common)
+            return UInt8(CC_REFRESH)
+        }
+        if choices.count > 1 {
+            above.append(choices.map { $0.split(separator: " ").last.map(String.init) ?? $0 }.joined(separator: "  "))
+        }
+        return UInt8(CC_NORM)
+    }
+
+    // MARK: drawing
+
+    /// Prints `above`, then the status line and the prompt with the line being edited.
+    private func redraw() {
+        output(clearToStatusLine() + above.map(Self.terminalLines).joined() + statusLine() + "\r\n")
+        above.removeAll()
+        ceditline_redraw(editor)
+    }
+
+    private func redrawStatus() {
+        output("\u{1B}7\r\u{1B}[\(cursorRow() + 1)A\u{1B}[2K" + statusLine() + "\u{1B}8")
+    }
+
+    /// Terminals that reflow (tmux, VTE, kitty) rewrap the status line and the edited line at the new width;
+    /// the cursor is then `rows` below the status line's start.
+    private func resize() {
+        columns = Self.terminalWidth()
+        el_resize(editor)
+        let rows = cursorRow() + max(1, (shownStatusColumns + columns - 1) / columns)
+        output("\r\u{1B}[\(rows)A\u{1B}[J" + statusLine() + "\r\n")
+        ceditline_redraw(editor)
+    }
+
+    /// Moves to the start of the status line and clears it and everything below.
+    private func clearToStatusLine() -> String {
+        "\r\u{1B}[\(cursorRow() + 1)A\u{1B}[J"
+    }
+
+    /// The status, cut to the terminal's width in display columns.
+    private func statusLine() -> String {
+        var shown = String.UnicodeScalarView(), used = 0
+        for scalar in status.unicodeScalars {
+            let width = Self.columns(scalar)
+            if used + width > columns { break }
+            shown.append(scalar)
+            used += width
+        }
+        shownStatusColumns = used
+        return String(shown)
+    }
+
+    /// The row, counted from the prompt's, that libedit has put the cursor on. Its layout (refresh.c) moves a
+    /// character that does not fit at the end of a row to the next one.
+    private func cursorRow() -> Int {
+        let (before, after) = lineScalars()
+        var row = 0, column = 0
+        for scalar in Array(Self.prompt.unicodeScalars) + before {
+            let width = Self.columns(scalar)
+            if column + width > columns { row += 1; column = 0 }
+            column += width
+            if column >= columns { row += 1; column = 0 }
+        }
+        if let next = after.first, column + Self.columns(next) > columns { row += 1 }
+        return row
+    }
+
+    private func lineScalars() -> (before: [Unicode.Scalar], after: [Unicode.Scalar]) {
+        guard let line = el_wline(editor)?.pointee else { return ([], []) }
+        func scalars(_ from: UnsafePointer<wchar_t>, _ to: UnsafePointer<wchar_t>) -> [Unicode.Scalar] {
+            UnsafeBufferPointer(start: from, count: to - from).compactMap { Unicode.Scalar(UInt32(bitPattern: $0)) }
+        }
+        return (scalars(line.buffer, line.cursor), scalars(line.cursor, line.lastchar))
+    }
+
+    private func output(_ text: String) {
+        fputs(text, stdout)
+        fflush(stdout)
+    }
+
+    /// Whole lines written to standard error, for printing above; with `all`, an unfinished last line too.
+    private func readErrorLines(all: Bool) {
+        errorBytes += Self.readAll(errorPipe)
+        while let end = errorBytes.firstIndex(of: UInt8(ascii: "\n")) {
+            above.append(String(decoding: errorBytes[..<end], as: UTF8.self))
+            errorBytes.removeSubrange(...end)
+        }
+        if all && !errorBytes.isEmpty {
+            above.append(String(decoding: errorBytes, as: UTF8.self))
+            errorBytes.removeAll()
+        }
+    }
+
+    // MARK: history
+
+    private func loadHistory() {
+        let environment = ProcessInfo.processInfo.environment
+        let state = environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state"
+        let folder = state + "/graphhost"
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            above.append("history is not saved: cannot create \(folder): \(error.localizedDescription)")
+            return
+        }
+        let path = folder + "/history"
+        historyPath = path
+        // Each accepted line is appended to the file; when it holds more than `historyLimit` lines, loading keeps
+        // the latest ones and the file is rewritten with them.
+        if ceditline_history_load(history, path) > Self.historyLimit { ceditline_history_save(history, path) }
+    }
+
+    private func remember(_ line: String) {
+        if let latest = ceditline_history_latest(history), String(cString: latest) == line { return }
+        ceditline_history_enter(history, line)
+        if let historyPath, ceditline_history_append_line(historyPath, line) < 0 {
+            above.append("history: cannot write \(historyPath): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    // MARK: helpers
+
+    private static func terminalWidth() -> Int {
+        var size = winsize()
+        return ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80
+    }
+
+    /// Display columns: 2 for wide characters (CJK, most emoji), 0 for combining ones.
+    private static func columns(_ scalar: Unicode.Scalar) -> Int {
+        Int(ceditline_columns(wchar_t(bitPattern: scalar.value)))
+    }
+
+    private static func string(_ scalars: [Unicode.Scalar]) -> String {
+        String(String.UnicodeScalarView(scalars))
+    }
+
+    private static func terminalLines(_ text: String) -> String {
+        text.replacingOccurrences(of: "\n", with: "\r\n") + "\r\n"
+    }
+
+    /// A pipe whose ends never block.
+    private static func makePipe() -> (read: Int32, write: Int32) {
+        var ends: [Int32] = [-1, -1]
+        pipe(&ends)
+        for fd in ends {
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fd, F_SETFL, O_NONBLOCK)
+        }
+        return (ends[0], ends[1])
+    }
+
+    private static func readAll(_ fd: Int32) -> [UInt8] {
+        var bytes: [UInt8] = [], chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(fd, &chunk, chunk.count)
+            guard count > 0 else { return bytes }
+            bytes += chunk[..<count]
+        }
     }
 }

@@ -61,7 +61,8 @@ final class LiveControlTests: XCTestCase {
     }
 
     /// On a terminal, `run` has a console: Tab completes commands, node ids and chains, Up recalls the last line,
-    /// Ctrl-W deletes a word; each line is carried out like a socket command.
+    /// Ctrl-W deletes a word, Ctrl-D on an empty line stops; each line is carried out like a socket command. The
+    /// terminal here (script's) has no size: the console takes 80 columns.
     func testConsoleEditsAndCompletes() throws {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
@@ -70,7 +71,7 @@ final class LiveControlTests: XCTestCase {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
         process.arguments = ["-q", "-e", "-c", "\(HeadlessPipeWire.graphhost.path) run \(path) --socket \(socket)", "/dev/null"]
-        process.environment = pw.environment
+        process.environment = pw.environment.merging(["XDG_STATE_HOME": TestSupport.directory.appendingPathComponent("console/state").path]) { $1 }
         let input = Pipe(), output = Pipe()
         process.standardInput = input
         process.standardOutput = output
@@ -86,7 +87,7 @@ final class LiveControlTests: XCTestCase {
         type("\u{1B}[A\u{17}dry\r")          // Up, Ctrl-W, "dry"
         XCTAssertTrue(try TestSupport.waitUntil { try chain() == "dry" })
         type("preset fx nothing\r")          // an error is printed, nothing changes
-        type("quit\r")
+        type("\u{4}")                        // Ctrl-D on an empty line
         XCTAssertTrue(TestSupport.waitUntil { !process.isRunning })
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
@@ -96,6 +97,112 @@ final class LiveControlTests: XCTestCase {
         XCTAssertTrue(text.contains("> chain fx dry"), text)
         XCTAssertTrue(text.contains("error: no node 'fx'"), text)
         XCTAssertTrue(text.contains("| underruns 0 |"), text)
+    }
+
+    /// The console on a real terminal (tmux, 80x24, UTF-8): Tab completion, a line with wide characters edited in
+    /// the middle (the cursor lands where the text is), a log line printed above while a line is being edited, a
+    /// resize to 50 columns (the status line is cut to fit, the line being edited survives, status updates land above
+    /// a line wrapped over two rows), and the history file that a second run recalls with Up; `quit` ends the first
+    /// run, Ctrl-C the second.
+    func testConsoleInATerminal() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let path = try sineGraph(name: "terminal-sine")
+        let folder = TestSupport.directory.appendingPathComponent("terminal")
+        let socket = folder.appendingPathComponent("sine.sock").path
+        let state = folder.appendingPathComponent("state").path
+        let environment = pw.environment.merging(["XDG_STATE_HOME": state, "LC_ALL": "C.UTF-8"]) { $1 }
+        let command = [HeadlessPipeWire.graphhost.path, "run", path, "--socket", socket, "--watch"]
+        let control = pw.control(socket)
+        func chain() throws -> String { try (control.status()["chains"] as? [String: String])?["fx"] ?? "none" }
+        /// The line being edited: the last one starting with the prompt (lines run above it start so too).
+        func promptLine(_ screen: [String]) -> String? { screen.last { $0.hasPrefix(">") } }
+        /// The status line, when there is one, directly above the line being edited, which reads `line`.
+        func status(above line: String, _ screen: [String]) -> String? {
+            let rows = screen.indices.filter { screen[$0].contains("| buffer ") }
+            guard rows.count == 1, let row = rows.first, row + 1 < screen.count, screen[row + 1] == line else { return nil }
+            return screen[row]
+        }
+
+        let terminal = try TmuxTerminal(command, environment: environment)
+        defer { terminal.close() }
+        XCTAssertTrue(control.waitForSocket())
+        XCTAssertTrue(terminal.waitForScreen { promptLine($0) == ">" && $0.contains { $0.contains("| buffer ") } }, terminal.text())
+        XCTAssertEqual(try chain(), "warm")
+
+        try terminal.type("cha")
+        try terminal.press("Tab")
+        try terminal.type("f")
+        try terminal.press("Tab")
+        try terminal.type("br")
+        try terminal.press("Tab")
+        XCTAssertTrue(terminal.waitForScreen { promptLine($0) == "> chain fx bright" }, terminal.text())
+        try terminal.press("Enter")
+        XCTAssertTrue(try TestSupport.waitUntil { try chain() == "bright" }, terminal.text())
+
+        // 日, 本, 語 and 🎵 take two columns each: the cursor after "X" is at 2 + 13 + 4 + 1.
+        try terminal.type("preset fx/eq 日本語🎵")
+        try terminal.press("Left", "Left")
+        try terminal.type("X")
+        XCTAssertTrue(terminal.waitForScreen { promptLine($0) == "> preset fx/eq 日本X語🎵" }, terminal.text())
+        XCTAssertEqual(try terminal.cursor().x, 20, terminal.text())
+        try terminal.press("Enter")
+        XCTAssertTrue(terminal.waitForScreen { $0.contains { $0.hasPrefix("error: unknown preset '日本X語🎵'") } }, terminal.text())
+
+        // A log line (standard error: --watch reloading the edited graph file) prints above the status line; the
+        // line being edited stays.
+        try terminal.type("list")
+        let graph = try String(contentsOfFile: path, encoding: .utf8)
+        try graph.replacingOccurrences(of: "\"chain\": \"warm\"", with: "\"chain\": \"dry\"").write(toFile: path, atomically: true, encoding: .utf8)
+        XCTAssertTrue(terminal.waitForScreen { screen in
+            guard let log = screen.lastIndex(where: { $0.contains("changed: swapped to the new version") }),
+                  let status = screen.lastIndex(where: { $0.contains("| buffer ") }) else { return false }
+            return log < status && screen.dropFirst(status + 1).first == "> list"
+        }, terminal.text())
+        XCTAssertEqual(try terminal.cursor().x, 6, terminal.text())
+        try terminal.press("C-u")
+
+        // The status line (about 80 columns) is cut to 50; no piece of the previous one is left behind.
+        try terminal.type("set mix volume 0.50")
+        try terminal.resize(width: 50)
+        XCTAssertTrue(terminal.waitForScreen { (status(above: "> set mix volume 0.50", $0)?.count ?? 99) <= 50 }, terminal.text())
+        XCTAssertEqual(try terminal.cursor().x, 21, terminal.text())
+        // Two rows of input, the second starting with the 15th wide character: the next status update lands above both.
+        let long = "> set mix volume 0.50 " + String(repeating: "日本", count: 8)
+        try terminal.type(" " + String(repeating: "日本", count: 8))
+        var shown: String?
+        XCTAssertTrue(terminal.waitForScreen { shown = status(above: long, $0); return shown != nil }, terminal.text())
+        XCTAssertTrue(terminal.waitForScreen { screen in status(above: long, screen).map { $0 != shown && $0.count <= 50 } ?? false },
+                      terminal.text())
+        let (x, y) = try terminal.cursor()
+        XCTAssertEqual(x, 4, terminal.text())
+        XCTAssertEqual(try terminal.screen(rows: true).firstIndex(of: String(long.prefix(36))).map { $0 + 1 }, y, terminal.text())
+        try terminal.press("C-u")
+        try terminal.type("quit")
+        try terminal.press("Enter")
+        XCTAssertTrue(TestSupport.waitUntil { terminal.exitStatus() != nil }, terminal.text())
+        XCTAssertEqual(terminal.exitStatus(), 0, terminal.text())
+        XCTAssertTrue(terminal.text().contains(", underruns 0,"), terminal.text())
+
+        let historyFolder = state + "/graphhost"
+        let mode = try FileManager.default.attributesOfItem(atPath: historyFolder)[.posixPermissions] as? Int
+        XCTAssertEqual(mode, 0o700)
+        // libedit's format: a header line, then one line each with blanks written as octal escapes.
+        let saved = try String(contentsOfFile: historyFolder + "/history", encoding: .utf8)
+            .split(separator: "\n").dropFirst().map { $0.replacingOccurrences(of: "\\040", with: " ") }
+        XCTAssertEqual(saved, ["chain fx bright", "preset fx/eq 日本X語🎵", "quit"])
+
+        let second = try TmuxTerminal(command, environment: environment)
+        defer { second.close() }
+        XCTAssertTrue(second.waitForScreen { promptLine($0) == ">" && $0.contains { $0.contains("| buffer ") } }, second.text())
+        try second.press("Up")
+        XCTAssertTrue(second.waitForScreen { promptLine($0) == "> quit" }, second.text())
+        try second.press("Up")
+        XCTAssertTrue(second.waitForScreen { promptLine($0) == "> preset fx/eq 日本X語🎵" }, second.text())
+        XCTAssertEqual(try second.cursor().x, 24, second.text())
+        try second.press("C-c")
+        XCTAssertTrue(TestSupport.waitUntil { second.exitStatus() != nil }, second.text())
+        XCTAssertEqual(second.exitStatus(), 0, second.text())
     }
 
     /// `run --watch` swaps in a saved edit of the graph file; a broken edit is reported and the graph plays on.
