@@ -17,6 +17,8 @@ private nonisolated(unsafe) var consoleWakeDescriptor: Int32 = -1
 final class Console {
     static let prompt = "> "
     static let historyLimit = 1000
+    /// How long `stop` waits for the console thread.
+    static let stopTimeout = DispatchTimeInterval.milliseconds(500)
 
     private let handle: (String) -> String
     private let complete: (String) -> [String]
@@ -89,7 +91,11 @@ final class Console {
         started = false
         lock.withLock { stopRequested = true }
         wakeUp()
-        stopped.wait()
+        // libedit may be waiting inside el_gets for the rest of a key sequence (a lone Escape, half a UTF-8
+        // character); stopping does not wait for that key. The thread then only returns (see readKey).
+        if stopped.wait(timeout: .now() + Self.stopTimeout) == .timedOut {
+            FileHandle.standardError.write(Data("console: the line editor is waiting for the rest of a key; leaving it\n".utf8))
+        }
         signal(SIGWINCH, SIG_DFL)
         tcsetattr(STDIN_FILENO, TCSANOW, &savedTerminal)
         fflush(stderr)
@@ -194,6 +200,7 @@ final class Console {
     private func readKey() {
         var count: Int32 = 0
         _ = el_gets(editor, &count)
+        if lock.withLock({ stopRequested }) { return }
         if endRequested {
             endRequested = false
             onEnd()

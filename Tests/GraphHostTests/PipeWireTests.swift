@@ -259,12 +259,23 @@ final class PipeWireTests: XCTestCase {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
         let command = "\(HeadlessPipeWire.graphhost.path) run \(demo) --duration 1.5"
-        let tty = try HeadlessPipeWire.execute(URL(fileURLWithPath: "/usr/bin/script"), ["-q", "-e", "-c", command, "/dev/null"], environment: pw.environment)
-        XCTAssertEqual(tty.status, 0, tty.err)
-        XCTAssertTrue(tty.out.contains("\r\u{1B}[K"), tty.out)
-        XCTAssertTrue(tty.out.contains("| buffer "), tty.out)
-        XCTAssertTrue(tty.out.contains("| underruns 0 | xruns "), tty.out)
-        XCTAssertTrue(tty.out.contains("of 256-frame quantum"), tty.out)
+        // `script` gives run a terminal; its input stays open (at the end of its input, `script` would send the
+        // terminal an end-of-file, which the console takes as Ctrl-D).
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-q", "-e", "-c", command, "/dev/null"]
+        process.environment = pw.environment
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, text)
+        XCTAssertTrue(text.contains("| buffer "), text)
+        XCTAssertTrue(text.contains("| underruns 0 | xruns "), text)
+        XCTAssertTrue(text.contains("of 256-frame quantum"), text)
         let plain = try pw.graphhost(["run", demo, "--duration", "1"]).wait()
         XCTAssertEqual(plain.status, 0)
         XCTAssertFalse(plain.out.contains("| buffer "), plain.out)
