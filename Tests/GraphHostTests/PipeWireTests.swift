@@ -273,6 +273,7 @@ final class PipeWireTests: XCTestCase {
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         XCTAssertEqual(process.terminationStatus, 0, text)
+        XCTAssertTrue(text.contains("\u{1B}[2K"), text)  // the status line is redrawn in place
         XCTAssertTrue(text.contains("| buffer "), text)
         XCTAssertTrue(text.contains("| underruns 0 | xruns "), text)
         XCTAssertTrue(text.contains("of 256-frame quantum"), text)
