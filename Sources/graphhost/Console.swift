@@ -93,7 +93,8 @@ final class Console {
         wakeUp()
         // libedit may be waiting inside el_gets for the rest of a key sequence (a lone Escape, half a UTF-8
         // character); stopping does not wait for that key. The thread then only returns (see readKey).
-        if stopped.wait(timeout: .now() + Self.stopTimeout) == .timedOut {
+        let abandoned = stopped.wait(timeout: .now() + Self.stopTimeout) == .timedOut
+        if abandoned {
             FileHandle.standardError.write(Data("console: the line editor is waiting for the rest of a key; leaving it\n".utf8))
         }
         signal(SIGWINCH, SIG_DFL)
@@ -103,6 +104,9 @@ final class Console {
         close(savedError)
         let rest = Self.readAll(errorPipe)
         if !rest.isEmpty { _ = rest.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) } }
+        // A thread left inside libedit still holds these descriptors: they stay open, so that a key it reads later
+        // can never make it poll a number the process has since reused for something else.
+        guard !abandoned else { return }
         for fd in [errorPipe, wakePipe.read, wakePipe.write] { close(fd) }
         (errorPipe, wakePipe, consoleWakeDescriptor) = (-1, (-1, -1), -1)
     }
