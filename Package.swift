@@ -44,15 +44,13 @@ let package = Package(
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         .executableTarget(
             name: "graphhost",
             dependencies: [
                 "GraphHost", "CEditLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            swiftSettings: [.swiftLanguageMode(.v5)]
+            ]
         ),
         .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
         .testTarget(

@@ -28,6 +28,10 @@ int ceditline_bind(EditLine *el, const char *key, const char *command) {
     return el_set(el, EL_BIND, key, command, NULL);
 }
 
+EditLine *ceditline_init(const char *program) {
+    return el_init(program, stdin, stdout, stderr);
+}
+
 int ceditline_set_unbuffered(EditLine *el, int on) {
     return el_set(el, EL_UNBUFFERED, on);
 }

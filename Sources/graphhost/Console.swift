@@ -1,6 +1,7 @@
 import CEditLine
 import Foundation
 import GraphHost
+import Synchronization
 
 /// Set by the SIGWINCH handler, which also wakes the console thread through `consoleWakeDescriptor`.
 private nonisolated(unsafe) var terminalResized: sig_atomic_t = 0
@@ -15,27 +16,121 @@ private nonisolated(unsafe) var consoleWakeDescriptor: Int32 = -1
 /// (unbuffered mode) and wakes up for status lines handed over by other threads, standard error (a pipe while the
 /// console runs) and terminal resizes.
 final class Console {
-    static let prompt = "> "
-    static let historyLimit = 1000
     /// How long `stop` waits for the console thread.
     static let stopTimeout = DispatchTimeInterval.milliseconds(500)
 
-    private let handle: (String) -> String
-    private let complete: (String) -> [String]
-    private let onEnd: () -> Void
-
-    /// What other threads hand to the console thread, under `lock`.
-    private let lock = NSLock()
-    private var pendingStatus: String?
-    private var stopRequested = false
-    private let stopped = DispatchSemaphore(value: 0)
-    private var started = false
-    private var wakePipe: (read: Int32, write: Int32) = (-1, -1)
-    private var errorPipe: Int32 = -1
+    private let handle: @Sendable (String) -> String
+    private let complete: @Sendable (String) -> [String]
+    private let onEnd: @Sendable () -> Void
+    private var shared: ConsoleShared?
     private var savedError: Int32 = -1
     private var savedTerminal = termios()
 
-    // The console thread's own state.
+    /// `handle` answers a line with a JSON reply; `complete` lists the whole lines a line's start can become;
+    /// `onEnd` runs on Ctrl-C, Ctrl-D on an empty line or `quit`.
+    init(handle: @escaping @Sendable (String) -> String, complete: @escaping @Sendable (String) -> [String],
+         onEnd: @escaping @Sendable () -> Void) {
+        self.handle = handle
+        self.complete = complete
+        self.onEnd = onEnd
+    }
+
+    func start() {
+        // libedit reads and measures characters through the C library's locale: UTF-8, whatever the environment says.
+        setlocale(LC_CTYPE, "")
+        if String(cString: nl_langinfo(nl_item(CODESET))) != "UTF-8" { setlocale(LC_CTYPE, "C.UTF-8") }
+        tcgetattr(STDIN_FILENO, &savedTerminal)
+        let wakePipe = ConsoleEditor.makePipe()
+        consoleWakeDescriptor = wakePipe.write
+        // Standard error goes into a pipe whose lines the console thread prints above the prompt. Its ends never
+        // block: a thread logging while the console thread runs a command loses text beyond the pipe's 64 KiB
+        // rather than waiting.
+        let error = ConsoleEditor.makePipe()
+        fflush(nil)
+        savedError = dup(STDERR_FILENO)
+        dup2(error.write, STDERR_FILENO)
+        close(error.write)
+        signal(SIGWINCH) { _ in
+            terminalResized = 1
+            var byte: UInt8 = 0
+            _ = write(consoleWakeDescriptor, &byte, 1)
+        }
+        let shared = ConsoleShared(wakePipe: wakePipe, errorPipe: error.read)
+        self.shared = shared
+        let editor = ConsoleEditor(shared: shared, handle: handle, complete: complete, onEnd: onEnd)
+        DetachedThread.start(name: "graphhost-console") {
+            editor.run()
+            shared.stopped.signal()
+        }
+    }
+
+    /// Ends the console thread, leaving the last status line on screen, and restores the terminal and standard error.
+    func stop() {
+        guard let shared else { return }
+        self.shared = nil
+        shared.requests.withLock { $0.stop = true }
+        shared.wakeUp()
+        // libedit may be waiting inside el_gets for the rest of a key sequence (a lone Escape, half a UTF-8
+        // character); stopping does not wait for that key. The thread then only returns (see readKey).
+        let abandoned = shared.stopped.wait(timeout: .now() + Self.stopTimeout) == .timedOut
+        if abandoned {
+            FileHandle.standardError.write(Data("console: the line editor is waiting for the rest of a key; leaving it\n".utf8))
+        }
+        signal(SIGWINCH, SIG_DFL)
+        tcsetattr(STDIN_FILENO, TCSANOW, &savedTerminal)
+        fflush(nil)
+        dup2(savedError, STDERR_FILENO)
+        close(savedError)
+        let rest = ConsoleEditor.readAll(shared.errorPipe)
+        if !rest.isEmpty { _ = rest.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) } }
+        // A thread left inside libedit still holds these descriptors: they stay open, so that a key it reads later
+        // can never make it poll a number the process has since reused for something else.
+        guard !abandoned else { return }
+        for fd in [shared.errorPipe, shared.wakePipe.read, shared.wakePipe.write] { close(fd) }
+        consoleWakeDescriptor = -1
+    }
+
+    /// Called from any thread.
+    func setStatus(_ text: String) {
+        guard let shared else { return }
+        shared.requests.withLock { $0.status = text }
+        shared.wakeUp()
+    }
+}
+
+/// What other threads hand to the console thread: a new status line or the request to stop, and the pipes that
+/// wake it (`wakePipe`) and carry standard error (`errorPipe`).
+final class ConsoleShared: Sendable {
+    struct Requests {
+        var status: String?
+        var stop = false
+    }
+    let requests = Mutex(Requests())
+    let stopped = DispatchSemaphore(value: 0)
+    let wakePipe: (read: Int32, write: Int32)
+    let errorPipe: Int32
+
+    init(wakePipe: (read: Int32, write: Int32), errorPipe: Int32) {
+        self.wakePipe = wakePipe
+        self.errorPipe = errorPipe
+    }
+
+    func wakeUp() {
+        var byte: UInt8 = 0
+        _ = write(wakePipe.write, &byte, 1)
+    }
+}
+
+/// The console thread's side: libedit, the history, the status line and the lines waiting to be printed above it.
+/// It lives on that thread alone.
+final class ConsoleEditor {
+    static let prompt = "> "
+    static let historyLimit = 1000
+
+    private let shared: ConsoleShared
+    private let handle: @Sendable (String) -> String
+    private let complete: @Sendable (String) -> [String]
+    private let onEnd: @Sendable () -> Void
     private var editor: OpaquePointer?
     private var history: OpaquePointer?
     private var historyPath: String?
@@ -47,98 +142,29 @@ final class Console {
     private var accepted: String?
     private var endRequested = false
 
-    /// `handle` answers a line with a JSON reply; `complete` lists the whole lines a line's start can become;
-    /// `onEnd` runs on Ctrl-C, Ctrl-D on an empty line or `quit`.
-    init(handle: @escaping (String) -> String, complete: @escaping (String) -> [String], onEnd: @escaping () -> Void) {
+    init(shared: ConsoleShared, handle: @escaping @Sendable (String) -> String, complete: @escaping @Sendable (String) -> [String],
+         onEnd: @escaping @Sendable () -> Void) {
+        self.shared = shared
         self.handle = handle
         self.complete = complete
         self.onEnd = onEnd
     }
 
-    func start() {
-        // libedit reads and measures characters through the C library's locale: UTF-8, whatever the environment says.
-        setlocale(LC_CTYPE, "")
-        if String(cString: nl_langinfo(nl_item(CODESET))) != "UTF-8" { setlocale(LC_CTYPE, "C.UTF-8") }
-        tcgetattr(STDIN_FILENO, &savedTerminal)
-        wakePipe = Self.makePipe()
-        consoleWakeDescriptor = wakePipe.write
-        // Standard error goes into a pipe whose lines the console thread prints above the prompt. Its ends never
-        // block: a thread logging while the console thread runs a command loses text beyond the pipe's 64 KiB
-        // rather than waiting.
-        let error = Self.makePipe()
-        fflush(stderr)
-        savedError = dup(STDERR_FILENO)
-        dup2(error.write, STDERR_FILENO)
-        close(error.write)
-        errorPipe = error.read
-        signal(SIGWINCH) { _ in
-            terminalResized = 1
-            var byte: UInt8 = 0
-            _ = write(consoleWakeDescriptor, &byte, 1)
-        }
-        started = true
-        let thread = Thread { [self] in
-            run()
-            stopped.signal()
-        }
-        thread.name = "graphhost-console"
-        thread.start()
-    }
-
-    /// Ends the console thread, leaving the last status line on screen, and restores the terminal and standard error.
-    func stop() {
-        guard started else { return }
-        started = false
-        lock.withLock { stopRequested = true }
-        wakeUp()
-        // libedit may be waiting inside el_gets for the rest of a key sequence (a lone Escape, half a UTF-8
-        // character); stopping does not wait for that key. The thread then only returns (see readKey).
-        let abandoned = stopped.wait(timeout: .now() + Self.stopTimeout) == .timedOut
-        if abandoned {
-            FileHandle.standardError.write(Data("console: the line editor is waiting for the rest of a key; leaving it\n".utf8))
-        }
-        signal(SIGWINCH, SIG_DFL)
-        tcsetattr(STDIN_FILENO, TCSANOW, &savedTerminal)
-        fflush(stderr)
-        dup2(savedError, STDERR_FILENO)
-        close(savedError)
-        let rest = Self.readAll(errorPipe)
-        if !rest.isEmpty { _ = rest.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) } }
-        // A thread left inside libedit still holds these descriptors: they stay open, so that a key it reads later
-        // can never make it poll a number the process has since reused for something else.
-        guard !abandoned else { return }
-        for fd in [errorPipe, wakePipe.read, wakePipe.write] { close(fd) }
-        (errorPipe, wakePipe, consoleWakeDescriptor) = (-1, (-1, -1), -1)
-    }
-
-    /// Called from any thread.
-    func setStatus(_ text: String) {
-        lock.withLock { pendingStatus = text }
-        wakeUp()
-    }
-
-    private func wakeUp() {
-        var byte: UInt8 = 0
-        _ = write(wakePipe.write, &byte, 1)
-    }
-
-    // MARK: the console thread
-
-    private func run() {
+    func run() {
         guard openEditor() else { return }
         defer { closeEditor() }
         var descriptors = [pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: errorPipe, events: Int16(POLLIN), revents: 0)]
+                           pollfd(fd: shared.wakePipe.read, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: shared.errorPipe, events: Int16(POLLIN), revents: 0)]
         while true {
             if poll(&descriptors, nfds_t(descriptors.count), -1) < 0 {
                 if errno == EINTR { continue }   // a signal; SIGWINCH's handler has also written to the wake pipe
                 return
             }
-            _ = Self.readAll(wakePipe.read)
-            let (status, stop) = lock.withLock { () -> (String?, Bool) in
-                defer { pendingStatus = nil }
-                return (pendingStatus, stopRequested)
+            _ = Self.readAll(shared.wakePipe.read)
+            let (status, stop) = shared.requests.withLock { requests in
+                defer { requests.status = nil }
+                return (requests.status, requests.stop)
             }
             readErrorLines(all: stop)
             if terminalResized != 0 {
@@ -163,18 +189,18 @@ final class Console {
     }
 
     private func openEditor() -> Bool {
-        guard let editor = el_init("graphhost", stdin, stdout, stderr) else { return false }
+        guard let editor = ceditline_init("graphhost") else { return false }
         self.editor = editor
         history = history_init()
         ceditline_history_set_size(history, Int32(Self.historyLimit))
         loadHistory()
-        ceditline_configure(editor, { _ in Console.promptText }, history, Unmanaged.passUnretained(self).toOpaque())
+        ceditline_configure(editor, { _ in ConsoleEditor.promptText }, history, Unmanaged.passUnretained(self).toOpaque())
         ceditline_setty(editor, "-isig")   // Ctrl-C is a key; Ctrl-Z does not suspend a raw terminal
-        ceditline_add_command(editor, "graphhost-accept", "Run the line", { el, _ in Console.of(el).acceptLine() })
-        ceditline_add_command(editor, "graphhost-complete", "Complete the line", { el, _ in Console.of(el).completeLine() })
-        ceditline_add_command(editor, "graphhost-end", "Stop playing", { el, _ in Console.of(el).end() })
+        ceditline_add_command(editor, "graphhost-accept", "Run the line", { el, _ in ConsoleEditor.of(el).acceptLine() })
+        ceditline_add_command(editor, "graphhost-complete", "Complete the line", { el, _ in ConsoleEditor.of(el).completeLine() })
+        ceditline_add_command(editor, "graphhost-end", "Stop playing", { el, _ in ConsoleEditor.of(el).end() })
         ceditline_add_command(editor, "graphhost-end-or-delete", "Stop playing on an empty line, else delete a character",
-                              { el, _ in Console.of(el).endOrDelete() })
+                              { el, _ in ConsoleEditor.of(el).endOrDelete() })
         for (key, command) in [("^M", "graphhost-accept"), ("^J", "graphhost-accept"), ("^I", "graphhost-complete"),
                                ("^C", "graphhost-end"), ("^D", "graphhost-end-or-delete"),
                                ("^W", "ed-delete-prev-word"), ("^U", "vi-kill-line-prev")] {
@@ -194,17 +220,18 @@ final class Console {
         history_end(history)
     }
 
-    private static let promptText = strdup(prompt)!
+    /// Never freed or written.
+    nonisolated(unsafe) private static let promptText = strdup(prompt)!
 
-    private static func of(_ editor: OpaquePointer?) -> Console {
-        Unmanaged<Console>.fromOpaque(ceditline_client(editor)).takeUnretainedValue()
+    private static func of(_ editor: OpaquePointer?) -> ConsoleEditor {
+        Unmanaged<ConsoleEditor>.fromOpaque(ceditline_client(editor)).takeUnretainedValue()
     }
 
     /// Feeds libedit one key (or key sequence), then acts on what the key commands noted.
     private func readKey() {
         var count: Int32 = 0
         _ = el_gets(editor, &count)
-        if lock.withLock({ stopRequested }) { return }
+        if shared.requests.withLock({ $0.stop }) { return }
         if endRequested {
             endRequested = false
             onEnd()
@@ -328,13 +355,13 @@ final class Console {
     }
 
     private func output(_ text: String) {
-        fputs(text, stdout)
-        fflush(stdout)
+        print(text, terminator: "")
+        fflush(nil)
     }
 
     /// Whole lines written to standard error, for printing above; with `all`, an unfinished last line too.
     private func readErrorLines(all: Bool) {
-        errorBytes += Self.readAll(errorPipe)
+        errorBytes += Self.readAll(shared.errorPipe)
         while let end = errorBytes.firstIndex(of: UInt8(ascii: "\n")) {
             above.append(String(decoding: errorBytes[..<end], as: UTF8.self))
             errorBytes.removeSubrange(...end)
@@ -395,7 +422,7 @@ final class Console {
     }
 
     /// A pipe whose ends never block.
-    private static func makePipe() -> (read: Int32, write: Int32) {
+    static func makePipe() -> (read: Int32, write: Int32) {
         var ends: [Int32] = [-1, -1]
         pipe(&ends)
         for fd in ends {
@@ -405,7 +432,7 @@ final class Console {
         return (ends[0], ends[1])
     }
 
-    private static func readAll(_ fd: Int32) -> [UInt8] {
+    static func readAll(_ fd: Int32) -> [UInt8] {
         var bytes: [UInt8] = [], chunk = [UInt8](repeating: 0, count: 4096)
         while true {
             let count = read(fd, &chunk, chunk.count)

@@ -38,7 +38,7 @@ struct CtlCommand: ParsableCommand {
             while read(fd, &byte, 1) == 1 {
                 if byte == UInt8(ascii: "\n") {
                     print(String(decoding: event, as: UTF8.self))
-                    fflush(stdout)
+                    fflush(nil)
                     event.removeAll()
                 } else {
                     event.append(byte)

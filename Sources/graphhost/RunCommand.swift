@@ -29,8 +29,8 @@ struct RunCommand: ParsableCommand {
                             socketPath: socket, durationSeconds: duration, recordPath: record, watch: watch)
         let status = try play.run(console: { runner in
             let control = runner.control
-            return Console(handle: control.handle, complete: { line in control.withSession { CommandCompletion(session: $0).complete(line) } },
-                           onEnd: { runner.requestStop() })
+            return Console(handle: { control.handle($0) }, complete: { line in control.withSession { CommandCompletion(session: $0).complete(line) } },
+                           onEnd: { control.requestQuit() })
         }, shouldStop: { stopSignal != 0 })
         if status != 0 { throw ExitCode(status) }
     }

@@ -144,14 +144,14 @@ final class LiveRunnerTests: XCTestCase {
             playing(t)
             if abs(t - 1) < 0.005 { FileManager.default.createFile(atPath: path, contents: Data(jazz.utf8)) }
             if abs(t - 2) < 0.005 {
-                presetAfterEdit = Self.preset(runner.session)
+                presetAfterEdit = runner.control.withSession { Self.preset($0) }
                 FileManager.default.createFile(atPath: path, contents: Data("{ \"nodes\": [ ".utf8))
             }
         }
-        XCTAssertEqual(Self.preset(runner.session), "Rock")
+        XCTAssertEqual(runner.control.withSession { Self.preset($0) }, "Rock")
         XCTAssertEqual(runner.play(), .durationReached)
         XCTAssertEqual(presetAfterEdit, "Jazz")
-        XCTAssertEqual(Self.preset(runner.session), "Jazz")
+        XCTAssertEqual(runner.control.withSession { Self.preset($0) }, "Jazz")
         XCTAssertTrue(events.waitForLine(containing: "\"ok\":false"), events.text)
         XCTAssertEqual(events.text.components(separatedBy: "\"reload\"").count - 1, 2, events.text)
     }
@@ -176,7 +176,7 @@ final class LiveRunnerTests: XCTestCase {
         XCTAssertTrue(atStop.socketExists, "the socket was gone before the stream stopped")
         XCTAssertFalse(atStop.sessionClosed, "the session was freed before the stream stopped")
         XCTAssertFalse(FileManager.default.fileExists(atPath: runner.server.path))
-        XCTAssertTrue(runner.session.closed)
+        XCTAssertTrue(runner.control.withSession { $0.closed })
     }
 
     /// A socket another run holds: `start` fails naming it before any stream is connected; that run's socket stays.

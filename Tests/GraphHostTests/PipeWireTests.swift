@@ -304,7 +304,8 @@ final class PipeWireTests: XCTestCase {
         let graph = session.graph
         var logger = Logger(label: "test")
         logger.logLevel = .warning
-        let player = try PipeWirePlayer(session: session, options: PlaybackOptions(name: "graphhost_alloc", latencyFrames: 256), logger: logger)
+        session.rendersConcurrently = true
+        let player = try PipeWirePlayer(engine: session.engine, format: session.format, options: PlaybackOptions(name: "graphhost_alloc", latencyFrames: 256), logger: logger)
         player.setProbe(allocation_counter_probe)
         let recorder = try RecordingWriter(path: TestSupport.directory.appendingPathComponent("alloc.wav").path, sampleRate: 48000, channels: 2)
         player.setRecordTap(recorder.tap)

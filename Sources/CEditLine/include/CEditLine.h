@@ -20,6 +20,8 @@ int ceditline_bind(EditLine *el, const char *key, const char *command);
 /* Unbuffered: el_gets reads one key and returns. Turning it on puts the terminal in raw mode, empties the line,
    forgets the history position and draws the prompt; turning it off restores the terminal. */
 int ceditline_set_unbuffered(EditLine *el, int on);
+/* el_init on the process's standard input, output and error. */
+EditLine *ceditline_init(const char *program);
 /* Redraws the prompt and line from scratch, the terminal cursor being where the prompt starts. */
 void ceditline_redraw(EditLine *el);
 

@@ -75,9 +75,9 @@ public final class CompiledGraph {
     }
 
     /// The id of the node whose kernel lives at `address` (see `RenderStep.Kernel.address`).
-    public func nodeID(kernelAddress address: UnsafeMutableRawPointer?) -> String? {
-        guard let address else { return nil }
-        return instances.first { $0.value.kernel.address == address }?.key
+    public func nodeID(kernelAddress address: Int) -> String? {
+        guard address != 0 else { return nil }
+        return instances.first { Int(bitPattern: $0.value.kernel.address) == address }?.key
     }
 
     /// Slices silenced per LV2 node because the plugin output NaN or Inf (nodes with none left out).

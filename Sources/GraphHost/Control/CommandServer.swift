@@ -1,15 +1,19 @@
 import Foundation
+import Synchronization
 
 /// A Unix-socket command server: one command per line in, one JSON reply per line out, several clients at
 /// once. A client that sends `subscribe` also receives every published event as a JSON line. The socket lives in an owner-only folder with mode 0600; a stale socket is replaced, a live one is left alone; lines, the command rate and the number of clients are bounded.
-public final class CommandServer {
+public final class CommandServer: Sendable {
     public let path: String
-    private let handler: (String) -> String
-    private var listener: Int32 = -1
-    private let lock = NSLock()
-    private var stopping = false
-    private var thread: JoinableThread?
-    private var events: [String] = []
+    private let handler: @Sendable (String) -> String
+    /// What the serving thread shares with the threads that publish events and stop it.
+    private struct Shared {
+        var listener: Int32 = -1
+        var stopping = false
+        var thread: JoinableThread?
+        var events: [String] = []
+    }
+    private let shared = Mutex(Shared())
     public static let maxLineLength = 4096
     /// Commands one client may send per second (a burst of as many is allowed), and clients at once.
     public static let commandsPerSecond = 100.0
@@ -22,7 +26,7 @@ public final class CommandServer {
         return dir + "/" + name + ".sock"
     }
 
-    public init(path: String, handler: @escaping (String) -> String) {
+    public init(path: String, handler: @escaping @Sendable (String) -> String) {
         self.path = path
         self.handler = handler
     }
@@ -46,15 +50,21 @@ public final class CommandServer {
             throw CommandError("cannot listen on \(path): \(String(cString: strerror(errno)))")
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        listener = fd
-        thread = JoinableThread(name: "graphhost-control") { [self] in serve() }
+        let thread = JoinableThread(name: "graphhost-control") { [self] in serve(listener: fd) }
+        shared.withLock { shared in
+            shared.listener = fd
+            shared.thread = thread
+        }
     }
 
     public func stop() {
-        guard thread != nil else { return }
-        lock.withLock { stopping = true }
-        thread?.join()
-        thread = nil
+        let (thread, listener) = shared.withLock { shared in
+            defer { shared.thread = nil }
+            shared.stopping = true
+            return (shared.thread, shared.listener)
+        }
+        guard let thread else { return }
+        thread.join()
         close(listener)
         unlink(path)
     }
@@ -95,7 +105,7 @@ public final class CommandServer {
     /// Queues an event (a JSON line) for every subscribed client.
     public func publish(_ event: [String: Any]) {
         let line = Self.json(event)
-        lock.withLock { events.append(line) }
+        shared.withLock { $0.events.append(line) }
     }
 
     private struct Client {
@@ -108,10 +118,13 @@ public final class CommandServer {
         var refilled = Date()
     }
 
-    private func serve() {
+    private func serve(listener: Int32) {
         var clients: [Client] = []
-        while !lock.withLock({ stopping }) {
-            let waiting = lock.withLock { () -> [String] in defer { events.removeAll() }; return events }
+        while !shared.withLock({ $0.stopping }) {
+            let waiting = shared.withLock { shared in
+                defer { shared.events.removeAll() }
+                return shared.events
+            }
             var gone: Set<Int32> = []
             for client in clients where client.subscribed {
                 for event in waiting where !reply(client.fd, event) { gone.insert(client.fd) }

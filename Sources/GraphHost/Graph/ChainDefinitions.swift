@@ -2,7 +2,7 @@
 /// (one input, one output) linked in order, and `{ "id": "fx", "type": "chain", "chain": "warm" }` nodes that run
 /// one of them in their place. Members are `fx/ID` in the running graph (ID: the member's `id`, else its position);
 /// an empty chain passes its input through. Every chain is checked, whether a node runs it or not.
-struct ChainDefinitions {
+struct ChainDefinitions: Sendable {
     struct Member {
         var id: String
         var definition: any NodeDefinition

@@ -1,7 +1,7 @@
 import Foundation
 
 /// One node of a checked graph.
-public struct GraphNode {
+public struct GraphNode: Sendable {
     public var id: String
     /// Position in `GraphDocument.nodes`.
     public var index: Int
@@ -11,13 +11,13 @@ public struct GraphNode {
 }
 
 /// A `chain` node: which of the graph's named chains runs in its place.
-public struct ChainPlacement: Equatable {
+public struct ChainPlacement: Equatable, Sendable {
     public var id: String
     public var chain: String
 }
 
 /// One link from a node's output bus to another node's input bus.
-public struct GraphLink: Equatable {
+public struct GraphLink: Equatable, Sendable {
     public var from: Int
     public var fromBus: Int
     public var to: Int
@@ -25,7 +25,7 @@ public struct GraphLink: Equatable {
 }
 
 /// A graph file read and checked completely: everything a render needs, with the render order.
-public struct GraphDocument {
+public struct GraphDocument: Sendable {
     public var file: URL
     public var format: GraphFormat
     public var nodes: [GraphNode]

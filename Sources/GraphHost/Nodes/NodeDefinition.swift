@@ -8,7 +8,7 @@ public struct NodeContext {
 
 /// One kind of graph node: its JSON settings, its buses, and how it becomes a running instance.
 /// Every kind is listed once, in `NodeKinds.all`.
-public protocol NodeDefinition {
+public protocol NodeDefinition: Sendable {
     /// The `type` string in graph files.
     static var typeName: String { get }
     /// The JSON keys a node of this kind accepts besides `id` and `type`.

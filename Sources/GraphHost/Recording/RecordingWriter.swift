@@ -1,16 +1,20 @@
 import Atomics
 import Foundation
+import Synchronization
 
 /// Writes what a `RecordTap` captures to a WAV or FLAC file, on a thread of its own (`run --record`): the
 /// recording is exactly the output the process callback handed to PipeWire, live changes included.
-public final class RecordingWriter {
+public final class RecordingWriter: Sendable {
     public let tap: RecordTap
     public let path: String
-    private let file: SoundFileWriter
     private let stopping = ManagedAtomic<Bool>(false)
     private let written = ManagedAtomic<Int>(0)
-    private var thread: JoinableThread?
-    private var failure: Error?
+    private let file: SoundFileWriter
+    private struct State {
+        var thread: JoinableThread?
+        var failure: Error?
+    }
+    private let state = Mutex(State())
     /// How often the writer looks at the ring; the ring holds seconds, so a late look loses nothing.
     static let pollMicroseconds: UInt32 = 10_000
 
@@ -21,7 +25,7 @@ public final class RecordingWriter {
     }
 
     deinit {
-        if thread != nil { _ = finish() }
+        _ = finish()
         tap.deallocate()
     }
 
@@ -29,11 +33,12 @@ public final class RecordingWriter {
     public var droppedFrames: Int { tap.droppedFrames.load(ordering: .relaxed) }
 
     public func start() {
-        thread = JoinableThread(name: "graphhost-record") { [self] in drain() }
+        let thread = JoinableThread(name: "graphhost-record") { [self] in drain() }
+        state.withLock { $0.thread = thread }
     }
 
     /// What a finished recording holds.
-    public struct Summary {
+    public struct Summary: Sendable {
         public var frames: Int
         public var droppedFrames: Int
         public var error: Error?
@@ -41,13 +46,16 @@ public final class RecordingWriter {
 
     /// Writes what is left in the ring and closes the file. Call it once the stream no longer renders.
     public func finish() -> Summary {
-        if thread != nil {
+        let thread = state.withLock { state in
+            defer { state.thread = nil }
+            return state.thread
+        }
+        if let thread {
             stopping.store(true, ordering: .releasing)
-            thread?.join()
-            thread = nil
+            thread.join()
             file.close()
         }
-        return Summary(frames: framesWritten, droppedFrames: droppedFrames, error: failure)
+        return Summary(frames: framesWritten, droppedFrames: droppedFrames, error: state.withLock { $0.failure })
     }
 
     private func drain() {
@@ -58,12 +66,12 @@ public final class RecordingWriter {
             let last = stopping.load(ordering: .acquiring)
             let frames = tap.ring.read(into: buffer, frames: chunk)
             if frames > 0 {
-                if failure == nil {
+                if state.withLock({ $0.failure == nil }) {
                     do {
                         try file.write(buffer, frames: frames)
                         written.wrappingIncrement(by: frames, ordering: .relaxed)
                     } catch {
-                        failure = error
+                        state.withLock { $0.failure = error }
                     }
                 }
                 continue

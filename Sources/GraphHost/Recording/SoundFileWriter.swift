@@ -1,9 +1,12 @@
 import CSndfile
+import Synchronization
 
 /// Writes interleaved Float32 audio with libsndfile; the container follows the extension
 /// (.wav: 32-bit float, .flac: 24-bit, clipped at full scale).
-public final class SoundFileWriter {
-    private let file: OpaquePointer
+public final class SoundFileWriter: Sendable {
+    /// True once closed; held while libsndfile uses `file`, which is read only under it.
+    private let closed = Mutex(false)
+    nonisolated(unsafe) private let file: OpaquePointer
     public let path: String
     public let channels: Int
 
@@ -28,11 +31,20 @@ public final class SoundFileWriter {
     }
 
     public func write(_ samples: UnsafePointer<Float>, frames: Int) throws {
-        let written = sf_writef_float(file, samples, sf_count_t(frames))
-        if written != frames { throw CommandError("writing '\(path)' failed: \(String(cString: sf_strerror(file)))") }
+        try closed.withLock { closed in
+            guard !closed else { throw CommandError("writing '\(path)' failed: the file is closed") }
+            let written = sf_writef_float(file, samples, sf_count_t(frames))
+            if written != frames { throw CommandError("writing '\(path)' failed: \(String(cString: sf_strerror(file)))") }
+        }
     }
 
-    public func close() { sf_close(file) }
+    /// Finishes the file; later writes fail.
+    public func close() {
+        closed.withLock { closed in
+            if !closed { sf_close(file) }
+            closed = true
+        }
+    }
 }
 
 /// Reads a whole sound file as interleaved Float32 (for tests and tools).

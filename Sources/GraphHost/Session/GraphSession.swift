@@ -7,6 +7,7 @@ import Logging
 /// transition, and frees the old graph here once the render world reports the transition finished.
 public final class GraphSession {
     public private(set) var graph: CompiledGraph
+    /// The render world's engine: a real-time thread renders it while the session sends it messages.
     public let engine: UnsafeMutablePointer<RenderEngine>
     /// True while a real-time thread renders (set by `PipeWirePlayer`): swaps then wait for new streams to
     /// buffer before the switch, and plugin state is restored with the plugin paused.

@@ -1,52 +1,71 @@
 import Foundation
+import Synchronization
 
 /// Answers live-control lines (from the socket, the console or a watched file) for a playing graph, one at a time.
-public final class LiveControl {
-    let session: GraphSession
-    let status: () -> [String: Any]
-    let quit: () -> Void
+/// It owns the session: every thread reaches it through `handle` or `withSession`, one at a time.
+public final class LiveControl: Sendable {
+    private let session: Mutex<GraphSession>
+    private let status: @Sendable (GraphSession) -> [String: Any]
+    private let quit: @Sendable () -> Void
     /// Receives events for subscribers (e.g. the socket server's publish).
-    public var publish: ([String: Any]) -> Void = { _ in }
-    private let lock = NSLock()
+    private let publisher = Mutex<(@Sendable ([String: Any]) -> Void)?>(nil)
 
-    public init(session: GraphSession, status: @escaping () -> [String: Any], quit: @escaping () -> Void) {
-        self.session = session
+    public init(session: sending GraphSession, status: @escaping @Sendable (GraphSession) -> [String: Any],
+                quit: @escaping @Sendable () -> Void) {
+        self.session = Mutex(session)
         self.status = status
         self.quit = quit
+    }
+
+    /// Asks the run to stop, as the `quit` command does.
+    public func requestQuit() { quit() }
+
+    /// Sets where events go (e.g. the socket server's publish).
+    public func setPublisher(_ publish: @escaping @Sendable ([String: Any]) -> Void) {
+        publisher.withLock { $0 = publish }
+    }
+
+    /// Sends an event to the publisher, if there is one.
+    public func publish(_ event: [String: Any]) {
+        publisher.withLock { $0 }?(event)
     }
 
     /// Carries out one line and returns the JSON reply (`{"ok":true,...}` or `{"ok":false,"error":...}`).
     public func handle(_ line: String) -> String {
         let arrival = MonotonicClock.nanos()
-        return lock.withLock {
+        let (reply, event) = session.withLock { session -> (String, String?) in
             do {
                 let request = try ControlRequest.parse(line)
                 switch request {
                 case .status:
-                    return CommandServer.json(["ok": true, "status": status()])
+                    return (CommandServer.json(["ok": true, "status": status(session)]), nil)
                 case .list:
-                    return CommandServer.json(["ok": true, "nodes": nodeList, "chains": session.graph.document.chains])
+                    return (CommandServer.json(["ok": true, "nodes": Self.nodeList(session), "chains": session.graph.document.chains]), nil)
                 case .quit:
                     quit()
-                    return CommandServer.json(["ok": true])
+                    return (CommandServer.json(["ok": true]), nil)
                 default:
                     let applied = session.appliedMessages.load(ordering: .acquiring)
                     try session.apply(request)
-                    publish(["event": "command", "command": request.description])
-                    return CommandServer.json(["ok": true, "command": request.description, "arrival": arrival, "appliedBefore": applied])
+                    return (CommandServer.json(["ok": true, "command": request.description, "arrival": arrival, "appliedBefore": applied]),
+                            request.description)
                 }
             } catch {
-                return CommandServer.error("\(error)")
+                return (CommandServer.error("\(error)"), nil)
             }
         }
+        if let event { publish(["event": "command", "command": event]) }
+        return reply
     }
 
     /// Runs `body` with the session while no command is being carried out.
     @discardableResult
-    public func withSession<T>(_ body: (GraphSession) -> T) -> T { lock.withLock { body(session) } }
+    public func withSession<T: Sendable>(_ body: (GraphSession) throws -> T) rethrows -> T {
+        try session.withLock { try body($0) }
+    }
 
     /// Every node with its parameters and presets; chain nodes with their chain and the choices.
-    var nodeList: [[String: Any]] {
+    static func nodeList(_ session: GraphSession) -> [[String: Any]] {
         let document = session.graph.document
         let nodes = document.order.map { index -> [String: Any] in
             let node = document.nodes[index]

@@ -46,8 +46,11 @@ public struct LivePlay {
         }
         let format = document.format, rate = Double(format.sampleRate)
         let recorder = try recordPath.map { try RecordingWriter(path: $0, sampleRate: format.sampleRate, channels: format.channels) }
-        let session = GraphSession(graph: try CompiledGraph(document))
-        let player = try PipeWirePlayer(session: session, options: playback, logger: logger)
+        let session = try Self.liveSession(document)
+        // The engine is the render world's: the player hands it to the process callback while the session, owned by
+        // the runner's control from here on, sends it messages. Its address crosses over; the session stays one owner's.
+        let engine = UnsafeMutablePointer<RenderEngine>(bitPattern: Int(bitPattern: session.engine))!
+        let player = try PipeWirePlayer(engine: engine, format: format, options: playback, logger: logger)
         let runner = LiveRunner(session: session, player: player, socketPath: socketPath ?? CommandServer.defaultPath(name: playback.name),
                                 recorder: recorder,
                                 options: .init(graphPath: graphPath, watch: watch, durationFrames: durationSeconds.map { Int($0 * rate) },
@@ -64,7 +67,7 @@ public struct LivePlay {
         if let console {
             runner.showStatus = { console.setStatus($0) }
         } else if isTerminal {
-            runner.showStatus = { print("\r\u{1B}[K" + $0, terminator: ""); fflush(stdout) }
+            runner.showStatus = { print("\r\u{1B}[K" + $0, terminator: ""); fflush(nil) }
         }
         console?.start()
         let outcome = runner.play(shouldStop: shouldStop)
@@ -80,12 +83,19 @@ public struct LivePlay {
             print("recorded \(Format.number(Double(recorded.frames) / rate)) s to \(recorder.path), dropped frames \(recorded.droppedFrames)")
         }
         if isTerminal && console == nil { print("") }
-        for (id, outputs) in session.graph.pluginOutputs.sorted(by: { $0.key < $1.key }) where !outputs.isEmpty {
+        for (id, outputs) in runner.control.withSession({ $0.graph.pluginOutputs }).sorted(by: { $0.key < $1.key }) where !outputs.isEmpty {
             print("\(id): " + outputs.sorted { $0.key < $1.key }.map { "\($0.key)=\(Format.number(Double($0.value)))" }.joined(separator: " "))
         }
         let c = player.counters, played = runner.status
-        print("played \(played.positionText), underruns \(runner.control.withSession { _ in played.underruns }), xruns \(played.xruns), largest quantum \(c.largestQuantum.load(ordering: .relaxed)) frames, missed buffers \(c.missedBuffers.load(ordering: .relaxed)), longest callback \(c.maxBusyNanos.load(ordering: .relaxed) / 1000) µs")
+        print("played \(played.positionText), underruns \(runner.control.withSession { played.underruns($0) }), xruns \(played.xruns), largest quantum \(c.largestQuantum.load(ordering: .relaxed)) frames, missed buffers \(c.missedBuffers.load(ordering: .relaxed)), longest callback \(c.maxBusyNanos.load(ordering: .relaxed) / 1000) µs")
         return status
+    }
+
+    /// A session for `document` that a real-time thread will render.
+    static func liveSession(_ document: GraphDocument) throws -> sending GraphSession {
+        let session = GraphSession(graph: try CompiledGraph(document))
+        session.rendersConcurrently = true
+        return session
     }
 
     static func printError(_ text: String) {

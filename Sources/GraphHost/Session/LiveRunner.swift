@@ -1,3 +1,4 @@
+import Atomics
 import Foundation
 import Logging
 
@@ -37,7 +38,6 @@ public final class LiveRunner {
     /// Seconds between two turns of the loop, between status updates, and between looks at the watched file.
     public static let tick = 0.01, statusInterval = 0.25, watchInterval = 0.5
 
-    public let session: GraphSession
     public let player: LivePlayback
     public let control: LiveControl
     public let server: CommandServer
@@ -48,30 +48,29 @@ public final class LiveRunner {
     let options: Options
     let logger: Logger
     let clock: LiveClock
-    let quitRequested = NSLock()
-    var quit = false
+    /// Set by `quit` (any thread); the loop stops at its next turn.
+    let quitRequested = ManagedAtomic(false)
     var finished = false
 
-    public init(session: GraphSession, player: LivePlayback, socketPath: String, recorder: RecordingWriter?,
+    /// Takes over the session: from here on it is reached through `control`.
+    public init(session: sending GraphSession, player: LivePlayback, socketPath: String, recorder: RecordingWriter?,
                 options: Options, logger: Logger, clock: LiveClock = SystemClock()) {
-        self.session = session
         self.player = player
         self.recorder = recorder
         self.options = options
         self.logger = logger
         self.clock = clock
-        let status = PlaybackStatus(session: session, player: player, recorder: recorder, sampleRate: Double(session.format.sampleRate))
+        let status = PlaybackStatus(counters: player.counters, recorder: recorder, sampleRate: Double(session.format.sampleRate))
         self.status = status
         let quitRequested = quitRequested
-        var requestQuit: () -> Void = {}
-        control = LiveControl(session: session, status: { status.dictionary }, quit: { requestQuit() })
-        server = CommandServer(path: socketPath, handler: control.handle)
-        control.publish = { [weak server] event in server?.publish(event) }
-        requestQuit = { [weak self] in quitRequested.withLock { self?.quit = true } }
+        control = LiveControl(session: session, status: { status.dictionary($0) }, quit: { quitRequested.store(true, ordering: .releasing) })
+        let control = control
+        server = CommandServer(path: socketPath, handler: { control.handle($0) })
+        control.setPublisher { [weak server] event in server?.publish(event) }
     }
 
     /// Asks the loop to stop at its next turn (thread-safe).
-    public func requestStop() { quitRequested.withLock { quit = true } }
+    public func requestStop() { quitRequested.store(true, ordering: .releasing) }
 
     /// Starts the socket, then the graph and the stream. The socket comes first: when another run holds it, nothing
     /// has started yet. On an error what was started is stopped again.
@@ -80,7 +79,7 @@ public final class LiveRunner {
         logger.info("control socket: \(server.path)")
         player.setRecordTap(recorder?.tap)
         recorder?.start()
-        session.graph.start()
+        control.withSession { $0.graph.start() }
         do {
             try player.connect()
         } catch {
@@ -100,7 +99,7 @@ public final class LiveRunner {
         var reported = Reported()
         while true {
             clock.sleep(seconds: Self.tick)
-            if shouldStop() || quitRequested.withLock({ quit }) { logger.info("stopping"); return .stopped }
+            if shouldStop() || quitRequested.load(ordering: .acquiring) { logger.info("stopping"); return .stopped }
             if let error = player.streamError { return .failed("PipeWire stream: \(error)") }
             if player.disconnected || player.noSink {
                 if let failure = keepTrying(&reconnection) { return .failed(failure) }
@@ -133,7 +132,7 @@ public final class LiveRunner {
             if clock.now >= nextStatus {
                 nextStatus = clock.now.addingTimeInterval(Self.statusInterval)
                 control.withSession { $0.drainLogs() }
-                showStatus?(control.withSession { _ in status.line })
+                showStatus?(control.withSession { status.line($0) })
                 report(counters: &reported)
             }
         }
@@ -145,7 +144,7 @@ public final class LiveRunner {
         guard !finished else { return nil }
         finished = true
         player.stopStream()
-        session.drainLogs()
+        control.withSession { $0.drainLogs() }
         let recorded = recorder?.finish()
         server.stop()
         return recorded
@@ -154,7 +153,7 @@ public final class LiveRunner {
     /// Finishes if needed, then frees the session's memory.
     public func close() {
         finish()
-        session.close()
+        control.withSession { $0.close() }
     }
 
     // MARK: the loop's parts
@@ -225,7 +224,7 @@ public final class LiveRunner {
             logger.warning("a callback overran its quantum (\(overruns) so far): node '\(node)' took \(String(format: "%.2f", took)) ms of \(String(format: "%.2f", budget)) ms")
             server.publish(["event": "overrun", "node": node, "milliseconds": took, "count": overruns])
         }
-        let (x, u) = control.withSession { _ in (status.xruns, status.underruns) }
+        let (x, u) = control.withSession { (status.xruns, status.underruns($0)) }
         if x > reported.xruns {
             if !options.isTerminal { logger.warning("xruns: \(x)") }
             server.publish(["event": "xruns", "count": x, "position": status.seconds])

@@ -1,30 +1,30 @@
 import Foundation
 
 /// The numbers shown in `run`'s status line and summary.
-public struct PlaybackStatus {
-    let session: GraphSession
-    var graph: CompiledGraph { session.graph }
-    let player: LivePlayback
+public struct PlaybackStatus: Sendable {
+    let counters: PlaybackCounters
     let recorder: RecordingWriter?
     let sampleRate: Double
 
-    public init(session: GraphSession, player: LivePlayback, recorder: RecordingWriter?, sampleRate: Double) {
-        self.session = session
-        self.player = player
+    public init(counters: PlaybackCounters, recorder: RecordingWriter?, sampleRate: Double) {
+        self.counters = counters
         self.recorder = recorder
         self.sampleRate = sampleRate
     }
 
-    public var seconds: Double { Double(player.counters.frames.load(ordering: .relaxed)) / sampleRate }
+    public var seconds: Double { Double(counters.frames.load(ordering: .relaxed)) / sampleRate }
     public var positionText: String { String(format: "%.2f s", seconds) }
-    public var underruns: Int { graph.streams.reduce(0) { $0 + $1.counters.underruns.load(ordering: .relaxed) } }
-    public var xruns: Int { player.counters.xruns.load(ordering: .relaxed) }
+    public func underruns(_ session: GraphSession) -> Int {
+        session.graph.streams.reduce(0) { $0 + $1.counters.underruns.load(ordering: .relaxed) }
+    }
+    public var xruns: Int { counters.xruns.load(ordering: .relaxed) }
 
     /// The status as a JSON-ready dictionary (the `status` command).
-    public var dictionary: [String: Any] {
+    public func dictionary(_ session: GraphSession) -> [String: Any] {
+        let graph = session.graph
         var status: [String: Any] = [
-            "position": seconds, "underruns": underruns, "xruns": xruns,
-            "quantum": player.counters.quantum.load(ordering: .relaxed),
+            "position": seconds, "underruns": underruns(session), "xruns": xruns,
+            "quantum": counters.quantum.load(ordering: .relaxed),
             "streamsFinished": graph.streams.map(\.finished),
             "streams": graph.streams.map { s -> [String: Any] in
                 var entry: [String: Any] = ["id": s.id, "state": s.state.rawValue, "bufferFill": Double(s.ring.index.readable()) / Double(s.ring.capacityFrames),
@@ -40,7 +40,7 @@ public struct PlaybackStatus {
             },
             "pluginOutputs": graph.pluginOutputs,
             "silencedSlices": graph.silencedSlices,
-            "overruns": player.counters.overruns.load(ordering: .relaxed),
+            "overruns": counters.overruns.load(ordering: .relaxed),
             "chains": Dictionary(uniqueKeysWithValues: graph.document.chainNodes.map { ($0.id, $0.chain) }),
             "applied": ["messages": session.appliedMessages.load(ordering: .acquiring), "nanos": session.appliedNanos.load(ordering: .relaxed)],
         ]
@@ -50,17 +50,18 @@ public struct PlaybackStatus {
         return status
     }
 
-    public var line: String {
+    public func line(_ session: GraphSession) -> String {
+        let graph = session.graph
         let fill = graph.streams.first.map { s in 100 * s.ring.index.readable() / s.ring.capacityFrames } ?? 0
-        let busy = Double(player.counters.busyNanos.load(ordering: .relaxed))
-        let budget = Double(max(1, player.counters.budgetNanos.load(ordering: .relaxed)))
-        let quantum = player.counters.quantum.load(ordering: .relaxed)
+        let busy = Double(counters.busyNanos.load(ordering: .relaxed))
+        let budget = Double(max(1, counters.budgetNanos.load(ordering: .relaxed)))
+        let quantum = counters.quantum.load(ordering: .relaxed)
         var network = ""
         if let s = graph.streams.first, let n = s.network {
             let loaded = String(format: "%.1f", Double(n.bytesLoaded) / 1e6) + (n.totalBytes.map { String(format: "/%.1f", Double($0) / 1e6) } ?? "") + " MB"
             network = " | \(s.state.rawValue) \(loaded)" + (n.title.flatMap { $0.isEmpty ? nil : " | ♪ \($0)" } ?? "")
         }
         return String(format: "%@ | buffer %d%% | underruns %d | xruns %d | CPU %.1f%% of %d-frame quantum",
-                      positionText, fill, underruns, xruns, 100 * busy / budget, quantum) + network
+                      positionText, fill, underruns(session), xruns, 100 * busy / budget, quantum) + network
     }
 }

@@ -1,11 +1,11 @@
 import Foundation
 
 /// A named control-world thread that whoever started it can wait for.
-final class JoinableThread {
+final class JoinableThread: Sendable {
     private let done = DispatchSemaphore(value: 0)
 
     /// Starts `body` on a new thread called `name`.
-    init(name: String, _ body: @escaping () -> Void) {
+    init(name: String, _ body: @escaping @Sendable () -> Void) {
         let done = done
         let thread = Thread {
             body()

@@ -3,7 +3,7 @@ import Atomics
 /// The render side of `run --record`: the process callback copies every frame it hands to PipeWire into a
 /// lock-free ring that a control-world writer drains. When the writer falls behind, the frames that do not fit
 /// are dropped and counted; the callback never waits.
-public struct RecordTap {
+public struct RecordTap: Sendable {
     public let ring: PCMRing
     /// Frames the ring had no room for.
     public let droppedFrames: UnsafeAtomic<Int>

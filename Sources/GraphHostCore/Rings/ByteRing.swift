@@ -1,6 +1,7 @@
 /// A lock-free single-producer/single-consumer ring of variable-size messages (a 4-byte length, then the bytes).
 /// Used for LV2 worker requests (render → worker thread) and responses (worker thread → render).
-public struct ByteRing {
+/// It is shared by exactly one producer thread and one consumer thread (the contract the compiler cannot check).
+public struct ByteRing: @unchecked Sendable {
     public let bytes: UnsafeMutablePointer<UInt8>
     public let index: SPSCIndex
 

@@ -1,6 +1,7 @@
 /// A lock-free single-producer/single-consumer ring of interleaved Float32 frames.
 /// The decoder thread writes, the render thread reads and deinterleaves into a planar bus.
-public struct PCMRing {
+/// It is shared by exactly one producer thread and one consumer thread (the contract the compiler cannot check).
+public struct PCMRing: @unchecked Sendable {
     public let samples: UnsafeMutablePointer<Float>
     public let channels: Int
     public let index: SPSCIndex

@@ -2,7 +2,8 @@ import Atomics
 
 /// The two monotonically increasing counters of a single-producer/single-consumer ring.
 /// The producer only stores `written`, the consumer only stores `read`; both are lock-free.
-public struct SPSCIndex {
+/// It is shared by exactly one producer thread and one consumer thread (the contract the compiler cannot check).
+public struct SPSCIndex: @unchecked Sendable {
     public let written: UnsafeAtomic<Int>
     public let read: UnsafeAtomic<Int>
     public let capacity: Int

@@ -1,6 +1,7 @@
 import CPipeWire
 import Foundation
 import Logging
+import Synchronization
 
 /// What `graphhost run` asks of PipeWire.
 public struct PlaybackOptions {
@@ -42,8 +43,10 @@ public enum PlaybackError: Error, CustomStringConvertible {
 /// Plays a graph session through a pw_stream whose process callback (PipeWire's real-time data thread)
 /// runs `PlaybackRenderer`. Control calls run under the thread loop's lock. When the daemon goes away
 /// the graph keeps its state and `reconnect()` builds a new stream on a new connection.
+/// What the callbacks report to the control loop is in the `state` mutex.
 public final class PipeWirePlayer {
-    public let session: GraphSession
+    /// The graph's format, which the stream carries.
+    public let format: GraphFormat
     public let options: PlaybackOptions
     let logger: Logger
     let loop: OpaquePointer
@@ -56,11 +59,14 @@ public final class PipeWirePlayer {
     let streamEvents: UnsafeMutablePointer<pw_stream_events>
     let coreEvents: UnsafeMutablePointer<pw_core_events>
     /// Set from the loop thread; read by the control loop.
-    private let stateLock = NSLock()
-    private var _disconnected = false
-    private var _streamError: String?
-    private var _streaming = false
-    private var _noSink = false
+    /// What the loop thread's callbacks report to the control loop.
+    struct StreamState {
+        var disconnected = false
+        var streamError: String?
+        var streaming = false
+        var noSink = false
+    }
+    let state = Mutex(StreamState())
     private var targetToUse: String?
 
     public var counters: PlaybackCounters { renderer.pointee.counters }
@@ -78,9 +84,10 @@ public final class PipeWirePlayer {
 
     private static let pipewireInitialized: Bool = { pw_init(nil, nil); return true }()
 
-    public init(session: GraphSession, options: PlaybackOptions, logger: Logger) throws {
+    /// A player of the graph `engine` renders (a session's); set the session's `rendersConcurrently` first.
+    public init(engine: UnsafeMutablePointer<RenderEngine>, format: GraphFormat, options: PlaybackOptions, logger: Logger) throws {
         _ = Self.pipewireInitialized
-        self.session = session
+        self.format = format
         self.options = options
         self.logger = logger
         guard let loop = pw_thread_loop_new("graphhost-pw", nil) else { throw PlaybackError.stream("cannot create a thread loop") }
@@ -90,7 +97,7 @@ public final class PipeWirePlayer {
         guard let context = pw_context_new(pw_thread_loop_get_loop(loop), contextProps, 0) else { throw PlaybackError.stream("cannot create a context") }
         self.context = context
         renderer = .allocate(capacity: 1)
-        renderer.initialize(to: PlaybackRenderer(engine: session.engine, channels: session.format.channels, sampleRate: session.format.sampleRate))
+        renderer.initialize(to: PlaybackRenderer(engine: engine, channels: format.channels, sampleRate: format.sampleRate))
         streamListener = .allocate(capacity: 1)
         streamListener.initialize(to: spa_hook())
         coreListener = .allocate(capacity: 1)
@@ -100,7 +107,6 @@ public final class PipeWirePlayer {
         coreEvents = .allocate(capacity: 1)
         coreEvents.initialize(to: Self.makeCoreEvents())
         targetToUse = options.target
-        session.rendersConcurrently = true
         renderer.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
         pw_thread_loop_start(loop)
     }
@@ -117,12 +123,12 @@ public final class PipeWirePlayer {
         streamListener.deallocate(); coreListener.deallocate(); streamEvents.deallocate(); coreEvents.deallocate()
     }
 
-    public var disconnected: Bool { stateLock.withLock { _disconnected } }
-    public var streamError: String? { stateLock.withLock { _streamError } }
-    public var streaming: Bool { stateLock.withLock { _streaming } }
+    public var disconnected: Bool { state.withLock { $0.disconnected } }
+    public var streamError: String? { state.withLock { $0.streamError } }
+    public var streaming: Bool { state.withLock { $0.streaming } }
     /// The session manager found no sink for the stream ("no node available"), as right after a daemon restart
     /// before its sinks are known: the stream failed, and `reconnect()` may find one later.
-    public var noSink: Bool { stateLock.withLock { _noSink } }
+    public var noSink: Bool { state.withLock { $0.noSink } }
     /// What the session manager says when it has no sink for a stream.
     public static let noSinkMessage = "no node available"
 
@@ -141,11 +147,10 @@ public final class PipeWirePlayer {
             targetToUse = nil
         }
         try createStreamLocked()
-        stateLock.withLock { _disconnected = false; _streamError = nil; _noSink = false }
+        state.withLock { $0.disconnected = false; $0.streamError = nil; $0.noSink = false }
     }
 
     private func createStreamLocked() throws {
-        let format = session.format
         guard let props = pw_properties_new_string("") else { throw PlaybackError.stream("cannot create properties") }
         pw_properties_set(props, PW_KEY_MEDIA_TYPE, "Audio")
         pw_properties_set(props, PW_KEY_MEDIA_CATEGORY, "Playback")
@@ -226,10 +231,10 @@ public final class PipeWirePlayer {
         events.state_changed = { data, _, state, error in
             let player = PipeWirePlayer.player(data)
             let message = error.map { String(cString: $0) }
-            player.stateLock.withLock {
-                player._streaming = state == PW_STREAM_STATE_STREAMING
+            player.state.withLock { reported in
+                reported.streaming = state == PW_STREAM_STATE_STREAMING
                 if state == PW_STREAM_STATE_ERROR {
-                    if message == PipeWirePlayer.noSinkMessage { player._noSink = true } else { player._streamError = message ?? "unknown error" }
+                    if message == PipeWirePlayer.noSinkMessage { reported.noSink = true } else { reported.streamError = message ?? "unknown error" }
                 }
             }
         }
@@ -238,11 +243,11 @@ public final class PipeWirePlayer {
             var rate: UInt32 = 0, channels: UInt32 = 0, planar: Int32 = 0
             let player = PipeWirePlayer.player(data)
             guard graphhost_parse_format(param, &rate, &channels, &planar) == 1 else {
-                player.stateLock.withLock { player._streamError = "the daemon offered a format that is not 32-bit float audio" }
+                player.state.withLock { $0.streamError = "the daemon offered a format that is not 32-bit float audio" }
                 return
             }
             player.renderer.pointee.planarFormat.store(planar != 0, ordering: .releasing)
-            let format = player.session.format
+            let format = player.format
             let stride = planar != 0 ? 4 : 4 * Int(channels)
             var buffer = [UInt8](repeating: 0, count: 1024)
             var pod: UnsafePointer<spa_pod>? = graphhost_build_buffers(&buffer, 1024, UInt32(max(8192, format.maxFrames)), UInt32(stride),
@@ -263,7 +268,7 @@ public final class PipeWirePlayer {
         events.error = { data, id, _, res, message in
             let player = Unmanaged<PipeWirePlayer>.fromOpaque(data!).takeUnretainedValue()
             if id == PW_ID_CORE && res == -EPIPE {
-                player.stateLock.withLock { player._disconnected = true; player._streaming = false }
+                player.state.withLock { $0.disconnected = true; $0.streaming = false }
             } else if id == PW_ID_CORE {
                 player.logger.warning("PipeWire: \(message.map { String(cString: $0) } ?? "error \(res)")")
             }

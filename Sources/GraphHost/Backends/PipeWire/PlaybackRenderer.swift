@@ -4,7 +4,7 @@ import CRenderSupport
 import Glibc
 
 /// Counters the process callback publishes to the control world.
-public struct PlaybackCounters {
+public struct PlaybackCounters: Sendable {
     public let callbacks: UnsafeAtomic<Int>
     public let frames: UnsafeAtomic<Int>
     /// Cycles the daemon ran without us (a jump in the clock position).
@@ -19,7 +19,7 @@ public struct PlaybackCounters {
     /// Callbacks that took longer than their quantum (each also counted as an xrun), and the slowest node of the
     /// latest one (kernel address) with its time.
     public let overruns: UnsafeAtomic<Int>
-    public let slowKernel: UnsafeAtomic<UnsafeMutableRawPointer?>
+    public let slowKernel: UnsafeAtomic<Int>
     public let slowNanos: UnsafeAtomic<Int>
     /// The most frames one callback was asked for.
     public let largestQuantum: UnsafeAtomic<Int>
@@ -27,7 +27,7 @@ public struct PlaybackCounters {
 
     public static func create() -> PlaybackCounters {
         PlaybackCounters(callbacks: .create(0), frames: .create(0), xruns: .create(0), missedBuffers: .create(0), maxBusyNanos: .create(0), busyNanos: .create(0),
-                         budgetNanos: .create(0), overruns: .create(0), slowKernel: .create(nil), slowNanos: .create(0),
+                         budgetNanos: .create(0), overruns: .create(0), slowKernel: .create(0), slowNanos: .create(0),
                          largestQuantum: .create(0), quantum: .create(0))
     }
 
@@ -164,7 +164,7 @@ public struct PlaybackRenderer {
         if busy > budget {
             // The daemon's cycle went on without us: an xrun, blamed on the slowest node (the clock jump it causes
             // in the next callback is not counted again).
-            counters.slowKernel.store(engine.pointee.timing.pointee.slowestKernel, ordering: .relaxed)
+            counters.slowKernel.store(Int(bitPattern: engine.pointee.timing.pointee.slowestKernel), ordering: .relaxed)
             counters.slowNanos.store(engine.pointee.timing.pointee.slowestNanos, ordering: .relaxed)
             counters.overruns.wrappingIncrement(ordering: .releasing)
             counters.xruns.wrappingIncrement(ordering: .relaxed)

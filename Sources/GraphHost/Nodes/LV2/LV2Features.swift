@@ -89,7 +89,8 @@ final class LV2Features {
         return list
     }
 
-    private static let workerURI = UnsafePointer(strdup("http://lv2plug.in/ns/ext/worker#schedule")!)
+    /// Never freed or written: one C string for every instance.
+    nonisolated(unsafe) private static let workerURI = UnsafePointer(strdup("http://lv2plug.in/ns/ext/worker#schedule")!)
 
     /// Moves the plugins' log messages to swift-log (control world).
     func drainLog(to logger: Logger, plugin: String) {

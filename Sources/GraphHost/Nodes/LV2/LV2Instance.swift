@@ -72,7 +72,8 @@ final class LV2Instance: NodeInstance {
             let featureList = features.array(scheduling: schedules + copy, feature: scheduleFeatures + copy)
             owned.append(UnsafeMutableRawPointer(featureList))
             lists.append(featureList)
-            guard let instance = lilv_plugin_instantiate(plugin.plugin, Double(format.sampleRate), featureList) else {
+            let made = LV2World.shared.withPlugin(plugin.uri) { _, plugin in lilv_plugin_instantiate(plugin, Double(format.sampleRate), featureList) }
+            guard let made, let instance = made else {
                 releaseWorkers()
                 features.drainLog(to: Self.logger, plugin: node.uri)
                 created.forEach { lilv_instance_free($0) }
@@ -115,13 +116,7 @@ final class LV2Instance: NodeInstance {
             }
             // Default state, then the preset's state, restored before activation (no render thread yet).
             for stateURI in (plugin.wantsDefaultState ? [node.uri] : []) + [node.presetURI].compactMap({ $0 }) {
-                let uriNode = LV2World.shared.uri(stateURI)
-                lilv_world_load_resource(LV2World.shared.world, uriNode)
-                if let state = lilv_state_new_from_world(LV2World.shared.world, URIDMap.shared.mapFeature, uriNode) {
-                    lilv_state_restore(state, instance, nil, nil, 0, featureList)
-                    lilv_state_free(state)
-                }
-                lilv_node_free(uriNode)
+                LV2World.shared.withState(stateURI) { state in lilv_state_restore(state, instance, nil, nil, 0, featureList) }
             }
             lilv_instance_activate(instance)
         }
@@ -261,16 +256,8 @@ final class LV2Instance: NodeInstance {
             try portMessages.forEach(send)
             return
         }
-        let world = LV2World.shared
-        let presetNode = world.uri(preset.uri)
-        defer { lilv_node_free(presetNode) }
-        lilv_world_load_resource(world.world, presetNode)
-        guard let state = lilv_state_new_from_world(world.world, URIDMap.shared.mapFeature, presetNode) else {
-            try portMessages.forEach(send)
-            return
-        }
-        defer { lilv_state_free(state) }
-        guard lilv_state_get_num_properties(state) > 0 else {
+        let carriesState = LV2World.shared.withState(preset.uri) { lilv_state_get_num_properties($0) > 0 } ?? false
+        guard carriesState else {
             try portMessages.forEach(send)
             return
         }
@@ -286,8 +273,10 @@ final class LV2Instance: NodeInstance {
                 usleep(1000)
             }
         }
-        for (copy, instance) in instances.enumerated() {
-            lilv_state_restore(state, instance, nil, nil, 0, featureLists[copy])
+        LV2World.shared.withState(preset.uri) { state in
+            for (copy, instance) in instances.enumerated() {
+                lilv_state_restore(state, instance, nil, nil, 0, featureLists[copy])
+            }
         }
         try portMessages.forEach(send)
         if mustPause {

@@ -76,18 +76,15 @@ public struct LV2Preset: Sendable {
 }
 
 /// What lilv knows about one plugin: ports, features and presets (control world).
-public struct LV2PluginInfo {
-    let world: LV2World
-    let plugin: OpaquePointer
+public struct LV2PluginInfo: Sendable {
     public let uri: String
     public let name: String
     public let ports: [LV2Port]
     public let requiredFeatures: [String]
     public let optionalFeatures: [String]
 
-    init(world: LV2World, plugin: OpaquePointer) {
-        self.world = world
-        self.plugin = plugin
+    /// Reads the plugin's description; call inside `LV2World.withWorld`.
+    init(world w: OpaquePointer, plugin: OpaquePointer) {
         uri = String(cString: lilv_node_as_uri(lilv_plugin_get_uri(plugin)))
         let nameNode = lilv_plugin_get_name(plugin)
         name = lilvString(nameNode) ?? uri
@@ -101,10 +98,9 @@ public struct LV2PluginInfo {
         requiredFeatures = uris(lilv_plugin_get_required_features(plugin))
         optionalFeatures = uris(lilv_plugin_get_optional_features(plugin))
         var ports: [LV2Port] = []
-        let w = world.world
         let classes = [LV2URI.audioPort, LV2URI.controlPort, LV2URI.cvPort, LV2URI.inputPort, LV2URI.atomPort,
                        LV2URI.isSideChain, LV2URI.connectionOptional, LV2URI.reportsLatency, LV2URI.integer,
-                       LV2URI.portGroup, LV2URI.sideChainOf, LV2URI.minimumSize].map { world.uri($0) }
+                       LV2URI.portGroup, LV2URI.sideChainOf, LV2URI.minimumSize].map { (text: String) -> OpaquePointer in lilv_new_uri(w, text)! }
         defer { classes.forEach { lilv_node_free($0) } }
         let (audio, control, cv, input, atom, sideChain, optional, latency, integer, group, sideChainOf, minimumSize) =
             (classes[0], classes[1], classes[2], classes[3], classes[4], classes[5], classes[6], classes[7], classes[8], classes[9], classes[10], classes[11])
@@ -150,22 +146,24 @@ public struct LV2PluginInfo {
 
     /// The plugin's presets (loading their resources on first use).
     public var presets: [LV2Preset] {
-        let w = world.world
-        let presetClass = world.uri(LV2URI.preset), labelNode = world.uri(LV2URI.label)
-        defer { lilv_node_free(presetClass); lilv_node_free(labelNode) }
-        var result: [LV2Preset] = []
-        let related = lilv_plugin_get_related(plugin, presetClass)
-        forEachNode(related) { preset in
-            lilv_world_load_resource(w, preset)
-            let labels = lilv_world_find_nodes(w, preset, labelNode, nil)
-            var label = ""
-            forEachNode(labels) { label = lilvString($0) ?? "" }
-            lilv_nodes_free(labels)
-            let uri = lilvString(preset) ?? ""
-            result.append(LV2Preset(uri: uri, label: label.isEmpty ? uri : label))
+        let result = LV2World.shared.withPlugin(uri) { w, plugin in
+            let presetClass = lilv_new_uri(w, LV2URI.preset), labelNode = lilv_new_uri(w, LV2URI.label)
+            defer { lilv_node_free(presetClass); lilv_node_free(labelNode) }
+            var result: [LV2Preset] = []
+            let related = lilv_plugin_get_related(plugin, presetClass)
+            forEachNode(related) { preset in
+                lilv_world_load_resource(w, preset)
+                let labels = lilv_world_find_nodes(w, preset, labelNode, nil)
+                var label = ""
+                forEachNode(labels) { label = lilvString($0) ?? "" }
+                lilv_nodes_free(labels)
+                let uri = lilvString(preset) ?? ""
+                result.append(LV2Preset(uri: uri, label: label.isEmpty ? uri : label))
+            }
+            lilv_nodes_free(related)
+            return result
         }
-        lilv_nodes_free(related)
-        return result.sorted { $0.label < $1.label }
+        return (result ?? []).sorted { $0.label < $1.label }
     }
 
     /// Whether the plugin asks for its default state (state:loadDefaultState) to be restored after instantiation.
@@ -187,11 +185,10 @@ public struct LV2PluginInfo {
 extension LV2PluginInfo {
     /// The port values a preset stores (Float or Int atoms), by symbol.
     public func portValues(of preset: LV2Preset) -> [String: Float] {
-        let node = world.uri(preset.uri)
-        defer { lilv_node_free(node) }
-        lilv_world_load_resource(world.world, node)
-        guard let state = lilv_state_new_from_world(world.world, URIDMap.shared.mapFeature, node) else { return [:] }
-        defer { lilv_state_free(state) }
+        LV2World.shared.withState(preset.uri) { state in Self.portValues(of: state) } ?? [:]
+    }
+
+    private static func portValues(of state: OpaquePointer) -> [String: Float] {
         final class Box { var values: [String: Float] = [:] }
         let box = Box()
         let floatType = URIDMap.shared.map("http://lv2plug.in/ns/ext/atom#Float")

@@ -8,8 +8,7 @@ import Foundation
 final class LV2WorkerThread {
     private let channels: UnsafeMutablePointer<LV2WorkerChannel>
     private let count: Int
-    private let lock = NSLock()
-    private var stopping = false
+    private let stopping = ManagedAtomic(false)
     private var thread: JoinableThread?
     /// Full passes over the channels so far.
     private let passes = ManagedAtomic<Int>(0)
@@ -20,10 +19,14 @@ final class LV2WorkerThread {
     }
 
     func start() {
-        thread = JoinableThread(name: "graphhost-lv2-worker") { [self] in
+        // The channels are lock-free SPSC rings shared with the render world; this thread is the only one that
+        // takes requests and queues responses while it runs.
+        nonisolated(unsafe) let channels = channels
+        let (count, stopping, passes) = (count, stopping, passes)
+        thread = JoinableThread(name: "graphhost-lv2-worker") {
             let buffer = UnsafeMutableRawPointer.allocate(byteCount: LV2WorkerChannel.scratchSize, alignment: 16)
             defer { buffer.deallocate() }
-            while !lock.withLock({ stopping }) {
+            while !stopping.load(ordering: .acquiring) {
                 var busy = false
                 for i in 0..<count {
                     let channel = channels + i
@@ -57,7 +60,7 @@ final class LV2WorkerThread {
 
     func stop() {
         guard thread != nil else { return }
-        lock.withLock { stopping = true }
+        stopping.store(true, ordering: .releasing)
         thread?.join()
         thread = nil
     }

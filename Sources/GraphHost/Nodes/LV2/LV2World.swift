@@ -1,18 +1,22 @@
 import CLV2
 import CLilv
 import Foundation
+import Synchronization
 
 /// The process's one lilv world, loaded once: LV2_PATH (or lilv's default path) plus the repository's
-/// Plugins/ folder. Everything here is control world.
-public final class LV2World {
+/// Plugins/ folder. lilv is not thread-safe, so the world is reachable only through `withWorld`, one thread at a
+/// time. Everything here is control world.
+public final class LV2World: Sendable {
     public static let shared = LV2World()
 
-    let world: OpaquePointer
+    /// Held while lilv runs; `world` is read only under it (in `withWorld`).
+    private let lilvLock = Mutex(())
+    nonisolated(unsafe) private let world: OpaquePointer
     /// The LV2 path that was searched.
     public let searchPath: String
 
     private init() {
-        world = lilv_world_new()
+        let world = lilv_world_new()!
         let env = ProcessInfo.processInfo.environment
         var parts = (env["LV2_PATH"].flatMap { $0.isEmpty ? nil : $0 } ?? "~/.lv2:/usr/local/lib/lv2:/usr/lib/lv2").split(separator: ":").map(String.init)
         if let plugins = Self.repositoryPlugins(), !parts.contains(plugins) { parts.append(plugins) }
@@ -21,6 +25,12 @@ public final class LV2World {
         lilv_world_set_option(world, LILV_OPTION_LV2_PATH, node)
         lilv_node_free(node)
         lilv_world_load_all(world)
+        self.world = world
+    }
+
+    /// Runs `body` with the lilv world while no other thread uses lilv.
+    func withWorld<R>(_ body: (OpaquePointer) throws -> R) rethrows -> R {
+        try lilvLock.withLock { _ in try body(world) }
     }
 
     /// The Plugins/ folder of the repository this executable was built in, or of the current directory.
@@ -39,35 +49,55 @@ public final class LV2World {
         return nil
     }
 
-    func uri(_ text: String) -> OpaquePointer { lilv_new_uri(world, text) }
-
     /// Loads one more bundle (a folder holding manifest.ttl), e.g. a test fixture.
     public func loadBundle(_ path: String) {
         let url = URL(fileURLWithPath: path, isDirectory: true).absoluteString
-        let node = lilv_new_uri(world, url.hasSuffix("/") ? url : url + "/")
-        lilv_world_load_bundle(world, node)
-        lilv_node_free(node)
+        withWorld { world in
+            let node = lilv_new_uri(world, url.hasSuffix("/") ? url : url + "/")
+            lilv_world_load_bundle(world, node)
+            lilv_node_free(node)
+        }
     }
 
     /// All plugins, sorted by URI.
     public var plugins: [LV2PluginInfo] {
-        var result: [LV2PluginInfo] = []
-        let all = lilv_world_get_all_plugins(world)
-        var i = lilv_plugins_begin(all)
-        while !lilv_plugins_is_end(all, i) {
-            if let p = lilv_plugins_get(all, i) { result.append(LV2PluginInfo(world: self, plugin: p)) }
-            i = lilv_plugins_next(all, i)
+        withWorld { world in
+            var result: [LV2PluginInfo] = []
+            let all = lilv_world_get_all_plugins(world)
+            var i = lilv_plugins_begin(all)
+            while !lilv_plugins_is_end(all, i) {
+                if let p = lilv_plugins_get(all, i) { result.append(LV2PluginInfo(world: world, plugin: p)) }
+                i = lilv_plugins_next(all, i)
+            }
+            return result.sorted { $0.uri < $1.uri }
         }
-        return result.sorted { $0.uri < $1.uri }
     }
 
-    /// The plugin with this URI, if installed.
     /// The plugin with this URI; nil if there is none (or the text is not a URI lilv accepts).
     public func plugin(_ uriText: String) -> LV2PluginInfo? {
-        guard let node = lilv_new_uri(world, uriText) else { return nil }
-        defer { lilv_node_free(node) }
-        guard let p = lilv_plugins_get_by_uri(lilv_world_get_all_plugins(world), node) else { return nil }
-        return LV2PluginInfo(world: self, plugin: p)
+        withPlugin(uriText) { world, plugin in LV2PluginInfo(world: world, plugin: plugin) }
+    }
+
+    /// Runs `body` with the world and the plugin with this URI; nil if it is not installed.
+    func withPlugin<R>(_ uri: String, _ body: (_ world: OpaquePointer, _ plugin: OpaquePointer) throws -> R) rethrows -> R? {
+        try withWorld { world in
+            guard let node = lilv_new_uri(world, uri) else { return nil }
+            defer { lilv_node_free(node) }
+            guard let plugin = lilv_plugins_get_by_uri(lilv_world_get_all_plugins(world), node) else { return nil }
+            return try body(world, plugin)
+        }
+    }
+
+    /// Reads the state a URI describes (a preset or a plugin's default state); nil if there is none.
+    func withState<R>(_ uri: String, _ body: (OpaquePointer) throws -> R) rethrows -> R? {
+        try withWorld { world in
+            let node = lilv_new_uri(world, uri)
+            defer { lilv_node_free(node) }
+            lilv_world_load_resource(world, node)
+            guard let state = lilv_state_new_from_world(world, URIDMap.shared.mapFeature, node) else { return nil }
+            defer { lilv_state_free(state) }
+            return try body(state)
+        }
     }
 }
 

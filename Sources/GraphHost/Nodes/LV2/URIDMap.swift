@@ -1,15 +1,20 @@
 import CLV2
 import CLilv
 import Foundation
+import Synchronization
 
 /// The urid:map and urid:unmap features: URIs to integers and back, growing without bound and safe to
-/// call from several threads (a lock guards it; plugins map at instantiation, never in run()).
-public final class URIDMap {
-    private let lock = NSLock()
-    private var ids: [String: LV2_URID] = [:]
-    private var uris: [UnsafeMutablePointer<CChar>] = []
-    let mapFeature: UnsafeMutablePointer<LV2_URID_Map>
-    let unmapFeature: UnsafeMutablePointer<LV2_URID_Unmap>
+/// call from several threads (a mutex guards it; plugins map at instantiation, never in run()).
+public final class URIDMap: Sendable {
+    private struct Table {
+        var ids: [String: LV2_URID] = [:]
+        /// The URIs by URID - 1, as C strings that live as long as the process (plugins keep unmapped pointers).
+        var uris: [UnsafeMutablePointer<CChar>] = []
+    }
+    private let table = Mutex(Table())
+    /// The features plugins receive: written once here, then only read.
+    nonisolated(unsafe) let mapFeature: UnsafeMutablePointer<LV2_URID_Map>
+    nonisolated(unsafe) let unmapFeature: UnsafeMutablePointer<LV2_URID_Unmap>
 
     public static let shared = URIDMap()
 
@@ -28,11 +33,11 @@ public final class URIDMap {
     }
 
     public func map(_ uri: String) -> LV2_URID {
-        lock.withLock {
-            if let id = ids[uri] { return id }
-            uris.append(strdup(uri))
-            let id = LV2_URID(uris.count)
-            ids[uri] = id
+        table.withLock { table in
+            if let id = table.ids[uri] { return id }
+            table.uris.append(strdup(uri))
+            let id = LV2_URID(table.uris.count)
+            table.ids[uri] = id
             return id
         }
     }
@@ -42,8 +47,8 @@ public final class URIDMap {
     }
 
     fileprivate func unmapPointer(_ urid: LV2_URID) -> UnsafePointer<CChar>? {
-        lock.withLock { urid >= 1 && Int(urid) <= uris.count ? UnsafePointer(uris[Int(urid) - 1]) : nil }
+        table.withLock { table in urid >= 1 && Int(urid) <= table.uris.count ? UnsafePointer(table.uris[Int(urid) - 1]) : nil }
     }
 
-    public var count: Int { lock.withLock { uris.count } }
+    public var count: Int { table.withLock { $0.uris.count } }
 }

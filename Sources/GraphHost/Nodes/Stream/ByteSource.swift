@@ -1,7 +1,8 @@
 import Foundation
 
-/// Where a stream node's compressed bytes come from. Network sources plug in here.
-public protocol ByteSource: AnyObject {
+/// Where a stream node's compressed bytes come from. Network sources plug in here. The decoder thread reads;
+/// the thread that stops the stream may `cancel`.
+public protocol ByteSource: AnyObject, Sendable {
     /// A short description for messages (path or URL).
     var name: String { get }
     /// Reads up to `buffer.count` bytes; 0 means the end of the stream.
@@ -21,7 +22,7 @@ extension ByteSource {
 }
 
 /// Reads bytes from a local file.
-public final class FileByteSource: ByteSource {
+public final class FileByteSource: ByteSource, Sendable {
     public let name: String
     private let handle: FileHandle
 

@@ -1,44 +1,49 @@
 import CHTTP
 import Foundation
 import Logging
+import Synchronization
 
 /// What a network stream is doing, for the status line, `status` and events (thread-safe).
-public final class NetworkStreamStatus: @unchecked Sendable {
+public final class NetworkStreamStatus: Sendable {
     public enum State: String, Sendable { case connecting, buffering, playing, rebuffering, ended }
 
-    private let lock = NSLock()
-    private var _bytesLoaded = 0
-    private var _totalBytes: Int?
-    private var _title: String?
-    private var _titles: [String] = []
-    private var _reconnects = 0
-    private var _connected = false
-    private var _ended = false
-    private var _paused = false
+    private struct Fields {
+        var bytesLoaded = 0
+        var totalBytes: Int?
+        var title: String?
+        var titles: [String] = []
+        var reconnects = 0
+        var connected = false
+        var ended = false
+        var paused = false
+    }
+    private let fields = Mutex(Fields())
 
-    public var bytesLoaded: Int { lock.withLock { _bytesLoaded } }
+    public init() {}
+
+    public var bytesLoaded: Int { fields.withLock { $0.bytesLoaded } }
     /// The media's size when the server says it (Content-Length), else nil.
-    public var totalBytes: Int? { lock.withLock { _totalBytes } }
+    public var totalBytes: Int? { fields.withLock { $0.totalBytes } }
     /// The latest StreamTitle, and every title seen in order.
-    public var title: String? { lock.withLock { _title } }
-    public var titles: [String] { lock.withLock { _titles } }
-    public var reconnects: Int { lock.withLock { _reconnects } }
+    public var title: String? { fields.withLock { $0.title } }
+    public var titles: [String] { fields.withLock { $0.titles } }
+    public var reconnects: Int { fields.withLock { $0.reconnects } }
     /// True while the download waits because the buffer is full (the decoder paces it).
-    public var paused: Bool { lock.withLock { _paused } }
-    var connected: Bool { lock.withLock { _connected } }
-    var ended: Bool { lock.withLock { _ended } }
+    public var paused: Bool { fields.withLock { $0.paused } }
+    var connected: Bool { fields.withLock { $0.connected } }
+    var ended: Bool { fields.withLock { $0.ended } }
 
-    func loaded(_ n: Int) { lock.withLock { _bytesLoaded += n } }
-    func setTotal(_ n: Int?) { lock.withLock { _totalBytes = n } }
-    func setConnected() { lock.withLock { _connected = true } }
-    func reconnected() { lock.withLock { _reconnects += 1 } }
-    func setEnded() { lock.withLock { _ended = true } }
-    func setPaused(_ paused: Bool) { lock.withLock { _paused = paused } }
+    func loaded(_ n: Int) { fields.withLock { $0.bytesLoaded += n } }
+    func setTotal(_ n: Int?) { fields.withLock { $0.totalBytes = n } }
+    func setConnected() { fields.withLock { $0.connected = true } }
+    func reconnected() { fields.withLock { $0.reconnects += 1 } }
+    func setEnded() { fields.withLock { $0.ended = true } }
+    func setPaused(_ paused: Bool) { fields.withLock { $0.paused = paused } }
     func setTitle(_ t: String) {
-        lock.withLock {
-            guard t != _title else { return }
-            _title = t
-            _titles.append(t)
+        fields.withLock {
+            guard t != $0.title else { return }
+            $0.title = t
+            $0.titles.append(t)
         }
     }
 }
@@ -48,7 +53,7 @@ public final class NetworkStreamStatus: @unchecked Sendable {
 /// (the decoder paces it). A transfer that breaks resumes with a Range request from the byte reached (a server
 /// that ignores the range is skipped ahead); an endless stream (no Content-Length, e.g. Icecast) reconnects. ICY metadata is requested
 /// and stripped from the audio; its titles go to `status`. With a cache path, the complete download is kept there.
-public final class HTTPByteSource: ByteSource {
+public final class HTTPByteSource: ByteSource, Sendable {
     public let name: String
     public let status: NetworkStreamStatus
     let cachePath: String?
@@ -61,16 +66,19 @@ public final class HTTPByteSource: ByteSource {
     static let maxRedirects = 5
     static let maxAttempts = 6
 
-    private let condition = NSCondition()
-    private var buffer = Data()
-    /// Offsets in `buffer` where the bytes of a new connection of an endless stream begin.
-    private var breaks: [Int] = []
-    private var followsBreak = false
-    private var finished = false
-    private var failure: Error?
-    private var cancelled = false
-    private var generation = 0
-    private var thread: Thread?
+    /// What the download thread and the reading decoder share.
+    private struct Shared {
+        var buffer = Data()
+        /// Offsets in `buffer` where the bytes of a new connection of an endless stream begin.
+        var breaks: [Int] = []
+        var followsBreak = false
+        var finished = false
+        var failure: Error?
+        var cancelled = false
+        /// Counts rewinds: a download of an older generation stops.
+        var generation = 0
+    }
+    private let shared = Monitor(Shared())
 
     public init(url: String, status: NetworkStreamStatus, cachePath: String? = nil) {
         name = url
@@ -85,79 +93,69 @@ public final class HTTPByteSource: ByteSource {
     deinit { cancel() }
 
     public func read(into destination: UnsafeMutableRawBufferPointer) throws -> Int {
-        condition.lock()
-        defer { condition.unlock() }
-        while buffer.isEmpty && !finished && failure == nil && !cancelled { condition.wait() }
-        if let failure, buffer.isEmpty { throw failure }
-        followsBreak = false
-        while breaks.first == 0 {
-            breaks.removeFirst()
-            followsBreak = true
-        }
-        let n = min(destination.count, buffer.count, breaks.first ?? buffer.count)
-        if n > 0 {
-            buffer.withUnsafeBytes { destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
-            buffer.removeFirst(n)
-            breaks = breaks.map { $0 - n }
-            condition.broadcast()
+        let n = try shared.wait(until: { !$0.buffer.isEmpty || $0.finished || $0.failure != nil || $0.cancelled }) { shared in
+            if let failure = shared.failure, shared.buffer.isEmpty { throw failure }
+            shared.followsBreak = false
+            while shared.breaks.first == 0 {
+                shared.breaks.removeFirst()
+                shared.followsBreak = true
+            }
+            let n = min(destination.count, shared.buffer.count, shared.breaks.first ?? shared.buffer.count)
+            if n > 0 {
+                shared.buffer.withUnsafeBytes { destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+                shared.buffer.removeFirst(n)
+                shared.breaks = shared.breaks.map { $0 - n }
+            }
+            return n
         }
         return n
     }
 
-    public var lastReadFollowsBreak: Bool { condition.withLock { followsBreak } }
+    public var lastReadFollowsBreak: Bool { shared.withLock { $0.followsBreak } }
 
     public func rewind() throws {
-        condition.lock()
-        generation += 1
-        buffer.removeAll()
-        breaks.removeAll()
-        finished = false
-        failure = nil
-        condition.broadcast()
-        condition.unlock()
+        shared.withLock { shared in
+            shared.generation += 1
+            shared.buffer.removeAll()
+            shared.breaks.removeAll()
+            shared.finished = false
+            shared.failure = nil
+        }
         startDownload()
     }
 
     public func cancel() {
-        condition.lock()
-        cancelled = true
-        condition.broadcast()
-        condition.unlock()
+        shared.withLock { $0.cancelled = true }
     }
 
     private func startDownload() {
-        let mine = condition.withLock { generation }
+        let mine = shared.withLock { $0.generation }
         let t = Thread { [weak self] in self?.download(generation: mine) }
         t.name = "graphhost-http"
-        thread = t
         t.start()
     }
 
     /// False once this download was cancelled or replaced by a rewind.
-    fileprivate func current(_ mine: Int) -> Bool { condition.withLock { !cancelled && generation == mine } }
+    fileprivate func current(_ mine: Int) -> Bool { shared.withLock { !$0.cancelled && $0.generation == mine } }
 
     /// Appends audio bytes, waiting while the buffer is full; `afterBreak` says they do not continue the bytes
     /// before. False when the download should stop.
     fileprivate func append(_ bytes: UnsafeRawBufferPointer, generation mine: Int, afterBreak: Bool) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        if buffer.count >= Self.bufferBytes { status.setPaused(true) }
-        while buffer.count >= Self.bufferBytes && !cancelled && generation == mine { condition.wait() }
-        status.setPaused(false)
-        guard !cancelled && generation == mine else { return false }
-        if afterBreak { breaks.append(buffer.count) }
-        buffer.append(contentsOf: bytes)
-        condition.broadcast()
-        return true
+        if shared.withLock({ $0.buffer.count >= Self.bufferBytes }) { status.setPaused(true) }
+        return shared.wait(until: { $0.buffer.count < Self.bufferBytes || $0.cancelled || $0.generation != mine }) { shared in
+            status.setPaused(false)
+            guard !shared.cancelled && shared.generation == mine else { return false }
+            if afterBreak { shared.breaks.append(shared.buffer.count) }
+            shared.buffer.append(contentsOf: bytes)
+            return true
+        }
     }
 
     private func end(generation mine: Int, failure error: Error?) {
-        condition.lock()
-        if generation == mine {
-            if let error { failure = error } else { finished = true }
+        shared.withLock { shared in
+            guard shared.generation == mine else { return }
+            if let error { shared.failure = error } else { shared.finished = true }
         }
-        condition.broadcast()
-        condition.unlock()
         if error == nil { status.setEnded() }
     }
 

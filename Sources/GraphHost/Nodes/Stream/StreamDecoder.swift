@@ -1,27 +1,30 @@
 import Foundation
+import Synchronization
 
 /// Runs ahead of the render world: reads a byte source on its own thread, decodes it with libmpg123,
 /// converts it to the graph's channel count and rate, and writes it into the stream kernel's PCM ring.
-public final class StreamDecoder {
-    private let makeSource: () throws -> ByteSource
+public final class StreamDecoder: Sendable {
+    private let makeSource: @Sendable () throws -> ByteSource
     private let format: GraphFormat
     private let ring: PCMRing
     private let counters: StreamCounters
     private let loop: Bool
     private let wakeup: RingWakeup
-    private var thread: JoinableThread?
-    /// Guards `stopping`, the failure and the damage counts.
-    private let stopRequested = NSLock()
-    private var stopping = false
-    private var _damage = StreamDamage()
-    private var _failure: Error?
-    private var source: ByteSource?
+    /// What the decoder thread and the threads that watch or stop it share.
+    private struct Shared {
+        var thread: JoinableThread?
+        var stopping = false
+        var damage = StreamDamage()
+        var failure: Error?
+        var source: ByteSource?
+    }
+    private let shared = Mutex(Shared())
     /// The first error the decoder thread met, if any.
-    public var failure: Error? { stopRequested.withLock { _failure } }
+    public var failure: Error? { shared.withLock { $0.failure } }
     /// What the frame guard dropped or silenced so far.
-    public var damage: StreamDamage { stopRequested.withLock { _damage } }
+    public var damage: StreamDamage { shared.withLock { $0.damage } }
 
-    public init(source: @escaping () throws -> ByteSource, format: GraphFormat, ring: PCMRing,
+    public init(source: @escaping @Sendable () throws -> ByteSource, format: GraphFormat, ring: PCMRing,
                 counters: StreamCounters, loop: Bool, wakeup: RingWakeup) {
         makeSource = source
         self.format = format
@@ -32,19 +35,24 @@ public final class StreamDecoder {
     }
 
     public func start() {
-        thread = JoinableThread(name: "graphhost-decoder") { [self] in run() }
+        let thread = JoinableThread(name: "graphhost-decoder") { [self] in run() }
+        shared.withLock { $0.thread = thread }
     }
 
     /// Asks the thread to stop and waits for it.
     public func stop() {
-        guard thread != nil else { return }
-        stopRequested.withLock { stopping = true; source?.cancel() }
+        let thread = shared.withLock { shared in
+            defer { shared.thread = nil }
+            shared.stopping = true
+            shared.source?.cancel()
+            return shared.thread
+        }
+        guard let thread else { return }
         wakeup.signalSpace()
-        thread?.join()
-        thread = nil
+        thread.join()
     }
 
-    private var shouldStop: Bool { stopRequested.withLock { stopping } }
+    private var shouldStop: Bool { shared.withLock { $0.stopping } }
 
     private func run() {
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 16384, alignment: 16)
@@ -58,12 +66,12 @@ public final class StreamDecoder {
         }
         do {
             let source = try makeSource()
-            let cancelled = stopRequested.withLock { () -> Bool in
-                self.source = source
-                return stopping
+            let cancelled = shared.withLock { shared in
+                shared.source = source
+                return shared.stopping
             }
             if cancelled { source.cancel() }
-            defer { stopRequested.withLock { self.source = nil } }
+            defer { shared.withLock { $0.source = nil } }
             let decoder = try GuardedMP3Decoder()
             var resampler: Resampler?
             while !shouldStop {
@@ -87,7 +95,7 @@ public final class StreamDecoder {
                     }
                 }
                 let damage = decoder.damage
-                stopRequested.withLock { _damage = damage }
+                shared.withLock { $0.damage = damage }
                 if n == 0 {
                     guard loop else { break }
                     try source.rewind()
@@ -96,7 +104,7 @@ public final class StreamDecoder {
             }
             resampler?.process(nil, frames: 0, scratch: resampled) { push($0, frames: $1) }
         } catch {
-            stopRequested.withLock { _failure = error }
+            shared.withLock { $0.failure = error }
         }
     }
 
@@ -142,7 +150,7 @@ enum ChannelMap {
 
 /// Wakes the decoder thread when the ring has room and a waiting offline renderer when it has data.
 /// Waits time out, so a real-time consumer that never signals still works.
-public final class RingWakeup {
+public final class RingWakeup: Sendable {
     private let space = DispatchSemaphore(value: 0)
     private let data = DispatchSemaphore(value: 0)
 

@@ -3,7 +3,7 @@ import Foundation
 /// `stream`: the compressed-stream converter. Decodes MP3 bytes (a file, or an http/https URL downloaded while it
 /// plays) on its own thread into a ring the render world copies from, resampled to the graph rate and mapped to
 /// the graph's channels.
-public struct StreamNode: NodeDefinition {
+public struct StreamNode: Sendable, NodeDefinition {
     public static let typeName = "stream"
     public static let settingKeys = ["url", "loop", "bufferSeconds", "cache"]
 
@@ -81,11 +81,13 @@ public struct StreamNode: NodeDefinition {
     }
 }
 
-/// A running stream node: its kernel, its ring and its decoder thread.
-public final class StreamInstance: NodeInstance {
+/// A running stream node: its kernel, its ring and its decoder thread. What the control world reads of it is
+/// atomic or locked, so any thread may watch it.
+public final class StreamInstance: NodeInstance, Sendable {
     public let id: String
     public let node: StreamNode
-    let kernelPointer: UnsafeMutablePointer<StreamKernel>
+    /// The kernel the render plan runs; the control world allocates and frees it and never reads it meanwhile.
+    nonisolated(unsafe) let kernelPointer: UnsafeMutablePointer<StreamKernel>
     public let ring: PCMRing
     public let counters: StreamCounters
     public let wakeup = RingWakeup()
@@ -133,7 +135,7 @@ public final class StreamInstance: NodeInstance {
     /// True when the next `frames` frames can be rendered without an underrun (control side, offline rendering).
     public func canRender(frames: Int) -> Bool {
         if counters.decoderFinished.load(ordering: .acquiring) { return true }
-        let needed = kernelPointer.pointee.playing ? frames : max(frames, startThreshold)
+        let needed = counters.playing.load(ordering: .acquiring) ? frames : max(frames, startThreshold)
         return ring.index.readable() >= min(needed, ring.capacityFrames)
     }
 

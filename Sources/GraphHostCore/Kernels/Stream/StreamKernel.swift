@@ -1,7 +1,7 @@
 import Atomics
 
 /// Counters a stream kernel publishes to the control world.
-public struct StreamCounters {
+public struct StreamCounters: Sendable {
     /// Render slices that found the ring short while the decoder was still running.
     public let underruns: UnsafeAtomic<Int>
     /// Set by the decoder thread after its last frame is in the ring.
