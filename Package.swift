@@ -56,8 +56,7 @@ let package = Package(
         .testTarget(
             name: "GraphHostTests",
             dependencies: ["GraphHost", "AllocationCounter", .product(name: "Logging", package: "swift-log"),
-                           .product(name: "Atomics", package: "swift-atomics")],
-            swiftSettings: [.swiftLanguageMode(.v5)]
+                           .product(name: "Atomics", package: "swift-atomics")]
         ),
     ]
 )

@@ -84,8 +84,8 @@ final class DecoderTests: XCTestCase {
     }
 }
 
-/// Delivers a file's bytes in a fixed cycle of chunk sizes, as a network would.
-final class ChunkedByteSource: ByteSource {
+/// Delivers a file's bytes in a fixed cycle of chunk sizes, as a network would. Only the decoder thread reads it.
+final class ChunkedByteSource: ByteSource, @unchecked Sendable {
     let name: String
     let bytes: [UInt8]
     let sizes: [Int]

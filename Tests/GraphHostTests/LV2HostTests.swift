@@ -1,3 +1,4 @@
+import Synchronization
 import XCTest
 import Atomics
 import CLilv
@@ -206,10 +207,12 @@ extension LV2HostTests {
     /// urid:map grows without bound and gives one id per URI from several threads at once.
     func testURIDMapIsConsistentAcrossThreads() {
         let map = URIDMap.shared
-        var results = [[LV2_URID]](repeating: [], count: 4)
+        let shared = Mutex([[LV2_URID]](repeating: [], count: 4))
         DispatchQueue.concurrentPerform(iterations: 4) { t in
-            results[t] = (0..<20000).map { map.map("urn:graphhost:test:uri-\($0)") }
+            let ids = (0..<20000).map { map.map("urn:graphhost:test:uri-\($0)") }
+            shared.withLock { $0[t] = ids }
         }
+        let results = shared.withLock { $0 }
         for t in 1..<4 { XCTAssertEqual(results[t], results[0]) }
         XCTAssertEqual(Set(results[0]).count, 20000)
         XCTAssertEqual(map.unmap(results[0][12345]), "urn:graphhost:test:uri-12345")
@@ -265,12 +268,14 @@ extension LV2HostTests {
         final class Output: @unchecked Sendable { var samples: [Float] = [] }
         let output = Output()
         let finished = DispatchSemaphore(value: 0)
+        // This thread plays the render world: it renders the engine while the test thread sends it commands.
+        nonisolated(unsafe) let engine = session.engine
         let renderThread = Thread {
             let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 256)
             defer { buffer.deallocate(); finished.signal() }
             while !stop.load(ordering: .acquiring) && output.samples.count < 90000 {
                 guard stream.canRender(frames: 256) else { stream.wakeup.waitForData(); continue }
-                session.render(frames: 256, interleaved: buffer)
+                engine.pointee.render(frames: 256, interleaved: buffer)
                 stream.wakeup.signalSpace()
                 output.samples += UnsafeBufferPointer(start: buffer, count: 256)
                 rendered.wrappingIncrement(by: 256, ordering: .releasing)

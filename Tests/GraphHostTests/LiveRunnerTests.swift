@@ -20,7 +20,8 @@ final class LiveRunnerTests: XCTestCase {
         /// What `stopStream()` found: the socket file still there, the session still open.
         var atStop: (socketExists: Bool, sessionClosed: Bool)?
         var socketPath = ""
-        weak var session: GraphSession?
+        /// Whether the runner's session is closed.
+        var sessionClosed: () -> Bool = { true }
         var clock: StandInClock?
 
         func setRecordTap(_ tap: RecordTap?) {}
@@ -35,7 +36,7 @@ final class LiveRunnerTests: XCTestCase {
             return true
         }
         func stopStream() {
-            if atStop == nil { atStop = (FileManager.default.fileExists(atPath: socketPath), session?.closed ?? true) }
+            if atStop == nil { atStop = (FileManager.default.fileExists(atPath: socketPath), sessionClosed()) }
             streaming = false
         }
         deinit { counters.destroy() }
@@ -70,12 +71,12 @@ final class LiveRunnerTests: XCTestCase {
         let player = StandInPlayback(), clock = StandInClock()
         let socket = TestSupport.directory.appendingPathComponent("runner-\(UUID().uuidString.prefix(8)).sock").path
         player.socketPath = socket
-        player.session = session
         player.clock = clock
         let rate = session.format.sampleRate
         let runner = LiveRunner(session: session, player: player, socketPath: socket, recorder: nil,
                                 options: .init(graphPath: path, watch: watch, durationFrames: durationSeconds.map { Int($0 * Double(rate)) }),
                                 logger: Logger(label: "test"), clock: clock)
+        player.sessionClosed = { [weak runner] in runner?.control.withSession { $0.closed } ?? true }
         let framesPerTick = Int(LiveRunner.tick * Double(rate))
         clock.onTick = { _ in if player.streaming { player.counters.frames.wrappingIncrement(by: framesPerTick, ordering: .relaxed) } }
         return (runner, player, clock)
@@ -194,7 +195,7 @@ final class LiveRunnerTests: XCTestCase {
         }
         second.close()
         XCTAssertEqual(player.connects, 0)
-        XCTAssertTrue(session.closed)
+        XCTAssertTrue(second.control.withSession { $0.closed })
         XCTAssertEqual(try CommandServer.connectClient(path).nonNegative(), true, "the first run's socket no longer answers")
     }
 }
