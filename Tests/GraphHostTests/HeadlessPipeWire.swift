@@ -208,11 +208,14 @@ final class HeadlessPipeWire {
         root.appendingPathComponent(".build/release/graphhost")
     }
 
-    func graphhost(_ arguments: [String], extraEnvironment: [String: String] = [:]) throws -> Running {
+    /// Starts graphhost, through `launcher` (a command and its arguments, e.g. prlimit) when one is given.
+    func graphhost(_ arguments: [String], extraEnvironment: [String: String] = [:], launcher: [String] = []) throws -> Running {
         guard FileManager.default.isExecutableFile(atPath: Self.graphhost.path) else {
             throw TestSupport.ToolFailure(description: "\(Self.graphhost.path) is missing: build it with `swift build -c release` (scripts/test does)")
         }
-        return try Running(Self.graphhost, arguments, environment: environment.merging(extraEnvironment) { $1 })
+        let environment = environment.merging(extraEnvironment) { $1 }
+        guard let command = launcher.first else { return try Running(Self.graphhost, arguments, environment: environment) }
+        return try Running(URL(fileURLWithPath: command), Array(launcher.dropFirst()) + [Self.graphhost.path] + arguments, environment: environment)
     }
 }
 

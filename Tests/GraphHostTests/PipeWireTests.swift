@@ -358,6 +358,48 @@ extension PipeWireTests {
         XCTAssertTrue(result.err.contains("stream 's': damaged MPEG data"), result.err)
     }
 
+    /// `run` locks the render world's memory, not the whole process (mlockall locked every stack and library): the
+    /// kernel's VmLck holds what `status` reports (megabytes, for the stream's ring) and stays well below the resident set.
+    func testLocksTheRenderMemoryOnly() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let socket = TestSupport.directory.appendingPathComponent("lock-\(getpid())/demo.sock").path
+        let run = try pw.graphhost(["run", demo, "--socket", socket, "--latency", "256"])
+        let control = pw.control(socket)
+        XCTAssertTrue(control.waitForSocket())
+        let status = try control.ctl(["status"]).out
+        let memory = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(status.utf8)) as? [String: Any])
+        let reported = try XCTUnwrap(((memory["status"] as? [String: Any])?["memory"] as? [String: Int]), status)
+        let proc = try String(contentsOfFile: "/proc/\(run.process.processIdentifier)/status", encoding: .utf8)
+        func kilobytes(_ key: String) -> Int {
+            Int(proc.split(separator: "\n").first { $0.hasPrefix(key + ":") }?.split(separator: " ").dropFirst().first ?? "") ?? -1
+        }
+        let (locked, resident) = (kilobytes("VmLck") * 1024, kilobytes("VmRSS") * 1024)
+        print("render memory: \(reported["lockedBytes"] ?? 0) bytes locked; VmLck \(locked), VmRSS \(resident)")
+        XCTAssertEqual(reported["notLockedBytes"], 0, status)
+        XCTAssertGreaterThanOrEqual(reported["lockedBytes"] ?? 0, 1 << 20, status)
+        // PipeWire's client library may lock buffers it maps too.
+        XCTAssertGreaterThanOrEqual(locked, reported["lockedBytes"] ?? .max, "VmLck \(locked), status \(status)")
+        XCTAssertLessThan(locked, resident / 2, "VmLck \(locked) of VmRSS \(resident)")
+        XCTAssertEqual(try control.ctl(["quit"]).status, 0)
+        XCTAssertEqual(run.wait(timeout: 10).status, 0)
+    }
+
+    /// Where the memlock limit allows nothing, `run` says so once, names the remedy, and plays on.
+    func testWarnsWhenTheRenderMemoryCannotBeLocked() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        // No memlock allowance; root also loses CAP_IPC_LOCK, which would bypass the limit.
+        let launcher = ["/usr/bin/prlimit", "--memlock=0:0"] + (getuid() == 0 ? ["/usr/bin/setpriv", "--bounding-set=-ipc_lock", "--"] : [])
+        let result = try pw.graphhost(["run", demo, "--duration", "1", "--latency", "256"], launcher: launcher).wait()
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertTrue(result.err.contains("could not lock"), result.err)
+        XCTAssertTrue(result.err.contains("KiB of render memory (mlock: "), result.err)
+        XCTAssertTrue(result.err.contains("LimitMEMLOCK="), result.err)
+        XCTAssertEqual(result.err.components(separatedBy: "could not lock").count - 1, 1, result.err)
+        XCTAssertTrue(result.out.contains("played 1."), result.out)
+    }
+
     /// While `run` plays, `graphhost ctl` reaches it through the owner-only control socket: commands apply,
     /// a bad command answers with the reason and a non-zero exit, `status` and `list` answer JSON, `quit` stops.
     func testControlSocketAndCtl() throws {

@@ -37,15 +37,15 @@ final class CompiledPlan {
         }
         busCount = slotCount
         let busSize = channels * maxFrames
-        let memory = UnsafeMutablePointer<Float>.allocate(capacity: slotCount * busSize)
+        let memory = UnsafeMutablePointer<Float>.allocateRender(capacity: slotCount * busSize)
         memory.initialize(repeating: 0, count: slotCount * busSize)
         busMemory = memory
         func bus(_ slot: Int) -> UnsafeMutablePointer<Float> { memory + slot * busSize }
 
         var tables: [UnsafeMutablePointer<UnsafeMutablePointer<Float>>] = []
-        let steps = UnsafeMutableBufferPointer<RenderStep>.allocate(capacity: sources.count)
+        let steps = UnsafeMutableBufferPointer<RenderStep>.allocateRender(capacity: sources.count)
         for (p, s) in sources.enumerated() {
-            let table = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: max(1, s.inputs.count))
+            let table = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocateRender(capacity: max(1, s.inputs.count))
             table.initialize(repeating: bus(0), count: max(1, s.inputs.count))
             for (b, source) in s.inputs.enumerated() { if let source { table[b] = bus(slotOf[source]!) } }
             tables.append(table)
@@ -58,8 +58,8 @@ final class CompiledPlan {
     }
 
     deinit {
-        plan.steps.deallocate()
-        inputTables.forEach { $0.deallocate() }
-        busMemory.deallocate()
+        plan.steps.deallocateRender()
+        inputTables.forEach { $0.deallocateRender() }
+        busMemory.deallocateRender()
     }
 }

@@ -81,12 +81,12 @@ final class CompiledTransition {
             preconditionFailure("the kept set was checked for cycles before the new graph was built")
         }
         let frames = max(1, fadeFrames)
-        gains = .allocate(capacity: frames + 1)
+        gains = .allocateRender(capacity: frames + 1)
         gains.initialize(from: Self.fadeGains(frames: frames), count: frames + 1)
-        clock = .allocate(capacity: 1)
+        clock = .allocateRender(capacity: 1)
         clock.initialize(to: FadeClock(frames: frames, gains: gains))
         crossfadeCount = nodes.filter { if case .crossfade = $0.role { return true } else { return false } }.count
-        let crossfades = UnsafeMutablePointer<CrossfadeKernel>.allocate(capacity: max(1, crossfadeCount))
+        let crossfades = UnsafeMutablePointer<CrossfadeKernel>.allocateRender(capacity: max(1, crossfadeCount))
         crossfades.initialize(repeating: CrossfadeKernel(clock: clock), count: max(1, crossfadeCount))
         self.crossfades = crossfades
         let index = Dictionary(uniqueKeysWithValues: nodes.enumerated().map { ($1.key, $0) })
@@ -103,14 +103,14 @@ final class CompiledTransition {
             return PlanStepSource(kernel: kernel, inputs: node.inputs.map { $0.flatMap { index[$0] } }, producesOutput: node.producesOutput)
         }
         compiled = CompiledPlan(steps: sources, output: output.flatMap { index[$0] }, channels: format.channels, maxFrames: format.maxFrames)
-        transition = .allocate(capacity: 1)
+        transition = .allocateRender(capacity: 1)
         transition.initialize(to: PlanTransition(plan: compiled.plan, next: new.plan, clock: clock))
     }
 
     deinit {
-        transition.deallocate()
-        crossfades.deallocate()
-        clock.deallocate()
-        gains.deallocate()
+        transition.deallocateRender()
+        crossfades.deallocateRender()
+        clock.deallocateRender()
+        gains.deallocateRender()
     }
 }

@@ -32,7 +32,7 @@ public final class GraphSession {
 
     public init(graph: CompiledGraph) {
         self.graph = graph
-        engine = .allocate(capacity: 1)
+        engine = .allocateRender(capacity: 1)
         let format = graph.document.format
         engine.initialize(to: RenderEngine(plan: graph.plan, transportFadeFrames: Int(Self.transportFadeSeconds * Double(format.sampleRate))))
         completed = engine.pointee.completedTransitions
@@ -178,7 +178,7 @@ public final class GraphSession {
         retiring.removeAll()
         graph.close()
         engine.pointee.deallocate()
-        engine.deinitialize(count: 1).deallocate()
+        engine.deinitialize(count: 1).deallocateRender()
     }
 
     deinit { close() }

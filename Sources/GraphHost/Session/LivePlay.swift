@@ -9,7 +9,7 @@ public protocol LiveConsole: AnyObject {
     func setStatus(_ text: String)
 }
 
-/// `graphhost run` once its arguments are parsed: locks memory, builds the session, the PipeWire stream and a
+/// `graphhost run` once its arguments are parsed: locks the render memory, builds the session, the PipeWire stream and a
 /// `LiveRunner`, plays, and prints the summary.
 public struct LivePlay {
     public var document: GraphDocument
@@ -40,10 +40,8 @@ public struct LivePlay {
     public func run(console makeConsole: (LiveRunner) -> LiveConsole?, shouldStop: () -> Bool) throws -> Int32 {
         let isTerminal = isatty(STDOUT_FILENO) == 1
         let logger = Logger(label: "graphhost")
-        // Keep every page resident so the real-time thread never waits on a page fault.
-        if mlockall(MCL_CURRENT | MCL_FUTURE) != 0 {
-            logger.warning("could not lock memory (mlockall: \(String(cString: strerror(errno)))); the render thread may wait on page faults (raise RLIMIT_MEMLOCK, e.g. LimitMEMLOCK or limits.conf)")
-        }
+        // The render world's memory stays resident, so the real-time thread never waits on a page fault.
+        RenderMemory.setLocking(true)
         let format = document.format, rate = Double(format.sampleRate)
         let recorder = try recordPath.map { try RecordingWriter(path: $0, sampleRate: format.sampleRate, channels: format.channels) }
         let session = try Self.liveSession(document)

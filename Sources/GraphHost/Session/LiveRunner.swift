@@ -193,7 +193,7 @@ public final class LiveRunner {
     struct Reported {
         var titles: [String: String] = [:]
         var damage: [String: StreamDamage] = [:]
-        var xruns = 0, underruns = 0, overruns = 0, droppedFrames = 0
+        var xruns = 0, underruns = 0, overruns = 0, droppedFrames = 0, unlockedBytes = 0
     }
 
     func report(streams: [StreamInstance], _ reported: inout Reported) {
@@ -234,6 +234,12 @@ public final class LiveRunner {
             server.publish(["event": "underruns", "count": u, "position": status.seconds])
         }
         (reported.xruns, reported.underruns) = (x, u)
+        let memory = RenderMemory.report
+        if memory.failedBytes > reported.unlockedBytes {
+            reported.unlockedBytes = memory.failedBytes
+            logger.warning("could not lock \(memory.failedBytes / 1024) KiB of render memory (mlock: \(String(cString: strerror(memory.lastError)))); the render thread may wait on page faults. Raise the memlock limit (LimitMEMLOCK= in a systemd unit, memlock in /etc/security/limits.conf)")
+            server.publish(["event": "memoryNotLocked", "bytes": memory.failedBytes])
+        }
         if let dropped = recorder?.droppedFrames, dropped > reported.droppedFrames {
             reported.droppedFrames = dropped
             logger.warning("recording: \(dropped) frames dropped so far (the writer fell behind)")

@@ -44,6 +44,8 @@ public struct PlaybackStatus: Sendable {
             "chains": Dictionary(uniqueKeysWithValues: graph.document.chainNodes.map { ($0.id, $0.chain) }),
             "applied": ["messages": session.appliedMessages.load(ordering: .acquiring), "nanos": session.appliedNanos.load(ordering: .relaxed)],
         ]
+        let memory = RenderMemory.report
+        status["memory"] = ["lockedBytes": memory.lockedBytes, "notLockedBytes": memory.failedBytes]
         if let recorder {
             status["recording"] = ["path": recorder.path, "seconds": Double(recorder.framesWritten) / sampleRate, "droppedFrames": recorder.droppedFrames]
         }

@@ -17,11 +17,11 @@ public struct ControlQueue {
     public let index: SPSCIndex
 
     public static func allocate(capacity: Int = 1024) -> ControlQueue {
-        ControlQueue(slots: .allocate(capacity: capacity), index: .create(capacity: capacity))
+        ControlQueue(slots: .allocateRender(capacity: capacity), index: .create(capacity: capacity))
     }
 
     public func deallocate() {
-        slots.deallocate()
+        slots.deallocateRender()
         index.destroy()
     }
 

@@ -27,7 +27,7 @@ public struct RenderEngine {
         completedTransitions = .create(0)
         appliedNanos = .create(0)
         appliedMessages = .create(0)
-        timing = .allocate(capacity: 1)
+        timing = .allocateRender(capacity: 1)
         timing.initialize(to: StepTiming())
         nonFiniteSlices = .create(0)
     }
@@ -37,7 +37,7 @@ public struct RenderEngine {
         completedTransitions.destroy()
         appliedNanos.destroy()
         appliedMessages.destroy()
-        timing.deallocate()
+        timing.deallocateRender()
         nonFiniteSlices.destroy()
     }
 

@@ -6,11 +6,11 @@ public struct ByteRing: @unchecked Sendable {
     public let index: SPSCIndex
 
     public static func allocate(capacity: Int) -> ByteRing {
-        ByteRing(bytes: .allocate(capacity: capacity), index: .create(capacity: capacity))
+        ByteRing(bytes: .allocateRender(capacity: capacity), index: .create(capacity: capacity))
     }
 
     public func deallocate() {
-        bytes.deallocate()
+        bytes.deallocateRender()
         index.destroy()
     }
 

@@ -10,13 +10,13 @@ public struct PCMRing: @unchecked Sendable {
     public static func allocate(minimumFrames: Int, channels: Int) -> PCMRing {
         var capacity = 1
         while capacity < minimumFrames { capacity <<= 1 }
-        let samples = UnsafeMutablePointer<Float>.allocate(capacity: capacity * channels)
+        let samples = UnsafeMutablePointer<Float>.allocateRender(capacity: capacity * channels)
         samples.initialize(repeating: 0, count: capacity * channels)
         return PCMRing(samples: samples, channels: channels, index: .create(capacity: capacity))
     }
 
     public func deallocate() {
-        samples.deallocate()
+        samples.deallocateRender()
         index.destroy()
     }
 

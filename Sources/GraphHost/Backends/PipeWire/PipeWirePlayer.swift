@@ -96,7 +96,7 @@ public final class PipeWirePlayer {
         let contextProps = pw_properties_new_string("config.name=client-rt.conf")
         guard let context = pw_context_new(pw_thread_loop_get_loop(loop), contextProps, 0) else { throw PlaybackError.stream("cannot create a context") }
         self.context = context
-        renderer = .allocate(capacity: 1)
+        renderer = .allocateRender(capacity: 1)
         renderer.initialize(to: PlaybackRenderer(engine: engine, channels: format.channels, sampleRate: format.sampleRate))
         streamListener = .allocate(capacity: 1)
         streamListener.initialize(to: spa_hook())
@@ -119,7 +119,7 @@ public final class PipeWirePlayer {
         pw_context_destroy(context)
         pw_thread_loop_destroy(loop)
         renderer.pointee.deallocate()
-        renderer.deallocate()
+        renderer.deallocateRender()
         streamListener.deallocate(); coreListener.deallocate(); streamEvents.deallocate(); coreEvents.deallocate()
     }
 

@@ -75,8 +75,8 @@ public struct PlaybackRenderer {
         self.engine = engine
         self.channels = channels
         self.sampleRate = sampleRate
-        channelPointers = .allocate(capacity: channels)
-        silence = .allocate(capacity: Self.maxCallbackFrames)
+        channelPointers = .allocateRender(capacity: channels)
+        silence = .allocateRender(capacity: Self.maxCallbackFrames)
         silence.initialize(repeating: 0, count: Self.maxCallbackFrames)
         channelPointers.initialize(repeating: silence, count: channels)
         counters = .create()
@@ -88,8 +88,8 @@ public struct PlaybackRenderer {
     }
 
     public func deallocate() {
-        channelPointers.deallocate()
-        silence.deallocate()
+        channelPointers.deallocateRender()
+        silence.deallocateRender()
         counters.destroy()
         position.destroy()
         fadeRequested.destroy()

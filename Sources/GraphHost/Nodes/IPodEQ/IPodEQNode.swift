@@ -76,10 +76,10 @@ final class IPodEQInstance: NodeInstance {
         self.id = id
         self.format = format
         self.settings = settings
-        state = .allocate(capacity: 2 * format.channels)
+        state = .allocateRender(capacity: 2 * format.channels)
         state.initialize(repeating: SIMD16<Float>(), count: 2 * format.channels)
         workspace = .allocate(channels: format.channels, maxFrames: format.maxFrames)
-        kernelPointer = .allocate(capacity: 1)
+        kernelPointer = .allocateRender(capacity: 1)
         kernelPointer.initialize(to: IPodEQKernel(state: state, coefficients: settings.coefficients(sampleRate: format.sampleRate),
                                                   rampSamples: Int(IPodEQNode.rampSeconds * Double(format.sampleRate)), workspace: workspace))
     }
@@ -129,8 +129,8 @@ final class IPodEQInstance: NodeInstance {
     }
 
     func close() {
-        kernelPointer.deinitialize(count: 1).deallocate()
-        state.deinitialize(count: 2 * format.channels).deallocate()
+        kernelPointer.deinitialize(count: 1).deallocateRender()
+        state.deinitialize(count: 2 * format.channels).deallocateRender()
         workspace.deallocate()
     }
 }

@@ -36,7 +36,7 @@ final class LV2Instance: NodeInstance {
         var created: [UnsafeMutablePointer<LilvInstance>] = []
         var lists: [UnsafeMutablePointer<UnsafePointer<LV2_Feature>?>] = []
         func alloc<T>(_ type: T.Type, _ count: Int) -> UnsafeMutablePointer<T> {
-            let p = UnsafeMutablePointer<T>.allocate(capacity: max(1, count))
+            let p = UnsafeMutablePointer<T>.allocateRender(capacity: max(1, count))
             owned.append(UnsafeMutableRawPointer(p))
             return p
         }
@@ -56,7 +56,7 @@ final class LV2Instance: NodeInstance {
         let scratch = alloc(Float.self, format.maxFrames)
         scratch.initialize(repeating: 0, count: format.maxFrames)
 
-        let workers = UnsafeMutablePointer<LV2WorkerChannel>.allocate(capacity: copies)
+        let workers = UnsafeMutablePointer<LV2WorkerChannel>.allocateRender(capacity: copies)
         let schedules = alloc(LV2_Worker_Schedule.self, copies), scheduleFeatures = alloc(LV2_Feature.self, copies)
         for copy in 0..<copies {
             (workers + copy).initialize(to: .allocate())
@@ -66,7 +66,7 @@ final class LV2Instance: NodeInstance {
         }
         func releaseWorkers() {
             for copy in 0..<copies { workers[copy].deallocate() }
-            workers.deallocate()
+            workers.deallocateRender()
         }
         for copy in 0..<copies {
             let featureList = features.array(scheduling: schedules + copy, feature: scheduleFeatures + copy)
@@ -77,7 +77,7 @@ final class LV2Instance: NodeInstance {
                 releaseWorkers()
                 features.drainLog(to: Self.logger, plugin: node.uri)
                 created.forEach { lilv_instance_free($0) }
-                owned.forEach { $0.deallocate() }
+                owned.forEach { $0.deallocateRender() }
                 throw CommandError("LV2 plugin \(node.uri) failed to instantiate (node '\(id)')")
             }
             created.append(instance)
@@ -100,7 +100,7 @@ final class LV2Instance: NodeInstance {
                 case .atom:
                     let a = copy * atomPorts.count + atomPorts.firstIndex { $0.index == port.index }!
                     let size = max(port.minimumSize, LV2Features.sequenceSize)
-                    let raw = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
+                    let raw = UnsafeMutableRawPointer.allocateRender(byteCount: size, alignment: 16)
                     raw.initializeMemory(as: UInt8.self, repeating: 0, count: size)
                     owned.append(raw)
                     atomBuffers[a] = raw.assumingMemoryBound(to: LV2_Atom_Sequence.self)
@@ -121,15 +121,15 @@ final class LV2Instance: NodeInstance {
             lilv_instance_activate(instance)
         }
         features.drainLog(to: Self.logger, plugin: node.uri)
-        let wet = UnsafeMutablePointer<SmoothedGain>.allocate(capacity: 1)
+        let wet = UnsafeMutablePointer<SmoothedGain>.allocateRender(capacity: 1)
         wet.initialize(to: SmoothedGain(1))
         let paused = UnsafeAtomic<Bool>.create(false)
-        let runsWhenSilent = UnsafeMutablePointer<Bool>.allocate(capacity: 1)
+        let runsWhenSilent = UnsafeMutablePointer<Bool>.allocateRender(capacity: 1)
         runsWhenSilent.initialize(to: false)
         self.runsWhenSilent = runsWhenSilent
         self.wet = wet
         self.paused = paused
-        kernelPointer = .allocate(capacity: 1)
+        kernelPointer = .allocateRender(capacity: 1)
         kernelPointer.initialize(to: LV2Kernel(
             copies: copies, handles: handles, descriptors: descriptors, audioInputs: audioInputs, audioOutputs: audioOutputs,
             audioPortsPerCopy: perCopy, controls: controls, portCount: portCount, atomBuffers: atomBuffers,
@@ -237,14 +237,14 @@ final class LV2Instance: NodeInstance {
         features.drainLog(to: Self.logger, plugin: node.uri)
         instances = []
         kernelPointer.pointee.nonFiniteSlices.destroy()
-        kernelPointer.deinitialize(count: 1).deallocate()
-        allocations.forEach { $0.deallocate() }
+        kernelPointer.deinitialize(count: 1).deallocateRender()
+        allocations.forEach { $0.deallocateRender() }
         allocations = []
         for copy in 0..<node.copies { workers[copy].deallocate() }
-        workers.deallocate()
-        wet.deallocate()
+        workers.deallocateRender()
+        wet.deallocateRender()
         paused.destroy()
-        runsWhenSilent.deallocate()
+        runsWhenSilent.deallocateRender()
     }
 
     /// Applies a command. A preset that carries state besides port values is restored here, in the control

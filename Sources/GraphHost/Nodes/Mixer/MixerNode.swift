@@ -50,9 +50,9 @@ final class MixerInstance: NodeInstance {
     init(node: MixerNode, id: String, format: GraphFormat) {
         self.id = id
         inputs = node.inputs
-        gains = .allocate(capacity: node.inputs + 1)
+        gains = .allocateRender(capacity: node.inputs + 1)
         for (i, v) in (node.volumes + [node.volume]).enumerated() { (gains + i).initialize(to: SmoothedGain(Float(v))) }
-        kernelPointer = .allocate(capacity: 1)
+        kernelPointer = .allocateRender(capacity: 1)
         kernelPointer.initialize(to: MixerKernel(inputCount: node.inputs, gains: gains,
                                                  rampSamples: Int(MixerNode.rampSeconds * Double(format.sampleRate))))
     }
@@ -93,7 +93,7 @@ final class MixerInstance: NodeInstance {
     }
 
     func close() {
-        kernelPointer.deinitialize(count: 1).deallocate()
-        gains.deinitialize(count: inputs + 1).deallocate()
+        kernelPointer.deinitialize(count: 1).deallocateRender()
+        gains.deinitialize(count: inputs + 1).deallocateRender()
     }
 }

@@ -102,7 +102,7 @@ public final class StreamInstance: NodeInstance, Sendable {
         startThreshold = Int(node.bufferSeconds * Double(format.sampleRate))
         ring = .allocate(minimumFrames: max(2 * startThreshold, format.sampleRate, 4 * format.maxFrames), channels: format.channels)
         counters = .create()
-        kernelPointer = .allocate(capacity: 1)
+        kernelPointer = .allocateRender(capacity: 1)
         kernelPointer.initialize(to: StreamKernel(ring: ring, counters: counters, startThreshold: startThreshold))
         let network = node.isRemote ? NetworkStreamStatus() : nil
         self.network = network
@@ -152,7 +152,7 @@ public final class StreamInstance: NodeInstance, Sendable {
 
     public func close() {
         decoder.stop()
-        kernelPointer.deinitialize(count: 1).deallocate()
+        kernelPointer.deinitialize(count: 1).deallocateRender()
         ring.deallocate()
         counters.destroy()
     }

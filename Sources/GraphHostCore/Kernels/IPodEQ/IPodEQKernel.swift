@@ -36,8 +36,8 @@ public struct IPodEQWorkspace {
 
     public static func allocate(channels: Int, maxFrames: Int) -> IPodEQWorkspace {
         let stride = max(maxFrames, historyFrames)
-        let w = IPodEQWorkspace(nextState: .allocate(capacity: 2 * channels), scratch: .allocate(capacity: channels * stride),
-                                history: .allocate(capacity: channels * historyFrames), channels: channels, stride: stride)
+        let w = IPodEQWorkspace(nextState: .allocateRender(capacity: 2 * channels), scratch: .allocateRender(capacity: channels * stride),
+                                history: .allocateRender(capacity: channels * historyFrames), channels: channels, stride: stride)
         w.nextState.initialize(repeating: SIMD16<Float>(), count: 2 * channels)
         w.scratch.initialize(repeating: 0, count: channels * stride)
         w.history.initialize(repeating: 0, count: channels * historyFrames)
@@ -45,9 +45,9 @@ public struct IPodEQWorkspace {
     }
 
     public func deallocate() {
-        nextState.deallocate()
-        scratch.deallocate()
-        history.deallocate()
+        nextState.deallocateRender()
+        scratch.deallocateRender()
+        history.deallocateRender()
     }
 }
 

@@ -13,13 +13,13 @@ public struct LV2WorkerChannel {
 
     public static func allocate() -> LV2WorkerChannel {
         LV2WorkerChannel(requests: .allocate(capacity: 1 << 16), responses: .allocate(capacity: 1 << 16),
-                         scratch: .allocate(byteCount: scratchSize, alignment: 16), interface: nil, handle: nil)
+                         scratch: .allocateRender(byteCount: scratchSize, alignment: 16), interface: nil, handle: nil)
     }
 
     public func deallocate() {
         requests.deallocate()
         responses.deallocate()
-        scratch.deallocate()
+        scratch.deallocateRender()
     }
 
     /// The plugin's schedule_work (called from its run() on the render thread).
