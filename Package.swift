@@ -18,6 +18,7 @@ let package = Package(
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
         .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .target(name: "CRenderSupport"),
+        .target(name: "CCleanAllocation"),
         .systemLibrary(name: "CLibPipeWire", pkgConfig: "libpipewire-0.3", providers: [.apt(["libpipewire-0.3-dev"])]),
         .target(name: "CPipeWire", dependencies: ["CLibPipeWire"]),
         .systemLibrary(name: "CLV2", pkgConfig: "lv2", providers: [.apt(["lv2-dev"])]),
@@ -40,7 +41,7 @@ let package = Package(
             name: "GraphHost",
             dependencies: [
                 "GraphHostCore", "GraphHostDSP",
-                "CMPG123", "CSoxr", "CSndfile", "CRenderSupport", "CPipeWire", "CLV2", "CLilv", "CLV2Support", "CHTTP",
+                "CMPG123", "CSoxr", "CSndfile", "CRenderSupport", "CCleanAllocation", "CPipeWire", "CLV2", "CLilv", "CLV2Support", "CHTTP",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -52,7 +53,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
+        .target(name: "AllocationCounter", dependencies: ["CCleanAllocation"], path: "Tests/AllocationCounter"),
         .testTarget(
             name: "GraphHostTests",
             dependencies: ["GraphHost", "AllocationCounter", .product(name: "Logging", package: "swift-log"),

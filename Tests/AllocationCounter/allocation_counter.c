@@ -1,6 +1,8 @@
 // Interposes the C allocator for the whole test process (symbols in the executable win over libc's)
-// and counts the calls made by threads that asked to be counted. Every call forwards to glibc.
+// and counts the calls made by threads that asked to be counted. Every call forwards to glibc, and memory a thread
+// asked to receive zeroed (clean_allocation.h) is zeroed as the production interposers do.
 #include "allocation_counter.h"
+#include "clean_allocation.h"
 #include <stdlib.h>
 
 extern void *__libc_malloc(size_t);
@@ -24,16 +26,28 @@ static inline void note(void) {
     if (probing) __atomic_fetch_add(&probe_total, 1, __ATOMIC_RELAXED);
 }
 
-void *malloc(size_t n) { note(); return __libc_malloc(n); }
+void *malloc(size_t n) {
+    note();
+    void *p = __libc_malloc(n);
+    graphhost_clean_allocation(p, n);
+    return p;
+}
 void *calloc(size_t a, size_t b) { note(); return __libc_calloc(a, b); }
 void *realloc(void *p, size_t n) { note(); return __libc_realloc(p, n); }
 void free(void *p) { if (p) note(); __libc_free(p); }
-void *aligned_alloc(size_t a, size_t n) { note(); return __libc_memalign(a, n); }
-void *memalign(size_t a, size_t n) { note(); return __libc_memalign(a, n); }
+static void *aligned(size_t a, size_t n) {
+    note();
+    void *p = __libc_memalign(a, n);
+    graphhost_clean_allocation(p, n);
+    return p;
+}
+void *aligned_alloc(size_t a, size_t n) { return aligned(a, n); }
+void *memalign(size_t a, size_t n) { return aligned(a, n); }
 int posix_memalign(void **out, size_t a, size_t n) {
     note();
     void *p = __libc_memalign(a, n);
     if (!p) return 12;
+    graphhost_clean_allocation(p, n);
     *out = p;
     return 0;
 }

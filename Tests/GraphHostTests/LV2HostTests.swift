@@ -318,3 +318,45 @@ extension LV2HostTests {
                       String(decoding: show.out, as: UTF8.self))
     }
 }
+
+extension LV2HostTests {
+    /// Fills freed heap chunks of plugin-instance sizes with garbage, as a long-running host's heap holds.
+    static func dirtyTheHeap() {
+        var chunks: [UnsafeMutableRawPointer] = []
+        for size in stride(from: 16, through: 1024, by: 8) {
+            for _ in 0..<8 {
+                let p = malloc(size)!
+                memset(p, 0x7e, size)
+                chunks.append(p)
+            }
+        }
+        chunks.forEach { free($0) }
+    }
+
+    /// swh's LV2 plugins zero their filter memory in locals at activate, so they run from whatever instantiate's
+    /// memory held (in another host, 1e30 and more for a second). graphhost hands a plugin zeroed memory from
+    /// instantiate to activate: dcRemove and valve render the same twice on a dirty heap, and as lv2apply does.
+    func testPluginsStartFromACleanStateOnADirtyHeap() throws {
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 1, seconds: 2)
+        let dryPath = TestSupport.directory.appendingPathComponent("dry-\(UUID().uuidString).wav").path
+        let dry = try TestSupport.renderStream(mp3, channels: 1)
+        let writer = try SoundFileWriter(path: dryPath, sampleRate: 48000, channels: 1)
+        try writer.write(dry, frames: dry.count)
+        writer.close()
+        for uri in ["http://plugin.org.uk/swh-plugins/dcRemove", "http://plugin.org.uk/swh-plugins/valve"] {
+            let path = graph(mp3, channels: 1, lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(uri)" }"#)
+            Self.dirtyTheHeap()
+            let first = try TestSupport.render(path).samples
+            Self.dirtyTheHeap()
+            let second = try TestSupport.render(path).samples
+            XCTAssertEqual(first, second, "\(uri): two renders differ")
+            let appliedPath = dryPath + ".applied.wav"
+            try TestSupport.run(["lv2apply", "-i", dryPath, "-o", appliedPath, uri])
+            let applied = try SoundFile(path: appliedPath).samples
+            XCTAssertEqual(first.count, applied.count, uri)
+            XCTAssertLessThanOrEqual(TestSupport.peak(first), TestSupport.peak(applied) + 1e-6, uri)
+            let difference = zip(first, applied).map { abs($0 - $1) }.max() ?? .infinity
+            XCTAssertLessThan(difference, 1e-5, "\(uri): graphhost and lv2apply differ by up to \(difference)")
+        }
+    }
+}

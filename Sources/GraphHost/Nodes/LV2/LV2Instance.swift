@@ -1,4 +1,5 @@
 import Atomics
+import CCleanAllocation
 import CLV2
 import CLilv
 import Foundation
@@ -72,6 +73,9 @@ final class LV2Instance: NodeInstance {
             let featureList = features.array(scheduling: schedules + copy, feature: scheduleFeatures + copy)
             owned.append(UnsafeMutableRawPointer(featureList))
             lists.append(featureList)
+            // From instantiate to activate the plugin's allocations arrive zeroed (see clean_allocation.h).
+            graphhost_zero_new_memory(1)
+            defer { graphhost_zero_new_memory(0) }
             let made = LV2World.shared.withPlugin(plugin.uri) { _, plugin in lilv_plugin_instantiate(plugin, Double(format.sampleRate), featureList) }
             guard let made, let instance = made else {
                 releaseWorkers()
