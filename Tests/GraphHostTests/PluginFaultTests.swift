@@ -37,8 +37,59 @@ final class PluginFaultTests: XCTestCase {
         let cli = try TestSupport.execute(binary, ["render", path, "-o", wav, "--at", "0.5", "set fx poison 1"],
                                           environment: ProcessInfo.processInfo.environment.merging(Self.lv2Path) { $1 })
         XCTAssertEqual(cli.status, 0)
-        XCTAssertTrue(String(decoding: cli.err, as: UTF8.self).contains("node 'fx' (urn:graphhost:test:nan) produced NaN or Inf: silenced"),
+        XCTAssertTrue(String(decoding: cli.err, as: UTF8.self).contains("node 'fx' (urn:graphhost:test:nan) produced NaN, Inf or a burst above +24 dBFS: silenced"),
                       String(decoding: cli.err, as: UTF8.self))
+    }
+
+    /// A plugin whose output jumps to +120 dB for a quarter second (finite, so no NaN check would see it): nothing
+    /// above +24 dBFS leaves the graph, the node is silenced and named, and it fades back in once its output is sane.
+    func testABurstIsSilencedNamedAndFadedBackIn() throws {
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
+        let path = graph(mp3, plugin: "burst")
+        let dry = try TestSupport.renderStream(mp3)
+        let events = [TimedCommand(frame: 24000, command: try Command.parse("set fx burst 1")),
+                      TimedCommand(frame: 36000, command: try Command.parse("set fx burst 0"))]
+        let out = try TestSupport.render(path, events: events).samples
+        XCTAssertLessThanOrEqual(TestSupport.peak(out), Bus.safePeak)
+        XCTAssertEqual(Array(out[0..<48000]), Array(dry[0..<48000]), "before the burst the plugin passes its input")
+        XCTAssertEqual(out[48000..<72000].max(), 0, "the burst is silenced")
+        // After the burst the node fades back in (20 ms, 960 frames) and then passes its input again.
+        let back = 2 * (36000 + 4096)
+        XCTAssertEqual(Array(out[back...]), Array(dry[back...]))
+        let fadeIn = (72000..<back).filter { abs(out[$0]) > abs(dry[$0]) + 1e-6 }
+        XCTAssertTrue(fadeIn.isEmpty, "louder than the input while fading in at \(fadeIn.prefix(3))")
+        let wav = TestSupport.directory.appendingPathComponent("burst.wav").path
+        let cli = try TestSupport.execute(binary, ["render", path, "-o", wav, "--at", "0.5", "set fx burst 1", "--at", "0.75", "set fx burst 0"],
+                                          environment: ProcessInfo.processInfo.environment.merging(Self.lv2Path) { $1 })
+        let err = String(decoding: cli.err, as: UTF8.self)
+        XCTAssertEqual(cli.status, 0, err)
+        XCTAssertTrue(err.contains("node 'fx' (urn:graphhost:test:burst) produced NaN, Inf or a burst above +24 dBFS: silenced"), err)
+    }
+
+    /// Live, the same burst: what `run --record` captured never exceeds +24 dBFS, and subscribers get a `silenced`
+    /// event naming the node, which `status` counts.
+    func testABurstWhilePlayingIsSilencedAndNamedInEventsAndStatus() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 3)
+        let socket = TestSupport.directory.appendingPathComponent("burst-\(getpid()).sock").path
+        let record = TestSupport.directory.appendingPathComponent("burst-\(getpid()).wav").path
+        let run = try pw.graphhost(["run", graph(mp3, plugin: "burst"), "--socket", socket, "--record", record],
+                                   extraEnvironment: Self.lv2Path)
+        let control = pw.control(socket)
+        XCTAssertTrue(control.waitForSocket())
+        let events = try HeadlessPipeWire.SocketClient.subscriber(socket)
+        XCTAssertTrue(events.waitForLine(containing: "\"subscribed\":true"), events.text)
+        XCTAssertEqual(try control.ctl(["set", "fx", "burst", "1"]).status, 0)
+        XCTAssertTrue(events.waitForLine(containing: "\"event\":\"silenced\""), events.text)
+        XCTAssertTrue(events.text.contains("\"node\":\"fx\""), events.text)
+        XCTAssertTrue(try control.ctl(["status"]).out.contains("\"silencedSlices\":{\"fx\":"))
+        XCTAssertEqual(try control.ctl(["quit"]).status, 0)
+        let result = run.wait(timeout: 20)
+        XCTAssertEqual(result.status, 0, result.err)
+        let recorded = try SoundFile(path: record).samples
+        XCTAssertGreaterThan(recorded.count, 0)
+        XCTAssertLessThanOrEqual(TestSupport.peak(recorded), Bus.safePeak)
     }
 
     /// The plugin multiplies by 1e-60 (two steps of 1e-30): without flush-to-zero/denormals-are-zero its output

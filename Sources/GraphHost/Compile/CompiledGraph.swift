@@ -80,10 +80,10 @@ public final class CompiledGraph {
         return instances.first { Int(bitPattern: $0.value.kernel.address) == address }?.key
     }
 
-    /// Slices silenced per LV2 node because the plugin output NaN or Inf (nodes with none left out).
+    /// Slices silenced per LV2 node because the plugin output NaN, Inf or a burst above +24 dBFS (nodes with none left out).
     public var silencedSlices: [String: Int] {
         var result: [String: Int] = [:]
-        for case let (id, plugin as LV2Instance) in instances where plugin.nonFiniteSlices > 0 { result[id] = plugin.nonFiniteSlices }
+        for case let (id, plugin as LV2Instance) in instances where plugin.silencedSlices > 0 { result[id] = plugin.silencedSlices }
         return result
     }
 

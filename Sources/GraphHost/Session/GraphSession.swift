@@ -17,7 +17,7 @@ public final class GraphSession {
     /// applied the latest), readable while the render thread runs.
     public let appliedMessages: UnsafeAtomic<Int>
     public let appliedNanos: UnsafeAtomic<Int>
-    private let nonFiniteOutput: UnsafeAtomic<Int>
+    private let silencedOutput: UnsafeAtomic<Int>
     private var reportedNonFinite = 0
     private static let logger = Logger(label: "graphhost")
     private var submitted = 0
@@ -38,7 +38,7 @@ public final class GraphSession {
         completed = engine.pointee.completedTransitions
         appliedMessages = engine.pointee.appliedMessages
         appliedNanos = engine.pointee.appliedNanos
-        nonFiniteOutput = engine.pointee.nonFiniteSlices
+        silencedOutput = engine.pointee.silencedSlices
     }
 
     public var format: GraphFormat { graph.document.format }
@@ -134,12 +134,12 @@ public final class GraphSession {
         }
     }
 
-    /// Moves plugin log lines into swift-log and reports output silenced because it held NaN or Inf.
+    /// Moves plugin log lines into swift-log and reports output silenced because it held NaN, Inf or a burst above +24 dBFS.
     public func drainLogs() {
         graph.drainPluginLogs()
-        let silenced = nonFiniteOutput.load(ordering: .relaxed)
+        let silenced = silencedOutput.load(ordering: .relaxed)
         if silenced > reportedNonFinite {
-            Self.logger.error("the graph's output held NaN or Inf: silenced \(silenced) slice(s) so far (plugins are now checked one by one)")
+            Self.logger.error("the graph's output held NaN, Inf or a burst above +24 dBFS: silenced \(silenced) slice(s) so far (plugins are now checked one by one)")
             reportedNonFinite = silenced
         }
     }

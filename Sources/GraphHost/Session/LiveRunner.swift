@@ -193,6 +193,7 @@ public final class LiveRunner {
     struct Reported {
         var titles: [String: String] = [:]
         var damage: [String: StreamDamage] = [:]
+        var silenced: [String: Int] = [:]
         var xruns = 0, underruns = 0, overruns = 0, droppedFrames = 0, unlockedBytes = 0
     }
 
@@ -234,6 +235,11 @@ public final class LiveRunner {
             server.publish(["event": "underruns", "count": u, "position": status.seconds])
         }
         (reported.xruns, reported.underruns) = (x, u)
+        for (node, slices) in control.withSession({ $0.graph.silencedSlices }).sorted(by: { $0.key < $1.key })
+        where slices > reported.silenced[node, default: 0] {
+            reported.silenced[node] = slices
+            server.publish(["event": "silenced", "node": node, "slices": slices, "position": status.seconds])
+        }
         let memory = RenderMemory.report
         if memory.failedBytes > reported.unlockedBytes {
             reported.unlockedBytes = memory.failedBytes

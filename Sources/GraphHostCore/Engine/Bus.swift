@@ -6,6 +6,32 @@ public enum Bus {
         for c in 0..<channels { (base + c * channelStride + from).update(repeating: 0, count: to - from) }
     }
 
+    /// The loudest output that may leave a node or the graph: +24 dBFS. Beyond it is a burst, not music.
+    public static let safePeak: Float = 15.848932
+
+    /// True when every sample of the bus region is finite and within ±`safePeak`.
+    @_noLocks
+    public static func isSafe(_ base: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int) -> Bool {
+        var nonFinite = SIMD16<Float>(), peak = SIMD16<Float>()
+        var tailNonFinite: Float = 0, tailPeak: Float = 0
+        for c in 0..<channels {
+            let p = base + c * channelStride
+            var f = 0
+            while f + 16 <= frames {
+                let v = UnsafeRawPointer(p + f).loadUnaligned(as: SIMD16<Float>.self)
+                nonFinite += v - v
+                peak = pointwiseMax(peak, pointwiseMax(v, -v))
+                f += 16
+            }
+            while f < frames {
+                tailNonFinite += p[f] - p[f]
+                tailPeak = max(tailPeak, abs(p[f]))
+                f += 1
+            }
+        }
+        return nonFinite.sum() + tailNonFinite == 0 && max(peak.max(), tailPeak) <= safePeak
+    }
+
     /// True when no sample of the bus region is NaN or ±Inf (x − x is 0 for finite x, NaN otherwise).
     @_noLocks
     public static func isFinite(_ base: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int) -> Bool {

@@ -14,9 +14,9 @@ public struct RenderEngine {
     public let appliedMessages: UnsafeAtomic<Int>
     /// The slowest step of the latest render call.
     public let timing: UnsafeMutablePointer<StepTiming>
-    /// Slices whose output held NaN or Inf (replaced by silence); after one, plugin outputs are checked for a while
+    /// Slices whose output held NaN, Inf or a burst above +24 dBFS (replaced by silence); after one, plugin outputs are checked for a while
     /// so the node can be found and silenced.
-    public let nonFiniteSlices: UnsafeAtomic<Int>
+    public let silencedSlices: UnsafeAtomic<Int>
     var checkFramesLeft = 0
     static var checkFrames: Int { 1 << 18 }
 
@@ -29,7 +29,7 @@ public struct RenderEngine {
         appliedMessages = .create(0)
         timing = .allocateRender(capacity: 1)
         timing.initialize(to: StepTiming())
-        nonFiniteSlices = .create(0)
+        silencedSlices = .create(0)
     }
 
     public func deallocate() {
@@ -38,7 +38,7 @@ public struct RenderEngine {
         appliedNanos.destroy()
         appliedMessages.destroy()
         timing.deallocateRender()
-        nonFiniteSlices.destroy()
+        silencedSlices.destroy()
     }
 
     /// Where a render call writes: one interleaved buffer, or one buffer per channel.
@@ -130,11 +130,11 @@ public struct RenderEngine {
             Bus.clear(bus, channelStride: active.maxFrames, channels: active.channels, from: 0, to: frames)
             return bus
         }
-        active.runSlice(frames: frames, timing: timing, checkFinite: checkFramesLeft > 0)
+        active.runSlice(frames: frames, timing: timing, guardOutput: checkFramesLeft > 0)
         checkFramesLeft = max(0, checkFramesLeft - frames)
-        if !Bus.isFinite(bus, channelStride: active.maxFrames, channels: active.channels, frames: frames) {
+        if !Bus.isSafe(bus, channelStride: active.maxFrames, channels: active.channels, frames: frames) {
             Bus.clear(bus, channelStride: active.maxFrames, channels: active.channels, from: 0, to: frames)
-            nonFiniteSlices.wrappingIncrement(ordering: .relaxed)
+            silencedSlices.wrappingIncrement(ordering: .relaxed)
             checkFramesLeft = Self.checkFrames
         }
         if transport.isUnity { return bus }

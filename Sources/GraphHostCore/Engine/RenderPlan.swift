@@ -17,18 +17,18 @@ public struct RenderPlan {
     }
 
     /// Runs every step once over `frames` ≤ `maxFrames` frames, noting the slowest step in `timing`.
-    /// `checkFinite` makes plugin steps silence output holding NaN or Inf.
+    /// `guardOutput` makes plugin steps silence output holding NaN, Inf or a burst above +24 dBFS.
     @_noLocks
-    public func runSlice(frames: Int, timing: UnsafeMutablePointer<StepTiming>, checkFinite: Bool = false) {
+    public func runSlice(frames: Int, timing: UnsafeMutablePointer<StepTiming>, guardOutput: Bool = false) {
         for step in steps {
             let started = MonotonicClock.nanos()
-            run(step, frames: frames, checkFinite: checkFinite)
+            run(step, frames: frames, guardOutput: guardOutput)
             timing.pointee.note(MonotonicClock.nanos() - started, step.kernel)
         }
     }
 
     @_noLocks @inline(__always)
-    func run(_ step: RenderStep, frames: Int, checkFinite: Bool) {
+    func run(_ step: RenderStep, frames: Int, guardOutput: Bool) {
             switch step.kernel {
             case .stream(let k):
                 k.pointee.process(output: step.output!, channelStride: maxFrames, channels: channels, frames: frames)
@@ -40,7 +40,7 @@ public struct RenderPlan {
                                   channels: channels, frames: frames)
             case .lv2(let k):
                 k.pointee.process(input: step.inputs[0], output: step.output!, channelStride: maxFrames,
-                                  channels: channels, frames: frames, checkFinite: checkFinite)
+                                  channels: channels, frames: frames, guardOutput: guardOutput)
             case .crossfade(let k):
                 k.pointee.process(inputs: step.inputs, output: step.output!, channelStride: maxFrames,
                                   channels: channels, frames: frames)

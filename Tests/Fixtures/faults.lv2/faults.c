@@ -1,6 +1,7 @@
-/* Test fixtures for graphhost's fault handling, four mono plugins in one library:
+/* Test fixtures for graphhost's fault handling, five mono plugins in one library:
  * nan (writes NaN and Inf once its "poison" control is 1), denormal (computes denormal output),
- * fail (instantiate returns NULL) and slow (sleeps "delay" milliseconds in every run). */
+ * fail (instantiate returns NULL), slow (sleeps "delay" milliseconds in every run) and burst (multiplies its
+ * input by a million, +120 dB, while its "burst" control is 1: finite, and far too loud). */
 #include <lv2/core/lv2.h>
 #include <math.h>
 #include <stdlib.h>
@@ -35,6 +36,7 @@ static void run(LV2_Handle h, uint32_t n) {
     for (uint32_t i = 0; i < n; i++) p->out[i] = p->in[i];
     if (p->kind == 0 && c >= 1 && n > 1) { p->out[0] = NAN; p->out[n / 2] = INFINITY; }
     if (p->kind == 1) for (uint32_t i = 0; i < n; i++) p->out[i] = p->in[i] * tiny * tiny;
+    if (p->kind == 4 && c >= 1) for (uint32_t i = 0; i < n; i++) p->out[i] = p->in[i] * 1e6f;
     if (p->kind == 3 && c > 0) {
         struct timespec t = { 0, (long)(c * 1e6) };
         nanosleep(&t, NULL);
@@ -42,19 +44,21 @@ static void run(LV2_Handle h, uint32_t n) {
 }
 
 static void cleanup(LV2_Handle h) { free(h); }
-/* extension_data(NULL) returns the plugin's kind: a way for instantiate to tell the four apart. */
+/* extension_data(NULL) returns the plugin's kind: a way for instantiate to tell them apart. */
 static const void *kind0(const char *u) { return u ? NULL : (const void *)0; }
 static const void *kind1(const char *u) { return u ? NULL : (const void *)1; }
 static const void *kind2(const char *u) { return u ? NULL : (const void *)2; }
 static const void *kind3(const char *u) { return u ? NULL : (const void *)3; }
+static const void *kind4(const char *u) { return u ? NULL : (const void *)4; }
 
 static const LV2_Descriptor descriptors[] = {
     { "urn:graphhost:test:nan", instantiate, connect_port, NULL, run, NULL, cleanup, kind0 },
     { "urn:graphhost:test:denormal", instantiate, connect_port, NULL, run, NULL, cleanup, kind1 },
     { "urn:graphhost:test:fail", instantiate, connect_port, NULL, run, NULL, cleanup, kind2 },
     { "urn:graphhost:test:slow", instantiate, connect_port, NULL, run, NULL, cleanup, kind3 },
+    { "urn:graphhost:test:burst", instantiate, connect_port, NULL, run, NULL, cleanup, kind4 },
 };
 
 LV2_SYMBOL_EXPORT const LV2_Descriptor *lv2_descriptor(uint32_t index) {
-    return index < 4 ? &descriptors[index] : NULL;
+    return index < 5 ? &descriptors[index] : NULL;
 }

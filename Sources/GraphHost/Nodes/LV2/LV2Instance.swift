@@ -125,8 +125,8 @@ final class LV2Instance: NodeInstance {
             lilv_instance_activate(instance)
         }
         features.drainLog(to: Self.logger, plugin: node.uri)
-        let wet = UnsafeMutablePointer<SmoothedGain>.allocateRender(capacity: 1)
-        wet.initialize(to: SmoothedGain(1))
+        let wet = UnsafeMutablePointer<SmoothedGain>.allocateRender(capacity: 2)
+        wet.initialize(repeating: SmoothedGain(1), count: 2)
         let paused = UnsafeAtomic<Bool>.create(false)
         let runsWhenSilent = UnsafeMutablePointer<Bool>.allocateRender(capacity: 1)
         runsWhenSilent.initialize(to: false)
@@ -142,7 +142,7 @@ final class LV2Instance: NodeInstance {
             chunkType: URIDMap.shared.map("http://lv2plug.in/ns/ext/atom#Chunk"),
             workers: workers[0].interface == nil ? nil : workers, wet: wet, paused: paused,
             fadeSamples: Int(Self.fadeSeconds * Double(format.sampleRate)), runsWhenSilent: runsWhenSilent,
-            nonFiniteSlices: .create(0)))
+            silencedSlices: .create(0)))
         featureLists = lists
         self.workers = workers
         workerThread = workers[0].interface == nil ? nil : LV2WorkerThread(channels: workers, count: copies)
@@ -165,18 +165,18 @@ final class LV2Instance: NodeInstance {
 
     private var reportedNonFinite = 0
 
-    /// Moves what the plugin logged into swift-log, and reports slices silenced for NaN or Inf output.
+    /// Moves what the plugin logged into swift-log, and reports slices silenced for NaN, Inf or a burst above +24 dBFS.
     func drainLog() {
         features.drainLog(to: Self.logger, plugin: node.uri)
-        let silenced = kernelPointer.pointee.nonFiniteSlices.load(ordering: .relaxed)
+        let silenced = kernelPointer.pointee.silencedSlices.load(ordering: .relaxed)
         if silenced > reportedNonFinite {
-            Self.logger.error("node '\(id)' (\(node.uri)) produced NaN or Inf: silenced \(silenced) slice(s) so far")
+            Self.logger.error("node '\(id)' (\(node.uri)) produced NaN, Inf or a burst above +24 dBFS: silenced \(silenced) slice(s) so far, fading back in after each")
             reportedNonFinite = silenced
         }
     }
 
-    /// Slices silenced because the plugin output NaN or Inf.
-    var nonFiniteSlices: Int { kernelPointer.pointee.nonFiniteSlices.load(ordering: .relaxed) }
+    /// Slices silenced because the plugin output NaN, Inf or a burst above +24 dBFS.
+    var silencedSlices: Int { kernelPointer.pointee.silencedSlices.load(ordering: .relaxed) }
 
     /// Control output values (latency, meters) of the first instance, by symbol.
     var controlOutputs: [String: Float] {
@@ -240,7 +240,7 @@ final class LV2Instance: NodeInstance {
         }
         features.drainLog(to: Self.logger, plugin: node.uri)
         instances = []
-        kernelPointer.pointee.nonFiniteSlices.destroy()
+        kernelPointer.pointee.silencedSlices.destroy()
         kernelPointer.deinitialize(count: 1).deallocateRender()
         allocations.forEach { $0.deallocateRender() }
         allocations = []

@@ -24,7 +24,8 @@ public struct LV2Kernel {
     public let chunkType: UInt32
     /// One worker channel per copy, or nil when the plugin has no worker.
     public let workers: UnsafeMutablePointer<LV2WorkerChannel>?
-    /// How much of the plugin's output is heard (1) versus its input (0); glides on pause and resume.
+    /// How much of the plugin's output is heard (1) versus its input (0), gliding on pause and resume; then the
+    /// output guard's gain (`wet + 1`), 0 after a silenced slice and gliding back to 1.
     public let wet: UnsafeMutablePointer<SmoothedGain>
     /// Set once the plugin is faded out and no longer run, so its state may be restored.
     public let paused: UnsafeAtomic<Bool>
@@ -40,8 +41,9 @@ public struct LV2Kernel {
     }
     /// True while bypassed: the plugin runs even when fully faded out.
     public let runsWhenSilent: UnsafeMutablePointer<Bool>
-    /// Slices whose output held NaN or Inf: each is replaced by silence, never passed on.
-    public let nonFiniteSlices: UnsafeAtomic<Int>
+    /// Slices whose output held NaN, Inf or a burst above +24 dBFS: each is replaced by silence, never passed on, and
+    /// the node fades back in over `fadeSamples` once its output is safe again.
+    public let silencedSlices: UnsafeAtomic<Int>
 
     /// Wraps instances the control world instantiated, activated and connected.
     public init(copies: Int,
@@ -63,7 +65,7 @@ public struct LV2Kernel {
                 paused: UnsafeAtomic<Bool>,
                 fadeSamples: Int,
                 runsWhenSilent: UnsafeMutablePointer<Bool>,
-                nonFiniteSlices: UnsafeAtomic<Int>) {
+                silencedSlices: UnsafeAtomic<Int>) {
         self.copies = copies
         self.handles = handles
         self.descriptors = descriptors
@@ -83,7 +85,7 @@ public struct LV2Kernel {
         self.paused = paused
         self.fadeSamples = fadeSamples
         self.runsWhenSilent = runsWhenSilent
-        self.nonFiniteSlices = nonFiniteSlices
+        self.silencedSlices = silencedSlices
     }
 
     /// Applies a change at the start of a render call.
@@ -105,11 +107,11 @@ public struct LV2Kernel {
         }
     }
 
-    /// `checkFinite`: replace output holding NaN or Inf by silence (the engine asks for it once its output
+    /// `guardOutput`: replace output holding NaN, Inf or a burst by silence (the engine asks for it once its output
     /// held such values, so the node can be named).
     @_noLocks
     public func process(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
-                        channelStride: Int, channels: Int, frames: Int, checkFinite: Bool = false) {
+                        channelStride: Int, channels: Int, frames: Int, guardOutput: Bool = false) {
         if wet.pointee.isSteady && wet.pointee.current == 0 && !runsWhenSilent.pointee {
             // Paused: the plugin is not run (its state may be being restored); the input passes through.
             for c in 0..<channels {
@@ -120,16 +122,15 @@ public struct LV2Kernel {
             return
         }
         runPlugins(input: input, output: output, channelStride: channelStride, frames: frames)
-        if checkFinite { silenceIfNotFinite(output: output, channelStride: channelStride, channels: channels, frames: frames) }
+        if guardOutput && !Bus.isSafe(output, channelStride: channelStride, channels: channels, frames: frames) {
+            Bus.clear(output, channelStride: channelStride, channels: channels, from: 0, to: frames)
+            silencedSlices.wrappingIncrement(ordering: .relaxed)
+            (wet + 1).pointee.current = 0
+            (wet + 1).pointee.glide(to: 1, over: fadeSamples)
+            return
+        }
         wet.pointee.blend(input: input, output: output, channelStride: channelStride, channels: channels, frames: frames)
-    }
-
-    /// A plugin that outputs NaN or Inf is silenced for that slice, and the slice is counted.
-    @_noLocks
-    func silenceIfNotFinite(output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int) {
-        guard !Bus.isFinite(output, channelStride: channelStride, channels: channels, frames: frames) else { return }
-        Bus.clear(output, channelStride: channelStride, channels: channels, from: 0, to: frames)
-        nonFiniteSlices.wrappingIncrement(ordering: .relaxed)
+        (wet + 1).pointee.scale(output, channelStride: channelStride, channels: channels, frames: frames)
     }
 
     @_noLocks
