@@ -21,6 +21,11 @@ struct PluginsCommand: ParsableCommand {
                         if let v = c.minimum { d["minimum"] = v }
                         if let v = c.maximum { d["maximum"] = v }
                         if let v = c.defaultValue { d["default"] = v }
+                        if c.boundsInSampleRates { d["boundsInSampleRates"] = true }
+                        let properties = [(c.isToggled, "toggled"), (c.isInteger, "integer"), (c.isEnumeration, "enumeration"),
+                                          (c.isLogarithmic, "logarithmic")].filter(\.0).map(\.1)
+                        if !properties.isEmpty { d["properties"] = properties }
+                        if !c.scalePoints.isEmpty { d["scalePoints"] = c.scalePoints.map { ["label": $0.label, "value": $0.value] } }
                         return d
                     },
                     "requiredFeatures": p.requiredFeatures.map { ["uri": $0, "supported": !p.unsupportedFeatures.contains($0)] },

@@ -360,3 +360,80 @@ extension LV2HostTests {
         }
     }
 }
+
+/// Port properties: lv2:sampleRate bounds in Hz, toggles and enumerations by name, whole numbers for lv2:integer.
+extension LV2HostTests {
+    static let lowpass = "http://plugin.org.uk/swh-plugins/lowpass_iir"
+    static let balance = "http://gareus.org/oss/lv2/balance"
+
+    /// A mono 5 kHz sine at -6 dBFS as a float WAV and an MP3 of it.
+    func sine5k() throws -> (wav: String, mp3: String) {
+        let wav = TestSupport.directory.appendingPathComponent("sine-5k-mono.wav").path
+        let mp3 = wav + ".mp3"
+        try TestSupport.run(["sox", "-q", "-n", "-r", "48000", "-c", "1", "-e", "floating-point", "-b", "32", wav, "synth", "1", "sine", "5000", "gain", "-n", "-6"])
+        try TestSupport.run(["lame", "--quiet", "-b", "320", wav, mp3])
+        return (wav, mp3)
+    }
+
+    static func rms(_ x: ArraySlice<Float>) -> Double { (x.reduce(0) { $0 + Double($1) * Double($1) } / Double(x.count)).squareRoot() }
+
+    /// swh lowpass_iir declares its cutoff in fractions of the sample rate: graphhost's default is 0.337525 × 48 kHz,
+    /// a cutoff of 1000 Hz is taken as 1000 Hz (not clamped to 0.45), and 5 kHz is then attenuated exactly as
+    /// lv2apply attenuates it with the same cutoff.
+    func testSampleRatePortsTakeHertz() throws {
+        let (_, mp3) = try sine5k()
+        let defaults = try GraphDocument.load(path: graph(mp3, channels: 1, lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(Self.lowpass)" }"#))
+        let cutoff = try XCTUnwrap((defaults.node("fx")?.definition as? LV2Node)?.controlValues[0])
+        XCTAssertEqual(cutoff, 0.337525 * 48000, accuracy: 0.5)
+        let path = graph(mp3, channels: 1, lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(Self.lowpass)", "controls": { "cutoff": 1000, "stages": 2 } }"#)
+        let filtered = try TestSupport.render(path).samples
+        let dry = try TestSupport.renderStream(mp3, channels: 1)
+        let dryPath = TestSupport.directory.appendingPathComponent("sine-5k-dry-\(UUID().uuidString).wav").path
+        let writer = try SoundFileWriter(path: dryPath, sampleRate: 48000, channels: 1)
+        try writer.write(dry, frames: dry.count)
+        writer.close()
+        try TestSupport.run(["lv2apply", "-i", dryPath, "-o", dryPath + ".lp.wav", "-c", "cutoff", "1000", "-c", "stages", "2", Self.lowpass])
+        let reference = try SoundFile(path: dryPath + ".lp.wav").samples
+        let settled = 4800..<(dry.count - 4800)
+        let attenuation = 20 * log10(Self.rms(dry[settled]) / Self.rms(filtered[settled]))
+        let expected = 20 * log10(Self.rms(dry[settled]) / Self.rms(reference[settled]))
+        XCTAssertGreaterThan(expected, 30, "a 4-pole lowpass at 1 kHz attenuates 5 kHz by more than 30 dB")
+        XCTAssertEqual(attenuation, expected, accuracy: 0.1)
+        // Live, 1000 is 1000 Hz too.
+        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: path)))
+        defer { session.close() }
+        let instance = try XCTUnwrap(session.graph.instances["fx"] as? LV2Instance)
+        XCTAssertEqual(try instance.targets(of: .set(parameter: "cutoff", value: 1000)).first?.value, 1000)
+        XCTAssertEqual(try instance.targets(of: .set(parameter: "stages", value: 2.6)).first?.value, 3, "lv2:integer rounds")
+    }
+
+    /// x42 balance: an enumeration chosen by label in the graph file (Downmix to Mono: both channels equal), a toggle
+    /// switched by name live (phaseL on: the left channel inverted), and an unknown name refused with the names.
+    func testEnumerationsAndTogglesTakeNames() throws {
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
+        let mono = try TestSupport.render(graph(mp3, lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(Self.balance)", "controls": { "monoswap": "downmix to mono" } }"#)).samples
+        let frames = mono.count / 2
+        XCTAssertGreaterThan(TestSupport.peak(mono), 0.1)
+        for f in (frames / 2)..<frames { XCTAssertEqual(mono[2 * f], mono[2 * f + 1], accuracy: 1e-6, "frame \(f)") }
+        let path = graph(mp3, lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(Self.balance)" }"#)
+        let straight = try TestSupport.render(path).samples
+        let inverted = try TestSupport.render(path, events: [TimedCommand(frame: 0, command: try Command.parse("set fx phaseL on"))]).samples
+        for f in (frames / 2)..<frames {
+            XCTAssertEqual(inverted[2 * f], -straight[2 * f], accuracy: 1e-5, "left, frame \(f)")
+            XCTAssertEqual(inverted[2 * f + 1], straight[2 * f + 1], accuracy: 1e-5, "right, frame \(f)")
+        }
+        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: path)))
+        defer { session.close() }
+        XCTAssertThrowsError(try session.apply(Command.parse("set fx monoswap Upside Down"))) { error in
+            XCTAssertTrue("\(error)".contains("'fx' monoswap has no value named 'Upside Down'; names: L->L, R->R (Straight), "), "\(error)")
+        }
+        XCTAssertThrowsError(try session.apply(Command.parse("set fx balance loud"))) { error in
+            XCTAssertTrue("\(error)".contains("it takes a number, -1…1"), "\(error)")
+        }
+        XCTAssertNoThrow(try session.apply(Command.parse("set fx monoswap L->R, R->L (Swap Channels)")))
+        let completion = CommandCompletion(session: session)
+        XCTAssertEqual(completion.complete("set fx monoswap Down"), ["set fx monoswap Downmix to Mono "])
+        XCTAssertEqual(completion.complete("set fx monoswap Downmix t"), ["set fx monoswap Downmix to Mono "])
+        XCTAssertEqual(completion.complete("set fx phaseL "), ["set fx phaseL off ", "set fx phaseL on "])
+    }
+}

@@ -114,7 +114,18 @@ final class ValidationTests: XCTestCase {
     func testCommandParser() throws {
         XCTAssertEqual(try Command.parse("preset eq Bass Booster"), Command(node: "eq", action: .preset("Bass Booster")))
         XCTAssertEqual(try Command.parse("set mix volume.1 0.25"), Command(node: "mix", action: .set(parameter: "volume.1", value: 0.25)))
-        XCTAssertThrowsError(try Command.parse("set mix volume.1 loud"))
+        XCTAssertEqual(try Command.parse("set fx mode Low pass"), Command(node: "fx", action: .choose(parameter: "mode", label: "Low pass")))
+        XCTAssertThrowsError(try Command.parse("set mix volume.1 inf"))
+        XCTAssertThrowsError(try Command.parse("set mix volume.1"))
+        let demo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Graphs/demo.json").standardizedFileURL.path
+        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: demo)))
+        defer { session.close() }
+        XCTAssertThrowsError(try session.apply(Command.parse("set mix volume.1 loud"))) {
+            XCTAssertEqual("\($0)", "'loud' is not a number ('mix' volume.1 takes a number)")
+        }
+        XCTAssertThrowsError(try session.apply(Command.parse("set eq band.3 high"))) {
+            XCTAssertEqual("\($0)", "'high' is not a number ('eq' band.3 takes a number)")
+        }
         XCTAssertThrowsError(try Command.parse("explode eq"))
     }
 }

@@ -93,4 +93,9 @@ public enum Format {
         if x == x.rounded() && abs(x) < 1e15 { return String(Int(x)) }
         return String(x)
     }
+
+    /// A Float as its shortest decimal (0.45, not 0.44999998807907104).
+    public static func number(_ x: Float) -> String {
+        number(Double(String(x)) ?? Double(x))
+    }
 }

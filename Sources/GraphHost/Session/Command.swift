@@ -4,14 +4,24 @@ import Foundation
 public enum NodeCommand: Equatable, Sendable, CustomStringConvertible {
     case preset(String)
     case set(parameter: String, value: Double)
+    /// A value by name: a scale point's label, or on/off for a toggle.
+    case choose(parameter: String, label: String)
     case bypass(Bool)
 
     public var description: String {
         switch self {
         case .preset(let name): return "preset \(name)"
         case .set(let parameter, let value): return "set \(parameter) \(Format.number(value))"
+        case .choose(let parameter, let label): return "set \(parameter) \(label)"
         case .bypass(let on): return "bypass \(on ? "on" : "off")"
         }
+    }
+}
+
+extension NodeCommand {
+    /// The error for a named value given to a node whose parameters take only numbers.
+    static func numbersOnly(_ node: String, _ parameter: String, _ label: String) -> CommandError {
+        CommandError("'\(label)' is not a number ('\(node)' \(parameter) takes a number)")
     }
 }
 
@@ -22,16 +32,18 @@ public struct Command: Equatable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch action {
-        case .preset(let name): return "preset \(node) \(name)"
-        case .set(let parameter, let value): return "set \(node) \(parameter) \(Format.number(value))"
         case .bypass(let on): return "bypass \(node) \(on ? "on" : "off")"
+        case .preset, .set, .choose:
+            let words = action.description.split(separator: " ", maxSplits: 1)
+            return "\(words[0]) \(node) \(words[1])"
         }
     }
 
     /// The commands and their forms, for help texts and errors.
-    public static let usage = "preset NODE NAME|INDEX, set NODE PARAM VALUE, bypass NODE on|off"
+    public static let usage = "preset NODE NAME|INDEX, set NODE PARAM VALUE|LABEL, bypass NODE on|off"
 
-    /// Parses `preset NODE NAME` (the name may contain spaces) or `set NODE PARAM VALUE`.
+    /// Parses `preset NODE NAME` (the name may contain spaces), `set NODE PARAM VALUE` (a number, or a label that
+    /// may contain spaces) or `bypass NODE on|off`.
     public static func parse(_ line: String) throws -> Command {
         let words = line.split(whereSeparator: \.isWhitespace).map(String.init)
         guard let verb = words.first else { throw CommandError("empty command; commands: \(usage)") }
@@ -43,11 +55,12 @@ public struct Command: Equatable, Sendable, CustomStringConvertible {
             guard words.count == 3, ["on", "off"].contains(words[2]) else { throw CommandError("usage: bypass NODE on|off") }
             return Command(node: words[1], action: .bypass(words[2] == "on"))
         case "set":
-            guard words.count == 4 else { throw CommandError("usage: set NODE PARAM VALUE") }
-            guard let value = Double(words[3]), value.isFinite else {
-                throw CommandError("'\(words[3])' is not a number (in: \(line))")
+            guard words.count >= 4 else { throw CommandError("usage: set NODE PARAM VALUE|LABEL") }
+            if words.count == 4, let value = Double(words[3]) {
+                guard value.isFinite else { throw CommandError("'\(words[3])' is not a finite number (in: \(line))") }
+                return Command(node: words[1], action: .set(parameter: words[2], value: value))
             }
-            return Command(node: words[1], action: .set(parameter: words[2], value: value))
+            return Command(node: words[1], action: .choose(parameter: words[2], label: words[3...].joined(separator: " ")))
         default:
             throw CommandError("unknown command '\(verb)'; commands: \(usage)")
         }

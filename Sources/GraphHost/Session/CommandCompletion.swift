@@ -27,15 +27,14 @@ public struct CommandCompletion {
         case ("preset", 1):
             return nodeIDs.filter { !(instances[$0]?.presetNames.isEmpty ?? true) }
         case ("preset", _):
-            // Preset names may hold spaces: complete the whole name after the node id.
-            let typed = (words.dropFirst(2) + [partial]).joined(separator: " ")
-            let names = instances[words[1]]?.presetNames ?? []
-            let done = words.dropFirst(2).joined(separator: " ")
-            return names.filter { $0.hasPrefix(typed) }.map { done.isEmpty ? $0 : String($0.dropFirst(done.count + 1)) }
+            return Self.names(instances[words[1]]?.presetNames ?? [], typed: Array(words.dropFirst(2)), partial: partial)
         case ("set", 1):
             return nodeIDs.filter { !(instances[$0]?.parameters.isEmpty ?? true) }
         case ("set", 2):
             return instances[words[1]]?.parameters.map(\.name) ?? []
+        case ("set", _):
+            let port = (instances[words[1]] as? LV2Instance).flatMap { try? $0.control(words[2]) }
+            return Self.names(port?.valueNames ?? [], typed: Array(words.dropFirst(3)), partial: partial)
         case ("bypass", 1):
             return nodeIDs.filter { instances[$0] is IPodEQInstance || instances[$0] is LV2Instance }
         case ("bypass", 2):
@@ -49,6 +48,14 @@ public struct CommandCompletion {
         default:
             return []
         }
+    }
+
+    /// Names that may hold spaces (presets, scale points): the rest of each name that starts with the words typed
+    /// so far and the partial word.
+    static func names(_ names: [String], typed: [String], partial: String) -> [String] {
+        let done = typed.joined(separator: " ")
+        let start = (typed + [partial]).joined(separator: " ")
+        return names.filter { $0.hasPrefix(start) }.map { done.isEmpty ? $0 : String($0.dropFirst(done.count + 1)) }
     }
 
     /// JSON files and folders for a partly typed path.

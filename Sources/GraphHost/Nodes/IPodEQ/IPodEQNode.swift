@@ -104,6 +104,8 @@ final class IPodEQInstance: NodeInstance {
             next.gains = preset.gains
         case .bypass:
             break
+        case .choose(let parameter, let label):
+            throw NodeCommand.numbersOnly(id, parameter, label)
         case .set(let parameter, let value):
             if parameter == "preamp" {
                 guard IPodEQNode.preampRange.contains(value) else { throw CommandError("preamp \(Format.number(value)) dB is out of range -24…24") }

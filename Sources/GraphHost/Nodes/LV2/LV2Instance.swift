@@ -111,9 +111,18 @@ final class LV2Instance: NodeInstance {
                     atomIsInput[a] = port.isInput
                     atomCapacities[a] = UInt32(size)
                     lilv_instance_connect_port(instance, index, raw)
-                case .audio, .cv:
+                case .audio:
                     // Main audio ports are connected every cycle by the kernel; sidechains read silence.
                     lilv_instance_connect_port(instance, index, port.isInput ? silence : scratch)
+                case .cv:
+                    // A CV input holds its default value in every sample; a CV output writes to scratch.
+                    guard port.isInput else {
+                        lilv_instance_connect_port(instance, index, scratch)
+                        break
+                    }
+                    let signal = alloc(Float.self, format.maxFrames)
+                    signal.initialize(repeating: port.defaultValue ?? 0, count: format.maxFrames)
+                    lilv_instance_connect_port(instance, index, signal)
                 case .other:
                     lilv_instance_connect_port(instance, index, nil)
                 }
@@ -203,12 +212,17 @@ final class LV2Instance: NodeInstance {
         let plugin = node.plugin
         switch command {
         case .set(let symbol, let value):
-            guard let port = plugin.controlInputs.first(where: { $0.symbol == symbol }) else {
-                throw CommandError("'\(id)' (\(node.uri)) has no control '\(symbol)'; controls: \(plugin.controlInputs.map(\.symbol).joined(separator: ", "))")
+            let port = try control(symbol)
+            let fitted = port.conform(Float(value))
+            if fitted != Float(value) { Self.logger.warning("\(id).\(symbol): \(Format.number(value)) is not \(port.rangeText); using \(Format.number(fitted))") }
+            return [(port.index, fitted)]
+        case .choose(let symbol, let label):
+            let port = try control(symbol)
+            guard let value = port.value(named: label) else {
+                let names = port.valueNames
+                throw CommandError("'\(id)' \(symbol) has no value named '\(label)'; " + (names.isEmpty ? "it takes a number, \(port.rangeText)" : "names: \(names.joined(separator: ", "))"))
             }
-            let clamped = port.clamp(Float(value))
-            if clamped != Float(value) { Self.logger.warning("\(id).\(symbol): \(Format.number(value)) is outside \(port.rangeText); using \(Format.number(Double(clamped)))") }
-            return [(port.index, clamped)]
+            return [(port.index, value)]
         case .bypass:
             return []
         case .preset(let name):
@@ -217,9 +231,17 @@ final class LV2Instance: NodeInstance {
                 throw CommandError("unknown preset '\(name)' for '\(id)'; presets: \(list.isEmpty ? "none" : list.joined(separator: ", "))")
             }
             return plugin.portValues(of: preset).compactMap { symbol, value in
-                plugin.controlInputs.first { $0.symbol == symbol }.map { ($0.index, $0.clamp(value)) }
+                plugin.controlInputs.first { $0.symbol == symbol }.map { ($0.index, $0.conform(value)) }
             }
         }
+    }
+
+    /// The input control port with this symbol.
+    func control(_ symbol: String) throws -> LV2Port {
+        guard let port = node.plugin.controlInputs.first(where: { $0.symbol == symbol }) else {
+            throw CommandError("'\(id)' (\(node.uri)) has no control '\(symbol)'; controls: \(node.plugin.controlInputs.map(\.symbol).joined(separator: ", "))")
+        }
+        return port
     }
 
     func check(_ command: NodeCommand) throws { _ = try targets(of: command) }

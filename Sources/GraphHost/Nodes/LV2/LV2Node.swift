@@ -25,7 +25,7 @@ public struct LV2Node: NodeDefinition {
     public var summary: [(String, String)] {
         var items = [("uri", uri), ("instances", "\(copies)")]
         if let presetLabel { items.append(("preset", presetLabel)) }
-        for port in plugin.controlInputs { items.append((port.symbol, Format.number(Double(controlValues[port.index] ?? 0)))) }
+        for port in plugin.controlInputs { items.append((port.symbol, Format.number(controlValues[port.index] ?? 0))) }
         if let latency = plugin.latencyPort { items.append(("latency", "reported by port '\(latency.symbol)', not compensated")) }
         return items
     }
@@ -36,8 +36,12 @@ public struct LV2Node: NodeDefinition {
             return nil
         }
         let world = LV2World.shared
-        guard let plugin = world.plugin(uri) else {
+        guard let plugin = world.plugin(uri)?.at(sampleRate: context.format.sampleRate) else {
             issues.report(settings.path("uri"), "no LV2 plugin '\(uri)' in \(world.searchPath) (see `graphhost plugins`)", at: settings.object["uri"])
+            return nil
+        }
+        if let port = plugin.ports.first(where: { $0.kind == .other && !$0.isOptional }) {
+            issues.report(settings.path("uri"), "plugin '\(uri)' has port \(port.index) '\(port.symbol)' of a type graphhost does not support (neither audio, CV, control nor atom), and the plugin needs it connected", at: settings.object["uri"])
             return nil
         }
         if let feature = plugin.unsupportedFeatures.first {
@@ -82,15 +86,28 @@ public struct LV2Node: NodeDefinition {
                     issues.report(path, "unknown control '\(symbol)'; controls: \(plugin.controlInputs.map(\.symbol).joined(separator: ", "))", at: value)
                     continue
                 }
-                guard let number = value.numberValue else {
-                    issues.report(path, "expected a number, found \(value.typeName)", at: value)
+                if let flag = value.boolValue, port.isToggled {
+                    values[port.index] = flag ? (port.maximum ?? 1) : (port.minimum ?? 0)
                     continue
                 }
-                let clamped = port.clamp(Float(number))
-                if clamped != Float(number) {
-                    issues.warn(path, "\(Format.number(number)) is outside \(port.rangeText); using \(Format.number(Double(clamped)))", at: value)
+                if let name = value.stringValue {
+                    guard let named = port.value(named: name) else {
+                        let names = port.valueNames
+                        issues.report(path, "no value named '\(name)'; " + (names.isEmpty ? "expected a number, \(port.rangeText)" : "names: \(names.joined(separator: ", "))"), at: value)
+                        continue
+                    }
+                    values[port.index] = named
+                    continue
                 }
-                values[port.index] = clamped
+                guard let number = value.numberValue else {
+                    issues.report(path, "expected a number or a value's name, found \(value.typeName)", at: value)
+                    continue
+                }
+                let fitted = port.conform(Float(number))
+                if fitted != Float(number) {
+                    issues.warn(path, "\(Format.number(number)) is not \(port.rangeText); using \(Format.number(fitted))", at: value)
+                }
+                values[port.index] = fitted
             }
         }
         return LV2Node(uri: uri, plugin: plugin, controlValues: values, presetLabel: presetLabel, presetURI: presetURI, copies: copies)
@@ -113,14 +130,36 @@ public struct LV2Node: NodeDefinition {
 }
 
 extension LV2Port {
-    func clamp(_ value: Float) -> Float {
+    /// The value the port accepts nearest to `value`: within its range, 0 or 1 for a toggle, a whole number for
+    /// lv2:integer, a scale point for lv2:enumeration.
+    func conform(_ value: Float) -> Float {
+        if isToggled { return value > 0 ? (maximum ?? 1) : (minimum ?? 0) }
+        if isEnumeration, let nearest = scalePoints.min(by: { abs($0.value - value) < abs($1.value - value) }) { return nearest.value }
         var v = value
         if let lo = minimum { v = max(v, lo) }
         if let hi = maximum { v = min(v, hi) }
-        return v
+        return isInteger ? v.rounded() : v
     }
 
+    /// What the port accepts, in words.
     var rangeText: String {
-        "\(minimum.map { Format.number(Double($0)) } ?? "-∞")…\(maximum.map { Format.number(Double($0)) } ?? "∞")"
+        if isToggled { return "on or off" }
+        if isEnumeration && !scalePoints.isEmpty { return "one of " + scalePoints.map { "\($0.label) (\(Format.number($0.value)))" }.joined(separator: ", ") }
+        let range = "\(minimum.map { Format.number($0) } ?? "-∞")…\(maximum.map { Format.number($0) } ?? "∞")"
+        return isInteger ? "the whole numbers \(range)" : range
     }
+
+    /// The value a name stands for: a scale point's label (any case), or on/off, true/false, yes/no for a toggle.
+    func value(named name: String) -> Float? {
+        if let point = scalePoints.first(where: { $0.label.caseInsensitiveCompare(name) == .orderedSame }) { return point.value }
+        guard isToggled else { return nil }
+        switch name.lowercased() {
+        case "on", "true", "yes": return maximum ?? 1
+        case "off", "false", "no": return minimum ?? 0
+        default: return nil
+        }
+    }
+
+    /// The names `value(named:)` knows, for error messages and completion.
+    var valueNames: [String] { scalePoints.map(\.label) + (isToggled ? ["on", "off"] : []) }
 }

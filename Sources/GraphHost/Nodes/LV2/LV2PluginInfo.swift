@@ -18,6 +18,10 @@ enum LV2URI {
     static let preset = "http://lv2plug.in/ns/ext/presets#Preset"
     static let label = "http://www.w3.org/2000/01/rdf-schema#label"
     static let threadSafeRestore = "http://lv2plug.in/ns/ext/state#threadSafeRestore"
+    static let sampleRate = "http://lv2plug.in/ns/lv2core#sampleRate"
+    static let toggled = "http://lv2plug.in/ns/lv2core#toggled"
+    static let enumeration = "http://lv2plug.in/ns/lv2core#enumeration"
+    static let logarithmic = "http://lv2plug.in/ns/ext/port-props#logarithmic"
 
     /// Features graphhost provides to plugins.
     static let supportedFeatures: Set<String> = [
@@ -54,19 +58,56 @@ public struct LV2Port: Sendable {
     public var reportsLatency: Bool
     /// Bytes an atom port's buffer must hold at least.
     public var minimumSize: Int
+    /// lv2:sampleRate as the plugin declares it: the bounds and default are fractions of the sample rate. False
+    /// once `at(sampleRate:)` has scaled them to the graph's rate (the value itself is always in Hz).
+    public var boundsInSampleRates = false
+    /// lv2:toggled (off at 0 or below, on above), lv2:enumeration (only the scale points are valid) and
+    /// pprops:logarithmic (shown on a log scale).
+    public var isToggled = false
+    public var isEnumeration = false
+    public var isLogarithmic = false
+    /// Named values (lv2:scalePoint), by value.
+    public var scalePoints: [LV2ScalePoint] = []
 
-    /// Audio or CV (CV ports are treated as audio).
-    public var carriesAudio: Bool { kind == .audio || kind == .cv }
+    /// Audio ports are wired to the bus; CV ports get a buffer of their own holding their value.
+    public var carriesAudio: Bool { kind == .audio }
+
+    /// The port at a sample rate: lv2:sampleRate bounds and default become Hz.
+    public func at(sampleRate: Int) -> LV2Port {
+        guard boundsInSampleRates else { return self }
+        var port = self
+        let rate = Float(sampleRate)
+        port.minimum = minimum.map { $0 * rate }
+        port.maximum = maximum.map { $0 * rate }
+        port.defaultValue = defaultValue.map { $0 * rate }
+        port.boundsInSampleRates = false
+        return port
+    }
 
     public var description: String {
         var text = "\(index) \(symbol) (\(kind.rawValue) \(isInput ? "in" : "out")"
         if isSideChain { text += ", sidechain" }
         if kind == .control, let lo = minimum, let hi = maximum {
-            text += ", \(Format.number(Double(lo)))…\(Format.number(Double(hi)))"
-            if let d = defaultValue { text += " default \(Format.number(Double(d)))" }
+            let unit = boundsInSampleRates ? " × sample rate" : ""
+            text += ", \(Format.number(lo))…\(Format.number(hi))\(unit)"
+            if let d = defaultValue { text += " default \(Format.number(d))\(unit)" }
+        }
+        var properties: [String] = []
+        if isToggled { properties.append("toggle") }
+        if isInteger && !isToggled && !isEnumeration { properties.append("integer") }
+        if isLogarithmic { properties.append("logarithmic") }
+        if !properties.isEmpty { text += ", " + properties.joined(separator: ", ") }
+        if !scalePoints.isEmpty {
+            text += ", " + (isEnumeration ? "one of " : "named ") + scalePoints.map { "\($0.label)=\(Format.number($0.value))" }.joined(separator: " | ")
         }
         return text + ")"
     }
+}
+
+/// A named value of a control port (lv2:scalePoint).
+public struct LV2ScalePoint: Sendable, Equatable {
+    public var label: String
+    public var value: Float
 }
 
 /// A preset of an LV2 plugin.
@@ -79,7 +120,7 @@ public struct LV2Preset: Sendable {
 public struct LV2PluginInfo: Sendable {
     public let uri: String
     public let name: String
-    public let ports: [LV2Port]
+    public private(set) var ports: [LV2Port]
     public let requiredFeatures: [String]
     public let optionalFeatures: [String]
 
@@ -100,10 +141,12 @@ public struct LV2PluginInfo: Sendable {
         var ports: [LV2Port] = []
         let classes = [LV2URI.audioPort, LV2URI.controlPort, LV2URI.cvPort, LV2URI.inputPort, LV2URI.atomPort,
                        LV2URI.isSideChain, LV2URI.connectionOptional, LV2URI.reportsLatency, LV2URI.integer,
-                       LV2URI.portGroup, LV2URI.sideChainOf, LV2URI.minimumSize].map { (text: String) -> OpaquePointer in lilv_new_uri(w, text)! }
+                       LV2URI.portGroup, LV2URI.sideChainOf, LV2URI.minimumSize, LV2URI.sampleRate, LV2URI.toggled,
+                       LV2URI.enumeration, LV2URI.logarithmic].map { (text: String) -> OpaquePointer in lilv_new_uri(w, text)! }
         defer { classes.forEach { lilv_node_free($0) } }
         let (audio, control, cv, input, atom, sideChain, optional, latency, integer, group, sideChainOf, minimumSize) =
             (classes[0], classes[1], classes[2], classes[3], classes[4], classes[5], classes[6], classes[7], classes[8], classes[9], classes[10], classes[11])
+        let (sampleRate, toggled, enumeration, logarithmic) = (classes[12], classes[13], classes[14], classes[15])
         for i in 0..<lilv_plugin_get_num_ports(plugin) {
             guard let port = lilv_plugin_get_port_by_index(plugin, i) else { continue }
             let kind: LV2Port.Kind = lilv_port_is_a(plugin, port, audio) ? .audio
@@ -127,14 +170,42 @@ public struct LV2PluginInfo: Sendable {
             let nameNode = lilv_port_get_name(plugin, port)
             defer { lilv_node_free(nameNode) }
             let symbol = lilvString(lilv_port_get_symbol(plugin, port)) ?? "port\(i)"
-            ports.append(LV2Port(index: Int(i), symbol: symbol, name: lilvString(nameNode) ?? symbol, kind: kind,
+            var entry = LV2Port(index: Int(i), symbol: symbol, name: lilvString(nameNode) ?? symbol, kind: kind,
                                  isInput: lilv_port_is_a(plugin, port, input), minimum: float(lo), maximum: float(hi),
                                  defaultValue: float(def), isSideChain: isSideChain,
                                  isOptional: lilv_port_has_property(plugin, port, optional),
                                  isInteger: lilv_port_has_property(plugin, port, integer),
-                                 reportsLatency: lilv_port_has_property(plugin, port, latency), minimumSize: minSize))
+                                 reportsLatency: lilv_port_has_property(plugin, port, latency), minimumSize: minSize)
+            entry.boundsInSampleRates = lilv_port_has_property(plugin, port, sampleRate)
+            entry.isToggled = lilv_port_has_property(plugin, port, toggled)
+            entry.isEnumeration = lilv_port_has_property(plugin, port, enumeration)
+            entry.isLogarithmic = lilv_port_has_property(plugin, port, logarithmic)
+            entry.scalePoints = Self.scalePoints(plugin, port)
+            ports.append(entry)
         }
         self.ports = ports
+    }
+
+    /// A port's scale points, by value.
+    private static func scalePoints(_ plugin: OpaquePointer, _ port: OpaquePointer) -> [LV2ScalePoint] {
+        guard let points = lilv_port_get_scale_points(plugin, port) else { return [] }
+        defer { lilv_scale_points_free(points) }
+        var result: [LV2ScalePoint] = []
+        var i = lilv_scale_points_begin(points)
+        while !lilv_scale_points_is_end(points, i) {
+            if let point = lilv_scale_points_get(points, i), let label = lilvString(lilv_scale_point_get_label(point)) {
+                result.append(LV2ScalePoint(label: label, value: Float(lilv_node_as_float(lilv_scale_point_get_value(point)))))
+            }
+            i = lilv_scale_points_next(points, i)
+        }
+        return result.sorted { $0.value < $1.value }
+    }
+
+    /// The plugin at a sample rate: lv2:sampleRate bounds and defaults in Hz.
+    public func at(sampleRate: Int) -> LV2PluginInfo {
+        var plugin = self
+        plugin.ports = ports.map { $0.at(sampleRate: sampleRate) }
+        return plugin
     }
 
     /// Required features graphhost does not provide.

@@ -69,6 +69,7 @@ final class MixerInstance: NodeInstance {
     func change(for command: NodeCommand) throws -> MixerKernel.Change {
         let valid = "volume, " + (0..<inputs).map { "volume.\($0)" }.joined(separator: ", ")
         if case .bypass = command { throw CommandError("mixer '\(id)' cannot be bypassed (set its volumes instead)") }
+        if case .choose(let parameter, let label) = command { throw NodeCommand.numbersOnly(id, parameter, label) }
         guard case .set(let parameter, let value) = command else {
             throw CommandError("mixer '\(id)' has no presets; parameters: \(valid)")
         }
