@@ -11,9 +11,11 @@
 struct graphhost_lv2_log {
     LV2_Log_Log feature;
     uint32_t urids[4];
-    /* Writers reserve a slot with an atomic increment and publish it with `ready`; one reader drains. */
+    /* Writers reserve a free slot with a compare-and-swap and publish it with `ready`; one reader drains. A message
+     * that finds every slot taken is dropped and counted, and reserves nothing, so the ring never wedges. */
     uint64_t reserved;
     uint64_t read;
+    uint64_t dropped;
     int ready[SLOTS];
     int level[SLOTS];
     char text[SLOTS][SLOT_SIZE];
@@ -26,8 +28,13 @@ static int level_of(graphhost_lv2_log *log, LV2_URID type) {
 
 static int log_vprintf(LV2_Log_Handle handle, LV2_URID type, const char *fmt, va_list ap) {
     graphhost_lv2_log *log = handle;
-    uint64_t slot = __atomic_fetch_add(&log->reserved, 1, __ATOMIC_RELAXED);
-    if (slot - __atomic_load_n(&log->read, __ATOMIC_ACQUIRE) >= SLOTS) return 0; /* full: drop */
+    uint64_t slot = __atomic_load_n(&log->reserved, __ATOMIC_RELAXED);
+    do {
+        if (slot - __atomic_load_n(&log->read, __ATOMIC_ACQUIRE) >= SLOTS) {
+            __atomic_fetch_add(&log->dropped, 1, __ATOMIC_RELAXED);
+            return 0;
+        }
+    } while (!__atomic_compare_exchange_n(&log->reserved, &slot, slot + 1, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
     size_t i = slot % SLOTS;
     int n = vsnprintf(log->text[i], SLOT_SIZE, fmt, ap);
     log->level[i] = level_of(log, type);
@@ -56,6 +63,8 @@ graphhost_lv2_log *graphhost_lv2_log_create(uint32_t error_urid, uint32_t warnin
 void graphhost_lv2_log_destroy(graphhost_lv2_log *log) { free(log); }
 
 void *graphhost_lv2_log_feature_data(graphhost_lv2_log *log) { return &log->feature; }
+
+uint64_t graphhost_lv2_log_dropped(graphhost_lv2_log *log) { return __atomic_load_n(&log->dropped, __ATOMIC_RELAXED); }
 
 int graphhost_lv2_log_next(graphhost_lv2_log *log, char *text, size_t size) {
     size_t i = log->read % SLOTS;

@@ -15,5 +15,7 @@ void *graphhost_lv2_log_feature_data(graphhost_lv2_log *log);
 /// Copies the oldest message into `text` (NUL-terminated); returns its level (0 error, 1 warning, 2 note, 3 trace)
 /// or -1 when none is waiting.
 int graphhost_lv2_log_next(graphhost_lv2_log *log, char *text, size_t size);
+/// Messages dropped so far because the ring was full.
+uint64_t graphhost_lv2_log_dropped(graphhost_lv2_log *log);
 
 #endif

@@ -92,9 +92,19 @@ final class LV2Features {
     /// Never freed or written: one C string for every instance.
     nonisolated(unsafe) private static let workerURI = UnsafePointer(strdup("http://lv2plug.in/ns/ext/worker#schedule")!)
 
-    /// Moves the plugins' log messages to swift-log (control world).
+    /// Log lines the ring had no room for, as reported so far.
+    private var reportedDropped: UInt64 = 0
+
+    /// Moves the plugins' log messages to swift-log (control world), then says how many were dropped.
     func drainLog(to logger: Logger, plugin: String) {
         var buffer = [CChar](repeating: 0, count: 600)
+        defer {
+            let dropped = graphhost_lv2_log_dropped(log)
+            if dropped > reportedDropped {
+                logger.warning("\(plugin): \(dropped - reportedDropped) log line(s) dropped (more than the log holds between two drains; \(dropped) so far)")
+                reportedDropped = dropped
+            }
+        }
         while true {
             let level = graphhost_lv2_log_next(log, &buffer, buffer.count)
             if level < 0 { return }
