@@ -29,7 +29,7 @@ struct PluginsCommand: ParsableCommand {
                         return d
                     },
                     "requiredFeatures": p.requiredFeatures.map { ["uri": $0, "supported": !p.unsupportedFeatures.contains($0)] },
-                    "presets": p.presets.count,
+                    "presets": p.presets.count, "hardRTCapable": p.isHardRTCapable,
                 ]
             }
             let data = try JSONSerialization.data(withJSONObject: list, options: [.prettyPrinted, .sortedKeys])
@@ -40,6 +40,7 @@ struct PluginsCommand: ParsableCommand {
             print("\(p.uri)\n  name: \(p.name)\n  audio: \(p.audioPorts(input: true).count) in, \(p.audioPorts(input: false).count) out")
             for c in p.controlInputs { print("  control \(c.description)") }
             for f in p.requiredFeatures { print("  requires \(f)\(p.unsupportedFeatures.contains(f) ? " (not supported)" : "")") }
+            if !p.isHardRTCapable { print("  not lv2:hardRTCapable: run() may block or allocate (live playback may drop out)") }
             print("  presets: \(p.presets.count)")
         }
         if plugins.isEmpty { print("no LV2 plugins found in \(LV2World.shared.searchPath)") }

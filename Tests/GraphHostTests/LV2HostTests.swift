@@ -105,15 +105,22 @@ final class LV2HostTests: XCTestCase {
         }
     }
 
-    /// worker:schedule: a gain change requested in run() takes effect after the worker thread answered,
-    /// and the response is delivered on the render thread before a later run().
+    /// worker:schedule: a gain change requested in run() takes effect once the worker answered, and the response is
+    /// delivered on the render thread before the next run(). Offline the work runs in place; live (`live`) the worker
+    /// thread does it, woken by the request; either way the answer is there for the second slice.
     func testWorkerRoundTrip() throws {
+        try workerRoundTrip(live: false)
+        try workerRoundTrip(live: true)
+    }
+
+    func workerRoundTrip(live: Bool) throws {
         try Self.loadFixture("worker-gain.lv2", source: "worker_gain.c", binary: "worker_gain.so")
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 1, seconds: 1)
         let doc = try GraphDocument.load(path: graph(mp3, channels: 1, lv2: #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:worker-gain", "controls": { "gain": 0.5 } }"#))
         let dry = try TestSupport.renderStream(mp3, channels: 1)
         let session = GraphSession(graph: try CompiledGraph(doc))
         defer { session.close() }
+        session.rendersConcurrently = live
         let graph = session.graph
         graph.start()
         let stream = graph.streams[0]
@@ -128,9 +135,16 @@ final class LV2HostTests: XCTestCase {
             out += UnsafeBufferPointer(start: buffer, count: 1024)
             XCTAssertTrue(fx.waitForWorker())
         }
-        // The first slice ran before any response (gain 1); from the third on the worker's answer applies (0.5).
+        // The first slice ran before any response (gain 1); from the second on the worker's answer applies (0.5).
         XCTAssertEqual(Array(out[0..<1024]), Array(dry[0..<1024]))
-        XCTAssertEqual(Array(out[2048..<8192]), dry[2048..<8192].map { $0 * 0.5 })
+        XCTAssertEqual(Array(out[1024..<8192]), dry[1024..<8192].map { $0 * 0.5 })
+        if live {
+            // The worker thread sleeps until a request wakes it: no passes while nothing is asked (it polled every
+            // millisecond before, some 200 passes in this window).
+            let passes = try XCTUnwrap(fx.workerThread).passes.load(ordering: .acquiring)
+            usleep(200_000)
+            XCTAssertEqual(fx.workerThread?.passes.load(ordering: .acquiring), passes)
+        }
         try session.apply(Command.parse("set fx gain 2"))
         for _ in 0..<3 {
             session.render(frames: 1024, interleaved: buffer)
@@ -462,5 +476,37 @@ extension LV2HostTests {
         XCTAssertEqual(graphhost_lv2_log_dropped(log), 44)
         write(1000)
         XCTAssertEqual(drain(), ["line 1000"])
+    }
+}
+
+extension LV2HostTests {
+    static let convolver = "http://gareus.org/oss/lv2/zeroconvolv#Stereo"
+
+    /// Offline the worker runs in place, so a convolver (x42 zeroconvolv, which loads its impulse response through
+    /// the worker) renders the same twice, and its first second is processed rather than silent while an IR loads.
+    func testConvolverRendersTheSameTwiceFromTheFirstSecond() throws {
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 2)
+        let path = graph(mp3, lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(Self.convolver)", "preset": "No-OP Stereo" }"#)
+        let first = try TestSupport.render(path).samples
+        let second = try TestSupport.render(path).samples
+        XCTAssertEqual(first, second)
+        XCTAssertGreaterThan(TestSupport.peak(Array(first[0..<48000])), 0.05, "the first half second is silent")
+        XCTAssertGreaterThan(TestSupport.peak(Array(first[48000..<96000])), 0.05, "the first second is silent")
+    }
+
+    /// Live, state a plugin restores while run() goes on (zeroconvolv declares state:threadSafeRestore) schedules its
+    /// work through the restore ring, not the render thread's request ring, and the worker thread answers it.
+    func testWorkScheduledDuringARestoreGoesThroughItsOwnRing() throws {
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 2)
+        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: graph(mp3, lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(Self.convolver)" }"#))))
+        defer { session.close() }
+        session.rendersConcurrently = true
+        session.graph.start()
+        let fx = try XCTUnwrap(session.graph.instances["fx"] as? LV2Instance)
+        let before = fx.workers[0].restoreRequests.index.written.load(ordering: .acquiring)
+        try session.apply(Command.parse("preset fx No-OP Stereo"))
+        XCTAssertGreaterThan(fx.workers[0].restoreRequests.index.written.load(ordering: .acquiring), before)
+        XCTAssertTrue(fx.waitForWorker())
+        XCTAssertEqual(fx.workers[0].restoreRequests.index.readable(), 0, "the worker thread did not take the restore's work")
     }
 }

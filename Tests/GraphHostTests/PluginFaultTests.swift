@@ -92,6 +92,25 @@ final class PluginFaultTests: XCTestCase {
         XCTAssertLessThanOrEqual(TestSupport.peak(recorded), Bus.safePeak)
     }
 
+    /// lv2:freeWheeling: `render` tells plugins they run offline (the fixture then passes its input), a live session
+    /// that they do not (it then outputs silence); users do not see the port as a control.
+    func testFreeWheelingPortsSayWhetherTheRenderIsOffline() throws {
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
+        let path = graph(mp3, plugin: "freewheel")
+        XCTAssertEqual(try TestSupport.render(path).samples, try TestSupport.renderStream(mp3))
+        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: path)))
+        defer { session.close() }
+        XCTAssertTrue(session.graph.instances["fx"]!.parameters.isEmpty)
+        session.rendersConcurrently = true
+        let stream = session.graph.streams[0]
+        session.graph.start()
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 4096)
+        defer { buffer.deallocate() }
+        while !stream.canRender(frames: 4096) { stream.wakeup.waitForData() }
+        session.render(frames: 4096, interleaved: buffer)
+        XCTAssertTrue(UnsafeBufferPointer(start: buffer, count: 2 * 4096).allSatisfy { $0 == 0 })
+    }
+
     /// The plugin multiplies by 1e-60 (two steps of 1e-30): without flush-to-zero/denormals-are-zero its output
     /// would be denormal numbers, here it is exactly zero.
     func testDenormalsAreFlushedOnTheRenderThread() throws {

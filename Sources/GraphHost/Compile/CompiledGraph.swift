@@ -55,6 +55,12 @@ public final class CompiledGraph {
     }
 
     /// Starts background work (decoder and worker threads) of the instances this graph created.
+    /// Live (a real-time thread renders) or offline, for the nodes that care (LV2 workers, lv2:freeWheeling); nodes
+    /// in `kept` are left as they are (they render already). Call before the graph renders.
+    public func setRealTime(_ live: Bool, except kept: Set<String> = []) {
+        for case let (id, plugin as LV2Instance) in instances where !kept.contains(id) { plugin.setRealTime(live) }
+    }
+
     public func start() {
         guard !started else { return }
         started = true

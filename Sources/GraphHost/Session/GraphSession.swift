@@ -11,7 +11,9 @@ public final class GraphSession {
     public let engine: UnsafeMutablePointer<RenderEngine>
     /// True while a real-time thread renders (set by `PipeWirePlayer`): swaps then wait for new streams to
     /// buffer before the switch, and plugin state is restored with the plugin paused.
-    public var rendersConcurrently = false
+    public var rendersConcurrently = false {
+        didSet { graph.setRealTime(rendersConcurrently) }
+    }
     private let completed: UnsafeAtomic<Int>
     /// Copies of the engine's counters of applied messages (count, and monotonic time of the render call that
     /// applied the latest), readable while the render thread runs.
@@ -107,6 +109,7 @@ public final class GraphSession {
             keep = keep.filter { document.node($0)!.definition.inputBuses == 0 }
         }
         let next = try CompiledGraph(document, keeping: old, keep: keep)
+        next.setRealTime(rendersConcurrently, except: keep)
         do {
             next.start()
             if rendersConcurrently { try warmUp(next) }

@@ -1,7 +1,8 @@
-/* Test fixtures for graphhost's fault handling, five mono plugins in one library:
+/* Test fixtures for graphhost's fault handling, six mono plugins in one library:
  * nan (writes NaN and Inf once its "poison" control is 1), denormal (computes denormal output),
  * fail (instantiate returns NULL), slow (sleeps "delay" milliseconds in every run) and burst (multiplies its
- * input by a million, +120 dB, while its "burst" control is 1: finite, and far too loud). */
+ * input by a million, +120 dB, while its "burst" control is 1: finite, and far too loud) and freewheel (passes its
+ * input while its lv2:freeWheeling port says it runs offline, else silence). */
 #include <lv2/core/lv2.h>
 #include <math.h>
 #include <stdlib.h>
@@ -37,6 +38,7 @@ static void run(LV2_Handle h, uint32_t n) {
     if (p->kind == 0 && c >= 1 && n > 1) { p->out[0] = NAN; p->out[n / 2] = INFINITY; }
     if (p->kind == 1) for (uint32_t i = 0; i < n; i++) p->out[i] = p->in[i] * tiny * tiny;
     if (p->kind == 4 && c >= 1) for (uint32_t i = 0; i < n; i++) p->out[i] = p->in[i] * 1e6f;
+    if (p->kind == 5 && c <= 0) for (uint32_t i = 0; i < n; i++) p->out[i] = 0;
     if (p->kind == 3 && c > 0) {
         struct timespec t = { 0, (long)(c * 1e6) };
         nanosleep(&t, NULL);
@@ -50,6 +52,7 @@ static const void *kind1(const char *u) { return u ? NULL : (const void *)1; }
 static const void *kind2(const char *u) { return u ? NULL : (const void *)2; }
 static const void *kind3(const char *u) { return u ? NULL : (const void *)3; }
 static const void *kind4(const char *u) { return u ? NULL : (const void *)4; }
+static const void *kind5(const char *u) { return u ? NULL : (const void *)5; }
 
 static const LV2_Descriptor descriptors[] = {
     { "urn:graphhost:test:nan", instantiate, connect_port, NULL, run, NULL, cleanup, kind0 },
@@ -57,8 +60,9 @@ static const LV2_Descriptor descriptors[] = {
     { "urn:graphhost:test:fail", instantiate, connect_port, NULL, run, NULL, cleanup, kind2 },
     { "urn:graphhost:test:slow", instantiate, connect_port, NULL, run, NULL, cleanup, kind3 },
     { "urn:graphhost:test:burst", instantiate, connect_port, NULL, run, NULL, cleanup, kind4 },
+    { "urn:graphhost:test:freewheel", instantiate, connect_port, NULL, run, NULL, cleanup, kind5 },
 };
 
 LV2_SYMBOL_EXPORT const LV2_Descriptor *lv2_descriptor(uint32_t index) {
-    return index < 5 ? &descriptors[index] : NULL;
+    return index < 6 ? &descriptors[index] : NULL;
 }

@@ -15,8 +15,8 @@ final class LV2Instance: NodeInstance {
     let kernelPointer: UnsafeMutablePointer<LV2Kernel>
     let workers: UnsafeMutablePointer<LV2WorkerChannel>
     let workerThread: LV2WorkerThread?
-    /// Each copy's NULL-terminated feature list (kept for state restores).
-    private var featureLists: [UnsafeMutablePointer<UnsafePointer<LV2_Feature>?>] = []
+    /// Each copy's NULL-terminated feature list for state restores (its worker:schedule is the restore one).
+    private var restoreFeatureLists: [UnsafeMutablePointer<UnsafePointer<LV2_Feature>?>] = []
     private let wet: UnsafeMutablePointer<SmoothedGain>
     private let paused: UnsafeAtomic<Bool>
     private let runsWhenSilent: UnsafeMutablePointer<Bool>
@@ -35,7 +35,6 @@ final class LV2Instance: NodeInstance {
         let portCount = plugin.ports.count
         var owned: [UnsafeMutableRawPointer] = []
         var created: [UnsafeMutablePointer<LilvInstance>] = []
-        var lists: [UnsafeMutablePointer<UnsafePointer<LV2_Feature>?>] = []
         func alloc<T>(_ type: T.Type, _ count: Int) -> UnsafeMutablePointer<T> {
             let p = UnsafeMutablePointer<T>.allocateRender(capacity: max(1, count))
             owned.append(UnsafeMutableRawPointer(p))
@@ -58,13 +57,19 @@ final class LV2Instance: NodeInstance {
         scratch.initialize(repeating: 0, count: format.maxFrames)
 
         let workers = UnsafeMutablePointer<LV2WorkerChannel>.allocateRender(capacity: copies)
-        let schedules = alloc(LV2_Worker_Schedule.self, copies), scheduleFeatures = alloc(LV2_Feature.self, copies)
+        // Each copy has two worker:schedule features: the run-time one for its run(), and one for state restores,
+        // which the control world makes while run() may be going on.
+        let schedules = alloc(LV2_Worker_Schedule.self, 2 * copies), scheduleFeatures = alloc(LV2_Feature.self, 2 * copies)
         for copy in 0..<copies {
             (workers + copy).initialize(to: .allocate())
             (schedules + copy).initialize(to: LV2_Worker_Schedule(handle: UnsafeMutableRawPointer(workers + copy), schedule_work: { handle, size, data in
                 LV2WorkerChannel.schedule(handle, size: size, data: data)
             }))
+            (schedules + copies + copy).initialize(to: LV2_Worker_Schedule(handle: UnsafeMutableRawPointer(workers + copy), schedule_work: { handle, size, data in
+                LV2WorkerChannel.scheduleForRestore(handle, size: size, data: data)
+            }))
         }
+        var restoreLists: [UnsafeMutablePointer<UnsafePointer<LV2_Feature>?>] = []
         func releaseWorkers() {
             for copy in 0..<copies { workers[copy].deallocate() }
             workers.deallocateRender()
@@ -72,7 +77,9 @@ final class LV2Instance: NodeInstance {
         for copy in 0..<copies {
             let featureList = features.array(scheduling: schedules + copy, feature: scheduleFeatures + copy)
             owned.append(UnsafeMutableRawPointer(featureList))
-            lists.append(featureList)
+            let restoreList = features.array(scheduling: schedules + copies + copy, feature: scheduleFeatures + copies + copy)
+            owned.append(UnsafeMutableRawPointer(restoreList))
+            restoreLists.append(restoreList)
             // From instantiate to activate the plugin's allocations arrive zeroed (see clean_allocation.h).
             graphhost_zero_new_memory(1)
             defer { graphhost_zero_new_memory(0) }
@@ -99,7 +106,9 @@ final class LV2Instance: NodeInstance {
                 let index = UInt32(port.index)
                 switch port.kind {
                 case .control:
-                    values[port.index] = port.isInput ? (node.controlValues[port.index] ?? 0) : 0
+                    // Until `setRealTime(true)` the instance renders offline: lv2:freeWheeling reads 1.
+                    let offline: Float? = port.designation == LV2URI.freeWheeling ? 1 : nil
+                    values[port.index] = port.isInput ? (offline ?? node.controlValues[port.index] ?? 0) : 0
                     lilv_instance_connect_port(instance, index, values + port.index)
                 case .atom:
                     let a = copy * atomPorts.count + atomPorts.firstIndex { $0.index == port.index }!
@@ -129,7 +138,7 @@ final class LV2Instance: NodeInstance {
             }
             // Default state, then the preset's state, restored before activation (no render thread yet).
             for stateURI in (plugin.wantsDefaultState ? [node.uri] : []) + [node.presetURI].compactMap({ $0 }) {
-                LV2World.shared.withState(stateURI) { state in lilv_state_restore(state, instance, nil, nil, 0, featureList) }
+                LV2World.shared.withState(stateURI) { state in lilv_state_restore(state, instance, nil, nil, 0, restoreList) }
             }
             lilv_instance_activate(instance)
         }
@@ -152,7 +161,7 @@ final class LV2Instance: NodeInstance {
             workers: workers[0].interface == nil ? nil : workers, wet: wet, paused: paused,
             fadeSamples: Int(Self.fadeSeconds * Double(format.sampleRate)), runsWhenSilent: runsWhenSilent,
             silencedSlices: .create(0)))
-        featureLists = lists
+        restoreFeatureLists = restoreLists
         self.workers = workers
         workerThread = workers[0].interface == nil ? nil : LV2WorkerThread(channels: workers, count: copies)
         instances = created
@@ -162,6 +171,18 @@ final class LV2Instance: NodeInstance {
     var kernel: RenderStep.Kernel { .lv2(kernelPointer) }
 
     func start() { workerThread?.start() }
+
+    /// Live (a real-time thread renders) or offline: live, work goes to the worker thread and lv2:freeWheeling ports
+    /// read 0; offline, work runs in place (deterministic renders) and they read 1. Call while nothing renders.
+    func setRealTime(_ live: Bool) {
+        let kernel = kernelPointer.pointee
+        for copy in 0..<node.copies {
+            workers[copy].runsWorkInPlace = !live
+            for port in node.plugin.ports where port.kind == .control && port.isInput && port.designation == LV2URI.freeWheeling {
+                kernel.controls[copy * kernel.portCount + port.index] = live ? 0 : 1
+            }
+        }
+    }
 
     /// Waits until the plugin's worker has answered every request made so far (true at once without a worker).
     func waitForWorker(timeout: TimeInterval = 10) -> Bool { workerThread?.waitUntilIdle(timeout: timeout) ?? true }
@@ -301,7 +322,7 @@ final class LV2Instance: NodeInstance {
         }
         LV2World.shared.withState(preset.uri) { state in
             for (copy, instance) in instances.enumerated() {
-                lilv_state_restore(state, instance, nil, nil, 0, featureLists[copy])
+                lilv_state_restore(state, instance, nil, nil, 0, restoreFeatureLists[copy])
             }
         }
         try portMessages.forEach(send)

@@ -48,6 +48,9 @@ public struct LV2Node: NodeDefinition {
             issues.report(settings.path("uri"), "plugin '\(uri)' requires the feature \(feature), which graphhost does not provide", at: settings.object["uri"])
             return nil
         }
+        if !plugin.isHardRTCapable {
+            issues.warn(settings.path("uri"), "plugin '\(uri)' does not declare lv2:hardRTCapable: its run() may block or allocate, so live playback may drop out", at: settings.object["uri"])
+        }
         let channels = context.format.channels
         let ins = plugin.audioPorts(input: true).count, outs = plugin.audioPorts(input: false).count
         let copies: Int

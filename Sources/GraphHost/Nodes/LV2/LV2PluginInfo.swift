@@ -22,6 +22,9 @@ enum LV2URI {
     static let toggled = "http://lv2plug.in/ns/lv2core#toggled"
     static let enumeration = "http://lv2plug.in/ns/lv2core#enumeration"
     static let logarithmic = "http://lv2plug.in/ns/ext/port-props#logarithmic"
+    static let designation = "http://lv2plug.in/ns/lv2core#designation"
+    static let freeWheeling = "http://lv2plug.in/ns/lv2core#freeWheeling"
+    static let hardRTCapable = "http://lv2plug.in/ns/lv2core#hardRTCapable"
 
     /// Features graphhost provides to plugins.
     static let supportedFeatures: Set<String> = [
@@ -68,6 +71,8 @@ public struct LV2Port: Sendable {
     public var isLogarithmic = false
     /// Named values (lv2:scalePoint), by value.
     public var scalePoints: [LV2ScalePoint] = []
+    /// What the port is for (lv2:designation), e.g. lv2:freeWheeling, which the host sets.
+    public var designation: String?
 
     /// Audio ports are wired to the bus; CV ports get a buffer of their own holding their value.
     public var carriesAudio: Bool { kind == .audio }
@@ -142,11 +147,11 @@ public struct LV2PluginInfo: Sendable {
         let classes = [LV2URI.audioPort, LV2URI.controlPort, LV2URI.cvPort, LV2URI.inputPort, LV2URI.atomPort,
                        LV2URI.isSideChain, LV2URI.connectionOptional, LV2URI.reportsLatency, LV2URI.integer,
                        LV2URI.portGroup, LV2URI.sideChainOf, LV2URI.minimumSize, LV2URI.sampleRate, LV2URI.toggled,
-                       LV2URI.enumeration, LV2URI.logarithmic].map { (text: String) -> OpaquePointer in lilv_new_uri(w, text)! }
+                       LV2URI.enumeration, LV2URI.logarithmic, LV2URI.designation].map { (text: String) -> OpaquePointer in lilv_new_uri(w, text)! }
         defer { classes.forEach { lilv_node_free($0) } }
         let (audio, control, cv, input, atom, sideChain, optional, latency, integer, group, sideChainOf, minimumSize) =
             (classes[0], classes[1], classes[2], classes[3], classes[4], classes[5], classes[6], classes[7], classes[8], classes[9], classes[10], classes[11])
-        let (sampleRate, toggled, enumeration, logarithmic) = (classes[12], classes[13], classes[14], classes[15])
+        let (sampleRate, toggled, enumeration, logarithmic, designation) = (classes[12], classes[13], classes[14], classes[15], classes[16])
         for i in 0..<lilv_plugin_get_num_ports(plugin) {
             guard let port = lilv_plugin_get_port_by_index(plugin, i) else { continue }
             let kind: LV2Port.Kind = lilv_port_is_a(plugin, port, audio) ? .audio
@@ -181,6 +186,10 @@ public struct LV2PluginInfo: Sendable {
             entry.isEnumeration = lilv_port_has_property(plugin, port, enumeration)
             entry.isLogarithmic = lilv_port_has_property(plugin, port, logarithmic)
             entry.scalePoints = Self.scalePoints(plugin, port)
+            if let d = lilv_port_get(plugin, port, designation) {
+                entry.designation = lilvString(d)
+                lilv_node_free(d)
+            }
             ports.append(entry)
         }
         self.ports = ports
@@ -208,11 +217,15 @@ public struct LV2PluginInfo: Sendable {
         return plugin
     }
 
+    /// Whether the plugin declares lv2:hardRTCapable: its run() neither blocks nor allocates.
+    public var isHardRTCapable: Bool { (requiredFeatures + optionalFeatures).contains(LV2URI.hardRTCapable) }
+
     /// Required features graphhost does not provide.
     public var unsupportedFeatures: [String] { requiredFeatures.filter { !LV2URI.supportedFeatures.contains($0) } }
 
     public func audioPorts(input: Bool) -> [LV2Port] { ports.filter { $0.carriesAudio && $0.isInput == input && !$0.isSideChain } }
-    public var controlInputs: [LV2Port] { ports.filter { $0.kind == .control && $0.isInput } }
+    /// Input control ports a user sets (those the host sets, such as lv2:freeWheeling, left out).
+    public var controlInputs: [LV2Port] { ports.filter { $0.kind == .control && $0.isInput && $0.designation != LV2URI.freeWheeling } }
     public var latencyPort: LV2Port? { ports.first { $0.kind == .control && !$0.isInput && $0.reportsLatency } }
 
     /// The plugin's presets (loading their resources on first use).
