@@ -510,3 +510,44 @@ extension LV2HostTests {
         XCTAssertEqual(fx.workers[0].restoreRequests.index.readable(), 0, "the worker thread did not take the restore's work")
     }
 }
+
+/// Plugins whose channel counts differ from the bus: one input reads the channels' average, one output feeds every
+/// channel.
+extension LV2HostTests {
+    /// swh split (1 in, 2 out: the input on both outputs) on a stereo bus: both channels are the average of the two.
+    func testAMonoInputReadsTheChannelsAverage() throws {
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
+        let dry = try TestSupport.renderStream(mp3)
+        let out = try TestSupport.render(graph(mp3, lv2: #"{ "id": "fx", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/split" }"#)).samples
+        XCTAssertEqual(out.count, dry.count)
+        for f in 0..<(dry.count / 2) {
+            let average = (dry[2 * f] + dry[2 * f + 1]) / 2
+            XCTAssertEqual(out[2 * f], average, accuracy: 1e-6, "frame \(f)")
+            XCTAssertEqual(out[2 * f + 1], average, accuracy: 1e-6, "frame \(f)")
+        }
+    }
+
+    /// swh ringmod_2i1o (2 in, 1 out; at depth 0 the output is twice its first input) on a stereo bus: its one output
+    /// is on both channels.
+    func testAMonoOutputFeedsEveryChannel() throws {
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
+        let dry = try TestSupport.renderStream(mp3)
+        let out = try TestSupport.render(graph(mp3, lv2: #"{ "id": "fx", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/ringmod_2i1o" }"#)).samples
+        for f in 0..<(dry.count / 2) {
+            XCTAssertEqual(out[2 * f], 2 * dry[2 * f], accuracy: 1e-6, "frame \(f)")
+            XCTAssertEqual(out[2 * f + 1], out[2 * f], "frame \(f)")
+        }
+    }
+
+    /// A mono-to-stereo reverb (swh plate) on a stereo bus: a stereo tail, the same in two renders.
+    func testAMonoToStereoReverb() throws {
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
+        let path = graph(mp3, lv2: #"{ "id": "fx", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/plate", "controls": { "wet": 1 } }"#)
+        let out = try TestSupport.render(path).samples
+        XCTAssertEqual(out, try TestSupport.render(path).samples)
+        XCTAssertTrue(out.allSatisfy { $0.isFinite })
+        XCTAssertGreaterThan(TestSupport.peak(out), 0.05)
+        let different = (0..<(out.count / 2)).filter { abs(out[2 * $0] - out[2 * $0 + 1]) > 1e-3 }.count
+        XCTAssertGreaterThan(different, out.count / 4, "the reverb's channels are nearly identical")
+    }
+}

@@ -43,8 +43,12 @@ final class LV2Instance: NodeInstance {
         let handles = alloc(LV2_Handle?.self, copies)
         let descriptors = alloc(UnsafePointer<LV2_Descriptor>.self, copies)
         let audioIns = plugin.audioPorts(input: true), audioOuts = plugin.audioPorts(input: false)
-        let perCopy = audioIns.count
-        let audioInputs = alloc(UInt32.self, copies * perCopy), audioOutputs = alloc(UInt32.self, copies * perCopy)
+        let audioInputs = alloc(UInt32.self, copies * audioIns.count), audioOutputs = alloc(UInt32.self, copies * audioOuts.count)
+        var downmix: UnsafeMutablePointer<Float>?
+        if copies == 1 && audioIns.count == 1 && format.channels > 1 {
+            downmix = alloc(Float.self, format.maxFrames)
+            downmix!.initialize(repeating: 0, count: format.maxFrames)
+        }
         let controls = alloc(Float.self, copies * portCount)
         controls.initialize(repeating: 0, count: max(1, copies * portCount))
         let atomPorts = plugin.ports.filter { $0.kind == .atom }
@@ -99,8 +103,8 @@ final class LV2Instance: NodeInstance {
             if let ext = lilv_instance_get_extension_data(instance, "http://lv2plug.in/ns/ext/worker#interface") {
                 workers[copy].interface = ext.assumingMemoryBound(to: LV2_Worker_Interface.self)
             }
-            for (i, port) in audioIns.enumerated() { audioInputs[copy * perCopy + i] = UInt32(port.index) }
-            for (i, port) in audioOuts.enumerated() { audioOutputs[copy * perCopy + i] = UInt32(port.index) }
+            for (i, port) in audioIns.enumerated() { audioInputs[copy * audioIns.count + i] = UInt32(port.index) }
+            for (i, port) in audioOuts.enumerated() { audioOutputs[copy * audioOuts.count + i] = UInt32(port.index) }
             let values = controls + copy * portCount
             for port in plugin.ports {
                 let index = UInt32(port.index)
@@ -154,7 +158,7 @@ final class LV2Instance: NodeInstance {
         kernelPointer = .allocateRender(capacity: 1)
         kernelPointer.initialize(to: LV2Kernel(
             copies: copies, handles: handles, descriptors: descriptors, audioInputs: audioInputs, audioOutputs: audioOutputs,
-            audioPortsPerCopy: perCopy, controls: controls, portCount: portCount, atomBuffers: atomBuffers,
+            inputsPerCopy: audioIns.count, outputsPerCopy: audioOuts.count, downmix: downmix, controls: controls, portCount: portCount, atomBuffers: atomBuffers,
             atomIsInput: atomIsInput, atomCapacities: atomCapacities, atomCount: atomCount,
             sequenceType: URIDMap.shared.map("http://lv2plug.in/ns/ext/atom#Sequence"),
             chunkType: URIDMap.shared.map("http://lv2plug.in/ns/ext/atom#Chunk"),

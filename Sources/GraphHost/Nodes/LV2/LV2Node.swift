@@ -4,7 +4,8 @@ import Foundation
 import Logging
 
 /// `lv2`: an LV2 plugin loaded through lilv. Its audio ports map onto the bus: as many inputs and outputs as
-/// the bus has channels are wired straight (port order = channel order); a mono plugin runs once per channel.
+/// the bus has channels are wired straight (port order = channel order); a mono plugin runs once per channel; a
+/// single input on a wider bus reads the channels' average, and a single output is copied to every channel.
 /// Sidechain inputs read silence. `controls` set input control ports by symbol; `preset` picks a preset by label or URI.
 public struct LV2Node: NodeDefinition {
     public static let typeName = "lv2"
@@ -58,9 +59,12 @@ public struct LV2Node: NodeDefinition {
             copies = 1
         } else if ins == 1 && outs == 1 {
             copies = channels
+        } else if (ins == 1 || ins == channels) && (outs == 1 || outs == channels) {
+            // Mono to stereo (a mono input reads the channels' average), stereo to mono (the output goes to every channel).
+            copies = 1
         } else {
             let ports = plugin.ports.map(\.description).joined(separator: "; ")
-            issues.report(settings.path("uri"), "plugin '\(uri)' has \(ins) audio inputs and \(outs) outputs; a \(channels)-channel bus takes \(channels) in and out, or a mono plugin (1 in, 1 out) run per channel. Its ports: \(ports)", at: settings.object["uri"])
+            issues.report(settings.path("uri"), "plugin '\(uri)' has \(ins) audio inputs and \(outs) outputs; a \(channels)-channel bus takes 1 or \(channels) inputs and 1 or \(channels) outputs (a mono plugin runs once per channel). Its ports: \(ports)", at: settings.object["uri"])
             return nil
         }
         var values: [Int: Float] = [:]

@@ -8,10 +8,15 @@ public struct LV2Kernel {
     public let copies: Int
     public let handles: UnsafeMutablePointer<LV2_Handle?>
     public let descriptors: UnsafeMutablePointer<UnsafePointer<LV2_Descriptor>>
-    /// Audio input and output port indices, `audioPortsPerCopy` per copy.
+    /// Audio input and output port indices, `inputsPerCopy` and `outputsPerCopy` per copy. Port p of a single copy
+    /// is channel p; copy c of a mono plugin run per channel is channel c. One input on a wider bus reads the
+    /// channels' average (`downmix`); one output on a wider bus is copied to every channel.
     public let audioInputs: UnsafeMutablePointer<UInt32>
     public let audioOutputs: UnsafeMutablePointer<UInt32>
-    public let audioPortsPerCopy: Int
+    public let inputsPerCopy: Int
+    public let outputsPerCopy: Int
+    /// The averaged channels a single-input plugin reads on a wider bus; nil otherwise.
+    public let downmix: UnsafeMutablePointer<Float>?
     /// Control values, `portCount` per copy (indexed by port index).
     public let controls: UnsafeMutablePointer<Float>
     public let portCount: Int
@@ -51,7 +56,9 @@ public struct LV2Kernel {
                 descriptors: UnsafeMutablePointer<UnsafePointer<LV2_Descriptor>>,
                 audioInputs: UnsafeMutablePointer<UInt32>,
                 audioOutputs: UnsafeMutablePointer<UInt32>,
-                audioPortsPerCopy: Int,
+                inputsPerCopy: Int,
+                outputsPerCopy: Int,
+                downmix: UnsafeMutablePointer<Float>?,
                 controls: UnsafeMutablePointer<Float>,
                 portCount: Int,
                 atomBuffers: UnsafeMutablePointer<UnsafeMutablePointer<LV2_Atom_Sequence>>,
@@ -71,7 +78,9 @@ public struct LV2Kernel {
         self.descriptors = descriptors
         self.audioInputs = audioInputs
         self.audioOutputs = audioOutputs
-        self.audioPortsPerCopy = audioPortsPerCopy
+        self.inputsPerCopy = inputsPerCopy
+        self.outputsPerCopy = outputsPerCopy
+        self.downmix = downmix
         self.controls = controls
         self.portCount = portCount
         self.atomBuffers = atomBuffers
@@ -121,7 +130,7 @@ public struct LV2Kernel {
             paused.store(true, ordering: .releasing)
             return
         }
-        runPlugins(input: input, output: output, channelStride: channelStride, frames: frames)
+        runPlugins(input: input, output: output, channelStride: channelStride, channels: channels, frames: frames)
         if guardOutput && !Bus.isSafe(output, channelStride: channelStride, channels: channels, frames: frames) {
             Bus.clear(output, channelStride: channelStride, channels: channels, from: 0, to: frames)
             silencedSlices.wrappingIncrement(ordering: .relaxed)
@@ -134,7 +143,15 @@ public struct LV2Kernel {
     }
 
     @_noLocks
-    func runPlugins(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>, channelStride: Int, frames: Int) {
+    func runPlugins(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int) {
+        if let downmix {
+            let scale = 1 / Float(channels)
+            for f in 0..<frames {
+                var sum: Float = 0
+                for c in 0..<channels { sum += input[c * channelStride + f] }
+                downmix[f] = sum * scale
+            }
+        }
         for a in 0..<atomCount {
             let sequence = atomBuffers[a]
             if atomIsInput[a] {
@@ -150,19 +167,29 @@ public struct LV2Kernel {
         for copy in 0..<copies {
             let descriptor = descriptors[copy]
             let handle = handles[copy]
-            for p in 0..<audioPortsPerCopy {
-                let channel = copies == 1 ? p : copy
-                let inPort = audioInputs[copy * audioPortsPerCopy + p], outPort = audioOutputs[copy * audioPortsPerCopy + p]
-                // connect_port must be real-time safe per the LV2 specification: it stores a pointer.
-                _unsafePerformance {
-                    descriptor.pointee.connect_port(handle, inPort, UnsafeMutableRawPointer(input + channel * channelStride))
-                    descriptor.pointee.connect_port(handle, outPort, UnsafeMutableRawPointer(output + channel * channelStride))
-                }
+            // connect_port must be real-time safe per the LV2 specification: it stores a pointer.
+            for p in 0..<inputsPerCopy {
+                let port = audioInputs[copy * inputsPerCopy + p]
+                let source = downmix ?? input + (copies == 1 ? p : copy) * channelStride
+                _unsafePerformance { descriptor.pointee.connect_port(handle, port, UnsafeMutableRawPointer(source)) }
+            }
+            for p in 0..<outputsPerCopy {
+                let port = audioOutputs[copy * outputsPerCopy + p]
+                let destination = output + (copies == 1 ? p : copy) * channelStride
+                _unsafePerformance { descriptor.pointee.connect_port(handle, port, UnsafeMutableRawPointer(destination)) }
             }
             workers?[copy].deliverResponses()
             // run() is the plugin's real-time entry point (plugins needing non-RT work use the worker, not run()).
             _unsafePerformance { descriptor.pointee.run(handle, UInt32(frames)) }
             workers?[copy].endRun()
+        }
+        if copies == 1 && outputsPerCopy == 1 {
+            var c = 1
+            while c < channels {
+                let copy = output + c * channelStride
+                for f in 0..<frames { copy[f] = output[f] }
+                c += 1
+            }
         }
     }
 }
