@@ -49,9 +49,14 @@ struct ShowCommand: ParsableCommand {
         guard !dot, doc.nodes.contains(where: { ($0.definition as? LV2Node)?.plugin.latencyPort != nil }) else { return }
         let compiled = try CompiledGraph(doc)
         defer { compiled.close() }
-        for (id, latency) in compiled.measuredPluginLatencies().sorted(by: { $0.key < $1.key }) {
-            print("latency: \(id) reports \(Format.number(Double(latency))) frames (not compensated by the graph)")
+        let compensation = compiled.compensation
+        for (id, instance) in compiled.instances.sorted(by: { $0.key < $1.key }) where instance.latency > 0 {
+            print("latency: \(id) reports \(instance.latency) frames")
         }
+        for (id, delays) in compensation.delays.sorted(by: { $0.key < $1.key }) where delays.contains(where: { $0 > 0 }) {
+            print("latency: \(id) delays its inputs by \(delays.map(String.init).joined(separator: ", ")) frames to align them")
+        }
+        print("latency: the graph adds \(compensation.total) frames (\(compensation.milliseconds(compensation.total, sampleRate: doc.format.sampleRate)) ms)")
     }
 }
 

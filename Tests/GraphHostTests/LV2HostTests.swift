@@ -321,7 +321,8 @@ extension LV2HostTests {
 }
 
 extension LV2HostTests {
-    /// A plugin reporting latency (x42 dpl, a look-ahead limiter): `show` prints the value it reports.
+    /// A plugin reporting latency (x42 dpl, a look-ahead limiter): `show` prints the value it reports and what the
+    /// graph adds.
     func testShowPrintsReportedLatency() throws {
         let uri = "http://gareus.org/oss/lv2/dpl#stereo"
         let path = graph(try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1), lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(uri)" }"#)
@@ -330,8 +331,9 @@ extension LV2HostTests {
         graph.close()
         XCTAssertGreaterThan(latency, 0)
         let show = try TestSupport.execute(CommandLineTests.root.appendingPathComponent(".build/debug/graphhost"), ["show", path])
-        XCTAssertTrue(String(decoding: show.out, as: UTF8.self).contains("latency: fx reports \(Format.number(Double(latency))) frames (not compensated by the graph)"),
-                      String(decoding: show.out, as: UTF8.self))
+        let text = String(decoding: show.out, as: UTF8.self)
+        XCTAssertTrue(text.contains("latency: fx reports \(Format.number(Double(latency))) frames"), text)
+        XCTAssertTrue(text.contains("latency: the graph adds \(Format.number(Double(latency))) frames"), text)
     }
 }
 
@@ -549,5 +551,36 @@ extension LV2HostTests {
         XCTAssertGreaterThan(TestSupport.peak(out), 0.05)
         let different = (0..<(out.count / 2)).filter { abs(out[2 * $0] - out[2 * $0 + 1]) > 1e-3 }.count
         XCTAssertGreaterThan(different, out.count / 4, "the reverb's channels are nearly identical")
+    }
+}
+
+extension LV2HostTests {
+    /// Latency compensation: a dry path and the same signal through a look-ahead limiter that does not limit (x42
+    /// dpl, which delays by its reported latency) summed in a mixer. Aligned, the sum is twice the input delayed by
+    /// that latency; unaligned it would be comb-filtered.
+    func testParallelPathsAreAlignedAtTheMixer() throws {
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
+        let path = TestSupport.graph("""
+        { "nodes": [ { "id": "s", "type": "stream", "url": "\(mp3)" },
+                     { "id": "lim", "type": "lv2", "uri": "http://gareus.org/oss/lv2/dpl#stereo", "controls": { "threshold": 0, "truepeak": false } },
+                     { "id": "mix", "type": "mixer", "inputs": 2 }, { "id": "out", "type": "output" } ],
+          "links": [ { "from": "s", "to": "mix:0" }, { "from": "s", "to": "lim" }, { "from": "lim", "to": "mix:1" },
+                     { "from": "mix", "to": "out" } ] }
+        """)
+        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: path)))
+        let compensation = session.graph.compensation
+        session.close()
+        let latency = try XCTUnwrap(compensation.latency["lim"])
+        XCTAssertGreaterThan(latency, 0)
+        XCTAssertEqual(compensation.delays["mix"], [latency, 0])
+        XCTAssertEqual(compensation.total, latency)
+        let dry = try TestSupport.renderStream(mp3)
+        let out = try TestSupport.render(path).samples
+        let frames = dry.count / 2
+        var worst: Float = 0
+        for f in latency..<frames {
+            for c in 0..<2 { worst = max(worst, abs(out[2 * f + c] - 2 * dry[2 * (f - latency) + c])) }
+        }
+        XCTAssertLessThan(worst, 1e-5, "the sum is not twice the input \(latency) frames late")
     }
 }

@@ -230,7 +230,7 @@ final class LiveControlTests: XCTestCase {
     }
 
     /// While playing, `status` shows each LV2 node's control outputs, read every cycle: here the latency that
-    /// x42's look-ahead limiter reports (not compensated by the graph, as `show` says).
+    /// x42's look-ahead limiter reports, and the latency the graph adds.
     func testStatusShowsPluginControlOutputs() throws {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
@@ -247,6 +247,8 @@ final class LiveControlTests: XCTestCase {
         XCTAssertTrue(control.waitForSocket())
         func latency() throws -> Double? { ((try control.status()["pluginOutputs"] as? [String: [String: Double]])?["fx"]?[latencySymbol]) }
         XCTAssertTrue(try TestSupport.waitUntil { (try latency() ?? 0) > 0 }, "no latency output")
+        let added = (try control.status()["latency"] as? [String: Any])?["frames"] as? Int
+        XCTAssertEqual(added.map(Double.init), try latency())
         XCTAssertEqual(try control.ctl(["quit"]).status, 0)
         XCTAssertEqual(run.wait().status, 0)
     }

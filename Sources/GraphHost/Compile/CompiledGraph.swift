@@ -17,6 +17,10 @@ public final class CompiledGraph {
 
     public var plan: RenderPlan { compiled.plan }
     /// Number of distinct bus buffers the plan uses (after reuse).
+    /// Delays at mixers that align parallel paths, and the latency the graph adds; `updateCompensation` keeps it
+    /// current while playing.
+    public internal(set) var compensation = LatencyCompensation()
+
     public var busCount: Int { compiled.busCount }
 
     public var streams: [StreamInstance] { document.order.compactMap { instances[document.nodes[$0].id] as? StreamInstance } }
@@ -42,6 +46,14 @@ public final class CompiledGraph {
         }
         self.instances = instances
         keptIDs = kept
+        // A plugin reports its latency from run(): new ones run once on silence before anything renders.
+        for case let (id, plugin as LV2Instance) in instances where !kept.contains(id) && plugin.node.plugin.latencyPort != nil {
+            _ = plugin.measuredLatency(maxFrames: format.maxFrames, channels: format.channels)
+        }
+        compensation = LatencyCompensation(document: document, instances: instances)
+        for case let (id, mixer as MixerInstance) in instances where !kept.contains(id) {
+            mixer.compensate(compensation.delays[id] ?? [], format: format)
+        }
         let steps = document.order.filter { !(document.nodes[$0].definition is OutputNode) }
         let stepOf = Dictionary(uniqueKeysWithValues: steps.enumerated().map { ($1, $0) })
         let sources = steps.map { n -> PlanStepSource in

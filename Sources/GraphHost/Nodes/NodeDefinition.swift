@@ -60,6 +60,8 @@ public protocol NodeInstance: AnyObject {
     var parameters: [ParameterInfo] { get }
     /// Preset names for `preset` (for `list`).
     var presetNames: [String] { get }
+    /// The frames by which the node delays what passes through it (a plugin's reported latency).
+    var latency: Int { get }
     /// Stops background work and frees everything; the render world must no longer use the kernel.
     func close()
 }
@@ -68,6 +70,7 @@ extension NodeInstance {
     public func start() {}
     public var parameters: [ParameterInfo] { [] }
     public var presetNames: [String] { [] }
+    public var latency: Int { 0 }
 
     public func perform(_ command: NodeCommand, concurrent: Bool, send: (ControlMessage) throws -> Void) throws {
         try messages(for: command).forEach(send)

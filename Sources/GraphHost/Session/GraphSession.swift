@@ -132,9 +132,37 @@ public final class GraphSession {
         submitted += 1
         retiring.append((submitted, old, transition))
         graph = next
+        for id in sendDelays(next.compensation, to: keep) {
+            Self.logger.warning("mixer '\(id)' kept from the previous graph has no room for the delays that would align its inputs (\(next.compensation.delays[id] ?? [])); load the graph afresh to compensate")
+        }
         for id in keep.sorted() {
             for command in changes[id]! { try next.instances[id]!.perform(command, concurrent: rendersConcurrently, send: send) }
         }
+    }
+
+    /// Recomputes latency compensation from the latencies the nodes report now, and sends mixers their new delays.
+    /// Returns the compensation when it changed, with the mixers whose delay lines are too short for it (their
+    /// inputs stay as they were; a reload makes room).
+    public func updateCompensation() -> (compensation: LatencyCompensation, tooShort: [String])? {
+        let now = LatencyCompensation(document: graph.document, instances: graph.instances)
+        guard now != graph.compensation else { return nil }
+        let tooShort = sendDelays(now, to: Set(now.delays.keys).filter { now.delays[$0] != graph.compensation.delays[$0] })
+        graph.compensation = now
+        return (now, tooShort)
+    }
+
+    /// Sends `compensation`'s delays to the mixers `ids`, which may be rendering; returns those that cannot take them.
+    func sendDelays(_ compensation: LatencyCompensation, to ids: Set<String>) -> [String] {
+        var tooShort: [String] = []
+        for id in ids.sorted() {
+            guard let mixer = graph.instances[id] as? MixerInstance, let delays = compensation.delays[id] else { continue }
+            guard mixer.delayCapacity >= (delays.max() ?? 0) else {
+                tooShort.append(id)
+                continue
+            }
+            for (input, frames) in delays.enumerated() { try? send(.mixer(mixer.kernelPointer, .delay(input: input, frames: frames))) }
+        }
+        return tooShort
     }
 
     /// Moves plugin log lines into swift-log and reports output silenced because it held NaN, Inf or a burst above +24 dBFS.

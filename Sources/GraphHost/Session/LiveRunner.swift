@@ -131,6 +131,7 @@ public final class LiveRunner {
             }
             if clock.now >= nextStatus {
                 nextStatus = clock.now.addingTimeInterval(Self.statusInterval)
+                reportLatency()
                 control.withSession { $0.drainLogs() }
                 showStatus?(control.withSession { status.line($0) })
                 report(counters: &reported)
@@ -187,6 +188,17 @@ public final class LiveRunner {
             logger.error("\(options.graphPath) changed but was not loaded; still playing the previous version: \(LiveControl.describe(reply: reply))")
         }
         server.publish(["event": "reload", "ok": ok])
+    }
+
+    /// Re-aligns parallel paths when a plugin's reported latency changed, and says so.
+    func reportLatency() {
+        guard let (compensation, tooShort) = control.withSession({ $0.updateCompensation() }) else { return }
+        let rate = status.sampleRate
+        logger.info("latency changed: the graph adds \(compensation.total) frames (\(compensation.milliseconds(compensation.total, sampleRate: Int(rate))) ms); parallel paths realigned")
+        for id in tooShort {
+            logger.warning("mixer '\(id)' has no room for the delays that would align its inputs (\(compensation.delays[id] ?? [])); reload the graph to compensate")
+        }
+        server.publish(["event": "latency", "frames": compensation.total, "position": status.seconds])
     }
 
     /// What has been reported so far, so each change is reported once.

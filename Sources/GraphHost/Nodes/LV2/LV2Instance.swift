@@ -219,8 +219,16 @@ final class LV2Instance: NodeInstance {
             .map { ($0.symbol, k.controls[$0.index]) })
     }
 
+    /// The latency the plugin reports now (lv2:reportsLatency), in frames: the port value of its latest run, a word
+    /// the render thread writes (a read may see the value of the run before, never a torn one).
+    var latency: Int {
+        guard let port = node.plugin.latencyPort else { return 0 }
+        let value = kernelPointer.pointee.controls[port.index]
+        return value.isFinite ? max(0, Int(value.rounded())) : 0
+    }
+
     /// The latency the plugin reports (lv2:reportsLatency), measured by running it once on silence
-    /// before any rendering (control world; only for `show`).
+    /// before any rendering (control world; CompiledGraph does it for latency compensation).
     func measuredLatency(maxFrames: Int, channels: Int) -> Float? {
         guard let port = node.plugin.latencyPort else { return nil }
         let frames = min(256, maxFrames)

@@ -27,7 +27,7 @@ public struct LV2Node: NodeDefinition {
         var items = [("uri", uri), ("instances", "\(copies)")]
         if let presetLabel { items.append(("preset", presetLabel)) }
         for port in plugin.controlInputs { items.append((port.symbol, Format.number(controlValues[port.index] ?? 0))) }
-        if let latency = plugin.latencyPort { items.append(("latency", "reported by port '\(latency.symbol)', not compensated")) }
+        if let latency = plugin.latencyPort { items.append(("latency", "reported by port '\(latency.symbol)'; parallel paths are aligned at mixers")) }
         return items
     }
 

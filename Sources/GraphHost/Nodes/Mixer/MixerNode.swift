@@ -59,6 +59,32 @@ final class MixerInstance: NodeInstance {
 
     var kernel: RenderStep.Kernel { .mixer(kernelPointer) }
 
+    /// The frames each input can be delayed by at most (latency compensation), once it needs any.
+    private(set) var delayCapacity = 0
+
+    /// Gives the inputs the compensating delays `frames` before the mixer renders: delay lines are made once an
+    /// input needs a delay, with room for twice the largest (at least 4096 frames).
+    func compensate(_ frames: [Int], format: GraphFormat) {
+        let largest = frames.max() ?? 0
+        guard largest > 0 || delayCapacity > 0 else { return }
+        if delayCapacity == 0 {
+            var capacity = 4096
+            while capacity < 2 * largest + 1 { capacity *= 2 }
+            let delays = UnsafeMutablePointer<InputDelay>.allocateRender(capacity: inputs)
+            for i in 0..<inputs {
+                let ring = UnsafeMutablePointer<Float>.allocateRender(capacity: capacity * format.channels)
+                ring.initialize(repeating: 0, count: capacity * format.channels)
+                (delays + i).initialize(to: InputDelay(ring: ring, capacity: capacity, frames: 0))
+            }
+            let delayed = UnsafeMutablePointer<Float>.allocateRender(capacity: format.channels * format.maxFrames)
+            delayed.initialize(repeating: 0, count: format.channels * format.maxFrames)
+            kernelPointer.pointee.delays = delays
+            kernelPointer.pointee.delayed = delayed
+            delayCapacity = capacity - 1
+        }
+        for (i, f) in frames.enumerated() where i < inputs { kernelPointer.pointee.apply(.delay(input: i, frames: f)) }
+    }
+
     var parameters: [ParameterInfo] {
         ([("volume")] + (0..<inputs).map { "volume.\($0)" }).map {
             ParameterInfo(name: $0, minimum: MixerNode.volumeRange.lowerBound, maximum: MixerNode.volumeRange.upperBound)
@@ -94,6 +120,11 @@ final class MixerInstance: NodeInstance {
     }
 
     func close() {
+        if let delays = kernelPointer.pointee.delays {
+            for i in 0..<inputs { delays[i].ring.deallocateRender() }
+            delays.deallocateRender()
+            kernelPointer.pointee.delayed?.deallocateRender()
+        }
         kernelPointer.deinitialize(count: 1).deallocateRender()
         gains.deinitialize(count: inputs + 1).deallocateRender()
     }

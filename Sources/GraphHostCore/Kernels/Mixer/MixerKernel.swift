@@ -1,15 +1,20 @@
-/// The render side of the `mixer` node: sums its input buses with per-input and master gains.
+/// The render side of the `mixer` node: sums its input buses with per-input and master gains, each input delayed as
+/// latency compensation asks.
 public struct MixerKernel {
-    /// A new linear gain, reached over `rampSamples`.
+    /// A new linear gain, reached over `rampSamples`; or an input's new compensating delay.
     public enum Change {
         case volume(input: Int, gain: Float)
         case master(gain: Float)
+        case delay(input: Int, frames: Int)
     }
 
     public let inputCount: Int
     /// `inputCount` input gains followed by the master gain.
     public let gains: UnsafeMutablePointer<SmoothedGain>
     public let rampSamples: Int
+    /// One delay per input and a bus to delay into, when the graph needs compensation here; nil otherwise.
+    public var delays: UnsafeMutablePointer<InputDelay>?
+    public var delayed: UnsafeMutablePointer<Float>?
 
     public init(inputCount: Int, gains: UnsafeMutablePointer<SmoothedGain>, rampSamples: Int) {
         self.inputCount = inputCount
@@ -25,6 +30,9 @@ public struct MixerKernel {
             gains[input].glide(to: gain, over: rampSamples)
         case .master(let gain):
             gains[inputCount].glide(to: gain, over: rampSamples)
+        case .delay(let input, let frames):
+            guard let delays, input >= 0 && input < inputCount else { return }
+            delays[input].frames = max(0, min(frames, delays[input].capacity - 1))
         }
     }
 
@@ -34,7 +42,13 @@ public struct MixerKernel {
         Bus.clear(output, channelStride: channelStride, channels: channels, from: 0, to: frames)
         for i in 0...inputCount {
             let isMaster = i == inputCount
-            let source = isMaster ? output : inputs[i]
+            var source = isMaster ? output : inputs[i]
+            if !isMaster, let delays, let delayed {
+                // Every input runs through its ring (a delay of 0 copies), so a delay set later starts from the
+                // input's recent past.
+                delays[i].process(source, into: delayed, channelStride: channelStride, channels: channels, count: frames)
+                source = delayed
+            }
             if gains[i].isSteady {
                 let g = gains[i].current
                 if isMaster && g == 1 { continue }
