@@ -30,6 +30,7 @@ struct PluginsCommand: ParsableCommand {
                     },
                     "requiredFeatures": p.requiredFeatures.map { ["uri": $0, "supported": !p.unsupportedFeatures.contains($0)] },
                     "presets": p.presets.count, "hardRTCapable": p.isHardRTCapable,
+                    "properties": p.properties.map { ["symbol": $0.symbol, "uri": $0.uri, "label": $0.label, "range": $0.range ?? ""] },
                 ]
             }
             let data = try JSONSerialization.data(withJSONObject: list, options: [.prettyPrinted, .sortedKeys])
@@ -39,6 +40,7 @@ struct PluginsCommand: ParsableCommand {
         for p in plugins {
             print("\(p.uri)\n  name: \(p.name)\n  audio: \(p.audioPorts(input: true).count) in, \(p.audioPorts(input: false).count) out")
             for c in p.controlInputs { print("  control \(c.description)") }
+            for property in p.properties { print("  property \(property.description)") }
             for f in p.requiredFeatures { print("  requires \(f)\(p.unsupportedFeatures.contains(f) ? " (not supported)" : "")") }
             if !p.isHardRTCapable { print("  not lv2:hardRTCapable: run() may block or allocate (live playback may drop out)") }
             print("  presets: \(p.presets.count)")

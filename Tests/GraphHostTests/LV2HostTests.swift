@@ -403,6 +403,9 @@ extension LV2HostTests {
         let defaults = try GraphDocument.load(path: graph(mp3, channels: 1, lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(Self.lowpass)" }"#))
         let cutoff = try XCTUnwrap((defaults.node("fx")?.definition as? LV2Node)?.controlValues[0])
         XCTAssertEqual(cutoff, 0.337525 * 48000, accuracy: 0.5)
+        // swh singlePara writes its default in Hz (440) on a port whose range is in fractions (0…0.4): it stays 440 Hz.
+        let para = try GraphDocument.load(path: graph(mp3, channels: 1, lv2: #"{ "id": "fx", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/singlePara" }"#))
+        XCTAssertEqual((para.node("fx")?.definition as? LV2Node)?.controlValues[1], 440)
         let path = graph(mp3, channels: 1, lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(Self.lowpass)", "controls": { "cutoff": 1000, "stages": 2 } }"#)
         let filtered = try TestSupport.render(path).samples
         let dry = try TestSupport.renderStream(mp3, channels: 1)
@@ -582,5 +585,36 @@ extension LV2HostTests {
             for c in 0..<2 { worst = max(worst, abs(out[2 * f + c] - 2 * dry[2 * (f - latency) + c])) }
         }
         XCTAssertLessThan(worst, 1e-5, "the sum is not twice the input \(latency) frames late")
+    }
+}
+
+extension LV2HostTests {
+    /// Properties (patch:Set) with a fixture that reads its gain from a file named by a path property, through the
+    /// worker, as convolvers load impulse responses: the graph file's value (a path relative to the graph) is in
+    /// effect from the first sample, `set fx gainFile PATH` changes it live, a file that cannot be read is refused
+    /// naming it, and `status` lists the values.
+    func testPathPropertiesFromTheGraphAndLive() throws {
+        try Self.loadFixture("file-gain.lv2", source: "file_gain.c", binary: "file_gain.so")
+        let half = TestSupport.directory.appendingPathComponent("gain-half.txt").path
+        let quarter = TestSupport.directory.appendingPathComponent("gain-quarter.txt").path
+        try "0.5\n".write(toFile: half, atomically: true, encoding: .utf8)
+        try "0.25\n".write(toFile: quarter, atomically: true, encoding: .utf8)
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 1, seconds: 2)
+        let path = graph(mp3, channels: 1, lv2: #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:file-gain", "properties": { "gainFile": "gain-half.txt" } }"#)
+        let dry = try TestSupport.renderStream(mp3, channels: 1)
+        let out = try TestSupport.render(path, events: [TimedCommand(frame: 48000, command: try Command.parse("set fx gainFile \(quarter)"))]).samples
+        XCTAssertEqual(Array(out[0..<48000]), dry[0..<48000].map { $0 * 0.5 })
+        // The worker answers within the slice of the command; the plugin applies the answer at its next run.
+        XCTAssertEqual(Array(out[(48000 + 4096)...]), dry[(48000 + 4096)...].map { $0 * 0.25 })
+        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: path)))
+        defer { session.close() }
+        XCTAssertThrowsError(try session.apply(Command.parse("set fx gainFile /no/such.txt"))) {
+            XCTAssertTrue("\($0)".contains("gainFile: cannot read '/no/such.txt' (no such file)"), "\($0)")
+        }
+        XCTAssertThrowsError(try GraphDocument.load(path: graph(mp3, channels: 1, lv2: #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:file-gain", "properties": { "gainFile": "missing.txt", "colour": "red" } }"#))) {
+            XCTAssertTrue("\($0)".contains("nodes[1].properties.gainFile: gainFile: cannot read"), "\($0)")
+            XCTAssertTrue("\($0)".contains("nodes[1].properties.colour: unknown property 'colour'; properties: gainFile"), "\($0)")
+        }
+        XCTAssertEqual(session.graph.pluginProperties["fx"], ["gainFile": half])
     }
 }

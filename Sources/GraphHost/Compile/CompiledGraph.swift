@@ -124,6 +124,13 @@ public final class CompiledGraph {
         return result
     }
 
+    /// The values given to each LV2 node's properties (patch:Set), by node id and property symbol.
+    public var pluginProperties: [String: [String: String]] {
+        var result: [String: [String: String]] = [:]
+        for case let (id, plugin as LV2Instance) in instances where !plugin.propertyValues.isEmpty { result[id] = plugin.propertyValues }
+        return result
+    }
+
     /// Control output values (latency, meters) of each LV2 node, by node id and port symbol.
     public var pluginOutputs: [String: [String: Float]] {
         var result: [String: [String: Float]] = [:]

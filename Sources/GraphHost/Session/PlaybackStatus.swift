@@ -39,6 +39,7 @@ public struct PlaybackStatus: Sendable {
                 return entry
             },
             "pluginOutputs": graph.pluginOutputs,
+            "pluginProperties": graph.pluginProperties,
             "silencedSlices": graph.silencedSlices,
             "overruns": counters.overruns.load(ordering: .relaxed),
             "chains": Dictionary(uniqueKeysWithValues: graph.document.chainNodes.map { ($0.id, $0.chain) }),

@@ -169,7 +169,65 @@ final class LV2Instance: NodeInstance {
         self.workers = workers
         workerThread = workers[0].interface == nil ? nil : LV2WorkerThread(channels: workers, count: copies)
         instances = created
+        if !plugin.properties.isEmpty, let control = plugin.controlAtomInput, let index = atomPorts.firstIndex(where: { $0.index == control.index }) {
+            let ring = ByteRing.allocate(capacity: 1 << 16)
+            patchMessages = ring
+            kernelPointer.pointee.patchMessages = ring
+            kernelPointer.pointee.messageScratch = UnsafeMutableRawPointer(alloc(UInt8.self, LV2Kernel.messageScratchSize))
+            kernelPointer.pointee.controlSequence = index
+            kernelPointer.pointee.atomPortsPerCopy = atomPorts.count
+        }
         allocations = owned
+        if !node.propertyValues.isEmpty {
+            // The graph file's property values take effect before the first slice: the plugin runs on silence once to
+            // read them (its worker runs in place here) and once more to take the worker's answer.
+            for (symbol, text) in node.propertyValues.sorted(by: { $0.key < $1.key }) { try setProperty(symbol, to: text) }
+            for _ in 0..<2 { runOnSilence(maxFrames: format.maxFrames, channels: format.channels) }
+        }
+    }
+
+    /// The patch:Set ring of the kernel; nil when the plugin has no properties.
+    private var patchMessages: ByteRing?
+    /// The value last given to each property, as text.
+    private(set) var propertyValues: [String: String] = [:]
+
+    /// Queues a patch:Set for `symbol`'s property; it reaches the plugin at the start of the next run.
+    func setProperty(_ symbol: String, to text: String) throws {
+        let message = try propertyMessage(symbol, text)
+        guard let patchMessages, message.withUnsafeBytes({ patchMessages.write($0.baseAddress!, size: $0.count) }) else {
+            throw CommandError("'\(id)': the property queue is full; try again")
+        }
+        propertyValues[symbol] = text
+    }
+
+    /// The message setting a property, or the reason it cannot be built.
+    func propertyMessage(_ symbol: String, _ text: String) throws -> [UInt8] {
+        guard let property = node.plugin.properties.first(where: { $0.symbol == symbol }) else {
+            throw CommandError("'\(id)' (\(node.uri)) has no control or property '\(symbol)'; controls: \(node.plugin.controlInputs.map(\.symbol).joined(separator: ", "))" +
+                               (node.plugin.properties.isEmpty ? "" : "; properties: \(node.plugin.properties.map(\.symbol).joined(separator: ", "))"))
+        }
+        let message = try PatchMessage.set(property, text: text)
+        guard message.count <= LV2Kernel.messageScratchSize - 64 else { throw CommandError("\(symbol): the value is too long") }
+        return message
+    }
+
+    /// Whether `command` sets a property rather than a control port.
+    func isProperty(_ command: NodeCommand) -> Bool {
+        switch command {
+        case .set(let symbol, _), .choose(let symbol, _):
+            return !node.plugin.controlInputs.contains { $0.symbol == symbol } && node.plugin.properties.contains { $0.symbol == symbol }
+        default:
+            return false
+        }
+    }
+
+    /// The value text of a property command.
+    static func text(of command: NodeCommand) -> (symbol: String, text: String)? {
+        switch command {
+        case .set(let symbol, let value): return (symbol, Format.number(value))
+        case .choose(let symbol, let label): return (symbol, label)
+        default: return nil
+        }
     }
 
     var kernel: RenderStep.Kernel { .lv2(kernelPointer) }
@@ -193,6 +251,7 @@ final class LV2Instance: NodeInstance {
 
     var parameters: [ParameterInfo] {
         node.plugin.controlInputs.map { ParameterInfo(name: $0.symbol, minimum: Double($0.minimum ?? -.infinity), maximum: Double($0.maximum ?? .infinity)) }
+            + node.plugin.properties.map { ParameterInfo(name: $0.symbol, minimum: -.infinity, maximum: .infinity) }
     }
 
     var presetNames: [String] { node.plugin.presets.map(\.label) }
@@ -231,13 +290,18 @@ final class LV2Instance: NodeInstance {
     /// before any rendering (control world; CompiledGraph does it for latency compensation).
     func measuredLatency(maxFrames: Int, channels: Int) -> Float? {
         guard let port = node.plugin.latencyPort else { return nil }
+        runOnSilence(maxFrames: maxFrames, channels: channels)
+        return kernelPointer.pointee.controls[port.index]
+    }
+
+    /// Runs the plugin once on 256 frames of silence (control world, before anything renders it).
+    func runOnSilence(maxFrames: Int, channels: Int) {
         let frames = min(256, maxFrames)
         let input = UnsafeMutablePointer<Float>.allocate(capacity: channels * frames)
         let output = UnsafeMutablePointer<Float>.allocate(capacity: channels * frames)
         defer { input.deallocate(); output.deallocate() }
         input.initialize(repeating: 0, count: channels * frames)
         kernelPointer.pointee.process(input: input, output: output, channelStride: frames, channels: channels, frames: frames)
-        return kernelPointer.pointee.controls[port.index]
     }
 
     /// Port values a command sets, clamped; throws the reason when it does not fit.
@@ -277,7 +341,13 @@ final class LV2Instance: NodeInstance {
         return port
     }
 
-    func check(_ command: NodeCommand) throws { _ = try targets(of: command) }
+    func check(_ command: NodeCommand) throws {
+        if isProperty(command), let (symbol, text) = Self.text(of: command) {
+            _ = try propertyMessage(symbol, text)
+            return
+        }
+        _ = try targets(of: command)
+    }
 
     func messages(for command: NodeCommand) throws -> [ControlMessage] {
         if case .bypass(let on) = command {
@@ -296,6 +366,7 @@ final class LV2Instance: NodeInstance {
         features.drainLog(to: Self.logger, plugin: node.uri)
         instances = []
         kernelPointer.pointee.silencedSlices.destroy()
+        patchMessages?.deallocate()
         kernelPointer.deinitialize(count: 1).deallocateRender()
         allocations.forEach { $0.deallocateRender() }
         allocations = []
@@ -310,6 +381,9 @@ final class LV2Instance: NodeInstance {
     /// world: directly when nothing renders concurrently or the plugin declares state:threadSafeRestore, else
     /// after the kernel has faded the plugin out (input passes through meanwhile), fading it back in afterwards.
     func perform(_ command: NodeCommand, concurrent: Bool, send: (ControlMessage) throws -> Void) throws {
+        if isProperty(command), let (symbol, text) = Self.text(of: command) {
+            return try setProperty(symbol, to: text)
+        }
         let portMessages = try messages(for: command)
         guard case .preset(let name) = command, let preset = node.plugin.preset(name) else {
             try portMessages.forEach(send)

@@ -9,7 +9,7 @@ import Logging
 /// Sidechain inputs read silence. `controls` set input control ports by symbol; `preset` picks a preset by label or URI.
 public struct LV2Node: NodeDefinition {
     public static let typeName = "lv2"
-    public static let settingKeys = ["uri", "controls", "preset"]
+    public static let settingKeys = ["uri", "controls", "preset", "properties"]
 
     public var uri: String
     public var plugin: LV2PluginInfo
@@ -18,6 +18,8 @@ public struct LV2Node: NodeDefinition {
     public var presetLabel: String?
     /// The preset's URI; its state (beyond port values) is restored before activation.
     public var presetURI: String?
+    /// Values of the plugin's properties (patch:writable) as text, by property symbol; set before the first slice.
+    public var propertyValues: [String: String] = [:]
     /// 1 when the plugin's audio ports match the bus, else the channel count (a mono plugin per channel).
     public var copies: Int
 
@@ -27,6 +29,7 @@ public struct LV2Node: NodeDefinition {
         var items = [("uri", uri), ("instances", "\(copies)")]
         if let presetLabel { items.append(("preset", presetLabel)) }
         for port in plugin.controlInputs { items.append((port.symbol, Format.number(controlValues[port.index] ?? 0))) }
+        for property in plugin.properties { items.append((property.symbol, propertyValues[property.symbol] ?? "(not set)")) }
         if let latency = plugin.latencyPort { items.append(("latency", "reported by port '\(latency.symbol)'; parallel paths are aligned at mixers")) }
         return items
     }
@@ -68,7 +71,7 @@ public struct LV2Node: NodeDefinition {
             return nil
         }
         var values: [Int: Float] = [:]
-        for port in plugin.controlInputs { values[port.index] = port.defaultValue ?? port.minimum ?? 0 }
+        for port in plugin.controlInputs { values[port.index] = port.conform(port.defaultValue ?? port.minimum ?? 0) }
         var presetLabel: String?, presetURI: String?
         if let name = settings.string("preset", issues: &issues) {
             guard let preset = plugin.preset(name) else {
@@ -117,7 +120,38 @@ public struct LV2Node: NodeDefinition {
                 values[port.index] = fitted
             }
         }
-        return LV2Node(uri: uri, plugin: plugin, controlValues: values, presetLabel: presetLabel, presetURI: presetURI, copies: copies)
+        var properties: [String: String] = [:]
+        if let given = settings.object["properties"] {
+            guard let members = given.objectMembers else {
+                issues.report(settings.path("properties"), "expected an object of PROPERTY: value, found \(given.typeName)", at: given)
+                return nil
+            }
+            for (symbol, value) in members {
+                let path = "\(settings.path("properties")).\(symbol)"
+                guard let property = plugin.properties.first(where: { $0.symbol == symbol }) else {
+                    let known = plugin.properties.map(\.symbol)
+                    issues.report(path, "unknown property '\(symbol)'; properties: \(known.isEmpty ? "none" : known.joined(separator: ", "))", at: value)
+                    continue
+                }
+                let text = value.stringValue ?? value.numberValue.map { Format.number($0) } ?? value.boolValue.map { $0 ? "on" : "off" }
+                guard let text else {
+                    issues.report(path, "expected a string, number or boolean, found \(value.typeName)", at: value)
+                    continue
+                }
+                // Relative paths are relative to the graph file.
+                let resolved = property.range == LV2URI.atomPath && !text.hasPrefix("/") && !text.hasPrefix("~")
+                    ? context.baseDirectory.appendingPathComponent(text).path : text
+                do {
+                    _ = try PatchMessage.set(property, text: resolved)
+                    properties[symbol] = resolved
+                } catch {
+                    issues.report(path, "\(error)", at: value)
+                }
+            }
+        }
+        var node = LV2Node(uri: uri, plugin: plugin, controlValues: values, presetLabel: presetLabel, presetURI: presetURI, copies: copies)
+        node.propertyValues = properties
+        return node
     }
 
     public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance {
@@ -131,6 +165,9 @@ public struct LV2Node: NodeDefinition {
         if let presetURI, presetURI != old.presetURI { commands.append(.preset(presetURI)) }
         for port in plugin.controlInputs where controlValues[port.index] != old.controlValues[port.index] {
             if let value = controlValues[port.index] { commands.append(.set(parameter: port.symbol, value: Double(value))) }
+        }
+        for (symbol, text) in propertyValues.sorted(by: { $0.key < $1.key }) where old.propertyValues[symbol] != text {
+            commands.append(.choose(parameter: symbol, label: text))
         }
         return commands
     }

@@ -25,6 +25,21 @@ enum LV2URI {
     static let designation = "http://lv2plug.in/ns/lv2core#designation"
     static let freeWheeling = "http://lv2plug.in/ns/lv2core#freeWheeling"
     static let hardRTCapable = "http://lv2plug.in/ns/lv2core#hardRTCapable"
+    static let writable = "http://lv2plug.in/ns/ext/patch#writable"
+    static let range = "http://www.w3.org/2000/01/rdf-schema#range"
+    static let controlDesignation = "http://lv2plug.in/ns/lv2core#control"
+    static let atomPath = "http://lv2plug.in/ns/ext/atom#Path"
+    static let atomString = "http://lv2plug.in/ns/ext/atom#String"
+    static let atomFloat = "http://lv2plug.in/ns/ext/atom#Float"
+    static let atomDouble = "http://lv2plug.in/ns/ext/atom#Double"
+    static let atomInt = "http://lv2plug.in/ns/ext/atom#Int"
+    static let atomLong = "http://lv2plug.in/ns/ext/atom#Long"
+    static let atomBool = "http://lv2plug.in/ns/ext/atom#Bool"
+    static let atomURID = "http://lv2plug.in/ns/ext/atom#URID"
+    static let atomObject = "http://lv2plug.in/ns/ext/atom#Object"
+    static let patchSet = "http://lv2plug.in/ns/ext/patch#Set"
+    static let patchProperty = "http://lv2plug.in/ns/ext/patch#property"
+    static let patchValue = "http://lv2plug.in/ns/ext/patch#value"
 
     /// Features graphhost provides to plugins.
     static let supportedFeatures: Set<String> = [
@@ -84,7 +99,12 @@ public struct LV2Port: Sendable {
         let rate = Float(sampleRate)
         port.minimum = minimum.map { $0 * rate }
         port.maximum = maximum.map { $0 * rate }
-        port.defaultValue = defaultValue.map { $0 * rate }
+        // A default outside the fractional range that fits the range in Hz was written in Hz (swh singlePara: 440).
+        if let d = defaultValue, let lo = minimum, let hi = maximum, !(lo...hi).contains(d), (lo * rate...hi * rate).contains(d) {
+            port.defaultValue = d
+        } else {
+            port.defaultValue = defaultValue.map { $0 * rate }
+        }
         port.boundsInSampleRates = false
         return port
     }
@@ -115,6 +135,21 @@ public struct LV2ScalePoint: Sendable, Equatable {
     public var value: Float
 }
 
+/// A property a plugin lets the host set through patch:Set messages (patch:writable), e.g. a convolver's impulse
+/// response file.
+public struct LV2Property: Sendable, Equatable {
+    public var uri: String
+    /// The name commands and graph files use: the URI's fragment or last path component.
+    public var symbol: String
+    public var label: String
+    /// The atom type of its value (rdfs:range), e.g. atom:Path.
+    public var range: String?
+
+    public var description: String {
+        "\(symbol) (property \(label), \(range.map { $0.split(separator: "#").last.map(String.init) ?? $0 } ?? "any value")) <\(uri)>"
+    }
+}
+
 /// A preset of an LV2 plugin.
 public struct LV2Preset: Sendable {
     public var uri: String
@@ -128,6 +163,8 @@ public struct LV2PluginInfo: Sendable {
     public private(set) var ports: [LV2Port]
     public let requiredFeatures: [String]
     public let optionalFeatures: [String]
+    /// Properties the host may set (patch:writable).
+    public private(set) var properties: [LV2Property] = []
 
     /// Reads the plugin's description; call inside `LV2World.withWorld`.
     init(world w: OpaquePointer, plugin: OpaquePointer) {
@@ -193,6 +230,29 @@ public struct LV2PluginInfo: Sendable {
             ports.append(entry)
         }
         self.ports = ports
+        properties = Self.properties(w, plugin)
+    }
+
+    private static func properties(_ w: OpaquePointer, _ plugin: OpaquePointer) -> [LV2Property] {
+        let writable = lilv_new_uri(w, LV2URI.writable), label = lilv_new_uri(w, LV2URI.label), range = lilv_new_uri(w, LV2URI.range)
+        defer { lilv_node_free(writable); lilv_node_free(label); lilv_node_free(range) }
+        var result: [LV2Property] = []
+        let found = lilv_world_find_nodes(w, lilv_plugin_get_uri(plugin), writable, nil)
+        forEachNode(found) { node in
+            guard let uri = lilvString(node) else { return }
+            let name = lilv_world_get(w, node, label, nil), type = lilv_world_get(w, node, range, nil)
+            defer { lilv_node_free(name); lilv_node_free(type) }
+            let symbol = String(uri.split(whereSeparator: { $0 == "#" || $0 == "/" }).last ?? Substring(uri))
+            result.append(LV2Property(uri: uri, symbol: symbol, label: lilvString(name) ?? symbol, range: lilvString(type)))
+        }
+        lilv_nodes_free(found)
+        return result.sorted { $0.symbol < $1.symbol }
+    }
+
+    /// The atom input port that takes patch messages (lv2:designation lv2:control, else the first atom input).
+    public var controlAtomInput: LV2Port? {
+        let inputs = ports.filter { $0.kind == .atom && $0.isInput }
+        return inputs.first { $0.designation == LV2URI.controlDesignation } ?? inputs.first
     }
 
     /// A port's scale points, by value.

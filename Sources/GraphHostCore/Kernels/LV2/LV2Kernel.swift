@@ -44,6 +44,14 @@ public struct LV2Kernel {
         case resume
         case bypass(Bool)
     }
+    /// patch:Set messages (atom objects) the control world queued for the plugin, copied into the control sequence
+    /// (the atom input `controlSequence` of each copy's `atomPortsPerCopy`) at the start of the next run; nil when
+    /// the plugin has no properties.
+    public var patchMessages: ByteRing?
+    public var controlSequence = -1
+    public var atomPortsPerCopy = 0
+    public var messageScratch: UnsafeMutableRawPointer?
+    public static let messageScratchSize = 8192
     /// True while bypassed: the plugin runs even when fully faded out.
     public let runsWhenSilent: UnsafeMutablePointer<Bool>
     /// Slices whose output held NaN, Inf or a burst above +24 dBFS: each is replaced by silence, never passed on, and
@@ -142,6 +150,19 @@ public struct LV2Kernel {
         (wet + 1).pointee.scale(output, channelStride: channelStride, channels: channels, frames: frames)
     }
 
+    /// Appends an event at frame 0 holding the atom `message` to an input sequence; one that does not fit is dropped.
+    @_noLocks
+    func appendEvent(_ message: UnsafeMutableRawPointer, size: Int, to sequence: UnsafeMutablePointer<LV2_Atom_Sequence>, capacity: Int) {
+        let used = Int(sequence.pointee.atom.size)
+        let padded = (8 + size + 7) & ~7
+        guard 8 + used + padded <= capacity else { return }
+        let event = UnsafeMutableRawPointer(sequence) + 8 + used
+        event.storeBytes(of: Int64(0), as: Int64.self)
+        let source = message.assumingMemoryBound(to: UInt8.self), destination = (event + 8).assumingMemoryBound(to: UInt8.self)
+        for i in 0..<size { destination[i] = source[i] }
+        sequence.pointee.atom.size = UInt32(used + padded)
+    }
+
     @_noLocks
     func runPlugins(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int) {
         if let downmix {
@@ -162,6 +183,14 @@ public struct LV2Kernel {
             } else {
                 sequence.pointee.atom.size = atomCapacities[a] - UInt32(MemoryLayout<LV2_Atom>.size)
                 sequence.pointee.atom.type = chunkType
+            }
+        }
+        if let patchMessages, let messageScratch, controlSequence >= 0 {
+            while let size = patchMessages.read(into: messageScratch, capacity: Self.messageScratchSize) {
+                for copy in 0..<copies {
+                    let a = copy * atomPortsPerCopy + controlSequence
+                    appendEvent(messageScratch, size: size, to: atomBuffers[a], capacity: Int(atomCapacities[a]))
+                }
             }
         }
         for copy in 0..<copies {

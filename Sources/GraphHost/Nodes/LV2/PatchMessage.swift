@@ -1,0 +1,47 @@
+import CLV2
+import Foundation
+
+/// A patch:Set message for a plugin property, as the bytes of an atom:Object (control world; the kernel copies
+/// them into the plugin's control sequence).
+enum PatchMessage {
+    /// The value of `property` given as text: a path (must name a readable file), a number, a boolean or a string,
+    /// as the property's range says. Throws the reason when the text does not fit.
+    static func set(_ property: LV2Property, text: String) throws -> [UInt8] {
+        let map = URIDMap.shared
+        var value: (type: String, bytes: [UInt8])
+        switch property.range {
+        case LV2URI.atomPath?:
+            let path = (text as NSString).expandingTildeInPath
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw CommandError("\(property.symbol): cannot read '\(path)' (\(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"))")
+            }
+            value = (LV2URI.atomPath, Array(URL(fileURLWithPath: path).standardizedFileURL.path.utf8) + [0])
+        case LV2URI.atomFloat?, LV2URI.atomDouble?:
+            guard let number = Float(text), number.isFinite else { throw CommandError("\(property.symbol) takes a number, not '\(text)'") }
+            value = (LV2URI.atomFloat, bytes(of: number))
+        case LV2URI.atomInt?, LV2URI.atomLong?:
+            guard let number = Int32(text) else { throw CommandError("\(property.symbol) takes a whole number, not '\(text)'") }
+            value = (LV2URI.atomInt, bytes(of: number))
+        case LV2URI.atomBool?:
+            guard let flag = ["on": true, "true": true, "yes": true, "1": true, "off": false, "false": false, "no": false, "0": false][text.lowercased()] else {
+                throw CommandError("\(property.symbol) takes on or off, not '\(text)'")
+            }
+            value = (LV2URI.atomBool, bytes(of: Int32(flag ? 1 : 0)))
+        default:
+            value = (LV2URI.atomString, Array(text.utf8) + [0])
+        }
+        // patch:property: a URID; patch:value: the value. Each property body is padded to 8 bytes.
+        var body = bytes(of: UInt32(0)) + bytes(of: map.map(LV2URI.patchSet))
+        body += bytes(of: map.map(LV2URI.patchProperty)) + bytes(of: UInt32(0))
+        body += bytes(of: UInt32(4)) + bytes(of: map.map(LV2URI.atomURID)) + bytes(of: map.map(property.uri))
+        body = padded(body)
+        body += bytes(of: map.map(LV2URI.patchValue)) + bytes(of: UInt32(0))
+        body += bytes(of: UInt32(value.bytes.count)) + bytes(of: map.map(value.type)) + value.bytes
+        body = padded(body)
+        return bytes(of: UInt32(body.count)) + bytes(of: map.map(LV2URI.atomObject)) + body
+    }
+
+    static func bytes<T>(of value: T) -> [UInt8] { withUnsafeBytes(of: value) { Array($0) } }
+
+    static func padded(_ bytes: [UInt8]) -> [UInt8] { bytes + [UInt8](repeating: 0, count: (8 - bytes.count % 8) % 8) }
+}
