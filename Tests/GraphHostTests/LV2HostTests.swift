@@ -618,3 +618,50 @@ extension LV2HostTests {
         XCTAssertEqual(session.graph.pluginProperties["fx"], ["gainFile": half])
     }
 }
+
+extension LV2HostTests {
+    /// A one-second burst of noise between two seconds of silence (stereo MP3), to drive a sidechain.
+    static func burst() throws -> String {
+        let path = TestSupport.directory.appendingPathComponent("voice-burst.mp3").path
+        if FileManager.default.fileExists(atPath: path) { return path }
+        let quiet = path + ".quiet.wav", loud = path + ".loud.wav", wav = path + ".wav"
+        try TestSupport.run(["sox", "-q", "-n", "-r", "48000", "-c", "2", quiet, "trim", "0", "1"])
+        try TestSupport.run(["sox", "-q", "-n", "-r", "48000", "-c", "2", loud, "synth", "1", "whitenoise", "gain", "-n", "-3"])
+        try TestSupport.run(["sox", "-q", quiet, loud, quiet, wav])
+        try TestSupport.run(["lame", "--quiet", "-b", "192", wav, path])
+        return path
+    }
+
+    /// A sidechain compressor (swh sc3, detecting on its sidechain) ducks a steady tone while a second stream, linked
+    /// to its sidechain port by name, is loud; without that link the sidechain reads silence (and `validate` says
+    /// so) and nothing is ducked.
+    func testASidechainLinkedByPortNameDucksMusicFromASecondStream() throws {
+        let music = try TestSupport.sine(seconds: 3), voice = try Self.burst()
+        func graph(linked: Bool) -> String {
+            TestSupport.graph("""
+            { "nodes": [ { "id": "music", "type": "stream", "url": "\(music)" }, { "id": "voice", "type": "stream", "url": "\(voice)" },
+                         { "id": "duck", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/sc3",
+                           "controls": { "threshold": -30, "ratio": 10, "attack": 2, "release": 50, "chain_bal": 1 } },
+                         { "id": "sink", "type": "mixer", "inputs": 1 }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "music", "to": "duck" }, \(linked ? #"{ "from": "voice", "to": "duck:sidechain" },"# : #"{ "from": "voice", "to": "sink" },"#)
+                         { "from": "duck", "to": "out" } ] }
+            """)
+        }
+        func rms(_ x: [Float], _ from: Double, _ to: Double) -> Double { Self.rms(x[Int(from * 96000)..<Int(to * 96000)]) }
+        let ducked = try TestSupport.render(graph(linked: true), durationFrames: 3 * 48000).samples
+        let drop = 20 * log10(rms(ducked, 0.3, 0.9) / rms(ducked, 1.3, 1.9))
+        XCTAssertGreaterThan(drop, 10, "the tone was not ducked while the sidechain was loud")
+        XCTAssertEqual(20 * log10(rms(ducked, 0.3, 0.9) / rms(ducked, 2.3, 2.9)), 0, accuracy: 1, "the tone did not come back")
+        let unlinkedPath = graph(linked: false)
+        let document = try GraphDocument.load(path: unlinkedPath)
+        XCTAssertTrue(document.warnings.contains { "\($0)".contains("sidechain input 'sidechain' of 'duck' is not linked and reads silence") }, "\(document.warnings)")
+        let steady = try TestSupport.render(unlinkedPath, durationFrames: 3 * 48000).samples
+        XCTAssertEqual(20 * log10(rms(steady, 0.3, 0.9) / rms(steady, 1.3, 1.9)), 0, accuracy: 0.5)
+        XCTAssertTrue(GraphPrinter.text(try GraphDocument.load(path: graph(linked: true))).contains("voice:0 -> duck:sidechain"))
+        XCTAssertThrowsError(try GraphDocument.load(path: TestSupport.graph("""
+            { "nodes": [ { "id": "music", "type": "stream", "url": "\(music)" },
+                         { "id": "duck", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/sc3" }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "music", "to": "duck" }, { "from": "music", "to": "duck:left_in" }, { "from": "duck", "to": "out" } ] }
+            """))) { XCTAssertTrue("\($0)".contains("'duck:left_in': 'left_in' is one of its main inputs"), "\($0)") }
+    }
+}

@@ -16,12 +16,18 @@ public struct ChainPlacement: Equatable, Sendable {
     public var chain: String
 }
 
-/// One link from a node's output bus to another node's input bus.
+/// One link from a node's output bus to another node's input bus. A link to an LV2 node's port by symbol
+/// (`"to": "comp:sidechain"`) feeds that port alone, on an input bus of its own (`toPort` names it).
 public struct GraphLink: Equatable, Sendable {
     public var from: Int
     public var fromBus: Int
     public var to: Int
     public var toBus: Int
+    public var toPort: String?
+
+    public init(from: Int, fromBus: Int, to: Int, toBus: Int, toPort: String? = nil) {
+        (self.from, self.fromBus, self.to, self.toBus, self.toPort) = (from, fromBus, to, toBus, toPort)
+    }
 }
 
 /// A graph file read and checked completely: everything a render needs, with the render order.
@@ -109,13 +115,13 @@ public struct GraphDocument: Sendable {
         let context = NodeContext(format: format, baseDirectory: file.deletingLastPathComponent())
         let chains = ChainDefinitions.parse(root["chains"], context: context, issues: &issues)
         var placements: [ChainPlacement] = []
-        let nodes = parseNodes(root["nodes"], context: context, chains: chains, selection: selection,
+        var nodes = parseNodes(root["nodes"], context: context, chains: chains, selection: selection,
                                placements: &placements, issues: &issues)
         let declared = Set((root["nodes"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue })
         let ends = Dictionary(uniqueKeysWithValues: placements.map { p in
             (p.id, (first: "\(p.id)/\(chains.members[p.chain]!.first!.id)", last: "\(p.id)/\(chains.members[p.chain]!.last!.id)"))
         })
-        var links = parseLinks(root["links"], nodes: nodes, declared: declared, chainEnds: ends, issues: &issues)
+        var links = parseLinks(root["links"], nodes: &nodes, declared: declared, chainEnds: ends, issues: &issues)
         for p in placements {
             let ids = chains.members[p.chain]!.map { "\(p.id)/\($0.id)" }
             for (a, b) in zip(ids, ids.dropFirst()) {
@@ -127,6 +133,13 @@ public struct GraphDocument: Sendable {
         let valid = nodes.compactMap { $0 }
         if valid.count == nodes.count {
             checkInputs(nodes: valid, links: links, issues: &issues)
+        }
+        for node in valid {
+            guard let plugin = node.definition as? LV2Node else { continue }
+            let linked = Set(plugin.portInputs.map(\.port))
+            for port in plugin.plugin.ports where port.kind == .audio && port.isInput && port.isSideChain && !linked.contains(port.index) {
+                issues.warn(node.path, "sidechain input '\(port.symbol)' of '\(node.id)' is not linked and reads silence (link it with \"to\": \"\(node.id):\(port.symbol)\")")
+            }
         }
         let outputs = valid.filter { $0.definition is OutputNode }
         if outputs.isEmpty && valid.count == nodes.count {
@@ -233,7 +246,7 @@ public struct GraphDocument: Sendable {
 
     /// `declared` holds every id written in the file, so a link to a node that failed its own checks is not reported again.
     /// `chainEnds` maps a chain node's id to its first member (links into it) and last member (links out of it).
-    static func parseLinks(_ value: JSONValue?, nodes: [GraphNode?], declared: Set<String>,
+    static func parseLinks(_ value: JSONValue?, nodes: inout [GraphNode?], declared: Set<String>,
                            chainEnds: [String: (first: String, last: String)], issues: inout GraphIssues) -> [GraphLink] {
         guard let value else {
             issues.report("links", "missing: the graph needs a \"links\" array")
@@ -251,12 +264,65 @@ public struct GraphDocument: Sendable {
                 continue
             }
             let s = NodeSettings(object: item, path: path)
-            s.rejectUnknownKeys(["from", "to"], issues: &issues)
+            s.rejectUnknownKeys(["from", "to", "channel"], issues: &issues)
             let from = endpoint("from", s, nodes: nodes, declared: declared, output: true, chainEnds: chainEnds, issues: &issues)
+            if let port = portEndpoint(s, nodes: &nodes, chainEnds: chainEnds, issues: &issues) {
+                if let from, let port = port { links.append(GraphLink(from: from.0, fromBus: from.1, to: port.node, toBus: port.bus, toPort: port.symbol)) }
+                continue
+            }
+            if s.object["channel"] != nil {
+                issues.report(s.path("channel"), "\"channel\" picks the source channel for a link to one port (\"to\": \"NODE:PORT\")", at: s.object["channel"])
+            }
             let to = endpoint("to", s, nodes: nodes, declared: declared, output: false, chainEnds: chainEnds, issues: &issues)
             if let from, let to { links.append(GraphLink(from: from.0, fromBus: from.1, to: to.0, toBus: to.1)) }
         }
         return links
+    }
+
+    /// A link `"to": "NODE:PORT"` naming an LV2 input port that is not one of the node's main inputs (a sidechain, a CV
+    /// input): nil when "to" is not of that form; `.some(nil)` when it is but is wrong (reported). The port gets an
+    /// input bus of its own on the node.
+    static func portEndpoint(_ s: NodeSettings, nodes: inout [GraphNode?], chainEnds: [String: (first: String, last: String)],
+                             issues: inout GraphIssues) -> (node: Int, bus: Int, symbol: String)?? {
+        guard let text = s.object["to"]?.stringValue else { return nil }
+        let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, Int(parts[1]) == nil, !parts[1].isEmpty else { return nil }
+        let id = chainEnds[String(parts[0])]?.first ?? String(parts[0]), symbol = String(parts[1])
+        guard let position = nodes.firstIndex(where: { $0?.id == id }), var node = nodes[position],
+              var plugin = node.definition as? LV2Node else {
+            issues.report(s.path("to"), "'\(text)': only an lv2 node's ports can be linked by name; other nodes take a bus number after ':'", at: s.object["to"])
+            return .some(nil)
+        }
+        let main = Set(plugin.plugin.audioPorts(input: true).map(\.index))
+        let candidates = plugin.plugin.ports.filter { ($0.kind == .audio || $0.kind == .cv) && $0.isInput && !main.contains($0.index) }
+        guard let port = candidates.first(where: { $0.symbol == symbol }) else {
+            let known = candidates.map(\.symbol)
+            let why = plugin.plugin.ports.contains { $0.symbol == symbol && main.contains($0.index) }
+                ? "'\(symbol)' is one of its main inputs, which link to '\(id)' itself"
+                : "it has no such input port"
+            issues.report(s.path("to"), "'\(text)': \(why); ports to link by name: \(known.isEmpty ? "none" : known.joined(separator: ", "))", at: s.object["to"])
+            return .some(nil)
+        }
+        guard plugin.copies == 1 else {
+            issues.report(s.path("to"), "'\(text)': ports can be linked by name only on a plugin that runs once, not once per channel", at: s.object["to"])
+            return .some(nil)
+        }
+        var channel: Int?
+        if let value = s.object["channel"] {
+            guard let c = value.numberValue.map(Int.init), Double(c) == value.numberValue, c >= 0 else {
+                issues.report(s.path("channel"), "expected a channel number (0 is the first), found \(value.typeName)", at: value)
+                return .some(nil)
+            }
+            channel = c
+        }
+        guard !plugin.portInputs.contains(where: { $0.port == port.index }) else {
+            issues.report(s.path("to"), "'\(text)' is linked more than once; feed a mixer to combine signals", at: s.object["to"])
+            return .some(nil)
+        }
+        plugin.portInputs.append(LV2Node.PortInput(port: port.index, symbol: port.symbol, channel: channel))
+        node.definition = plugin
+        nodes[position] = node
+        return (position, plugin.portInputs.count, symbol)
     }
 
     /// Resolves `id` or `id:bus` to (node position, bus).

@@ -20,7 +20,10 @@ public enum GraphPrinter {
             out += settings.isEmpty ? "\n" : "  \(settings)\n"
         }
         out += "links:\n"
-        for l in doc.links { out += "  \(endpoint(doc, l.from, l.fromBus)) -> \(endpoint(doc, l.to, l.toBus))\n" }
+        for l in doc.links {
+            let target = l.toPort.map { "\(doc.nodes[l.to].id):\($0)" } ?? endpoint(doc, l.to, l.toBus)
+            out += "  \(endpoint(doc, l.from, l.fromBus)) -> \(target)\n"
+        }
         out += "render order: " + doc.order.map { doc.nodes[$0].id }.joined(separator: " -> ") + "\n"
         if !doc.chains.isEmpty {
             out += "chains (swap with `chain NODE NAME`; crossfade \(Format.number(doc.crossfadeSeconds * 1000)) ms):\n"
@@ -38,7 +41,7 @@ public enum GraphPrinter {
             out += "  \(quote(node.id)) [label=\(quote(lines.joined(separator: "\n")))];\n"
         }
         for l in doc.links {
-            out += "  \(quote(doc.nodes[l.from].id)) -> \(quote(doc.nodes[l.to].id)) [label=\(quote("\(l.fromBus)→\(l.toBus)"))];\n"
+            out += "  \(quote(doc.nodes[l.from].id)) -> \(quote(doc.nodes[l.to].id)) [label=\(quote("\(l.fromBus)→\(l.toPort ?? String(l.toBus))"))];\n"
         }
         return out + "}\n"
     }

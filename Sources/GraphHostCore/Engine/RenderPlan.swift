@@ -40,7 +40,8 @@ public struct RenderPlan {
                                   channels: channels, frames: frames)
             case .lv2(let k):
                 k.pointee.process(input: step.inputs[0], output: step.output!, channelStride: maxFrames,
-                                  channels: channels, frames: frames, guardOutput: guardOutput)
+                                  channels: channels, frames: frames, guardOutput: guardOutput,
+                                  portInputs: step.inputCount > 1 ? step.inputs + 1 : nil)
             case .crossfade(let k):
                 k.pointee.process(inputs: step.inputs, output: step.output!, channelStride: maxFrames,
                                   channels: channels, frames: frames)

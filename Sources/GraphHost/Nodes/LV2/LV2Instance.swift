@@ -169,6 +169,17 @@ final class LV2Instance: NodeInstance {
         self.workers = workers
         workerThread = workers[0].interface == nil ? nil : LV2WorkerThread(channels: workers, count: copies)
         instances = created
+        if !node.portInputs.isEmpty {
+            let feeds = alloc(LV2Kernel.PortFeed.self, node.portInputs.count)
+            for (k, input) in node.portInputs.enumerated() {
+                (feeds + k).initialize(to: LV2Kernel.PortFeed(port: UInt32(input.port), channel: input.channel ?? -1))
+            }
+            let signals = alloc(Float.self, node.portInputs.count * format.maxFrames)
+            signals.initialize(repeating: 0, count: node.portInputs.count * format.maxFrames)
+            kernelPointer.pointee.portFeeds = feeds
+            kernelPointer.pointee.portFeedCount = node.portInputs.count
+            kernelPointer.pointee.portSignals = signals
+        }
         if !plugin.properties.isEmpty, let control = plugin.controlAtomInput, let index = atomPorts.firstIndex(where: { $0.index == control.index }) {
             let ring = ByteRing.allocate(capacity: 1 << 16)
             patchMessages = ring

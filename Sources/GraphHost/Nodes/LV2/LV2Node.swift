@@ -23,7 +23,16 @@ public struct LV2Node: NodeDefinition {
     /// 1 when the plugin's audio ports match the bus, else the channel count (a mono plugin per channel).
     public var copies: Int
 
-    public var inputBuses: Int { 1 }
+    /// Input ports fed by links of their own (`"to": "NODE:PORT"`), each on input bus 1, 2, …: the source bus's
+    /// `channel`, or the average of its channels.
+    public struct PortInput: Sendable, Equatable {
+        public var port: Int
+        public var symbol: String
+        public var channel: Int?
+    }
+    public var portInputs: [PortInput] = []
+
+    public var inputBuses: Int { 1 + portInputs.count }
     public var outputBuses: Int { 1 }
     public var summary: [(String, String)] {
         var items = [("uri", uri), ("instances", "\(copies)")]
@@ -160,7 +169,7 @@ public struct LV2Node: NodeDefinition {
 
     /// The same plugin keeps its instance (and its state); a changed preset and changed controls apply live.
     public func liveChanges(from old: any NodeDefinition) -> [NodeCommand]? {
-        guard let old = old as? LV2Node, old.uri == uri, old.copies == copies else { return nil }
+        guard let old = old as? LV2Node, old.uri == uri, old.copies == copies, old.portInputs == portInputs else { return nil }
         var commands: [NodeCommand] = []
         if let presetURI, presetURI != old.presetURI { commands.append(.preset(presetURI)) }
         for port in plugin.controlInputs where controlValues[port.index] != old.controlValues[port.index] {

@@ -44,6 +44,19 @@ public struct LV2Kernel {
         case resume
         case bypass(Bool)
     }
+    /// Ports fed by links of their own (sidechains, CV inputs): the port index and the channel of its bus to read,
+    /// or -1 for the channels' average (made in `portSignals`, `maxFrames` per port).
+    public struct PortFeed {
+        public var port: UInt32
+        public var channel: Int
+        public init(port: UInt32, channel: Int) {
+            self.port = port
+            self.channel = channel
+        }
+    }
+    public var portFeeds: UnsafeMutablePointer<PortFeed>?
+    public var portFeedCount = 0
+    public var portSignals: UnsafeMutablePointer<Float>?
     /// patch:Set messages (atom objects) the control world queued for the plugin, copied into the control sequence
     /// (the atom input `controlSequence` of each copy's `atomPortsPerCopy`) at the start of the next run; nil when
     /// the plugin has no properties.
@@ -128,7 +141,8 @@ public struct LV2Kernel {
     /// held such values, so the node can be named).
     @_noLocks
     public func process(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
-                        channelStride: Int, channels: Int, frames: Int, guardOutput: Bool = false) {
+                        channelStride: Int, channels: Int, frames: Int, guardOutput: Bool = false,
+                        portInputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>? = nil) {
         if wet.pointee.isSteady && wet.pointee.current == 0 && !runsWhenSilent.pointee {
             // Paused: the plugin is not run (its state may be being restored); the input passes through.
             for c in 0..<channels {
@@ -138,6 +152,7 @@ public struct LV2Kernel {
             paused.store(true, ordering: .releasing)
             return
         }
+        if let portInputs { feedPorts(portInputs, channelStride: channelStride, channels: channels, frames: frames) }
         runPlugins(input: input, output: output, channelStride: channelStride, channels: channels, frames: frames)
         if guardOutput && !Bus.isSafe(output, channelStride: channelStride, channels: channels, frames: frames) {
             Bus.clear(output, channelStride: channelStride, channels: channels, from: 0, to: frames)
@@ -148,6 +163,28 @@ public struct LV2Kernel {
         }
         wet.pointee.blend(input: input, output: output, channelStride: channelStride, channels: channels, frames: frames)
         (wet + 1).pointee.scale(output, channelStride: channelStride, channels: channels, frames: frames)
+    }
+
+    /// Connects each linked port to its signal: one channel of its bus, or the average of the channels.
+    @_noLocks
+    func feedPorts(_ buses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, channelStride: Int, channels: Int, frames: Int) {
+        guard let portFeeds, let portSignals else { return }
+        for k in 0..<portFeedCount {
+            let feed = portFeeds[k], bus = buses[k]
+            var signal = portSignals + k * channelStride
+            if feed.channel >= 0 {
+                signal = bus + min(feed.channel, channels - 1) * channelStride
+            } else {
+                let scale = 1 / Float(channels)
+                for f in 0..<frames {
+                    var sum: Float = 0
+                    for c in 0..<channels { sum += bus[c * channelStride + f] }
+                    signal[f] = sum * scale
+                }
+            }
+            // connect_port stores a pointer (real-time safe per the LV2 specification).
+            _unsafePerformance { descriptors[0].pointee.connect_port(handles[0], feed.port, UnsafeMutableRawPointer(signal)) }
+        }
     }
 
     /// Appends an event at frame 0 holding the atom `message` to an input sequence; one that does not fit is dropped.
