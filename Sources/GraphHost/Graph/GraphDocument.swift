@@ -266,9 +266,14 @@ public struct GraphDocument: Sendable {
             let s = NodeSettings(object: item, path: path)
             s.rejectUnknownKeys(["from", "to", "channel"], issues: &issues)
             let from = endpoint("from", s, nodes: nodes, declared: declared, output: true, chainEnds: chainEnds, issues: &issues)
-            if let port = portEndpoint(s, nodes: &nodes, chainEnds: chainEnds, issues: &issues) {
-                if let from, let port = port { links.append(GraphLink(from: from.0, fromBus: from.1, to: port.node, toBus: port.bus, toPort: port.symbol)) }
+            switch portEndpoint(s, nodes: &nodes, chainEnds: chainEnds, issues: &issues) {
+            case .port(let node, let bus, let symbol):
+                if let from { links.append(GraphLink(from: from.0, fromBus: from.1, to: node, toBus: bus, toPort: symbol)) }
                 continue
+            case .invalid:
+                continue
+            case .notAPort:
+                break
             }
             if s.object["channel"] != nil {
                 issues.report(s.path("channel"), "\"channel\" picks the source channel for a link to one port (\"to\": \"NODE:PORT\")", at: s.object["channel"])
@@ -279,20 +284,29 @@ public struct GraphDocument: Sendable {
         return links
     }
 
+    /// What the "to" of a link names: a bus (not a port), a port that cannot be linked (reported), or a port.
+    enum PortTarget {
+        case notAPort
+        case invalid
+        case port(node: Int, bus: Int, symbol: String)
+    }
+
     /// A link `"to": "NODE:PORT"` naming an LV2 input port that is not one of the node's main inputs (a sidechain, a CV
-    /// input): nil when "to" is not of that form; `.some(nil)` when it is but is wrong (reported). The port gets an
-    /// input bus of its own on the node.
+    /// input). The port gets an input bus of its own on the node.
+    // Swift 6.3.1 crashes optimizing this function (CopyPropagation, "Found ownership error"); it runs once per link.
+    @_optimize(none)
     static func portEndpoint(_ s: NodeSettings, nodes: inout [GraphNode?], chainEnds: [String: (first: String, last: String)],
-                             issues: inout GraphIssues) -> (node: Int, bus: Int, symbol: String)?? {
-        guard let text = s.object["to"]?.stringValue else { return nil }
+                             issues: inout GraphIssues) -> PortTarget {
+        guard let text = s.object["to"]?.stringValue else { return .notAPort }
         let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2, Int(parts[1]) == nil, !parts[1].isEmpty else { return nil }
+        guard parts.count == 2, Int(parts[1]) == nil, !parts[1].isEmpty else { return .notAPort }
         let id = chainEnds[String(parts[0])]?.first ?? String(parts[0]), symbol = String(parts[1])
-        guard let position = nodes.firstIndex(where: { $0?.id == id }), var node = nodes[position],
-              var plugin = node.definition as? LV2Node else {
+        let position = nodes.firstIndex { $0?.id == id }
+        guard let position, let found = nodes[position], let lv2 = found.definition as? LV2Node else {
             issues.report(s.path("to"), "'\(text)': only an lv2 node's ports can be linked by name; other nodes take a bus number after ':'", at: s.object["to"])
-            return .some(nil)
+            return .invalid
         }
+        var node = found, plugin = lv2
         let main = Set(plugin.plugin.audioPorts(input: true).map(\.index))
         let candidates = plugin.plugin.ports.filter { ($0.kind == .audio || $0.kind == .cv) && $0.isInput && !main.contains($0.index) }
         guard let port = candidates.first(where: { $0.symbol == symbol }) else {
@@ -301,28 +315,28 @@ public struct GraphDocument: Sendable {
                 ? "'\(symbol)' is one of its main inputs, which link to '\(id)' itself"
                 : "it has no such input port"
             issues.report(s.path("to"), "'\(text)': \(why); ports to link by name: \(known.isEmpty ? "none" : known.joined(separator: ", "))", at: s.object["to"])
-            return .some(nil)
+            return .invalid
         }
         guard plugin.copies == 1 else {
             issues.report(s.path("to"), "'\(text)': ports can be linked by name only on a plugin that runs once, not once per channel", at: s.object["to"])
-            return .some(nil)
+            return .invalid
         }
         var channel: Int?
         if let value = s.object["channel"] {
             guard let c = value.numberValue.map(Int.init), Double(c) == value.numberValue, c >= 0 else {
                 issues.report(s.path("channel"), "expected a channel number (0 is the first), found \(value.typeName)", at: value)
-                return .some(nil)
+                return .invalid
             }
             channel = c
         }
         guard !plugin.portInputs.contains(where: { $0.port == port.index }) else {
             issues.report(s.path("to"), "'\(text)' is linked more than once; feed a mixer to combine signals", at: s.object["to"])
-            return .some(nil)
+            return .invalid
         }
         plugin.portInputs.append(LV2Node.PortInput(port: port.index, symbol: port.symbol, channel: channel))
         node.definition = plugin
         nodes[position] = node
-        return (position, plugin.portInputs.count, symbol)
+        return .port(node: position, bus: plugin.portInputs.count, symbol: symbol)
     }
 
     /// Resolves `id` or `id:bus` to (node position, bus).

@@ -129,38 +129,51 @@ public struct LV2Node: NodeDefinition {
                 values[port.index] = fitted
             }
         }
-        var properties: [String: String] = [:]
-        if let given = settings.object["properties"] {
-            guard let members = given.objectMembers else {
-                issues.report(settings.path("properties"), "expected an object of PROPERTY: value, found \(given.typeName)", at: given)
-                return nil
-            }
-            for (symbol, value) in members {
-                let path = "\(settings.path("properties")).\(symbol)"
-                guard let property = plugin.properties.first(where: { $0.symbol == symbol }) else {
-                    let known = plugin.properties.map(\.symbol)
-                    issues.report(path, "unknown property '\(symbol)'; properties: \(known.isEmpty ? "none" : known.joined(separator: ", "))", at: value)
-                    continue
-                }
-                let text = value.stringValue ?? value.numberValue.map { Format.number($0) } ?? value.boolValue.map { $0 ? "on" : "off" }
-                guard let text else {
-                    issues.report(path, "expected a string, number or boolean, found \(value.typeName)", at: value)
-                    continue
-                }
-                // Relative paths are relative to the graph file.
-                let resolved = property.range == LV2URI.atomPath && !text.hasPrefix("/") && !text.hasPrefix("~")
-                    ? context.baseDirectory.appendingPathComponent(text).path : text
-                do {
-                    _ = try PatchMessage.set(property, text: resolved)
-                    properties[symbol] = resolved
-                } catch {
-                    issues.report(path, "\(error)", at: value)
-                }
-            }
-        }
+        guard let properties = parseProperties(settings, plugin: plugin, context: context, issues: &issues) else { return nil }
         var node = LV2Node(uri: uri, plugin: plugin, controlValues: values, presetLabel: presetLabel, presetURI: presetURI, copies: copies)
         node.propertyValues = properties
         return node
+    }
+
+    /// The `properties` setting: each value as text (a path resolved against the graph's folder), checked by building
+    /// its patch:Set message; nil when the setting is not an object.
+    static func parseProperties(_ settings: NodeSettings, plugin: LV2PluginInfo, context: NodeContext,
+                                issues: inout GraphIssues) -> [String: String]? {
+        var properties: [String: String] = [:]
+        guard let given = settings.object["properties"] else { return properties }
+        guard let members = given.objectMembers else {
+            issues.report(settings.path("properties"), "expected an object of PROPERTY: value, found \(given.typeName)", at: given)
+            return nil
+        }
+        for (symbol, value) in members {
+            let path = "\(settings.path("properties")).\(symbol)"
+            guard let property = plugin.properties.first(where: { $0.symbol == symbol }) else {
+                let known = plugin.properties.map(\.symbol)
+                issues.report(path, "unknown property '\(symbol)'; properties: \(known.isEmpty ? "none" : known.joined(separator: ", "))", at: value)
+                continue
+            }
+            guard let text = propertyText(value) else {
+                issues.report(path, "expected a string, number or boolean, found \(value.typeName)", at: value)
+                continue
+            }
+            // Relative paths are relative to the graph file.
+            let isRelativePath = property.range == LV2URI.atomPath && !text.hasPrefix("/") && !text.hasPrefix("~")
+            let resolved = isRelativePath ? context.baseDirectory.appendingPathComponent(text).path : text
+            if let problem = PatchMessage.problem(property, text: resolved) {
+                issues.report(path, problem, at: value)
+            } else {
+                properties[symbol] = resolved
+            }
+        }
+        return properties
+    }
+
+    /// A property value from JSON as text.
+    static func propertyText(_ value: JSONValue) -> String? {
+        if let text = value.stringValue { return text }
+        if let number = value.numberValue { return Format.number(number) }
+        if let flag = value.boolValue { return flag ? "on" : "off" }
+        return nil
     }
 
     public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance {

@@ -41,6 +41,16 @@ enum PatchMessage {
         return bytes(of: UInt32(body.count)) + bytes(of: map.map(LV2URI.atomObject)) + body
     }
 
+    /// Why `text` cannot be the value of `property`, or nil when it can.
+    static func problem(_ property: LV2Property, text: String) -> String? {
+        do {
+            _ = try set(property, text: text)
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
     static func bytes<T>(of value: T) -> [UInt8] { withUnsafeBytes(of: value) { Array($0) } }
 
     static func padded(_ bytes: [UInt8]) -> [UInt8] { bytes + [UInt8](repeating: 0, count: (8 - bytes.count % 8) % 8) }
