@@ -665,3 +665,66 @@ extension LV2HostTests {
             """))) { XCTAssertTrue("\($0)".contains("'duck:left_in': 'left_in' is one of its main inputs"), "\($0)") }
     }
 }
+
+/// Instruments played by a `midi` node reading a Standard MIDI File.
+extension LV2HostTests {
+    /// A format-0 file at 120 bpm (480 ticks a quarter): A4 for half a second, then C5 for half a second.
+    static func twoNotes() throws -> String {
+        let path = TestSupport.directory.appendingPathComponent("two-notes.mid").path
+        let track: [UInt8] = [0x00, 0x90, 69, 100, 0x83, 0x60, 0x80, 69, 0,
+                              0x00, 0x90, 72, 100, 0x83, 0x60, 0x80, 72, 0,
+                              0x00, 0xFF, 0x2F, 0x00]
+        var bytes: [UInt8] = Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0x01, 0xE0]
+        bytes += Array("MTrk".utf8) + [0, 0, 0, UInt8(track.count)] + track
+        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        return path
+    }
+
+    /// The strongest period (in frames) of a mono signal between `shortest` and `longest`, by autocorrelation.
+    static func period(_ x: ArraySlice<Float>, shortest: Int, longest: Int) -> Int {
+        let x = Array(x)
+        return (shortest...longest).max { a, b in
+            zip(x, x.dropFirst(a)).reduce(0) { $0 + $1.0 * $1.1 } < zip(x, x.dropFirst(b)).reduce(0) { $0 + $1.0 * $1.1 }
+        }!
+    }
+
+    /// mda JX10 (an instrument: MIDI in, stereo out) plays a MIDI file offline: sound while the notes are held, the
+    /// same in two renders; mda Piano plays them at their pitch (A4, then C5 at the frame the file says).
+    func testAnInstrumentPlaysAMIDIFile() throws {
+        let midi = try Self.twoNotes()
+        let path = TestSupport.graph("""
+        { "format": { "sampleRate": 48000, "channels": 2 },
+          "nodes": [ { "id": "keys", "type": "midi", "file": "\(midi)" },
+                     { "id": "synth", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/JX10" }, { "id": "out", "type": "output" } ],
+          "links": [ { "from": "keys", "to": "synth" }, { "from": "synth", "to": "out" } ] }
+        """)
+        let out = try TestSupport.render(path, durationFrames: 72000).samples
+        XCTAssertEqual(out, try TestSupport.render(path, durationFrames: 72000).samples)
+        XCTAssertTrue(out.allSatisfy { $0.isFinite })
+        let left = stride(from: 0, to: out.count, by: 2).map { out[$0] }
+        XCTAssertGreaterThan(TestSupport.peak(Array(left[4800..<24000])), 0.05, "silent while A4 is held")
+        // JX10's default patch stacks detuned oscillators; mda Piano shows the pitch plainly.
+        let pianoPath = TestSupport.graph((try String(contentsOfFile: path, encoding: .utf8)).replacingOccurrences(of: "mda/JX10", with: "mda/Piano"))
+        let played = try TestSupport.render(pianoPath, durationFrames: 72000).samples
+        let pianoLeft = stride(from: 0, to: played.count, by: 2).map { played[$0] }
+        XCTAssertEqual(Double(Self.period(pianoLeft[9600..<14400], shortest: 60, longest: 240)), 48000 / 440, accuracy: 1)
+        XCTAssertEqual(Double(Self.period(pianoLeft[33600..<38400], shortest: 60, longest: 240)), 48000 / 523.25, accuracy: 1)
+        // A reload that gives the kept instrument another midi node switches its events (they are not crossfaded).
+        let other = TestSupport.directory.appendingPathComponent("two-notes-again.mid").path
+        try FileManager.default.copyItem(atPath: midi, toPath: other)
+        let reload = TestSupport.graph((try String(contentsOfFile: pianoPath, encoding: .utf8)).replacingOccurrences(of: "\"keys\"", with: "\"keys2\"").replacingOccurrences(of: midi, with: other))
+        let swapped = try TestSupport.render(pianoPath, durationFrames: 72000, events: [TimedCommand(frame: 24000, request: .load(path: reload))]).samples
+        XCTAssertTrue(swapped.allSatisfy { $0.isFinite && abs($0) < 2 })
+        XCTAssertGreaterThan(TestSupport.peak(Array(swapped[48000...])), 0.05, "the second midi node does not play")
+        XCTAssertThrowsError(try GraphDocument.load(path: TestSupport.graph("""
+            { "nodes": [ { "id": "keys", "type": "midi", "file": "\(try TestSupport.sine(seconds: 1))" },
+                         { "id": "synth", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/JX10" }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "keys", "to": "synth" }, { "from": "synth", "to": "out" } ] }
+            """))) { XCTAssertTrue("\($0)".contains("nodes[0].file: MIDI file"), "\($0)"); XCTAssertTrue("\($0)".contains("not a Standard MIDI File"), "\($0)") }
+        XCTAssertThrowsError(try GraphDocument.load(path: TestSupport.graph("""
+            { "nodes": [ { "id": "song", "type": "stream", "url": "\(try TestSupport.sine(seconds: 1))" },
+                         { "id": "synth", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/JX10" }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "song", "to": "synth" }, { "from": "synth", "to": "out" } ] }
+            """))) { XCTAssertTrue("\($0)".contains("'synth' is an instrument: its input takes the events of a midi node, not the audio of 'song'"), "\($0)") }
+    }
+}

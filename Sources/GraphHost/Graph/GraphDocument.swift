@@ -134,6 +134,7 @@ public struct GraphDocument: Sendable {
         if valid.count == nodes.count {
             checkInputs(nodes: valid, links: links, issues: &issues)
         }
+        if valid.count == nodes.count { checkEventLinks(nodes: valid, links: links, issues: &issues) }
         for node in valid {
             guard let plugin = node.definition as? LV2Node else { continue }
             let linked = Set(plugin.portInputs.map(\.port))
@@ -372,6 +373,20 @@ public struct GraphDocument: Sendable {
             return nil
         }
         return (position, bus)
+    }
+
+    /// A `midi` node's events go to an instrument's input, and an instrument's input takes only events.
+    static func checkEventLinks(nodes: [GraphNode], links: [GraphLink], issues: inout GraphIssues) {
+        for (i, link) in links.enumerated() {
+            let source = nodes[link.from], target = nodes[link.to]
+            let fromEvents = source.definition is MIDINode
+            let toInstrument = link.toBus == 0 && link.toPort == nil && (target.definition as? LV2Node)?.plugin.isInstrument == true
+            if fromEvents && !toInstrument {
+                issues.report("links[\(i)]", "'\(source.id)' (midi) sends MIDI events: link it to an instrument (an lv2 plugin with a MIDI input and no audio input), not to '\(target.id)'")
+            } else if toInstrument && !fromEvents {
+                issues.report("links[\(i)]", "'\(target.id)' is an instrument: its input takes the events of a midi node, not the audio of '\(source.id)'")
+            }
+        }
     }
 
     static func checkInputs(nodes: [GraphNode], links: [GraphLink], issues: inout GraphIssues) {

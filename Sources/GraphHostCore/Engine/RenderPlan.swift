@@ -45,6 +45,8 @@ public struct RenderPlan {
             case .crossfade(let k):
                 k.pointee.process(inputs: step.inputs, output: step.output!, channelStride: maxFrames,
                                   channels: channels, frames: frames)
+            case .midi(let k):
+                k.pointee.process(output: step.output!, frames: frames)
             case .output:
                 break
             }

@@ -30,6 +30,7 @@ extension RenderStep.Kernel {
             case .ipodEQ(let k): return UnsafeMutableRawPointer(k)
             case .lv2(let k): return UnsafeMutableRawPointer(k)
             case .crossfade(let k): return UnsafeMutableRawPointer(k)
+            case .midi(let k): return UnsafeMutableRawPointer(k)
             case .output: return nil
             }
         }

@@ -180,6 +180,15 @@ final class LV2Instance: NodeInstance {
             kernelPointer.pointee.portFeedCount = node.portInputs.count
             kernelPointer.pointee.portSignals = signals
         }
+        if plugin.isInstrument, let midi = plugin.midiInput, let index = atomPorts.firstIndex(where: { $0.index == midi.index }) {
+            let silent = alloc(Float.self, format.channels * format.maxFrames)
+            silent.initialize(repeating: 0, count: format.channels * format.maxFrames)
+            kernelPointer.pointee.readsMIDI = true
+            kernelPointer.pointee.midiPort = index
+            kernelPointer.pointee.atomPortsPerCopy = atomPorts.count
+            kernelPointer.pointee.silence = silent
+            kernelPointer.pointee.eventCapacity = format.channels * format.maxFrames * MemoryLayout<Float>.size
+        }
         if !plugin.properties.isEmpty, let control = plugin.controlAtomInput, let index = atomPorts.firstIndex(where: { $0.index == control.index }) {
             let ring = ByteRing.allocate(capacity: 1 << 16)
             patchMessages = ring

@@ -71,6 +71,9 @@ public struct LV2Node: NodeDefinition {
             copies = 1
         } else if ins == 1 && outs == 1 {
             copies = channels
+        } else if plugin.isInstrument && (outs == 1 || outs == channels) {
+            // An instrument: its input bus carries a `midi` node's events; its output feeds the bus.
+            copies = 1
         } else if (ins == 1 || ins == channels) && (outs == 1 || outs == channels) {
             // Mono to stereo (a mono input reads the channels' average), stereo to mono (the output goes to every channel).
             copies = 1

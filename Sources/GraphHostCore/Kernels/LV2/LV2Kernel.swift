@@ -61,6 +61,13 @@ public struct LV2Kernel {
     /// (the atom input `controlSequence` of each copy's `atomPortsPerCopy`) at the start of the next run; nil when
     /// the plugin has no properties.
     public var patchMessages: ByteRing?
+    /// An instrument reads a `midi` node's event sequence from its input bus into its MIDI port (`midiPort` among a
+    /// copy's atom ports); its dry signal is `silence`.
+    public var readsMIDI = false
+    public var midiPort = -1
+    public var silence: UnsafeMutablePointer<Float>?
+    /// The bytes an event bus holds (events past it are never read).
+    public var eventCapacity = 0
     public var controlSequence = -1
     public var atomPortsPerCopy = 0
     public var messageScratch: UnsafeMutableRawPointer?
@@ -143,6 +150,8 @@ public struct LV2Kernel {
     public func process(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
                         channelStride: Int, channels: Int, frames: Int, guardOutput: Bool = false,
                         portInputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>? = nil) {
+        let events: UnsafeRawPointer? = readsMIDI ? UnsafeRawPointer(input) : nil
+        let input = readsMIDI ? (silence ?? input) : input
         if wet.pointee.isSteady && wet.pointee.current == 0 && !runsWhenSilent.pointee {
             // Paused: the plugin is not run (its state may be being restored); the input passes through.
             for c in 0..<channels {
@@ -153,7 +162,7 @@ public struct LV2Kernel {
             return
         }
         if let portInputs { feedPorts(portInputs, channelStride: channelStride, channels: channels, frames: frames) }
-        runPlugins(input: input, output: output, channelStride: channelStride, channels: channels, frames: frames)
+        runPlugins(input: input, output: output, channelStride: channelStride, channels: channels, frames: frames, events: events)
         if guardOutput && !Bus.isSafe(output, channelStride: channelStride, channels: channels, frames: frames) {
             Bus.clear(output, channelStride: channelStride, channels: channels, from: 0, to: frames)
             silencedSlices.wrappingIncrement(ordering: .relaxed)
@@ -187,21 +196,38 @@ public struct LV2Kernel {
         }
     }
 
-    /// Appends an event at frame 0 holding the atom `message` to an input sequence; one that does not fit is dropped.
+    /// Copies the events of the atom sequence at `source` (a `midi` node's output) into each copy's MIDI port.
     @_noLocks
-    func appendEvent(_ message: UnsafeMutableRawPointer, size: Int, to sequence: UnsafeMutablePointer<LV2_Atom_Sequence>, capacity: Int) {
+    func copyEvents(from source: UnsafeRawPointer) {
+        let end = min(8 + Int(source.load(as: UInt32.self)), eventCapacity)
+        var offset = 16
+        while offset + 16 <= end {
+            let frame = source.load(fromByteOffset: offset, as: Int64.self)
+            let size = 8 + Int(source.load(fromByteOffset: offset + 8, as: UInt32.self))
+            for copy in 0..<copies {
+                let a = copy * atomPortsPerCopy + midiPort
+                appendEvent(source + offset + 8, size: size, frame: frame, to: atomBuffers[a], capacity: Int(atomCapacities[a]))
+            }
+            offset += (8 + size + 7) & ~7
+        }
+    }
+
+    /// Appends an event at `frame` holding the atom `message` to an input sequence; one that does not fit is dropped.
+    @_noLocks
+    func appendEvent(_ message: UnsafeRawPointer, size: Int, frame: Int64, to sequence: UnsafeMutablePointer<LV2_Atom_Sequence>, capacity: Int) {
         let used = Int(sequence.pointee.atom.size)
         let padded = (8 + size + 7) & ~7
         guard 8 + used + padded <= capacity else { return }
         let event = UnsafeMutableRawPointer(sequence) + 8 + used
-        event.storeBytes(of: Int64(0), as: Int64.self)
+        event.storeBytes(of: frame, as: Int64.self)
         let source = message.assumingMemoryBound(to: UInt8.self), destination = (event + 8).assumingMemoryBound(to: UInt8.self)
         for i in 0..<size { destination[i] = source[i] }
         sequence.pointee.atom.size = UInt32(used + padded)
     }
 
     @_noLocks
-    func runPlugins(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int) {
+    func runPlugins(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int,
+                    frames: Int, events: UnsafeRawPointer? = nil) {
         if let downmix {
             let scale = 1 / Float(channels)
             for f in 0..<frames {
@@ -226,10 +252,11 @@ public struct LV2Kernel {
             while let size = patchMessages.read(into: messageScratch, capacity: Self.messageScratchSize) {
                 for copy in 0..<copies {
                     let a = copy * atomPortsPerCopy + controlSequence
-                    appendEvent(messageScratch, size: size, to: atomBuffers[a], capacity: Int(atomCapacities[a]))
+                    appendEvent(messageScratch, size: size, frame: 0, to: atomBuffers[a], capacity: Int(atomCapacities[a]))
                 }
             }
         }
+        if let events, midiPort >= 0 { copyEvents(from: events) }
         for copy in 0..<copies {
             let descriptor = descriptors[copy]
             let handle = handles[copy]
