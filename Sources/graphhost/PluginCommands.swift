@@ -15,7 +15,7 @@ struct PluginsCommand: ParsableCommand {
             let list: [[String: Any]] = plugins.map { p in
                 [
                     "uri": p.uri, "name": p.name,
-                    "audioInputs": p.audioPorts(input: true).count, "audioOutputs": p.audioPorts(input: false).count, "instrument": p.isInstrument,
+                    "audioInputs": p.audioPorts(input: true).count, "audioOutputs": p.audioPorts(input: false).count, "instrument": p.isInstrument, "midiProcessor": p.isMIDIProcessor,
                     "controls": p.controlInputs.map { c -> [String: Any] in
                         var d: [String: Any] = ["symbol": c.symbol, "name": c.name]
                         if let v = c.minimum { d["minimum"] = v }

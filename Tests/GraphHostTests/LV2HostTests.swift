@@ -725,6 +725,31 @@ extension LV2HostTests {
             { "nodes": [ { "id": "song", "type": "stream", "url": "\(try TestSupport.sine(seconds: 1))" },
                          { "id": "synth", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/JX10" }, { "id": "out", "type": "output" } ],
               "links": [ { "from": "song", "to": "synth" }, { "from": "synth", "to": "out" } ] }
-            """))) { XCTAssertTrue("\($0)".contains("'synth' is an instrument: its input takes the events of a midi node, not the audio of 'song'"), "\($0)") }
+            """))) { XCTAssertTrue("\($0)".contains("'synth' takes MIDI events (a midi node's or a MIDI processor's), not the audio of 'song'"), "\($0)") }
+    }
+}
+
+extension LV2HostTests {
+    /// MIDI outputs feed other plugins: a midi node → x42 miditranspose (a MIDI processor, +12 semitones) → mda Piano.
+    /// A4 sounds as A5; bypassing the processor passes the notes as they are.
+    func testAMIDIProcessorFeedsAnInstrument() throws {
+        let midi = try Self.twoNotes()
+        let path = TestSupport.graph("""
+        { "format": { "sampleRate": 48000, "channels": 2 },
+          "nodes": [ { "id": "keys", "type": "midi", "file": "\(midi)" },
+                     { "id": "up", "type": "lv2", "uri": "http://gareus.org/oss/lv2/midifilter#miditranspose", "controls": { "transpose": 12 } },
+                     { "id": "piano", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/Piano" }, { "id": "out", "type": "output" } ],
+          "links": [ { "from": "keys", "to": "up" }, { "from": "up", "to": "piano" }, { "from": "piano", "to": "out" } ] }
+        """)
+        func left(_ x: [Float]) -> [Float] { stride(from: 0, to: x.count, by: 2).map { x[$0] } }
+        let raised = left(try TestSupport.render(path, durationFrames: 48000).samples)
+        XCTAssertEqual(Double(Self.period(raised[9600..<14400], shortest: 30, longest: 240)), 48000 / 880, accuracy: 1)
+        let passed = left(try TestSupport.render(path, durationFrames: 48000, events: [TimedCommand(frame: 0, command: try Command.parse("bypass up on"))]).samples)
+        XCTAssertEqual(Double(Self.period(passed[9600..<14400], shortest: 60, longest: 240)), 48000 / 440, accuracy: 1)
+        XCTAssertThrowsError(try GraphDocument.load(path: TestSupport.graph("""
+            { "nodes": [ { "id": "keys", "type": "midi", "file": "\(midi)" },
+                         { "id": "up", "type": "lv2", "uri": "http://gareus.org/oss/lv2/midifilter#miditranspose" }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "keys", "to": "up" }, { "from": "up", "to": "out" } ] }
+            """))) { XCTAssertTrue("\($0)".contains("'up' sends MIDI events: link it to an instrument or a MIDI processor"), "\($0)") }
     }
 }

@@ -39,8 +39,8 @@ final class CompiledTransition {
             var inputs = sources(new, n, key: { $0 })
             if kept.contains(node.id), let o = old.node(node.id) {
                 let before = sources(old, o.index, key: oldKey)
-                // An instrument's input carries events, which are switched, not crossfaded.
-                let events = (node.definition as? LV2Node)?.plugin.isInstrument == true
+                // An instrument's or MIDI processor's input carries events, which are switched, not crossfaded.
+                let events = (node.definition as? LV2Node)?.plugin.readsEvents == true
                 for b in inputs.indices where (b < before.count ? before[b] : nil) != inputs[b] && !(events && b == 0) {
                     let key = "crossfade:\(node.id):\(b)"
                     nodes.append(UnionNode(key: key, role: .crossfade, inputs: [b < before.count ? before[b] : nil, inputs[b]], producesOutput: true))

@@ -375,16 +375,17 @@ public struct GraphDocument: Sendable {
         return (position, bus)
     }
 
-    /// A `midi` node's events go to an instrument's input, and an instrument's input takes only events.
+    /// Event buses (`midi` nodes and MIDI processors send them) go to event inputs (instruments and MIDI processors
+    /// take them), and nothing else does.
     static func checkEventLinks(nodes: [GraphNode], links: [GraphLink], issues: inout GraphIssues) {
         for (i, link) in links.enumerated() {
             let source = nodes[link.from], target = nodes[link.to]
-            let fromEvents = source.definition is MIDINode
-            let toInstrument = link.toBus == 0 && link.toPort == nil && (target.definition as? LV2Node)?.plugin.isInstrument == true
-            if fromEvents && !toInstrument {
-                issues.report("links[\(i)]", "'\(source.id)' (midi) sends MIDI events: link it to an instrument (an lv2 plugin with a MIDI input and no audio input), not to '\(target.id)'")
-            } else if toInstrument && !fromEvents {
-                issues.report("links[\(i)]", "'\(target.id)' is an instrument: its input takes the events of a midi node, not the audio of '\(source.id)'")
+            let fromEvents = source.definition is MIDINode || (source.definition as? LV2Node)?.plugin.isMIDIProcessor == true
+            let toEvents = link.toBus == 0 && link.toPort == nil && (target.definition as? LV2Node)?.plugin.readsEvents == true
+            if fromEvents && !toEvents {
+                issues.report("links[\(i)]", "'\(source.id)' sends MIDI events: link it to an instrument or a MIDI processor (an lv2 plugin with a MIDI input and no audio input), not to '\(target.id)'")
+            } else if toEvents && !fromEvents {
+                issues.report("links[\(i)]", "'\(target.id)' takes MIDI events (a midi node's or a MIDI processor's), not the audio of '\(source.id)'")
             }
         }
     }

@@ -180,7 +180,7 @@ final class LV2Instance: NodeInstance {
             kernelPointer.pointee.portFeedCount = node.portInputs.count
             kernelPointer.pointee.portSignals = signals
         }
-        if plugin.isInstrument, let midi = plugin.midiInput, let index = atomPorts.firstIndex(where: { $0.index == midi.index }) {
+        if plugin.readsEvents, let midi = plugin.midiInput, let index = atomPorts.firstIndex(where: { $0.index == midi.index }) {
             let silent = alloc(Float.self, format.channels * format.maxFrames)
             silent.initialize(repeating: 0, count: format.channels * format.maxFrames)
             kernelPointer.pointee.readsMIDI = true
@@ -188,6 +188,9 @@ final class LV2Instance: NodeInstance {
             kernelPointer.pointee.atomPortsPerCopy = atomPorts.count
             kernelPointer.pointee.silence = silent
             kernelPointer.pointee.eventCapacity = format.channels * format.maxFrames * MemoryLayout<Float>.size
+            if plugin.isMIDIProcessor, let out = plugin.midiOutput {
+                kernelPointer.pointee.midiOutPort = atomPorts.firstIndex { $0.index == out.index } ?? -1
+            }
         }
         if !plugin.properties.isEmpty, let control = plugin.controlAtomInput, let index = atomPorts.firstIndex(where: { $0.index == control.index }) {
             let ring = ByteRing.allocate(capacity: 1 << 16)

@@ -71,6 +71,9 @@ public struct LV2Node: NodeDefinition {
             copies = 1
         } else if ins == 1 && outs == 1 {
             copies = channels
+        } else if plugin.isMIDIProcessor {
+            // Events in, events out.
+            copies = 1
         } else if plugin.isInstrument && (outs == 1 || outs == channels) {
             // An instrument: its input bus carries a `midi` node's events; its output feeds the bus.
             copies = 1

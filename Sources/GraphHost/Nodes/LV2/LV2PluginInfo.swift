@@ -257,8 +257,19 @@ public struct LV2PluginInfo: Sendable {
     /// The atom input port that takes MIDI events, if any.
     public var midiInput: LV2Port? { ports.first { $0.kind == .atom && $0.isInput && $0.supportsMIDI } }
 
+    /// The atom output port that sends MIDI events, if any.
+    public var midiOutput: LV2Port? { ports.first { $0.kind == .atom && !$0.isInput && $0.supportsMIDI } }
+
     /// An instrument: no audio input, a MIDI input; its input bus carries the events of a `midi` node.
-    public var isInstrument: Bool { audioPorts(input: true).isEmpty && midiInput != nil }
+    public var isInstrument: Bool { audioPorts(input: true).isEmpty && midiInput != nil && !isMIDIProcessor }
+
+    /// A MIDI processor: MIDI in and out, no audio; its input and output buses carry events.
+    public var isMIDIProcessor: Bool {
+        audioPorts(input: true).isEmpty && audioPorts(input: false).isEmpty && midiInput != nil && midiOutput != nil
+    }
+
+    /// Whether the node's input bus carries events rather than audio.
+    public var readsEvents: Bool { isInstrument || isMIDIProcessor }
 
     /// The atom input port that takes patch messages (lv2:designation lv2:control, else the first atom input).
     public var controlAtomInput: LV2Port? {

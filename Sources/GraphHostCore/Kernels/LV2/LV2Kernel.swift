@@ -68,6 +68,8 @@ public struct LV2Kernel {
     public var silence: UnsafeMutablePointer<Float>?
     /// The bytes an event bus holds (events past it are never read).
     public var eventCapacity = 0
+    /// A MIDI processor's MIDI output port among a copy's atom ports, whose events become the node's output bus.
+    public var midiOutPort = -1
     public var controlSequence = -1
     public var atomPortsPerCopy = 0
     public var messageScratch: UnsafeMutableRawPointer?
@@ -151,6 +153,10 @@ public struct LV2Kernel {
                         channelStride: Int, channels: Int, frames: Int, guardOutput: Bool = false,
                         portInputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>? = nil) {
         let events: UnsafeRawPointer? = readsMIDI ? UnsafeRawPointer(input) : nil
+        if midiOutPort >= 0, let events {
+            processEvents(events, output: output, frames: frames)
+            return
+        }
         let input = readsMIDI ? (silence ?? input) : input
         if wet.pointee.isSteady && wet.pointee.current == 0 && !runsWhenSilent.pointee {
             // Paused: the plugin is not run (its state may be being restored); the input passes through.
@@ -193,6 +199,32 @@ public struct LV2Kernel {
             }
             // connect_port stores a pointer (real-time safe per the LV2 specification).
             _unsafePerformance { descriptors[0].pointee.connect_port(handles[0], feed.port, UnsafeMutableRawPointer(signal)) }
+        }
+    }
+
+    /// A MIDI processor: runs the plugin on the input bus's events and writes its MIDI output as the output bus's
+    /// events. Bypassed or paused, the events pass through unchanged.
+    @_noLocks
+    func processEvents(_ events: UnsafeRawPointer, output: UnsafeMutablePointer<Float>, frames: Int) {
+        // Events switch at once; the wet gain still glides, so bypass and pause take their usual time.
+        for _ in 0..<frames { _ = wet.pointee.next() }
+        let passing = wet.pointee.isSteady && wet.pointee.current == 0
+        var source = events
+        if passing {
+            paused.store(!runsWhenSilent.pointee, ordering: .releasing)
+        } else {
+            runPlugins(input: output, output: output, channelStride: 0, channels: 0, frames: frames, events: events)
+            source = UnsafeRawPointer(atomBuffers[midiOutPort])
+        }
+        // A sequence the plugin did not write (still the empty chunk it was handed) sends nothing.
+        let written = source.load(fromByteOffset: 4, as: UInt32.self) == sequenceType
+        let size = written ? min(8 + Int(source.load(as: UInt32.self)), eventCapacity) : 0
+        let destination = UnsafeMutableRawPointer(output).assumingMemoryBound(to: UInt8.self)
+        let bytes = source.assumingMemoryBound(to: UInt8.self)
+        for i in 0..<max(16, size) { destination[i] = i < size ? bytes[i] : 0 }
+        if size < 16 {
+            UnsafeMutableRawPointer(output).storeBytes(of: UInt32(8), as: UInt32.self)
+            UnsafeMutableRawPointer(output).storeBytes(of: sequenceType, toByteOffset: 4, as: UInt32.self)
         }
     }
 
