@@ -17,6 +17,17 @@ public struct NodeSettings {
         }
     }
 
+    /// The members of the object setting `key` with their paths: [] when it is absent, nil (reported) when it is not
+    /// an object of `shape` (e.g. "SYMBOL: number").
+    public func members(_ key: String, shape: String, issues: inout GraphIssues) -> [(path: String, name: String, value: JSONValue)]? {
+        guard let given = object[key] else { return [] }
+        guard let members = given.objectMembers else {
+            issues.report(path(key), "expected an object of \(shape), found \(given.typeName)", at: given)
+            return nil
+        }
+        return members.map { ("\(path(key)).\($0.key)", $0.key, $0.value) }
+    }
+
     public func string(_ key: String, issues: inout GraphIssues) -> String? {
         guard let v = object[key] else { return nil }
         guard let s = v.stringValue else {

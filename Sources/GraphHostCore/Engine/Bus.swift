@@ -31,25 +31,4 @@ public enum Bus {
         }
         return nonFinite.sum() + tailNonFinite == 0 && max(peak.max(), tailPeak) <= safePeak
     }
-
-    /// True when no sample of the bus region is NaN or ±Inf (x − x is 0 for finite x, NaN otherwise).
-    @_noLocks
-    public static func isFinite(_ base: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int) -> Bool {
-        var acc = SIMD16<Float>()
-        var tail: Float = 0
-        for c in 0..<channels {
-            let p = base + c * channelStride
-            var f = 0
-            while f + 16 <= frames {
-                let v = UnsafeRawPointer(p + f).loadUnaligned(as: SIMD16<Float>.self)
-                acc += v - v
-                f += 16
-            }
-            while f < frames {
-                tail += p[f] - p[f]
-                f += 1
-            }
-        }
-        return (acc.sum() + tail) == 0
-    }
 }

@@ -100,40 +100,34 @@ public struct LV2Node: NodeDefinition {
                 if let port = plugin.controlInputs.first(where: { $0.symbol == symbol }) { values[port.index] = value }
             }
         }
-        if let controls = settings.object["controls"] {
-            guard let members = controls.objectMembers else {
-                issues.report(settings.path("controls"), "expected an object of SYMBOL: number, found \(controls.typeName)", at: controls)
-                return nil
+        guard let controls = settings.members("controls", shape: "SYMBOL: number", issues: &issues) else { return nil }
+        for (path, symbol, value) in controls {
+            guard let port = plugin.controlInputs.first(where: { $0.symbol == symbol }) else {
+                issues.report(path, "unknown control '\(symbol)'; controls: \(plugin.controlInputs.map(\.symbol).joined(separator: ", "))", at: value)
+                continue
             }
-            for (symbol, value) in members {
-                let path = "\(settings.path("controls")).\(symbol)"
-                guard let port = plugin.controlInputs.first(where: { $0.symbol == symbol }) else {
-                    issues.report(path, "unknown control '\(symbol)'; controls: \(plugin.controlInputs.map(\.symbol).joined(separator: ", "))", at: value)
-                    continue
-                }
-                if let flag = value.boolValue, port.isToggled {
-                    values[port.index] = flag ? (port.maximum ?? 1) : (port.minimum ?? 0)
-                    continue
-                }
-                if let name = value.stringValue {
-                    guard let named = port.value(named: name) else {
-                        let names = port.valueNames
-                        issues.report(path, "no value named '\(name)'; " + (names.isEmpty ? "expected a number, \(port.rangeText)" : "names: \(names.joined(separator: ", "))"), at: value)
-                        continue
-                    }
-                    values[port.index] = named
-                    continue
-                }
-                guard let number = value.numberValue else {
-                    issues.report(path, "expected a number or a value's name, found \(value.typeName)", at: value)
-                    continue
-                }
-                let fitted = port.conform(Float(number))
-                if fitted != Float(number) {
-                    issues.warn(path, "\(Format.number(number)) is not \(port.rangeText); using \(Format.number(fitted))", at: value)
-                }
-                values[port.index] = fitted
+            if let flag = value.boolValue, port.isToggled {
+                values[port.index] = flag ? (port.maximum ?? 1) : (port.minimum ?? 0)
+                continue
             }
+            if let name = value.stringValue {
+                guard let named = port.value(named: name) else {
+                    let names = port.valueNames
+                    issues.report(path, "no value named '\(name)'; " + (names.isEmpty ? "expected a number, \(port.rangeText)" : "names: \(names.joined(separator: ", "))"), at: value)
+                    continue
+                }
+                values[port.index] = named
+                continue
+            }
+            guard let number = value.numberValue else {
+                issues.report(path, "expected a number or a value's name, found \(value.typeName)", at: value)
+                continue
+            }
+            let fitted = port.conform(Float(number))
+            if fitted != Float(number) {
+                issues.warn(path, "\(Format.number(number)) is not \(port.rangeText); using \(Format.number(fitted))", at: value)
+            }
+            values[port.index] = fitted
         }
         guard let properties = parseProperties(settings, plugin: plugin, context: context, issues: &issues) else { return nil }
         var node = LV2Node(uri: uri, plugin: plugin, controlValues: values, presetLabel: presetLabel, presetURI: presetURI, copies: copies)
@@ -146,13 +140,8 @@ public struct LV2Node: NodeDefinition {
     static func parseProperties(_ settings: NodeSettings, plugin: LV2PluginInfo, context: NodeContext,
                                 issues: inout GraphIssues) -> [String: String]? {
         var properties: [String: String] = [:]
-        guard let given = settings.object["properties"] else { return properties }
-        guard let members = given.objectMembers else {
-            issues.report(settings.path("properties"), "expected an object of PROPERTY: value, found \(given.typeName)", at: given)
-            return nil
-        }
-        for (symbol, value) in members {
-            let path = "\(settings.path("properties")).\(symbol)"
+        guard let members = settings.members("properties", shape: "PROPERTY: value", issues: &issues) else { return nil }
+        for (path, symbol, value) in members {
             guard let property = plugin.properties.first(where: { $0.symbol == symbol }) else {
                 let known = plugin.properties.map(\.symbol)
                 issues.report(path, "unknown property '\(symbol)'; properties: \(known.isEmpty ? "none" : known.joined(separator: ", "))", at: value)

@@ -36,21 +36,22 @@ public struct LV2WorkerChannel {
     /// The plugin's schedule_work during run() (the render thread).
     @_noLocks
     public static func schedule(_ channel: UnsafeMutableRawPointer?, size: UInt32, data: UnsafeRawPointer?) -> LV2_Worker_Status {
-        guard let channel, let data else { return LV2_WORKER_ERR_UNKNOWN }
-        let c = channel.assumingMemoryBound(to: LV2WorkerChannel.self)
-        if c.pointee.runsWorkInPlace { return work(c, size: size, data: data) }
-        guard c.pointee.requests.write(data, size: Int(size)) else { return LV2_WORKER_ERR_NO_SPACE }
-        c.pointee.wake()
-        return LV2_WORKER_SUCCESS
+        enqueue(channel, size: size, data: data, restoring: false)
     }
 
     /// The plugin's schedule_work while the control world restores its state.
     @_noLocks
     public static func scheduleForRestore(_ channel: UnsafeMutableRawPointer?, size: UInt32, data: UnsafeRawPointer?) -> LV2_Worker_Status {
+        enqueue(channel, size: size, data: data, restoring: true)
+    }
+
+    @_noLocks
+    static func enqueue(_ channel: UnsafeMutableRawPointer?, size: UInt32, data: UnsafeRawPointer?, restoring: Bool) -> LV2_Worker_Status {
         guard let channel, let data else { return LV2_WORKER_ERR_UNKNOWN }
         let c = channel.assumingMemoryBound(to: LV2WorkerChannel.self)
         if c.pointee.runsWorkInPlace { return work(c, size: size, data: data) }
-        guard c.pointee.restoreRequests.write(data, size: Int(size)) else { return LV2_WORKER_ERR_NO_SPACE }
+        let ring = restoring ? c.pointee.restoreRequests : c.pointee.requests
+        guard ring.write(data, size: Int(size)) else { return LV2_WORKER_ERR_NO_SPACE }
         c.pointee.wake()
         return LV2_WORKER_SUCCESS
     }
