@@ -25,9 +25,11 @@ final class LiveRunnerTests: XCTestCase {
         var clock: StandInClock?
 
         func setRecordTap(_ tap: RecordTap?) {}
+        /// Whether a connection plays at once (else the stream waits unanswered until `reconnect()`).
+        var streamsOnConnect = true
         func connect() throws {
             connects += 1
-            streaming = true
+            streaming = streamsOnConnect
         }
         func reconnect() -> Bool {
             reconnectTimes.append(clock?.elapsed ?? 0)
@@ -115,6 +117,20 @@ final class LiveRunnerTests: XCTestCase {
         for (attempt, expected) in zip(attempts, [0.1, 0.3, 0.7, 1.5]) { XCTAssertEqual(attempt, expected, accuracy: 0.015, "\(attempts)") }
         XCTAssertTrue(events.waitForLine(containing: "\"reconnected\""), events.text)
         XCTAssertTrue(events.text.contains("\"gapSeconds\":1.5"), events.text)
+    }
+
+    /// A stream the session manager neither links nor refuses is made again after `unansweredSeconds`, and plays
+    /// once linked.
+    func testAnUnansweredStreamIsMadeAgain() throws {
+        let (runner, player, clock) = try makeRunner(durationSeconds: 1)
+        defer { runner.close() }
+        player.streamsOnConnect = false
+        try runner.start()
+        XCTAssertFalse(player.streaming)
+        XCTAssertEqual(runner.play(), .durationReached)
+        XCTAssertEqual(player.reconnectTimes.count, 1)
+        XCTAssertEqual(player.reconnectTimes.first ?? 0, LiveRunner.unansweredSeconds, accuracy: 0.015)
+        XCTAssertGreaterThan(clock.elapsed, LiveRunner.unansweredSeconds)
     }
 
     /// A daemon without a sink is asked again with backoff, and given up on after `Reconnection.noSinkLimit`.

@@ -37,6 +37,9 @@ public final class LiveRunner {
 
     /// Seconds between two turns of the loop, between status updates, and between looks at the watched file.
     public static let tick = 0.01, statusInterval = 0.25, watchInterval = 0.5
+    /// A stream the session manager has neither linked nor refused this long is made afresh: WirePlumber 0.4 now and
+    /// then leaves a new stream unanswered (seen in tests right after it started, without a sink).
+    public static let unansweredSeconds = 3.0
 
     public let player: LivePlayback
     public let control: LiveControl
@@ -97,13 +100,24 @@ public final class LiveRunner {
         var nextStatus = clock.now
         var reconnection = Reconnection()
         var reported = Reported()
+        var waitingSince: Date? = player.streaming ? nil : clock.now
         while true {
             clock.sleep(seconds: Self.tick)
             if shouldStop() || quitRequested.load(ordering: .acquiring) { logger.info("stopping"); return .stopped }
             if let error = player.streamError { return .failed("PipeWire stream: \(error)") }
             if player.disconnected || player.noSink {
                 if let failure = keepTrying(&reconnection) { return .failed(failure) }
+                waitingSince = clock.now
                 continue
+            }
+            if player.streaming {
+                waitingSince = nil
+            } else if let since = waitingSince, clock.now.timeIntervalSince(since) >= Self.unansweredSeconds {
+                logger.warning("PipeWire has neither linked nor refused the stream within \(Format.number(Self.unansweredSeconds)) s; making it again")
+                _ = player.reconnect()
+                waitingSince = clock.now
+            } else if waitingSince == nil {
+                waitingSince = clock.now
             }
             if reconnection.isLost && player.streaming {
                 let gap = reconnection.recovered(now: clock.now)
