@@ -9,26 +9,30 @@ public enum Bus {
     /// The loudest output that may leave a node or the graph: +24 dBFS. Beyond it is a burst, not music.
     public static let safePeak: Float = 15.848932
 
-    /// True when every sample of the bus region is finite and within ±`safePeak`.
+    /// True when every sample of the bus region is finite and within ±`safePeak` (x − x is 0 for finite x, NaN
+    /// otherwise; comparisons against the bound run on whole vectors).
     @_noLocks
     public static func isSafe(_ base: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int) -> Bool {
-        var nonFinite = SIMD16<Float>(), peak = SIMD16<Float>()
-        var tailNonFinite: Float = 0, tailPeak: Float = 0
+        var nonFinite = SIMD16<Float>()
+        var loud = SIMDMask<SIMD16<Int32>>(repeating: false)
+        let limit = SIMD16<Float>(repeating: safePeak)
+        var tailNonFinite: Float = 0
+        var tailLoud = false
         for c in 0..<channels {
             let p = base + c * channelStride
             var f = 0
             while f + 16 <= frames {
                 let v = UnsafeRawPointer(p + f).loadUnaligned(as: SIMD16<Float>.self)
                 nonFinite += v - v
-                peak = pointwiseMax(peak, pointwiseMax(v, -v))
+                loud .|= (v .> limit) .| (v .< -limit)
                 f += 16
             }
             while f < frames {
                 tailNonFinite += p[f] - p[f]
-                tailPeak = max(tailPeak, abs(p[f]))
+                tailLoud = tailLoud || abs(p[f]) > safePeak
                 f += 1
             }
         }
-        return nonFinite.sum() + tailNonFinite == 0 && max(peak.max(), tailPeak) <= safePeak
+        return nonFinite.sum() + tailNonFinite == 0 && !any(loud) && !tailLoud
     }
 }
