@@ -65,6 +65,47 @@ final class RobustnessTests: XCTestCase {
     }
 }
 
+extension RobustnessTests {
+    /// The newer render paths make no heap allocation either: a midi node through a MIDI processor into an
+    /// instrument, a sidechain fed by name, a look-ahead limiter whose latency the mixer compensates, and live
+    /// changes to them.
+    func testEventAndPortPathsMakeNoAllocations() throws {
+        let midi = try LV2HostTests.twoNotes(), song = try TestSupport.sine(seconds: 4)
+        let path = TestSupport.graph("""
+        { "format": { "sampleRate": 48000, "channels": 2 },
+          "nodes": [ { "id": "keys", "type": "midi", "file": "\(midi)" },
+                     { "id": "up", "type": "lv2", "uri": "http://gareus.org/oss/lv2/midifilter#miditranspose", "controls": { "transpose": 12 } },
+                     { "id": "piano", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/Piano" },
+                     { "id": "song", "type": "stream", "url": "\(song)" },
+                     { "id": "lim", "type": "lv2", "uri": "http://gareus.org/oss/lv2/dpl#stereo" },
+                     { "id": "duck", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/sc3", "controls": { "chain_bal": 1 } },
+                     { "id": "mix", "type": "mixer", "inputs": 2 }, { "id": "out", "type": "output" } ],
+          "links": [ { "from": "keys", "to": "up" }, { "from": "up", "to": "piano" }, { "from": "piano", "to": "mix:0" },
+                     { "from": "song", "to": "lim" }, { "from": "lim", "to": "duck" }, { "from": "song", "to": "duck:sidechain" },
+                     { "from": "duck", "to": "mix:1" }, { "from": "mix", "to": "out" } ] }
+        """)
+        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: path)))
+        defer { session.close() }
+        XCTAssertGreaterThan(session.graph.compensation.delays["mix"]?.first ?? 0, 0, "the piano path is not delayed")
+        session.graph.start()
+        let stream = session.graph.streams[0]
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 8192)
+        defer { buffer.deallocate() }
+        try session.apply(Command.parse("set lim threshold -3"))
+        try session.apply(Command.parse("bypass up on"))
+        var total = 0
+        for sizeIndex in 0..<100 {
+            let frames = [64, 4096, 8192, 1, 999][sizeIndex % 5]
+            while !stream.canRender(frames: frames) { stream.wakeup.waitForData() }
+            allocation_counter_begin()
+            session.render(frames: frames, interleaved: buffer)
+            total += allocation_counter_end()
+            stream.wakeup.signalSpace()
+        }
+        XCTAssertEqual(total, 0)
+    }
+}
+
 /// A small deterministic random generator, so damaged test media is the same on every run.
 struct SplitMix64: RandomNumberGenerator {
     var state: UInt64
