@@ -616,6 +616,12 @@ extension LV2HostTests {
             XCTAssertTrue("\($0)".contains("nodes[1].properties.colour: unknown property 'colour'; properties: gainFile"), "\($0)")
         }
         XCTAssertEqual(session.graph.pluginProperties["fx"], ["gainFile": half])
+        // The plugin reports the gain it applied (patch:Set on its notify port), which `status` then lists too.
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 1024)
+        defer { buffer.deallocate() }
+        session.render(frames: 256, interleaved: buffer)
+        session.graph.drainPluginLogs()
+        XCTAssertEqual(session.graph.pluginProperties["fx"], ["gainFile": half, "gain": "0.5"])
     }
 }
 

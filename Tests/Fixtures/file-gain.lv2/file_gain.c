@@ -1,6 +1,8 @@
 /* Test fixture: a mono gain whose value is read from a text file named by a path property (patch:Set of
- * file-gain#gainFile), loaded through the worker and applied in work_response, as convolvers load IR files. */
+ * file-gain#gainFile), loaded through the worker and applied in work_response, as convolvers load IR files. Once
+ * applied, the gain is reported on the notify port as a patch:Set of the readable property file-gain#gain. */
 #include <lv2/atom/atom.h>
+#include <lv2/atom/forge.h>
 #include <lv2/atom/util.h>
 #include <lv2/core/lv2.h>
 #include <lv2/patch/patch.h>
@@ -11,9 +13,14 @@
 #include <string.h>
 
 #define GAIN_FILE "urn:graphhost:test:file-gain#gainFile"
+#define GAIN "urn:graphhost:test:file-gain#gain"
 
 typedef struct {
     const LV2_Atom_Sequence *control;
+    LV2_Atom_Sequence *notify;
+    LV2_Atom_Forge forge;
+    LV2_URID gain_urid, atom_float;
+    int report;
     const float *in;
     float *out;
     LV2_Worker_Schedule *schedule;
@@ -36,13 +43,16 @@ static LV2_Handle instantiate(const LV2_Descriptor *d, double rate, const char *
     p->property = map->map(map->handle, LV2_PATCH__property);
     p->value = map->map(map->handle, LV2_PATCH__value);
     p->gain_file = map->map(map->handle, GAIN_FILE);
+    p->gain_urid = map->map(map->handle, GAIN);
+    p->atom_float = map->map(map->handle, LV2_ATOM__Float);
+    lv2_atom_forge_init(&p->forge, map);
     p->gain = 1.0f;
     return p;
 }
 
 static void connect_port(LV2_Handle h, uint32_t port, void *data) {
     Plugin *p = h;
-    if (port == 0) p->control = data; else if (port == 1) p->in = data; else p->out = data;
+    if (port == 0) p->control = data; else if (port == 1) p->in = data; else if (port == 2) p->out = data; else p->notify = data;
 }
 
 static void run(LV2_Handle h, uint32_t n) {
@@ -57,6 +67,21 @@ static void run(LV2_Handle h, uint32_t n) {
             p->schedule->schedule_work(p->schedule->handle, value->size, LV2_ATOM_BODY_CONST(value));
     }
     for (uint32_t i = 0; i < n; i++) p->out[i] = p->in[i] * p->gain;
+    if (!p->notify) return;
+    LV2_Atom_Forge_Frame sequence, object;
+    lv2_atom_forge_set_buffer(&p->forge, (uint8_t *)p->notify, p->notify->atom.size);
+    lv2_atom_forge_sequence_head(&p->forge, &sequence, 0);
+    if (p->report) {
+        p->report = 0;
+        lv2_atom_forge_frame_time(&p->forge, 0);
+        lv2_atom_forge_object(&p->forge, &object, 0, p->set);
+        lv2_atom_forge_key(&p->forge, p->property);
+        lv2_atom_forge_urid(&p->forge, p->gain_urid);
+        lv2_atom_forge_key(&p->forge, p->value);
+        lv2_atom_forge_float(&p->forge, p->gain);
+        lv2_atom_forge_pop(&p->forge, &object);
+    }
+    lv2_atom_forge_pop(&p->forge, &sequence);
 }
 
 static LV2_Worker_Status work(LV2_Handle h, LV2_Worker_Respond_Function respond, LV2_Worker_Respond_Handle handle,
@@ -73,7 +98,7 @@ static LV2_Worker_Status work(LV2_Handle h, LV2_Worker_Respond_Function respond,
 
 static LV2_Worker_Status work_response(LV2_Handle h, uint32_t size, const void *data) {
     Plugin *p = h;
-    if (size == sizeof(float)) memcpy(&p->gain, data, sizeof(float));
+    if (size == sizeof(float)) { memcpy(&p->gain, data, sizeof(float)); p->report = 1; }
     return LV2_WORKER_SUCCESS;
 }
 

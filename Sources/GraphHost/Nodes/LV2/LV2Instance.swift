@@ -199,6 +199,15 @@ final class LV2Instance: NodeInstance {
             kernelPointer.pointee.messageScratch = UnsafeMutableRawPointer(alloc(UInt8.self, LV2Kernel.messageScratchSize))
             kernelPointer.pointee.controlSequence = index
             kernelPointer.pointee.atomPortsPerCopy = atomPorts.count
+            let outputs = atomPorts.indices.filter { !atomPorts[$0].isInput && !atomPorts[$0].supportsMIDI }
+            if let notify = outputs.first(where: { atomPorts[$0].designation == LV2URI.controlDesignation }) ?? outputs.first {
+                let reports = ByteRing.allocate(capacity: 1 << 16)
+                self.reports = reports
+                kernelPointer.pointee.reports = reports
+                kernelPointer.pointee.notifyPort = notify
+                kernelPointer.pointee.objectType = URIDMap.shared.map(LV2URI.atomObject)
+                kernelPointer.pointee.patchSetType = URIDMap.shared.map(LV2URI.patchSet)
+            }
         }
         allocations = owned
         if !node.propertyValues.isEmpty {
@@ -211,8 +220,23 @@ final class LV2Instance: NodeInstance {
 
     /// The patch:Set ring of the kernel; nil when the plugin has no properties.
     private var patchMessages: ByteRing?
+    /// The patch:Set objects the plugin reported on its notify port; nil when it has none.
+    private var reports: ByteRing?
     /// The value last given to each property, as text.
     private(set) var propertyValues: [String: String] = [:]
+
+    /// Takes the property values the plugin reported (patch:Set on its notify port) into `propertyValues`.
+    func drainReports() {
+        guard let reports else { return }
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 8192, alignment: 8)
+        defer { buffer.deallocate() }
+        while let size = reports.read(into: buffer, capacity: 8192) {
+            guard let (uri, text) = PatchMessage.parseSet(UnsafeRawBufferPointer(start: buffer, count: size)) else { continue }
+            let symbol = node.plugin.properties.first { $0.uri == uri }?.symbol
+                ?? String(uri.split(whereSeparator: { $0 == "#" || $0 == "/" }).last ?? Substring(uri))
+            propertyValues[symbol] = text
+        }
+    }
 
     /// Queues a patch:Set for `symbol`'s property; it reaches the plugin at the start of the next run.
     func setProperty(_ symbol: String, to text: String) throws {
@@ -284,6 +308,7 @@ final class LV2Instance: NodeInstance {
     /// Moves what the plugin logged into swift-log, and reports slices silenced for NaN, Inf or a burst above +24 dBFS.
     func drainLog() {
         features.drainLog(to: Self.logger, plugin: node.uri)
+        drainReports()
         let silenced = kernelPointer.pointee.silencedSlices.load(ordering: .relaxed)
         if silenced > reportedNonFinite {
             Self.logger.error("node '\(id)' (\(node.uri)) produced NaN, Inf or a burst above +24 dBFS: silenced \(silenced) slice(s) so far, fading back in after each")
@@ -390,6 +415,7 @@ final class LV2Instance: NodeInstance {
         instances = []
         kernelPointer.pointee.silencedSlices.destroy()
         patchMessages?.deallocate()
+        reports?.deallocate()
         kernelPointer.deinitialize(count: 1).deallocateRender()
         allocations.forEach { $0.deallocateRender() }
         allocations = []

@@ -41,6 +41,40 @@ enum PatchMessage {
         return bytes(of: UInt32(body.count)) + bytes(of: map.map(LV2URI.atomObject)) + body
     }
 
+    /// The property URI and the value as text of a patch:Set object (atom header included); nil for anything else.
+    static func parseSet(_ object: UnsafeRawBufferPointer) -> (uri: String, text: String)? {
+        let map = URIDMap.shared
+        func u32(_ at: Int) -> UInt32? { at + 4 <= object.count ? object.loadUnaligned(fromByteOffset: at, as: UInt32.self) : nil }
+        guard let size = u32(0), Int(size) + 8 <= object.count, u32(4) == map.map(LV2URI.atomObject),
+              u32(12) == map.map(LV2URI.patchSet) else { return nil }
+        var property: UInt32?, value: (type: UInt32, body: UnsafeRawBufferPointer)?
+        var offset = 16
+        while offset + 16 <= 8 + Int(size), let key = u32(offset), let length = u32(offset + 8), let type = u32(offset + 12) {
+            let body = offset + 16, end = body + Int(length)
+            guard end <= object.count else { return nil }
+            if key == map.map(LV2URI.patchProperty), type == map.map(LV2URI.atomURID), length >= 4 { property = u32(body) }
+            if key == map.map(LV2URI.patchValue) { value = (type, UnsafeRawBufferPointer(rebasing: object[body..<end])) }
+            offset = (end + 7) & ~7
+        }
+        guard let property, let uri = map.unmap(property), let (type, body) = value else { return nil }
+        switch map.unmap(type) {
+        case LV2URI.atomPath?, LV2URI.atomString?:
+            return (uri, String(decoding: body.prefix { $0 != 0 }, as: UTF8.self))
+        case LV2URI.atomFloat? where body.count >= 4:
+            return (uri, Format.number(body.loadUnaligned(as: Float.self)))
+        case LV2URI.atomDouble? where body.count >= 8:
+            return (uri, Format.number(body.loadUnaligned(as: Double.self)))
+        case LV2URI.atomInt? where body.count >= 4:
+            return (uri, String(body.loadUnaligned(as: Int32.self)))
+        case LV2URI.atomLong? where body.count >= 8:
+            return (uri, String(body.loadUnaligned(as: Int64.self)))
+        case LV2URI.atomBool? where body.count >= 4:
+            return (uri, body.loadUnaligned(as: Int32.self) != 0 ? "on" : "off")
+        default:
+            return nil
+        }
+    }
+
     /// Why `text` cannot be the value of `property`, or nil when it can.
     static func problem(_ property: LV2Property, text: String) -> String? {
         do {

@@ -70,6 +70,12 @@ public struct LV2Kernel {
     public var eventCapacity = 0
     /// A MIDI processor's MIDI output port among a copy's atom ports, whose events become the node's output bus.
     public var midiOutPort = -1
+    /// The plugin's notify port among the first copy's atom ports: the patch:Set objects it writes there (a property's
+    /// new value) are copied into `reports` for the control world; nil when the plugin has no properties.
+    public var notifyPort = -1
+    public var reports: ByteRing?
+    public var objectType: UInt32 = 0
+    public var patchSetType: UInt32 = 0
     public var controlSequence = -1
     public var atomPortsPerCopy = 0
     public var messageScratch: UnsafeMutableRawPointer?
@@ -228,6 +234,22 @@ public struct LV2Kernel {
         }
     }
 
+    /// Copies the patch:Set objects of the notify sequence into `reports` (objects that do not fit are dropped).
+    @_noLocks
+    func report(from sequence: UnsafeRawPointer, into reports: ByteRing) {
+        guard sequence.load(fromByteOffset: 4, as: UInt32.self) == sequenceType else { return }
+        let end = 8 + Int(sequence.load(as: UInt32.self))
+        var offset = 16
+        while offset + 16 <= end {
+            let size = Int(sequence.load(fromByteOffset: offset + 8, as: UInt32.self))
+            let type = sequence.load(fromByteOffset: offset + 12, as: UInt32.self)
+            if type == objectType && size >= 8 && sequence.load(fromByteOffset: offset + 20, as: UInt32.self) == patchSetType {
+                _ = reports.write(sequence + offset + 8, size: 8 + size)
+            }
+            offset += (16 + size + 7) & ~7
+        }
+    }
+
     /// Copies the events of the atom sequence at `source` (a `midi` node's output) into each copy's MIDI port.
     @_noLocks
     func copyEvents(from source: UnsafeRawPointer) {
@@ -308,6 +330,7 @@ public struct LV2Kernel {
             _unsafePerformance { descriptor.pointee.run(handle, UInt32(frames)) }
             workers?[copy].endRun()
         }
+        if let reports, notifyPort >= 0 { report(from: UnsafeRawPointer(atomBuffers[notifyPort]), into: reports) }
         if copies == 1 && outputsPerCopy == 1 {
             var c = 1
             while c < channels {
