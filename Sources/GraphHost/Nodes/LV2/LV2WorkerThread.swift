@@ -58,6 +58,13 @@ final class LV2WorkerThread {
         }
     }
 
+    /// Wake-ups posted and not yet taken by the thread.
+    var pendingWakeups: Int32 {
+        var value: Int32 = 0
+        sem_getvalue(wakeup, &value)
+        return value
+    }
+
     /// Waits until every request scheduled before the call has been worked on and its response queued: one pass
     /// that starts after the call (false after `timeout`).
     func waitUntilIdle(timeout: TimeInterval = 10) -> Bool {
