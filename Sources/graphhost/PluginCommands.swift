@@ -16,6 +16,7 @@ struct PluginsCommand: ParsableCommand {
                 [
                     "uri": p.uri, "name": p.name,
                     "audioInputs": p.audioPorts(input: true).count, "audioOutputs": p.audioPorts(input: false).count, "instrument": p.isInstrument, "midiProcessor": p.isMIDIProcessor,
+                    "signalPorts": p.signalPorts.map { ["index": $0.index, "symbol": $0.symbol, "kind": $0.kind.rawValue, "input": $0.isInput, "sidechain": $0.isSideChain] },
                     "controls": p.controlInputs.map { c -> [String: Any] in
                         var d: [String: Any] = ["symbol": c.symbol, "name": c.name]
                         if let v = c.minimum { d["minimum"] = v }
@@ -39,6 +40,7 @@ struct PluginsCommand: ParsableCommand {
         }
         for p in plugins {
             print("\(p.uri)\n  name: \(p.name)\n  audio: \(p.audioPorts(input: true).count) in, \(p.audioPorts(input: false).count) out")
+            for port in p.signalPorts { print("  port \(port.description)") }
             for c in p.controlInputs { print("  control \(c.description)") }
             for property in p.properties { print("  property \(property.description)") }
             for f in p.requiredFeatures { print("  requires \(f)\(p.unsupportedFeatures.contains(f) ? " (not supported)" : "")") }

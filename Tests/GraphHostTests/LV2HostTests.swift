@@ -594,7 +594,7 @@ extension LV2HostTests {
     /// Properties (patch:Set) with a fixture that reads its gain from a file named by a path property, through the
     /// worker, as convolvers load impulse responses: the graph file's value (a path relative to the graph) is in
     /// effect from the first sample, `set fx gainFile PATH` changes it live, a file that cannot be read is refused
-    /// naming it, and `status` lists the values.
+    /// naming it, and `status` lists the values, including those the plugin reports when asked (patch:Get).
     func testPathPropertiesFromTheGraphAndLive() throws {
         try Self.loadFixture("file-gain.lv2", source: "file_gain.c", binary: "file_gain.so")
         let half = TestSupport.directory.appendingPathComponent("gain-half.txt").path
@@ -624,6 +624,12 @@ extension LV2HostTests {
         session.render(frames: 256, interleaved: buffer)
         session.graph.drainPluginLogs()
         XCTAssertEqual(session.graph.pluginProperties["fx"], ["gainFile": half, "gain": "0.5"])
+        // With no property set, graphhost asks for the values (patch:Get) and the plugin reports its gain.
+        let unset = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: graph(mp3, channels: 1, lv2: #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:file-gain" }"#))))
+        defer { unset.close() }
+        unset.render(frames: 256, interleaved: buffer)
+        unset.graph.drainPluginLogs()
+        XCTAssertEqual(unset.graph.pluginProperties["fx"], ["gain": "1"])
     }
 }
 

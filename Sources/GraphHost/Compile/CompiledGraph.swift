@@ -58,11 +58,14 @@ public final class CompiledGraph {
         let stepOf = Dictionary(uniqueKeysWithValues: steps.enumerated().map { ($1, $0) })
         let sources = steps.map { n -> PlanStepSource in
             let node = document.nodes[n]
-            var inputs = [Int?](repeating: nil, count: node.definition.inputBuses)
-            for link in document.links where link.to == n { inputs[link.toBus] = stepOf[link.from] }
-            return PlanStepSource(kernel: instances[node.id]!.kernel, inputs: inputs, producesOutput: node.definition.outputBuses > 0)
+            var inputs = [PlanStepSource.Source?](repeating: nil, count: node.definition.inputBuses)
+            for link in document.links where link.to == n {
+                inputs[link.toBus] = stepOf[link.from].map { PlanStepSource.Source(step: $0, bus: link.fromBus) }
+            }
+            return PlanStepSource(kernel: instances[node.id]!.kernel, inputs: inputs, outputs: node.definition.outputBuses)
         }
-        let output = document.links.first { document.nodes[$0.to].definition is OutputNode }.flatMap { stepOf[$0.from] }
+        let output = document.links.first { document.nodes[$0.to].definition is OutputNode }
+            .flatMap { link in stepOf[link.from].map { PlanStepSource.Source(step: $0, bus: link.fromBus) } }
         compiled = CompiledPlan(steps: sources, output: output, channels: format.channels, maxFrames: format.maxFrames)
     }
 

@@ -1,13 +1,18 @@
-/// One step of a plan being compiled: a kernel, where each input comes from (a producing step, or silence),
-/// and whether it writes an output bus.
+/// One step of a plan being compiled: a kernel, where each input comes from (an output bus of a producing step, or
+/// silence), and how many output buses it writes (0, 1, or more for an LV2 node with outputs linked by port name).
 struct PlanStepSource {
+    /// An output bus of an earlier step in the list.
+    struct Source: Hashable {
+        var step: Int
+        var bus = 0
+    }
     var kernel: RenderStep.Kernel
-    /// For each input bus, the index of the producing step (earlier in the list), or nil for silence.
-    var inputs: [Int?]
-    var producesOutput: Bool
+    /// For each input bus, its producer, or nil for silence.
+    var inputs: [Source?]
+    var outputs: Int
 }
 
-/// The memory of a `RenderPlan`, owned by the control world: steps, input tables and bus buffers.
+/// The memory of a `RenderPlan`, owned by the control world: steps, input and output tables and bus buffers.
 /// Steps come in render order; bus slot 0 is silence, and an output bus is reused once the last step
 /// reading it has run, so it never aliases a step's own inputs.
 final class CompiledPlan {
@@ -15,11 +20,12 @@ final class CompiledPlan {
     /// Number of distinct bus buffers the plan uses (after reuse).
     let busCount: Int
     private let busMemory: UnsafeMutablePointer<Float>
-    private let inputTables: [UnsafeMutablePointer<UnsafeMutablePointer<Float>>]
+    private let tables: [UnsafeMutablePointer<UnsafeMutablePointer<Float>>]
 
-    /// `output` is the step whose bus the plan outputs (nil: silence).
-    init(steps sources: [PlanStepSource], output: Int?, channels: Int, maxFrames: Int) {
-        var lastUse: [Int: Int] = [:]      // producing step → last step reading it
+    /// `output` is the bus the plan outputs (nil: silence).
+    init(steps sources: [PlanStepSource], output: PlanStepSource.Source?, channels: Int, maxFrames: Int) {
+        typealias Source = PlanStepSource.Source
+        var lastUse: [Source: Int] = [:]      // producing bus → last step reading it
         for (p, s) in sources.enumerated() {
             for case let i? in s.inputs { lastUse[i] = max(lastUse[i] ?? -1, p) }
         }
@@ -27,13 +33,15 @@ final class CompiledPlan {
         var free: [Int] = []
         var live: [(slot: Int, until: Int)] = []
         var slotCount = 1
-        var slotOf: [Int: Int] = [:]
-        for (p, s) in sources.enumerated() where s.producesOutput {
+        var slotOf: [Source: Int] = [:]
+        for (p, s) in sources.enumerated() where s.outputs > 0 {
             free += live.filter { $0.until < p }.map(\.slot)
             live.removeAll { $0.until < p }
-            let slot = free.popLast() ?? { slotCount += 1; return slotCount - 1 }()
-            slotOf[p] = slot
-            live.append((slot, lastUse[p] ?? p))
+            for b in 0..<s.outputs {
+                let slot = free.popLast() ?? { slotCount += 1; return slotCount - 1 }()
+                slotOf[Source(step: p, bus: b)] = slot
+                live.append((slot, lastUse[Source(step: p, bus: b)] ?? p))
+            }
         }
         busCount = slotCount
         let busSize = channels * maxFrames
@@ -41,25 +49,29 @@ final class CompiledPlan {
         memory.initialize(repeating: 0, count: slotCount * busSize)
         busMemory = memory
         func bus(_ slot: Int) -> UnsafeMutablePointer<Float> { memory + slot * busSize }
-
         var tables: [UnsafeMutablePointer<UnsafeMutablePointer<Float>>] = []
+        func table(_ buses: [UnsafeMutablePointer<Float>]) -> UnsafeMutablePointer<UnsafeMutablePointer<Float>> {
+            let table = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocateRender(capacity: max(1, buses.count))
+            table.initialize(repeating: bus(0), count: max(1, buses.count))
+            for (i, b) in buses.enumerated() { table[i] = b }
+            tables.append(table)
+            return table
+        }
         let steps = UnsafeMutableBufferPointer<RenderStep>.allocateRender(capacity: sources.count)
         for (p, s) in sources.enumerated() {
-            let table = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocateRender(capacity: max(1, s.inputs.count))
-            table.initialize(repeating: bus(0), count: max(1, s.inputs.count))
-            for (b, source) in s.inputs.enumerated() { if let source { table[b] = bus(slotOf[source]!) } }
-            tables.append(table)
-            (steps.baseAddress! + p).initialize(to: RenderStep(kernel: s.kernel, inputs: table, inputCount: s.inputs.count,
-                                                               output: slotOf[p].map { bus($0) }))
+            let inputs = table(s.inputs.map { $0.map { bus(slotOf[$0]!) } ?? bus(0) })
+            let extra = s.outputs > 1 ? table((1..<s.outputs).map { bus(slotOf[Source(step: p, bus: $0)]!) }) : nil
+            (steps.baseAddress! + p).initialize(to: RenderStep(kernel: s.kernel, inputs: inputs, inputCount: s.inputs.count,
+                                                               output: slotOf[Source(step: p)].map { bus($0) }, extraOutputs: extra))
         }
-        inputTables = tables
+        self.tables = tables
         plan = RenderPlan(steps: steps, channels: channels, maxFrames: maxFrames,
                           outputBus: output.flatMap { slotOf[$0] }.map { bus($0) } ?? bus(0))
     }
 
     deinit {
         plan.steps.deallocateRender()
-        inputTables.forEach { $0.deallocateRender() }
+        tables.forEach { $0.deallocateRender() }
         busMemory.deallocateRender()
     }
 }

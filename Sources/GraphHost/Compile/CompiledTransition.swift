@@ -17,21 +17,26 @@ final class CompiledTransition {
         enum Role { case old(String), new(String), crossfade }
         var key: String
         var role: Role
-        var inputs: [String?]
-        var producesOutput: Bool
+        var inputs: [Source?]
+        var outputs: Int
+    }
+    /// An output bus of a union node, by key.
+    struct Source: Equatable {
+        var key: String
+        var bus = 0
     }
 
     /// The union of `old` and `new` keeping `kept` in render order plus the key of its output's source;
     /// nil when keeping those nodes would need a cycle (they appear in a different order in the two graphs).
-    static func union(old: GraphDocument, new: GraphDocument, kept: Set<String>) -> (nodes: [UnionNode], output: String?)? {
+    static func union(old: GraphDocument, new: GraphDocument, kept: Set<String>) -> (nodes: [UnionNode], output: Source?)? {
         func oldKey(_ id: String) -> String { kept.contains(id) ? id : "old:" + id }
-        func sources(_ doc: GraphDocument, _ n: Int, key: (String) -> String) -> [String?] {
-            var inputs = [String?](repeating: nil, count: doc.nodes[n].definition.inputBuses)
-            for link in doc.links where link.to == n { inputs[link.toBus] = key(doc.nodes[link.from].id) }
+        func sources(_ doc: GraphDocument, _ n: Int, key: (String) -> String) -> [Source?] {
+            var inputs = [Source?](repeating: nil, count: doc.nodes[n].definition.inputBuses)
+            for link in doc.links where link.to == n { inputs[link.toBus] = Source(key: key(doc.nodes[link.from].id), bus: link.fromBus) }
             return inputs
         }
-        func outputSource(_ doc: GraphDocument, key: (String) -> String) -> String? {
-            doc.links.first { doc.nodes[$0.to].definition is OutputNode }.map { key(doc.nodes[$0.from].id) }
+        func outputSource(_ doc: GraphDocument, key: (String) -> String) -> Source? {
+            doc.links.first { doc.nodes[$0.to].definition is OutputNode }.map { Source(key: key(doc.nodes[$0.from].id), bus: $0.fromBus) }
         }
         var nodes: [UnionNode] = []
         for n in new.order where !(new.nodes[n].definition is OutputNode) {
@@ -43,29 +48,29 @@ final class CompiledTransition {
                 let events = (node.definition as? LV2Node)?.plugin.readsEvents == true
                 for b in inputs.indices where (b < before.count ? before[b] : nil) != inputs[b] && !(events && b == 0) {
                     let key = "crossfade:\(node.id):\(b)"
-                    nodes.append(UnionNode(key: key, role: .crossfade, inputs: [b < before.count ? before[b] : nil, inputs[b]], producesOutput: true))
-                    inputs[b] = key
+                    nodes.append(UnionNode(key: key, role: .crossfade, inputs: [b < before.count ? before[b] : nil, inputs[b]], outputs: 1))
+                    inputs[b] = Source(key: key)
                 }
             }
-            nodes.append(UnionNode(key: node.id, role: .new(node.id), inputs: inputs, producesOutput: node.definition.outputBuses > 0))
+            nodes.append(UnionNode(key: node.id, role: .new(node.id), inputs: inputs, outputs: node.definition.outputBuses))
         }
         for n in old.order where !kept.contains(old.nodes[n].id) && !(old.nodes[n].definition is OutputNode) {
             let node = old.nodes[n]
             nodes.append(UnionNode(key: oldKey(node.id), role: .old(node.id), inputs: sources(old, n, key: oldKey),
-                                   producesOutput: node.definition.outputBuses > 0))
+                                   outputs: node.definition.outputBuses))
         }
         var output = outputSource(new, key: { $0 })
         let oldOutput = outputSource(old, key: oldKey)
         if oldOutput != output {
-            nodes.append(UnionNode(key: "crossfade:output", role: .crossfade, inputs: [oldOutput, output], producesOutput: true))
-            output = "crossfade:output"
+            nodes.append(UnionNode(key: "crossfade:output", role: .crossfade, inputs: [oldOutput, output], outputs: 1))
+            output = Source(key: "crossfade:output")
         }
         // Kahn's algorithm, stable in the order above.
         var remaining = nodes
         var placed: Set<String> = []
         var ordered: [UnionNode] = []
         while !remaining.isEmpty {
-            guard let i = remaining.firstIndex(where: { $0.inputs.allSatisfy { $0 == nil || placed.contains($0!) } }) else { return nil }
+            guard let i = remaining.firstIndex(where: { $0.inputs.allSatisfy { $0 == nil || placed.contains($0!.key) } }) else { return nil }
             placed.insert(remaining[i].key)
             ordered.append(remaining.remove(at: i))
         }
@@ -102,9 +107,10 @@ final class CompiledTransition {
                 kernel = .crossfade(crossfades + nextCrossfade)
                 nextCrossfade += 1
             }
-            return PlanStepSource(kernel: kernel, inputs: node.inputs.map { $0.flatMap { index[$0] } }, producesOutput: node.producesOutput)
+            let inputs = node.inputs.map { $0.flatMap { s in index[s.key].map { PlanStepSource.Source(step: $0, bus: s.bus) } } }
+            return PlanStepSource(kernel: kernel, inputs: inputs, outputs: node.outputs)
         }
-        compiled = CompiledPlan(steps: sources, output: output.flatMap { index[$0] }, channels: format.channels, maxFrames: format.maxFrames)
+        compiled = CompiledPlan(steps: sources, output: output.flatMap { o in index[o.key].map { PlanStepSource.Source(step: $0, bus: o.bus) } }, channels: format.channels, maxFrames: format.maxFrames)
         transition = .allocateRender(capacity: 1)
         transition.initialize(to: PlanTransition(plan: compiled.plan, next: new.plan, clock: clock))
     }

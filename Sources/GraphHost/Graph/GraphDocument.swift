@@ -17,16 +17,18 @@ public struct ChainPlacement: Equatable, Sendable {
 }
 
 /// One link from a node's output bus to another node's input bus. A link to an LV2 node's port by symbol
-/// (`"to": "comp:sidechain"`) feeds that port alone, on an input bus of its own (`toPort` names it).
+/// (`"to": "comp:sidechain"`) feeds that port alone, on an input bus of its own (`toPort` names it); a link from
+/// output ports by symbol (`"from": "xover:lo_l,lo_r"`) reads an output bus made of those ports (`fromPort`).
 public struct GraphLink: Equatable, Sendable {
     public var from: Int
     public var fromBus: Int
     public var to: Int
     public var toBus: Int
     public var toPort: String?
+    public var fromPort: String?
 
-    public init(from: Int, fromBus: Int, to: Int, toBus: Int, toPort: String? = nil) {
-        (self.from, self.fromBus, self.to, self.toBus, self.toPort) = (from, fromBus, to, toBus, toPort)
+    public init(from: Int, fromBus: Int, to: Int, toBus: Int, toPort: String? = nil, fromPort: String? = nil) {
+        (self.from, self.fromBus, self.to, self.toBus, self.toPort, self.fromPort) = (from, fromBus, to, toBus, toPort, fromPort)
     }
 }
 
@@ -137,9 +139,10 @@ public struct GraphDocument: Sendable {
         if valid.count == nodes.count { checkEventLinks(nodes: valid, links: links, issues: &issues) }
         for node in valid {
             guard let plugin = node.definition as? LV2Node else { continue }
-            let linked = Set(plugin.portInputs.map(\.port))
-            for port in plugin.plugin.ports where port.kind == .audio && port.isInput && port.isSideChain && !linked.contains(port.index) {
-                issues.warn(node.path, "sidechain input '\(port.symbol)' of '\(node.id)' is not linked and reads silence (link it with \"to\": \"\(node.id):\(port.symbol)\")")
+            let linked = Set(plugin.portInputs.map(\.port) + plugin.mainInputs)
+            for port in plugin.plugin.ports where port.kind == .audio && port.isInput && !linked.contains(port.index) && plugin.copies == 1 {
+                let what = port.isSideChain ? "sidechain input" : "audio input"
+                issues.warn(node.path, "\(what) '\(port.symbol)' of '\(node.id)' is not linked and reads silence (link it with \"to\": \"\(node.id):\(port.symbol)\")")
             }
         }
         let outputs = valid.filter { $0.definition is OutputNode }
@@ -266,10 +269,21 @@ public struct GraphDocument: Sendable {
             }
             let s = NodeSettings(object: item, path: path)
             s.rejectUnknownKeys(["from", "to", "channel"], issues: &issues)
-            let from = endpoint("from", s, nodes: nodes, declared: declared, output: true, chainEnds: chainEnds, issues: &issues)
-            switch portEndpoint(s, nodes: &nodes, chainEnds: chainEnds, issues: &issues) {
-            case .port(let node, let bus, let symbol):
-                if let from { links.append(GraphLink(from: from.0, fromBus: from.1, to: node, toBus: bus, toPort: symbol)) }
+            var from: (Int, Int)?, fromPort: String?
+            switch portEndpoint(s, key: "from", nodes: &nodes, chainEnds: chainEnds, issues: &issues) {
+            case .ports(let node, let buses, let symbols):
+                (from, fromPort) = ((node, buses[0]), symbols.joined(separator: ","))
+            case .invalid:
+                continue
+            case .notAPort:
+                from = endpoint("from", s, nodes: nodes, declared: declared, output: true, chainEnds: chainEnds, issues: &issues)
+            }
+            switch portEndpoint(s, key: "to", nodes: &nodes, chainEnds: chainEnds, issues: &issues) {
+            case .ports(let node, let buses, let symbols):
+                guard let from else { continue }
+                for (bus, symbol) in zip(buses, symbols) {
+                    links.append(GraphLink(from: from.0, fromBus: from.1, to: node, toBus: bus, toPort: symbol, fromPort: fromPort))
+                }
                 continue
             case .invalid:
                 continue
@@ -280,47 +294,72 @@ public struct GraphDocument: Sendable {
                 issues.report(s.path("channel"), "\"channel\" picks the source channel for a link to one port (\"to\": \"NODE:PORT\")", at: s.object["channel"])
             }
             let to = endpoint("to", s, nodes: nodes, declared: declared, output: false, chainEnds: chainEnds, issues: &issues)
-            if let from, let to { links.append(GraphLink(from: from.0, fromBus: from.1, to: to.0, toBus: to.1)) }
+            if let from, let to { links.append(GraphLink(from: from.0, fromBus: from.1, to: to.0, toBus: to.1, fromPort: fromPort)) }
         }
         return links
     }
 
-    /// What the "to" of a link names: a bus (not a port), a port that cannot be linked (reported), or a port.
+    /// What an end of a link names: a bus (not a port), ports that cannot be linked (reported), or ports with the
+    /// node's buses they take.
     enum PortTarget {
         case notAPort
         case invalid
-        case port(node: Int, bus: Int, symbol: String)
+        case ports(node: Int, buses: [Int], symbols: [String])
     }
 
-    /// A link `"to": "NODE:PORT"` naming an LV2 input port that is not one of the node's main inputs (a sidechain, a CV
-    /// input). The port gets an input bus of its own on the node.
+    /// A link end `"NODE:PORT"` or `"NODE:PORT,PORT…"` naming LV2 audio or CV ports. On "to", input ports that are not
+    /// the node's main inputs (sidechains, extra inputs, CV): each gets an input bus of its own, reading the source's
+    /// channel i for the i-th port (or `"channel"`, or the channels' average for a single port). On "from", output
+    /// ports: together they make one output bus of the node (channel i is the i-th port; a single port fills every
+    /// channel), shared by every link naming the same ports.
     // Swift 6.3.1 crashes optimizing this function (CopyPropagation, "Found ownership error"); it runs once per link.
     @_optimize(none)
-    static func portEndpoint(_ s: NodeSettings, nodes: inout [GraphNode?], chainEnds: [String: (first: String, last: String)],
+    static func portEndpoint(_ s: NodeSettings, key: String, nodes: inout [GraphNode?], chainEnds: [String: (first: String, last: String)],
                              issues: inout GraphIssues) -> PortTarget {
-        guard let text = s.object["to"]?.stringValue else { return .notAPort }
+        let input = key == "to"
+        guard let text = s.object[key]?.stringValue else { return .notAPort }
         let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2, Int(parts[1]) == nil, !parts[1].isEmpty else { return .notAPort }
-        let id = chainEnds[String(parts[0])]?.first ?? String(parts[0]), symbol = String(parts[1])
+        let written = String(parts[0])
+        let id = chainEnds[written].map { input ? $0.first : $0.last } ?? written
+        let symbols = parts[1].split(separator: ",", omittingEmptySubsequences: false).map { String($0) }
         let position = nodes.firstIndex { $0?.id == id }
         guard let position, let found = nodes[position], let lv2 = found.definition as? LV2Node else {
-            issues.report(s.path("to"), "'\(text)': only an lv2 node's ports can be linked by name; other nodes take a bus number after ':'", at: s.object["to"])
+            issues.report(s.path(key), "'\(text)': only an lv2 node's ports can be linked by name; other nodes take a bus number after ':'", at: s.object[key])
             return .invalid
         }
         var node = found, plugin = lv2
-        let main = Set(plugin.plugin.audioPorts(input: true).map(\.index))
-        let candidates = plugin.plugin.ports.filter { ($0.kind == .audio || $0.kind == .cv) && $0.isInput && !main.contains($0.index) }
-        guard let port = candidates.first(where: { $0.symbol == symbol }) else {
-            let known = candidates.map(\.symbol)
-            let why = plugin.plugin.ports.contains { $0.symbol == symbol && main.contains($0.index) }
-                ? "'\(symbol)' is one of its main inputs, which link to '\(id)' itself"
-                : "it has no such input port"
-            issues.report(s.path("to"), "'\(text)': \(why); ports to link by name: \(known.isEmpty ? "none" : known.joined(separator: ", "))", at: s.object["to"])
-            return .invalid
+        let main = Set(plugin.mainInputs)
+        let candidates = plugin.plugin.ports.filter {
+            ($0.kind == .audio || $0.kind == .cv) && $0.isInput == input && !(input && main.contains($0.index))
+        }
+        var ports: [LV2Port] = []
+        for symbol in symbols {
+            guard let port = candidates.first(where: { $0.symbol == symbol }) else {
+                let known = candidates.map(\.symbol)
+                let why = input && plugin.plugin.ports.contains { $0.symbol == symbol && main.contains($0.index) }
+                    ? "'\(symbol)' is one of its main inputs, which link to '\(id)' itself"
+                    : "it has no such \(input ? "input" : "output") port"
+                issues.report(s.path(key), "'\(text)': \(why); ports to link by name: \(known.isEmpty ? "none" : known.joined(separator: ", "))", at: s.object[key])
+                return .invalid
+            }
+            guard !ports.contains(where: { $0.index == port.index }) else {
+                issues.report(s.path(key), "'\(text)' names '\(symbol)' twice", at: s.object[key])
+                return .invalid
+            }
+            ports.append(port)
         }
         guard plugin.copies == 1 else {
-            issues.report(s.path("to"), "'\(text)': ports can be linked by name only on a plugin that runs once, not once per channel", at: s.object["to"])
+            issues.report(s.path(key), "'\(text)': ports can be linked by name only on a plugin that runs once, not once per channel", at: s.object[key])
             return .invalid
+        }
+        if !input {
+            let output = LV2Node.PortOutput(ports: ports.map(\.index), symbols: symbols)
+            if let k = plugin.portOutputs.firstIndex(of: output) { return .ports(node: position, buses: [k + 1], symbols: symbols) }
+            plugin.portOutputs.append(output)
+            node.definition = plugin
+            nodes[position] = node
+            return .ports(node: position, buses: [plugin.portOutputs.count], symbols: symbols)
         }
         var channel: Int?
         if let value = s.object["channel"] {
@@ -328,16 +367,24 @@ public struct GraphDocument: Sendable {
                 issues.report(s.path("channel"), "expected a channel number (0 is the first), found \(value.typeName)", at: value)
                 return .invalid
             }
+            guard ports.count == 1 else {
+                issues.report(s.path("channel"), "\"channel\" picks the source channel for a link to one port; '\(text)' names \(ports.count), which read channels 0…\(ports.count - 1)", at: value)
+                return .invalid
+            }
             channel = c
         }
-        guard !plugin.portInputs.contains(where: { $0.port == port.index }) else {
-            issues.report(s.path("to"), "'\(text)' is linked more than once; feed a mixer to combine signals", at: s.object["to"])
-            return .invalid
+        var buses: [Int] = []
+        for (i, port) in ports.enumerated() {
+            guard !plugin.portInputs.contains(where: { $0.port == port.index }) else {
+                issues.report(s.path(key), "'\(id):\(port.symbol)' is linked more than once; feed a mixer to combine signals", at: s.object[key])
+                return .invalid
+            }
+            plugin.portInputs.append(LV2Node.PortInput(port: port.index, symbol: port.symbol, channel: ports.count > 1 ? i : channel))
+            buses.append(plugin.portInputs.count)
         }
-        plugin.portInputs.append(LV2Node.PortInput(port: port.index, symbol: port.symbol, channel: channel))
         node.definition = plugin
         nodes[position] = node
-        return .port(node: position, bus: plugin.portInputs.count, symbol: symbol)
+        return .ports(node: position, buses: buses, symbols: symbols)
     }
 
     /// Resolves `id` or `id:bus` to (node position, bus).

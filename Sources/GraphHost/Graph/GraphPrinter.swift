@@ -22,7 +22,8 @@ public enum GraphPrinter {
         out += "links:\n"
         for l in doc.links {
             let target = l.toPort.map { "\(doc.nodes[l.to].id):\($0)" } ?? endpoint(doc, l.to, l.toBus)
-            out += "  \(endpoint(doc, l.from, l.fromBus)) -> \(target)\n"
+            let source = l.fromPort.map { "\(doc.nodes[l.from].id):\($0)" } ?? endpoint(doc, l.from, l.fromBus)
+            out += "  \(source) -> \(target)\n"
         }
         out += "render order: " + doc.order.map { doc.nodes[$0].id }.joined(separator: " -> ") + "\n"
         if !doc.chains.isEmpty {
@@ -41,7 +42,7 @@ public enum GraphPrinter {
             out += "  \(quote(node.id)) [label=\(quote(lines.joined(separator: "\n")))];\n"
         }
         for l in doc.links {
-            out += "  \(quote(doc.nodes[l.from].id)) -> \(quote(doc.nodes[l.to].id)) [label=\(quote("\(l.fromBus)→\(l.toPort ?? String(l.toBus))"))];\n"
+            out += "  \(quote(doc.nodes[l.from].id)) -> \(quote(doc.nodes[l.to].id)) [label=\(quote("\(l.fromPort ?? String(l.fromBus))→\(l.toPort ?? String(l.toBus))"))];\n"
         }
         return out + "}\n"
     }

@@ -65,6 +65,12 @@ public final class GraphSession {
     public func apply(_ request: ControlRequest) throws {
         switch request {
         case .node(let command):
+            if let node = graph.document.node(command.node), let changed = try (node.definition as? LV2Node)?.settingFile(command.action) {
+                // A new file is loaded by a new instance, warmed and crossfaded to, like a swapped chain.
+                var document = graph.document
+                document.nodes[node.index].definition = changed
+                return try swap(to: document)
+            }
             try graph.instance(for: command).perform(command.action, concurrent: rendersConcurrently, send: send)
         case .pause, .play:
             try send(.transport(request == .play ? .play : .pause))

@@ -41,7 +41,7 @@ public struct RenderPlan {
             case .lv2(let k):
                 k.pointee.process(input: step.inputs[0], output: step.output!, channelStride: maxFrames,
                                   channels: channels, frames: frames, guardOutput: guardOutput,
-                                  portInputs: step.inputCount > 1 ? step.inputs + 1 : nil)
+                                  portInputs: step.inputCount > 1 ? step.inputs + 1 : nil, portOutputs: step.extraOutputs)
             case .crossfade(let k):
                 k.pointee.process(inputs: step.inputs, output: step.output!, channelStride: maxFrames,
                                   channels: channels, frames: frames)

@@ -16,12 +16,15 @@ public struct RenderStep {
     public var inputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     public var inputCount: Int
     public var output: UnsafeMutablePointer<Float>?
+    /// Output buses 1, 2, … of a node that has more than one (an LV2 node's outputs linked by port name).
+    public var extraOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?
 
     public init(kernel: Kernel, inputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, inputCount: Int,
-                output: UnsafeMutablePointer<Float>?) {
+                output: UnsafeMutablePointer<Float>?, extraOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>? = nil) {
         self.kernel = kernel
         self.inputs = inputs
         self.inputCount = inputCount
         self.output = output
+        self.extraOutputs = extraOutputs
     }
 }

@@ -1,6 +1,7 @@
 /* Test fixture: a mono gain whose value is read from a text file named by a path property (patch:Set of
  * file-gain#gainFile), loaded through the worker and applied in work_response, as convolvers load IR files. Once
- * applied, the gain is reported on the notify port as a patch:Set of the readable property file-gain#gain. */
+ * applied, and when asked by a patch:Get, the gain is reported on the notify port as a patch:Set of the readable
+ * property file-gain#gain. */
 #include <lv2/atom/atom.h>
 #include <lv2/atom/forge.h>
 #include <lv2/atom/util.h>
@@ -24,7 +25,7 @@ typedef struct {
     const float *in;
     float *out;
     LV2_Worker_Schedule *schedule;
-    LV2_URID object, path, set, property, value, gain_file;
+    LV2_URID object, path, set, get, property, value, gain_file;
     float gain;
 } Plugin;
 
@@ -40,6 +41,7 @@ static LV2_Handle instantiate(const LV2_Descriptor *d, double rate, const char *
     p->object = map->map(map->handle, LV2_ATOM__Object);
     p->path = map->map(map->handle, LV2_ATOM__Path);
     p->set = map->map(map->handle, LV2_PATCH__Set);
+    p->get = map->map(map->handle, LV2_PATCH__Get);
     p->property = map->map(map->handle, LV2_PATCH__property);
     p->value = map->map(map->handle, LV2_PATCH__value);
     p->gain_file = map->map(map->handle, GAIN_FILE);
@@ -60,6 +62,7 @@ static void run(LV2_Handle h, uint32_t n) {
     LV2_ATOM_SEQUENCE_FOREACH(p->control, ev) {
         if (ev->body.type != p->object) continue;
         const LV2_Atom_Object *obj = (const LV2_Atom_Object *)&ev->body;
+        if (obj->body.otype == p->get) p->report = 1;
         if (obj->body.otype != p->set) continue;
         const LV2_Atom *property = NULL, *value = NULL;
         lv2_atom_object_get(obj, p->property, &property, p->value, &value, 0);

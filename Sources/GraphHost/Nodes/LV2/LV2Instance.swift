@@ -42,7 +42,7 @@ final class LV2Instance: NodeInstance {
         }
         let handles = alloc(LV2_Handle?.self, copies)
         let descriptors = alloc(UnsafePointer<LV2_Descriptor>.self, copies)
-        let audioIns = plugin.audioPorts(input: true), audioOuts = plugin.audioPorts(input: false)
+        let audioIns = node.mainInputs, audioOuts = node.mainOutputs
         let audioInputs = alloc(UInt32.self, copies * audioIns.count), audioOutputs = alloc(UInt32.self, copies * audioOuts.count)
         var downmix: UnsafeMutablePointer<Float>?
         if copies == 1 && audioIns.count == 1 && format.channels > 1 {
@@ -103,8 +103,8 @@ final class LV2Instance: NodeInstance {
             if let ext = lilv_instance_get_extension_data(instance, "http://lv2plug.in/ns/ext/worker#interface") {
                 workers[copy].interface = ext.assumingMemoryBound(to: LV2_Worker_Interface.self)
             }
-            for (i, port) in audioIns.enumerated() { audioInputs[copy * audioIns.count + i] = UInt32(port.index) }
-            for (i, port) in audioOuts.enumerated() { audioOutputs[copy * audioOuts.count + i] = UInt32(port.index) }
+            for (i, port) in audioIns.enumerated() { audioInputs[copy * audioIns.count + i] = UInt32(port) }
+            for (i, port) in audioOuts.enumerated() { audioOutputs[copy * audioOuts.count + i] = UInt32(port) }
             let values = controls + copy * portCount
             for port in plugin.ports {
                 let index = UInt32(port.index)
@@ -180,6 +180,23 @@ final class LV2Instance: NodeInstance {
             kernelPointer.pointee.portFeedCount = node.portInputs.count
             kernelPointer.pointee.portSignals = signals
         }
+        if !node.portOutputs.isEmpty, let instance = created.first {
+            // Output ports linked by name write to buffers of their own, or are main outputs already on the bus.
+            let own = Array(Set(node.portOutputs.flatMap(\.ports)).subtracting(audioOuts)).sorted()
+            let signals = alloc(Float.self, own.count * format.maxFrames)
+            signals.initialize(repeating: 0, count: max(1, own.count * format.maxFrames))
+            for (k, port) in own.enumerated() { lilv_instance_connect_port(instance, UInt32(port), signals + k * format.maxFrames) }
+            let sources = alloc(Int.self, node.portOutputs.count * format.channels)
+            for (k, output) in node.portOutputs.enumerated() {
+                for c in 0..<format.channels {
+                    let port = output.ports[min(c, output.ports.count - 1)]
+                    sources[k * format.channels + c] = own.firstIndex(of: port) ?? (-1 - audioOuts.firstIndex(of: port)!)
+                }
+            }
+            kernelPointer.pointee.portOutputCount = node.portOutputs.count
+            kernelPointer.pointee.portOutputSources = sources
+            kernelPointer.pointee.portOutputSignals = signals
+        }
         if plugin.readsEvents, let midi = plugin.midiInput, let index = atomPorts.firstIndex(where: { $0.index == midi.index }) {
             let silent = alloc(Float.self, format.channels * format.maxFrames)
             silent.initialize(repeating: 0, count: format.channels * format.maxFrames)
@@ -210,10 +227,16 @@ final class LV2Instance: NodeInstance {
             }
         }
         allocations = owned
+        if let patchMessages, reports != nil {
+            // Ask for every property's value (patch:Get); the plugin answers on its notify port at its first run.
+            _ = PatchMessage.get().withUnsafeBytes { patchMessages.write($0.baseAddress!, size: $0.count) }
+        }
         if !node.propertyValues.isEmpty {
             // The graph file's property values take effect before the first slice: the plugin runs on silence once to
             // read them (its worker runs in place here) and once more to take the worker's answer.
-            for (symbol, text) in node.propertyValues.sorted(by: { $0.key < $1.key }) { try setProperty(symbol, to: text) }
+            for (symbol, text) in node.propertyValues.sorted(by: { $0.key < $1.key }) {
+                try setProperty(symbol, to: text, concurrent: false, send: { _ in })
+            }
             for _ in 0..<2 { runOnSilence(maxFrames: format.maxFrames, channels: format.channels) }
         }
     }
@@ -238,9 +261,18 @@ final class LV2Instance: NodeInstance {
         }
     }
 
-    /// Queues a patch:Set for `symbol`'s property; it reaches the plugin at the start of the next run.
-    func setProperty(_ symbol: String, to text: String) throws {
+    /// Queues a patch:Set for `symbol`'s property; it reaches the plugin at the start of the next run. A file property
+    /// of a plugin that takes paths only through state (`takesPathsThroughState`) is restored as state instead.
+    func setProperty(_ symbol: String, to text: String, concurrent: Bool, send: (ControlMessage) throws -> Void) throws {
         let message = try propertyMessage(symbol, text)
+        if node.plugin.takesPathsThroughState, let property = node.plugin.properties.first(where: { $0.symbol == symbol }),
+           property.range == LV2URI.atomPath {
+            try restoreState(concurrent: concurrent, send: send, what: "property '\(symbol)'") { restore in
+                LV2World.shared.withPathState(plugin: node.uri, key: property.uri, path: text, restore)
+            }
+            propertyValues[symbol] = text
+            return
+        }
         guard let patchMessages, message.withUnsafeBytes({ patchMessages.write($0.baseAddress!, size: $0.count) }) else {
             throw CommandError("'\(id)': the property queue is full; try again")
         }
@@ -431,7 +463,7 @@ final class LV2Instance: NodeInstance {
     /// after the kernel has faded the plugin out (input passes through meanwhile), fading it back in afterwards.
     func perform(_ command: NodeCommand, concurrent: Bool, send: (ControlMessage) throws -> Void) throws {
         if isProperty(command), let (symbol, text) = Self.text(of: command) {
-            return try setProperty(symbol, to: text)
+            return try setProperty(symbol, to: text, concurrent: concurrent, send: send)
         }
         let portMessages = try messages(for: command)
         guard case .preset(let name) = command, let preset = node.plugin.preset(name) else {
@@ -443,6 +475,17 @@ final class LV2Instance: NodeInstance {
             try portMessages.forEach(send)
             return
         }
+        try restoreState(concurrent: concurrent, send: send, what: "preset '\(preset.label)'") { restore in
+            LV2World.shared.withState(preset.uri, restore)
+        }
+        try portMessages.forEach(send)
+    }
+
+    /// Restores a state into every instance, in the control world: directly when nothing renders concurrently or the
+    /// plugin declares state:threadSafeRestore, else after the kernel has faded the plugin out (input passes through
+    /// meanwhile), fading it back in afterwards. `withState` hands the state to its closure.
+    func restoreState(concurrent: Bool, send: (ControlMessage) throws -> Void, what: String,
+                      withState: ((OpaquePointer) -> Void) -> Void?) throws {
         let mustPause = concurrent && !node.plugin.supportsThreadSafeRestore
         if mustPause {
             try send(.lv2(kernelPointer, .pause))
@@ -450,20 +493,20 @@ final class LV2Instance: NodeInstance {
             while !paused.load(ordering: .acquiring) {
                 guard Date() < deadline else {
                     try send(.lv2(kernelPointer, .resume))
-                    throw CommandError("'\(id)' did not pause for its state restore; preset '\(preset.label)' not applied")
+                    throw CommandError("'\(id)' did not pause for its state restore; \(what) not applied")
                 }
                 usleep(1000)
             }
         }
-        LV2World.shared.withState(preset.uri) { state in
+        let restored = withState { state in
             for (copy, instance) in instances.enumerated() {
                 lilv_state_restore(state, instance, nil, nil, 0, restoreFeatureLists[copy])
             }
         }
-        try portMessages.forEach(send)
         if mustPause {
             try send(.lv2(kernelPointer, .resume))
             if bypassed { try send(.lv2(kernelPointer, .bypass(true))) }
         }
+        if restored == nil { throw CommandError("'\(id)': the state for \(what) could not be made") }
     }
 }

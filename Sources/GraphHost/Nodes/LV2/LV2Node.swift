@@ -3,10 +3,12 @@ import CLilv
 import Foundation
 import Logging
 
-/// `lv2`: an LV2 plugin loaded through lilv. Its audio ports map onto the bus: as many inputs and outputs as
+/// `lv2`: an LV2 plugin loaded through lilv. Its main audio ports map onto the bus: as many inputs and outputs as
 /// the bus has channels are wired straight (port order = channel order); a mono plugin runs once per channel; a
-/// single input on a wider bus reads the channels' average, and a single output is copied to every channel.
-/// Sidechain inputs read silence. `controls` set input control ports by symbol; `preset` picks a preset by label or URI.
+/// single input on a wider bus reads the channels' average, and a single output is copied to every channel. On a
+/// plugin with more ports than the bus has channels, the first ones are the main ports and the others are linked by
+/// name (`"from": "xover:lo_l,lo_r"`, `"to": "comp:sc"`); sidechains and unlinked inputs read silence.
+/// `controls` set input control ports by symbol; `preset` picks a preset by label or URI.
 public struct LV2Node: NodeDefinition {
     public static let typeName = "lv2"
     public static let settingKeys = ["uri", "controls", "preset", "properties"]
@@ -31,9 +33,20 @@ public struct LV2Node: NodeDefinition {
         public var channel: Int?
     }
     public var portInputs: [PortInput] = []
+    /// Output buses 1, 2, … made of output ports linked by name (`"from": "NODE:PORT,PORT"`): channel i is the i-th
+    /// port, and a single port fills every channel.
+    public struct PortOutput: Sendable, Equatable {
+        public var ports: [Int]
+        public var symbols: [String]
+    }
+    public var portOutputs: [PortOutput] = []
+    /// The audio ports the node's main input and output buses feed and take, by port index, in channel order (per
+    /// instance for a mono plugin run once per channel).
+    public var mainInputs: [Int] = []
+    public var mainOutputs: [Int] = []
 
     public var inputBuses: Int { 1 + portInputs.count }
-    public var outputBuses: Int { 1 }
+    public var outputBuses: Int { 1 + portOutputs.count }
     public var summary: [(String, String)] {
         var items = [("uri", uri), ("instances", "\(copies)")]
         if let presetLabel { items.append(("preset", presetLabel)) }
@@ -65,24 +78,23 @@ public struct LV2Node: NodeDefinition {
             issues.warn(settings.path("uri"), "plugin '\(uri)' does not declare lv2:hardRTCapable: its run() may block or allocate, so live playback may drop out", at: settings.object["uri"])
         }
         let channels = context.format.channels
-        let ins = plugin.audioPorts(input: true).count, outs = plugin.audioPorts(input: false).count
+        let ins = plugin.audioPorts(input: true), outs = plugin.audioPorts(input: false)
+        /// One port, or at least one per channel (the first ones are the main ports).
+        func main(_ ports: [LV2Port]) -> [Int]? { ports.count <= 1 || ports.count >= channels ? ports.prefix(channels).map(\.index) : nil }
         let copies: Int
-        if ins == channels && outs == channels {
-            copies = 1
-        } else if ins == 1 && outs == 1 {
+        if ins.count == 1 && outs.count == 1 && channels > 1 {
             copies = channels
         } else if plugin.isMIDIProcessor {
             // Events in, events out.
             copies = 1
-        } else if plugin.isInstrument && (outs == 1 || outs == channels) {
-            // An instrument: its input bus carries a `midi` node's events; its output feeds the bus.
-            copies = 1
-        } else if (ins == 1 || ins == channels) && (outs == 1 || outs == channels) {
-            // Mono to stereo (a mono input reads the channels' average), stereo to mono (the output goes to every channel).
+        } else if let i = main(ins), main(outs) != nil, !outs.isEmpty, !i.isEmpty || plugin.isInstrument {
+            // Straight, mono to stereo (a mono input reads the channels' average), stereo to mono (the output goes to
+            // every channel), more ports than channels (the rest by name), or an instrument (its input bus carries a
+            // `midi` node's events).
             copies = 1
         } else {
             let ports = plugin.ports.map(\.description).joined(separator: "; ")
-            issues.report(settings.path("uri"), "plugin '\(uri)' has \(ins) audio inputs and \(outs) outputs; a \(channels)-channel bus takes 1 or \(channels) inputs and 1 or \(channels) outputs (a mono plugin runs once per channel). Its ports: \(ports)", at: settings.object["uri"])
+            issues.report(settings.path("uri"), "plugin '\(uri)' has \(ins.count) audio inputs and \(outs.count) outputs; a \(channels)-channel bus takes 1 or at least \(channels) inputs (or none for an instrument) and 1 or at least \(channels) outputs. Its ports: \(ports)", at: settings.object["uri"])
             return nil
         }
         var values: [Int: Float] = [:]
@@ -132,6 +144,8 @@ public struct LV2Node: NodeDefinition {
         guard let properties = parseProperties(settings, plugin: plugin, context: context, issues: &issues) else { return nil }
         var node = LV2Node(uri: uri, plugin: plugin, controlValues: values, presetLabel: presetLabel, presetURI: presetURI, copies: copies)
         node.propertyValues = properties
+        node.mainInputs = main(ins) ?? []
+        node.mainOutputs = main(outs) ?? []
         return node
     }
 
@@ -171,13 +185,29 @@ public struct LV2Node: NodeDefinition {
         return nil
     }
 
+    /// This node with a file property set by `command` (`set NODE PROPERTY PATH`), or nil when the command sets no file
+    /// property. Throws when the file cannot be used.
+    public func settingFile(_ command: NodeCommand) throws -> LV2Node? {
+        guard let (symbol, text) = LV2Instance.text(of: command), !plugin.controlInputs.contains(where: { $0.symbol == symbol }),
+              let property = plugin.properties.first(where: { $0.symbol == symbol }), property.range == LV2URI.atomPath else { return nil }
+        if let problem = PatchMessage.problem(property, text: text) { throw CommandError("\(symbol): \(problem)") }
+        var node = self
+        node.propertyValues[symbol] = text
+        return node
+    }
+
     public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance {
         try LV2Instance(id: id, node: self, format: format)
     }
 
-    /// The same plugin keeps its instance (and its state); a changed preset and changed controls apply live.
+    /// The same plugin keeps its instance (and its state); a changed preset, changed controls and changed properties
+    /// other than files apply live. A changed file (an impulse response, a sample) makes a new instance that loads it
+    /// before it is heard, and the swap crossfades to it.
     public func liveChanges(from old: any NodeDefinition) -> [NodeCommand]? {
-        guard let old = old as? LV2Node, old.uri == uri, old.copies == copies, old.portInputs == portInputs else { return nil }
+        guard let old = old as? LV2Node, old.uri == uri, old.copies == copies, old.portInputs == portInputs,
+              old.portOutputs == portOutputs,
+              !plugin.properties.contains(where: { $0.range == LV2URI.atomPath && old.propertyValues[$0.symbol] != propertyValues[$0.symbol] })
+        else { return nil }
         var commands: [NodeCommand] = []
         if let presetURI, presetURI != old.presetURI { commands.append(.preset(presetURI)) }
         for port in plugin.controlInputs where controlValues[port.index] != old.controlValues[port.index] {

@@ -39,6 +39,7 @@ enum LV2URI {
     static let atomURID = "http://lv2plug.in/ns/ext/atom#URID"
     static let atomObject = "http://lv2plug.in/ns/ext/atom#Object"
     static let patchSet = "http://lv2plug.in/ns/ext/patch#Set"
+    static let patchGet = "http://lv2plug.in/ns/ext/patch#Get"
     static let patchProperty = "http://lv2plug.in/ns/ext/patch#property"
     static let patchValue = "http://lv2plug.in/ns/ext/patch#value"
 
@@ -168,6 +169,8 @@ public struct LV2PluginInfo: Sendable {
     public let optionalFeatures: [String]
     /// Properties the host may set (patch:writable).
     public private(set) var properties: [LV2Property] = []
+    /// lv2:minorVersion (0 when not given).
+    public let minorVersion: Int
 
     /// Reads the plugin's description; call inside `LV2World.withWorld`.
     init(world w: OpaquePointer, plugin: OpaquePointer) {
@@ -181,6 +184,11 @@ public struct LV2PluginInfo: Sendable {
             lilv_nodes_free(nodes)
             return r
         }
+        let minorNode = lilv_new_uri(w, "http://lv2plug.in/ns/lv2core#minorVersion")
+        let minor = lilv_plugin_get_value(plugin, minorNode)
+        minorVersion = Int(lilvString(lilv_nodes_get_first(minor)).flatMap(Double.init) ?? 0)
+        lilv_nodes_free(minor)
+        lilv_node_free(minorNode)
         requiredFeatures = uris(lilv_plugin_get_required_features(plugin))
         optionalFeatures = uris(lilv_plugin_get_optional_features(plugin))
         var ports: [LV2Port] = []
@@ -305,6 +313,8 @@ public struct LV2PluginInfo: Sendable {
     /// Required features graphhost does not provide.
     public var unsupportedFeatures: [String] { requiredFeatures.filter { !LV2URI.supportedFeatures.contains($0) } }
 
+    /// Audio and CV ports, the ones links name (`"from": "NODE:PORT"`, `"to": "NODE:PORT"`).
+    public var signalPorts: [LV2Port] { ports.filter { $0.kind == .audio || $0.kind == .cv } }
     public func audioPorts(input: Bool) -> [LV2Port] { ports.filter { $0.carriesAudio && $0.isInput == input && !$0.isSideChain } }
     /// Input control ports a user sets (those the host sets, such as lv2:freeWheeling, left out).
     public var controlInputs: [LV2Port] { ports.filter { $0.kind == .control && $0.isInput && $0.designation != LV2URI.freeWheeling } }
@@ -335,6 +345,13 @@ public struct LV2PluginInfo: Sendable {
     /// Whether the plugin asks for its default state (state:loadDefaultState) to be restored after instantiation.
     var wantsDefaultState: Bool {
         (requiredFeatures + optionalFeatures).contains("http://lv2plug.in/ns/ext/state#loadDefaultState")
+    }
+
+    /// Whether file properties (atom:Path) must be given through state restore rather than patch:Set. x42 zeroconvolv
+    /// up to version 0.1548 (Debian 12's x42-plugins 20221119) takes a patch:Set for its IR but its worker drops the
+    /// path (fixed upstream in 2023); restoring the same key loads the file.
+    var takesPathsThroughState: Bool {
+        uri.hasPrefix("http://gareus.org/oss/lv2/zeroconvolv#") && minorVersion <= 1548
     }
 
     /// Whether restoring state may happen while run() is being called (state:threadSafeRestore).

@@ -89,6 +89,23 @@ public final class LV2World: Sendable {
     }
 
     /// Reads the state a URI describes (a preset or a plugin's default state); nil if there is none.
+    /// A state holding one property, `key` = `path` (atom:Path), for `plugin`.
+    func withPathState<R>(plugin: String, key: String, path: String, _ body: (OpaquePointer) throws -> R) rethrows -> R? {
+        func literal(_ text: String) -> String {
+            "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        }
+        let turtle = """
+        <urn:graphhost:property-state> a <http://lv2plug.in/ns/ext/presets#Preset> ;
+            <http://lv2plug.in/ns/lv2core#appliesTo> <\(plugin)> ;
+            <http://lv2plug.in/ns/ext/state#state> [ <\(key)> \(literal(path))^^<http://lv2plug.in/ns/ext/atom#Path> ] .
+        """
+        return try withWorld { world in
+            guard let state = lilv_state_new_from_string(world, URIDMap.shared.mapFeature, turtle) else { return nil }
+            defer { lilv_state_free(state) }
+            return try body(state)
+        }
+    }
+
     func withState<R>(_ uri: String, _ body: (OpaquePointer) throws -> R) rethrows -> R? {
         try withWorld { world in
             let node = lilv_new_uri(world, uri)

@@ -1,9 +1,15 @@
 import CLV2
 import Foundation
 
-/// A patch:Set message for a plugin property, as the bytes of an atom:Object (control world; the kernel copies
-/// them into the plugin's control sequence).
+/// patch:Set and patch:Get messages for plugin properties, as the bytes of an atom:Object (control world; the kernel
+/// copies them into the plugin's control sequence).
 enum PatchMessage {
+    /// A patch:Get with no property: the plugin is asked to report every property's value on its notify port.
+    static func get() -> [UInt8] {
+        let map = URIDMap.shared
+        return bytes(of: UInt32(8)) + bytes(of: map.map(LV2URI.atomObject)) + bytes(of: UInt32(0)) + bytes(of: map.map(LV2URI.patchGet))
+    }
+
     /// The value of `property` given as text: a path (must name a readable file), a number, a boolean or a string,
     /// as the property's range says. Throws the reason when the text does not fit.
     static func set(_ property: LV2Property, text: String) throws -> [UInt8] {

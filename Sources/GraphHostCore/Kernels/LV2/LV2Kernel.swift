@@ -57,6 +57,12 @@ public struct LV2Kernel {
     public var portFeeds: UnsafeMutablePointer<PortFeed>?
     public var portFeedCount = 0
     public var portSignals: UnsafeMutablePointer<Float>?
+    /// Output buses 1, 2, … made of output ports linked by name (a crossover's bands): for each bus and channel
+    /// (`portOutputCount` × channels), the signal it copies: k ≥ 0 is `portOutputSignals + k × channelStride` (a port
+    /// connected there once), k < 0 is channel -1 - k of the main output.
+    public var portOutputCount = 0
+    public var portOutputSources: UnsafeMutablePointer<Int>?
+    public var portOutputSignals: UnsafeMutablePointer<Float>?
     /// patch:Set messages (atom objects) the control world queued for the plugin, copied into the control sequence
     /// (the atom input `controlSequence` of each copy's `atomPortsPerCopy`) at the start of the next run; nil when
     /// the plugin has no properties.
@@ -157,7 +163,8 @@ public struct LV2Kernel {
     @_noLocks
     public func process(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
                         channelStride: Int, channels: Int, frames: Int, guardOutput: Bool = false,
-                        portInputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>? = nil) {
+                        portInputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>? = nil,
+                        portOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>? = nil) {
         let events: UnsafeRawPointer? = readsMIDI ? UnsafeRawPointer(input) : nil
         if midiOutPort >= 0, let events {
             processEvents(events, output: output, frames: frames)
@@ -170,20 +177,59 @@ public struct LV2Kernel {
                 let src = input + c * channelStride, dst = output + c * channelStride
                 for f in 0..<frames { dst[f] = src[f] }
             }
+            if let portOutputs { clearPortOutputs(portOutputs, channelStride: channelStride, channels: channels, frames: frames) }
             paused.store(true, ordering: .releasing)
             return
         }
         if let portInputs { feedPorts(portInputs, channelStride: channelStride, channels: channels, frames: frames) }
         runPlugins(input: input, output: output, channelStride: channelStride, channels: channels, frames: frames, events: events)
-        if guardOutput && !Bus.isSafe(output, channelStride: channelStride, channels: channels, frames: frames) {
+        if let portOutputs { fillPortOutputs(portOutputs, main: output, channelStride: channelStride, channels: channels, frames: frames) }
+        if guardOutput && !(Bus.isSafe(output, channelStride: channelStride, channels: channels, frames: frames)
+                            && portOutputsAreSafe(portOutputs, channelStride: channelStride, channels: channels, frames: frames)) {
             Bus.clear(output, channelStride: channelStride, channels: channels, from: 0, to: frames)
+            if let portOutputs { clearPortOutputs(portOutputs, channelStride: channelStride, channels: channels, frames: frames) }
             silencedSlices.wrappingIncrement(ordering: .relaxed)
             (wet + 1).pointee.current = 0
             (wet + 1).pointee.glide(to: 1, over: fadeSamples)
             return
         }
+        if let portOutputs {
+            // Port outputs have no dry signal: they fade with the plugin (bypass, pause, the guard's fade-in).
+            for k in 0..<portOutputCount {
+                var plugin = wet.pointee, guarded = (wet + 1).pointee
+                plugin.scale(portOutputs[k], channelStride: channelStride, channels: channels, frames: frames)
+                guarded.scale(portOutputs[k], channelStride: channelStride, channels: channels, frames: frames)
+            }
+        }
         wet.pointee.blend(input: input, output: output, channelStride: channelStride, channels: channels, frames: frames)
         (wet + 1).pointee.scale(output, channelStride: channelStride, channels: channels, frames: frames)
+    }
+
+    /// Copies each port-linked output bus's channels from their ports (or from the main output's channels).
+    @_noLocks
+    func fillPortOutputs(_ buses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, main: UnsafeMutablePointer<Float>,
+                         channelStride: Int, channels: Int, frames: Int) {
+        guard let portOutputSources, let portOutputSignals else { return }
+        for k in 0..<portOutputCount {
+            for c in 0..<channels {
+                let source = portOutputSources[k * channels + c]
+                let from = source >= 0 ? portOutputSignals + source * channelStride : main + (-1 - source) * channelStride
+                let to = buses[k] + c * channelStride
+                for f in 0..<frames { to[f] = from[f] }
+            }
+        }
+    }
+
+    @_noLocks
+    func clearPortOutputs(_ buses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, channelStride: Int, channels: Int, frames: Int) {
+        for k in 0..<portOutputCount { Bus.clear(buses[k], channelStride: channelStride, channels: channels, from: 0, to: frames) }
+    }
+
+    @_noLocks
+    func portOutputsAreSafe(_ buses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?, channelStride: Int, channels: Int, frames: Int) -> Bool {
+        guard let buses else { return true }
+        for k in 0..<portOutputCount where !Bus.isSafe(buses[k], channelStride: channelStride, channels: channels, frames: frames) { return false }
+        return true
     }
 
     /// Connects each linked port to its signal: one channel of its bus, or the average of the channels.
