@@ -161,11 +161,17 @@ final class LV2HostTests: XCTestCase {
         XCTAssertThrowsError(try GraphDocument.load(path: graph(mp3, lv2: #"{ "id": "fx", "type": "lv2", "uri": "urn:nothing" }"#))) { error in
             XCTAssertTrue("\(error)".contains("no LV2 plugin 'urn:nothing'"), "\(error)")
         }
-        // A stereo plugin does not fit a mono bus; the error lists its ports.
-        XCTAssertThrowsError(try GraphDocument.load(path: graph(mp3, channels: 1, lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(Self.detune)" }"#))) { error in
-            XCTAssertTrue("\(error)".contains("has 2 audio inputs and 2 outputs; a 1-channel bus"), "\(error)")
+        // A stereo plugin does not fit a 4-channel bus (its 2 ports are neither 1 nor at least 4); the error lists its ports.
+        XCTAssertThrowsError(try GraphDocument.load(path: graph(mp3, channels: 4, lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(Self.detune)" }"#))) { error in
+            XCTAssertTrue("\(error)".contains("has 2 audio inputs and 2 outputs; a 4-channel bus takes 1 or at least 4 inputs"), "\(error)")
             XCTAssertTrue("\(error)".contains("Its ports: 0 "), "\(error)")
         }
+        // On a mono bus its first input and output are the main ports; the second input is linked by name or silent.
+        let mono = try GraphDocument.load(path: graph(mp3, channels: 1, lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(Self.detune)" }"#))
+        let detune = try XCTUnwrap(mono.node("fx")?.definition as? LV2Node)
+        XCTAssertEqual(detune.mainInputs.count, 1)
+        XCTAssertEqual(detune.mainOutputs.count, 1)
+        XCTAssertTrue(mono.warnings.contains { "\($0)".contains("audio input") && "\($0)".contains("is not linked and reads silence") }, "\(mono.warnings)")
     }
 
     func testPluginsCommandListsPluginsAsJSON() throws {

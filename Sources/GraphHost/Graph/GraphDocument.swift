@@ -47,11 +47,13 @@ public struct GraphDocument: Sendable {
     public var chainNodes: [ChainPlacement] = []
     /// How long a swap to this graph crossfades.
     public var crossfadeSeconds = GraphDocument.defaultCrossfadeSeconds
+    /// The musical transport (tempo, meter, rolling) plugins are told about; nil when the graph declares none.
+    public var musicalTime: MusicalTime.Settings?
     var root: JSONValue?
     var shownName: String?
 
     public static let defaultCrossfadeSeconds = 0.03
-    static let topLevelKeys = ["format", "nodes", "links", "chains", "crossfadeSeconds"]
+    static let topLevelKeys = ["format", "nodes", "links", "chains", "crossfadeSeconds", "transport"]
 
     public var displayName: String { shownName ?? file.path }
 
@@ -114,6 +116,7 @@ public struct GraphDocument: Sendable {
         let format = parseFormat(root["format"], issues: &issues)
         let top = NodeSettings(object: root, path: "")
         let crossfade = top.number("crossfadeSeconds", in: 0.001...1, issues: &issues) ?? defaultCrossfadeSeconds
+        let musicalTime = parseMusicalTime(root["transport"], issues: &issues)
         let context = NodeContext(format: format, baseDirectory: file.deletingLastPathComponent())
         let chains = ChainDefinitions.parse(root["chains"], context: context, issues: &issues)
         var placements: [ChainPlacement] = []
@@ -157,6 +160,7 @@ public struct GraphDocument: Sendable {
         document.chains = chains.members.mapValues { $0.map(\.id) }
         document.chainNodes = placements
         document.crossfadeSeconds = crossfade
+        document.musicalTime = musicalTime
         document.root = root
         document.shownName = displayName
         return document

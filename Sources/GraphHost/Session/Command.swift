@@ -79,17 +79,20 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
     case node(Command)
     case chain(node: String, name: String)
     case load(path: String)
+    /// The musical transport's tempo in beats per minute (plugins that follow the host's tempo hear it).
+    case tempo(Double)
     case pause, play
     case status, list, quit
 
-    public static let verbs = ["preset", "set", "bypass", "chain", "load", "pause", "play", "status", "list", "quit"]
-    public static let usage = "\(Command.usage), chain NODE NAME, load GRAPH, pause, play, status, list, quit"
+    public static let verbs = ["preset", "set", "bypass", "chain", "load", "tempo", "pause", "play", "status", "list", "quit"]
+    public static let usage = "\(Command.usage), chain NODE NAME, load GRAPH, tempo BPM, pause, play, status, list, quit"
 
     public var description: String {
         switch self {
         case .node(let command): return command.description
         case .chain(let node, let name): return "chain \(node) \(name)"
         case .load(let path): return "load \(path)"
+        case .tempo(let bpm): return "tempo \(Format.number(bpm))"
         case .pause: return "pause"
         case .play: return "play"
         case .status: return "status"
@@ -122,6 +125,11 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
         case "chain":
             guard words.count == 3 else { throw CommandError("usage: chain NODE NAME") }
             return .chain(node: words[1], name: words[2])
+        case "tempo":
+            guard words.count == 2, let bpm = Double(words[1]), (1...999).contains(bpm) else {
+                throw CommandError("usage: tempo BPM (beats per minute, 1…999)")
+            }
+            return .tempo(bpm)
         case "load":
             guard words.count >= 2 else { throw CommandError("usage: load GRAPH (a graph JSON file)") }
             let rest = line.drop { $0.isWhitespace }.dropFirst(4).trimmingCharacters(in: .whitespaces)

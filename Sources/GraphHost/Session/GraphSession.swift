@@ -27,6 +27,9 @@ public final class GraphSession {
     /// True once `close()` freed the engine.
     public private(set) var closed = false
 
+    /// The musical transport plugins are told about (nil: the graph declares none).
+    public private(set) var musicalTime: MusicalTime.Settings?
+
     /// The fade of `pause` and `play`.
     public static let transportFadeSeconds = 0.02
     /// How long a swap waits for the new graph's streams to buffer.
@@ -36,7 +39,10 @@ public final class GraphSession {
         self.graph = graph
         engine = .allocateRender(capacity: 1)
         let format = graph.document.format
-        engine.initialize(to: RenderEngine(plan: graph.plan, transportFadeFrames: Int(Self.transportFadeSeconds * Double(format.sampleRate))))
+        engine.initialize(to: RenderEngine(plan: graph.plan, transportFadeFrames: Int(Self.transportFadeSeconds * Double(format.sampleRate)),
+                                           sampleRate: Double(format.sampleRate)))
+        if let time = graph.document.musicalTime { engine.pointee.musicalTime.pointee.apply(.settings(time)) }
+        musicalTime = graph.document.musicalTime
         completed = engine.pointee.completedTransitions
         appliedMessages = engine.pointee.appliedMessages
         appliedNanos = engine.pointee.appliedNanos
@@ -57,6 +63,7 @@ public final class GraphSession {
         case .node(let command): try graph.check(command)
         case .chain(let node, let name): _ = try graph.document.selecting(chain: name, for: node)
         case .load(let path): _ = try GraphDocument.load(path: path)
+        case .tempo: if musicalTime == nil { throw CommandError("the graph has no transport; declare one with \"transport\": {\"bpm\": 120}") }
         case .pause, .play, .status, .list, .quit: break
         }
     }
@@ -74,6 +81,11 @@ public final class GraphSession {
             try graph.instance(for: command).perform(command.action, concurrent: rendersConcurrently, send: send)
         case .pause, .play:
             try send(.transport(request == .play ? .play : .pause))
+        case .tempo(let bpm):
+            guard var time = musicalTime else { return try check(request) }
+            time.beatsPerMinute = bpm
+            try send(.musicalTime(.settings(time)))
+            musicalTime = time
         case .chain(let node, let name):
             try swap(to: graph.document.selecting(chain: name, for: node))
         case .load(let path):
@@ -135,6 +147,7 @@ public final class GraphSession {
             throw error
         }
         old.release(keep)
+        if let time = document.musicalTime, time != musicalTime, (try? send(.musicalTime(.settings(time)))) != nil { musicalTime = time }
         submitted += 1
         retiring.append((submitted, old, transition))
         graph = next

@@ -7,6 +7,8 @@ public enum ControlMessage {
     case lv2(UnsafeMutablePointer<LV2Kernel>, LV2Kernel.Change)
     /// Pause or play the whole output.
     case transport(Transport.Change)
+    /// Tempo, meter or rolling of the graph's musical transport.
+    case musicalTime(MusicalTime.Change)
     /// Begin a prepared plan transition.
     case transition(UnsafeMutablePointer<PlanTransition>)
 }

@@ -17,10 +17,12 @@ public struct RenderEngine {
     /// Slices whose output held NaN, Inf or a burst above +24 dBFS (replaced by silence); after one, plugin outputs are checked for a while
     /// so the node can be found and silenced.
     public let silencedSlices: UnsafeAtomic<Int>
+    /// The musical transport plugins are told about (time:Position).
+    public let musicalTime: UnsafeMutablePointer<MusicalTime>
     var checkFramesLeft = 0
     static var checkFrames: Int { 1 << 18 }
 
-    public init(plan: RenderPlan, transportFadeFrames: Int) {
+    public init(plan: RenderPlan, transportFadeFrames: Int, sampleRate: Double) {
         self.plan = plan
         transport = Transport(fadeFrames: transportFadeFrames)
         messages = .allocate()
@@ -30,6 +32,8 @@ public struct RenderEngine {
         timing = .allocateRender(capacity: 1)
         timing.initialize(to: StepTiming())
         silencedSlices = .create(0)
+        musicalTime = .allocateRender(capacity: 1)
+        musicalTime.initialize(to: MusicalTime(sampleRate: sampleRate))
     }
 
     public func deallocate() {
@@ -39,6 +43,7 @@ public struct RenderEngine {
         appliedMessages.destroy()
         timing.deallocateRender()
         silencedSlices.destroy()
+        musicalTime.deallocateRender()
     }
 
     /// Where a render call writes: one interleaved buffer, or one buffer per channel.
@@ -81,6 +86,7 @@ public struct RenderEngine {
             }
             done += slice
             advance(slice)
+            musicalTime.pointee.advance(slice)
         }
     }
 
@@ -102,6 +108,12 @@ public struct RenderEngine {
             case .lv2(let k, let change): k.pointee.apply(change)
             case .transport(let change):
                 transport.apply(change)
+                switch change {
+                case .play: musicalTime.pointee.apply(.playing(true))
+                case .pause: musicalTime.pointee.apply(.playing(false))
+                }
+            case .musicalTime(let change):
+                musicalTime.pointee.apply(change)
             case .transition(let t):
                 // One transition at a time: a later one (and what follows it) waits for the current fade to end.
                 if transition != nil { return noteApplied(applied) }
@@ -130,7 +142,7 @@ public struct RenderEngine {
             Bus.clear(bus, channelStride: active.maxFrames, channels: active.channels, from: 0, to: frames)
             return bus
         }
-        active.runSlice(frames: frames, timing: timing, guardOutput: checkFramesLeft > 0)
+        active.runSlice(frames: frames, timing: timing, guardOutput: checkFramesLeft > 0, time: UnsafePointer(musicalTime))
         checkFramesLeft = max(0, checkFramesLeft - frames)
         if !Bus.isSafe(bus, channelStride: active.maxFrames, channels: active.channels, frames: frames) {
             Bus.clear(bus, channelStride: active.maxFrames, channels: active.channels, from: 0, to: frames)

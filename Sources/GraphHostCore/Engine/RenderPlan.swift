@@ -17,18 +17,20 @@ public struct RenderPlan {
     }
 
     /// Runs every step once over `frames` ≤ `maxFrames` frames, noting the slowest step in `timing`.
-    /// `guardOutput` makes plugin steps silence output holding NaN, Inf or a burst above +24 dBFS.
+    /// `guardOutput` makes plugin steps silence output holding NaN, Inf or a burst above +24 dBFS; `time` is the musical
+    /// transport plugins are told about.
     @_noLocks
-    public func runSlice(frames: Int, timing: UnsafeMutablePointer<StepTiming>, guardOutput: Bool = false) {
+    public func runSlice(frames: Int, timing: UnsafeMutablePointer<StepTiming>, guardOutput: Bool = false,
+                         time: UnsafePointer<MusicalTime>? = nil) {
         for step in steps {
             let started = MonotonicClock.nanos()
-            run(step, frames: frames, guardOutput: guardOutput)
+            run(step, frames: frames, guardOutput: guardOutput, time: time)
             timing.pointee.note(MonotonicClock.nanos() - started, step.kernel)
         }
     }
 
     @_noLocks @inline(__always)
-    func run(_ step: RenderStep, frames: Int, guardOutput: Bool) {
+    func run(_ step: RenderStep, frames: Int, guardOutput: Bool, time: UnsafePointer<MusicalTime>?) {
             switch step.kernel {
             case .stream(let k):
                 k.pointee.process(output: step.output!, channelStride: maxFrames, channels: channels, frames: frames)
@@ -41,7 +43,7 @@ public struct RenderPlan {
             case .lv2(let k):
                 k.pointee.process(input: step.inputs[0], output: step.output!, channelStride: maxFrames,
                                   channels: channels, frames: frames, guardOutput: guardOutput,
-                                  portInputs: step.inputCount > 1 ? step.inputs + 1 : nil, portOutputs: step.extraOutputs)
+                                  portInputs: step.inputCount > 1 ? step.inputs + 1 : nil, portOutputs: step.extraOutputs, time: time)
             case .crossfade(let k):
                 k.pointee.process(inputs: step.inputs, output: step.output!, channelStride: maxFrames,
                                   channels: channels, frames: frames)

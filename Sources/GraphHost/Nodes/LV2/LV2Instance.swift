@@ -226,6 +226,22 @@ final class LV2Instance: NodeInstance {
                 kernelPointer.pointee.patchSetType = URIDMap.shared.map(LV2URI.patchSet)
             }
         }
+        if let position = plugin.positionInput, let index = atomPorts.firstIndex(where: { $0.index == position.index }) {
+            let seen = alloc(Int.self, 1)
+            seen.initialize(to: 0)
+            let map = URIDMap.shared
+            func time(_ name: String) -> UInt32 { map.map("http://lv2plug.in/ns/ext/time#" + name) }
+            var u = LV2Kernel.PositionURIDs()
+            (u.object, u.position, u.long, u.float, u.int) = (map.map(LV2URI.atomObject), time("Position"), map.map(LV2URI.atomLong),
+                                                              map.map(LV2URI.atomFloat), map.map(LV2URI.atomInt))
+            (u.frame, u.speed, u.bar, u.barBeat) = (time("frame"), time("speed"), time("bar"), time("barBeat"))
+            (u.beatUnit, u.beatsPerBar, u.beatsPerMinute) = (time("beatUnit"), time("beatsPerBar"), time("beatsPerMinute"))
+            kernelPointer.pointee.positionPort = index
+            kernelPointer.pointee.positionSeen = seen
+            kernelPointer.pointee.positionScratch = UnsafeMutableRawPointer(alloc(UInt64.self, LV2Kernel.positionSize / 8))
+            kernelPointer.pointee.positionURIDs = u
+            kernelPointer.pointee.atomPortsPerCopy = atomPorts.count
+        }
         allocations = owned
         if let patchMessages, reports != nil {
             // Ask for every property's value (patch:Get); the plugin answers on its notify port at its first run.

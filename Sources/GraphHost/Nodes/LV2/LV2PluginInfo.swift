@@ -24,6 +24,7 @@ enum LV2URI {
     static let logarithmic = "http://lv2plug.in/ns/ext/port-props#logarithmic"
     static let designation = "http://lv2plug.in/ns/lv2core#designation"
     static let midiEvent = "http://lv2plug.in/ns/ext/midi#MidiEvent"
+    static let timePosition = "http://lv2plug.in/ns/ext/time#Position"
     static let freeWheeling = "http://lv2plug.in/ns/lv2core#freeWheeling"
     static let hardRTCapable = "http://lv2plug.in/ns/lv2core#hardRTCapable"
     static let writable = "http://lv2plug.in/ns/ext/patch#writable"
@@ -92,6 +93,8 @@ public struct LV2Port: Sendable {
     public var designation: String?
     /// An atom port that carries MIDI events (atom:supports midi:MidiEvent).
     public var supportsMIDI = false
+    /// An atom input that takes the host's transport (atom:supports time:Position).
+    public var supportsTimePosition = false
 
     /// Audio ports are wired to the bus; CV ports get a buffer of their own holding their value.
     public var carriesAudio: Bool { kind == .audio }
@@ -195,12 +198,12 @@ public struct LV2PluginInfo: Sendable {
         let classes = [LV2URI.audioPort, LV2URI.controlPort, LV2URI.cvPort, LV2URI.inputPort, LV2URI.atomPort,
                        LV2URI.isSideChain, LV2URI.connectionOptional, LV2URI.reportsLatency, LV2URI.integer,
                        LV2URI.portGroup, LV2URI.sideChainOf, LV2URI.minimumSize, LV2URI.sampleRate, LV2URI.toggled,
-                       LV2URI.enumeration, LV2URI.logarithmic, LV2URI.designation, LV2URI.midiEvent].map { (text: String) -> OpaquePointer in lilv_new_uri(w, text)! }
+                       LV2URI.enumeration, LV2URI.logarithmic, LV2URI.designation, LV2URI.midiEvent, LV2URI.timePosition].map { (text: String) -> OpaquePointer in lilv_new_uri(w, text)! }
         defer { classes.forEach { lilv_node_free($0) } }
         let (audio, control, cv, input, atom, sideChain, optional, latency, integer, group, sideChainOf, minimumSize) =
             (classes[0], classes[1], classes[2], classes[3], classes[4], classes[5], classes[6], classes[7], classes[8], classes[9], classes[10], classes[11])
         let (sampleRate, toggled, enumeration, logarithmic, designation) = (classes[12], classes[13], classes[14], classes[15], classes[16])
-        let midiEvent = classes[17]
+        let (midiEvent, timePosition) = (classes[17], classes[18])
         for i in 0..<lilv_plugin_get_num_ports(plugin) {
             guard let port = lilv_plugin_get_port_by_index(plugin, i) else { continue }
             let kind: LV2Port.Kind = lilv_port_is_a(plugin, port, audio) ? .audio
@@ -236,6 +239,7 @@ public struct LV2PluginInfo: Sendable {
             entry.isLogarithmic = lilv_port_has_property(plugin, port, logarithmic)
             entry.scalePoints = Self.scalePoints(plugin, port)
             entry.supportsMIDI = kind == .atom && lilv_port_supports_event(plugin, port, midiEvent)
+            entry.supportsTimePosition = kind == .atom && lilv_port_supports_event(plugin, port, timePosition)
             if let d = lilv_port_get(plugin, port, designation) {
                 entry.designation = lilvString(d)
                 lilv_node_free(d)
@@ -263,6 +267,8 @@ public struct LV2PluginInfo: Sendable {
     }
 
     /// The atom input port that takes MIDI events, if any.
+    /// The atom input that takes the graph's transport (time:Position), if any.
+    public var positionInput: LV2Port? { ports.first { $0.kind == .atom && $0.isInput && $0.supportsTimePosition } }
     public var midiInput: LV2Port? { ports.first { $0.kind == .atom && $0.isInput && $0.supportsMIDI } }
 
     /// The atom output port that sends MIDI events, if any.

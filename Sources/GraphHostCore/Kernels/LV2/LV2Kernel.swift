@@ -86,6 +86,20 @@ public struct LV2Kernel {
     public var atomPortsPerCopy = 0
     public var messageScratch: UnsafeMutableRawPointer?
     public static let messageScratchSize = 8192
+    /// The atom input that takes time:Position among a copy's atom ports (-1: none), the musical time's revision last
+    /// written there, room to build the object, and its URIDs.
+    public var positionPort = -1
+    public var positionSeen: UnsafeMutablePointer<Int>?
+    public var positionScratch: UnsafeMutableRawPointer?
+    public var positionURIDs = PositionURIDs()
+    public static let positionSize = 8 + 8 + 7 * 24
+    public struct PositionURIDs {
+        public var object: UInt32 = 0, position: UInt32 = 0, long: UInt32 = 0, float: UInt32 = 0, int: UInt32 = 0
+        /// time:frame, speed, bar, barBeat, beatUnit, beatsPerBar, beatsPerMinute.
+        public var frame: UInt32 = 0, speed: UInt32 = 0, bar: UInt32 = 0, barBeat: UInt32 = 0
+        public var beatUnit: UInt32 = 0, beatsPerBar: UInt32 = 0, beatsPerMinute: UInt32 = 0
+        public init() {}
+    }
     /// True while bypassed: the plugin runs even when fully faded out.
     public let runsWhenSilent: UnsafeMutablePointer<Bool>
     /// Slices whose output held NaN, Inf or a burst above +24 dBFS: each is replaced by silence, never passed on, and
@@ -164,10 +178,11 @@ public struct LV2Kernel {
     public func process(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
                         channelStride: Int, channels: Int, frames: Int, guardOutput: Bool = false,
                         portInputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>? = nil,
-                        portOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>? = nil) {
+                        portOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>? = nil,
+                        time: UnsafePointer<MusicalTime>? = nil) {
         let events: UnsafeRawPointer? = readsMIDI ? UnsafeRawPointer(input) : nil
         if midiOutPort >= 0, let events {
-            processEvents(events, output: output, frames: frames)
+            processEvents(events, output: output, frames: frames, time: time)
             return
         }
         let input = readsMIDI ? (silence ?? input) : input
@@ -182,7 +197,7 @@ public struct LV2Kernel {
             return
         }
         if let portInputs { feedPorts(portInputs, channelStride: channelStride, channels: channels, frames: frames) }
-        runPlugins(input: input, output: output, channelStride: channelStride, channels: channels, frames: frames, events: events)
+        runPlugins(input: input, output: output, channelStride: channelStride, channels: channels, frames: frames, events: events, time: time)
         if let portOutputs { fillPortOutputs(portOutputs, main: output, channelStride: channelStride, channels: channels, frames: frames) }
         if guardOutput && !(Bus.isSafe(output, channelStride: channelStride, channels: channels, frames: frames)
                             && portOutputsAreSafe(portOutputs, channelStride: channelStride, channels: channels, frames: frames)) {
@@ -257,7 +272,7 @@ public struct LV2Kernel {
     /// A MIDI processor: runs the plugin on the input bus's events and writes its MIDI output as the output bus's
     /// events. Bypassed or paused, the events pass through unchanged.
     @_noLocks
-    func processEvents(_ events: UnsafeRawPointer, output: UnsafeMutablePointer<Float>, frames: Int) {
+    func processEvents(_ events: UnsafeRawPointer, output: UnsafeMutablePointer<Float>, frames: Int, time: UnsafePointer<MusicalTime>?) {
         // Events switch at once; the wet gain still glides, so bypass and pause take their usual time.
         for _ in 0..<frames { _ = wet.pointee.next() }
         let passing = wet.pointee.isSteady && wet.pointee.current == 0
@@ -265,7 +280,7 @@ public struct LV2Kernel {
         if passing {
             paused.store(!runsWhenSilent.pointee, ordering: .releasing)
         } else {
-            runPlugins(input: output, output: output, channelStride: 0, channels: 0, frames: frames, events: events)
+            runPlugins(input: output, output: output, channelStride: 0, channels: 0, frames: frames, events: events, time: time)
             source = UnsafeRawPointer(atomBuffers[midiOutPort])
         }
         // A sequence the plugin did not write (still the empty chunk it was handed) sends nothing.
@@ -294,6 +309,42 @@ public struct LV2Kernel {
             }
             offset += (16 + size + 7) & ~7
         }
+    }
+
+    /// Builds the time:Position object (atom header included) for `time` at `object`: frame, speed, bar, beat in the
+    /// bar, beat unit, beats per bar and tempo.
+    @_noLocks
+    func writePosition(_ time: MusicalTime, into object: UnsafeMutableRawPointer) {
+        let u = positionURIDs
+        object.storeBytes(of: UInt32(Self.positionSize - 8), as: UInt32.self)
+        object.storeBytes(of: u.object, toByteOffset: 4, as: UInt32.self)
+        object.storeBytes(of: UInt32(0), toByteOffset: 8, as: UInt32.self)
+        object.storeBytes(of: u.position, toByteOffset: 12, as: UInt32.self)
+        let beats = Double(time.frame) / time.sampleRate * time.settings.beatsPerMinute / 60
+        let perBar = time.settings.beatsPerBar < 1 ? 1 : time.settings.beatsPerBar
+        let bar = Double(Int64(beats / perBar))   // beats ≥ 0: truncation is the floor
+        let keys = (u.frame, u.speed, u.bar, u.barBeat, u.beatUnit, u.beatsPerBar, u.beatsPerMinute)
+        let types = (u.long, u.float, u.long, u.float, u.int, u.float, u.float)
+        Self.positionProperty(object, 0, keys.0, types.0, size: 8).storeBytes(of: time.frame, as: Int64.self)
+        Self.positionProperty(object, 1, keys.1, types.1, size: 4).storeBytes(of: Float(time.settings.rolling && time.playing ? 1 : 0), as: Float.self)
+        Self.positionProperty(object, 2, keys.2, types.2, size: 8).storeBytes(of: Int64(bar), as: Int64.self)
+        Self.positionProperty(object, 3, keys.3, types.3, size: 4).storeBytes(of: Float(beats - bar * perBar), as: Float.self)
+        Self.positionProperty(object, 4, keys.4, types.4, size: 4).storeBytes(of: Int32(time.settings.beatUnit), as: Int32.self)
+        Self.positionProperty(object, 5, keys.5, types.5, size: 4).storeBytes(of: Float(time.settings.beatsPerBar), as: Float.self)
+        Self.positionProperty(object, 6, keys.6, types.6, size: 4).storeBytes(of: Float(time.settings.beatsPerMinute), as: Float.self)
+    }
+
+    /// Writes the `n`-th property header of a time:Position object (24 bytes each, after the object's 16) and returns
+    /// where its value goes.
+    @_noLocks
+    static func positionProperty(_ object: UnsafeMutableRawPointer, _ n: Int, _ key: UInt32, _ type: UInt32, size: UInt32) -> UnsafeMutableRawPointer {
+        let at = object + 16 + 24 * n
+        at.storeBytes(of: key, as: UInt32.self)
+        at.storeBytes(of: UInt32(0), toByteOffset: 4, as: UInt32.self)
+        at.storeBytes(of: size, toByteOffset: 8, as: UInt32.self)
+        at.storeBytes(of: type, toByteOffset: 12, as: UInt32.self)
+        at.storeBytes(of: UInt64(0), toByteOffset: 16, as: UInt64.self)
+        return at + 16
     }
 
     /// Copies the events of the atom sequence at `source` (a `midi` node's output) into each copy's MIDI port.
@@ -327,7 +378,7 @@ public struct LV2Kernel {
 
     @_noLocks
     func runPlugins(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int,
-                    frames: Int, events: UnsafeRawPointer? = nil) {
+                    frames: Int, events: UnsafeRawPointer? = nil, time: UnsafePointer<MusicalTime>? = nil) {
         if let downmix {
             let scale = 1 / Float(channels)
             for f in 0..<frames {
@@ -346,6 +397,15 @@ public struct LV2Kernel {
             } else {
                 sequence.pointee.atom.size = atomCapacities[a] - UInt32(MemoryLayout<LV2_Atom>.size)
                 sequence.pointee.atom.type = chunkType
+            }
+        }
+        if let time, let positionSeen, let positionScratch, positionPort >= 0,
+           time.pointee.revision != 0 && time.pointee.revision != positionSeen.pointee {
+            positionSeen.pointee = time.pointee.revision
+            writePosition(time.pointee, into: positionScratch)
+            for copy in 0..<copies {
+                let a = copy * atomPortsPerCopy + positionPort
+                appendEvent(positionScratch, size: Self.positionSize, frame: 0, to: atomBuffers[a], capacity: Int(atomCapacities[a]))
             }
         }
         if let patchMessages, let messageScratch, controlSequence >= 0 {
