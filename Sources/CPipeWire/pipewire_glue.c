@@ -1,5 +1,7 @@
 #include "pipewire_glue.h"
+#include <spa/control/control.h>
 #include <spa/param/buffers.h>
+#include <spa/pod/iter.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -102,4 +104,29 @@ int graphhost_find_node(struct pw_thread_loop *loop, struct pw_core *core, const
     spa_hook_remove(&registry_listener);
     pw_proxy_destroy((struct pw_proxy *)registry);
     return s.done ? s.found : -1;
+}
+
+const struct spa_pod *graphhost_build_midi_format(uint8_t *buffer, uint32_t size) {
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, size);
+    return spa_pod_builder_add_object(&b,
+        SPA_TYPE_OBJECT_Format, SPA_PARAM_EnumFormat,
+        SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_application),
+        SPA_FORMAT_mediaSubtype, SPA_POD_Id(SPA_MEDIA_SUBTYPE_control));
+}
+
+void graphhost_midi_input_process(struct pw_stream *stream, graphhost_midi_receive receive, void *target) {
+    struct pw_buffer *b = pw_stream_dequeue_buffer(stream);
+    if (b == NULL) return;
+    struct spa_data *d = &b->buffer->datas[0];
+    if (d->data != NULL && d->chunk != NULL) {
+        struct spa_pod *pod = spa_pod_from_data(d->data, d->maxsize, d->chunk->offset, d->chunk->size);
+        if (pod != NULL && spa_pod_is_sequence(pod)) {
+            struct spa_pod_control *c;
+            SPA_POD_SEQUENCE_FOREACH((struct spa_pod_sequence *)pod, c) {
+                if (c->type != SPA_CONTROL_Midi) continue;
+                receive(target, c->offset, SPA_POD_BODY(&c->value), SPA_POD_BODY_SIZE(&c->value));
+            }
+        }
+    }
+    pw_stream_queue_buffer(stream, b);
 }

@@ -12,6 +12,16 @@
 uint32_t graphhost_build_formats(uint8_t *buffer, uint32_t size, uint32_t rate, uint32_t channels,
                                  const struct spa_pod **params);
 
+/// Builds the EnumFormat param of a MIDI stream (application/control: a sequence of MIDI controls).
+const struct spa_pod *graphhost_build_midi_format(uint8_t *buffer, uint32_t size);
+
+/// Receives one MIDI message of a MIDI input stream's cycle: `offset` in frames from the cycle's start.
+typedef void (*graphhost_midi_receive)(void *target, uint32_t offset, const uint8_t *bytes, uint32_t size);
+
+/// A MIDI input stream's process callback (the data thread): takes the cycle's buffer, hands each MIDI message of
+/// its control sequence to `receive`, and gives the buffer back. Real-time safe.
+void graphhost_midi_input_process(struct pw_stream *stream, graphhost_midi_receive receive, void *target);
+
 /// Builds a Buffers param asking for buffers that hold `max_frames` frames of `stride` bytes.
 const struct spa_pod *graphhost_build_buffers(uint8_t *buffer, uint32_t size, uint32_t max_frames, uint32_t stride,
                                               uint32_t blocks);

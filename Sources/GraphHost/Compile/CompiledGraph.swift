@@ -74,6 +74,7 @@ public final class CompiledGraph {
     /// in `kept` are left as they are (they render already). Call before the graph renders.
     public func setRealTime(_ live: Bool, except kept: Set<String> = []) {
         for case let (id, plugin as LV2Instance) in instances where !kept.contains(id) { plugin.setRealTime(live) }
+        for case let (id, midi as MIDIInstance) in instances where !kept.contains(id) { midi.setRealTime(live) }
     }
 
     public func start() {

@@ -148,6 +148,14 @@ public struct GraphDocument: Sendable {
                 issues.warn(node.path, "\(what) '\(port.symbol)' of '\(node.id)' is not linked and reads silence (link it with \"to\": \"\(node.id):\(port.symbol)\")")
             }
         }
+        var ports: [String: String] = [:]
+        for node in valid {
+            guard let port = (node.definition as? MIDINode)?.port else { continue }
+            if let other = ports[port] {
+                issues.report(node.path, "MIDI port '\(port)' is already the port of '\(other)'; link that midi node to several instruments instead")
+            }
+            ports[port] = node.id
+        }
         let outputs = valid.filter { $0.definition is OutputNode }
         if outputs.isEmpty && valid.count == nodes.count {
             issues.report("nodes", "the graph has no output node (add { \"id\": \"out\", \"type\": \"output\" } and link to it)")

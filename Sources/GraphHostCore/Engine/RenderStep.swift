@@ -8,7 +8,7 @@ public struct RenderStep {
         case ipodEQ(UnsafeMutablePointer<IPodEQKernel>)
         case lv2(UnsafeMutablePointer<LV2Kernel>)
         case crossfade(UnsafeMutablePointer<CrossfadeKernel>)
-        case midi(UnsafeMutablePointer<MIDIFileKernel>)
+        case midi(UnsafeMutablePointer<MIDISourceKernel>)
         case output
     }
 

@@ -68,6 +68,8 @@ public final class PipeWirePlayer {
     }
     let state = Mutex(StreamState())
     private var targetToUse: String?
+    /// The live MIDI inputs (one per port the graph's `midi` nodes name), made with the playback stream.
+    private var midiInputs: [MIDIInputStream] = []
 
     public var counters: PlaybackCounters { renderer.pointee.counters }
 
@@ -147,6 +149,10 @@ public final class PipeWirePlayer {
             targetToUse = nil
         }
         try createStreamLocked()
+        for (name, ring) in MIDIInputPorts.shared.all {
+            midiInputs.append(try MIDIInputStream(core: core, name: name, nodeName: "\(options.name).\(name)", ring: ring))
+            logger.info("MIDI input '\(name)': PipeWire node \(options.name).\(name)")
+        }
         state.withLock { $0.disconnected = false; $0.streamError = nil; $0.noSink = false }
     }
 
@@ -174,6 +180,8 @@ public final class PipeWirePlayer {
     }
 
     private func tearDownLocked() {
+        midiInputs.forEach { $0.destroy() }
+        midiInputs = []
         if let stream {
             renderer.pointee.stream = nil
             pw_stream_destroy(stream)
