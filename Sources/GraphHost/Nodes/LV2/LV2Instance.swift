@@ -165,6 +165,9 @@ final class LV2Instance: NodeInstance {
             workers: workers[0].interface == nil ? nil : workers, wet: wet, paused: paused,
             fadeSamples: Int(Self.fadeSeconds * Double(format.sampleRate)), runsWhenSilent: runsWhenSilent,
             silencedSlices: .create(0)))
+        let connected = alloc(UnsafeMutableRawPointer?.self, copies * portCount)
+        connected.initialize(repeating: nil, count: max(1, copies * portCount))
+        kernelPointer.pointee.connected = connected
         restoreFeatureLists = restoreLists
         self.workers = workers
         workerThread = workers[0].interface == nil ? nil : LV2WorkerThread(channels: workers, count: copies)

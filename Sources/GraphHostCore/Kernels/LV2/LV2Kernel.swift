@@ -100,6 +100,9 @@ public struct LV2Kernel {
         public var beatUnit: UInt32 = 0, beatsPerBar: UInt32 = 0, beatsPerMinute: UInt32 = 0
         public init() {}
     }
+    /// The buffer each port of each copy was last connected to (`copies` × `portCount`): a port is connected again
+    /// only when its buffer changes (a new plan), as a host that connects once would.
+    public var connected: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
     /// True while bypassed: the plugin runs even when fully faded out.
     public let runsWhenSilent: UnsafeMutablePointer<Bool>
     /// Slices whose output held NaN, Inf or a burst above +24 dBFS: each is replaced by silence, never passed on, and
@@ -264,8 +267,7 @@ public struct LV2Kernel {
                     signal[f] = sum * scale
                 }
             }
-            // connect_port stores a pointer (real-time safe per the LV2 specification).
-            _unsafePerformance { descriptors[0].pointee.connect_port(handles[0], feed.port, UnsafeMutableRawPointer(signal)) }
+            connect(copy: 0, port: feed.port, to: UnsafeMutableRawPointer(signal))
         }
     }
 
@@ -293,6 +295,18 @@ public struct LV2Kernel {
             UnsafeMutableRawPointer(output).storeBytes(of: UInt32(8), as: UInt32.self)
             UnsafeMutableRawPointer(output).storeBytes(of: sequenceType, toByteOffset: 4, as: UInt32.self)
         }
+    }
+
+    /// Connects a port of a copy to `data` unless it is connected there already.
+    @_noLocks @inline(__always)
+    func connect(copy: Int, port: UInt32, to data: UnsafeMutableRawPointer) {
+        if let connected {
+            let slot = connected + copy * portCount + Int(port)
+            if slot.pointee == data { return }
+            slot.pointee = data
+        }
+        // connect_port stores a pointer (real-time safe per the LV2 specification).
+        _unsafePerformance { descriptors[copy].pointee.connect_port(handles[copy], port, data) }
     }
 
     /// Copies the patch:Set objects of the notify sequence into `reports` (objects that do not fit are dropped).
@@ -420,16 +434,13 @@ public struct LV2Kernel {
         for copy in 0..<copies {
             let descriptor = descriptors[copy]
             let handle = handles[copy]
-            // connect_port must be real-time safe per the LV2 specification: it stores a pointer.
             for p in 0..<inputsPerCopy {
-                let port = audioInputs[copy * inputsPerCopy + p]
                 let source = downmix ?? input + (copies == 1 ? p : copy) * channelStride
-                _unsafePerformance { descriptor.pointee.connect_port(handle, port, UnsafeMutableRawPointer(source)) }
+                connect(copy: copy, port: audioInputs[copy * inputsPerCopy + p], to: UnsafeMutableRawPointer(source))
             }
             for p in 0..<outputsPerCopy {
-                let port = audioOutputs[copy * outputsPerCopy + p]
                 let destination = output + (copies == 1 ? p : copy) * channelStride
-                _unsafePerformance { descriptor.pointee.connect_port(handle, port, UnsafeMutableRawPointer(destination)) }
+                connect(copy: copy, port: audioOutputs[copy * outputsPerCopy + p], to: UnsafeMutableRawPointer(destination))
             }
             workers?[copy].deliverResponses()
             // run() is the plugin's real-time entry point (plugins needing non-RT work use the worker, not run()).
