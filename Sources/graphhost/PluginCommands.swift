@@ -16,6 +16,7 @@ struct PluginsCommand: ParsableCommand {
                 [
                     "uri": p.uri, "name": p.name,
                     "audioInputs": p.audioPorts(input: true).count, "audioOutputs": p.audioPorts(input: false).count, "instrument": p.isInstrument, "midiProcessor": p.isMIDIProcessor,
+                    "source": p.isSource, "sendsEvents": p.sendsEvents,
                     "signalPorts": p.signalPorts.map { ["index": $0.index, "symbol": $0.symbol, "kind": $0.kind.rawValue, "input": $0.isInput, "sidechain": $0.isSideChain] },
                     "controls": p.controlInputs.map { c -> [String: Any] in
                         var d: [String: Any] = ["symbol": c.symbol, "name": c.name]

@@ -439,7 +439,7 @@ public struct GraphDocument: Sendable {
     static func checkEventLinks(nodes: [GraphNode], links: [GraphLink], issues: inout GraphIssues) {
         for (i, link) in links.enumerated() {
             let source = nodes[link.from], target = nodes[link.to]
-            let fromEvents = source.definition is MIDINode || (source.definition as? LV2Node)?.plugin.isMIDIProcessor == true
+            let fromEvents = source.definition is MIDINode || (source.definition as? LV2Node)?.plugin.sendsEvents == true
             let toEvents = link.toBus == 0 && link.toPort == nil && (target.definition as? LV2Node)?.plugin.readsEvents == true
             if fromEvents && !toEvents {
                 issues.report("links[\(i)]", "'\(source.id)' sends MIDI events: link it to an instrument or a MIDI processor (an lv2 plugin with a MIDI input and no audio input), not to '\(target.id)'")
@@ -456,7 +456,7 @@ public struct GraphDocument: Sendable {
                 if feeding.count > 1 {
                     let list = feeding.map { "links[\($0)]" }.joined(separator: ", ")
                     issues.report(node.path, "input '\(node.id):\(bus)' is connected \(feeding.count) times (\(list)); feed a mixer to combine signals")
-                } else if feeding.isEmpty && !(node.definition is MixerNode) {
+                } else if feeding.isEmpty && !(node.definition is MixerNode) && !(bus == 0 && (node.definition as? LV2Node)?.plugin.isSource == true) {
                     issues.report(node.path, "input '\(node.id):\(bus)' is not connected")
                 }
             }

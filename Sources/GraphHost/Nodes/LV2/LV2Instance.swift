@@ -208,9 +208,10 @@ final class LV2Instance: NodeInstance {
             kernelPointer.pointee.atomPortsPerCopy = atomPorts.count
             kernelPointer.pointee.silence = silent
             kernelPointer.pointee.eventCapacity = format.channels * format.maxFrames * MemoryLayout<Float>.size
-            if plugin.isMIDIProcessor, let out = plugin.midiOutput {
-                kernelPointer.pointee.midiOutPort = atomPorts.firstIndex { $0.index == out.index } ?? -1
-            }
+        }
+        if plugin.sendsEvents, let out = plugin.midiOutput {
+            kernelPointer.pointee.midiOutPort = atomPorts.firstIndex { $0.index == out.index } ?? -1
+            kernelPointer.pointee.eventCapacity = format.channels * format.maxFrames * MemoryLayout<Float>.size
         }
         if !plugin.properties.isEmpty, let control = plugin.controlAtomInput, let index = atomPorts.firstIndex(where: { $0.index == control.index }) {
             let ring = ByteRing.allocate(capacity: 1 << 16)

@@ -84,17 +84,15 @@ public struct LV2Node: NodeDefinition {
         let copies: Int
         if ins.count == 1 && outs.count == 1 && channels > 1 {
             copies = channels
-        } else if plugin.isMIDIProcessor {
-            // Events in, events out.
-            copies = 1
-        } else if let i = main(ins), main(outs) != nil, !outs.isEmpty, !i.isEmpty || plugin.isInstrument {
+        } else if main(ins) != nil && main(outs) != nil {
             // Straight, mono to stereo (a mono input reads the channels' average), stereo to mono (the output goes to
-            // every channel), more ports than channels (the rest by name), or an instrument (its input bus carries a
-            // `midi` node's events).
+            // every channel), more ports than channels (the rest by name), an instrument (its input bus carries a
+            // `midi` node's events), a source (an oscillator), a plugin sending MIDI (its output bus carries events),
+            // or one without audio output (an analyser: its input passes on).
             copies = 1
         } else {
             let ports = plugin.ports.map(\.description).joined(separator: "; ")
-            issues.report(settings.path("uri"), "plugin '\(uri)' has \(ins.count) audio inputs and \(outs.count) outputs; a \(channels)-channel bus takes 1 or at least \(channels) inputs (or none for an instrument) and 1 or at least \(channels) outputs. Its ports: \(ports)", at: settings.object["uri"])
+            issues.report(settings.path("uri"), "plugin '\(uri)' has \(ins.count) audio inputs and \(outs.count) outputs; a \(channels)-channel bus takes none, 1 or at least \(channels) inputs and none, 1 or at least \(channels) outputs. Its ports: \(ports)", at: settings.object["uri"])
             return nil
         }
         var values: [Int: Float] = [:]

@@ -266,9 +266,10 @@ public struct LV2PluginInfo: Sendable {
         return result.sorted { $0.symbol < $1.symbol }
     }
 
-    /// The atom input port that takes MIDI events, if any.
     /// The atom input that takes the graph's transport (time:Position), if any.
     public var positionInput: LV2Port? { ports.first { $0.kind == .atom && $0.isInput && $0.supportsTimePosition } }
+
+    /// The atom input port that takes MIDI events, if any.
     public var midiInput: LV2Port? { ports.first { $0.kind == .atom && $0.isInput && $0.supportsMIDI } }
 
     /// The atom output port that sends MIDI events, if any.
@@ -281,6 +282,13 @@ public struct LV2PluginInfo: Sendable {
     public var isMIDIProcessor: Bool {
         audioPorts(input: true).isEmpty && audioPorts(input: false).isEmpty && midiInput != nil && midiOutput != nil
     }
+
+    /// Sends MIDI instead of audio (a MIDI processor, a MIDI generator such as a step sequencer, an onset trigger):
+    /// its output bus carries events.
+    public var sendsEvents: Bool { audioPorts(input: false).isEmpty && midiOutput != nil }
+
+    /// A source: neither audio nor MIDI input (an oscillator, a test signal, a MIDI generator); its input bus is not read.
+    public var isSource: Bool { audioPorts(input: true).isEmpty && midiInput == nil }
 
     /// Whether the node's input bus carries events rather than audio.
     public var readsEvents: Bool { isInstrument || isMIDIProcessor }

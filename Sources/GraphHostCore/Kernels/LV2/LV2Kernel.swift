@@ -184,11 +184,11 @@ public struct LV2Kernel {
                         portOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>? = nil,
                         time: UnsafePointer<MusicalTime>? = nil) {
         let events: UnsafeRawPointer? = readsMIDI ? UnsafeRawPointer(input) : nil
-        if midiOutPort >= 0, let events {
-            processEvents(events, output: output, frames: frames, time: time)
+        let input = readsMIDI ? (silence ?? input) : input
+        if midiOutPort >= 0 {
+            processEvents(events, input: input, output: output, channelStride: channelStride, channels: channels, frames: frames, time: time)
             return
         }
-        let input = readsMIDI ? (silence ?? input) : input
         if wet.pointee.isSteady && wet.pointee.current == 0 && !runsWhenSilent.pointee {
             // Paused: the plugin is not run (its state may be being restored); the input passes through.
             for c in 0..<channels {
@@ -201,6 +201,14 @@ public struct LV2Kernel {
         }
         if let portInputs { feedPorts(portInputs, channelStride: channelStride, channels: channels, frames: frames) }
         runPlugins(input: input, output: output, channelStride: channelStride, channels: channels, frames: frames, events: events, time: time)
+        if outputsPerCopy == 0 {
+            // No audio output (an analyser, a control-only plugin): the input passes on.
+            for c in 0..<channels {
+                let src = input + c * channelStride, dst = output + c * channelStride
+                for f in 0..<frames { dst[f] = src[f] }
+            }
+            return
+        }
         if let portOutputs { fillPortOutputs(portOutputs, main: output, channelStride: channelStride, channels: channels, frames: frames) }
         if guardOutput && !(Bus.isSafe(output, channelStride: channelStride, channels: channels, frames: frames)
                             && portOutputsAreSafe(portOutputs, channelStride: channelStride, channels: channels, frames: frames)) {
@@ -271,10 +279,12 @@ public struct LV2Kernel {
         }
     }
 
-    /// A MIDI processor: runs the plugin on the input bus's events and writes its MIDI output as the output bus's
-    /// events. Bypassed or paused, the events pass through unchanged.
+    /// A plugin that sends MIDI instead of audio (a MIDI processor, a MIDI generator, an onset trigger): runs it on
+    /// its inputs (the input bus's events, or its audio) and writes its MIDI output as the output bus's events.
+    /// Bypassed or paused, the input events pass through unchanged (none for a plugin without MIDI input).
     @_noLocks
-    func processEvents(_ events: UnsafeRawPointer, output: UnsafeMutablePointer<Float>, frames: Int, time: UnsafePointer<MusicalTime>?) {
+    func processEvents(_ events: UnsafeRawPointer?, input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
+                       channelStride: Int, channels: Int, frames: Int, time: UnsafePointer<MusicalTime>?) {
         // Events switch at once; the wet gain still glides, so bypass and pause take their usual time.
         for _ in 0..<frames { _ = wet.pointee.next() }
         let passing = wet.pointee.isSteady && wet.pointee.current == 0
@@ -282,14 +292,16 @@ public struct LV2Kernel {
         if passing {
             paused.store(!runsWhenSilent.pointee, ordering: .releasing)
         } else {
-            runPlugins(input: output, output: output, channelStride: 0, channels: 0, frames: frames, events: events, time: time)
+            runPlugins(input: input, output: output, channelStride: channelStride, channels: channels, frames: frames, events: events, time: time)
             source = UnsafeRawPointer(atomBuffers[midiOutPort])
         }
         // A sequence the plugin did not write (still the empty chunk it was handed) sends nothing.
-        let written = source.load(fromByteOffset: 4, as: UInt32.self) == sequenceType
-        let size = written ? min(8 + Int(source.load(as: UInt32.self)), eventCapacity) : 0
+        var size = 0
+        if let source, source.load(fromByteOffset: 4, as: UInt32.self) == sequenceType {
+            size = min(8 + Int(source.load(as: UInt32.self)), eventCapacity)
+        }
         let destination = UnsafeMutableRawPointer(output).assumingMemoryBound(to: UInt8.self)
-        let bytes = source.assumingMemoryBound(to: UInt8.self)
+        let bytes = (source ?? UnsafeRawPointer(output)).assumingMemoryBound(to: UInt8.self)
         for i in 0..<max(16, size) { destination[i] = i < size ? bytes[i] : 0 }
         if size < 16 {
             UnsafeMutableRawPointer(output).storeBytes(of: UInt32(8), as: UInt32.self)
