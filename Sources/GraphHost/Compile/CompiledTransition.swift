@@ -77,21 +77,25 @@ final class CompiledTransition {
         return (ordered, output)
     }
 
-    /// The raised-cosine fade gains for `frames` frames (index `frames` is 1).
-    static func fadeGains(frames: Int) -> [Float] {
-        (0...frames).map { RaisedCosine.gain($0, of: frames) }
+    /// The fade gains: `preroll` frames at 0 (the new graph runs, unheard), then a raised cosine over `frames` frames
+    /// (the last index is 1).
+    static func fadeGains(frames: Int, preroll: Int = 0) -> [Float] {
+        [Float](repeating: 0, count: preroll) + (0...frames).map { RaisedCosine.gain($0, of: frames) }
     }
 
-    init(from old: CompiledGraph, to new: CompiledGraph, fadeFrames: Int) {
+    /// `preroll`: frames during which the new graph already runs on the live input but is not heard yet, so that
+    /// plugins starting cold (a convolver whose impulse response begins after a pre-delay) are warm when the fade
+    /// begins.
+    init(from old: CompiledGraph, to new: CompiledGraph, fadeFrames: Int, preroll: Int = 0) {
         let format = new.document.format
         guard let (nodes, output) = Self.union(old: old.document, new: new.document, kept: new.keptIDs) else {
             preconditionFailure("the kept set was checked for cycles before the new graph was built")
         }
-        let frames = max(1, fadeFrames)
-        gains = .allocateRender(capacity: frames + 1)
-        gains.initialize(from: Self.fadeGains(frames: frames), count: frames + 1)
+        let table = Self.fadeGains(frames: max(1, fadeFrames), preroll: max(0, preroll))
+        gains = .allocateRender(capacity: table.count)
+        gains.initialize(from: table, count: table.count)
         clock = .allocateRender(capacity: 1)
-        clock.initialize(to: FadeClock(frames: frames, gains: gains))
+        clock.initialize(to: FadeClock(frames: table.count - 1, gains: gains))
         crossfadeCount = nodes.filter { if case .crossfade = $0.role { return true } else { return false } }.count
         let crossfades = UnsafeMutablePointer<CrossfadeKernel>.allocateRender(capacity: max(1, crossfadeCount))
         crossfades.initialize(repeating: CrossfadeKernel(clock: clock), count: max(1, crossfadeCount))

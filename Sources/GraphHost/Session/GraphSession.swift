@@ -32,6 +32,8 @@ public final class GraphSession {
 
     /// The fade of `pause` and `play`.
     public static let transportFadeSeconds = 0.02
+    /// How long a new plugin that loads a file runs unheard before a swap fades to it.
+    public static let filePrerollSeconds = 0.1
     /// How long a swap waits for the new graph's streams to buffer.
     public static let warmUpTimeout = 10.0
 
@@ -137,8 +139,11 @@ public final class GraphSession {
             next.close()
             throw error
         }
-        let fadeFrames = Int(document.crossfadeSeconds * Double(document.format.sampleRate))
-        let transition = CompiledTransition(from: old, to: next, fadeFrames: fadeFrames)
+        let rate = Double(document.format.sampleRate)
+        // New plugins that load a file (a convolver's impulse response) run unheard on the live input first.
+        let loadsFiles = next.instances.contains { !keep.contains($0.key) && ($0.value as? LV2Instance)?.loadsFiles == true }
+        let transition = CompiledTransition(from: old, to: next, fadeFrames: Int(document.crossfadeSeconds * rate),
+                                            preroll: loadsFiles ? Int(Self.filePrerollSeconds * rate) : 0)
         do {
             try send(.transition(transition.transition))
         } catch {

@@ -265,6 +265,11 @@ final class LV2Instance: NodeInstance {
     private var patchMessages: ByteRing?
     /// The patch:Set objects the plugin reported on its notify port; nil when it has none.
     private var reports: ByteRing?
+    /// Whether the node was given a file (an atom:Path property), which it loads as it starts.
+    var loadsFiles: Bool {
+        node.plugin.properties.contains { $0.range == LV2URI.atomPath && node.propertyValues[$0.symbol] != nil }
+    }
+
     /// The value last given to each property, as text.
     private(set) var propertyValues: [String: String] = [:]
 
