@@ -9,8 +9,9 @@ public enum KernelBenchmark {
         let format = GraphFormat(sampleRate: sampleRate, channels: channels, maxFrames: blockFrames)
         let instance = IPodEQInstance(id: "eq", settings: IPodEQSettings(gains: IPodEQPreset.named(preset)!.gains, preamp: 0), format: format)
         defer { instance.close() }
-        let input = UnsafeMutablePointer<Float>.allocate(capacity: channels * blockFrames)
-        let output = UnsafeMutablePointer<Float>.allocate(capacity: channels * blockFrames)
+        // Cache-line aligned, as a host's buffers usually are (lv2bench's among them).
+        let input = UnsafeMutableRawPointer.allocate(byteCount: 4 * channels * blockFrames, alignment: 64).bindMemory(to: Float.self, capacity: channels * blockFrames)
+        let output = UnsafeMutableRawPointer.allocate(byteCount: 4 * channels * blockFrames, alignment: 64).bindMemory(to: Float.self, capacity: channels * blockFrames)
         defer { input.deallocate(); output.deallocate() }
         fillWithNoise(input, count: channels * blockFrames, seed: 1)
         let blocks = Int(seconds * Double(sampleRate)) / blockFrames
@@ -45,8 +46,9 @@ public enum KernelBenchmark {
         let graph = try CompiledGraph(try GraphDocument.parse(text: text, file: URL(fileURLWithPath: "/tmp/bench.json")))
         defer { graph.close() }
         guard case .lv2(let kernel) = graph.instances["fx"]!.kernel else { throw CommandError("not an LV2 kernel") }
-        let input = UnsafeMutablePointer<Float>.allocate(capacity: channels * blockFrames)
-        let output = UnsafeMutablePointer<Float>.allocate(capacity: channels * blockFrames)
+        // Cache-line aligned, as a host's buffers usually are (lv2bench's among them).
+        let input = UnsafeMutableRawPointer.allocate(byteCount: 4 * channels * blockFrames, alignment: 64).bindMemory(to: Float.self, capacity: channels * blockFrames)
+        let output = UnsafeMutableRawPointer.allocate(byteCount: 4 * channels * blockFrames, alignment: 64).bindMemory(to: Float.self, capacity: channels * blockFrames)
         defer { input.deallocate(); output.deallocate() }
         fillWithNoise(input, count: channels * blockFrames, seed: 7)
         graphhost_enable_flush_to_zero()

@@ -78,15 +78,18 @@ public enum RenderMemory {
 extension UnsafeMutablePointer {
     /// Allocates memory the render world touches: pinned resident while `RenderMemory` locks (control world only).
     public static func allocateRender(capacity: Int) -> UnsafeMutablePointer<Pointee> {
-        let memory = allocate(capacity: capacity)
-        RenderMemory.pin(memory, bytes: capacity * MemoryLayout<Pointee>.stride)
+        // Cache-line aligned: buses and plugin buffers start where vector loads do not straddle lines.
+        let bytes = capacity * MemoryLayout<Pointee>.stride
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: max(1, bytes), alignment: Swift.max(64, MemoryLayout<Pointee>.alignment))
+            .bindMemory(to: Pointee.self, capacity: capacity)
+        RenderMemory.pin(memory, bytes: bytes)
         return memory
     }
 
     /// Frees memory from `allocateRender` (control world only).
     public func deallocateRender() {
         RenderMemory.unpin(self)
-        deallocate()
+        UnsafeMutableRawPointer(self).deallocate()
     }
 }
 
