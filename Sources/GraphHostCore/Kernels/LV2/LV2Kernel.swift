@@ -158,7 +158,7 @@ public struct LV2Kernel {
 
     /// Applies a change at the start of a render call.
     @_noLocks
-    public func apply(_ change: Change) {
+    public mutating func apply(_ change: Change) {
         switch change {
         case .pause:
             runsWhenSilent.pointee = false
@@ -178,7 +178,7 @@ public struct LV2Kernel {
     /// `guardOutput`: replace output holding NaN, Inf or a burst by silence (the engine asks for it once its output
     /// held such values, so the node can be named).
     @_noLocks
-    public func process(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
+    public mutating func process(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
                         channelStride: Int, channels: Int, frames: Int, guardOutput: Bool = false,
                         portInputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>? = nil,
                         portOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>? = nil,
@@ -233,7 +233,7 @@ public struct LV2Kernel {
 
     /// Copies each port-linked output bus's channels from their ports (or from the main output's channels).
     @_noLocks
-    func fillPortOutputs(_ buses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, main: UnsafeMutablePointer<Float>,
+    mutating func fillPortOutputs(_ buses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, main: UnsafeMutablePointer<Float>,
                          channelStride: Int, channels: Int, frames: Int) {
         guard let portOutputSources, let portOutputSignals else { return }
         for k in 0..<portOutputCount {
@@ -247,12 +247,12 @@ public struct LV2Kernel {
     }
 
     @_noLocks
-    func clearPortOutputs(_ buses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, channelStride: Int, channels: Int, frames: Int) {
+    mutating func clearPortOutputs(_ buses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, channelStride: Int, channels: Int, frames: Int) {
         for k in 0..<portOutputCount { Bus.clear(buses[k], channelStride: channelStride, channels: channels, from: 0, to: frames) }
     }
 
     @_noLocks
-    func portOutputsAreSafe(_ buses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?, channelStride: Int, channels: Int, frames: Int) -> Bool {
+    mutating func portOutputsAreSafe(_ buses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?, channelStride: Int, channels: Int, frames: Int) -> Bool {
         guard let buses else { return true }
         for k in 0..<portOutputCount where !Bus.isSafe(buses[k], channelStride: channelStride, channels: channels, frames: frames) { return false }
         return true
@@ -260,7 +260,7 @@ public struct LV2Kernel {
 
     /// Connects each linked port to its signal: one channel of its bus, or the average of the channels.
     @_noLocks
-    func feedPorts(_ buses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, channelStride: Int, channels: Int, frames: Int) {
+    mutating func feedPorts(_ buses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, channelStride: Int, channels: Int, frames: Int) {
         guard let portFeeds, let portSignals else { return }
         for k in 0..<portFeedCount {
             let feed = portFeeds[k], bus = buses[k]
@@ -283,7 +283,7 @@ public struct LV2Kernel {
     /// its inputs (the input bus's events, or its audio) and writes its MIDI output as the output bus's events.
     /// Bypassed or paused, the input events pass through unchanged (none for a plugin without MIDI input).
     @_noLocks
-    func processEvents(_ events: UnsafeRawPointer?, input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
+    mutating func processEvents(_ events: UnsafeRawPointer?, input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
                        channelStride: Int, channels: Int, frames: Int, time: UnsafePointer<MusicalTime>?) {
         // Events switch at once; the wet gain still glides, so bypass and pause take their usual time.
         for _ in 0..<frames { _ = wet.pointee.next() }
@@ -311,7 +311,7 @@ public struct LV2Kernel {
 
     /// Connects a port of a copy to `data` unless it is connected there already.
     @_noLocks @inline(__always)
-    func connect(copy: Int, port: UInt32, to data: UnsafeMutableRawPointer) {
+    mutating func connect(copy: Int, port: UInt32, to data: UnsafeMutableRawPointer) {
         if let connected {
             let slot = connected + copy * portCount + Int(port)
             if slot.pointee == data { return }
@@ -323,7 +323,7 @@ public struct LV2Kernel {
 
     /// Copies the patch:Set objects of the notify sequence into `reports` (objects that do not fit are dropped).
     @_noLocks
-    func report(from sequence: UnsafeRawPointer, into reports: ByteRing) {
+    mutating func report(from sequence: UnsafeRawPointer, into reports: ByteRing) {
         guard sequence.load(fromByteOffset: 4, as: UInt32.self) == sequenceType else { return }
         let end = 8 + Int(sequence.load(as: UInt32.self))
         var offset = 16
@@ -340,7 +340,7 @@ public struct LV2Kernel {
     /// Builds the time:Position object (atom header included) for `time` at `object`: frame, speed, bar, beat in the
     /// bar, beat unit, beats per bar and tempo.
     @_noLocks
-    func writePosition(_ time: MusicalTime, into object: UnsafeMutableRawPointer) {
+    mutating func writePosition(_ time: MusicalTime, into object: UnsafeMutableRawPointer) {
         let u = positionURIDs
         object.storeBytes(of: UInt32(Self.positionSize - 8), as: UInt32.self)
         object.storeBytes(of: u.object, toByteOffset: 4, as: UInt32.self)
@@ -375,7 +375,7 @@ public struct LV2Kernel {
 
     /// Copies the events of the atom sequence at `source` (a `midi` node's output) into each copy's MIDI port.
     @_noLocks
-    func copyEvents(from source: UnsafeRawPointer) {
+    mutating func copyEvents(from source: UnsafeRawPointer) {
         let end = min(8 + Int(source.load(as: UInt32.self)), eventCapacity)
         var offset = 16
         while offset + 16 <= end {
@@ -391,7 +391,7 @@ public struct LV2Kernel {
 
     /// Appends an event at `frame` holding the atom `message` to an input sequence; one that does not fit is dropped.
     @_noLocks
-    func appendEvent(_ message: UnsafeRawPointer, size: Int, frame: Int64, to sequence: UnsafeMutablePointer<LV2_Atom_Sequence>, capacity: Int) {
+    mutating func appendEvent(_ message: UnsafeRawPointer, size: Int, frame: Int64, to sequence: UnsafeMutablePointer<LV2_Atom_Sequence>, capacity: Int) {
         let used = Int(sequence.pointee.atom.size)
         let padded = (8 + size + 7) & ~7
         guard 8 + used + padded <= capacity else { return }
@@ -403,7 +403,7 @@ public struct LV2Kernel {
     }
 
     @_noLocks
-    func runPlugins(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int,
+    mutating func runPlugins(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int,
                     frames: Int, events: UnsafeRawPointer? = nil, time: UnsafePointer<MusicalTime>? = nil) {
         if let downmix {
             let scale = 1 / Float(channels)

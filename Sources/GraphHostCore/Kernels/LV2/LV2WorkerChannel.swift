@@ -81,7 +81,7 @@ public struct LV2WorkerChannel {
 
     /// Hands waiting responses to the plugin (render thread, before run()).
     @_noLocks
-    public func deliverResponses() {
+    public mutating func deliverResponses() {
         guard let interface, let respond = interface.pointee.work_response else { return }
         while let size = responses.read(into: scratch, capacity: Self.scratchSize) {
             // work_response is the plugin's real-time half of the worker protocol.
@@ -91,7 +91,7 @@ public struct LV2WorkerChannel {
 
     /// Tells the plugin the cycle is over (render thread, after run()).
     @_noLocks
-    public func endRun() {
+    public mutating func endRun() {
         guard let interface, let end = interface.pointee.end_run else { return }
         // end_run is part of the worker's real-time protocol.
         _ = _unsafePerformance { end(handle) }
