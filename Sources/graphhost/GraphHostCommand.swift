@@ -71,9 +71,23 @@ struct RenderCommand: ParsableCommand {
     @Option(help: "Seconds to render (default: until every stream has finished).") var duration: Double?
     @Option(parsing: .upToNextOption, help: "SECONDS COMMAND: apply COMMAND at that time (repeatable).") var at: [String] = []
     @Option(help: "Frames per render call.") var block: Int?
+    @Option(help: "NODE=FILE: feed a capture or sink node from an MP3 file (repeatable).") var input: [String] = []
 
     func run() throws {
-        let doc = try loadGraph(graph)
+        var doc = try loadGraph(graph)
+        let inputs = try input.map { item -> (node: String, file: String) in
+            guard let eq = item.firstIndex(of: "="), eq != item.startIndex, item.index(after: eq) != item.endIndex else {
+                throw ValidationError("--input takes NODE=FILE, e.g. --input mic=voice.mp3; got '\(item)'")
+            }
+            return (String(item[..<eq]), String(item[item.index(after: eq)...]))
+        }
+        do { doc = try doc.feeding(inputs) } catch {
+            printError("error: \(error)")
+            throw ExitCode(2)
+        }
+        for node in doc.nodes where node.definition is CaptureNode || node.definition is SinkNode {
+            printError("warning: \(node.definition.typeName) node '\(node.id)' has no --input file; it is silent offline")
+        }
         let rate = Double(doc.format.sampleRate)
         var events: [TimedCommand] = []
         var i = 0

@@ -84,7 +84,13 @@ enum TestSupport {
     /// Renders a graph file offline and returns interleaved samples.
     static func render(_ path: String, durationFrames: Int? = nil, events: [TimedCommand] = [],
                        frameSizes: [Int]? = nil) throws -> (samples: [Float], summary: OfflineRenderer.Summary) {
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: path)))
+        try render(document: try GraphDocument.load(path: path), durationFrames: durationFrames, events: events, frameSizes: frameSizes)
+    }
+
+    /// Renders a loaded graph offline and returns interleaved samples.
+    static func render(document: GraphDocument, durationFrames: Int? = nil, events: [TimedCommand] = [],
+                       frameSizes: [Int]? = nil) throws -> (samples: [Float], summary: OfflineRenderer.Summary) {
+        let session = GraphSession(graph: try CompiledGraph(document))
         defer { session.close() }
         let channels = session.format.channels
         var samples: [Float] = []

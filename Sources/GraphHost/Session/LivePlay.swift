@@ -49,6 +49,7 @@ public struct LivePlay {
         // the runner's control from here on, sends it messages. Its address crosses over; the session stays one owner's.
         let engine = UnsafeMutablePointer<RenderEngine>(bitPattern: Int(bitPattern: session.engine))!
         let player = try PipeWirePlayer(engine: engine, format: format, options: playback, logger: logger)
+        player.setLiveInputs(session.graph.instances.values.compactMap { ($0 as? LiveInputInstance)?.spec }.sorted { $0.id < $1.id })
         let runner = LiveRunner(session: session, player: player, socketPath: socketPath ?? CommandServer.defaultPath(name: playback.name),
                                 recorder: recorder,
                                 options: .init(graphPath: graphPath, watch: watch, durationFrames: durationSeconds.map { Int($0 * rate) },

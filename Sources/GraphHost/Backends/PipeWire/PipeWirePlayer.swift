@@ -70,6 +70,14 @@ public final class PipeWirePlayer {
     private var targetToUse: String?
     /// The live MIDI inputs (one per port the graph's `midi` nodes name), made with the playback stream.
     private var midiInputs: [MIDIInputStream] = []
+    /// The graph's `capture` and `sink` nodes, and their streams, made with the playback stream.
+    private var liveInputSpecs: [LiveInputSpec] = []
+    private var liveInputs: [LiveInputStream] = []
+    /// The node.group and node.link-group of every stream: one driver for all, and none linked into another.
+    private var group: String { "graphhost-\(getpid())" }
+
+    /// The live inputs to open with the playback stream. Set it before `connect()`.
+    public func setLiveInputs(_ inputs: [LiveInputSpec]) { liveInputSpecs = inputs }
 
     public var counters: PlaybackCounters { renderer.pointee.counters }
 
@@ -149,6 +157,11 @@ public final class PipeWirePlayer {
             targetToUse = nil
         }
         try createStreamLocked()
+        for spec in liveInputSpecs {
+            let input = try LiveInputStream(core: core, input: spec, graphName: options.name, format: format, group: group)
+            liveInputs.append(input)
+            logger.info("live input '\(spec.id)': PipeWire node \(input.nodeName)")
+        }
         for (name, ring) in MIDIInputPorts.shared.all {
             midiInputs.append(try MIDIInputStream(core: core, name: name, nodeName: "\(options.name).\(name)", ring: ring))
             logger.info("MIDI input '\(name)': PipeWire node \(options.name).\(name)")
@@ -165,6 +178,10 @@ public final class PipeWirePlayer {
         pw_properties_set(props, PW_KEY_APP_NAME, "graphhost")
         if let latency = options.latencyFrames { pw_properties_set(props, PW_KEY_NODE_LATENCY, "\(latency)/\(format.sampleRate)") }
         if let target = targetToUse { pw_properties_set(props, "target.object", target) }
+        if !liveInputSpecs.isEmpty {
+            pw_properties_set(props, PW_KEY_NODE_GROUP, group)
+            pw_properties_set(props, "node.link-group", group)
+        }
         guard let stream = pw_stream_new(core, options.name, props) else { throw PlaybackError.stream("cannot create a stream") }
         self.stream = stream
         renderer.pointee.stream = stream
@@ -180,6 +197,8 @@ public final class PipeWirePlayer {
     }
 
     private func tearDownLocked() {
+        liveInputs.forEach { $0.destroy() }
+        liveInputs = []
         midiInputs.forEach { $0.destroy() }
         midiInputs = []
         if let stream {

@@ -37,6 +37,10 @@ public struct StreamKernel {
     public var startThreshold: Int
     public var playing = false
     public var finished = false
+    /// A live input: it starts (and restarts after a dropout) once this many slices are buffered, whatever their
+    /// size (0: `startThreshold` frames). Two slices keep the latency constant whichever of the input's callback and
+    /// the output's comes first in a cycle.
+    public var primeSlices = 0
 
     public init(ring: PCMRing, counters: StreamCounters, startThreshold: Int) {
         self.ring = ring
@@ -50,7 +54,7 @@ public struct StreamKernel {
         counters.framesOut.store(position + frames, ordering: .relaxed)
         let decoderDone = counters.decoderFinished.load(ordering: .acquiring)
         if !playing {
-            if ring.index.readable() >= startThreshold || decoderDone {
+            if ring.index.readable() >= (primeSlices > 0 ? primeSlices * frames : startThreshold) || decoderDone {
                 playing = true
                 counters.playing.store(true, ordering: .relaxed)
             } else {

@@ -1,0 +1,26 @@
+import Foundation
+
+extension GraphDocument {
+    /// The graph with its `capture` and `sink` nodes fed from files (`render --input NODE=FILE`): each named node plays
+    /// its file as a stream would. Throws naming the node or file that cannot be used.
+    public func feeding(_ inputs: [(node: String, file: String)]) throws -> GraphDocument {
+        var document = self
+        for (id, file) in inputs {
+            guard let node = document.node(id) else {
+                throw CommandError("--input \(id)=\(file): no node '\(id)'; nodes: \(nodes.map(\.id).joined(separator: ", "))")
+            }
+            guard node.definition is CaptureNode || node.definition is SinkNode else {
+                throw CommandError("--input \(id)=\(file): '\(id)' is a \(node.definition.typeName) node; only capture and sink nodes take an input file")
+            }
+            let path = URL(fileURLWithPath: file).standardizedFileURL.path
+            do {
+                let media = try MP3Decoder.probe(FileByteSource(path: path))
+                document.nodes[node.index].definition = StreamNode(url: path, path: path, isRemote: false, cachePath: nil, loop: false,
+                                                                   bufferSeconds: 0, mediaRate: media.rate, mediaChannels: media.channels)
+            } catch {
+                throw CommandError("--input \(id)=\(file): \(error)")
+            }
+        }
+        return document
+    }
+}

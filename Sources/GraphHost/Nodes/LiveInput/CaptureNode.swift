@@ -1,0 +1,30 @@
+/// `capture`: live sound from a PipeWire source: a microphone, or a sink's monitor (what another node plays). `target`
+/// is a node.name or object.serial; without it the default source. Offline, `render --input NODE=FILE` feeds it from
+/// a file; without one it is silent.
+public struct CaptureNode: NodeDefinition {
+    public static let typeName = "capture"
+    public static let settingKeys = ["target", "monitor"]
+
+    public var target: String?
+    /// Capture a sink's monitor (what is played into it) rather than a source.
+    public var monitor: Bool
+
+    public var inputBuses: Int { 0 }
+    public var outputBuses: Int { 1 }
+    public var summary: [(String, String)] {
+        [("target", target ?? "the default source"), ("monitor", "\(monitor)")]
+    }
+
+    public static func parse(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> CaptureNode? {
+        CaptureNode(target: settings.string("target", issues: &issues), monitor: settings.bool("monitor", issues: &issues) ?? false)
+    }
+
+    public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance {
+        LiveInputInstance(id: id, source: .capture(target: target, monitor: monitor), format: format)
+    }
+
+    public func liveChanges(from old: any NodeDefinition) -> [NodeCommand]? {
+        guard let old = old as? CaptureNode, old.target == target, old.monitor == monitor else { return nil }
+        return []
+    }
+}

@@ -1,0 +1,74 @@
+import Synchronization
+
+/// A running `capture` or `sink` node: the ring its PipeWire stream's callback fills and the kernel that plays it
+/// (a stream kernel: it starts once two slices are buffered, and a slice that finds the ring short is silence,
+/// counted as a dropout, after which it waits for two slices again).
+public final class LiveInputInstance: NodeInstance, @unchecked Sendable {
+    /// Where the sound comes from.
+    public enum Source: Equatable, Sendable {
+        case capture(target: String?, monitor: Bool)
+        case sink(name: String?, description: String?)
+    }
+
+    public let id: String
+    public let source: Source
+    public let ring: PCMRing
+    public let counters: StreamCounters
+    let kernelPointer: UnsafeMutablePointer<StreamKernel>
+
+    init(id: String, source: Source, format: GraphFormat) {
+        self.id = id
+        self.source = source
+        ring = LiveInputRings.shared.ring(for: id, format: format)
+        counters = .create()
+        kernelPointer = .allocateRender(capacity: 1)
+        var kernel = StreamKernel(ring: ring, counters: counters, startThreshold: 0)
+        kernel.primeSlices = 2
+        kernelPointer.initialize(to: kernel)
+    }
+
+    public var kernel: RenderStep.Kernel { .stream(kernelPointer) }
+    /// Slices that found no input (the stream was late or stopped).
+    public var dropouts: Int { counters.underruns.load(ordering: .relaxed) }
+
+    public func check(_ command: NodeCommand) throws {
+        throw CommandError("'\(id)' is a live input; it has no parameters or presets")
+    }
+
+    public func messages(for command: NodeCommand) throws -> [ControlMessage] {
+        try check(command)
+        return []
+    }
+
+    /// What the PipeWire backend needs to make the node's stream.
+    public var spec: LiveInputSpec { LiveInputSpec(id: id, source: source, ring: ring) }
+
+    /// Frees the kernel; the ring stays with `LiveInputRings`, as a stream may still write into it.
+    public func close() {
+        kernelPointer.deinitialize(count: 1).deallocateRender()
+        counters.destroy()
+    }
+}
+
+/// A live input as the PipeWire backend sees it: the node, where its sound comes from, and the ring to fill.
+public struct LiveInputSpec: Sendable {
+    public var id: String
+    public var source: LiveInputInstance.Source
+    public var ring: PCMRing
+}
+
+/// The rings of live inputs, one per node id, kept for the life of the process: a PipeWire stream's callback never
+/// writes into freed memory, and a graph loaded later finds its node's ring again.
+final class LiveInputRings: Sendable {
+    static let shared = LiveInputRings()
+    private let rings = Mutex<[String: PCMRing]>([:])
+
+    func ring(for id: String, format: GraphFormat) -> PCMRing {
+        rings.withLock { rings in
+            if let ring = rings[id], ring.channels == format.channels { return ring }
+            let ring = PCMRing.allocate(minimumFrames: max(format.sampleRate / 2, 4 * format.maxFrames), channels: format.channels)
+            rings[id] = ring
+            return ring
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import XCTest
+@testable import GraphHost
+
+/// `capture` and `sink` nodes: offline fed from files (`render --input`), live from a private PipeWire daemon, where
+/// pw-play plays into a null sink the capture node records the monitor of, and into graphhost's own virtual sink.
+final class LiveInputTests: XCTestCase {
+    static let karaoke = CommandLineTests.root.appendingPathComponent("Graphs/karaoke.json").path
+
+    /// A WAV of the 1 kHz test tone at -12 dBFS, for pw-play.
+    static func toneWAV(_ frequency: Int) throws -> String {
+        let path = TestSupport.directory.appendingPathComponent("tone-\(frequency).wav").path
+        if !FileManager.default.fileExists(atPath: path) {
+            try TestSupport.run(["sox", "-q", "-n", "-r", "48000", "-c", "2", "-b", "16", path, "synth", "8", "sine", "\(frequency)", "gain", "-n", "-12"])
+        }
+        return path
+    }
+
+    /// The karaoke example offline, its microphone fed from a file: the output is the song at its mixer volume plus
+    /// the voice chain at its own (the mixer is linear), and halving the voice's volume lowers the voice 6 dB.
+    func testKaraokeRendersOfflineWithTheMicrophoneFromAFile() throws {
+        let voice = try LV2PortLinkTests.tones([1000])
+        let base = try GraphDocument.load(path: Self.karaoke)
+        XCTAssertTrue(base.nodes.contains { $0.definition is CaptureNode })
+        let frames = 3 * 48000
+        func render(_ document: GraphDocument, volumes: [Float]? = nil) throws -> [Float] {
+            let events = volumes.map { v in v.enumerated().map { TimedCommand(frame: 0, request: .node(try! Command.parse("set mix volume.\($0.offset) \($0.element)"))) } } ?? []
+            return try TestSupport.render(document: document, durationFrames: frames, events: events).samples
+        }
+        let fed = try base.feeding([("mic", voice)])
+        let full = try render(fed)
+        let songOnly = try render(base)
+        let voiceOnly = try render(fed, volumes: [0, 1])
+        let halfVoice = try render(fed, volumes: [0, 0.5])
+        XCTAssertEqual(full.count, songOnly.count)
+        // Volumes set at frame 0 glide over 10 ms; compare from 0.1 s on.
+        let worst = zip(full, zip(songOnly, voiceOnly)).dropFirst(9600).map { abs($0 - ($1.0 + $1.1)) }.max() ?? 1
+        XCTAssertLessThan(worst, 1e-5, "the output is not song + voice")
+        XCTAssertGreaterThan(TestSupport.peak(songOnly), 0.05, "no song")
+        XCTAssertGreaterThan(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(voiceOnly, 1000)), -40, "no voice")
+        XCTAssertEqual(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(halfVoice, 1000) / LV2PortLinkTests.amplitude(voiceOnly, 1000)), -6.02, accuracy: 0.05)
+        XCTAssertThrowsError(try base.feeding([("song", voice)])) { XCTAssertTrue("\($0)".contains("'song' is a stream node; only capture and sink nodes take an input file"), "\($0)") }
+        XCTAssertThrowsError(try base.feeding([("mic", "/no/such.mp3")])) { XCTAssertTrue("\($0)".contains("--input mic=/no/such.mp3"), "\($0)") }
+        let cli = try TestSupport.execute(CommandLineTests.root.appendingPathComponent(".build/debug/graphhost"),
+                                          ["render", Self.karaoke, "--input", "mic=\(voice)", "--duration", "1", "-o", TestSupport.directory.appendingPathComponent("karaoke.wav").path])
+        XCTAssertEqual(cli.status, 0, String(decoding: cli.err, as: UTF8.self))
+    }
+
+    /// Live: a capture node records a null sink's monitor (pw-play plays a 1 kHz tone into it) and a sink node takes
+    /// a second pw-play (300 Hz) directly, as applications play into a device. The sink shows in `wpctl status` under
+    /// its description. Both reach the output at their mixer volumes (1 and 0.5): -12 and -18 dBFS.
+    func testCaptureAndSinkNodesTakeLiveSound() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        _ = try pw.script(["add-sink", pw.directory, "mic_sink"])
+        let graph = TestSupport.graph("""
+        { "format": { "sampleRate": 48000, "channels": 2 },
+          "nodes": [ { "id": "mic", "type": "capture", "target": "mic_sink", "monitor": true },
+                     { "id": "apps", "type": "sink", "name": "gh_apps", "description": "graphhost test input" },
+                     { "id": "mix", "type": "mixer", "inputs": 2, "volumes": [1.0, 0.5] }, { "id": "out", "type": "output" } ],
+          "links": [ { "from": "mic", "to": "mix:0" }, { "from": "apps", "to": "mix:1" }, { "from": "mix", "to": "out" } ] }
+        """)
+        let record = TestSupport.directory.appendingPathComponent("live-inputs.wav").path
+        let run = try pw.graphhost(["run", graph, "--duration", "5", "--latency", "256", "--name", "livein", "--record", record])
+        XCTAssertTrue(try TestSupport.waitUntil { try pw.hasNode("gh_apps") && pw.hasNode("livein.mic") })
+        let status = try HeadlessPipeWire.execute(URL(fileURLWithPath: "/usr/bin/wpctl"), ["status"], environment: pw.environment)
+        XCTAssertTrue(status.out.contains("graphhost test input"), status.out)
+        let mic = try pw.play(try Self.toneWAV(1000), sink: "mic_sink", latency: 256)
+        let app = try pw.play(try Self.toneWAV(300), sink: "gh_apps", latency: 256)
+        let result = run.wait()
+        mic.interrupt(); app.interrupt()
+        _ = mic.wait(); _ = app.wait()
+        XCTAssertEqual(result.status, 0, result.err)
+        let recorded = try SoundFile(path: record).samples
+        let end = Double(recorded.count / 2) / 48000
+        XCTAssertEqual(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(recorded, 1000, start: end - 1.5, seconds: 1)), -12, accuracy: 0.2)
+        XCTAssertEqual(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(recorded, 300, start: end - 1.5, seconds: 1)), -18, accuracy: 0.2)
+    }
+}
