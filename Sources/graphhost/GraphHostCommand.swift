@@ -67,7 +67,7 @@ struct RenderCommand: ParsableCommand {
         discussion: "--at SECONDS COMMAND applies a command at that exact frame, e.g. --at 2.5 'preset eq Rock', --at 4 'set mix volume.1 0.25', --at 6 'chain fx bright' or --at 8 'load other.json'."
     )
     @Argument(help: "The graph JSON file.") var graph: String
-    @Option(name: .shortAndLong, help: "Output file (.wav or .flac).") var output: String
+    @Option(name: .shortAndLong, help: "Output file (.wav or .flac); with several output nodes, NODE=FILE for each to write (repeatable).") var output: [String]
     @Option(help: "Seconds to render (default: until every stream has finished).") var duration: Double?
     @Option(parsing: .upToNextOption, help: "SECONDS COMMAND: apply COMMAND at that time (repeatable).") var at: [String] = []
     @Option(help: "Frames per render call.") var block: Int?
@@ -103,23 +103,36 @@ struct RenderCommand: ParsableCommand {
         let session = GraphSession(graph: try CompiledGraph(doc))
         defer { session.close() }
         do { try OfflineRenderer.check(events, session: session) } catch { throw ValidationError("--\(error)") }
-        let writer = try SoundFileWriter(path: output, sampleRate: doc.format.sampleRate, channels: doc.format.channels)
+        let ids = doc.outputIDs
+        var files: [Int: String] = [:]
+        for item in output {
+            if let eq = item.firstIndex(of: "="), let k = ids.firstIndex(of: String(item[..<eq])) {
+                files[k] = String(item[item.index(after: eq)...])
+            } else if ids.count == 1 {
+                files[0] = item
+            } else {
+                throw ValidationError("the graph has \(ids.count) outputs (\(ids.joined(separator: ", "))): give -o NODE=FILE for each to write, not '\(item)'")
+            }
+        }
+        let writers = try files.mapValues { try SoundFileWriter(path: $0, sampleRate: doc.format.sampleRate, channels: doc.format.channels) }
         let renderer = OfflineRenderer(session: session, blockFrames: block, events: events)
         let started = Date()
         let summary: OfflineRenderer.Summary
         do {
-            summary = try renderer.render(durationFrames: duration.map { Int(($0 * rate).rounded()) }) { try writer.write($0, frames: $1) }
+            summary = try renderer.render(durationFrames: duration.map { Int(($0 * rate).rounded()) }, outputs: ids.count) { k, block, frames in
+                try writers[k]?.write(block, frames: frames)
+            }
         } catch {
-            writer.close()
+            writers.values.forEach { $0.close() }
             printError("error: \(error)")
             throw ExitCode(1)
         }
-        writer.close()
+        writers.values.forEach { $0.close() }
         session.drainLogs()
         let seconds = Double(summary.frames) / rate
         let elapsed = Date().timeIntervalSince(started)
         let peakDB = summary.peak > 0 ? String(format: "%.2f dBFS", 20 * log10(Double(summary.peak))) : "-inf dBFS"
-        print("wrote \(output): \(String(format: "%.3f", seconds)) s, peak \(peakDB), \(String(format: "%.0f", seconds / max(elapsed, 1e-9)))x real time, underruns \(summary.underruns)"
+        print("wrote \(files.sorted { $0.key < $1.key }.map(\.value).joined(separator: ", ")): \(String(format: "%.3f", seconds)) s, peak \(peakDB), \(String(format: "%.0f", seconds / max(elapsed, 1e-9)))x real time, underruns \(summary.underruns)"
               + (summary.damage == StreamDamage() ? "" : ", damaged stream data: \(summary.damage.silencedFrames) frames silenced, \(summary.damage.skippedBytes) bytes skipped"))
         for node in doc.nodes {
             guard let eq = node.definition as? IPodEQNode else { continue }

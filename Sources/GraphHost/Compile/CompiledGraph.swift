@@ -64,9 +64,11 @@ public final class CompiledGraph {
             }
             return PlanStepSource(kernel: instances[node.id]!.kernel, inputs: inputs, outputs: node.definition.outputBuses)
         }
-        let output = document.links.first { document.nodes[$0.to].definition is OutputNode }
-            .flatMap { link in stepOf[link.from].map { PlanStepSource.Source(step: $0, bus: link.fromBus) } }
-        compiled = CompiledPlan(steps: sources, output: output, channels: format.channels, maxFrames: format.maxFrames)
+        let outputs = document.outputIDs.map { id -> PlanStepSource.Source? in
+            let n = document.node(id)!.index
+            return document.links.first { $0.to == n }.flatMap { link in stepOf[link.from].map { PlanStepSource.Source(step: $0, bus: link.fromBus) } }
+        }
+        compiled = CompiledPlan(steps: sources, outputs: outputs, channels: format.channels, maxFrames: format.maxFrames)
     }
 
     /// Starts background work (decoder and worker threads) of the instances this graph created.

@@ -22,14 +22,14 @@ final class CompiledPlan {
     private let busMemory: UnsafeMutablePointer<Float>
     private let tables: [UnsafeMutablePointer<UnsafeMutablePointer<Float>>]
 
-    /// `output` is the bus the plan outputs (nil: silence).
-    init(steps sources: [PlanStepSource], output: PlanStepSource.Source?, channels: Int, maxFrames: Int) {
+    /// `outputs`: the bus each output plays (nil: silence), at least one.
+    init(steps sources: [PlanStepSource], outputs: [PlanStepSource.Source?], channels: Int, maxFrames: Int) {
         typealias Source = PlanStepSource.Source
         var lastUse: [Source: Int] = [:]      // producing bus → last step reading it
         for (p, s) in sources.enumerated() {
             for case let i? in s.inputs { lastUse[i] = max(lastUse[i] ?? -1, p) }
         }
-        if let output { lastUse[output] = sources.count }
+        for case let output? in outputs { lastUse[output] = sources.count }
         var free: [Int] = []
         var live: [(slot: Int, until: Int)] = []
         var slotCount = 1
@@ -64,9 +64,9 @@ final class CompiledPlan {
             (steps.baseAddress! + p).initialize(to: RenderStep(kernel: s.kernel, inputs: inputs, inputCount: s.inputs.count,
                                                                output: slotOf[Source(step: p)].map { bus($0) }, extraOutputs: extra))
         }
+        let outputTable = table(outputs.map { $0.flatMap { slotOf[$0] }.map { bus($0) } ?? bus(0) })
         self.tables = tables
-        plan = RenderPlan(steps: steps, channels: channels, maxFrames: maxFrames,
-                          outputBus: output.flatMap { slotOf[$0] }.map { bus($0) } ?? bus(0))
+        plan = RenderPlan(steps: steps, channels: channels, maxFrames: maxFrames, outputBuses: outputTable, outputCount: max(1, outputs.count))
     }
 
     deinit {

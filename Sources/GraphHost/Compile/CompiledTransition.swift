@@ -26,17 +26,18 @@ final class CompiledTransition {
         var bus = 0
     }
 
-    /// The union of `old` and `new` keeping `kept` in render order plus the key of its output's source;
-    /// nil when keeping those nodes would need a cycle (they appear in a different order in the two graphs).
-    static func union(old: GraphDocument, new: GraphDocument, kept: Set<String>) -> (nodes: [UnionNode], output: Source?)? {
+    /// The union of `old` and `new` keeping `kept` in render order plus the source of each of the new graph's
+    /// outputs; nil when keeping those nodes would need a cycle (they appear in a different order in the two graphs).
+    static func union(old: GraphDocument, new: GraphDocument, kept: Set<String>) -> (nodes: [UnionNode], outputs: [Source?])? {
         func oldKey(_ id: String) -> String { kept.contains(id) ? id : "old:" + id }
         func sources(_ doc: GraphDocument, _ n: Int, key: (String) -> String) -> [Source?] {
             var inputs = [Source?](repeating: nil, count: doc.nodes[n].definition.inputBuses)
             for link in doc.links where link.to == n { inputs[link.toBus] = Source(key: key(doc.nodes[link.from].id), bus: link.fromBus) }
             return inputs
         }
-        func outputSource(_ doc: GraphDocument, key: (String) -> String) -> Source? {
-            doc.links.first { doc.nodes[$0.to].definition is OutputNode }.map { Source(key: key(doc.nodes[$0.from].id), bus: $0.fromBus) }
+        func outputSource(_ doc: GraphDocument, _ id: String, key: (String) -> String) -> Source? {
+            guard let n = doc.node(id)?.index else { return nil }
+            return doc.links.first { $0.to == n }.map { Source(key: key(doc.nodes[$0.from].id), bus: $0.fromBus) }
         }
         var nodes: [UnionNode] = []
         for n in new.order where !(new.nodes[n].definition is OutputNode) {
@@ -59,11 +60,20 @@ final class CompiledTransition {
             nodes.append(UnionNode(key: oldKey(node.id), role: .old(node.id), inputs: sources(old, n, key: oldKey),
                                    outputs: node.definition.outputBuses))
         }
-        var output = outputSource(new, key: { $0 })
-        let oldOutput = outputSource(old, key: oldKey)
-        if oldOutput != output {
-            nodes.append(UnionNode(key: "crossfade:output", role: .crossfade, inputs: [oldOutput, output], outputs: 1))
-            output = Source(key: "crossfade:output")
+        // Each output crossfades from what the old graph played there (its output of the same id, or its first output
+        // when the ids differ) to the new source.
+        var outputs: [Source?] = []
+        for (k, id) in new.outputIDs.enumerated() {
+            let output = outputSource(new, id, key: { $0 })
+            let oldID = old.outputIDs.contains(id) ? id : (k == 0 ? old.outputIDs.first : nil)
+            let oldOutput = oldID.flatMap { outputSource(old, $0, key: oldKey) }
+            if oldOutput != output {
+                let key = "crossfade:output:\(id)"
+                nodes.append(UnionNode(key: key, role: .crossfade, inputs: [oldOutput, output], outputs: 1))
+                outputs.append(Source(key: key))
+            } else {
+                outputs.append(output)
+            }
         }
         // Kahn's algorithm, stable in the order above.
         var remaining = nodes
@@ -74,7 +84,7 @@ final class CompiledTransition {
             placed.insert(remaining[i].key)
             ordered.append(remaining.remove(at: i))
         }
-        return (ordered, output)
+        return (ordered, outputs)
     }
 
     /// The fade gains: `preroll` frames at 0 (the new graph runs, unheard), then a raised cosine over `frames` frames
@@ -88,7 +98,7 @@ final class CompiledTransition {
     /// begins.
     init(from old: CompiledGraph, to new: CompiledGraph, fadeFrames: Int, preroll: Int = 0) {
         let format = new.document.format
-        guard let (nodes, output) = Self.union(old: old.document, new: new.document, kept: new.keptIDs) else {
+        guard let (nodes, outputs) = Self.union(old: old.document, new: new.document, kept: new.keptIDs) else {
             preconditionFailure("the kept set was checked for cycles before the new graph was built")
         }
         let table = Self.fadeGains(frames: max(1, fadeFrames), preroll: max(0, preroll))
@@ -114,7 +124,8 @@ final class CompiledTransition {
             let inputs = node.inputs.map { $0.flatMap { s in index[s.key].map { PlanStepSource.Source(step: $0, bus: s.bus) } } }
             return PlanStepSource(kernel: kernel, inputs: inputs, outputs: node.outputs)
         }
-        compiled = CompiledPlan(steps: sources, output: output.flatMap { o in index[o.key].map { PlanStepSource.Source(step: $0, bus: o.bus) } }, channels: format.channels, maxFrames: format.maxFrames)
+        compiled = CompiledPlan(steps: sources, outputs: outputs.map { $0.flatMap { o in index[o.key].map { PlanStepSource.Source(step: $0, bus: o.bus) } } },
+                                channels: format.channels, maxFrames: format.maxFrames)
         transition = .allocateRender(capacity: 1)
         transition.initialize(to: PlanTransition(plan: compiled.plan, next: new.plan, clock: clock))
     }

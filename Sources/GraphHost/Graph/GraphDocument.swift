@@ -59,6 +59,9 @@ public struct GraphDocument: Sendable {
 
     public func node(_ id: String) -> GraphNode? { nodes.first { $0.id == id } }
 
+    /// The output nodes' ids in file order: output 0 is what `render -o FILE` writes and `run` plays first.
+    public var outputIDs: [String] { nodes.filter { $0.definition is OutputNode }.map(\.id) }
+
     /// Reads and validates a graph file; throws `GraphErrors` listing every problem.
     public static func load(path: String) throws -> GraphDocument {
         let url = URL(fileURLWithPath: path)
@@ -159,8 +162,6 @@ public struct GraphDocument: Sendable {
         let outputs = valid.filter { $0.definition is OutputNode }
         if outputs.isEmpty && valid.count == nodes.count {
             issues.report("nodes", "the graph has no output node (add { \"id\": \"out\", \"type\": \"output\" } and link to it)")
-        } else if outputs.count > 1 {
-            issues.report("nodes", "the graph has \(outputs.count) output nodes (\(outputs.map(\.id).joined(separator: ", "))); one is allowed")
         }
         let order = issues.errors.isEmpty ? topologicalOrder(nodes: valid, links: links, issues: &issues) : []
         if !issues.errors.isEmpty { throw GraphErrors(errors: issues.errors) }

@@ -117,6 +117,9 @@ public final class GraphSession {
         guard document.format == old.document.format else {
             throw CommandError("\(document.displayName): its format (\(document.format)) differs from the running graph's (\(old.document.format)); a swap cannot change the format")
         }
+        guard document.outputIDs.count == old.document.outputIDs.count else {
+            throw CommandError("\(document.displayName) has \(document.outputIDs.count) outputs and the running graph \(old.document.outputIDs.count); a swap cannot change the number of outputs")
+        }
         var changes: [String: [NodeCommand]] = [:]
         for node in document.nodes {
             guard let before = old.document.node(node.id), before.definition.typeName == node.definition.typeName,

@@ -64,29 +64,52 @@ public struct RenderEngine {
         render(frames: frames, into: .planar(destination))
     }
 
-    /// Applies pending messages, then renders in slices of at most `maxFrames`.
+    /// Applies pending messages, then renders the first output in slices of at most `maxFrames`.
     @_noLocks
     public mutating func render(frames: Int, into destination: Destination) {
         timing.pointee.reset()
         deliverMessages()
-        let channels = plan.channels, stride = plan.maxFrames
         var done = 0
         while done < frames {
             let slice = nextSlice(frames - done)
-            let bus = runSlice(frames: slice)
-            for c in 0..<channels {
-                let b = bus + c * stride
-                switch destination {
-                case .interleaved(let out):
-                    for f in 0..<slice { out[(done + f) * channels + c] = b[f] }
-                case .planar(let out):
-                    let o = out[c] + done
-                    for f in 0..<slice { o[f] = b[f] }
-                }
-            }
+            let active = runSlice(frames: slice)
+            copy(active.outputBuses[0], frames: slice, to: destination, at: done)
             done += slice
             advance(slice)
             musicalTime.pointee.advance(slice)
+        }
+    }
+
+    /// Renders every output: output k into the planar channels `outputs[k]`, for k below `count` and the plan's
+    /// output count (a graph with several output nodes, played through one stream each).
+    @_noLocks
+    public mutating func render(frames: Int, planarOutputs outputs: UnsafePointer<UnsafePointer<UnsafeMutablePointer<Float>>>, count: Int) {
+        timing.pointee.reset()
+        deliverMessages()
+        var done = 0
+        while done < frames {
+            let slice = nextSlice(frames - done)
+            let active = runSlice(frames: slice)
+            let n = count < active.outputCount ? count : active.outputCount
+            for k in 0..<n { copy(active.outputBuses[k], frames: slice, to: .planar(outputs[k]), at: done) }
+            done += slice
+            advance(slice)
+            musicalTime.pointee.advance(slice)
+        }
+    }
+
+    @_noLocks
+    func copy(_ bus: UnsafeMutablePointer<Float>, frames: Int, to destination: Destination, at done: Int) {
+        let channels = plan.channels, stride = plan.maxFrames
+        for c in 0..<channels {
+            let b = bus + c * stride
+            switch destination {
+            case .interleaved(let out):
+                for f in 0..<frames { out[(done + f) * channels + c] = b[f] }
+            case .planar(let out):
+                let o = out[c] + done
+                for f in 0..<frames { o[f] = b[f] }
+            }
         }
     }
 
@@ -133,28 +156,32 @@ public struct RenderEngine {
         appliedMessages.wrappingIncrement(ordering: .releasing)
     }
 
-    /// Runs one slice of the current plan or transition through the transport fade; returns the output bus.
+    /// Runs one slice of the current plan or transition through the output guard and the transport fade; returns the
+    /// plan whose output buses hold it.
     @_noLocks
-    mutating func runSlice(frames: Int) -> UnsafeMutablePointer<Float> {
+    mutating func runSlice(frames: Int) -> RenderPlan {
         let active = transition?.pointee.plan ?? plan
-        let bus = active.outputBus
+        let stride = active.maxFrames, channels = active.channels
         if transport.isSilent {
-            Bus.clear(bus, channelStride: active.maxFrames, channels: active.channels, from: 0, to: frames)
-            return bus
+            for k in 0..<active.outputCount { Bus.clear(active.outputBuses[k], channelStride: stride, channels: channels, from: 0, to: frames) }
+            return active
         }
         active.runSlice(frames: frames, timing: timing, guardOutput: checkFramesLeft > 0, time: UnsafePointer(musicalTime))
-        checkFramesLeft = max(0, checkFramesLeft - frames)
-        if !Bus.isSafe(bus, channelStride: active.maxFrames, channels: active.channels, frames: frames) {
-            Bus.clear(bus, channelStride: active.maxFrames, channels: active.channels, from: 0, to: frames)
+        checkFramesLeft = checkFramesLeft > frames ? checkFramesLeft - frames : 0
+        for k in 0..<active.outputCount where !Bus.isSafe(active.outputBuses[k], channelStride: stride, channels: channels, frames: frames) {
+            Bus.clear(active.outputBuses[k], channelStride: stride, channels: channels, from: 0, to: frames)
             silencedSlices.wrappingIncrement(ordering: .relaxed)
             checkFramesLeft = Self.checkFrames
         }
-        if transport.isUnity { return bus }
+        if transport.isUnity { return active }
         for f in 0..<frames {
             let g = transport.gain.next()
-            for c in 0..<active.channels { bus[c * active.maxFrames + f] *= g }
+            for k in 0..<active.outputCount {
+                let bus = active.outputBuses[k]
+                for c in 0..<channels { bus[c * stride + f] *= g }
+            }
         }
-        return bus
+        return active
     }
 
     /// Moves a running transition on by `frames`, finishing it at the end of its fade.

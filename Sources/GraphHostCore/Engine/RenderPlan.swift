@@ -5,15 +5,20 @@ public struct RenderPlan {
     public let channels: Int
     /// Frames per bus channel; the largest slice one step processes.
     public let maxFrames: Int
-    /// The bus that holds the plan's output after a slice (a silent bus if nothing feeds the output).
-    public let outputBus: UnsafeMutablePointer<Float>
+    /// The buses that hold the plan's outputs after a slice, one per output node in the graph's order (a silent bus
+    /// for an output nothing feeds).
+    public let outputBuses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    public let outputCount: Int
+    /// The first output's bus.
+    public var outputBus: UnsafeMutablePointer<Float> { outputBuses[0] }
 
     public init(steps: UnsafeMutableBufferPointer<RenderStep>, channels: Int, maxFrames: Int,
-                outputBus: UnsafeMutablePointer<Float>) {
+                outputBuses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, outputCount: Int) {
         self.steps = steps
         self.channels = channels
         self.maxFrames = maxFrames
-        self.outputBus = outputBus
+        self.outputBuses = outputBuses
+        self.outputCount = outputCount
     }
 
     /// Runs every step once over `frames` ≤ `maxFrames` frames, noting the slowest step in `timing`.

@@ -70,10 +70,16 @@ public struct OfflineRenderer {
         public var damage: StreamDamage
     }
 
-    /// Renders until every stream finished (or `durationFrames`); `sink` receives each block.
+    /// Renders until every stream finished (or `durationFrames`); `sink` receives each block of the first output.
     /// `frameSizes`, when given, overrides the slice sizes cyclically (for tests of variable slicing).
     public func render(durationFrames: Int?, frameSizes: [Int]? = nil,
                        sink: (UnsafePointer<Float>, Int) throws -> Void) throws -> Summary {
+        try render(durationFrames: durationFrames, frameSizes: frameSizes, outputs: 1) { _, block, frames in try sink(block, frames) }
+    }
+
+    /// Renders the first `outputs` outputs; `sink` receives each output's interleaved block with the output's index.
+    public func render(durationFrames: Int?, frameSizes: [Int]? = nil, outputs: Int,
+                       sink: (Int, UnsafePointer<Float>, Int) throws -> Void) throws -> Summary {
         graphhost_enable_flush_to_zero()
         let channels = session.format.channels
         let initial = session.graph.streams
@@ -82,8 +88,26 @@ public struct OfflineRenderer {
         }
         try Self.check(events, session: session)
         let capacity = max(blockFrames, frameSizes?.max() ?? 0)
-        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: capacity * channels)
-        defer { buffer.deallocate() }
+        let buffers = (0..<max(1, outputs)).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: capacity * channels) }
+        let buffer = buffers[0]
+        // Several outputs render planar (one pointer per channel of each), then interleave per output.
+        let planar = (0..<outputs).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: capacity * channels) }
+        let channelTables = planar.map { p -> UnsafeMutablePointer<UnsafeMutablePointer<Float>> in
+            let table = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: channels)
+            table.initialize(repeating: p, count: channels)
+            return table
+        }
+        let outputTable = UnsafeMutablePointer<UnsafePointer<UnsafeMutablePointer<Float>>>.allocate(capacity: max(1, outputs))
+        defer {
+            buffers.forEach { $0.deallocate() }
+            planar.forEach { $0.deallocate() }
+            channelTables.forEach { $0.deallocate() }
+            outputTable.deallocate()
+        }
+        for (k, table) in channelTables.enumerated() {
+            for c in 0..<channels { table[c] = planar[k] + c * capacity }
+            outputTable[k] = UnsafePointer(table)
+        }
         session.graph.start()
         var position = 0
         var peak: Float = 0
@@ -107,7 +131,17 @@ public struct OfflineRenderer {
             }
             let current = session.graph.streams
             let before = current.map { $0.counters.framesOut.load(ordering: .relaxed) }
-            session.engine.pointee.render(frames: frames, interleaved: buffer)
+            if outputs > 1 {
+                session.engine.pointee.render(frames: frames, planarOutputs: outputTable, count: outputs)
+                for k in 0..<outputs {
+                    for c in 0..<channels {
+                        let from = planar[k] + c * capacity
+                        for f in 0..<frames { buffers[k][f * channels + c] = from[f] }
+                    }
+                }
+            } else {
+                session.engine.pointee.render(frames: frames, interleaved: buffer)
+            }
             for stream in streams {
                 stream.wakeup.signalSpace()
                 if let failure = stream.failure { throw failure }
@@ -119,8 +153,10 @@ public struct OfflineRenderer {
                 keep = zip(current, before).map { $0.counters.endFrame.load(ordering: .relaxed) - $1 }.max()!
                 keep = max(0, min(frames, keep))
             }
-            for i in 0..<(keep * channels) { peak = max(peak, abs(buffer[i])) }
-            try sink(buffer, keep)
+            for k in 0..<max(1, outputs) {
+                for i in 0..<(keep * channels) { peak = max(peak, abs(buffers[k][i])) }
+                try sink(k, buffers[k], keep)
+            }
             position += keep
             if keep < frames { break }
         }

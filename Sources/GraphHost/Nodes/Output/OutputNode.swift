@@ -1,18 +1,21 @@
-/// `output`: the graph's sink. `render` writes it to a file, `run` to PipeWire.
+/// `output`: where the graph's sound leaves. `render` writes it to a file, `run` plays it through a PipeWire stream
+/// of its own, to `target` (a node.name or object.serial) or the default sink; `run --target` sets the first output's.
+/// A graph may have several.
 public struct OutputNode: NodeDefinition {
     public static let typeName = "output"
-    public static let settingKeys: [String] = []
+    public static let settingKeys = ["target"]
+    public var target: String?
     public var inputBuses: Int { 1 }
     public var outputBuses: Int { 0 }
-    public var summary: [(String, String)] { [] }
+    public var summary: [(String, String)] { target.map { [("target", $0)] } ?? [] }
 
     public static func parse(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> OutputNode? {
-        OutputNode()
+        OutputNode(target: settings.string("target", issues: &issues))
     }
 
     public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance { OutputInstance() }
 
-    public func liveChanges(from old: any NodeDefinition) -> [NodeCommand]? { old is OutputNode ? [] : nil }
+    public func liveChanges(from old: any NodeDefinition) -> [NodeCommand]? { (old as? OutputNode)?.target == target ? [] : nil }
 }
 
 final class OutputInstance: NodeInstance {
