@@ -76,4 +76,45 @@ final class LiveInputTests: XCTestCase {
         XCTAssertEqual(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(recorded, 1000, start: end - 1.5, seconds: 1)), -12, accuracy: 0.2)
         XCTAssertEqual(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(recorded, 300, start: end - 1.5, seconds: 1)), -18, accuracy: 0.2)
     }
+
+    static let systemEffects = CommandLineTests.root.appendingPathComponent("Graphs/system-effects.json").path
+
+    /// The system-effects example, live: two applications (pw-play) play into its two virtual sinks, Music (1 kHz)
+    /// and Voice (300 Hz); each output, sent to a null sink of its own, carries only its own application. Output 0 is
+    /// judged on `--record`, output 1 on its null sink's monitor. The Music path's level is the offline render's.
+    func testSystemEffectsGiveEachApplicationItsOwnChainAndOutput() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        try pw.addSink("out_speakers")
+        try pw.addSink("out_headset")
+        let text = try String(contentsOfFile: Self.systemEffects, encoding: .utf8)
+            .replacingOccurrences(of: #"{ "id": "speakers", "type": "output" }"#, with: #"{ "id": "speakers", "type": "output", "target": "out_speakers" }"#)
+            .replacingOccurrences(of: #"{ "id": "headset",  "type": "output" }"#, with: #"{ "id": "headset", "type": "output", "target": "out_headset" }"#)
+        XCTAssertTrue(text.contains("out_headset") && text.contains("out_speakers"), "the example's outputs changed; update this test")
+        let graph = TestSupport.graph(text)
+        let record = TestSupport.directory.appendingPathComponent("system-effects.wav").path
+        let headset = TestSupport.directory.appendingPathComponent("system-effects-headset.wav").path
+        let headsetRecorder = try pw.record(to: headset, sink: "out_headset")
+        let run = try pw.graphhost(["run", graph, "--duration", "5", "--latency", "256", "--name", "sysfx", "--record", record])
+        XCTAssertTrue(try TestSupport.waitUntil { try pw.hasNode("graphhost.music") && pw.hasNode("graphhost.voice") && pw.hasNode("sysfx.headset") })
+        let status = try HeadlessPipeWire.execute(URL(fileURLWithPath: "/usr/bin/wpctl"), ["status"], environment: pw.environment)
+        XCTAssertTrue(status.out.contains("Music (graphhost: Rock)") && status.out.contains("Voice (graphhost: compressed)"), status.out)
+        let music = try pw.play(try Self.toneWAV(1000), sink: "graphhost.music", latency: 256)
+        let voice = try pw.play(try Self.toneWAV(300), sink: "graphhost.voice", latency: 256)
+        let result = run.wait()
+        for player in [music, voice, headsetRecorder] { player.interrupt(); _ = player.wait() }
+        XCTAssertEqual(result.status, 0, result.err)
+        let speakers = try SoundFile(path: record).samples
+        let end = Double(speakers.count / 2) / 48000
+        let offline = try TestSupport.render(document: try GraphDocument.load(path: Self.systemEffects)
+            .feeding([("music", try LV2PortLinkTests.tones([1000])), ("voice", try LV2PortLinkTests.tones([300]))]), durationFrames: 3 * 48000).samples
+        let expected = LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(offline, 1000, start: 1.5, seconds: 1))
+        XCTAssertEqual(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(speakers, 1000, start: end - 1.5, seconds: 1)), expected, accuracy: 0.3)
+        XCTAssertLessThan(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(speakers, 300, start: end - 1.5, seconds: 1)), -80, "the voice reached the speakers")
+        let heard = try SoundFile(path: headset).samples
+        let heardEnd = Double(heard.count / 2) / 48000
+        XCTAssertGreaterThan(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(heard, 300, start: heardEnd - 1.5, seconds: 1)), -30, "no voice on the headset")
+        XCTAssertLessThan(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(heard, 1000, start: heardEnd - 1.5, seconds: 1)), -80, "the music reached the headset")
+        XCTAssertTrue(result.out.contains("underruns 0"), result.out)
+    }
 }

@@ -48,8 +48,14 @@ public struct LivePlay {
         // The engine is the render world's: the player hands it to the process callback while the session, owned by
         // the runner's control from here on, sends it messages. Its address crosses over; the session stays one owner's.
         let engine = UnsafeMutablePointer<RenderEngine>(bitPattern: Int(bitPattern: session.engine))!
-        let player = try PipeWirePlayer(engine: engine, format: format, options: playback, logger: logger)
+        var options = playback
+        if options.target == nil, let first = session.graph.document.outputIDs.first {
+            options.target = (session.graph.document.node(first)?.definition as? OutputNode)?.target
+        }
+        let player = try PipeWirePlayer(engine: engine, format: format, options: options, logger: logger)
         player.setLiveInputs(session.graph.instances.values.compactMap { ($0 as? LiveInputInstance)?.spec }.sorted { $0.id < $1.id })
+        let outputs = session.graph.document.outputIDs.map { ($0, (session.graph.document.node($0)?.definition as? OutputNode)?.target) }
+        player.setExtraOutputs(Array(outputs.dropFirst()))
         let runner = LiveRunner(session: session, player: player, socketPath: socketPath ?? CommandServer.defaultPath(name: playback.name),
                                 recorder: recorder,
                                 options: .init(graphPath: graphPath, watch: watch, durationFrames: durationSeconds.map { Int($0 * rate) },

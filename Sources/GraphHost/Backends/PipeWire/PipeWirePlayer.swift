@@ -79,6 +79,21 @@ public final class PipeWirePlayer {
     /// The live inputs to open with the playback stream. Set it before `connect()`.
     public func setLiveInputs(_ inputs: [LiveInputSpec]) { liveInputSpecs = inputs }
 
+    /// The graph's second, third… output nodes (id and target), each played by a stream of its own, and their streams.
+    private var extraOutputSpecs: [(id: String, target: String?)] = []
+    private var extraOutputs: [ExtraOutputStream] = []
+    private var fanout: UnsafeMutablePointer<OutputFanout>?
+
+    /// The outputs after the first (which this player's main stream plays). Set it before `connect()`.
+    public func setExtraOutputs(_ outputs: [(id: String, target: String?)]) {
+        extraOutputSpecs = outputs
+        if !outputs.isEmpty && fanout == nil {
+            let fanout = OutputFanout.allocate(outputs: outputs.count + 1, channels: format.channels)
+            self.fanout = fanout
+            renderer.pointee.fanout = fanout
+        }
+    }
+
     public var counters: PlaybackCounters { renderer.pointee.counters }
 
     /// Tests only: a C function called with 1/0 around every process callback on the data thread.
@@ -130,6 +145,7 @@ public final class PipeWirePlayer {
         pw_thread_loop_destroy(loop)
         renderer.pointee.deallocate()
         renderer.deallocateRender()
+        if let fanout { OutputFanout.deallocate(fanout) }
         streamListener.deallocate(); coreListener.deallocate(); streamEvents.deallocate(); coreEvents.deallocate()
     }
 
@@ -157,6 +173,14 @@ public final class PipeWirePlayer {
             targetToUse = nil
         }
         try createStreamLocked()
+        if let fanout {
+            for (k, output) in extraOutputSpecs.enumerated() {
+                let stream = try ExtraOutputStream(core: core, id: output.id, index: k + 1, fanout: fanout, targetNode: output.target,
+                                                   graphName: options.name, format: format, latencyFrames: options.latencyFrames, group: group)
+                extraOutputs.append(stream)
+                logger.info("output '\(output.id)': PipeWire node \(stream.nodeName)\(output.target.map { " to \($0)" } ?? "")")
+            }
+        }
         for spec in liveInputSpecs {
             let input = try LiveInputStream(core: core, input: spec, graphName: options.name, format: format, group: group)
             liveInputs.append(input)
@@ -178,7 +202,7 @@ public final class PipeWirePlayer {
         pw_properties_set(props, PW_KEY_APP_NAME, "graphhost")
         if let latency = options.latencyFrames { pw_properties_set(props, PW_KEY_NODE_LATENCY, "\(latency)/\(format.sampleRate)") }
         if let target = targetToUse { pw_properties_set(props, "target.object", target) }
-        if !liveInputSpecs.isEmpty {
+        if !liveInputSpecs.isEmpty || !extraOutputSpecs.isEmpty {
             pw_properties_set(props, PW_KEY_NODE_GROUP, group)
             pw_properties_set(props, "node.link-group", group)
         }
@@ -197,6 +221,8 @@ public final class PipeWirePlayer {
     }
 
     private func tearDownLocked() {
+        extraOutputs.forEach { $0.destroy() }
+        extraOutputs = []
         liveInputs.forEach { $0.destroy() }
         liveInputs = []
         midiInputs.forEach { $0.destroy() }

@@ -65,6 +65,8 @@ public struct PlaybackRenderer {
     let fadeFrames: Int
     /// `run --record`: receives every frame handed to PipeWire, after the stop fade.
     public var record: RecordTap?
+    /// Set when the graph has several outputs: this stream renders them all and plays the first.
+    public var fanout: UnsafeMutablePointer<OutputFanout>?
     /// Tests only: called with 1 when a callback starts and 0 when it ends (an allocation counter).
     public var probe: (@convention(c) (Int32) -> Void)?
 
@@ -134,6 +136,15 @@ public struct PlaybackRenderer {
                 channelPointers[c] = c < dataCount && datas[c].data != nil
                     ? datas[c].data!.assumingMemoryBound(to: Float.self) : silence
             }
+        }
+        if let fanout {
+            // Several outputs: render them all, play the first, and leave the others to their streams.
+            engine.pointee.render(frames: frames, planarOutputs: fanout.pointee.tables, count: fanout.pointee.outputs)
+            fanout.pointee.frames = frames
+            fanout.pointee.rendered += 1
+            _ = fanout.pointee.take(0, frames: frames, planar: planar ? channelPointers : nil,
+                                    interleaved: planar ? nil : datas[0].data?.assumingMemoryBound(to: Float.self))
+        } else if planar {
             engine.pointee.render(frames: frames, planar: channelPointers)
         } else if let data = datas[0].data {
             engine.pointee.render(frames: frames, interleaved: data.assumingMemoryBound(to: Float.self))
