@@ -61,12 +61,23 @@ final class LiveInputTests: XCTestCase {
           "links": [ { "from": "mic", "to": "mix:0" }, { "from": "apps", "to": "mix:1" }, { "from": "mix", "to": "out" } ] }
         """)
         let record = TestSupport.directory.appendingPathComponent("live-inputs.wav").path
-        let run = try pw.graphhost(["run", graph, "--duration", "5", "--latency", "256", "--name", "livein", "--record", record])
+        let socket = TestSupport.directory.appendingPathComponent("livein-\(getpid())/g.sock").path
+        let control = pw.control(socket)
+        let run = try pw.graphhost(["run", graph, "--duration", "5", "--latency", "256", "--name", "livein", "--record", record, "--socket", socket])
+        XCTAssertTrue(control.waitForSocket())
         XCTAssertTrue(try TestSupport.waitUntil { try pw.hasNode("gh_apps") && pw.hasNode("livein.mic") })
         let status = try HeadlessPipeWire.execute(URL(fileURLWithPath: "/usr/bin/wpctl"), ["status"], environment: pw.environment)
         XCTAssertTrue(status.out.contains("graphhost test input"), status.out)
         let mic = try pw.play(try Self.toneWAV(1000), sink: "mic_sink", latency: 256)
         let app = try pw.play(try Self.toneWAV(300), sink: "gh_apps", latency: 256)
+        // `status` lists each input with the level of its latest slice (the tones peak at -12 dBFS) and its dropouts.
+        var inputs: [[String: Any]] = []
+        XCTAssertTrue(try TestSupport.waitUntil {
+            inputs = (try control.status()["inputs"] as? [[String: Any]]) ?? []
+            return inputs.count == 2 && inputs.allSatisfy { abs(($0["levelDBFS"] as? Double ?? -120) + 12) < 0.5 }
+        }, "\(inputs)")
+        XCTAssertEqual(Set(inputs.compactMap { $0["id"] as? String }), ["mic", "apps"])
+        XCTAssertTrue(inputs.allSatisfy { $0["dropouts"] is Int })
         let result = run.wait()
         mic.interrupt(); app.interrupt()
         _ = mic.wait(); _ = app.wait()

@@ -24,6 +24,8 @@ public final class CompiledGraph {
     public var busCount: Int { compiled.busCount }
 
     public var streams: [StreamInstance] { document.order.compactMap { instances[document.nodes[$0].id] as? StreamInstance } }
+    /// The `capture` and `sink` nodes, in render order.
+    public var liveInputs: [LiveInputInstance] { document.order.compactMap { instances[document.nodes[$0].id] as? LiveInputInstance } }
 
     /// Instantiates every node (taking the instances of `keeping` for the ids in `keep`) and compiles the plan.
     public init(_ document: GraphDocument, keeping previous: CompiledGraph? = nil, keep: Set<String> = []) throws {

@@ -14,8 +14,9 @@ public struct PlaybackStatus: Sendable {
 
     public var seconds: Double { Double(counters.frames.load(ordering: .relaxed)) / sampleRate }
     public var positionText: String { String(format: "%.2f s", seconds) }
+    /// Streams' underruns and live inputs' dropouts.
     public func underruns(_ session: GraphSession) -> Int {
-        session.graph.streams.reduce(0) { $0 + $1.counters.underruns.load(ordering: .relaxed) }
+        session.graph.streams.reduce(0) { $0 + $1.counters.underruns.load(ordering: .relaxed) } + session.graph.liveInputs.reduce(0) { $0 + $1.dropouts }
     }
     public var xruns: Int { counters.xruns.load(ordering: .relaxed) }
 
@@ -37,6 +38,12 @@ public struct PlaybackStatus: Sendable {
                     entry["reconnects"] = n.reconnects
                 }
                 return entry
+            },
+            "inputs": graph.liveInputs.map { input -> [String: Any] in
+                // The latest slice's peak; silence reads -120.
+                let peak = Double(input.counters.peak)
+                return ["id": input.id, "dropouts": input.dropouts, "playing": input.counters.playing.load(ordering: .relaxed),
+                        "levelDBFS": peak > 1e-6 ? (20 * log10(peak) * 10).rounded() / 10 : -120]
             },
             "pluginOutputs": graph.pluginOutputs,
             "pluginProperties": graph.pluginProperties,

@@ -15,16 +15,22 @@ public struct StreamCounters: Sendable {
     /// True while audio flows (not buffering or rebuffering); frames of audio played so far.
     public let playing: UnsafeAtomic<Bool>
     public let framesPlayed: UnsafeAtomic<Int>
+    /// A live input's level: the peak of its latest slice, as Float bits.
+    public let peakBits: UnsafeAtomic<UInt32>
 
     public static func create() -> StreamCounters {
         StreamCounters(underruns: .create(0), decoderFinished: .create(false), finished: .create(false),
-                       framesOut: .create(0), endFrame: .create(0), playing: .create(false), framesPlayed: .create(0))
+                       framesOut: .create(0), endFrame: .create(0), playing: .create(false), framesPlayed: .create(0),
+                       peakBits: .create(0))
     }
 
     public func destroy() {
         underruns.destroy(); decoderFinished.destroy(); finished.destroy(); framesOut.destroy(); endFrame.destroy()
-        playing.destroy(); framesPlayed.destroy()
+        playing.destroy(); framesPlayed.destroy(); peakBits.destroy()
     }
+
+    /// The peak of a live input's latest slice.
+    public var peak: Float { Float(bitPattern: peakBits.load(ordering: .relaxed)) }
 }
 
 /// The render side of the `stream` node: copies decoded PCM out of its ring. It starts once `startThreshold` frames
@@ -64,6 +70,14 @@ public struct StreamKernel {
         }
         let got = ring.readPlanar(into: output, channelStride: channelStride, frames: frames)
         counters.framesPlayed.wrappingIncrement(by: got, ordering: .relaxed)
+        if primeSlices > 0 {
+            var peak: Float = 0
+            for c in 0..<channels {
+                let channel = output + c * channelStride
+                for f in 0..<got { let v = channel[f] < 0 ? -channel[f] : channel[f]; if v > peak { peak = v } }
+            }
+            counters.peakBits.store(peak.bitPattern, ordering: .relaxed)
+        }
         if got < frames {
             Bus.clear(output, channelStride: channelStride, channels: channels, from: got, to: frames)
             if decoderDone {
