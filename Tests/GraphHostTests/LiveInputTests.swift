@@ -128,4 +128,46 @@ final class LiveInputTests: XCTestCase {
         XCTAssertLessThan(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(heard, 1000, start: heardEnd - 1.5, seconds: 1)), -80, "the music reached the headset")
         XCTAssertTrue(result.out.contains("underruns 0"), result.out)
     }
+
+    /// A chain swap on the live path: pw-play plays a steady tone into graphhost's sink, which runs through a chain
+    /// node; `chain fx bright` while it plays crossfades without a click in the `--record` output (judged on the
+    /// whole steady part, which holds the swap), with no input dropout.
+    func testAChainSwapOnALiveInputIsClickFree() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let graph = TestSupport.graph("""
+        { "format": { "sampleRate": 48000, "channels": 2 },
+          "chains": { "warm": [ { "id": "eq", "type": "ipod-eq", "preset": "Bass Booster" } ],
+                      "bright": [ { "id": "eq", "type": "ipod-eq", "preset": "Treble Booster" } ] },
+          "nodes": [ { "id": "apps", "type": "sink", "name": "gh_chain_in" }, { "id": "fx", "type": "chain", "chain": "warm" },
+                     { "id": "out", "type": "output" } ],
+          "links": [ { "from": "apps", "to": "fx" }, { "from": "fx", "to": "out" } ] }
+        """)
+        let record = TestSupport.directory.appendingPathComponent("live-chain.wav").path
+        let socket = TestSupport.directory.appendingPathComponent("livechain-\(getpid())/g.sock").path
+        let control = pw.control(socket)
+        let run = try pw.graphhost(["run", graph, "--duration", "5", "--latency", "256", "--name", "livechain", "--record", record, "--socket", socket])
+        XCTAssertTrue(control.waitForSocket())
+        XCTAssertTrue(try TestSupport.waitUntil { try pw.hasNode("gh_chain_in") })
+        let app = try pw.play(try Self.toneWAV(1000), sink: "gh_chain_in", latency: 256)
+        XCTAssertTrue(try TestSupport.waitUntil {
+            ((try control.status()["inputs"] as? [[String: Any]])?.first?["levelDBFS"] as? Double ?? -120) > -20
+        })
+        let position = try control.position()
+        XCTAssertTrue(try control.waitForPosition(position + 1))
+        let swap = try control.ctl(["chain", "fx", "bright"])
+        XCTAssertEqual(swap.status, 0, swap.out)
+        let dropouts = ((try control.status()["inputs"] as? [[String: Any]])?.first?["dropouts"] as? Int) ?? -1
+        let result = run.wait()
+        app.interrupt(); _ = app.wait()
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertEqual(dropouts, 0, "the input dropped out; the click measure cannot judge the swap")
+        let recorded = try SoundFile(path: record).samples
+        let onset = Double(try XCTUnwrap(recorded.firstIndex { abs($0) > 0.01 }) / 2) / 48000
+        let end = Double(recorded.count / 2) / 48000
+        XCTAssertGreaterThan(end - 0.5, onset + 1.5, "too little steady sound to judge")
+        let worst = ClickMeasure.worst(recorded, channels: 2, rate: 48000, start: onset + 0.5, end: end - 0.5)
+        XCTAssertLessThanOrEqual(worst.slopeRatio, 1.5, "\(worst)")
+        XCTAssertLessThanOrEqual(worst.peakRatio, 1.05, "\(worst)")
+    }
 }
