@@ -170,4 +170,26 @@ final class LiveInputTests: XCTestCase {
         XCTAssertLessThanOrEqual(worst.slopeRatio, 1.5, "\(worst)")
         XCTAssertLessThanOrEqual(worst.peakRatio, 1.05, "\(worst)")
     }
+
+    /// Loopback latency (scripts/loopback-latency): a click train played into graphhost's virtual sink with pw-play,
+    /// through a pass-through graph, against PipeWire's module-filter-chain doing a pass-through in the same daemon
+    /// and the same seconds. graphhost adds at most one quantum more than filter-chain, at quantum 256 (over two
+    /// minutes) and 1024, and the latency at the end of the run is the one at its start: no drift.
+    func testLoopbackLatencyIsWithinAQuantumOfFilterChainAndDoesNotDrift() throws {
+        for (quantum, seconds) in [(256, 120), (1024, 20)] {
+            let result = try TestSupport.execute(CommandLineTests.root.appendingPathComponent("scripts/loopback-latency"),
+                                                 ["--quantum", "\(quantum)", "--seconds", "\(seconds)"])
+            XCTAssertEqual(result.status, 0, String(decoding: result.err, as: UTF8.self))
+            let json = try XCTUnwrap(JSONSerialization.jsonObject(with: result.out) as? [String: Any])
+            let ours = try XCTUnwrap(json["graphhost"] as? [String: Any]), theirs = try XCTUnwrap(json["filterChain"] as? [String: Any])
+            print("loopback latency at quantum \(quantum): \(json)")
+            // Every click is paired (4 a second), on both hosts.
+            XCTAssertGreaterThanOrEqual(ours["clicks"] as? Int ?? 0, seconds * 4 - 2, "\(json)")
+            XCTAssertGreaterThanOrEqual(theirs["clicks"] as? Int ?? 0, seconds * 4 - 2, "\(json)")
+            let start = try XCTUnwrap(ours["start"] as? Double), end = try XCTUnwrap(ours["end"] as? Double)
+            let reference = try XCTUnwrap(theirs["start"] as? Double)
+            XCTAssertLessThanOrEqual(start, reference + Double(quantum), "\(json)")
+            XCTAssertEqual(end, start, "the latency drifted: \(json)")
+        }
+    }
 }

@@ -1,8 +1,8 @@
 import Synchronization
 
 /// A running `capture` or `sink` node: the ring its PipeWire stream's callback fills and the kernel that plays it
-/// (a stream kernel: it starts once two slices are buffered, and a slice that finds the ring short is silence,
-/// counted as a dropout, after which it waits for two slices again).
+/// (a stream kernel: it starts once a slice is buffered, and a slice that finds the ring short is silence, counted
+/// as a dropout, after which it waits for two slices).
 public final class LiveInputInstance: NodeInstance, @unchecked Sendable {
     /// Where the sound comes from.
     public enum Source: Equatable, Sendable {
@@ -23,7 +23,7 @@ public final class LiveInputInstance: NodeInstance, @unchecked Sendable {
         counters = .create()
         kernelPointer = .allocateRender(capacity: 1)
         var kernel = StreamKernel(ring: ring, counters: counters, startThreshold: 0)
-        kernel.primeSlices = 2
+        kernel.primeSlices = 1
         kernelPointer.initialize(to: kernel)
     }
 

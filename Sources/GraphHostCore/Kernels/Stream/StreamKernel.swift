@@ -44,8 +44,9 @@ public struct StreamKernel {
     public var playing = false
     public var finished = false
     /// A live input: it starts (and restarts after a dropout) once this many slices are buffered, whatever their
-    /// size (0: `startThreshold` frames). Two slices keep the latency constant whichever of the input's callback and
-    /// the output's comes first in a cycle.
+    /// size (0: `startThreshold` frames). One slice adds no latency when the input's callback runs before the
+    /// output's in a cycle and one quantum when after; a dropout (the order changed) raises it to two, which holds
+    /// whatever the order.
     public var primeSlices = 0
 
     public init(ring: PCMRing, counters: StreamCounters, startThreshold: Int) {
@@ -88,6 +89,7 @@ public struct StreamKernel {
                 }
             } else {
                 counters.underruns.wrappingIncrement(ordering: .relaxed)
+                if primeSlices == 1 { primeSlices = 2 }
                 playing = false
                 counters.playing.store(false, ordering: .relaxed)
             }
