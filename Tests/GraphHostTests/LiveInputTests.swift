@@ -192,4 +192,43 @@ final class LiveInputTests: XCTestCase {
             XCTAssertEqual(end, start, "the latency drifted: \(json)")
         }
     }
+
+    /// The karaoke example live: its microphone is a null sink's monitor that pw-play plays a 2.5 kHz tone into, and its
+    /// song the demo MP3. In the `--record` output the song plays from the start, and the voice chain (Spoken Word, mda
+    /// Ambience) brings the tone at the level the offline render gives it at the same mixer volume.
+    func testKaraokeExamplePlaysLive() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        try pw.addSink("mic_sink")
+        let media = CommandLineTests.root.appendingPathComponent("Graphs/media/demo.mp3").path
+        let text = try String(contentsOfFile: Self.karaoke, encoding: .utf8)
+            .replacingOccurrences(of: #"{ "id": "mic",    "type": "capture" }"#, with: #"{ "id": "mic", "type": "capture", "target": "mic_sink", "monitor": true }"#)
+            .replacingOccurrences(of: "media/demo.mp3", with: media)
+        XCTAssertTrue(text.contains("mic_sink") && text.contains(media), "the example changed; update this test")
+        let graph = TestSupport.graph(text)
+        let record = TestSupport.directory.appendingPathComponent("karaoke-live.wav").path
+        let socket = TestSupport.directory.appendingPathComponent("karaoke-\(getpid())/g.sock").path
+        let control = pw.control(socket)
+        let run = try pw.graphhost(["run", graph, "--duration", "6", "--latency", "256", "--name", "karaoke", "--record", record, "--socket", socket])
+        XCTAssertTrue(control.waitForSocket())
+        XCTAssertTrue(try control.waitForPosition(1.5))
+        let singer = try pw.play(try Self.toneWAV(2500), sink: "mic_sink", latency: 256)
+        let result = run.wait()
+        singer.interrupt(); _ = singer.wait()
+        XCTAssertEqual(result.status, 0, result.err)
+        let live = try SoundFile(path: record).samples
+        let document = try GraphDocument.load(path: graph)
+        let songOnly = try TestSupport.render(document: document, durationFrames: 3 * 48000).samples
+        let voiceOnly = try TestSupport.render(document: try document.feeding([("mic", try LV2PortLinkTests.tones([2500]))]), durationFrames: 3 * 48000,
+                                               events: [TimedCommand(frame: 0, request: .node(try Command.parse("set mix volume.0 0")))]).samples
+        func rms(_ x: [Float], from: Int, frames: Int) -> Double { LiveInputTests.rms(Array(x[(2 * from)..<(2 * (from + frames))])) }
+        let liveOnset = try XCTUnwrap(live.firstIndex { abs($0) > 1e-3 }) / 2, offlineOnset = try XCTUnwrap(songOnly.firstIndex { abs($0) > 1e-3 }) / 2
+        XCTAssertEqual(LV2PortLinkTests.dB(rms(live, from: liveOnset + 4800, frames: 24000) / rms(songOnly, from: offlineOnset + 4800, frames: 24000)), 0,
+                       accuracy: 0.5, "the song's level differs from the offline render")
+        let end = Double(live.count / 2) / 48000
+        XCTAssertEqual(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(live, 2500, start: end - 1.5, seconds: 1)),
+                       LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(voiceOnly, 2500, start: 1.5, seconds: 1)), accuracy: 1, "the voice's level")
+    }
+
+    static func rms(_ x: [Float]) -> Double { (x.reduce(0) { $0 + Double($1) * Double($1) } / Double(max(1, x.count))).squareRoot() }
 }
