@@ -90,8 +90,9 @@ final class LiveInputTests: XCTestCase {
 
     static let systemEffects = CommandLineTests.root.appendingPathComponent("Graphs/system-effects.json").path
 
-    /// The system-effects example, live: two applications (pw-play) play into its two virtual sinks, Music (1 kHz)
-    /// and Voice (300 Hz); each output, sent to a null sink of its own, carries only its own application. Output 0 is
+    /// The system-effects example, live: two applications (pw-play) play into its two virtual sinks, Music (1 kHz,
+    /// made the default sink with wpctl, so the player names no target) and Voice (300 Hz); each output, sent to a null
+    /// sink of its own, carries only its own application. Output 0 is
     /// judged on `--record`, output 1 on its null sink's monitor. The Music path's level is the offline render's.
     func testSystemEffectsGiveEachApplicationItsOwnChainAndOutput() throws {
         let pw = try HeadlessPipeWire(quantum: 256)
@@ -110,7 +111,15 @@ final class LiveInputTests: XCTestCase {
         XCTAssertTrue(try TestSupport.waitUntil { try pw.hasNode("graphhost.music") && pw.hasNode("graphhost.voice") && pw.hasNode("sysfx.headset") })
         let status = try HeadlessPipeWire.execute(URL(fileURLWithPath: "/usr/bin/wpctl"), ["status"], environment: pw.environment)
         XCTAssertTrue(status.out.contains("Music (graphhost: Rock)") && status.out.contains("Voice (graphhost: compressed)"), status.out)
-        let music = try pw.play(try Self.toneWAV(1000), sink: "graphhost.music", latency: 256)
+        // The Music sink is made the default (as a user would in pavucontrol); the music player then names no target.
+        let line = try XCTUnwrap(status.out.split(separator: "\n").first { $0.contains("Music (graphhost: Rock)") })
+        let id = try XCTUnwrap(line.split(whereSeparator: { !$0.isNumber }).first.map(String.init))
+        XCTAssertEqual(try HeadlessPipeWire.execute(URL(fileURLWithPath: "/usr/bin/wpctl"), ["set-default", id], environment: pw.environment).status, 0)
+        XCTAssertTrue(try TestSupport.waitUntil {
+            try HeadlessPipeWire.execute(URL(fileURLWithPath: "/usr/bin/wpctl"), ["status"], environment: pw.environment).out
+                .split(separator: "\n").contains { $0.contains("*") && $0.contains("Music (graphhost: Rock)") }
+        }, "the Music sink did not become the default")
+        let music = try HeadlessPipeWire.Running(URL(fileURLWithPath: "/usr/bin/pw-play"), ["--latency", "256", try Self.toneWAV(1000)], environment: pw.environment)
         let voice = try pw.play(try Self.toneWAV(300), sink: "graphhost.voice", latency: 256)
         let result = run.wait()
         for player in [music, voice, headsetRecorder] { player.interrupt(); _ = player.wait() }
