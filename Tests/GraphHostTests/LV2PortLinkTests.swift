@@ -7,7 +7,7 @@ import XCTest
 final class LV2PortLinkTests: XCTestCase {
     /// An MP3 of sine tones at `frequencies` (Hz), each at -12 dBFS, stereo at 48 kHz.
     static func tones(_ frequencies: [Int], seconds: Int = 3) throws -> String {
-        let name = "tones-" + frequencies.map(String.init).joined(separator: "-")
+        let name = "tones-" + frequencies.map(String.init).joined(separator: "-") + (seconds == 3 ? "" : "-\(seconds)s")
         let path = TestSupport.directory.appendingPathComponent("\(name).mp3").path
         if FileManager.default.fileExists(atPath: path) { return path }
         var parts: [String] = []

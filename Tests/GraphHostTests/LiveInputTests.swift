@@ -240,4 +240,37 @@ final class LiveInputTests: XCTestCase {
     }
 
     static func rms(_ x: [Float]) -> Double { (x.reduce(0) { $0 + Double($1) * Double($1) } / Double(max(1, x.count))).squareRoot() }
+
+    /// A live input a `load` adds gets its PipeWire stream while playing: the graph starts with a song only, the loaded
+    /// graph adds a virtual sink into the mixer, and a tone played into that sink reaches the `--record` output.
+    func testALoadedGraphOpensItsNewLiveInputs() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        func graph(withSink: Bool) -> String {
+            TestSupport.graph("""
+            { "format": { "sampleRate": 48000, "channels": 2 },
+              "nodes": [ { "id": "song", "type": "stream", "url": "\(try! LV2PortLinkTests.tones([300], seconds: 8))" },
+                         \(withSink ? #"{ "id": "late", "type": "sink", "name": "gh_late" },"# : "")
+                         { "id": "mix", "type": "mixer", "inputs": 2 }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "song", "to": "mix:0" }, \(withSink ? #"{ "from": "late", "to": "mix:1" },"# : "") { "from": "mix", "to": "out" } ] }
+            """)
+        }
+        let record = TestSupport.directory.appendingPathComponent("late-input.wav").path
+        let socket = TestSupport.directory.appendingPathComponent("late-\(getpid())/g.sock").path
+        let control = pw.control(socket)
+        let run = try pw.graphhost(["run", graph(withSink: false), "--duration", "6", "--latency", "256", "--name", "late", "--record", record, "--socket", socket])
+        XCTAssertTrue(control.waitForSocket())
+        XCTAssertFalse(try pw.hasNode("gh_late"))
+        let load = try control.ctl(["load", graph(withSink: true)])
+        XCTAssertEqual(load.status, 0, load.out)
+        XCTAssertTrue(try TestSupport.waitUntil { try pw.hasNode("gh_late") }, "the loaded graph's sink did not appear")
+        let app = try pw.play(try Self.toneWAV(1000), sink: "gh_late", latency: 256)
+        let result = run.wait()
+        app.interrupt(); _ = app.wait()
+        XCTAssertEqual(result.status, 0, result.err)
+        let recorded = try SoundFile(path: record).samples
+        let end = Double(recorded.count / 2) / 48000
+        XCTAssertEqual(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(recorded, 1000, start: end - 1.5, seconds: 1)), -12, accuracy: 0.3)
+        XCTAssertEqual(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(recorded, 300, start: end - 1.5, seconds: 1)), -12, accuracy: 0.3)
+    }
 }

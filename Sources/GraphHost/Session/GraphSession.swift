@@ -27,6 +27,10 @@ public final class GraphSession {
     /// True once `close()` freed the engine.
     public private(set) var closed = false
 
+    /// Called (control world, with the session) after each swap with the new graph: `run` opens the PipeWire streams
+    /// of live inputs the new graph adds.
+    public var afterSwap: (@Sendable (CompiledGraph) -> Void)?
+
     /// The musical transport plugins are told about (nil: the graph declares none).
     public private(set) var musicalTime: MusicalTime.Settings?
 
@@ -162,6 +166,7 @@ public final class GraphSession {
         for id in sendDelays(next.compensation, to: keep) {
             Self.logger.warning("mixer '\(id)' kept from the previous graph has no room for the delays that would align its inputs (\(next.compensation.delays[id] ?? [])); load the graph afresh to compensate")
         }
+        afterSwap?(next)
         for id in keep.sorted() {
             for command in changes[id]! { try next.instances[id]!.perform(command, concurrent: rendersConcurrently, send: send) }
         }

@@ -53,7 +53,7 @@ public struct LivePlay {
             options.target = (session.graph.document.node(first)?.definition as? OutputNode)?.target
         }
         let player = try PipeWirePlayer(engine: engine, format: format, options: options, logger: logger)
-        player.setLiveInputs(session.graph.instances.values.compactMap { ($0 as? LiveInputInstance)?.spec }.sorted { $0.id < $1.id })
+        player.setLiveInputs(session.graph.liveInputs.map(\.spec))
         let outputs = session.graph.document.outputIDs.map { ($0, (session.graph.document.node($0)?.definition as? OutputNode)?.target) }
         player.setExtraOutputs(Array(outputs.dropFirst()))
         let runner = LiveRunner(session: session, player: player, socketPath: socketPath ?? CommandServer.defaultPath(name: playback.name),

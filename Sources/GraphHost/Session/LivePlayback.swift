@@ -16,6 +16,12 @@ public protocol LivePlayback: AnyObject {
     func reconnect() -> Bool
     /// Fades out and disconnects; the callback no longer renders afterwards.
     func stopStream()
+    /// After a swap: streams for the live inputs the graph now has.
+    func syncLiveInputs(_ inputs: [LiveInputSpec])
+}
+
+extension LivePlayback {
+    public func syncLiveInputs(_ inputs: [LiveInputSpec]) {}
 }
 
 extension PipeWirePlayer: LivePlayback {

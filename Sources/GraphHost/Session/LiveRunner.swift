@@ -1,6 +1,7 @@
 import Atomics
 import Foundation
 import Logging
+import Synchronization
 
 /// `graphhost run` without its command line: starts the control socket, the graph and the stream, plays until told
 /// to stop, the duration is reached, every stream has finished or something failed, and shuts down in the one safe
@@ -53,6 +54,8 @@ public final class LiveRunner {
     let clock: LiveClock
     /// Set by `quit` (any thread); the loop stops at its next turn.
     let quitRequested = ManagedAtomic(false)
+    /// The live inputs of the graph a swap just made, until the run loop opens their streams.
+    let swappedInputs = SwappedInputs()
     var finished = false
 
     /// Takes over the session: from here on it is reached through `control`.
@@ -66,6 +69,9 @@ public final class LiveRunner {
         let status = PlaybackStatus(counters: player.counters, recorder: recorder, sampleRate: Double(session.format.sampleRate))
         self.status = status
         let quitRequested = quitRequested
+        // A swap that adds or drops live inputs leaves their list here; the run loop hands it to the player.
+        let swappedInputs = swappedInputs
+        session.afterSwap = { graph in swappedInputs.list.withLock { $0 = graph.liveInputs.map(\.spec) } }
         control = LiveControl(session: session, status: { status.dictionary($0) }, quit: { quitRequested.store(true, ordering: .releasing) })
         let control = control
         server = CommandServer(path: socketPath, handler: { control.handle($0) })
@@ -147,6 +153,7 @@ public final class LiveRunner {
                 nextStatus = clock.now.addingTimeInterval(Self.statusInterval)
                 reportLatency()
                 control.withSession { $0.drainLogs() }
+                if let inputs = swappedInputs.list.withLock({ pending in defer { pending = nil }; return pending }) { player.syncLiveInputs(inputs) }
                 showStatus?(control.withSession { status.line($0) })
                 report(counters: &reported)
             }
@@ -284,4 +291,9 @@ public final class LiveRunner {
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return [] }
         return [(attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0, Double((attributes[.size] as? Int) ?? 0)]
     }
+}
+
+/// The live inputs of the graph a swap just made (set under the session, taken by the run loop).
+final class SwappedInputs: Sendable {
+    let list = Mutex<[LiveInputSpec]?>(nil)
 }

@@ -79,6 +79,27 @@ public final class PipeWirePlayer {
     /// The live inputs to open with the playback stream. Set it before `connect()`.
     public func setLiveInputs(_ inputs: [LiveInputSpec]) { liveInputSpecs = inputs }
 
+    /// After a swap: opens streams for the graph's new live inputs and closes those of inputs it no longer has (their
+    /// rings stay, so a node that comes back finds its ring). A node with the same id keeps its stream.
+    public func syncLiveInputs(_ inputs: [LiveInputSpec]) {
+        pw_thread_loop_lock(loop)
+        defer { pw_thread_loop_unlock(loop) }
+        let wanted = Set(inputs.map(\.id))
+        for stream in liveInputs where !wanted.contains(stream.id) { stream.destroy() }
+        liveInputs.removeAll { !wanted.contains($0.id) }
+        liveInputSpecs = inputs
+        guard let core else { return }   // Disconnected: the next connect opens them all.
+        for spec in inputs where !liveInputs.contains(where: { $0.id == spec.id }) {
+            do {
+                let input = try LiveInputStream(core: core, input: spec, graphName: options.name, format: format, group: group)
+                liveInputs.append(input)
+                logger.info("live input '\(spec.id)': PipeWire node \(input.nodeName)")
+            } catch {
+                logger.error("live input '\(spec.id)': \(error)")
+            }
+        }
+    }
+
     /// The graph's second, third… output nodes (id and target), each played by a stream of its own, and their streams.
     private var extraOutputSpecs: [(id: String, target: String?)] = []
     private var extraOutputs: [ExtraOutputStream] = []
