@@ -24,11 +24,12 @@ final class LV2PortLinkTests: XCTestCase {
 
     /// The amplitude of the `frequency` component of `channel` of interleaved stereo at 48 kHz, over `seconds` from
     /// `start` (whole periods of the test tones).
-    static func amplitude(_ stereo: [Float], _ frequency: Double, channel: Int = 0, start: Double = 1, seconds: Double = 1) -> Double {
+    static func amplitude(_ stereo: [Float], _ frequency: Double, channel: Int = 0, start: Double = 1, seconds: Double = 1,
+                          rate: Double = 48000) -> Double {
         var re = 0.0, im = 0.0
-        let from = Int(start * 48000), count = Int(seconds * 48000)
+        let from = Int(start * rate), count = Int(seconds * rate)
         for n in 0..<count {
-            let phase = 2 * Double.pi * frequency * Double(n) / 48000
+            let phase = 2 * Double.pi * frequency * Double(n) / rate
             re += Double(stereo[2 * (from + n) + channel]) * cos(phase)
             im += Double(stereo[2 * (from + n) + channel]) * sin(phase)
         }

@@ -43,6 +43,8 @@ public struct PlaybackStatus: Sendable {
                 // The latest slice's peak; silence reads -120.
                 let peak = Double(input.counters.peak)
                 return ["id": input.id, "dropouts": input.dropouts, "playing": input.counters.playing.load(ordering: .relaxed),
+                        "resamplerFrames": input.resamplerFrames.load(ordering: .relaxed),
+                        "trimmedFrames": input.counters.trimmedFrames.load(ordering: .relaxed),
                         "levelDBFS": peak > 1e-6 ? (20 * log10(peak) * 10).rounded() / 10 : -120]
             },
             "pluginOutputs": graph.pluginOutputs,

@@ -62,6 +62,14 @@ public struct PCMRing: @unchecked Sendable {
         }
     }
 
+    /// Consumer: drops up to `frames` of the oldest frames; returns how many.
+    @_noLocks
+    public func discard(_ frames: Int) -> Int {
+        let count = frames < index.readable() ? frames : index.readable()
+        index.read.store(index.read.load(ordering: .relaxed) + count, ordering: .releasing)
+        return count
+    }
+
     /// Up to `frames` writable frames handed to `fill` as contiguous runs (ring memory, frames before the run, run
     /// length), then published to the consumer; returns how many.
     @_noLocks @inline(__always)

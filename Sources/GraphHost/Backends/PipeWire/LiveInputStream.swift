@@ -1,3 +1,4 @@
+import Atomics
 import CPipeWire
 import Foundation
 
@@ -10,6 +11,8 @@ final class LiveInputStream {
     struct Target {
         var stream: OpaquePointer?
         var ring: PCMRing
+        var resamplerFrames: UnsafeAtomic<Int>
+        var cycleFrames: UnsafeAtomic<Int>
         var channels: Int
         /// Set when the negotiated format is planar.
         var planar = true
@@ -51,7 +54,8 @@ final class LiveInputStream {
         let pointers = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocateRender(capacity: format.channels)
         pointers.initialize(repeating: input.ring.samples, count: format.channels)
         target = .allocateRender(capacity: 1)
-        target.initialize(to: Target(stream: stream, ring: input.ring, channels: format.channels, channelPointers: pointers))
+        target.initialize(to: Target(stream: stream, ring: input.ring, resamplerFrames: input.resamplerFrames, cycleFrames: input.cycleFrames,
+                                     channels: format.channels, channelPointers: pointers))
         listener = .allocate(capacity: 1)
         listener.initialize(to: spa_hook())
         events = .allocate(capacity: 1)
@@ -106,7 +110,13 @@ final class LiveInputStream {
             written = ring.write((data + Int(datas[0].chunk.pointee.offset)).assumingMemoryBound(to: Float.self), frames: frames)
         }
         target.pointee.overflows += frames - written
+        if frames > 0 { target.pointee.cycleFrames.store(frames, ordering: .relaxed) }
         _ = _unsafePerformance { pw_stream_queue_buffer(stream, pwBuffer) }
+        // pw_stream_get_time_n reads the stream's time report under a sequence counter: no lock, no allocation.
+        var time = pw_time()
+        if _unsafePerformance({ pw_stream_get_time_n(stream, &time, MemoryLayout<pw_time>.size) }) == 0 {
+            target.pointee.resamplerFrames.store(Int(time.buffered), ordering: .relaxed)
+        }
     }
 
     /// Frames dropped because the ring was full.

@@ -17,16 +17,18 @@ public struct StreamCounters: Sendable {
     public let framesPlayed: UnsafeAtomic<Int>
     /// A live input's level: the peak of its latest slice, as Float bits.
     public let peakBits: UnsafeAtomic<UInt32>
+    /// Frames a live input dropped to keep its latency (it got ahead when the output missed a cycle).
+    public let trimmedFrames: UnsafeAtomic<Int>
 
     public static func create() -> StreamCounters {
         StreamCounters(underruns: .create(0), decoderFinished: .create(false), finished: .create(false),
                        framesOut: .create(0), endFrame: .create(0), playing: .create(false), framesPlayed: .create(0),
-                       peakBits: .create(0))
+                       peakBits: .create(0), trimmedFrames: .create(0))
     }
 
     public func destroy() {
         underruns.destroy(); decoderFinished.destroy(); finished.destroy(); framesOut.destroy(); endFrame.destroy()
-        playing.destroy(); framesPlayed.destroy(); peakBits.destroy()
+        playing.destroy(); framesPlayed.destroy(); peakBits.destroy(); trimmedFrames.destroy()
     }
 
     /// The peak of a live input's latest slice.
@@ -45,9 +47,14 @@ public struct StreamKernel {
     public var finished = false
     /// A live input: it starts (and restarts after a dropout) once this many slices are buffered, whatever their
     /// size (0: `startThreshold` frames). One slice adds no latency when the input's callback runs before the
-    /// output's in a cycle and one quantum when after; a dropout (the order changed) raises it to two, which holds
-    /// whatever the order.
+    /// output's in a cycle and one quantum when after. After a lone dropout (a late cycle) it restarts at one slice,
+    /// at the latency it had; a second dropout within `dropoutSpan` frames (the order keeps changing) raises it to two,
+    /// which holds whatever the order.
     public var primeSlices = 0
+    var lastDropout = Int.min / 2
+    /// Frames a live input's stream writes per cycle (its producer stores them).
+    public var inputCycleFrames: UnsafeAtomic<Int>?
+    public static let dropoutSpan = 96000
 
     public init(ring: PCMRing, counters: StreamCounters, startThreshold: Int) {
         self.ring = ring
@@ -69,6 +76,16 @@ public struct StreamKernel {
                 return
             }
         }
+        // A live input's unit is the larger of a slice and what its stream writes per cycle (a render call may be
+        // cut into several slices).
+        let written = inputCycleFrames?.load(ordering: .relaxed) ?? 0
+        let unit = written > frames ? written : frames
+        if primeSlices > 0 && ring.index.readable() > (primeSlices + 1) * unit {
+            // A live input ahead of its latency (the output missed a cycle the input did not): the oldest frames go, so
+            // the latency comes back to what it was instead of growing.
+            let excess = ring.index.readable() - primeSlices * unit
+            counters.trimmedFrames.wrappingIncrement(by: ring.discard(excess), ordering: .relaxed)
+        }
         let got = ring.readPlanar(into: output, channelStride: channelStride, frames: frames)
         counters.framesPlayed.wrappingIncrement(by: got, ordering: .relaxed)
         if primeSlices > 0 {
@@ -89,7 +106,8 @@ public struct StreamKernel {
                 }
             } else {
                 counters.underruns.wrappingIncrement(ordering: .relaxed)
-                if primeSlices == 1 { primeSlices = 2 }
+                if primeSlices == 1 && position - lastDropout < Self.dropoutSpan { primeSlices = 2 }
+                lastDropout = position
                 playing = false
                 counters.playing.store(false, ordering: .relaxed)
             }
