@@ -23,69 +23,43 @@ final class LiveInputStream {
 
     let id: String
     let nodeName: String
-    let stream: OpaquePointer
-    private let target: UnsafeMutablePointer<Target>
-    private let listener: UnsafeMutablePointer<spa_hook>
-    private let events: UnsafeMutablePointer<pw_stream_events>
+    private let handle: StreamHandle<Target>
 
     init(core: OpaquePointer, input: LiveInputSpec, graphName: String, format: GraphFormat, group: String) throws {
         id = input.id
-        guard let props = pw_properties_new_string("") else { throw PlaybackError.stream("cannot create properties") }
-        pw_properties_set(props, PW_KEY_MEDIA_TYPE, "Audio")
-        pw_properties_set(props, PW_KEY_APP_NAME, "graphhost")
-        pw_properties_set(props, PW_KEY_NODE_GROUP, group)
-        pw_properties_set(props, "node.link-group", group)
+        var properties = [(PW_KEY_MEDIA_TYPE, "Audio"), (PW_KEY_NODE_GROUP, group), ("node.link-group", group)]
         switch input.source {
         case .capture(let target, let monitor):
             nodeName = "\(graphName).\(input.id)"
-            pw_properties_set(props, PW_KEY_MEDIA_CATEGORY, "Capture")
-            pw_properties_set(props, PW_KEY_MEDIA_ROLE, "Production")
-            if let target { pw_properties_set(props, "target.object", target) }
-            if monitor { pw_properties_set(props, "stream.capture.sink", "true") }
+            properties += [(PW_KEY_MEDIA_CATEGORY, "Capture"), (PW_KEY_MEDIA_ROLE, "Production")]
+            if let target { properties.append(("target.object", target)) }
+            if monitor { properties.append(("stream.capture.sink", "true")) }
         case .sink(let name, let description):
             nodeName = name ?? "\(graphName).\(input.id)"
-            pw_properties_set(props, PW_KEY_MEDIA_CLASS, "Audio/Sink")
-            pw_properties_set(props, PW_KEY_NODE_DESCRIPTION, description ?? input.id)
-            pw_properties_set(props, PW_KEY_NODE_VIRTUAL, "true")
+            properties += [(PW_KEY_MEDIA_CLASS, "Audio/Sink"), (PW_KEY_NODE_DESCRIPTION, description ?? input.id), (PW_KEY_NODE_VIRTUAL, "true")]
         }
-        pw_properties_set(props, PW_KEY_NODE_NAME, nodeName)
-        guard let stream = pw_stream_new(core, nodeName, props) else { throw PlaybackError.stream("cannot create the input stream '\(input.id)'") }
-        self.stream = stream
         let pointers = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocateRender(capacity: format.channels)
         pointers.initialize(repeating: input.ring.samples, count: format.channels)
-        target = .allocateRender(capacity: 1)
-        target.initialize(to: Target(stream: stream, ring: input.ring, resamplerFrames: input.resamplerFrames, cycleFrames: input.cycleFrames,
-                                     channels: format.channels, channelPointers: pointers))
-        listener = .allocate(capacity: 1)
-        listener.initialize(to: spa_hook())
-        events = .allocate(capacity: 1)
-        var e = pw_stream_events()
-        e.version = UInt32(PW_VERSION_STREAM_EVENTS)
-        e.process = { data in
-            // The data thread.
-            LiveInputStream.process(data!.assumingMemoryBound(to: Target.self))
+        handle = try StreamHandle(core: core, name: nodeName, properties: properties, makeTarget: {
+            Target(stream: $0, ring: input.ring, resamplerFrames: input.resamplerFrames, cycleFrames: input.cycleFrames,
+                   channels: format.channels, channelPointers: pointers)
+        }) { events in
+            events.process = { data in
+                // The data thread.
+                LiveInputStream.process(data!.assumingMemoryBound(to: Target.self))
+            }
+            events.param_changed = { data, id, param in
+                // Before the first process call of this format (PipeWire emits it on the loop that processes).
+                guard id == SPA_PARAM_Format.rawValue, let param, let planar = StreamHandle<Target>.isPlanar(param) else { return }
+                data!.assumingMemoryBound(to: Target.self).pointee.planar = planar
+            }
         }
-        e.param_changed = { data, id, param in
-            guard id == SPA_PARAM_Format.rawValue, let param else { return }
-            var rate: UInt32 = 0, channels: UInt32 = 0, planar: Int32 = 0
-            guard graphhost_parse_format(param, &rate, &channels, &planar) == 1 else { return }
-            // Before the first process call of this format (PipeWire emits it on the loop that processes).
-            data!.assumingMemoryBound(to: Target.self).pointee.planar = planar != 0
-        }
-        events.initialize(to: e)
-        pw_stream_add_listener(stream, listener, events, UnsafeMutableRawPointer(target))
         var buffer = [UInt8](repeating: 0, count: 2048)
-        var params: [UnsafePointer<spa_pod>?] = [nil, nil]
-        let count = graphhost_build_formats(&buffer, UInt32(buffer.count), UInt32(format.sampleRate), UInt32(format.channels), &params)
-        let flags = pw_stream_flags(PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue | PW_STREAM_FLAG_RT_PROCESS.rawValue)
-        let result = params.withUnsafeMutableBufferPointer {
-            pw_stream_connect(stream, SPA_DIRECTION_INPUT, UInt32.max, flags, $0.baseAddress, count)
-        }
-        if result < 0 {
-            destroy()
-            throw PlaybackError.stream("connecting the input '\(input.id)' failed: \(String(cString: strerror(-result)))")
-        }
+        try handle.connect(SPA_DIRECTION_INPUT, params: StreamHandle<Target>.audioFormats(format, buffer: &buffer),
+                           what: "the input '\(input.id)'", cleanUp: Self.cleanUp)
     }
+
+    static func cleanUp(_ target: UnsafeMutablePointer<Target>) { target.pointee.channelPointers.deallocateRender() }
 
     /// Copies the cycle's buffer into the ring (real-time safe: PipeWire's lock-free buffer queue and the ring).
     @_noLocks
@@ -120,14 +94,8 @@ final class LiveInputStream {
     }
 
     /// Frames dropped because the ring was full.
-    var overflows: Int { target.pointee.overflows }
+    var overflows: Int { handle.target.pointee.overflows }
 
     /// Destroys the stream (under the loop lock); the ring stays with the node.
-    func destroy() {
-        pw_stream_destroy(stream)
-        target.pointee.channelPointers.deallocateRender()
-        target.deinitialize(count: 1).deallocateRender()
-        listener.deallocate()
-        events.deallocate()
-    }
+    func destroy() { handle.destroy(Self.cleanUp) }
 }

@@ -14,46 +14,24 @@ final class MIDIInputStream {
     }
 
     let name: String
-    let stream: OpaquePointer
-    private let target: UnsafeMutablePointer<Target>
-    private let listener: UnsafeMutablePointer<spa_hook>
-    private let events: UnsafeMutablePointer<pw_stream_events>
+    private let handle: StreamHandle<Target>
 
     init(core: OpaquePointer, name: String, nodeName: String, ring: MIDIEventRing) throws {
         self.name = name
-        guard let props = pw_properties_new_string("") else { throw PlaybackError.stream("cannot create properties") }
-        pw_properties_set(props, PW_KEY_MEDIA_TYPE, "Midi")
-        pw_properties_set(props, PW_KEY_MEDIA_CATEGORY, "Capture")
-        pw_properties_set(props, PW_KEY_FORMAT_DSP, "8 bit raw midi")
-        pw_properties_set(props, PW_KEY_NODE_NAME, nodeName)
-        pw_properties_set(props, PW_KEY_NODE_DESCRIPTION, "graphhost MIDI input '\(name)'")
-        pw_properties_set(props, PW_KEY_APP_NAME, "graphhost")
-        guard let stream = pw_stream_new(core, nodeName, props) else { throw PlaybackError.stream("cannot create the MIDI input '\(name)'") }
-        self.stream = stream
-        target = .allocateRender(capacity: 1)
-        target.initialize(to: Target(stream: stream, ring: ring))
-        listener = .allocate(capacity: 1)
-        listener.initialize(to: spa_hook())
-        events = .allocate(capacity: 1)
-        var e = pw_stream_events()
-        e.version = UInt32(PW_VERSION_STREAM_EVENTS)
-        e.process = { data in
-            // The data thread.
-            let target = data!.assumingMemoryBound(to: Target.self)
-            graphhost_midi_input_process(target.pointee.stream, { target, offset, bytes, size in
-                MIDIInputStream.receive(target!.assumingMemoryBound(to: Target.self), offset: Int(offset), bytes: bytes!, size: Int(size))
-            }, data)
+        handle = try StreamHandle(core: core, name: nodeName,
+                                  properties: [(PW_KEY_MEDIA_TYPE, "Midi"), (PW_KEY_MEDIA_CATEGORY, "Capture"), (PW_KEY_FORMAT_DSP, "8 bit raw midi"),
+                                               (PW_KEY_NODE_DESCRIPTION, "graphhost MIDI input '\(name)'")],
+                                  makeTarget: { Target(stream: $0, ring: ring) }) { events in
+            events.process = { data in
+                // The data thread.
+                let target = data!.assumingMemoryBound(to: Target.self)
+                graphhost_midi_input_process(target.pointee.stream, { target, offset, bytes, size in
+                    MIDIInputStream.receive(target!.assumingMemoryBound(to: Target.self), offset: Int(offset), bytes: bytes!, size: Int(size))
+                }, data)
+            }
         }
-        events.initialize(to: e)
-        pw_stream_add_listener(stream, listener, events, UnsafeMutableRawPointer(target))
         var buffer = [UInt8](repeating: 0, count: 256)
-        var param: UnsafePointer<spa_pod>? = graphhost_build_midi_format(&buffer, UInt32(buffer.count))
-        let flags = pw_stream_flags(PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue | PW_STREAM_FLAG_RT_PROCESS.rawValue)
-        let result = pw_stream_connect(stream, SPA_DIRECTION_INPUT, UInt32.max, flags, &param, 1)
-        if result < 0 {
-            destroy()
-            throw PlaybackError.stream("connecting the MIDI input '\(name)' failed: \(String(cString: strerror(-result)))")
-        }
+        try handle.connect(SPA_DIRECTION_INPUT, params: [graphhost_build_midi_format(&buffer, UInt32(buffer.count))], what: "the MIDI input '\(name)'")
     }
 
     @_noLocks
@@ -62,13 +40,8 @@ final class MIDIInputStream {
     }
 
     /// Messages dropped so far.
-    var dropped: Int { target.pointee.dropped }
+    var dropped: Int { handle.target.pointee.dropped }
 
     /// Destroys the stream (under the loop lock); the queue stays with `MIDIInputPorts`.
-    func destroy() {
-        pw_stream_destroy(stream)
-        target.deinitialize(count: 1).deallocateRender()
-        listener.deallocate()
-        events.deallocate()
-    }
+    func destroy() { handle.destroy() }
 }
