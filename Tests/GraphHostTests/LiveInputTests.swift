@@ -316,4 +316,42 @@ final class LiveInputTests: XCTestCase {
         let end = Double(recorded.frames) / 44100
         XCTAssertEqual(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(recorded.samples, 1000, start: end - 1.5, seconds: 1, rate: 44100)), -12, accuracy: 0.3)
     }
+
+    /// A `load` that points a capture node at another source gets a new stream there: before it, the output carries
+    /// the first null sink's tone (1 kHz); after it, only the second's (300 Hz).
+    func testALoadThatChangesACaptureTargetRecordsTheNewSource() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        try pw.addSink("src_a")
+        try pw.addSink("src_b")
+        func graph(_ target: String) -> String {
+            TestSupport.graph("""
+            { "format": { "sampleRate": 48000, "channels": 2 },
+              "nodes": [ { "id": "mic", "type": "capture", "target": "\(target)", "monitor": true }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "mic", "to": "out" } ] }
+            """)
+        }
+        let record = TestSupport.directory.appendingPathComponent("retarget.wav").path
+        let socket = TestSupport.directory.appendingPathComponent("retarget-\(getpid())/g.sock").path
+        let control = pw.control(socket)
+        let run = try pw.graphhost(["run", graph("src_a"), "--duration", "6", "--latency", "256", "--name", "retarget", "--record", record, "--socket", socket])
+        XCTAssertTrue(control.waitForSocket())
+        let a = try pw.play(try Self.toneWAV(1000), sink: "src_a", latency: 256)
+        let b = try pw.play(try Self.toneWAV(300), sink: "src_b", latency: 256)
+        XCTAssertTrue(try TestSupport.waitUntil {
+            ((try control.status()["inputs"] as? [[String: Any]])?.first?["levelDBFS"] as? Double ?? -120) > -20
+        })
+        let position = try control.position()
+        XCTAssertTrue(try control.waitForPosition(position + 1))
+        let load = try control.ctl(["load", graph("src_b")])
+        XCTAssertEqual(load.status, 0, load.out)
+        let result = run.wait()
+        a.interrupt(); b.interrupt(); _ = a.wait(); _ = b.wait()
+        XCTAssertEqual(result.status, 0, result.err)
+        let recorded = try SoundFile(path: record).samples
+        let end = Double(recorded.count / 2) / 48000
+        XCTAssertEqual(Self.steadyLevel(recorded, 1000, from: position + 0.2, to: position + 0.8), -12, accuracy: 0.3, "the first source before the load")
+        XCTAssertEqual(Self.steadyLevel(recorded, 300, from: end - 2, to: end - 0.3), -12, accuracy: 0.3, "the second source after the load")
+        XCTAssertLessThan(Self.steadyLevel(recorded, 1000, from: end - 2, to: end - 0.3), -60, "the first source still plays")
+    }
 }

@@ -22,11 +22,14 @@ final class LiveInputStream {
     }
 
     let id: String
+    /// Where its sound comes from (a changed target or sink name needs a new stream).
+    let source: LiveInputInstance.Source
     let nodeName: String
     private let handle: StreamHandle<Target>
 
     init(core: OpaquePointer, input: LiveInputSpec, graphName: String, format: GraphFormat, group: String) throws {
         id = input.id
+        source = input.source
         var properties = [(PW_KEY_MEDIA_TYPE, "Audio"), (PW_KEY_NODE_GROUP, group), ("node.link-group", group)]
         switch input.source {
         case .capture(let target, let monitor):

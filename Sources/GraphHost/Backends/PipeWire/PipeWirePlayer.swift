@@ -80,13 +80,15 @@ public final class PipeWirePlayer {
     public func setLiveInputs(_ inputs: [LiveInputSpec]) { liveInputSpecs = inputs }
 
     /// After a swap: opens streams for the graph's new live inputs and closes those of inputs it no longer has (their
-    /// rings stay, so a node that comes back finds its ring). A node with the same id keeps its stream.
+    /// rings stay, so a node that comes back finds its ring). A node with the same id and source keeps its stream; one
+    /// whose target or sink name changed gets a new one.
     public func syncLiveInputs(_ inputs: [LiveInputSpec]) {
         pw_thread_loop_lock(loop)
         defer { pw_thread_loop_unlock(loop) }
-        let wanted = Set(inputs.map(\.id))
-        for stream in liveInputs where !wanted.contains(stream.id) { stream.destroy() }
-        liveInputs.removeAll { !wanted.contains($0.id) }
+        let wanted = Dictionary(inputs.map { ($0.id, $0.source) }, uniquingKeysWith: { a, _ in a })
+        let stale = liveInputs.filter { wanted[$0.id] != $0.source }
+        stale.forEach { $0.destroy() }
+        liveInputs.removeAll { wanted[$0.id] != $0.source }
         liveInputSpecs = inputs
         guard let core else { return }   // Disconnected: the next connect opens them all.
         for spec in inputs where !liveInputs.contains(where: { $0.id == spec.id }) {
