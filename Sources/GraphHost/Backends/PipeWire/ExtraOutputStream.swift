@@ -41,9 +41,7 @@ final class ExtraOutputStream {
                 _ = pw_stream_update_params(target.pointee.stream, &pod, 1)
             }
         }
-        var buffer = [UInt8](repeating: 0, count: 2048)
-        try handle.connect(SPA_DIRECTION_OUTPUT, params: StreamHandle<Target>.audioFormats(format, buffer: &buffer),
-                           what: "the output '\(id)'", cleanUp: Self.cleanUp)
+        try handle.connect(SPA_DIRECTION_OUTPUT, what: "the output '\(id)'", cleanUp: Self.cleanUp, formats: StreamHandle<Target>.audioFormats(format))
     }
 
     static func cleanUp(_ target: UnsafeMutablePointer<Target>) { target.pointee.channelPointers.deallocateRender() }

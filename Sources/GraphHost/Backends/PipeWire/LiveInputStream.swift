@@ -57,9 +57,7 @@ final class LiveInputStream {
                 data!.assumingMemoryBound(to: Target.self).pointee.planar = planar
             }
         }
-        var buffer = [UInt8](repeating: 0, count: 2048)
-        try handle.connect(SPA_DIRECTION_INPUT, params: StreamHandle<Target>.audioFormats(format, buffer: &buffer),
-                           what: "the input '\(input.id)'", cleanUp: Self.cleanUp)
+        try handle.connect(SPA_DIRECTION_INPUT, what: "the input '\(input.id)'", cleanUp: Self.cleanUp, formats: StreamHandle<Target>.audioFormats(format))
     }
 
     static func cleanUp(_ target: UnsafeMutablePointer<Target>) { target.pointee.channelPointers.deallocateRender() }

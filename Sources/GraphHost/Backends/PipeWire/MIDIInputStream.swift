@@ -30,8 +30,7 @@ final class MIDIInputStream {
                 }, data)
             }
         }
-        var buffer = [UInt8](repeating: 0, count: 256)
-        try handle.connect(SPA_DIRECTION_INPUT, params: [graphhost_build_midi_format(&buffer, UInt32(buffer.count))], what: "the MIDI input '\(name)'")
+        try handle.connect(SPA_DIRECTION_INPUT, what: "the MIDI input '\(name)'") { [graphhost_build_midi_format($0, $1)] }
     }
 
     @_noLocks

@@ -32,24 +32,29 @@ final class StreamHandle<Target> {
         pw_stream_add_listener(stream, listener, events, UnsafeMutableRawPointer(target))
     }
 
-    /// Connects with the formats `params` offers (AUTOCONNECT, MAP_BUFFERS, RT_PROCESS); on failure destroys it
-    /// (`cleanUp` as for `destroy`) and throws.
-    func connect(_ direction: spa_direction, params: [UnsafePointer<spa_pod>?], what: String,
-                 cleanUp: (UnsafeMutablePointer<Target>) -> Void = { _ in }) throws {
+    /// Connects with the formats `build` writes into a scratch buffer (valid while connecting only), with
+    /// AUTOCONNECT, MAP_BUFFERS and RT_PROCESS; on failure destroys it (`cleanUp` as for `destroy`) and throws.
+    func connect(_ direction: spa_direction, what: String, cleanUp: (UnsafeMutablePointer<Target>) -> Void = { _ in },
+                 formats build: (UnsafeMutablePointer<UInt8>, UInt32) -> [UnsafePointer<spa_pod>?]) throws {
         let flags = pw_stream_flags(PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue | PW_STREAM_FLAG_RT_PROCESS.rawValue)
-        var params = params
-        let result = params.withUnsafeMutableBufferPointer { pw_stream_connect(stream, direction, UInt32.max, flags, $0.baseAddress, UInt32($0.count)) }
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        let result = buffer.withUnsafeMutableBufferPointer { bytes -> Int32 in
+            var params = build(bytes.baseAddress!, UInt32(bytes.count))
+            return params.withUnsafeMutableBufferPointer { pw_stream_connect(stream, direction, UInt32.max, flags, $0.baseAddress, UInt32($0.count)) }
+        }
         if result < 0 {
             destroy(cleanUp)
             throw PlaybackError.stream("connecting \(what) failed: \(String(cString: strerror(-result)))")
         }
     }
 
-    /// The planar and interleaved 32-bit float formats at the graph's rate and channels, built into `buffer`.
-    static func audioFormats(_ format: GraphFormat, buffer: inout [UInt8]) -> [UnsafePointer<spa_pod>?] {
-        var params: [UnsafePointer<spa_pod>?] = [nil, nil]
-        let count = graphhost_build_formats(&buffer, UInt32(buffer.count), UInt32(format.sampleRate), UInt32(format.channels), &params)
-        return Array(params.prefix(Int(count)))
+    /// Writes the planar and interleaved 32-bit float formats at the graph's rate and channels (for `connect`).
+    static func audioFormats(_ format: GraphFormat) -> (UnsafeMutablePointer<UInt8>, UInt32) -> [UnsafePointer<spa_pod>?] {
+        { bytes, size in
+            var params: [UnsafePointer<spa_pod>?] = [nil, nil]
+            let count = graphhost_build_formats(bytes, size, UInt32(format.sampleRate), UInt32(format.channels), &params)
+            return Array(params.prefix(Int(count)))
+        }
     }
 
     /// Whether a negotiated Format param is planar; nil for anything that is not 32-bit float audio.
