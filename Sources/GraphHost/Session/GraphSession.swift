@@ -31,6 +31,9 @@ public final class GraphSession {
     /// of live inputs the new graph adds.
     public var afterSwap: (@Sendable (CompiledGraph) -> Void)?
 
+    /// True after `pause`, until `play`.
+    public private(set) var paused = false
+
     /// The musical transport plugins are told about (nil: the graph declares none).
     public private(set) var musicalTime: MusicalTime.Settings?
 
@@ -87,6 +90,7 @@ public final class GraphSession {
             try graph.instance(for: command).perform(command.action, concurrent: rendersConcurrently, send: send)
         case .pause, .play:
             try send(.transport(request == .play ? .play : .pause))
+            paused = request == .pause
         case .tempo(let bpm):
             guard var time = musicalTime else { return try check(request) }
             time.beatsPerMinute = bpm

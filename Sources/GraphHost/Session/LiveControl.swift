@@ -7,8 +7,8 @@ public final class LiveControl: Sendable {
     private let session: Mutex<GraphSession>
     private let status: @Sendable (GraphSession) -> [String: Any]
     private let quit: @Sendable () -> Void
-    /// Receives events for subscribers (e.g. the socket server's publish).
-    private let publisher = Mutex<(@Sendable ([String: Any]) -> Void)?>(nil)
+    /// Receive every event: the socket's subscribers, OSC subscribers, MPRIS, the PipeWire params.
+    private let listeners = Mutex<[@Sendable ([String: Any]) -> Void]>([])
 
     public init(session: sending GraphSession, status: @escaping @Sendable (GraphSession) -> [String: Any],
                 quit: @escaping @Sendable () -> Void) {
@@ -20,14 +20,14 @@ public final class LiveControl: Sendable {
     /// Asks the run to stop, as the `quit` command does.
     public func requestQuit() { quit() }
 
-    /// Sets where events go (e.g. the socket server's publish).
-    public func setPublisher(_ publish: @escaping @Sendable ([String: Any]) -> Void) {
-        publisher.withLock { $0 = publish }
+    /// Adds a receiver of every event (called on the thread that publishes; it must not call back into `handle`).
+    public func addListener(_ listener: @escaping @Sendable ([String: Any]) -> Void) {
+        listeners.withLock { $0.append(listener) }
     }
 
-    /// Sends an event to the publisher, if there is one.
+    /// Sends an event to every listener.
     public func publish(_ event: [String: Any]) {
-        publisher.withLock { $0 }?(event)
+        for listener in listeners.withLock({ $0 }) { listener(event) }
     }
 
     /// Carries out one line and returns the JSON reply (`{"ok":true,...}` or `{"ok":false,"error":...}`).

@@ -22,6 +22,8 @@ public struct LivePlay {
     /// Record what is played to this WAV or FLAC file.
     public var recordPath: String?
     public var watch = false
+    /// Control surfaces beside the socket (OSC, MPRIS, ...), started once the stream is up.
+    public var surfaces: [ControlSurface] = []
 
     public init(document: GraphDocument, graphPath: String, playback: PlaybackOptions, socketPath: String? = nil,
                 durationSeconds: Double? = nil, recordPath: String? = nil, watch: Bool = false) {
@@ -60,7 +62,7 @@ public struct LivePlay {
                                 recorder: recorder,
                                 options: .init(graphPath: graphPath, watch: watch, durationFrames: durationSeconds.map { Int($0 * rate) },
                                                isTerminal: isTerminal),
-                                logger: logger)
+                                logger: logger, surfaces: surfaces)
         defer { runner.close() }
         do { try runner.start() } catch {
             Self.printError("error: \(error)")

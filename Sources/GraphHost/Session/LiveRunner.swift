@@ -47,6 +47,8 @@ public final class LiveRunner {
     public let server: CommandServer
     public let recorder: RecordingWriter?
     public let status: PlaybackStatus
+    /// Surfaces beside the socket, started with the graph and stopped before it.
+    public let surfaces: [ControlSurface]
     /// Shows the status line (a console above its prompt, or a terminal line); nil for none.
     public var showStatus: ((String) -> Void)?
     let options: Options
@@ -57,10 +59,12 @@ public final class LiveRunner {
     /// The live inputs of the graph a swap just made, until the run loop opens their streams.
     let swappedInputs = SwappedInputs()
     var finished = false
+    var startedSurfaces = 0
 
     /// Takes over the session: from here on it is reached through `control`.
     public init(session: sending GraphSession, player: LivePlayback, socketPath: String, recorder: RecordingWriter?,
-                options: Options, logger: Logger, clock: LiveClock = SystemClock()) {
+                options: Options, logger: Logger, clock: LiveClock = SystemClock(), surfaces: [ControlSurface] = []) {
+        self.surfaces = surfaces
         self.player = player
         self.recorder = recorder
         self.options = options
@@ -75,7 +79,7 @@ public final class LiveRunner {
         control = LiveControl(session: session, status: { status.dictionary($0) }, quit: { quitRequested.store(true, ordering: .releasing) })
         let control = control
         server = CommandServer(path: socketPath, handler: { control.handle($0) })
-        control.setPublisher { [weak server] event in server?.publish(event) }
+        control.addListener { [weak server] event in server?.publish(event) }
     }
 
     /// Asks the loop to stop at its next turn (thread-safe).
@@ -91,6 +95,7 @@ public final class LiveRunner {
         control.withSession { $0.graph.start() }
         do {
             try player.connect()
+            for surface in surfaces { try surface.start(control: control); startedSurfaces += 1 }
         } catch {
             finish()
             throw error
@@ -128,7 +133,7 @@ public final class LiveRunner {
             if reconnection.isLost && player.streaming {
                 let gap = reconnection.recovered(now: clock.now)
                 logger.info("reconnected to PipeWire; continuing from \(status.positionText) after a gap of \(String(format: "%.2f", gap)) s")
-                server.publish(["event": "reconnected", "position": status.seconds, "gapSeconds": gap])
+                control.publish(["event": "reconnected", "position": status.seconds, "gapSeconds": gap])
             }
             _ = control.withSession { $0.collectRetired() }
             if options.watch && clock.now >= nextWatch {
@@ -146,7 +151,7 @@ public final class LiveRunner {
             if let limit = options.durationFrames, frames >= limit { return .durationReached }
             if options.durationFrames == nil && !streams.isEmpty && streams.allSatisfy({ $0.finished }) {
                 logger.info("every stream has finished")
-                server.publish(["event": "finished", "position": status.seconds])
+                control.publish(["event": "finished", "position": status.seconds])
                 return .finished
             }
             if clock.now >= nextStatus {
@@ -165,6 +170,7 @@ public final class LiveRunner {
     public func finish() -> RecordingWriter.Summary? {
         guard !finished else { return nil }
         finished = true
+        surfaces.prefix(startedSurfaces).reversed().forEach { $0.stop() }
         player.stopStream()
         control.withSession { $0.drainLogs() }
         let recorded = recorder?.finish()
@@ -208,7 +214,7 @@ public final class LiveRunner {
         } else {
             logger.error("\(options.graphPath) changed but was not loaded; still playing the previous version: \(LiveControl.describe(reply: reply))")
         }
-        server.publish(["event": "reload", "ok": ok])
+        control.publish(["event": "reload", "ok": ok])
     }
 
     /// Re-aligns parallel paths when a plugin's reported latency changed, and says so.
@@ -219,7 +225,7 @@ public final class LiveRunner {
         for id in tooShort {
             logger.warning("mixer '\(id)' has no room for the delays that would align its inputs (\(compensation.delays[id] ?? [])); reload the graph to compensate")
         }
-        server.publish(["event": "latency", "frames": compensation.total, "position": status.seconds])
+        control.publish(["event": "latency", "frames": compensation.total, "position": status.seconds])
     }
 
     /// What has been reported so far, so each change is reported once.
@@ -234,7 +240,7 @@ public final class LiveRunner {
         for stream in streams {
             guard let title = stream.network?.title, !title.isEmpty, reported.titles[stream.id] != title else { continue }
             reported.titles[stream.id] = title
-            server.publish(["event": "title", "node": stream.id, "title": title, "position": status.seconds])
+            control.publish(["event": "title", "node": stream.id, "title": title, "position": status.seconds])
         }
         for stream in streams {
             let damage = stream.damage
@@ -243,7 +249,7 @@ public final class LiveRunner {
             if !options.isTerminal {
                 logger.warning("stream '\(stream.id)': damaged MPEG data, \(damage.silencedFrames) frames silenced, \(damage.skippedBytes) bytes skipped")
             }
-            server.publish(["event": "damaged", "node": stream.id, "silencedFrames": damage.silencedFrames,
+            control.publish(["event": "damaged", "node": stream.id, "silencedFrames": damage.silencedFrames,
                             "skippedBytes": damage.skippedBytes, "position": status.seconds])
         }
     }
@@ -256,33 +262,33 @@ public final class LiveRunner {
             let node = control.withSession { $0.graph.nodeID(kernelAddress: c.slowKernel.load(ordering: .relaxed)) } ?? "?"
             let took = Double(c.slowNanos.load(ordering: .relaxed)) / 1e6, budget = Double(c.budgetNanos.load(ordering: .relaxed)) / 1e6
             logger.warning("a callback overran its quantum (\(overruns) so far): node '\(node)' took \(String(format: "%.2f", took)) ms of \(String(format: "%.2f", budget)) ms")
-            server.publish(["event": "overrun", "node": node, "milliseconds": took, "count": overruns])
+            control.publish(["event": "overrun", "node": node, "milliseconds": took, "count": overruns])
         }
         let (x, u) = control.withSession { (status.xruns, status.underruns($0)) }
         if x > reported.xruns {
             if !options.isTerminal { logger.warning("xruns: \(x)") }
-            server.publish(["event": "xruns", "count": x, "position": status.seconds])
+            control.publish(["event": "xruns", "count": x, "position": status.seconds])
         }
         if u > reported.underruns {
             if !options.isTerminal { logger.warning("underruns: \(u)") }
-            server.publish(["event": "underruns", "count": u, "position": status.seconds])
+            control.publish(["event": "underruns", "count": u, "position": status.seconds])
         }
         (reported.xruns, reported.underruns) = (x, u)
         for (node, slices) in control.withSession({ $0.graph.silencedSlices }).sorted(by: { $0.key < $1.key })
         where slices > reported.silenced[node, default: 0] {
             reported.silenced[node] = slices
-            server.publish(["event": "silenced", "node": node, "slices": slices, "position": status.seconds])
+            control.publish(["event": "silenced", "node": node, "slices": slices, "position": status.seconds])
         }
         let memory = RenderMemory.report
         if memory.failedBytes > reported.unlockedBytes {
             reported.unlockedBytes = memory.failedBytes
             logger.warning("could not lock \(memory.failedBytes / 1024) KiB of render memory (mlock: \(String(cString: strerror(memory.lastError)))); the render thread may wait on page faults. Raise the memlock limit (LimitMEMLOCK= in a systemd unit, memlock in /etc/security/limits.conf)")
-            server.publish(["event": "memoryNotLocked", "bytes": memory.failedBytes])
+            control.publish(["event": "memoryNotLocked", "bytes": memory.failedBytes])
         }
         if let dropped = recorder?.droppedFrames, dropped > reported.droppedFrames {
             reported.droppedFrames = dropped
             logger.warning("recording: \(dropped) frames dropped so far (the writer fell behind)")
-            server.publish(["event": "recordingDropped", "frames": dropped, "position": status.seconds])
+            control.publish(["event": "recordingDropped", "frames": dropped, "position": status.seconds])
         }
     }
 

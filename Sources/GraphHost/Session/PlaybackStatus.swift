@@ -24,7 +24,7 @@ public struct PlaybackStatus: Sendable {
     public func dictionary(_ session: GraphSession) -> [String: Any] {
         let graph = session.graph
         var status: [String: Any] = [
-            "position": seconds, "underruns": underruns(session), "xruns": xruns,
+            "position": seconds, "playing": !session.paused, "underruns": underruns(session), "xruns": xruns,
             "quantum": counters.quantum.load(ordering: .relaxed),
             "streamsFinished": graph.streams.map(\.finished),
             "streams": graph.streams.map { s -> [String: Any] in
