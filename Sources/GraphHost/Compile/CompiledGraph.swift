@@ -2,7 +2,8 @@
 /// A graph built to replace another may keep some of that graph's instances (same id, same type, settings
 /// reachable by live commands); it then owns them, and the graph it replaced no longer closes them.
 public final class CompiledGraph {
-    public let document: GraphDocument
+    /// The graph as it plays: live commands update its node definitions (`GraphSession.apply`).
+    public internal(set) var document: GraphDocument
     /// Instances by node id.
     public let instances: [String: NodeInstance]
     /// Ids of the instances taken over from the graph this one replaces.

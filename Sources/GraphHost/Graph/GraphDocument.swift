@@ -53,7 +53,7 @@ public struct GraphDocument: Sendable {
     var shownName: String?
 
     public static let defaultCrossfadeSeconds = 0.03
-    static let topLevelKeys = ["format", "nodes", "links", "chains", "crossfadeSeconds", "transport"]
+    static let topLevelKeys = ["format", "nodes", "links", "chains", "crossfadeSeconds", "transport", "baseDirectory"]
 
     public var displayName: String { shownName ?? file.path }
 
@@ -103,8 +103,16 @@ public struct GraphDocument: Sendable {
         }
         var selection = Dictionary(uniqueKeysWithValues: chainNodes.map { ($0.id, $0.chain) })
         selection[current.id] = name
-        return try Self.parse(root: root!, file: file, displayName: shownName, selection: selection,
-                              issues: GraphIssues(file: displayName))
+        var next = try Self.parse(root: root!, file: file, displayName: shownName, selection: selection,
+                                  issues: GraphIssues(file: displayName))
+        // Nodes outside the switched chain keep their live settings.
+        for (i, node) in next.nodes.enumerated() {
+            if let live = self.node(node.id), live.path == node.path, live.definition.typeName == node.definition.typeName {
+                next.nodes[i].definition = live.definition
+            }
+        }
+        next.musicalTime = musicalTime
+        return next
     }
 
     static func parse(root: JSONValue, file: URL, displayName: String?, selection: [String: String], issues: GraphIssues) throws -> GraphDocument {
@@ -120,7 +128,11 @@ public struct GraphDocument: Sendable {
         let top = NodeSettings(object: root, path: "")
         let crossfade = top.number("crossfadeSeconds", in: 0.001...1, issues: &issues) ?? defaultCrossfadeSeconds
         let musicalTime = parseMusicalTime(root["transport"], issues: &issues)
-        let context = NodeContext(format: format, baseDirectory: file.deletingLastPathComponent())
+        // Relative media paths resolve against the graph's folder, or `baseDirectory` (which `save` writes when it
+        // puts a graph into another folder).
+        let folder = file.deletingLastPathComponent()
+        let base = top.string("baseDirectory", issues: &issues).map { URL(fileURLWithPath: $0, relativeTo: folder).standardizedFileURL } ?? folder
+        let context = NodeContext(format: format, baseDirectory: base)
         let chains = ChainDefinitions.parse(root["chains"], context: context, issues: &issues)
         var placements: [ChainPlacement] = []
         var nodes = parseNodes(root["nodes"], context: context, chains: chains, selection: selection,

@@ -25,6 +25,14 @@ public protocol NodeDefinition: Sendable {
     /// The live commands that turn a running instance of `old` into one of this definition (a swap keeps it),
     /// or nil when the node must be built anew.
     func liveChanges(from old: any NodeDefinition) -> [NodeCommand]?
+    /// This definition once `command` has been carried out on its running instance: the live graph keeps its
+    /// definitions current, so `save` writes what is heard and a reload diffs against it.
+    func applying(_ command: NodeCommand) -> any NodeDefinition
+    /// The settings live commands change, as `save` writes them into the node's JSON object (nil: the key is left
+    /// out, its default applies).
+    var liveSettings: [(key: String, value: JSONValue?)] { get }
+    /// Commands a new instance gets before it renders, for settings its kernel does not start with (bypass).
+    var initialCommands: [NodeCommand] { get }
 }
 
 extension NodeDefinition {
@@ -32,6 +40,9 @@ extension NodeDefinition {
     public var typeName: String { Self.typeName }
 
     public func liveChanges(from old: any NodeDefinition) -> [NodeCommand]? { nil }
+    public func applying(_ command: NodeCommand) -> any NodeDefinition { self }
+    public var liveSettings: [(key: String, value: JSONValue?)] { [] }
+    public var initialCommands: [NodeCommand] { [] }
 
     static func parseDefinition(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> (any NodeDefinition)? {
         parse(settings, context: context, issues: &issues)

@@ -82,16 +82,19 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
     /// The musical transport's tempo in beats per minute (plugins that follow the host's tempo hear it).
     case tempo(Double)
     case pause, play
+    /// Writes the live graph (every setting as it is heard now) as a graph file.
+    case save(path: String)
     case status, list, quit
 
-    public static let verbs = ["preset", "set", "bypass", "chain", "load", "tempo", "pause", "play", "status", "list", "quit"]
-    public static let usage = "\(Command.usage), chain NODE NAME, load GRAPH, tempo BPM, pause, play, status, list, quit"
+    public static let verbs = ["preset", "set", "bypass", "chain", "load", "save", "tempo", "pause", "play", "status", "list", "quit"]
+    public static let usage = "\(Command.usage), chain NODE NAME, load GRAPH, save GRAPH, tempo BPM, pause, play, status, list, quit"
 
     public var description: String {
         switch self {
         case .node(let command): return command.description
         case .chain(let node, let name): return "chain \(node) \(name)"
         case .load(let path): return "load \(path)"
+        case .save(let path): return "save \(path)"
         case .tempo(let bpm): return "tempo \(Format.number(bpm))"
         case .pause: return "pause"
         case .play: return "play"
@@ -103,6 +106,14 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
 
     /// True for requests that change what is heard (everything but status, list and quit).
     public var changesGraph: Bool {
+        switch self {
+        case .status, .list, .quit, .save: return false
+        default: return true
+        }
+    }
+
+    /// True for requests `render --at` can carry out (all but status, list and quit).
+    public var appliesOffline: Bool {
         switch self {
         case .status, .list, .quit: return false
         default: return true
@@ -130,10 +141,10 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
                 throw CommandError("usage: tempo BPM (beats per minute, 1…999)")
             }
             return .tempo(bpm)
-        case "load":
-            guard words.count >= 2 else { throw CommandError("usage: load GRAPH (a graph JSON file)") }
+        case "load", "save":
+            guard words.count >= 2 else { throw CommandError("usage: \(verb) GRAPH (a graph JSON file)") }
             let rest = line.drop { $0.isWhitespace }.dropFirst(4).trimmingCharacters(in: .whitespaces)
-            return .load(path: rest)
+            return verb == "load" ? .load(path: rest) : .save(path: rest)
         default:
             do { return .node(try Command.parse(line)) } catch let e as CommandError where e.description.hasPrefix("unknown command") {
                 throw CommandError("unknown command '\(verb)'; commands: \(usage)")

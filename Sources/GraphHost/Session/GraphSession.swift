@@ -56,6 +56,16 @@ public final class GraphSession {
         appliedMessages = engine.pointee.appliedMessages
         appliedNanos = engine.pointee.appliedNanos
         silencedOutput = engine.pointee.silencedSlices
+        try? sendInitialCommands(graph, except: [])
+    }
+
+    /// Sends new instances the commands their definitions start with (bypass).
+    func sendInitialCommands(_ graph: CompiledGraph, except kept: Set<String>) throws {
+        for node in graph.document.nodes where !kept.contains(node.id) {
+            for command in node.definition.initialCommands {
+                try graph.instances[node.id]!.perform(command, concurrent: rendersConcurrently, send: send)
+            }
+        }
     }
 
     public var format: GraphFormat { graph.document.format }
@@ -73,6 +83,7 @@ public final class GraphSession {
         case .chain(let node, let name): _ = try graph.document.selecting(chain: name, for: node)
         case .load(let path): _ = try GraphDocument.load(path: path)
         case .tempo: if musicalTime == nil { throw CommandError("the graph has no transport; declare one with \"transport\": {\"bpm\": 120}") }
+        case .save(let path): try GraphDocument.checkWritable(path)
         case .pause, .play, .status, .list, .quit: break
         }
     }
@@ -88,6 +99,9 @@ public final class GraphSession {
                 return try swap(to: document)
             }
             try graph.instance(for: command).perform(command.action, concurrent: rendersConcurrently, send: send)
+            if let node = graph.document.node(command.node) {
+                graph.document.nodes[node.index].definition = node.definition.applying(command.action)
+            }
         case .pause, .play:
             try send(.transport(request == .play ? .play : .pause))
             paused = request == .pause
@@ -96,10 +110,13 @@ public final class GraphSession {
             time.beatsPerMinute = bpm
             try send(.musicalTime(.settings(time)))
             musicalTime = time
+            graph.document.musicalTime = time
         case .chain(let node, let name):
             try swap(to: graph.document.selecting(chain: name, for: node))
         case .load(let path):
             try swap(to: GraphDocument.load(path: path))
+        case .save(let path):
+            try graph.document.save(to: path)
         case .status, .list, .quit:
             throw CommandError("'\(request)' does not change the graph")
         }
@@ -156,6 +173,7 @@ public final class GraphSession {
         let transition = CompiledTransition(from: old, to: next, fadeFrames: Int(document.crossfadeSeconds * rate),
                                             preroll: loadsFiles ? Int(Self.filePrerollSeconds * rate) : 0)
         do {
+            try sendInitialCommands(next, except: keep)
             try send(.transition(transition.transition))
         } catch {
             next.release(keep)

@@ -47,7 +47,7 @@ public struct OfflineRenderer {
         var swapped = false
         for event in events.sorted(by: { $0.frame < $1.frame }) {
             do {
-                guard event.request.changesGraph else { throw CommandError("not a command for an offline render") }
+                guard event.request.appliesOffline else { throw CommandError("not a command for an offline render") }
                 switch event.request {
                 case .chain, .load:
                     try session.check(event.request)

@@ -1,22 +1,37 @@
 import Foundation
 
 /// `ipod-eq`: the 10-band iPod-style graphic EQ with its factory presets, a `preamp` in dB and
-/// automatic headroom (the output is lowered by the curve's peak gain, so boosting presets do not clip).
+/// automatic headroom (the output is lowered by the curve's peak gain, so boosting presets do not clip). `bands`
+/// gives the ten gains in dB instead of the preset's (the preset then only names the starting point), and
+/// `bypass` starts the node bypassed.
 public struct IPodEQNode: NodeDefinition {
     public static let typeName = "ipod-eq"
-    public static let settingKeys = ["preset", "preamp"]
+    public static let settingKeys = ["preset", "preamp", "bands", "bypass"]
     /// Preset and parameter changes crossfade over this long.
     public static let rampSeconds = IPodEQKernel.rampSeconds
 
     public var preset: IPodEQPreset
     public var preamp: Double
+    /// The band gains in dB: the preset's, or `bands`.
+    public var gains: [Double]
+    public var bypass = false
+
+    public init(preset: IPodEQPreset, preamp: Double, gains: [Double]? = nil, bypass: Bool = false) {
+        self.preset = preset
+        self.preamp = preamp
+        self.gains = gains ?? preset.gains
+        self.bypass = bypass
+    }
 
     public var inputBuses: Int { 1 }
     public var outputBuses: Int { 1 }
     public var summary: [(String, String)] {
-        let curve = IPodEQSettings(gains: preset.gains, preamp: preamp)
-        return [("preset", "\(preset.name) (#\(preset.index))"), ("preamp", Format.number(preamp) + " dB"),
-                ("headroom", String(format: "%.2f dB", curve.headroomDB(sampleRate: 48000)))]
+        let curve = IPodEQSettings(gains: gains, preamp: preamp)
+        var items = [("preset", "\(preset.name) (#\(preset.index))"), ("preamp", Format.number(preamp) + " dB"),
+                     ("headroom", String(format: "%.2f dB", curve.headroomDB(sampleRate: 48000)))]
+        if gains != preset.gains { items.insert(("bands", gains.map { Format.number($0) }.joined(separator: " ")), at: 1) }
+        if bypass { items.append(("bypass", "on")) }
+        return items
     }
 
     static let preampRange = -24.0...24.0
@@ -41,19 +56,54 @@ public struct IPodEQNode: NodeDefinition {
             preset = found
         }
         let preamp = settings.number("preamp", in: preampRange, issues: &issues) ?? 0
-        return IPodEQNode(preset: preset, preamp: preamp)
+        let bands = settings.numbers("bands", in: bandRange, issues: &issues)
+        if let bands, bands.count != GraphicEQDesign.bandCount {
+            issues.report(settings.path("bands"), "\(bands.count) gains for \(GraphicEQDesign.bandCount) bands (32 Hz … 16 kHz)", at: settings.object["bands"])
+        }
+        return IPodEQNode(preset: preset, preamp: preamp, gains: bands, bypass: settings.bool("bypass", issues: &issues) ?? false)
     }
 
+    static let bandRange = -12.0...12.0
+
     public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance {
-        IPodEQInstance(id: id, settings: IPodEQSettings(gains: preset.gains, preamp: preamp), format: format)
+        IPodEQInstance(id: id, settings: IPodEQSettings(gains: gains, preamp: preamp), format: format)
     }
+
+    public var initialCommands: [NodeCommand] { bypass ? [.bypass(true)] : [] }
 
     public func liveChanges(from old: any NodeDefinition) -> [NodeCommand]? {
         guard let old = old as? IPodEQNode else { return nil }
         var commands: [NodeCommand] = []
-        if old.preset.gains != preset.gains { commands.append(.preset(preset.name)) }
+        if old.gains != gains {
+            // One coefficient change: the preset when the gains are its own, else the bands that differ.
+            if gains == preset.gains {
+                commands.append(.preset(preset.name))
+            } else {
+                commands += gains.indices.filter { gains[$0] != old.gains[$0] }.map { .set(parameter: "band.\($0)", value: gains[$0]) }
+            }
+        }
         if old.preamp != preamp { commands.append(.set(parameter: "preamp", value: preamp)) }
+        if old.bypass != bypass { commands.append(.bypass(bypass)) }
         return commands
+    }
+
+    public func applying(_ command: NodeCommand) -> any NodeDefinition {
+        var next = self
+        switch command {
+        case .preset(let name):
+            if let found = IPodEQPreset.named(name) { next.preset = found; next.gains = found.gains }
+        case .set(let parameter, let value):
+            if parameter == "preamp" { next.preamp = value }
+            if parameter.hasPrefix("band."), let b = Int(parameter.dropFirst(5)), gains.indices.contains(b) { next.gains[b] = value }
+        case .bypass(let on): next.bypass = on
+        case .choose: break
+        }
+        return next
+    }
+
+    public var liveSettings: [(key: String, value: JSONValue?)] {
+        [("preset", .string(preset.name)), ("preamp", preamp == 0 ? nil : .number(preamp)),
+         ("bands", gains == preset.gains ? nil : .array(gains.map { .number($0) })), ("bypass", bypass ? .bool(true) : nil)]
     }
 }
 

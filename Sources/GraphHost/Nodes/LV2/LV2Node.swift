@@ -11,7 +11,7 @@ import Logging
 /// `controls` set input control ports by symbol; `preset` picks a preset by label or URI.
 public struct LV2Node: NodeDefinition {
     public static let typeName = "lv2"
-    public static let settingKeys = ["uri", "controls", "preset", "properties"]
+    public static let settingKeys = ["uri", "controls", "preset", "properties", "bypass"]
 
     public var uri: String
     public var plugin: LV2PluginInfo
@@ -22,6 +22,8 @@ public struct LV2Node: NodeDefinition {
     public var presetURI: String?
     /// Values of the plugin's properties (patch:writable) as text, by property symbol; set before the first slice.
     public var propertyValues: [String: String] = [:]
+    /// Starts bypassed (`"bypass": true`).
+    public var bypass = false
     /// 1 when the plugin's audio ports match the bus, else the channel count (a mono plugin per channel).
     public var copies: Int
 
@@ -142,6 +144,7 @@ public struct LV2Node: NodeDefinition {
         guard let properties = parseProperties(settings, plugin: plugin, context: context, issues: &issues) else { return nil }
         var node = LV2Node(uri: uri, plugin: plugin, controlValues: values, presetLabel: presetLabel, presetURI: presetURI, copies: copies)
         node.propertyValues = properties
+        node.bypass = settings.bool("bypass", issues: &issues) ?? false
         node.mainInputs = main(ins) ?? []
         node.mainOutputs = main(outs) ?? []
         return node
@@ -214,7 +217,54 @@ public struct LV2Node: NodeDefinition {
         for (symbol, text) in propertyValues.sorted(by: { $0.key < $1.key }) where old.propertyValues[symbol] != text {
             commands.append(.choose(parameter: symbol, label: text))
         }
+        if bypass != old.bypass { commands.append(.bypass(bypass)) }
         return commands
+    }
+
+    public var initialCommands: [NodeCommand] { bypass ? [.bypass(true)] : [] }
+
+    public func applying(_ command: NodeCommand) -> any NodeDefinition {
+        var next = self
+        switch command {
+        case .bypass(let on):
+            next.bypass = on
+        case .preset(let name):
+            guard let preset = plugin.preset(name) else { break }
+            next.presetLabel = preset.label
+            next.presetURI = preset.uri
+            for (symbol, value) in plugin.portValues(of: preset) {
+                if let port = plugin.controlInputs.first(where: { $0.symbol == symbol }) { next.controlValues[port.index] = port.conform(value) }
+            }
+        case .set(let symbol, let value):
+            if let port = plugin.controlInputs.first(where: { $0.symbol == symbol }) {
+                next.controlValues[port.index] = port.conform(Float(value))
+            } else if plugin.properties.contains(where: { $0.symbol == symbol }) {
+                next.propertyValues[symbol] = Format.number(value)
+            }
+        case .choose(let symbol, let label):
+            if let port = plugin.controlInputs.first(where: { $0.symbol == symbol }) {
+                if let value = port.value(named: label) { next.controlValues[port.index] = value }
+            } else if plugin.properties.contains(where: { $0.symbol == symbol }) {
+                next.propertyValues[symbol] = label
+            }
+        }
+        return next
+    }
+
+    /// The preset, every control that differs from what the defaults and the preset give, the properties, bypass.
+    public var liveSettings: [(key: String, value: JSONValue?)] {
+        var base: [Int: Float] = [:]
+        for port in plugin.controlInputs { base[port.index] = port.conform(port.defaultValue ?? port.minimum ?? 0) }
+        if let preset = presetURI.flatMap({ plugin.preset($0) }) {
+            for (symbol, value) in plugin.portValues(of: preset) {
+                if let port = plugin.controlInputs.first(where: { $0.symbol == symbol }) { base[port.index] = value }
+            }
+        }
+        let controls = plugin.controlInputs.filter { controlValues[$0.index] != base[$0.index] && controlValues[$0.index] != nil }
+            .map { (key: $0.symbol, value: JSONValue.number(Double(Format.number(controlValues[$0.index]!)) ?? 0)) }
+        let properties = propertyValues.sorted { $0.key < $1.key }.map { (key: $0.key, value: JSONValue.string($0.value)) }
+        return [("preset", presetLabel.map { .string($0) }), ("controls", controls.isEmpty ? nil : .object(controls)),
+                ("properties", properties.isEmpty ? nil : .object(properties)), ("bypass", bypass ? .bool(true) : nil)]
     }
 }
 

@@ -39,6 +39,18 @@ public struct MixerNode: NodeDefinition {
         if volume != old.volume { commands.append(.set(parameter: "volume", value: volume)) }
         return commands
     }
+
+    public func applying(_ command: NodeCommand) -> any NodeDefinition {
+        guard case .set(let parameter, let value) = command else { return self }
+        var next = self
+        if parameter == "volume" { next.volume = value }
+        if parameter.hasPrefix("volume."), let i = Int(parameter.dropFirst(7)), volumes.indices.contains(i) { next.volumes[i] = value }
+        return next
+    }
+
+    public var liveSettings: [(key: String, value: JSONValue?)] {
+        [("volumes", .array(volumes.map { .number($0) })), ("volume", volume == 1 ? nil : .number(volume))]
+    }
 }
 
 final class MixerInstance: NodeInstance {
