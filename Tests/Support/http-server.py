@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A loopback HTTP server for the network-stream tests. Serves files from a folder on 127.0.0.1 and prints
 its port. Query options on a file: rate=BYTES_PER_S (throttle), drop=N (close the first connection after N
-bytes), stall=S@N (pause S seconds once at byte N), norange=1 (ignore Range headers).
+bytes), stall=S@N (pause S seconds once at byte N), norange=1 (ignore Range headers), hold=NAME (before answering,
+create NAME.waiting in the folder and wait until the test creates NAME there).
 /missing answers 404; /loop redirects to itself; /moved redirects to /FILE given as ?to=FILE.
 endless=1 sends a file as an endless stream would: no Content-Length, the connection closes at its end.
 With CERT and KEY arguments it serves HTTPS (for a self-signed certificate, which clients must refuse)."""
@@ -41,6 +42,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(body)
             return
+        if "hold" in q:
+            gate = os.path.join(root, q["hold"])
+            open(gate + ".waiting", "w").close()
+            for _ in range(6000):
+                if os.path.exists(gate):
+                    break
+                time.sleep(0.01)
         data = open(path, "rb").read()
         start = 0
         rng = self.headers.get("Range")

@@ -2,22 +2,36 @@ import Foundation
 import Synchronization
 
 /// A Unix-socket command server: one command per line in, one JSON reply per line out, several clients at
-/// once. A client that sends `subscribe` also receives every published event as a JSON line. The socket lives in an owner-only folder with mode 0600; a stale socket is replaced, a live one is left alone; lines, the command rate and the number of clients are bounded.
+/// once, each served by a thread of its own (a command that takes long, such as a `load` warming up a network
+/// stream, holds up only its own client). A client that sends `subscribe` also receives every published event as a
+/// JSON line. The socket lives in an owner-only folder with mode 0600; a stale socket is replaced, a live one is
+/// left alone; lines, the command rate and the number of clients are bounded.
 public final class CommandServer: Sendable {
     public let path: String
     private let handler: @Sendable (String) -> String
-    /// What the serving thread shares with the threads that publish events and stop it.
+    /// What the threads share: the listener, the clients and their event queues.
     private struct Shared {
         var listener: Int32 = -1
         var stopping = false
         var thread: JoinableThread?
+        var clients: [Int32: ClientLink] = [:]
+        var nextClient: Int32 = 0
+    }
+    /// A client as the publishing side sees it.
+    private struct ClientLink {
+        var thread: JoinableThread?
+        var subscribed = false
         var events: [String] = []
+        /// The client hung up or the server stopped: its thread has ended or is ending.
+        var finished = false
     }
     private let shared = Mutex(Shared())
     public static let maxLineLength = 4096
     /// Commands one client may send per second (a burst of as many is allowed), and clients at once.
     public static let commandsPerSecond = 100.0
     public static let maxClients = 64
+    /// How often a waiting thread looks for events to send and for `stop`.
+    static let pollMilliseconds: Int32 = 50
 
     /// The default socket: $XDG_RUNTIME_DIR/graphhost/NAME.sock (or /tmp/graphhost-UID/NAME.sock).
     public static func defaultPath(name: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
@@ -50,13 +64,15 @@ public final class CommandServer: Sendable {
             throw CommandError("cannot listen on \(path): \(String(cString: strerror(errno)))")
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        let thread = JoinableThread(name: "graphhost-control") { [self] in serve(listener: fd) }
+        let thread = JoinableThread(name: "graphhost-control") { [self] in accept(listener: fd) }
         shared.withLock { shared in
             shared.listener = fd
             shared.thread = thread
         }
     }
 
+    /// Stops accepting, waits for every client's thread (each finishes the command it is carrying out) and removes
+    /// the socket.
     public func stop() {
         let (thread, listener) = shared.withLock { shared in
             defer { shared.thread = nil }
@@ -65,6 +81,7 @@ public final class CommandServer: Sendable {
         }
         guard let thread else { return }
         thread.join()
+        for client in shared.withLock({ $0.clients.values.compactMap(\.thread) }) { client.join() }
         close(listener)
         unlink(path)
     }
@@ -105,52 +122,65 @@ public final class CommandServer: Sendable {
     /// Queues an event (a JSON line) for every subscribed client.
     public func publish(_ event: [String: Any]) {
         let line = Self.json(event)
-        shared.withLock { $0.events.append(line) }
+        shared.withLock { shared in
+            for key in shared.clients.keys where shared.clients[key]!.subscribed { shared.clients[key]!.events.append(line) }
+        }
+    }
+
+    /// The listening thread: accepts clients and starts a thread for each.
+    private func accept(listener: Int32) {
+        while !shared.withLock({ $0.stopping }) {
+            var entry = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            guard poll(&entry, 1, Self.pollMilliseconds) > 0 else { continue }
+            let fd = Glibc.accept(listener, nil, nil)
+            guard fd >= 0 else { continue }
+            let key: Int32? = shared.withLock { shared in
+                shared.clients = shared.clients.filter { !$0.value.finished }
+                guard shared.clients.count < Self.maxClients else { return nil }
+                shared.nextClient += 1
+                shared.clients[shared.nextClient] = ClientLink()
+                return shared.nextClient
+            }
+            guard let key else {
+                _ = reply(fd, Self.error("too many clients (\(Self.maxClients))"))
+                close(fd)
+                continue
+            }
+            let thread = JoinableThread(name: "graphhost-client") { [self] in serve(client: fd, key: key) }
+            shared.withLock { $0.clients[key]?.thread = thread }
+        }
+    }
+
+    /// A client's thread: answers its lines in order and sends it events, until it hangs up or the server stops.
+    private func serve(client fd: Int32, key: Int32) {
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        var client = Client(fd: fd, key: key)
+        while true {
+            let (stopping, events) = shared.withLock { shared -> (Bool, [String]) in
+                defer { shared.clients[key]?.events.removeAll() }
+                return (shared.stopping, shared.clients[key]?.events ?? [])
+            }
+            if stopping || !events.allSatisfy({ reply(fd, $0) }) { break }
+            var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            if poll(&entry, 1, Self.pollMilliseconds) > 0 && !read(&client) { break }
+        }
+        close(fd)
+        // The accepting thread forgets it when the next client arrives; `stop` joins it.
+        shared.withLock { shared in
+            shared.clients[key]?.finished = true
+            shared.clients[key]?.subscribed = false
+            shared.clients[key]?.events.removeAll()
+        }
     }
 
     private struct Client {
         var fd: Int32
+        var key: Int32
         var pending: [UInt8] = []
         var discarding = false
-        var subscribed = false
         /// Token bucket for the command rate.
         var tokens = CommandServer.commandsPerSecond
         var refilled = Date()
-    }
-
-    private func serve(listener: Int32) {
-        var clients: [Client] = []
-        while !shared.withLock({ $0.stopping }) {
-            let waiting = shared.withLock { shared in
-                defer { shared.events.removeAll() }
-                return shared.events
-            }
-            var gone: Set<Int32> = []
-            for client in clients where client.subscribed {
-                for event in waiting where !reply(client.fd, event) { gone.insert(client.fd) }
-            }
-            for fd in gone { close(fd) }
-            clients.removeAll { gone.contains($0.fd) }
-            var fds = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)] + clients.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
-            guard poll(&fds, nfds_t(fds.count), 50) > 0 else { continue }
-            if fds[0].revents & Int16(POLLIN) != 0 {
-                let fd = accept(listener, nil, nil)
-                if fd >= 0 && clients.count >= Self.maxClients {
-                    _ = reply(fd, Self.error("too many clients (\(Self.maxClients))"))
-                    close(fd)
-                } else if fd >= 0 {
-                    _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-                    clients.append(Client(fd: fd))
-                }
-            }
-            var closed: Set<Int32> = []
-            for (i, entry) in fds.dropFirst().enumerated() where entry.revents != 0 {
-                if !read(&clients[i]) { closed.insert(clients[i].fd) }
-            }
-            for fd in closed { close(fd) }
-            clients.removeAll { closed.contains($0.fd) }
-        }
-        clients.forEach { close($0.fd) }
     }
 
     /// Reads what a client sent and answers each complete line; false when the client is gone.
@@ -172,7 +202,8 @@ public final class CommandServer: Sendable {
                         if !reply(client.fd, Self.error("too many commands (at most \(Int(Self.commandsPerSecond)) a second); this one was ignored")) { return false }
                     } else if line == "subscribe" {
                         client.tokens -= 1
-                        client.subscribed = true
+                        let key = client.key
+                        shared.withLock { $0.clients[key]?.subscribed = true }
                         if !reply(client.fd, Self.json(["ok": true, "subscribed": true])) { return false }
                     } else {
                         client.tokens -= 1

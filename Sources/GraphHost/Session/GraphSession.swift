@@ -92,12 +92,7 @@ public final class GraphSession {
     public func apply(_ request: ControlRequest) throws {
         switch request {
         case .node(let command):
-            if let node = graph.document.node(command.node), let changed = try (node.definition as? LV2Node)?.settingFile(command.action) {
-                // A new file is loaded by a new instance, warmed and crossfaded to, like a swapped chain.
-                var document = graph.document
-                document.nodes[node.index].definition = changed
-                return try swap(to: document)
-            }
+            if let document = try swapTarget(for: request) { return try swap(to: document) }
             try graph.instance(for: command).perform(command.action, concurrent: rendersConcurrently, send: send)
             if let node = graph.document.node(command.node) {
                 graph.document.nodes[node.index].definition = node.definition.applying(command.action)
@@ -111,10 +106,8 @@ public final class GraphSession {
             try send(.musicalTime(.settings(time)))
             musicalTime = time
             graph.document.musicalTime = time
-        case .chain(let node, let name):
-            try swap(to: graph.document.selecting(chain: name, for: node))
-        case .load(let path):
-            try swap(to: GraphDocument.load(path: path))
+        case .chain, .load:
+            try swap(to: swapTarget(for: request)!)
         case .save(let path):
             try graph.document.save(to: path)
         case .status, .list, .quit:
@@ -136,8 +129,39 @@ public final class GraphSession {
 
     /// Replaces the running graph by `document`, crossfading over its `crossfadeSeconds`. Nodes with the same id
     /// and type whose differences are live settings keep running (state, position, buffer); the rest is built
-    /// fresh. If anything fails the running graph is untouched.
+    /// fresh. If anything fails the running graph is untouched. `LiveControl` runs the three steps apart, so the
+    /// long one (building and warming up) does not hold the session.
     public func swap(to document: GraphDocument) throws {
+        let pending = try prepareSwap(to: document)
+        do {
+            try pending.build()
+            try commit(pending)
+        } catch {
+            abandon(pending)
+            throw error
+        }
+    }
+
+    /// The graph a request swaps to (`chain`, `load`, a new file for a plugin), or nil when it applies in place.
+    public func swapTarget(for request: ControlRequest) throws -> GraphDocument? {
+        switch request {
+        case .node(let command):
+            guard let node = graph.document.node(command.node), let changed = try (node.definition as? LV2Node)?.settingFile(command.action) else { return nil }
+            // A new file is loaded by a new instance, warmed and crossfaded to, like a swapped chain.
+            var document = graph.document
+            document.nodes[node.index].definition = changed
+            return document
+        case .chain(let node, let name): return try graph.document.selecting(chain: name, for: node)
+        case .load(let path): return try GraphDocument.load(path: path)
+        default: return nil
+        }
+    }
+
+    /// Checks a swap to `document` and decides which nodes it keeps; one swap at a time.
+    public func prepareSwap(to document: GraphDocument) throws -> PendingSwap {
+        guard pendingSwap == nil else {
+            throw CommandError("another swap is being built (\(pendingSwap!.document.displayName)); try again when it is done")
+        }
         let old = graph
         guard document.format == old.document.format else {
             throw CommandError("\(document.displayName): its format (\(document.format)) differs from the running graph's (\(old.document.format)); a swap cannot change the format")
@@ -145,41 +169,44 @@ public final class GraphSession {
         guard document.outputIDs.count == old.document.outputIDs.count else {
             throw CommandError("\(document.displayName) has \(document.outputIDs.count) outputs and the running graph \(old.document.outputIDs.count); a swap cannot change the number of outputs")
         }
-        var changes: [String: [NodeCommand]] = [:]
-        for node in document.nodes {
-            guard let before = old.document.node(node.id), before.definition.typeName == node.definition.typeName,
-                  let commands = node.definition.liveChanges(from: before.definition) else { continue }
-            changes[node.id] = commands
-        }
-        var keep = Set(changes.keys)
+        var keep = Set(document.nodes.filter { node in
+            guard let before = old.document.node(node.id), before.definition.typeName == node.definition.typeName else { return false }
+            return node.definition.liveChanges(from: before.definition) != nil
+        }.map(\.id))
         if CompiledTransition.union(old: old.document, new: document, kept: keep) == nil {
             // Kept effects in another order cannot share one render order: keep only the sources.
             keep = keep.filter { document.node($0)!.definition.inputBuses == 0 }
         }
-        let next = try CompiledGraph(document, keeping: old, keep: keep)
-        next.setRealTime(rendersConcurrently, except: keep)
-        do {
-            next.start()
-            if rendersConcurrently { try warmUp(next) }
-            for id in keep { for command in changes[id]! { try next.instances[id]!.check(command) } }
-        } catch {
-            next.release(keep)
-            next.close()
-            throw error
+        let pending = PendingSwap(document: document, old: old, keep: keep, live: rendersConcurrently)
+        pendingSwap = pending
+        return pending
+    }
+
+    /// Puts the built graph in place of the running one: the render world crossfades to it, and kept nodes get the
+    /// commands that turn their live state into the new file's values (computed now, so changes made while the
+    /// swap was built are taken into account).
+    public func commit(_ pending: PendingSwap) throws {
+        guard !closed, pendingSwap === pending, graph === pending.old, let next = pending.next else {
+            throw CommandError("the swap to \(pending.document.displayName) is no longer current")
+        }
+        let keep = pending.keep, document = pending.document
+        var changes: [String: [NodeCommand]] = [:]
+        for id in keep {
+            guard let commands = document.node(id)!.definition.liveChanges(from: graph.document.node(id)!.definition) else {
+                throw CommandError("'\(id)' changed while \(document.displayName) was being built; load it again")
+            }
+            for command in commands { try next.instances[id]!.check(command) }
+            changes[id] = commands
         }
         let rate = Double(document.format.sampleRate)
         // New plugins that load a file (a convolver's impulse response) run unheard on the live input first.
         let loadsFiles = next.instances.contains { !keep.contains($0.key) && ($0.value as? LV2Instance)?.loadsFiles == true }
-        let transition = CompiledTransition(from: old, to: next, fadeFrames: Int(document.crossfadeSeconds * rate),
+        let transition = CompiledTransition(from: pending.old, to: next, fadeFrames: Int(document.crossfadeSeconds * rate),
                                             preroll: loadsFiles ? Int(Self.filePrerollSeconds * rate) : 0)
-        do {
-            try sendInitialCommands(next, except: keep)
-            try send(.transition(transition.transition))
-        } catch {
-            next.release(keep)
-            next.close()
-            throw error
-        }
+        try sendInitialCommands(next, except: keep)
+        try send(.transition(transition.transition))
+        pendingSwap = nil
+        let old = pending.old
         old.release(keep)
         if let time = document.musicalTime, time != musicalTime, (try? send(.musicalTime(.settings(time)))) != nil { musicalTime = time }
         submitted += 1
@@ -193,6 +220,18 @@ public final class GraphSession {
             for command in changes[id]! { try next.instances[id]!.perform(command, concurrent: rendersConcurrently, send: send) }
         }
     }
+
+    /// Drops a swap that failed or was cancelled: what it built is freed, the running graph is untouched.
+    public func abandon(_ pending: PendingSwap) {
+        pending.discard()
+        if pendingSwap === pending { pendingSwap = nil }
+    }
+
+    /// Cancels the swap being built, if any (its warm-up stops waiting; `quit` does this).
+    public func cancelSwap() { pendingSwap?.cancel() }
+
+    /// The swap being built, if any.
+    public private(set) var pendingSwap: PendingSwap?
 
     /// Recomputes latency compensation from the latencies the nodes report now, and sends mixers their new delays.
     /// Returns the compensation when it changed, with the mixers whose delay lines are too short for it (their
@@ -229,21 +268,6 @@ public final class GraphSession {
         }
     }
 
-    /// Waits until every stream the new graph started has buffered enough to play.
-    func warmUp(_ next: CompiledGraph) throws {
-        let deadline = Date().addingTimeInterval(Self.warmUpTimeout)
-        for stream in next.streams where !next.keptIDs.contains(stream.id) {
-            while !stream.canRender(frames: 1) {
-                if let failure = stream.failure { throw failure }
-                guard Date() < deadline else {
-                    throw CommandError("stream '\(stream.id)' did not buffer \(Format.number(stream.node.bufferSeconds)) s within \(Format.number(Self.warmUpTimeout)) s")
-                }
-                usleep(2000)
-            }
-            if let failure = stream.failure { throw failure }
-        }
-    }
-
     /// Frees graphs and transitions the render world has finished with. Returns how many swaps are still fading.
     @discardableResult
     public func collectRetired() -> Int {
@@ -259,6 +283,7 @@ public final class GraphSession {
     public func close() {
         guard !closed else { return }
         closed = true
+        pendingSwap?.cancel()
         retiring.forEach { $0.graph.close() }
         retiring.removeAll()
         graph.close()

@@ -30,32 +30,62 @@ public final class LiveControl: Sendable {
         for listener in listeners.withLock({ $0 }) { listener(event) }
     }
 
-    /// Carries out one line and returns the JSON reply (`{"ok":true,...}` or `{"ok":false,"error":...}`).
+    /// Carries out one line and returns the JSON reply (`{"ok":true,...}` or `{"ok":false,"error":...}`). A swap
+    /// (`load`, `chain`, a new file for a plugin) is built and warmed up without holding the session, so other
+    /// lines, `status` and `quit` are answered meanwhile; one swap is built at a time.
     public func handle(_ line: String) -> String {
         let arrival = MonotonicClock.nanos()
-        let (reply, event) = session.withLock { session -> (String, String?) in
+        enum Step: Sendable {
+            case done(reply: String, event: String?)
+            case build(PendingSwap, ControlRequest, applied: Int)
+        }
+        let step = session.withLock { session -> Step in
             do {
                 let request = try ControlRequest.parse(line)
                 switch request {
                 case .status:
-                    return (CommandServer.json(["ok": true, "status": status(session)]), nil)
+                    return .done(reply: CommandServer.json(["ok": true, "status": status(session)]), event: nil)
                 case .list:
-                    return (CommandServer.json(["ok": true, "nodes": Self.nodeList(session), "chains": session.graph.document.chains]), nil)
+                    return .done(reply: CommandServer.json(["ok": true, "nodes": Self.nodeList(session), "chains": session.graph.document.chains]), event: nil)
                 case .quit:
+                    session.cancelSwap()
                     quit()
-                    return (CommandServer.json(["ok": true]), nil)
+                    return .done(reply: CommandServer.json(["ok": true]), event: nil)
                 default:
                     let applied = session.appliedMessages.load(ordering: .acquiring)
+                    if let document = try session.swapTarget(for: request) {
+                        return .build(try session.prepareSwap(to: document), request, applied: applied)
+                    }
                     try session.apply(request)
-                    return (CommandServer.json(["ok": true, "command": request.description, "arrival": arrival, "appliedBefore": applied]),
-                            request.description)
+                    return .done(reply: Self.applied(request, arrival: arrival, before: applied), event: request.description)
                 }
             } catch {
-                return (CommandServer.error("\(error)"), nil)
+                return .done(reply: CommandServer.error("\(error)"), event: nil)
+            }
+        }
+        var (reply, event): (String, String?)
+        switch step {
+        case .done(let r, let e):
+            (reply, event) = (r, e)
+        case .build(let pending, let request, let applied):
+            do {
+                try pending.build()
+                try session.withLock { try $0.commit(pending) }
+                (reply, event) = (Self.applied(request, arrival: arrival, before: applied), request.description)
+            } catch {
+                session.withLock { $0.abandon(pending) }
+                (reply, event) = (CommandServer.error("\(error)"), nil)
             }
         }
         if let event { publish(["event": "command", "command": event]) }
         return reply
+    }
+
+    /// Stops waiting for a swap being built (the run is ending).
+    public func cancelSwap() { session.withLock { $0.cancelSwap() } }
+
+    static func applied(_ request: ControlRequest, arrival: Int, before: Int) -> String {
+        CommandServer.json(["ok": true, "command": request.description, "arrival": arrival, "appliedBefore": before])
     }
 
     /// Runs `body` with the session while no command is being carried out.

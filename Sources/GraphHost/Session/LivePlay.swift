@@ -78,6 +78,7 @@ public struct LivePlay {
         }
         console?.start()
         let outcome = runner.play(shouldStop: shouldStop)
+        runner.control.cancelSwap()
         console?.stop()
         var status: Int32 = 0
         if case .failed(let message) = outcome {

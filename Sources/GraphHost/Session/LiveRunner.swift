@@ -60,6 +60,9 @@ public final class LiveRunner {
     let swappedInputs = SwappedInputs()
     var finished = false
     var startedSurfaces = 0
+    /// The thread of a `--watch` reload, and whether it still runs.
+    var reloadThread: JoinableThread?
+    let reloading = ManagedAtomic(false)
 
     /// Takes over the session: from here on it is reached through `control`.
     public init(session: sending GraphSession, player: LivePlayback, socketPath: String, recorder: RecordingWriter?,
@@ -139,7 +142,7 @@ public final class LiveRunner {
             if options.watch && clock.now >= nextWatch {
                 nextWatch = clock.now.addingTimeInterval(Self.watchInterval)
                 let stamp = Self.modificationStamp(watchedPath)
-                if stamp != watchedStamp {
+                if stamp != watchedStamp && !reloading.load(ordering: .acquiring) {
                     watchedStamp = stamp
                     reload(watchedPath)
                 }
@@ -170,6 +173,8 @@ public final class LiveRunner {
     public func finish() -> RecordingWriter.Summary? {
         guard !finished else { return nil }
         finished = true
+        control.cancelSwap()
+        reloadThread?.join()
         surfaces.prefix(startedSurfaces).reversed().forEach { $0.stop() }
         player.stopStream()
         control.withSession { $0.drainLogs() }
@@ -205,16 +210,22 @@ public final class LiveRunner {
         }
     }
 
-    /// The watched file changed: swap to it, or keep playing the previous version and say why.
+    /// The watched file changed: swaps to it on a thread of its own (the loop goes on while the new version warms
+    /// up), or keeps playing the previous version and says why.
     func reload(_ path: String) {
-        let reply = control.handle("load " + path)
-        let ok = reply.contains("\"ok\":true")
-        if ok {
-            logger.info("\(options.graphPath) changed: swapped to the new version")
-        } else {
-            logger.error("\(options.graphPath) changed but was not loaded; still playing the previous version: \(LiveControl.describe(reply: reply))")
+        reloading.store(true, ordering: .releasing)
+        let (control, logger, shown, reloading) = (control, logger, options.graphPath, reloading)
+        reloadThread = JoinableThread(name: "graphhost-reload") {
+            let reply = control.handle("load " + path)
+            let ok = reply.contains("\"ok\":true")
+            if ok {
+                logger.info("\(shown) changed: swapped to the new version")
+            } else {
+                logger.error("\(shown) changed but was not loaded; still playing the previous version: \(LiveControl.describe(reply: reply))")
+            }
+            control.publish(["event": "reload", "ok": ok])
+            reloading.store(false, ordering: .releasing)
         }
-        control.publish(["event": "reload", "ok": ok])
     }
 
     /// Re-aligns parallel paths when a plugin's reported latency changed, and says so.

@@ -54,6 +54,7 @@ public struct PlaybackStatus: Sendable {
             "chains": Dictionary(uniqueKeysWithValues: graph.document.chainNodes.map { ($0.id, $0.chain) }),
             "applied": ["messages": session.appliedMessages.load(ordering: .acquiring), "nanos": session.appliedNanos.load(ordering: .relaxed)],
         ]
+        if let pending = session.pendingSwap { status["building"] = pending.document.displayName }
         let compensation = graph.compensation
         status["latency"] = ["frames": compensation.total, "milliseconds": Double(compensation.total) * 1000 / sampleRate,
                              "mixerDelays": compensation.delays.filter { $0.value.contains { $0 > 0 } }]

@@ -1,0 +1,59 @@
+import Atomics
+import Foundation
+
+/// A swap between its three steps: prepared under the session (which nodes are kept), built and warmed up without
+/// it (instances, plugins, streams buffering for up to `warmUpTimeout`), then committed under it. Only the thread
+/// that prepared it builds it; `cancel` may come from any thread.
+public final class PendingSwap: @unchecked Sendable {
+    public let document: GraphDocument
+    let old: CompiledGraph
+    let keep: Set<String>
+    /// Whether a real-time thread renders: the new graph's streams must buffer before the switch.
+    let live: Bool
+    private(set) var next: CompiledGraph?
+    private let cancelled = ManagedAtomic(false)
+
+    init(document: GraphDocument, old: CompiledGraph, keep: Set<String>, live: Bool) {
+        self.document = document
+        self.old = old
+        self.keep = keep
+        self.live = live
+    }
+
+    /// Instantiates the new graph (taking the kept instances from the old one) and, live, waits until its new
+    /// streams have buffered. Does not touch the running graph.
+    func build() throws {
+        let next = try CompiledGraph(document, keeping: old, keep: keep)
+        self.next = next
+        next.setRealTime(live, except: keep)
+        next.start()
+        if live { try warmUp(next) }
+    }
+
+    /// Waits until every stream the new graph started has buffered enough to play.
+    func warmUp(_ next: CompiledGraph) throws {
+        let deadline = Date().addingTimeInterval(GraphSession.warmUpTimeout)
+        for stream in next.streams where !next.keptIDs.contains(stream.id) {
+            while !stream.canRender(frames: 1) {
+                if let failure = stream.failure { throw failure }
+                if cancelled.load(ordering: .acquiring) { throw CommandError("the swap to \(document.displayName) was cancelled") }
+                guard Date() < deadline else {
+                    throw CommandError("stream '\(stream.id)' did not buffer \(Format.number(stream.node.bufferSeconds)) s within \(Format.number(GraphSession.warmUpTimeout)) s")
+                }
+                usleep(2000)
+            }
+            if let failure = stream.failure { throw failure }
+        }
+    }
+
+    /// Stops the warm-up at its next look.
+    func cancel() { cancelled.store(true, ordering: .releasing) }
+
+    /// Frees what `build` made (kept instances stay with the running graph).
+    func discard() {
+        guard let next else { return }
+        next.release(keep)
+        next.close()
+        self.next = nil
+    }
+}
