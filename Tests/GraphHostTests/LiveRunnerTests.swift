@@ -161,6 +161,8 @@ final class LiveRunnerTests: XCTestCase {
             playing(t)
             if abs(t - 1) < 0.005 { FileManager.default.createFile(atPath: path, contents: Data(jazz.utf8)) }
             if abs(t - 2) < 0.005 {
+                // The reload runs on a thread of its own: its event says it is done.
+                XCTAssertTrue(events.waitForLine(containing: "\"reload\""), events.text)
                 presetAfterEdit = runner.control.withSession { Self.preset($0) }
                 FileManager.default.createFile(atPath: path, contents: Data("{ \"nodes\": [ ".utf8))
             }

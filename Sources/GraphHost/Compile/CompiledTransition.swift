@@ -14,7 +14,9 @@ final class CompiledTransition {
 
     /// One node of the union: a node of either graph (by key) or a crossfade of two sources.
     struct UnionNode {
-        enum Role { case old(String), new(String), crossfade }
+        /// `spill`: a crossfade whose old side rings out (spillover); `gate`: fades its one input out (the old
+        /// graph's input in a spillover).
+        enum Role { case old(String), new(String), crossfade, spill, gate }
         var key: String
         var role: Role
         var inputs: [Source?]
@@ -28,7 +30,9 @@ final class CompiledTransition {
 
     /// The union of `old` and `new` keeping `kept` in render order plus the source of each of the new graph's
     /// outputs; nil when keeping those nodes would need a cycle (they appear in a different order in the two graphs).
-    static func union(old: GraphDocument, new: GraphDocument, kept: Set<String>) -> (nodes: [UnionNode], outputs: [Source?])? {
+    /// With `spillover`, the crossfades let their old side ring out, and every input of the old graph's effects from
+    /// outside them (kept nodes, sources) is gated, as is a crossfade's old side that is no tail.
+    static func union(old: GraphDocument, new: GraphDocument, kept: Set<String>, spillover: Bool = false) -> (nodes: [UnionNode], outputs: [Source?])? {
         func oldKey(_ id: String) -> String { kept.contains(id) ? id : "old:" + id }
         func sources(_ doc: GraphDocument, _ n: Int, key: (String) -> String) -> [Source?] {
             var inputs = [Source?](repeating: nil, count: doc.nodes[n].definition.inputBuses)
@@ -75,6 +79,7 @@ final class CompiledTransition {
                 outputs.append(output)
             }
         }
+        if spillover { nodes = gated(nodes, old: old) }
         // Kahn's algorithm, stable in the order above.
         var remaining = nodes
         var placed: Set<String> = []
@@ -87,6 +92,35 @@ final class CompiledTransition {
         return (ordered, outputs)
     }
 
+    /// The spillover form of `nodes`: crossfades spill, and gates stop what flows into the old graph's effects.
+    static func gated(_ nodes: [UnionNode], old: GraphDocument) -> [UnionNode] {
+        // A tail comes out of an effect only the old graph has; everything else is live signal.
+        func isTail(_ source: Source) -> Bool {
+            guard source.key.hasPrefix("old:"), let node = old.node(String(source.key.dropFirst(4))) else { return false }
+            return node.definition.inputBuses > 0
+        }
+        var result: [UnionNode] = []
+        func gate(_ source: Source?, into key: String, _ b: Int) -> Source? {
+            guard let source, !isTail(source) else { return source }
+            let gateKey = "gate:\(key):\(b)"
+            result.append(UnionNode(key: gateKey, role: .gate, inputs: [source, nil], outputs: 1))
+            return Source(key: gateKey)
+        }
+        for var node in nodes {
+            switch node.role {
+            case .old(let id):
+                let events = (old.node(id)?.definition as? LV2Node)?.plugin.readsEvents == true
+                for b in node.inputs.indices where !(events && b == 0) { node.inputs[b] = gate(node.inputs[b], into: node.key, b) }
+            case .crossfade:
+                node.role = .spill
+                node.inputs[0] = gate(node.inputs[0], into: node.key, 0)
+            default: break
+            }
+            result.append(node)
+        }
+        return result
+    }
+
     /// The fade gains: `preroll` frames at 0 (the new graph runs, unheard), then a raised cosine over `frames` frames
     /// (the last index is 1).
     static func fadeGains(frames: Int, preroll: Int = 0) -> [Float] {
@@ -96,19 +130,32 @@ final class CompiledTransition {
     /// `preroll`: frames during which the new graph already runs on the live input but is not heard yet, so that
     /// plugins starting cold (a convolver whose impulse response begins after a pre-delay) are warm when the fade
     /// begins.
-    init(from old: CompiledGraph, to new: CompiledGraph, fadeFrames: Int, preroll: Int = 0) {
+    /// `spillover`: the old graph's tails ring out until quieter than `threshold` (linear), for at most `limit` frames
+    /// after the fade.
+    init(from old: CompiledGraph, to new: CompiledGraph, fadeFrames: Int, preroll: Int = 0,
+         spillover: (threshold: Float, limit: Int)? = nil) {
         let format = new.document.format
-        guard let (nodes, outputs) = Self.union(old: old.document, new: new.document, kept: new.keptIDs) else {
+        guard let (nodes, outputs) = Self.union(old: old.document, new: new.document, kept: new.keptIDs, spillover: spillover != nil) else {
             preconditionFailure("the kept set was checked for cycles before the new graph was built")
         }
         let table = Self.fadeGains(frames: max(1, fadeFrames), preroll: max(0, preroll))
         gains = .allocateRender(capacity: table.count)
         gains.initialize(from: table, count: table.count)
         clock = .allocateRender(capacity: 1)
-        clock.initialize(to: FadeClock(frames: table.count - 1, gains: gains))
-        crossfadeCount = nodes.filter { if case .crossfade = $0.role { return true } else { return false } }.count
+        clock.initialize(to: FadeClock(frames: table.count - 1, gains: gains,
+                                       spillover: spillover.map { (max(0, preroll), $0.threshold, table.count - 1 + $0.limit) }))
+        let kernelNodes = nodes.filter {
+            switch $0.role {
+            case .crossfade, .spill, .gate: return true
+            case .old, .new: return false
+            }
+        }
+        crossfadeCount = kernelNodes.count
         let crossfades = UnsafeMutablePointer<CrossfadeKernel>.allocateRender(capacity: max(1, crossfadeCount))
         crossfades.initialize(repeating: CrossfadeKernel(clock: clock), count: max(1, crossfadeCount))
+        for (i, node) in kernelNodes.enumerated() {
+            if case .spill = node.role { crossfades[i] = CrossfadeKernel(clock: clock, spills: true) }
+        }
         self.crossfades = crossfades
         let index = Dictionary(uniqueKeysWithValues: nodes.enumerated().map { ($1.key, $0) })
         var nextCrossfade = 0
@@ -117,7 +164,7 @@ final class CompiledTransition {
             switch node.role {
             case .old(let id): kernel = old.instances[id]!.kernel
             case .new(let id): kernel = new.instances[id]!.kernel
-            case .crossfade:
+            case .crossfade, .spill, .gate:
                 kernel = .crossfade(crossfades + nextCrossfade)
                 nextCrossfade += 1
             }

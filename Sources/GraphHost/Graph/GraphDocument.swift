@@ -47,13 +47,17 @@ public struct GraphDocument: Sendable {
     public var chainNodes: [ChainPlacement] = []
     /// How long a swap to this graph crossfades.
     public var crossfadeSeconds = GraphDocument.defaultCrossfadeSeconds
+    /// How swaps to this graph replace the running one (`"swap"`), and how long a spillover's tails may ring at
+    /// most (`"tailSeconds"`).
+    public var swapMode = SwapMode.crossfade
+    public var tailSeconds = SwapMode.defaultTailSeconds
     /// The musical transport (tempo, meter, rolling) plugins are told about; nil when the graph declares none.
     public var musicalTime: MusicalTime.Settings?
     var root: JSONValue?
     var shownName: String?
 
     public static let defaultCrossfadeSeconds = 0.03
-    static let topLevelKeys = ["format", "nodes", "links", "chains", "crossfadeSeconds", "transport", "baseDirectory"]
+    static let topLevelKeys = ["format", "nodes", "links", "chains", "crossfadeSeconds", "swap", "tailSeconds", "transport", "baseDirectory"]
 
     public var displayName: String { shownName ?? file.path }
 
@@ -127,6 +131,13 @@ public struct GraphDocument: Sendable {
         let format = parseFormat(root["format"], issues: &issues)
         let top = NodeSettings(object: root, path: "")
         let crossfade = top.number("crossfadeSeconds", in: 0.001...1, issues: &issues) ?? defaultCrossfadeSeconds
+        var swapMode = SwapMode.crossfade
+        if let name = top.string("swap", issues: &issues) {
+            if let mode = SwapMode(rawValue: name) { swapMode = mode } else {
+                issues.report("swap", "unknown swap mode '\(name)'; valid: \(SwapMode.names)", at: root["swap"])
+            }
+        }
+        let tailSeconds = top.number("tailSeconds", in: 0.1...60, issues: &issues) ?? SwapMode.defaultTailSeconds
         let musicalTime = parseMusicalTime(root["transport"], issues: &issues)
         // Relative media paths resolve against the graph's folder, or `baseDirectory` (which `save` writes when it
         // puts a graph into another folder).
@@ -181,6 +192,8 @@ public struct GraphDocument: Sendable {
         document.chains = chains.members.mapValues { $0.map(\.id) }
         document.chainNodes = placements
         document.crossfadeSeconds = crossfade
+        document.swapMode = swapMode
+        document.tailSeconds = tailSeconds
         document.musicalTime = musicalTime
         document.root = root
         document.shownName = displayName

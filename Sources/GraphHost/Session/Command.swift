@@ -77,8 +77,9 @@ public struct CommandError: Error, CustomStringConvertible, Sendable {
 /// the whole graph.
 public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
     case node(Command)
-    case chain(node: String, name: String)
-    case load(path: String)
+    /// A swap; `swap` overrides the new graph's own `"swap"` mode for this one.
+    case chain(node: String, name: String, swap: SwapMode? = nil)
+    case load(path: String, swap: SwapMode? = nil)
     /// The musical transport's tempo in beats per minute (plugins that follow the host's tempo hear it).
     case tempo(Double)
     case pause, play
@@ -87,13 +88,13 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
     case status, list, quit
 
     public static let verbs = ["preset", "set", "bypass", "chain", "load", "save", "tempo", "pause", "play", "status", "list", "quit"]
-    public static let usage = "\(Command.usage), chain NODE NAME, load GRAPH, save GRAPH, tempo BPM, pause, play, status, list, quit"
+    public static let usage = "\(Command.usage), chain NODE NAME [spillover|crossfade], load GRAPH [spillover|crossfade], save GRAPH, tempo BPM, pause, play, status, list, quit"
 
     public var description: String {
         switch self {
         case .node(let command): return command.description
-        case .chain(let node, let name): return "chain \(node) \(name)"
-        case .load(let path): return "load \(path)"
+        case .chain(let node, let name, let swap): return "chain \(node) \(name)" + (swap.map { " " + $0.rawValue } ?? "")
+        case .load(let path, let swap): return "load \(path)" + (swap.map { " " + $0.rawValue } ?? "")
         case .save(let path): return "save \(path)"
         case .tempo(let bpm): return "tempo \(Format.number(bpm))"
         case .pause: return "pause"
@@ -109,6 +110,14 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .status, .list, .quit, .save: return false
         default: return true
+        }
+    }
+
+    /// The swap mode a `chain` or `load` asks for, if it names one.
+    public var swapMode: SwapMode? {
+        switch self {
+        case .chain(_, _, let mode), .load(_, let mode): return mode
+        default: return nil
         }
     }
 
@@ -134,8 +143,10 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
         case "list": return try bare(.list)
         case "quit": return try bare(.quit)
         case "chain":
-            guard words.count == 3 else { throw CommandError("usage: chain NODE NAME") }
-            return .chain(node: words[1], name: words[2])
+            guard words.count == 3 || (words.count == 4 && SwapMode(rawValue: words[3]) != nil) else {
+                throw CommandError("usage: chain NODE NAME [\(SwapMode.names)]")
+            }
+            return .chain(node: words[1], name: words[2], swap: words.count == 4 ? SwapMode(rawValue: words[3]) : nil)
         case "tempo":
             guard words.count == 2, let bpm = Double(words[1]), (1...999).contains(bpm) else {
                 throw CommandError("usage: tempo BPM (beats per minute, 1…999)")
@@ -143,8 +154,15 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
             return .tempo(bpm)
         case "load", "save":
             guard words.count >= 2 else { throw CommandError("usage: \(verb) GRAPH (a graph JSON file)") }
-            let rest = line.drop { $0.isWhitespace }.dropFirst(4).trimmingCharacters(in: .whitespaces)
-            return verb == "load" ? .load(path: rest) : .save(path: rest)
+            var rest = line.drop { $0.isWhitespace }.dropFirst(4).trimmingCharacters(in: .whitespaces)
+            guard verb == "load" else { return .save(path: rest) }
+            // A mode word after the path: `load GRAPH spillover`.
+            var swap: SwapMode?
+            if words.count >= 3, let mode = SwapMode(rawValue: words.last!) {
+                swap = mode
+                rest = String(rest.dropLast(mode.rawValue.count)).trimmingCharacters(in: .whitespaces)
+            }
+            return .load(path: rest, swap: swap)
         default:
             do { return .node(try Command.parse(line)) } catch let e as CommandError where e.description.hasPrefix("unknown command") {
                 throw CommandError("unknown command '\(verb)'; commands: \(usage)")

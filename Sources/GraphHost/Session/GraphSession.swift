@@ -80,8 +80,8 @@ public final class GraphSession {
     public func check(_ request: ControlRequest) throws {
         switch request {
         case .node(let command): try graph.check(command)
-        case .chain(let node, let name): _ = try graph.document.selecting(chain: name, for: node)
-        case .load(let path): _ = try GraphDocument.load(path: path)
+        case .chain(let node, let name, _): _ = try graph.document.selecting(chain: name, for: node)
+        case .load(let path, _): _ = try GraphDocument.load(path: path)
         case .tempo: if musicalTime == nil { throw CommandError("the graph has no transport; declare one with \"transport\": {\"bpm\": 120}") }
         case .save(let path): try GraphDocument.checkWritable(path)
         case .pause, .play, .status, .list, .quit: break
@@ -106,8 +106,8 @@ public final class GraphSession {
             try send(.musicalTime(.settings(time)))
             musicalTime = time
             graph.document.musicalTime = time
-        case .chain, .load:
-            try swap(to: swapTarget(for: request)!)
+        case .chain(_, _, let mode), .load(_, let mode):
+            try swap(to: swapTarget(for: request)!, mode: mode)
         case .save(let path):
             try graph.document.save(to: path)
         case .status, .list, .quit:
@@ -131,8 +131,8 @@ public final class GraphSession {
     /// and type whose differences are live settings keep running (state, position, buffer); the rest is built
     /// fresh. If anything fails the running graph is untouched. `LiveControl` runs the three steps apart, so the
     /// long one (building and warming up) does not hold the session.
-    public func swap(to document: GraphDocument) throws {
-        let pending = try prepareSwap(to: document)
+    public func swap(to document: GraphDocument, mode: SwapMode? = nil) throws {
+        let pending = try prepareSwap(to: document, mode: mode)
         do {
             try pending.build()
             try commit(pending)
@@ -151,14 +151,15 @@ public final class GraphSession {
             var document = graph.document
             document.nodes[node.index].definition = changed
             return document
-        case .chain(let node, let name): return try graph.document.selecting(chain: name, for: node)
-        case .load(let path): return try GraphDocument.load(path: path)
+        case .chain(let node, let name, _): return try graph.document.selecting(chain: name, for: node)
+        case .load(let path, _): return try GraphDocument.load(path: path)
         default: return nil
         }
     }
 
     /// Checks a swap to `document` and decides which nodes it keeps; one swap at a time.
-    public func prepareSwap(to document: GraphDocument) throws -> PendingSwap {
+    /// `mode` overrides the new graph's own swap mode.
+    public func prepareSwap(to document: GraphDocument, mode: SwapMode? = nil) throws -> PendingSwap {
         guard pendingSwap == nil else {
             throw CommandError("another swap is being built (\(pendingSwap!.document.displayName)); try again when it is done")
         }
@@ -177,7 +178,7 @@ public final class GraphSession {
             // Kept effects in another order cannot share one render order: keep only the sources.
             keep = keep.filter { document.node($0)!.definition.inputBuses == 0 }
         }
-        let pending = PendingSwap(document: document, old: old, keep: keep, live: rendersConcurrently)
+        let pending = PendingSwap(document: document, old: old, keep: keep, live: rendersConcurrently, mode: mode ?? document.swapMode)
         pendingSwap = pending
         return pending
     }
@@ -202,7 +203,8 @@ public final class GraphSession {
         // New plugins that load a file (a convolver's impulse response) run unheard on the live input first.
         let loadsFiles = next.instances.contains { !keep.contains($0.key) && ($0.value as? LV2Instance)?.loadsFiles == true }
         let transition = CompiledTransition(from: pending.old, to: next, fadeFrames: Int(document.crossfadeSeconds * rate),
-                                            preroll: loadsFiles ? Int(Self.filePrerollSeconds * rate) : 0)
+                                            preroll: loadsFiles ? Int(Self.filePrerollSeconds * rate) : 0,
+                                            spillover: pending.mode == .spillover ? (SwapMode.tailThreshold, Int(document.tailSeconds * rate)) : nil)
         try sendInitialCommands(next, except: keep)
         try send(.transition(transition.transition))
         pendingSwap = nil

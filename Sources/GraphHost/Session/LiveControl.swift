@@ -54,7 +54,7 @@ public final class LiveControl: Sendable {
                 default:
                     let applied = session.appliedMessages.load(ordering: .acquiring)
                     if let document = try session.swapTarget(for: request) {
-                        return .build(try session.prepareSwap(to: document), request, applied: applied)
+                        return .build(try session.prepareSwap(to: document, mode: request.swapMode), request, applied: applied)
                     }
                     try session.apply(request)
                     return .done(reply: Self.applied(request, arrival: arrival, before: applied), event: request.description)

@@ -10,10 +10,12 @@ public final class PendingSwap: @unchecked Sendable {
     let keep: Set<String>
     /// Whether a real-time thread renders: the new graph's streams must buffer before the switch.
     let live: Bool
+    let mode: SwapMode
     private(set) var next: CompiledGraph?
     private let cancelled = ManagedAtomic(false)
 
-    init(document: GraphDocument, old: CompiledGraph, keep: Set<String>, live: Bool) {
+    init(document: GraphDocument, old: CompiledGraph, keep: Set<String>, live: Bool, mode: SwapMode) {
+        self.mode = mode
         self.document = document
         self.old = old
         self.keep = keep

@@ -138,8 +138,13 @@ public struct RenderEngine {
             case .musicalTime(let change):
                 musicalTime.pointee.apply(change)
             case .transition(let t):
-                // One transition at a time: a later one (and what follows it) waits for the current fade to end.
-                if transition != nil { return noteApplied(applied) }
+                // One transition at a time: a later one (and what follows it) waits for the current fade to end; a
+                // ringing spillover tail starts fading out at once.
+                if let current = transition {
+                    let clock = current.pointee.clock
+                    if clock.pointee.spills && clock.pointee.position < clock.pointee.limit { clock.pointee.limit = clock.pointee.position }
+                    return noteApplied(applied)
+                }
                 transition = t
                 if transport.isSilent { finishTransition() }
             }
@@ -192,6 +197,7 @@ public struct RenderEngine {
             return
         }
         t.pointee.clock.pointee.position += frames
+        t.pointee.clock.pointee.noteSlice()
         if t.pointee.clock.pointee.remaining <= 0 { finishTransition() }
     }
 
