@@ -94,3 +94,42 @@ final class SpilloverTests: XCTestCase {
         XCTAssertLessThanOrEqual(worst.slopeRatio, 1.5, "\(worst)")
     }
 }
+
+/// Live: `chain fx dry spillover` through the socket lets the reverb ring in the `--record` output, and `save`
+/// writes the live graph (the chain switched, the mixer turned down), which renders like the same graph by hand.
+final class LiveSpilloverAndSaveTests: XCTestCase {
+    func testLiveSpilloverAndSave() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let graph = try String(contentsOfFile: try SpilloverTests.graph(), encoding: .utf8)
+            .replacingOccurrences(of: "{ \"from\": \"song\", \"to\": \"fx\" }", with: "{ \"from\": \"song\", \"to\": \"mix\" }, { \"from\": \"mix\", \"to\": \"fx\" }")
+            .replacingOccurrences(of: "{ \"id\": \"fx\", \"type\": \"chain\"", with: "{ \"id\": \"mix\", \"type\": \"mixer\", \"inputs\": 1 }, { \"id\": \"fx\", \"type\": \"chain\"")
+        let path = TestSupport.graph(graph)
+        let socket = TestSupport.directory.appendingPathComponent("live/spill.sock").path
+        let recording = TestSupport.directory.appendingPathComponent("spill.wav").path
+        let saved = TestSupport.directory.appendingPathComponent("spill-saved.json").path
+        let control = pw.control(socket)
+        let run = try pw.graphhost(["run", path, "--socket", socket, "--latency", "256", "--record", recording])
+        defer { run.interrupt() }
+        XCTAssertTrue(control.waitForSocket())
+        XCTAssertTrue(try control.waitForPosition(0.45))
+        XCTAssertEqual(try control.ctl(["chain", "fx", "dry", "spillover"]).status, 0)
+        let switched = try control.position()
+        XCTAssertEqual(try control.ctl(["set", "mix", "volume", "0.5"]).status, 0)
+        XCTAssertEqual(try control.ctl(["save", saved]).status, 0)
+        XCTAssertTrue(try control.waitForPosition(switched + 1.5))
+        XCTAssertEqual(try control.ctl(["quit"]).status, 0)
+        XCTAssertEqual(run.wait().status, 0)
+
+        let samples = try SoundFile(path: recording).samples
+        let onset = Double(try XCTUnwrap(SignalMatch.firstSound(samples)) / 2) / 48000 - 0.1
+        let tail = LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(samples, 1000, start: onset + switched + 0.1, seconds: 0.2))
+        print("live spillover tail: \(tail) dB at \(switched) s")
+        XCTAssertGreaterThan(tail, -50, "the reverb's tail was cut at the switch")
+
+        let byHand = TestSupport.graph(graph.replacingOccurrences(of: "\"chain\": \"echo\"", with: "\"chain\": \"dry\"")
+            .replacingOccurrences(of: "\"inputs\": 1 }", with: "\"inputs\": 1, \"volume\": 0.5 }"))
+        let text = try String(contentsOfFile: saved, encoding: .utf8)
+        XCTAssertTrue(try TestSupport.render(saved, durationFrames: 96000).samples == TestSupport.render(byHand, durationFrames: 96000).samples, text)
+    }
+}
