@@ -43,8 +43,12 @@ public struct CommandCompletion {
             return document.chainNodes.map(\.id)
         case ("chain", 2):
             return document.chains.keys.sorted()
-        case ("load", _):
+        case ("chain", 3):
+            return SwapMode.allCases.map(\.rawValue)
+        case ("load", 1), ("save", 1):
             return graphFiles(matching: partial)
+        case ("load", 2):
+            return SwapMode.allCases.map(\.rawValue)
         default:
             return []
         }
