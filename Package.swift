@@ -28,6 +28,7 @@ let package = Package(
         .target(name: "CHTTP", dependencies: ["CCurl"]),
         .systemLibrary(name: "CLibEdit", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
         .target(name: "CEditLine", dependencies: ["CLibEdit"]),
+        .systemLibrary(name: "CLiblo", pkgConfig: "liblo", providers: [.apt(["liblo-dev"])]),
         // The render world: engine, plans, rings and kernels, in Swift 6 mode. It imports only Atomics, Glibc and
         // the LV2 headers (LayoutTests), and links no system library.
         .target(
@@ -41,7 +42,7 @@ let package = Package(
             name: "GraphHost",
             dependencies: [
                 "GraphHostCore", "GraphHostDSP",
-                "CMPG123", "CSoxr", "CSndfile", "CRenderSupport", "CCleanAllocation", "CPipeWire", "CLV2", "CLilv", "CLV2Support", "CHTTP",
+                "CMPG123", "CSoxr", "CSndfile", "CRenderSupport", "CCleanAllocation", "CPipeWire", "CLV2", "CLilv", "CLV2Support", "CHTTP", "CLiblo",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
             ],

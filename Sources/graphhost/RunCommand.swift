@@ -18,15 +18,22 @@ struct RunCommand: ParsableCommand {
     @Option(help: "The control socket (default: $XDG_RUNTIME_DIR/graphhost/NAME.sock).") var socket: String?
     @Option(help: "Record what is played (every live change included) to this WAV or FLAC file.") var record: String?
     @Flag(help: "Reload the graph file when it changes (a crossfaded swap; a broken edit is reported and ignored).") var watch = false
+    @Option(help: "Take OSC control messages (/graphhost/...) on this UDP port (0: any free port, logged). Off unless given.") var oscPort: Int?
+    @Option(help: "The address the OSC port binds to (0.0.0.0: every interface).") var oscHost = "127.0.0.1"
+
+    func validate() throws {
+        if let oscPort, !(0...65535).contains(oscPort) { throw ValidationError("--osc-port \(oscPort) is not 0…65535") }
+    }
 
     func run() throws {
         signal(SIGPIPE, SIG_IGN)
         signal(SIGINT) { _ in stopSignal = 1 }
         signal(SIGTERM) { _ in stopSignal = 1 }
         let nodeName = name ?? URL(fileURLWithPath: graph).deletingPathExtension().lastPathComponent
-        let play = LivePlay(document: try loadGraph(graph), graphPath: graph,
+        var play = LivePlay(document: try loadGraph(graph), graphPath: graph,
                             playback: PlaybackOptions(name: nodeName, target: target, latencyFrames: latency),
                             socketPath: socket, durationSeconds: duration, recordPath: record, watch: watch)
+        if let oscPort { play.surfaces.append(OSCServer(host: oscHost, port: oscPort)) }
         let status = try play.run(console: { runner in
             let control = runner.control
             return Console(handle: { control.handle($0) }, complete: { line in control.withSession { CommandCompletion(session: $0).complete(line) } },
