@@ -86,9 +86,9 @@ final class OSCTests: XCTestCase {
         return 10 * log10(sum / Double(max(range.count, 1)))
     }
 
-    /// `oscsend 127.0.0.1 PORT ADDRESS TYPES VALUES...`; fails the test when oscsend does.
+    /// `oscsend localhost PORT ADDRESS TYPES VALUES...`; fails the test when oscsend does.
     func oscsend(_ port: Int, _ address: String, _ types: String = "", _ values: String...) throws {
-        let r = try TestSupport.execute(URL(fileURLWithPath: "/usr/bin/oscsend"), ["127.0.0.1", "\(port)", address] + (types.isEmpty ? [] : [types]) + values)
+        let r = try TestSupport.execute(URL(fileURLWithPath: "/usr/bin/oscsend"), ["localhost", "\(port)", address] + (types.isEmpty ? [] : [types]) + values)
         XCTAssertEqual(r.status, 0, String(decoding: r.err, as: UTF8.self))
     }
 
@@ -158,7 +158,7 @@ final class OSCTests: XCTestCase {
         let lines = dumped.split(separator: "\n")
         for expected in ["/graphhost/set expects NODE PARAM VALUE", "/graphhost/chain expects NODE NAME: type tags ss; got type tags 'si'",
                          "'loud' is not a number", "\"playing\":true"] {
-            XCTAssertTrue(lines.contains { $0.hasPrefix("/graphhost/reply ss") && $0.contains(expected) }, "no reply with \(expected) in: \(dumped)")
+            XCTAssertTrue(lines.contains { $0.contains(" /graphhost/reply ss ") && $0.contains(expected) }, "no reply with \(expected) in: \(dumped)")
         }
         XCTAssertEqual(lines.filter { $0.contains("\"ok\":false") }.count, 4, dumped)
         XCTAssertFalse(dumped.contains("\"command\":\"chain fx 1\""), dumped)
