@@ -156,7 +156,7 @@ final class OSCTests: XCTestCase {
         XCTAssertTrue(result.out.contains("dropped frames 0"), result.out)
 
         let lines = dumped.split(separator: "\n")
-        for expected in ["/graphhost/set expects NODE PARAM VALUE", "/graphhost/chain expects NODE NAME: type tags ss; got type tags 'si'",
+        for expected in ["/graphhost/set expects NODE PARAM VALUE", "/graphhost/chain expects NODE NAME [MODE]: type tags ss or sss (MODE: crossfade or spillover); got type tags 'si'",
                          "'loud' is not a number", "\"playing\":true"] {
             XCTAssertTrue(lines.contains { $0.contains(" /graphhost/reply ss ") && $0.contains(expected) }, "no reply with \(expected) in: \(dumped)")
         }
@@ -270,6 +270,8 @@ final class OSCTests: XCTestCase {
         XCTAssertEqual(try line("bypass", [.string("eq"), .bool(false)]), .control("bypass eq off"))
         XCTAssertEqual(try line("bypass", [.string("eq"), .int(1)]), .control("bypass eq on"))
         XCTAssertEqual(try line("load", [.string("/tmp/a b.json")]), .control("load /tmp/a b.json"))
+        XCTAssertEqual(try line("chain", [.string("fx"), .string("b"), .string("spillover")]), .control("chain fx b spillover"))
+        XCTAssertEqual(try line("load", [.string("/tmp/a b.json"), .string("crossfade")]), .control("load /tmp/a b.json crossfade"))
         XCTAssertEqual(try line("tempo", [.double(120.5)]), .control("tempo 120.5"))
         XCTAssertEqual(try line("play", []), .control("play"))
         XCTAssertEqual(try line("subscribe", []), .subscribe(.sender))
@@ -278,6 +280,7 @@ final class OSCTests: XCTestCase {
             ("set", [OSCArgument.string("mix volume"), .string("x"), .float(1)], "/graphhost/set: NODE 'mix volume' must be one word without spaces or control characters"),
             ("load", [.string("a\nquit")], "/graphhost/load: PATH 'a\nquit' must be non-empty text without control characters"),
             ("bypass", [.string("eq"), .int(2)], "/graphhost/bypass expects NODE on|off: type tags sT, sF, si (1 or 0) or ss (on or off); got type tags 'si'"),
+            ("load", [.string("/tmp/a.json"), .string("fade")], "/graphhost/load: MODE 'fade' is not crossfade or spillover"),
             ("status", [.int(1)], "/graphhost/status expects no arguments; got type tags 'i'"),
             ("subscribe", [.int(70000)], "/graphhost/subscribe: port 70000 is not 1…65535"),
         ] as [(String, [OSCArgument], String)] {

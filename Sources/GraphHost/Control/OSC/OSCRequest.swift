@@ -20,9 +20,9 @@ public enum OSCRequest: Equatable, Sendable {
     public static let forms: [(address: String, expects: String)] = [
         ("set", "NODE PARAM VALUE: type tags ss then f, i, d, h, s (a label), T or F"),
         ("preset", "NODE NAME|INDEX: type tags ss or si"),
-        ("chain", "NODE NAME: type tags ss"),
+        ("chain", "NODE NAME [MODE]: type tags ss or sss (MODE: \(SwapMode.names))"),
         ("bypass", "NODE on|off: type tags sT, sF, si (1 or 0) or ss (on or off)"),
-        ("load", "PATH: type tag s"),
+        ("load", "PATH [MODE]: type tags s or ss (MODE: \(SwapMode.names))"),
         ("tempo", "BPM: type tag f, d or i"),
         ("status", "no arguments"), ("list", "no arguments"), ("pause", "no arguments"), ("play", "no arguments"),
         ("subscribe", "no arguments, a PORT (i) or an osc.udp:// URL (s)"),
@@ -62,6 +62,13 @@ public enum OSCRequest: Equatable, Sendable {
             default: return nil
             }
         }
+        /// A swap mode after a chain or a path, as the control line's last word.
+        func mode(_ argument: OSCArgument?) throws -> String {
+            guard let argument else { return "" }
+            guard case .string(let name) = argument else { throw wrong() }
+            guard SwapMode(rawValue: name) != nil else { throw CommandError("\(message.address): MODE '\(name)' is not \(SwapMode.names)") }
+            return " " + name
+        }
         let arguments = message.arguments
         switch (form.address, arguments.count) {
         case ("set", 3):
@@ -79,8 +86,8 @@ public enum OSCRequest: Equatable, Sendable {
             let node = try word(arguments[0], "NODE")
             if case .int(let index) = arguments[1] { return .control("preset \(node) \(index)") }
             return .control("preset \(node) \(try text(arguments[1], "NAME"))")
-        case ("chain", 2):
-            return .control("chain \(try word(arguments[0], "NODE")) \(try word(arguments[1], "NAME"))")
+        case ("chain", 2), ("chain", 3):
+            return .control("chain \(try word(arguments[0], "NODE")) \(try word(arguments[1], "NAME"))" + (try mode(arguments.dropFirst(2).first)))
         case ("bypass", 2):
             let node = try word(arguments[0], "NODE")
             switch arguments[1] {
@@ -89,8 +96,8 @@ public enum OSCRequest: Equatable, Sendable {
             case .string(let flag) where flag == "on" || flag == "off": return .control("bypass \(node) \(flag)")
             default: throw wrong()
             }
-        case ("load", 1):
-            return .control("load \(try text(arguments[0], "PATH"))")
+        case ("load", 1), ("load", 2):
+            return .control("load \(try text(arguments[0], "PATH"))" + (try mode(arguments.dropFirst(1).first)))
         case ("tempo", 1):
             guard case .string = arguments[0] else {
                 guard let bpm = number(arguments[0]) else { throw wrong() }
