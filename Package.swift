@@ -29,6 +29,8 @@ let package = Package(
         .systemLibrary(name: "CLibEdit", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
         .target(name: "CEditLine", dependencies: ["CLibEdit"]),
         .systemLibrary(name: "CLiblo", pkgConfig: "liblo", providers: [.apt(["liblo-dev"])]),
+        .systemLibrary(name: "CLibSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .target(name: "CMPRIS", dependencies: ["CLibSystemd"]),
         // The render world: engine, plans, rings and kernels, in Swift 6 mode. It imports only Atomics, Glibc and
         // the LV2 headers (LayoutTests), and links no system library.
         .target(
@@ -42,7 +44,7 @@ let package = Package(
             name: "GraphHost",
             dependencies: [
                 "GraphHostCore", "GraphHostDSP",
-                "CMPG123", "CSoxr", "CSndfile", "CRenderSupport", "CCleanAllocation", "CPipeWire", "CLV2", "CLilv", "CLV2Support", "CHTTP", "CLiblo",
+                "CMPG123", "CSoxr", "CSndfile", "CRenderSupport", "CCleanAllocation", "CPipeWire", "CLV2", "CLilv", "CLV2Support", "CHTTP", "CLiblo", "CMPRIS",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -52,6 +54,7 @@ let package = Package(
             dependencies: [
                 "GraphHost", "CEditLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(name: "AllocationCounter", dependencies: ["CCleanAllocation"], path: "Tests/AllocationCounter"),

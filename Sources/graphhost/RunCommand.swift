@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GraphHost
+import Logging
 
 /// Signals that ask `run` to stop, noted by an async-signal-safe handler.
 private nonisolated(unsafe) var stopSignal: sig_atomic_t = 0
@@ -20,6 +21,7 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Reload the graph file when it changes (a crossfaded swap; a broken edit is reported and ignored).") var watch = false
     @Option(help: "Take OSC control messages (/graphhost/...) on this UDP port (0: any free port, logged). Off unless given.") var oscPort: Int?
     @Option(help: "The address the OSC port binds to (0.0.0.0: every interface).") var oscHost = "127.0.0.1"
+    @Flag(help: "Do not offer MPRIS (org.mpris.MediaPlayer2.graphhost.NAME) on the session bus.") var noMpris = false
 
     func validate() throws {
         if let oscPort, !(0...65535).contains(oscPort) { throw ValidationError("--osc-port \(oscPort) is not 0…65535") }
@@ -34,6 +36,7 @@ struct RunCommand: ParsableCommand {
                             playback: PlaybackOptions(name: nodeName, target: target, latencyFrames: latency),
                             socketPath: socket, durationSeconds: duration, recordPath: record, watch: watch)
         if let oscPort { play.surfaces.append(OSCServer(host: oscHost, port: oscPort)) }
+        if !noMpris { play.surfaces.append(MPRISService(name: nodeName, logger: Logger(label: "graphhost"))) }
         let status = try play.run(console: { runner in
             let control = runner.control
             return Console(handle: { control.handle($0) }, complete: { line in control.withSession { CommandCompletion(session: $0).complete(line) } },

@@ -249,9 +249,11 @@ public final class LiveRunner {
 
     func report(streams: [StreamInstance], _ reported: inout Reported) {
         for stream in streams {
-            guard let title = stream.network?.title, !title.isEmpty, reported.titles[stream.id] != title else { continue }
+            guard let title = stream.title, reported.titles[stream.id] != title else { continue }
             reported.titles[stream.id] = title
-            control.publish(["event": "title", "node": stream.id, "title": title, "position": status.seconds])
+            var event: [String: Any] = ["event": "title", "node": stream.id, "title": title, "position": status.seconds]
+            if stream.network?.title?.isEmpty ?? true, let artist = stream.tags?.artist { event["artist"] = artist }
+            control.publish(event)
         }
         for stream in streams {
             let damage = stream.damage

@@ -31,10 +31,14 @@ public struct PlaybackStatus: Sendable {
                 var entry: [String: Any] = ["id": s.id, "state": s.state.rawValue, "bufferFill": Double(s.ring.index.readable()) / Double(s.ring.capacityFrames),
                                             "underruns": s.counters.underruns.load(ordering: .relaxed),
                                             "silencedFrames": s.damage.silencedFrames, "skippedBytes": s.damage.skippedBytes]
+                entry["url"] = s.mediaURL
+                entry["position"] = s.position(rate: sampleRate)
+                if let title = s.title { entry["title"] = title }
+                if s.network?.title?.isEmpty ?? true, let artist = s.tags?.artist { entry["artist"] = artist }
+                if let duration = s.tags?.durationSeconds { entry["duration"] = duration }
                 if let n = s.network {
                     entry["bytesLoaded"] = n.bytesLoaded
                     if let total = n.totalBytes { entry["totalBytes"] = total }
-                    if let title = n.title, !title.isEmpty { entry["title"] = title }
                     entry["reconnects"] = n.reconnects
                 }
                 return entry

@@ -6,7 +6,7 @@ final class MP3Decoder {
     private(set) var sampleRate = 0
     private(set) var channels = 0
 
-    private static let initialized: Bool = { mpg123_init(); return true }()
+    static let initialized: Bool = { mpg123_init(); return true }()
 
     init() throws {
         _ = Self.initialized

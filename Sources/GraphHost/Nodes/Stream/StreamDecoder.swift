@@ -17,12 +17,15 @@ public final class StreamDecoder: Sendable {
         var damage = StreamDamage()
         var failure: Error?
         var source: ByteSource?
+        var tags: MediaTags?
     }
     private let shared = Mutex(Shared())
     /// The first error the decoder thread met, if any.
     public var failure: Error? { shared.withLock { $0.failure } }
     /// What the frame guard dropped or silenced so far.
     public var damage: StreamDamage { shared.withLock { $0.damage } }
+    /// The ID3 tags and duration of a file source, once the decoder thread has read them (nil for a network stream).
+    public var tags: MediaTags? { shared.withLock { $0.tags } }
 
     public init(source: @escaping @Sendable () throws -> ByteSource, format: GraphFormat, ring: PCMRing,
                 counters: StreamCounters, loop: Bool, wakeup: RingWakeup) {
@@ -72,6 +75,9 @@ public final class StreamDecoder: Sendable {
             }
             if cancelled { source.cancel() }
             defer { shared.withLock { $0.source = nil } }
+            if let file = source as? FileByteSource, let tags = MediaTags.read(path: file.name) {
+                shared.withLock { $0.tags = tags }
+            }
             let decoder = try GuardedMP3Decoder()
             var resampler: Resampler?
             while !shouldStop {

@@ -129,6 +129,25 @@ public final class StreamInstance: NodeInstance, Sendable {
     /// The decoder's error, if it stopped on one.
     public var failure: Error? { decoder.failure }
 
+    /// The ID3 tags and duration of a file (or a complete cached download), once read.
+    public var tags: MediaTags? { decoder.tags }
+
+    /// The title shown for the stream: the network stream's latest ICY title, else the file's ID3 title.
+    public var title: String? {
+        if let title = network?.title, !title.isEmpty { return title }
+        return tags?.title
+    }
+
+    /// The media's URL: a network stream's URL, or a file: URL.
+    public var mediaURL: String { node.isRemote ? node.path : URL(fileURLWithPath: node.path).absoluteString }
+
+    /// Seconds into the media: audio frames played at the graph rate (`rate`), within the file when it loops.
+    public func position(rate: Double) -> Double {
+        let seconds = Double(counters.framesPlayed.load(ordering: .relaxed)) / rate
+        if node.loop, let duration = tags?.durationSeconds, duration > 0 { return seconds.truncatingRemainder(dividingBy: duration) }
+        return seconds
+    }
+
     /// Damage the frame guard found in the stream's bytes so far.
     public var damage: StreamDamage { decoder.damage }
 

@@ -1,0 +1,33 @@
+import Foundation
+
+/// What MPRIS shows as the track: the graph's first stream, read from a `status` reply. A network stream's ICY
+/// title "Artist - Title" is split into artist and title; a file gives its ID3 title and artist and its length.
+struct MPRISTrack: Equatable {
+    var title: String?
+    var artist: String?
+    var url: String?
+    /// The file's duration in microseconds; nil for an endless stream.
+    var lengthMicroseconds: Int64?
+
+    /// The track of the status reply's first stream (nil: the graph has none).
+    init?(status: [String: Any]) {
+        guard let stream = (status["streams"] as? [[String: Any]])?.first else { return nil }
+        url = stream["url"] as? String
+        title = stream["title"] as? String
+        artist = stream["artist"] as? String
+        let isNetwork = url.map { $0.hasPrefix("http://") || $0.hasPrefix("https://") } ?? false
+        if isNetwork, artist == nil, let icy = title {
+            (artist, title) = Self.split(icy: icy)
+        }
+        if !isNetwork, let seconds = stream["duration"] as? Double { lengthMicroseconds = Int64((seconds * 1e6).rounded()) }
+    }
+
+    /// Splits an ICY StreamTitle at its first " - " into artist and title; a title without one has no artist.
+    static func split(icy: String) -> (artist: String?, title: String) {
+        guard let dash = icy.range(of: " - ") else { return (nil, icy) }
+        let artist = icy[..<dash.lowerBound].trimmingCharacters(in: .whitespaces)
+        let title = icy[dash.upperBound...].trimmingCharacters(in: .whitespaces)
+        if artist.isEmpty || title.isEmpty { return (nil, icy) }
+        return (artist, title)
+    }
+}
