@@ -78,7 +78,7 @@ final class MPRISTests: XCTestCase {
         XCTAssertEqual(try bus.property("Rate") as? Double, 1)
 
         // Metadata: the ID3 tags (read once the decoder started), the file URL and the length.
-        XCTAssertTrue(try TestSupport.waitUntil { try bus.metadata()["xesam:title"] as? String == "Bus Title" }, "\(try bus.metadata())")
+        XCTAssertTrue(try TestSupport.waitUntil { try bus.metadata()["xesam:title"] as? String == "Bus Title" }, "\((try? bus.metadata()) ?? [:])")
         let metadata = try bus.metadata()
         XCTAssertEqual(metadata["xesam:artist"] as? [String], ["Bus Artist"])
         XCTAssertEqual(metadata["xesam:url"] as? String, URL(fileURLWithPath: mp3).absoluteString)
@@ -100,7 +100,9 @@ final class MPRISTests: XCTestCase {
         XCTAssertTrue(TestSupport.waitUntil { monitored().contains("NameAcquired") }, monitored())
 
         // Pause: the recording goes silent after the fade, the stream holds its place.
+        // Positions read before and after a call bound the frame where it took effect.
         XCTAssertTrue(try control.waitForPosition(2))
+        let beforePause = try control.position()
         try bus.call("Pause")
         let pausedAt = try control.position()
         XCTAssertEqual(try bus.playbackStatus(), "Paused")
@@ -110,6 +112,7 @@ final class MPRISTests: XCTestCase {
         XCTAssertEqual(try bus.position(), heldPosition, accuracy: 0.05, "a paused stream does not advance")
 
         // Play: sound again.
+        let beforePlay = try control.position()
         try bus.call("Play")
         let playedAt = try control.position()
         XCTAssertEqual(try bus.playbackStatus(), "Playing")
@@ -147,8 +150,8 @@ final class MPRISTests: XCTestCase {
             let a = max(0, Int(from * 48000) * 2), b = min(samples.count, Int(to * 48000) * 2)
             return a < b ? TestSupport.peak(Array(samples[a..<b])) : -1
         }
-        XCTAssertGreaterThan(peak(pausedAt - 1, pausedAt - 0.1), 0.05, "sound before the pause")
-        XCTAssertEqual(peak(pausedAt + 0.1, playedAt - 0.05), 0, "silence while paused")
+        XCTAssertGreaterThan(peak(beforePause - 1, beforePause - 0.05), 0.05, "sound before the pause")
+        XCTAssertEqual(peak(pausedAt + 0.1, beforePlay), 0, "silence while paused")
         XCTAssertGreaterThan(peak(playedAt + 0.1, playedAt + 1.1), 0.05, "sound after play")
     }
 
