@@ -212,6 +212,30 @@ final class MPRISTests: XCTestCase {
         XCTAssertEqual(run.wait(timeout: 20).status, 0)
     }
 
+    /// An Icecast stream's ICY title "Artist - Title" reaches Metadata split in two, with the stream's URL and no length.
+    func testICYTitleOfARadioStreamInMetadata() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let start = try TestSupport.execute(NetworkStreamTests.icecastScript, ["start"])
+        guard start.status == 0 else { throw TestSupport.ToolFailure(description: "icecast-loopback start: " + String(decoding: start.err, as: UTF8.self)) }
+        let icecast = TestSupport.exports(String(decoding: start.out, as: UTF8.self))
+        let (dir, url) = (try XCTUnwrap(icecast["ICECAST_DIR"]), try XCTUnwrap(icecast["ICECAST_URL"]))
+        defer { _ = try? TestSupport.execute(NetworkStreamTests.icecastScript, ["stop", dir]) }
+        let socket = TestSupport.directory.appendingPathComponent("mpris-radio/r.sock").path
+        let run = try pw.graphhost(["run", TestSupport.streamGraph(url), "--name", "radio", "--socket", socket])
+        let bus = Bus(name: "org.mpris.MediaPlayer2.graphhost.radio", environment: pw.environment)
+        XCTAssertTrue(try TestSupport.waitUntil { try bus.isOwned() }, run.errorText)
+        XCTAssertTrue(try TestSupport.waitUntil { try bus.playbackStatus() == "Playing" })
+        XCTAssertEqual(try TestSupport.execute(NetworkStreamTests.icecastScript, ["meta", dir, "Radio Artist - Radio Song"]).status, 0)
+        XCTAssertTrue(try TestSupport.waitUntil { try bus.metadata()["xesam:title"] as? String == "Radio Song" }, "\((try? bus.metadata()) ?? [:])")
+        let metadata = try bus.metadata()
+        XCTAssertEqual(metadata["xesam:artist"] as? [String], ["Radio Artist"])
+        XCTAssertEqual(metadata["xesam:url"] as? String, url)
+        XCTAssertNil(metadata["mpris:length"], "an endless stream has no length")
+        try bus.call("Quit", interface: "org.mpris.MediaPlayer2")
+        XCTAssertEqual(run.wait(timeout: 20).status, 0)
+    }
+
     func testBusNamesAndICYTitles() {
         XCTAssertEqual(MPRISBusName.forRun(name: "living room"), "org.mpris.MediaPlayer2.graphhost.living_room")
         XCTAssertEqual(MPRISBusName.element("9lives"), "_9lives")
