@@ -257,6 +257,14 @@ final class MPRISTests: XCTestCase {
         let untagged = try XCTUnwrap(MediaTags.read(path: try TestSupport.mp3(rate: 44100, channels: 1, seconds: 2)))
         XCTAssertNil(untagged.title)
         XCTAssertEqual(try XCTUnwrap(untagged.durationSeconds), 2, accuracy: 0.01)
+        // ID3v1 only, at the end of the file.
+        let wav = TestSupport.directory.appendingPathComponent("v1.wav").path, v1 = wav + ".mp3"
+        try TestSupport.run(["sox", "-q", "-n", "-r", "44100", "-c", "2", wav, "synth", "3", "sine", "440"])
+        try TestSupport.run(["lame", "--quiet", "--id3v1-only", "--tt", "Old Title", "--ta", "Old Artist", wav, v1])
+        let old = try XCTUnwrap(MediaTags.read(path: v1))
+        XCTAssertEqual(old.title, "Old Title")
+        XCTAssertEqual(old.artist, "Old Artist")
         XCTAssertNil(MediaTags.read(path: "/nonexistent.mp3"))
+        XCTAssertNil(MediaTags.read(path: wav), "not MPEG audio")
     }
 }

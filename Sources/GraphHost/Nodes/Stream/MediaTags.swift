@@ -2,7 +2,9 @@ import Foundation
 import CMPG123
 
 /// What a finite MP3 file says about itself: its ID3 title and artist (ID3v2 TIT2/TPE1, else ID3v1) and its
-/// duration, read by libmpg123 from the file (a full scan, so files without a Xing/LAME header are exact too).
+/// duration, read by libmpg123 from the file's start: the Xing/LAME header, else the file size over a constant
+/// bit rate (a VBR file without that header gets an estimate). Nothing is decoded or scanned, so a long file costs
+/// no more than a short one.
 public struct MediaTags: Equatable, Sendable {
     public var title: String?
     public var artist: String?
@@ -15,7 +17,7 @@ public struct MediaTags: Equatable, Sendable {
         self.durationSeconds = durationSeconds
     }
 
-    /// Reads the tags and duration of the MP3 file at `path`; nil when libmpg123 cannot open or scan it.
+    /// Reads the tags and duration of the MP3 file at `path`; nil when libmpg123 cannot open it or finds no frame.
     public static func read(path: String) -> MediaTags? {
         _ = MP3Decoder.initialized
         var error: Int32 = 0
@@ -24,13 +26,11 @@ public struct MediaTags: Equatable, Sendable {
         mpg123_param2(handle, Int32(MPG123_ADD_FLAGS.rawValue), Int(MPG123_QUIET.rawValue), 0)
         guard mpg123_open(handle, path) == MPG123_OK.rawValue else { return nil }
         defer { mpg123_close(handle) }
-        guard mpg123_scan(handle) == MPG123_OK.rawValue else { return nil }
-        var tags = MediaTags()
         var rate = 0, channels: Int32 = 0, encoding: Int32 = 0
+        guard mpg123_getformat(handle, &rate, &channels, &encoding) == MPG123_OK.rawValue, rate > 0 else { return nil }
+        var tags = MediaTags()
         let samples = mpg123_length(handle)
-        if mpg123_getformat(handle, &rate, &channels, &encoding) == MPG123_OK.rawValue, rate > 0, samples > 0 {
-            tags.durationSeconds = Double(samples) / Double(rate)
-        }
+        if samples > 0 { tags.durationSeconds = Double(samples) / Double(rate) }
         var v1: UnsafeMutablePointer<mpg123_id3v1>?
         var v2: UnsafeMutablePointer<mpg123_id3v2>?
         if mpg123_meta_check(handle) & MPG123_ID3 != 0, mpg123_id3(handle, &v1, &v2) == MPG123_OK.rawValue {
