@@ -226,7 +226,15 @@ final class MPRISTests: XCTestCase {
         let bus = Bus(name: "org.mpris.MediaPlayer2.graphhost.radio", environment: pw.environment)
         XCTAssertTrue(try TestSupport.waitUntil { try bus.isOwned() }, run.errorText)
         XCTAssertTrue(try TestSupport.waitUntil { try bus.playbackStatus() == "Playing" })
+        let monitor = try HeadlessPipeWire.Running(URL(fileURLWithPath: "/usr/bin/dbus-monitor"),
+                                                   ["--session", "type='signal',interface='org.freedesktop.DBus.Properties',path='\(Self.path)'"],
+                                                   environment: pw.environment)
+        defer { monitor.interrupt() }
+        func monitored() -> String { (try? String(contentsOf: monitor.outURL, encoding: .utf8)) ?? "" }
+        XCTAssertTrue(TestSupport.waitUntil { monitored().contains("NameAcquired") }, monitored())
         XCTAssertEqual(try TestSupport.execute(NetworkStreamTests.icecastScript, ["meta", dir, "Radio Artist - Radio Song"]).status, 0)
+        XCTAssertTrue(TestSupport.waitUntil { monitored().contains("\"xesam:title\"") && monitored().contains("\"Radio Song\"") },
+                      "PropertiesChanged for Metadata: \(monitored())")
         XCTAssertTrue(try TestSupport.waitUntil { try bus.metadata()["xesam:title"] as? String == "Radio Song" }, "\((try? bus.metadata()) ?? [:])")
         let metadata = try bus.metadata()
         XCTAssertEqual(metadata["xesam:artist"] as? [String], ["Radio Artist"])
