@@ -11,6 +11,7 @@ final class MPRISPlayer {
     private let control: LiveControl
     private var handle: OpaquePointer?
     private var shownStatus: String?
+    /// nil until the first refresh; .some(nil) while the graph has no stream.
     private var shownTrack: MPRISTrack??
     /// Numbers the tracks shown, for mpris:trackid.
     private var trackNumber = 0
