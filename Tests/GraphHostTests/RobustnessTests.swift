@@ -118,11 +118,11 @@ struct SplitMix64: RandomNumberGenerator {
 
 extension RobustnessTests {
     /// A socket file left by a crashed run is replaced; one a live run listens on is left alone with a clear error.
-    /// The socket is owner-only in an owner-only folder.
+    /// The socket is owner-only; a folder the server makes is owner-only, one that exists keeps its mode.
     func testStaleSocketIsReplacedAndALiveOneIsKept() throws {
         let dir = TestSupport.directory.appendingPathComponent("stale-\(UUID().uuidString)").path
         let path = dir + "/x.sock"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         let stale = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         var address = CommandServer.address(path)
         let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
@@ -133,7 +133,12 @@ extension RobustnessTests {
         try first.start()
         defer { first.stop() }
         XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int, 0o600)
-        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: dir)[.posixPermissions] as? Int, 0o700)
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: dir)[.posixPermissions] as? Int, 0o755, "an existing folder's mode changed")
+        let made = dir + "/made/y.sock"
+        let third = CommandServer(path: made) { _ in CommandServer.json(["ok": true]) }
+        try third.start()
+        defer { third.stop() }
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: dir + "/made")[.posixPermissions] as? Int, 0o700)
         let second = CommandServer(path: path) { _ in CommandServer.json(["ok": true]) }
         XCTAssertThrowsError(try second.start()) { XCTAssertTrue("\($0)".contains("another graphhost is listening on \(path)"), "\($0)") }
         XCTAssertTrue(CommandServer.isAlive(path), "the live socket was kept")

@@ -47,8 +47,12 @@ public final class CommandServer: Sendable {
 
     public func start() throws {
         let dir = (path as NSString).deletingLastPathComponent
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        chmod(dir, 0o700)
+        // A folder made here is the owner's alone; one that exists (`--socket /tmp/x.sock`) keeps its permissions, and
+        // the socket's own mode 0600 keeps others out.
+        if !FileManager.default.fileExists(atPath: dir) {
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            chmod(dir, 0o700)
+        }
         if FileManager.default.fileExists(atPath: path) {
             if Self.isAlive(path) { throw CommandError("another graphhost is listening on \(path); choose another --name") }
             unlink(path)
