@@ -53,11 +53,13 @@ public struct GraphDocument: Sendable {
     public var tailSeconds = SwapMode.defaultTailSeconds
     /// The musical transport (tempo, meter, rolling) plugins are told about; nil when the graph declares none.
     public var musicalTime: MusicalTime.Settings?
+    /// The MIDI control port and its mappings (`"midiControl"`).
+    public var midiControl: MIDIControlMap?
     var root: JSONValue?
     var shownName: String?
 
     public static let defaultCrossfadeSeconds = 0.03
-    static let topLevelKeys = ["format", "nodes", "links", "chains", "crossfadeSeconds", "swap", "tailSeconds", "transport", "baseDirectory"]
+    static let topLevelKeys = ["format", "nodes", "links", "chains", "crossfadeSeconds", "swap", "tailSeconds", "transport", "baseDirectory", "midiControl"]
 
     public var displayName: String { shownName ?? file.path }
 
@@ -116,6 +118,7 @@ public struct GraphDocument: Sendable {
             }
         }
         next.musicalTime = musicalTime
+        next.midiControl = midiControl
         return next
     }
 
@@ -182,6 +185,13 @@ public struct GraphDocument: Sendable {
             }
             ports[port] = node.id
         }
+        var midiControl: MIDIControlMap?
+        if let value = root["midiControl"], valid.count == nodes.count {
+            midiControl = MIDIControlMap.parse(value, nodes: valid, chains: chains, chainNodes: placements.map(\.id), issues: &issues)
+            if let port = midiControl?.port, let owner = ports[port] {
+                issues.report("midiControl.port", "MIDI port '\(port)' is the port of midi node '\(owner)'; the control port needs a name of its own", at: value["port"])
+            }
+        }
         let outputs = valid.filter { $0.definition is OutputNode }
         if outputs.isEmpty && valid.count == nodes.count {
             issues.report("nodes", "the graph has no output node (add { \"id\": \"out\", \"type\": \"output\" } and link to it)")
@@ -195,6 +205,7 @@ public struct GraphDocument: Sendable {
         document.swapMode = swapMode
         document.tailSeconds = tailSeconds
         document.musicalTime = musicalTime
+        document.midiControl = midiControl
         document.root = root
         document.shownName = displayName
         return document

@@ -19,6 +19,7 @@ extension GraphDocument {
             saved = saved.setting("transport", .object([("bpm", .number(time.beatsPerMinute)), ("beatsPerBar", .number(time.beatsPerBar)),
                                                         ("beatUnit", .number(Double(time.beatUnit))), ("rolling", .bool(time.rolling))]))
         }
+        saved = saved.setting("midiControl", midiControl?.json)
         let base = saved["baseDirectory"] == nil ? file.deletingLastPathComponent().standardizedFileURL
             : URL(fileURLWithPath: saved["baseDirectory"]!.stringValue ?? "", relativeTo: file.deletingLastPathComponent()).standardizedFileURL
         if base.path != folder.standardizedFileURL.path || saved["baseDirectory"] != nil {

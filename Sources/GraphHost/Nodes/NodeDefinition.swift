@@ -33,6 +33,8 @@ public protocol NodeDefinition: Sendable {
     var liveSettings: [(key: String, value: JSONValue?)] { get }
     /// Commands a new instance gets before it renders, for settings its kernel does not start with (bypass).
     var initialCommands: [NodeCommand] { get }
+    /// The parameters `set` takes, with their ranges (checked before anything runs: MIDI control maps).
+    var parameters: [ParameterInfo] { get }
 }
 
 extension NodeDefinition {
@@ -43,6 +45,7 @@ extension NodeDefinition {
     public func applying(_ command: NodeCommand) -> any NodeDefinition { self }
     public var liveSettings: [(key: String, value: JSONValue?)] { [] }
     public var initialCommands: [NodeCommand] { [] }
+    public var parameters: [ParameterInfo] { [] }
 
     static func parseDefinition(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> (any NodeDefinition)? {
         parse(settings, context: context, issues: &issues)

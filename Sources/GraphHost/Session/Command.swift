@@ -85,10 +85,12 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
     case pause, play
     /// Writes the live graph (every setting as it is heard now) as a graph file.
     case save(path: String)
+    /// Binds the next control change on the graph's MIDI control port to a parameter.
+    case learn(node: String, parameter: String)
     case status, list, quit
 
-    public static let verbs = ["preset", "set", "bypass", "chain", "load", "save", "tempo", "pause", "play", "status", "list", "quit"]
-    public static let usage = "\(Command.usage), chain NODE NAME [spillover|crossfade], load GRAPH [spillover|crossfade], save GRAPH, tempo BPM, pause, play, status, list, quit"
+    public static let verbs = ["preset", "set", "bypass", "chain", "load", "save", "learn", "tempo", "pause", "play", "status", "list", "quit"]
+    public static let usage = "\(Command.usage), chain NODE NAME [spillover|crossfade], load GRAPH [spillover|crossfade], save GRAPH, learn NODE PARAM, tempo BPM, pause, play, status, list, quit"
 
     public var description: String {
         switch self {
@@ -96,6 +98,7 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
         case .chain(let node, let name, let swap): return "chain \(node) \(name)" + (swap.map { " " + $0.rawValue } ?? "")
         case .load(let path, let swap): return "load \(path)" + (swap.map { " " + $0.rawValue } ?? "")
         case .save(let path): return "save \(path)"
+        case .learn(let node, let parameter): return "learn \(node) \(parameter)"
         case .tempo(let bpm): return "tempo \(Format.number(bpm))"
         case .pause: return "pause"
         case .play: return "play"
@@ -124,7 +127,7 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
     /// True for requests `render --at` can carry out (all but status, list and quit).
     public var appliesOffline: Bool {
         switch self {
-        case .status, .list, .quit: return false
+        case .status, .list, .quit, .learn: return false
         default: return true
         }
     }
@@ -147,6 +150,9 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
                 throw CommandError("usage: chain NODE NAME [\(SwapMode.names)]")
             }
             return .chain(node: words[1], name: words[2], swap: words.count == 4 ? SwapMode(rawValue: words[3]) : nil)
+        case "learn":
+            guard words.count == 3 else { throw CommandError("usage: learn NODE PARAM (the next control change on the MIDI control port moves it)") }
+            return .learn(node: words[1], parameter: words[2])
         case "tempo":
             guard words.count == 2, let bpm = Double(words[1]), (1...999).contains(bpm) else {
                 throw CommandError("usage: tempo BPM (beats per minute, 1…999)")

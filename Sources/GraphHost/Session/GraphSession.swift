@@ -31,6 +31,36 @@ public final class GraphSession {
     /// of live inputs the new graph adds.
     public var afterSwap: (@Sendable (CompiledGraph) -> Void)?
 
+    /// The parameter the next control change on the MIDI control port is bound to (`learn`).
+    public private(set) var learning: (node: String, parameter: ParameterInfo)?
+
+    /// The parameter `learn` names, with a range a controller can sweep; throws the reason otherwise.
+    func learnable(_ node: String, _ parameter: String) throws -> (node: String, parameter: ParameterInfo) {
+        guard let port = graph.document.midiControl?.port else {
+            throw CommandError("the graph has no MIDI control port; declare one with \"midiControl\": {\"port\": \"control\"}")
+        }
+        let instance = try graph.instance(for: Command(node: node, action: .set(parameter: parameter, value: 0)))
+        guard let info = instance.parameters.first(where: { $0.name == parameter }) else {
+            throw CommandError("'\(node)' has no parameter '\(parameter)'; parameters: \(instance.parameters.map(\.name).joined(separator: ", "))")
+        }
+        guard info.minimum.isFinite && info.maximum.isFinite else {
+            throw CommandError("'\(node)' \(parameter) has no bounded range for a controller on '\(port)'; map it in the graph file with min and max")
+        }
+        return (node, info)
+    }
+
+    /// Binds the control change `controller` on `channel` (1…16) to the parameter `learn` named, replacing what that
+    /// controller did; returns the new mapping, or nil when nothing is being learned.
+    public func bindLearned(channel: Int, controller: Int) -> MIDIControlMap.ControlMapping? {
+        guard let (node, info) = learning, graph.document.midiControl != nil else { return nil }
+        learning = nil
+        let mapping = MIDIControlMap.ControlMapping(channel: channel, controller: controller, node: node, parameter: info.name,
+                                                    minimum: info.minimum, maximum: info.maximum, curve: .linear)
+        graph.document.midiControl!.controls.removeAll { $0.controller == controller && ($0.channel == nil || $0.channel == channel) }
+        graph.document.midiControl!.controls.append(mapping)
+        return mapping
+    }
+
     /// True after `pause`, until `play`.
     public private(set) var paused = false
 
@@ -84,6 +114,7 @@ public final class GraphSession {
         case .load(let path, _): _ = try GraphDocument.load(path: path)
         case .tempo: if musicalTime == nil { throw CommandError("the graph has no transport; declare one with \"transport\": {\"bpm\": 120}") }
         case .save(let path): try GraphDocument.checkWritable(path)
+        case .learn(let node, let parameter): _ = try learnable(node, parameter)
         case .pause, .play, .status, .list, .quit: break
         }
     }
@@ -110,6 +141,8 @@ public final class GraphSession {
             try swap(to: swapTarget(for: request)!, mode: mode)
         case .save(let path):
             try graph.document.save(to: path)
+        case .learn(let node, let parameter):
+            learning = try learnable(node, parameter)
         case .status, .list, .quit:
             throw CommandError("'\(request)' does not change the graph")
         }
@@ -169,6 +202,9 @@ public final class GraphSession {
         }
         guard document.outputIDs.count == old.document.outputIDs.count else {
             throw CommandError("\(document.displayName) has \(document.outputIDs.count) outputs and the running graph \(old.document.outputIDs.count); a swap cannot change the number of outputs")
+        }
+        if let before = old.document.midiControl?.port, let after = document.midiControl?.port, before != after {
+            throw CommandError("\(document.displayName): its MIDI control port '\(after)' differs from the running graph's '\(before)'; a swap cannot change the port")
         }
         var keep = Set(document.nodes.filter { node in
             guard let before = old.document.node(node.id), before.definition.typeName == node.definition.typeName else { return false }

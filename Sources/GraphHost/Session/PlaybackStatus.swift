@@ -59,6 +59,10 @@ public struct PlaybackStatus: Sendable {
             "applied": ["messages": session.appliedMessages.load(ordering: .acquiring), "nanos": session.appliedNanos.load(ordering: .relaxed)],
         ]
         if let pending = session.pendingSwap { status["building"] = pending.document.displayName }
+        if var midi = graph.document.midiControl?.statusObject {
+            if let (node, parameter) = session.learning { midi["learning"] = "\(node) \(parameter.name)" }
+            status["midiControl"] = midi
+        }
         let compensation = graph.compensation
         status["latency"] = ["frames": compensation.total, "milliseconds": Double(compensation.total) * 1000 / sampleRate,
                              "mixerDelays": compensation.delays.filter { $0.value.contains { $0 > 0 } }]

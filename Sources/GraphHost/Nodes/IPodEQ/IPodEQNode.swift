@@ -65,6 +65,11 @@ public struct IPodEQNode: NodeDefinition {
 
     static let bandRange = -12.0...12.0
 
+    public var parameters: [ParameterInfo] { Self.parameterList }
+
+    static let parameterList = [ParameterInfo(name: "preamp", minimum: preampRange.lowerBound, maximum: preampRange.upperBound)]
+        + (0..<GraphicEQDesign.bandCount).map { ParameterInfo(name: "band.\($0)", minimum: bandRange.lowerBound, maximum: bandRange.upperBound) }
+
     public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance {
         IPodEQInstance(id: id, settings: IPodEQSettings(gains: gains, preamp: preamp), format: format)
     }
@@ -136,10 +141,7 @@ final class IPodEQInstance: NodeInstance {
 
     var kernel: RenderStep.Kernel { .ipodEQ(kernelPointer) }
 
-    var parameters: [ParameterInfo] {
-        [ParameterInfo(name: "preamp", minimum: IPodEQNode.preampRange.lowerBound, maximum: IPodEQNode.preampRange.upperBound)]
-            + (0..<GraphicEQDesign.bandCount).map { ParameterInfo(name: "band.\($0)", minimum: -12, maximum: 12) }
-    }
+    var parameters: [ParameterInfo] { IPodEQNode.parameterList }
 
     var presetNames: [String] { IPodEQPreset.all.map(\.name) }
 

@@ -353,10 +353,7 @@ final class LV2Instance: NodeInstance {
     /// Waits until the plugin's worker has answered every request made so far (true at once without a worker).
     func waitForWorker(timeout: TimeInterval = 10) -> Bool { workerThread?.waitUntilIdle(timeout: timeout) ?? true }
 
-    var parameters: [ParameterInfo] {
-        node.plugin.controlInputs.map { ParameterInfo(name: $0.symbol, minimum: Double($0.minimum ?? -.infinity), maximum: Double($0.maximum ?? .infinity)) }
-            + node.plugin.properties.map { ParameterInfo(name: $0.symbol, minimum: -.infinity, maximum: .infinity) }
-    }
+    var parameters: [ParameterInfo] { node.parameters }
 
     var presetNames: [String] { node.plugin.presets.map(\.label) }
 

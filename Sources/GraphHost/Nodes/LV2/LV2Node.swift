@@ -223,6 +223,11 @@ public struct LV2Node: NodeDefinition {
 
     public var initialCommands: [NodeCommand] { bypass ? [.bypass(true)] : [] }
 
+    public var parameters: [ParameterInfo] {
+        plugin.controlInputs.map { ParameterInfo(name: $0.symbol, minimum: Double($0.minimum ?? -.infinity), maximum: Double($0.maximum ?? .infinity)) }
+            + plugin.properties.map { ParameterInfo(name: $0.symbol, minimum: -.infinity, maximum: .infinity) }
+    }
+
     public func applying(_ command: NodeCommand) -> any NodeDefinition {
         var next = self
         switch command {

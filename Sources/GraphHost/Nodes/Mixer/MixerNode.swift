@@ -40,6 +40,12 @@ public struct MixerNode: NodeDefinition {
         return commands
     }
 
+    public var parameters: [ParameterInfo] { Self.parameters(inputs: inputs) }
+
+    static func parameters(inputs: Int) -> [ParameterInfo] {
+        (["volume"] + (0..<inputs).map { "volume.\($0)" }).map { ParameterInfo(name: $0, minimum: volumeRange.lowerBound, maximum: volumeRange.upperBound) }
+    }
+
     public func applying(_ command: NodeCommand) -> any NodeDefinition {
         guard case .set(let parameter, let value) = command else { return self }
         var next = self
@@ -97,11 +103,7 @@ final class MixerInstance: NodeInstance {
         for (i, f) in frames.enumerated() where i < inputs { kernelPointer.pointee.apply(.delay(input: i, frames: f)) }
     }
 
-    var parameters: [ParameterInfo] {
-        ([("volume")] + (0..<inputs).map { "volume.\($0)" }).map {
-            ParameterInfo(name: $0, minimum: MixerNode.volumeRange.lowerBound, maximum: MixerNode.volumeRange.upperBound)
-        }
-    }
+    var parameters: [ParameterInfo] { MixerNode.parameters(inputs: inputs) }
 
     /// The kernel change a command asks for.
     func change(for command: NodeCommand) throws -> MixerKernel.Change {
