@@ -130,3 +130,71 @@ void graphhost_midi_input_process(struct pw_stream *stream, graphhost_midi_recei
     }
     pw_stream_queue_buffer(stream, b);
 }
+
+uint32_t graphhost_build_param_props(uint8_t *buffer, uint32_t size, const char *const *names, const float *values,
+                                     const float *mins, const float *maxs, const int *is_bool, uint32_t count,
+                                     const struct spa_pod **params, uint32_t max_params) {
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, size);
+    struct spa_pod_frame f[2];
+    uint32_t n = 0;
+    if (count + 1 > max_params) return 0;
+    /* The buffer is fixed (no overflow callback), so a pod's address is known before it is written. */
+    for (uint32_t i = 0; i < count; i++) {
+        params[n++] = (const struct spa_pod *)(buffer + b.state.offset);
+        spa_pod_builder_push_object(&b, &f[0], SPA_TYPE_OBJECT_PropInfo, SPA_PARAM_PropInfo);
+        spa_pod_builder_add(&b, SPA_PROP_INFO_name, SPA_POD_String(names[i]), 0);
+        spa_pod_builder_prop(&b, SPA_PROP_INFO_type, 0);
+        if (is_bool[i]) spa_pod_builder_bool(&b, values[i] > 0.5f);
+        else {
+            spa_pod_builder_push_choice(&b, &f[1], SPA_CHOICE_Range, 0);
+            spa_pod_builder_float(&b, values[i]);
+            spa_pod_builder_float(&b, mins[i]);
+            spa_pod_builder_float(&b, maxs[i]);
+            spa_pod_builder_pop(&b, &f[1]);
+        }
+        spa_pod_builder_prop(&b, SPA_PROP_INFO_params, 0);
+        spa_pod_builder_bool(&b, true);
+        spa_pod_builder_pop(&b, &f[0]);
+    }
+    params[n++] = (const struct spa_pod *)(buffer + b.state.offset);
+    spa_pod_builder_push_object(&b, &f[0], SPA_TYPE_OBJECT_Props, SPA_PARAM_Props);
+    spa_pod_builder_prop(&b, SPA_PROP_params, 0);
+    spa_pod_builder_push_struct(&b, &f[1]);
+    for (uint32_t i = 0; i < count; i++) {
+        spa_pod_builder_string(&b, names[i]);
+        if (is_bool[i]) spa_pod_builder_bool(&b, values[i] > 0.5f);
+        else spa_pod_builder_float(&b, values[i]);
+    }
+    spa_pod_builder_pop(&b, &f[1]);
+    spa_pod_builder_pop(&b, &f[0]);
+    return b.state.offset > size ? 0 : n;
+}
+
+int graphhost_parse_param_props(const struct spa_pod *param, graphhost_prop_receive receive, void *target) {
+    if (param == NULL || !spa_pod_is_object_type(param, SPA_TYPE_OBJECT_Props)) return 0;
+    const struct spa_pod_prop *prop = spa_pod_find_prop(param, NULL, SPA_PROP_params);
+    if (prop == NULL || !spa_pod_is_struct(&prop->value)) return 0;
+    struct spa_pod_parser p;
+    struct spa_pod_frame f;
+    spa_pod_parser_pod(&p, &prop->value);
+    if (spa_pod_parser_push_struct(&p, &f) < 0) return 0;
+    int found = 0;
+    while (1) {
+        const char *name;
+        struct spa_pod *value;
+        if (spa_pod_parser_get_string(&p, &name) < 0) break;
+        if (spa_pod_parser_get_pod(&p, &value) < 0) break;
+        double number = 0;
+        int valid = 1;
+        float fv; double dv; int32_t iv; int64_t lv; bool bv;
+        if (spa_pod_get_float(value, &fv) == 0) number = fv;
+        else if (spa_pod_get_double(value, &dv) == 0) number = dv;
+        else if (spa_pod_get_int(value, &iv) == 0) number = iv;
+        else if (spa_pod_get_long(value, &lv) == 0) number = (double)lv;
+        else if (spa_pod_get_bool(value, &bv) == 0) number = bv ? 1 : 0;
+        else valid = 0;
+        receive(target, name, number, valid);
+        found++;
+    }
+    return found;
+}

@@ -39,4 +39,19 @@ void graphhost_core_add_listener(struct pw_core *core, struct spa_hook *listener
 /// and waiting (at most `timeout_ms`) for the core's sync reply. The caller holds the thread loop's lock.
 /// Returns 1 if found, 0 if not, -1 on timeout.
 int graphhost_find_node(struct pw_thread_loop *loop, struct pw_core *core, const char *target, int timeout_ms);
+
+
+/// Builds the params that publish a graph's parameters as module-filter-chain publishes its controls: one PropInfo
+/// per parameter (its name, a float range with the current value as default, params = true; a bool for toggles
+/// when `is_bool[i]`), then one Props whose SPA_PROP_params struct holds name, value pairs. Writes at most
+/// `max_params` pointers to `params`; returns how many (0 when the buffer is too small).
+uint32_t graphhost_build_param_props(uint8_t *buffer, uint32_t size, const char *const *names, const float *values,
+                                     const float *mins, const float *maxs, const int *is_bool, uint32_t count,
+                                     const struct spa_pod **params, uint32_t max_params);
+
+/// Receives one name, value pair of a Props param's SPA_PROP_params (`valid` 0 when the value is not a number or bool).
+typedef void (*graphhost_prop_receive)(void *target, const char *name, double value, int valid);
+
+/// Hands each pair of a Props param's SPA_PROP_params struct to `receive`; returns how many pairs it found.
+int graphhost_parse_param_props(const struct spa_pod *param, graphhost_prop_receive receive, void *target);
 #endif

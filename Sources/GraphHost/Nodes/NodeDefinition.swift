@@ -35,6 +35,8 @@ public protocol NodeDefinition: Sendable {
     var initialCommands: [NodeCommand] { get }
     /// The parameters `set` takes, with their ranges (checked before anything runs: MIDI control maps).
     var parameters: [ParameterInfo] { get }
+    /// A parameter's value as it plays (the definition follows live commands), nil for none.
+    func value(of parameter: String) -> Double?
 }
 
 extension NodeDefinition {
@@ -46,6 +48,7 @@ extension NodeDefinition {
     public var liveSettings: [(key: String, value: JSONValue?)] { [] }
     public var initialCommands: [NodeCommand] { [] }
     public var parameters: [ParameterInfo] { [] }
+    public func value(of parameter: String) -> Double? { nil }
 
     static func parseDefinition(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> (any NodeDefinition)? {
         parse(settings, context: context, issues: &issues)

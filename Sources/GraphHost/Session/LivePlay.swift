@@ -59,7 +59,7 @@ public struct LivePlay {
         let outputs = session.graph.document.outputIDs.map { ($0, (session.graph.document.node($0)?.definition as? OutputNode)?.target) }
         player.setExtraOutputs(Array(outputs.dropFirst()))
         // The MIDI control port is claimed before the player connects, which opens every claimed port.
-        let surfaces = surfaces + (document.midiControl.map { [MIDIControlSurface(port: $0.port)] } ?? [])
+        let surfaces = surfaces + (document.midiControl.map { [MIDIControlSurface(port: $0.port)] } ?? []) + [PipeWireParams(player: player)]
         let runner = LiveRunner(session: session, player: player, socketPath: socketPath ?? CommandServer.defaultPath(name: playback.name),
                                 recorder: recorder,
                                 options: .init(graphPath: graphPath, watch: watch, durationFrames: durationSeconds.map { Int($0 * rate) },

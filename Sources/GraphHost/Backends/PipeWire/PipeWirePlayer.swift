@@ -119,6 +119,37 @@ public final class PipeWirePlayer {
 
     public var counters: PlaybackCounters { renderer.pointee.counters }
 
+    /// Called on PipeWire's loop thread with each `NODE:PARAM`, value pair of a Props param set on the playback node
+    /// (`pw-cli set-param ID Props '{ params = [ "eq:band.3" 6.0 ] }'`); false for a value that is not a number.
+    /// Set it before `connect()`.
+    public var propsChanged: (@Sendable (String, Double, Bool) -> Void)?
+    /// The parameters published as the node's PropInfo and Props (again after a reconnect).
+    private var published: [PublishedParameter] = []
+
+    /// Publishes the graph's parameters on the playback node (pw-dump shows them; any thread).
+    public func publish(_ parameters: [PublishedParameter]) {
+        pw_thread_loop_lock(loop)
+        defer { pw_thread_loop_unlock(loop) }
+        published = parameters
+        updatePublishedLocked()
+    }
+
+    private func updatePublishedLocked() {
+        guard let stream, !published.isEmpty else { return }
+        let names = published.map { strdup($0.name) }
+        defer { names.forEach { free($0) } }
+        let values = published.map { Float($0.value) }, mins = published.map { Float($0.minimum) }, maxs = published.map { Float($0.maximum) }
+        let bools = published.map { Int32($0.isBool ? 1 : 0) }
+        var buffer = [UInt8](repeating: 0, count: 256 + 160 * published.count)
+        var params = [UnsafePointer<spa_pod>?](repeating: nil, count: published.count + 1)
+        let count = names.map { UnsafePointer($0) }.withUnsafeBufferPointer { namePointers in
+            graphhost_build_param_props(&buffer, UInt32(buffer.count), namePointers.baseAddress, values, mins, maxs, bools,
+                                        UInt32(published.count), &params, UInt32(params.count))
+        }
+        guard count > 0 else { return logger.error("the graph's parameters do not fit in a PipeWire param (\(published.count) parameters)") }
+        _ = params.withUnsafeMutableBufferPointer { pw_stream_update_params(stream, $0.baseAddress, count) }
+    }
+
     /// Tests only: a C function called with 1/0 around every process callback on the data thread.
     /// Set it before `connect()`.
     public func setProbe(_ probe: (@convention(c) (Int32) -> Void)?) {
@@ -241,6 +272,7 @@ public final class PipeWirePlayer {
             pw_stream_connect(stream, SPA_DIRECTION_OUTPUT, UInt32.max, flags, $0.baseAddress, count)
         }
         if result < 0 { throw PlaybackError.stream("connect failed: \(String(cString: strerror(-result)))") }
+        updatePublishedLocked()
     }
 
     private func tearDownLocked() {
@@ -315,6 +347,14 @@ public final class PipeWirePlayer {
             }
         }
         events.param_changed = { data, id, param in
+            if id == SPA_PARAM_Props.rawValue, let param {
+                let player = PipeWirePlayer.player(data)
+                _ = graphhost_parse_param_props(param, { target, name, value, valid in
+                    let player = Unmanaged<PipeWirePlayer>.fromOpaque(target!).takeUnretainedValue()
+                    player.propsChanged?(String(cString: name!), value, valid != 0)
+                }, Unmanaged.passUnretained(player).toOpaque())
+                return
+            }
             guard id == SPA_PARAM_Format.rawValue, let param else { return }
             var rate: UInt32 = 0, channels: UInt32 = 0, planar: Int32 = 0
             let player = PipeWirePlayer.player(data)

@@ -67,6 +67,12 @@ public struct IPodEQNode: NodeDefinition {
 
     public var parameters: [ParameterInfo] { Self.parameterList }
 
+    public func value(of parameter: String) -> Double? {
+        if parameter == "preamp" { return preamp }
+        guard parameter.hasPrefix("band."), let b = Int(parameter.dropFirst(5)), gains.indices.contains(b) else { return nil }
+        return gains[b]
+    }
+
     static let parameterList = [ParameterInfo(name: "preamp", minimum: preampRange.lowerBound, maximum: preampRange.upperBound)]
         + (0..<GraphicEQDesign.bandCount).map { ParameterInfo(name: "band.\($0)", minimum: bandRange.lowerBound, maximum: bandRange.upperBound) }
 

@@ -223,6 +223,10 @@ public struct LV2Node: NodeDefinition {
 
     public var initialCommands: [NodeCommand] { bypass ? [.bypass(true)] : [] }
 
+    public func value(of parameter: String) -> Double? {
+        plugin.controlInputs.first { $0.symbol == parameter }.flatMap { controlValues[$0.index] }.map { Double($0) }
+    }
+
     public var parameters: [ParameterInfo] {
         plugin.controlInputs.map { ParameterInfo(name: $0.symbol, minimum: Double($0.minimum ?? -.infinity), maximum: Double($0.maximum ?? .infinity)) }
             + plugin.properties.map { ParameterInfo(name: $0.symbol, minimum: -.infinity, maximum: .infinity) }

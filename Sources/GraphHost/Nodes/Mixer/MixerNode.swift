@@ -42,6 +42,12 @@ public struct MixerNode: NodeDefinition {
 
     public var parameters: [ParameterInfo] { Self.parameters(inputs: inputs) }
 
+    public func value(of parameter: String) -> Double? {
+        if parameter == "volume" { return volume }
+        guard parameter.hasPrefix("volume."), let i = Int(parameter.dropFirst(7)), volumes.indices.contains(i) else { return nil }
+        return volumes[i]
+    }
+
     static func parameters(inputs: Int) -> [ParameterInfo] {
         (["volume"] + (0..<inputs).map { "volume.\($0)" }).map { ParameterInfo(name: $0, minimum: volumeRange.lowerBound, maximum: volumeRange.upperBound) }
     }

@@ -1,0 +1,78 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// The graph's parameters as the playback node's PipeWire params, like module-filter-chain's controls: PropInfo and
+/// Props with `NODE:PARAM` names (`pw-dump` shows them). A Props param set on the node (`pw-cli set-param`) becomes
+/// `set`, `preset` or `bypass` lines for `LiveControl.handle`, carried out on a thread of this surface's own (a
+/// swap must not hold up PipeWire's loop); every applied command, from any surface, publishes the values again.
+/// `@unchecked Sendable`: of the player it uses only `publish` (which takes PipeWire's loop lock) and `propsChanged`
+/// (set before the player connects and after it stopped).
+public final class PipeWireParams: ControlSurface, @unchecked Sendable {
+    private let player: PipeWirePlayer
+    /// Lines from PipeWire's loop thread for this surface's thread.
+    private final class Queue: Sendable {
+        struct Shared {
+            var lines: [String] = []
+            var stopping = false
+        }
+        let shared = Mutex(Shared())
+        let wakeup = DispatchSemaphore(value: 0)
+    }
+    private let queue = Queue()
+    private let thread = Mutex<JoinableThread?>(nil)
+    private static let logger = Logger(label: "graphhost.params")
+
+    /// Listens to the player's Props changes; set up before the player connects.
+    public init(player: PipeWirePlayer) {
+        self.player = player
+        let queue = queue
+        player.propsChanged = { name, value, valid in
+            // PipeWire's loop thread: queue the line, never carry it out here. Names without a node are the
+            // stream's own (channel volumes, the converter's settings) and not graphhost's.
+            guard name.contains(":") else { return }
+            guard valid else { return Self.logger.warning("PipeWire param '\(name)': the value is not a number; ignored") }
+            do {
+                let line = try PublishedParameter.line(name: name, value: value)
+                queue.shared.withLock { $0.lines.append(line) }
+                queue.wakeup.signal()
+            } catch {
+                Self.logger.warning("PipeWire param: \(error); ignored")
+            }
+        }
+    }
+
+    public func start(control: LiveControl) throws {
+        publish(control)
+        control.addListener { [weak self] event in
+            guard event["event"] as? String == "command" || event["event"] as? String == "learned" else { return }
+            self?.publish(control)
+        }
+        let queue = queue
+        thread.withLock {
+            $0 = JoinableThread(name: "graphhost-params") {
+                while true {
+                    queue.wakeup.wait()
+                    let (lines, stopping) = queue.shared.withLock { s in defer { s.lines.removeAll() }; return (s.lines, s.stopping) }
+                    if stopping { return }
+                    for line in lines {
+                        let reply = control.handle(line)
+                        if !reply.contains("\"ok\":true") { Self.logger.warning("PipeWire param: '\(line)': \(LiveControl.describe(reply: reply))") }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Publishes the values the graph plays now.
+    func publish(_ control: LiveControl) {
+        player.publish(control.withSession { PublishedParameter.all($0.graph.document) })
+    }
+
+    public func stop() {
+        queue.shared.withLock { $0.stopping = true }
+        queue.wakeup.signal()
+        thread.withLock { $0 }?.join()
+        player.propsChanged = nil
+    }
+}
