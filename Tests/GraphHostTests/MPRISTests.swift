@@ -8,6 +8,16 @@ import XCTest
 /// PropertiesChanged is emitted.
 final class MPRISTests: XCTestCase {
     static let path = "/org/mpris/MediaPlayer2"
+
+    /// A dbus-monitor of the player's PropertiesChanged signals, once it listens, and what it has seen so far.
+    static func monitorProperties(_ pw: HeadlessPipeWire) throws -> (HeadlessPipeWire.Running, () -> String) {
+        let monitor = try HeadlessPipeWire.Running(URL(fileURLWithPath: "/usr/bin/dbus-monitor"),
+                                                   ["--session", "type='signal',interface='org.freedesktop.DBus.Properties',path='\(path)'"],
+                                                   environment: pw.environment)
+        let monitored = { (try? String(contentsOf: monitor.outURL, encoding: .utf8)) ?? "" }
+        XCTAssertTrue(TestSupport.waitUntil { monitored().contains("NameAcquired") }, monitored())
+        return (monitor, monitored)
+    }
     static let player = "org.mpris.MediaPlayer2.Player"
 
     /// A 30 s MP3 with ID3 tags set by lame.
@@ -92,12 +102,8 @@ final class MPRISTests: XCTestCase {
         XCTAssertTrue(try TestSupport.waitUntil { try bus.position() >= early + 0.5 })
 
         // PropertiesChanged, seen by a monitor on the bus.
-        let monitor = try HeadlessPipeWire.Running(URL(fileURLWithPath: "/usr/bin/dbus-monitor"),
-                                                   ["--session", "type='signal',interface='org.freedesktop.DBus.Properties',path='\(Self.path)'"],
-                                                   environment: pw.environment)
+        let (monitor, monitored) = try Self.monitorProperties(pw)
         defer { monitor.interrupt() }
-        func monitored() -> String { (try? String(contentsOf: monitor.outURL, encoding: .utf8)) ?? "" }
-        XCTAssertTrue(TestSupport.waitUntil { monitored().contains("NameAcquired") }, monitored())
 
         // Pause: the recording goes silent after the fade, the stream holds its place.
         // Positions read before and after a call bound the frame where it took effect.
@@ -226,12 +232,8 @@ final class MPRISTests: XCTestCase {
         let bus = Bus(name: "org.mpris.MediaPlayer2.graphhost.radio", environment: pw.environment)
         XCTAssertTrue(try TestSupport.waitUntil { try bus.isOwned() }, run.errorText)
         XCTAssertTrue(try TestSupport.waitUntil { try bus.playbackStatus() == "Playing" })
-        let monitor = try HeadlessPipeWire.Running(URL(fileURLWithPath: "/usr/bin/dbus-monitor"),
-                                                   ["--session", "type='signal',interface='org.freedesktop.DBus.Properties',path='\(Self.path)'"],
-                                                   environment: pw.environment)
+        let (monitor, monitored) = try Self.monitorProperties(pw)
         defer { monitor.interrupt() }
-        func monitored() -> String { (try? String(contentsOf: monitor.outURL, encoding: .utf8)) ?? "" }
-        XCTAssertTrue(TestSupport.waitUntil { monitored().contains("NameAcquired") }, monitored())
         XCTAssertEqual(try TestSupport.execute(NetworkStreamTests.icecastScript, ["meta", dir, "Radio Artist - Radio Song"]).status, 0)
         XCTAssertTrue(TestSupport.waitUntil { monitored().contains("\"xesam:title\"") && monitored().contains("\"Radio Song\"") },
                       "PropertiesChanged for Metadata: \(monitored())")
