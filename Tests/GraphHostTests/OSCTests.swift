@@ -86,9 +86,9 @@ final class OSCTests: XCTestCase {
         return 10 * log10(sum / Double(max(range.count, 1)))
     }
 
-    /// `oscsend localhost PORT ADDRESS TYPES VALUES...`; fails the test when oscsend does.
+    /// `oscsend 127.0.0.1 PORT ADDRESS TYPES VALUES...`; fails the test when oscsend does.
     func oscsend(_ port: Int, _ address: String, _ types: String = "", _ values: String...) throws {
-        let r = try TestSupport.execute(URL(fileURLWithPath: "/usr/bin/oscsend"), ["localhost", "\(port)", address] + (types.isEmpty ? [] : [types]) + values)
+        let r = try TestSupport.execute(URL(fileURLWithPath: "/usr/bin/oscsend"), ["127.0.0.1", "\(port)", address] + (types.isEmpty ? [] : [types]) + values)
         XCTAssertEqual(r.status, 0, String(decoding: r.err, as: UTF8.self))
     }
 
