@@ -5,7 +5,9 @@ import Synchronization
 /// The graph's parameters as the playback node's PipeWire params, like module-filter-chain's controls: PropInfo and
 /// Props with `NODE:PARAM` names (`pw-dump` shows them). A Props param set on the node (`pw-cli set-param`) becomes
 /// `set`, `preset` or `bypass` lines for `LiveControl.handle`, carried out on a thread of this surface's own (a
-/// swap must not hold up PipeWire's loop); every applied command, from any surface, publishes the values again.
+/// swap must not hold up PipeWire's loop); a value the parameter already holds is left alone, so a client that sends
+/// the whole list back changes only what it moved. Every applied command, from any surface, publishes the values
+/// again.
 /// `@unchecked Sendable`: of the player it uses only `publish` (which takes PipeWire's loop lock) and `propsChanged`
 /// (set before the player connects and after it stopped).
 public final class PipeWireParams: ControlSurface, @unchecked Sendable {
@@ -13,7 +15,7 @@ public final class PipeWireParams: ControlSurface, @unchecked Sendable {
     /// Lines from PipeWire's loop thread for this surface's thread.
     private final class Queue: Sendable {
         struct Shared {
-            var lines: [String] = []
+            var changes: [(name: String, value: Double)] = []
             var stopping = false
         }
         let shared = Mutex(Shared())
@@ -31,14 +33,9 @@ public final class PipeWireParams: ControlSurface, @unchecked Sendable {
             // PipeWire's loop thread: queue the line, never carry it out here. Names without a node are the
             // stream's own (channel volumes, the converter's settings) and not graphhost's.
             guard name.contains(":") else { return }
-            guard valid else { return Self.logger.warning("PipeWire param '\(name)': the value is not a number; ignored") }
-            do {
-                let line = try PublishedParameter.line(name: name, value: value)
-                queue.shared.withLock { $0.lines.append(line) }
-                queue.wakeup.signal()
-            } catch {
-                Self.logger.warning("PipeWire param: \(error); ignored")
-            }
+            guard valid else { return Self.logger.warning("PipeWire param '\(name)': the value is not a number or a bool; ignored") }
+            queue.shared.withLock { $0.changes.append((name, value)) }
+            queue.wakeup.signal()
         }
     }
 
@@ -53,14 +50,26 @@ public final class PipeWireParams: ControlSurface, @unchecked Sendable {
             $0 = JoinableThread(name: "graphhost-params") {
                 while true {
                     queue.wakeup.wait()
-                    let (lines, stopping) = queue.shared.withLock { s in defer { s.lines.removeAll() }; return (s.lines, s.stopping) }
+                    let (changes, stopping) = queue.shared.withLock { s in defer { s.changes.removeAll() }; return (s.changes, s.stopping) }
                     if stopping { return }
-                    for line in lines {
-                        let reply = control.handle(line)
-                        if !reply.contains("\"ok\":true") { Self.logger.warning("PipeWire param: '\(line)': \(LiveControl.describe(reply: reply))") }
-                    }
+                    for (name, value) in changes { Self.apply(name: name, value: value, control: control) }
                 }
             }
+        }
+    }
+
+    /// Carries out one Props change, unless the parameter holds the value already; says why when it cannot.
+    static func apply(name: String, value: Double, control: LiveControl) {
+        let current = control.withSession { PublishedParameter.all($0.graph.document).first { $0.name == name } }
+        if let current, current.holds(value) { return }
+        do {
+            let line = try PublishedParameter.line(name: name, value: value)
+            let reply = control.handle(line)
+            if !reply.contains("\"ok\":true") {
+                logger.warning("PipeWire param '\(name)' = \(Format.number(value)) (\(line)): \(LiveControl.describe(reply: reply)); nothing changed")
+            }
+        } catch {
+            logger.warning("PipeWire param '\(name)' = \(Format.number(value)): \(error); nothing changed")
         }
     }
 
