@@ -189,10 +189,10 @@ final class PipeWireParamsTests: XCTestCase {
         // Set-param reaches the new node too.
         try Self.setProps(again, id: try XCTUnwrap(after).id, #"{ params = [ "mix:volume" 0.75 ] }"#)
         XCTAssertTrue(try TestSupport.waitUntil { try Self.published(again, node: name)?.values["mix:volume"] == 0.75 })
+        XCTAssertTrue(run.waitForError(containing: "reconnected to PipeWire"))
         XCTAssertEqual(try control.ctl(["quit"]).status, 0)
         let result = run.wait()
         XCTAssertEqual(result.status, 0, result.err)
-        XCTAssertTrue(result.err.contains("reconnected to PipeWire"), result.err)
     }
 
     /// What a graph publishes, typed as its ports are, and the lines Props changes become.

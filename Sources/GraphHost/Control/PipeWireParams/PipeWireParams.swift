@@ -7,15 +7,16 @@ import Synchronization
 /// `set`, `preset` or `bypass` lines for `LiveControl.handle`, carried out on a thread of this surface's own (a
 /// swap must not hold up PipeWire's loop); a value the parameter already holds is left alone, so a client that sends
 /// the whole list back changes only what it moved. Every applied command, from any surface, publishes the values
-/// again.
+/// again, from the same thread (a burst of commands is published once it is over, never on the command's thread).
 /// `@unchecked Sendable`: of the player it uses only `publish` (which takes PipeWire's loop lock) and `propsChanged`
 /// (set before the player connects and after it stopped).
 public final class PipeWireParams: ControlSurface, @unchecked Sendable {
     private let player: PipeWirePlayer
-    /// Lines from PipeWire's loop thread for this surface's thread.
+    /// Work for this surface's thread: Props changes from PipeWire's loop thread, and whether to publish.
     private final class Queue: Sendable {
         struct Shared {
             var changes: [(name: String, value: Double)] = []
+            var publish = false
             var stopping = false
         }
         let shared = Mutex(Shared())
@@ -41,18 +42,21 @@ public final class PipeWireParams: ControlSurface, @unchecked Sendable {
 
     public func start(control: LiveControl) throws {
         publish(control)
-        control.addListener { [weak self] event in
-            guard event["event"] as? String == "command" || event["event"] as? String == "learned" else { return }
-            self?.publish(control)
-        }
         let queue = queue
+        control.addListener { event in
+            guard event["event"] as? String == "command" else { return }
+            queue.shared.withLock { $0.publish = true }
+            queue.wakeup.signal()
+        }
         thread.withLock {
-            $0 = JoinableThread(name: "graphhost-params") {
+            $0 = JoinableThread(name: "graphhost-params") { [self] in
                 while true {
                     queue.wakeup.wait()
                     let (changes, stopping) = queue.shared.withLock { s in defer { s.changes.removeAll() }; return (s.changes, s.stopping) }
                     if stopping { return }
                     for (name, value) in changes { Self.apply(name: name, value: value, control: control) }
+                    // Commands applied above set `publish` again: the next turn publishes them.
+                    if queue.shared.withLock({ s in defer { s.publish = false }; return s.publish }) { publish(control) }
                 }
             }
         }
