@@ -216,6 +216,9 @@ final class PipeWireParamsTests: XCTestCase {
         XCTAssertEqual(try find("lim:knee").kind, .int)
         XCTAssertEqual(try find("combo:bypass").value, 0)
         XCTAssertNil(all.first { $0.name.hasPrefix("in:") }, "a stream has no parameters")
+        // A chain's nodes are named by their path, as `set` names them.
+        let chains = PublishedParameter.all(try GraphDocument.load(path: HeadlessPipeWire.root.appendingPathComponent("Graphs/chains.json").path))
+        XCTAssertEqual(chains.first { $0.name == "fx/eq:preset" }?.value, 2, "\(chains.map(\.name))")
 
         XCTAssertEqual(try PublishedParameter.line(name: "eq:band.3", value: Double(Float(6.1))), "set eq band.3 6.1")
         XCTAssertEqual(try PublishedParameter.line(name: "eq:preset", value: 16), "preset eq 16")
