@@ -219,10 +219,17 @@ final class PipeWireParamsTests: XCTestCase {
         // A chain's nodes are named by their path, as `set` names them.
         let chains = PublishedParameter.all(try GraphDocument.load(path: HeadlessPipeWire.root.appendingPathComponent("Graphs/chains.json").path))
         XCTAssertEqual(chains.first { $0.name == "fx/eq:preset" }?.value, 2, "\(chains.map(\.name))")
+        // graphhost's EQ as an LV2 plugin has a control named preset: it is set, not an LV2 preset chosen.
+        let bright = try GraphDocument.load(path: HeadlessPipeWire.root.appendingPathComponent("Graphs/chains.json").path).selecting(chain: "bright", for: "fx")
+        let lv2Preset = try XCTUnwrap(PublishedParameter.all(bright).first { $0.name == "fx/lv2eq:preset" })
+        XCTAssertEqual(lv2Preset.kind, .int)
+        XCTAssertEqual(try lv2Preset.line(16), "set fx/lv2eq preset 16")
 
         XCTAssertEqual(try PublishedParameter.line(name: "eq:band.3", value: Double(Float(6.1))), "set eq band.3 6.1")
-        XCTAssertEqual(try PublishedParameter.line(name: "eq:preset", value: 16), "preset eq 16")
-        XCTAssertEqual(try PublishedParameter.line(name: "eq:bypass", value: 1), "bypass eq on")
+        XCTAssertEqual(try find("eq:preset").line(16), "preset eq 16")
+        XCTAssertEqual(try find("eq:bypass").line(1), "bypass eq on")
+        XCTAssertEqual(try find("combo:bypass").line(0), "bypass combo off")
+        XCTAssertEqual(try find("combo:stereo").line(0), "set combo stereo 0")
         XCTAssertEqual(try PublishedParameter.line(name: "fx/eq:preamp", value: -3), "set fx/eq preamp -3")
         XCTAssertThrowsError(try PublishedParameter.line(name: "eq", value: 1))
         XCTAssertThrowsError(try PublishedParameter.line(name: ":x", value: 1))

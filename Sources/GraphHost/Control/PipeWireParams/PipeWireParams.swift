@@ -67,7 +67,8 @@ public final class PipeWireParams: ControlSurface, @unchecked Sendable {
         let current = control.withSession { PublishedParameter.all($0.graph.document).first { $0.name == name } }
         if let current, current.holds(value) { return }
         do {
-            let line = try PublishedParameter.line(name: name, value: value)
+            // A name graphhost does not publish becomes `set`, whose reply says what is wrong with it.
+            let line = try current?.line(value) ?? PublishedParameter.line(name: name, value: value)
             let reply = control.handle(line)
             if !reply.contains("\"ok\":true") {
                 logger.warning("PipeWire param '\(name)' = \(Format.number(value)) (\(line)): \(LiveControl.describe(reply: reply)); nothing changed")

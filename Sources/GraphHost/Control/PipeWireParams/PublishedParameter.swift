@@ -7,6 +7,9 @@ import GraphHostDSP
 public struct PublishedParameter: Equatable, Sendable {
     /// How the value is typed in PipeWire's PropInfo and Props.
     public enum Kind: Sendable { case float, int, bool }
+    /// The command a change becomes: `set NODE PARAM VALUE`, `preset NODE INDEX` (an EQ's preset) or
+    /// `bypass NODE on|off` (the host's bypass of an EQ or LV2 node).
+    public enum Action: Sendable { case set, preset, bypass }
 
     public var name: String
     public var description: String
@@ -14,6 +17,7 @@ public struct PublishedParameter: Equatable, Sendable {
     public var minimum: Double
     public var maximum: Double
     public var kind = Kind.float
+    public var action = Action.set
 
     /// Every published parameter of `document`, in render order.
     public static func all(_ document: GraphDocument) -> [PublishedParameter] {
@@ -23,7 +27,7 @@ public struct PublishedParameter: Equatable, Sendable {
             if let eq = definition as? IPodEQNode {
                 list.append(PublishedParameter(name: "\(id):preset", description: presetDescription(id),
                                                value: Double(eq.preset.index), minimum: 0,
-                                               maximum: Double(IPodEQPreset.all.count - 1), kind: .int))
+                                               maximum: Double(IPodEQPreset.all.count - 1), kind: .int, action: .preset))
             }
             for p in definition.parameters where p.minimum.isFinite && p.maximum.isFinite {
                 guard let value = definition.value(of: p.name) else { continue }
@@ -33,7 +37,10 @@ public struct PublishedParameter: Equatable, Sendable {
                 list.append(parameter)
             }
             if let eq = definition as? IPodEQNode { list.append(.toggle(id, eq.bypass)) }
-            if let lv2 = definition as? LV2Node { list.append(.toggle(id, lv2.bypass)) }
+            // A plugin's own control named `bypass` keeps the name.
+            if let lv2 = definition as? LV2Node, !lv2.plugin.controlInputs.contains(where: { $0.symbol == "bypass" }) {
+                list.append(.toggle(id, lv2.bypass))
+            }
             return list
         }
     }
@@ -60,7 +67,8 @@ public struct PublishedParameter: Equatable, Sendable {
     }
 
     static func toggle(_ node: String, _ on: Bool) -> PublishedParameter {
-        PublishedParameter(name: "\(node):bypass", description: "\(node): bypass", value: on ? 1 : 0, minimum: 0, maximum: 1, kind: .bool)
+        PublishedParameter(name: "\(node):bypass", description: "\(node): bypass", value: on ? 1 : 0, minimum: 0, maximum: 1,
+                           kind: .bool, action: .bypass)
     }
 
     /// Whether `value`, as a Props change carries it (a float, an int or a bool), is what the parameter holds now.
@@ -72,17 +80,20 @@ public struct PublishedParameter: Equatable, Sendable {
         }
     }
 
+    /// The control line that sets this parameter to `value` (from a Props change), or the reason it cannot.
+    public func line(_ value: Double) throws -> String { try Self.line(name: name, value: value, action: action) }
+
     /// The control line that sets `NODE:PARAM` to `value` (from a Props change), or the reason it cannot.
-    public static func line(name: String, value: Double) throws -> String {
+    public static func line(name: String, value: Double, action: Action = .set) throws -> String {
         guard let colon = name.firstIndex(of: ":"), colon != name.startIndex, name.index(after: colon) != name.endIndex else {
             throw CommandError("'\(name)' is not NODE:PARAM")
         }
         let node = name[..<colon], parameter = name[name.index(after: colon)...]
         guard value.isFinite else { throw CommandError("\(name): the value is not a finite number") }
-        switch parameter {
-        case "bypass": return "bypass \(node) \(value > 0.5 ? "on" : "off")"
-        case "preset": return "preset \(node) \(Int(value.rounded()))"
-        default:
+        switch action {
+        case .bypass: return "bypass \(node) \(value > 0.5 ? "on" : "off")"
+        case .preset: return "preset \(node) \(Int(value.rounded()))"
+        case .set:
             // A float pod's value reads as its shortest decimal (6.1, not 6.099999904632568).
             let text = Double(Float(value)) == value ? Format.number(Float(value)) : Format.number(value)
             return "set \(node) \(parameter) \(text)"
