@@ -31,7 +31,7 @@ public final class PipeWireParams: ControlSurface, @unchecked Sendable {
         self.player = player
         let queue = queue
         player.propsChanged = { name, value, valid in
-            // PipeWire's loop thread: queue the line, never carry it out here. Names without a node are the
+            // PipeWire's loop thread: queue the change, never carry it out here. Names without a node are the
             // stream's own (channel volumes, the converter's settings) and not graphhost's.
             guard name.contains(":") else { return }
             guard valid else { return Self.logger.warning("PipeWire param '\(name)': the value is not a number or a bool; ignored") }
