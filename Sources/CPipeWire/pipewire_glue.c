@@ -2,6 +2,7 @@
 #include <spa/control/control.h>
 #include <spa/param/buffers.h>
 #include <spa/pod/iter.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -131,8 +132,18 @@ void graphhost_midi_input_process(struct pw_stream *stream, graphhost_midi_recei
     pw_stream_queue_buffer(stream, b);
 }
 
-uint32_t graphhost_build_param_props(uint8_t *buffer, uint32_t size, const char *const *names, const float *values,
-                                     const float *mins, const float *maxs, const int *is_bool, uint32_t count,
+/* A parameter's value as its PropInfo type says: a float, an int (rounded) or a bool. */
+static void graphhost_add_param_value(struct spa_pod_builder *b, int kind, double value) {
+    switch (kind) {
+    case GRAPHHOST_PARAM_BOOL: spa_pod_builder_bool(b, value > 0.5); break;
+    case GRAPHHOST_PARAM_INT: spa_pod_builder_int(b, (int32_t)lround(value)); break;
+    default: spa_pod_builder_float(b, (float)value); break;
+    }
+}
+
+uint32_t graphhost_build_param_props(uint8_t *buffer, uint32_t size, const char *const *names,
+                                     const char *const *descriptions, const double *values, const double *mins,
+                                     const double *maxs, const int *kinds, uint32_t count,
                                      const struct spa_pod **params, uint32_t max_params) {
     struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, size);
     struct spa_pod_frame f[2];
@@ -142,14 +153,16 @@ uint32_t graphhost_build_param_props(uint8_t *buffer, uint32_t size, const char 
     for (uint32_t i = 0; i < count; i++) {
         params[n++] = (const struct spa_pod *)(buffer + b.state.offset);
         spa_pod_builder_push_object(&b, &f[0], SPA_TYPE_OBJECT_PropInfo, SPA_PARAM_PropInfo);
-        spa_pod_builder_add(&b, SPA_PROP_INFO_name, SPA_POD_String(names[i]), 0);
+        spa_pod_builder_add(&b, SPA_PROP_INFO_name, SPA_POD_String(names[i]),
+                            SPA_PROP_INFO_description, SPA_POD_String(descriptions[i]), 0);
         spa_pod_builder_prop(&b, SPA_PROP_INFO_type, 0);
-        if (is_bool[i]) spa_pod_builder_bool(&b, values[i] > 0.5f);
-        else {
+        if (kinds[i] == GRAPHHOST_PARAM_BOOL) {
+            graphhost_add_param_value(&b, kinds[i], values[i]);
+        } else {
             spa_pod_builder_push_choice(&b, &f[1], SPA_CHOICE_Range, 0);
-            spa_pod_builder_float(&b, values[i]);
-            spa_pod_builder_float(&b, mins[i]);
-            spa_pod_builder_float(&b, maxs[i]);
+            graphhost_add_param_value(&b, kinds[i], values[i]);
+            graphhost_add_param_value(&b, kinds[i], mins[i]);
+            graphhost_add_param_value(&b, kinds[i], maxs[i]);
             spa_pod_builder_pop(&b, &f[1]);
         }
         spa_pod_builder_prop(&b, SPA_PROP_INFO_params, 0);
@@ -162,8 +175,7 @@ uint32_t graphhost_build_param_props(uint8_t *buffer, uint32_t size, const char 
     spa_pod_builder_push_struct(&b, &f[1]);
     for (uint32_t i = 0; i < count; i++) {
         spa_pod_builder_string(&b, names[i]);
-        if (is_bool[i]) spa_pod_builder_bool(&b, values[i] > 0.5f);
-        else spa_pod_builder_float(&b, values[i]);
+        graphhost_add_param_value(&b, kinds[i], values[i]);
     }
     spa_pod_builder_pop(&b, &f[1]);
     spa_pod_builder_pop(&b, &f[0]);

@@ -41,12 +41,17 @@ void graphhost_core_add_listener(struct pw_core *core, struct spa_hook *listener
 int graphhost_find_node(struct pw_thread_loop *loop, struct pw_core *core, const char *target, int timeout_ms);
 
 
+/// How a published parameter's value is typed: a float range, an int range, or a bool.
+enum graphhost_param_kind { GRAPHHOST_PARAM_FLOAT = 0, GRAPHHOST_PARAM_INT = 1, GRAPHHOST_PARAM_BOOL = 2 };
+
 /// Builds the params that publish a graph's parameters as module-filter-chain publishes its controls: one PropInfo
-/// per parameter (its name, a float range with the current value as default, params = true; a bool for toggles
-/// when `is_bool[i]`), then one Props whose SPA_PROP_params struct holds name, value pairs. Writes at most
-/// `max_params` pointers to `params`; returns how many (0 when the buffer is too small).
-uint32_t graphhost_build_param_props(uint8_t *buffer, uint32_t size, const char *const *names, const float *values,
-                                     const float *mins, const float *maxs, const int *is_bool, uint32_t count,
+/// per parameter (its name, its description, its type: a float or int range with the current value as default, or
+/// a bool; params = true), then one Props whose SPA_PROP_params struct holds name, value pairs. `kinds` holds
+/// graphhost_param_kind values. Writes at most `max_params` pointers to `params`; returns how many (0 when the
+/// buffer is too small).
+uint32_t graphhost_build_param_props(uint8_t *buffer, uint32_t size, const char *const *names,
+                                     const char *const *descriptions, const double *values, const double *mins,
+                                     const double *maxs, const int *kinds, uint32_t count,
                                      const struct spa_pod **params, uint32_t max_params);
 
 /// Receives one name, value pair of a Props param's SPA_PROP_params (`valid` 0 when the value is not a number or bool).

@@ -136,16 +136,21 @@ public final class PipeWirePlayer {
 
     private func updatePublishedLocked() {
         guard let stream, !published.isEmpty else { return }
-        let names = published.map { strdup($0.name) }
-        defer { names.forEach { free($0) } }
-        let values = published.map { Float($0.value) }, mins = published.map { Float($0.minimum) }, maxs = published.map { Float($0.maximum) }
-        let bools = published.map { Int32($0.isBool ? 1 : 0) }
-        var buffer = [UInt8](repeating: 0, count: 256 + 160 * published.count)
-        var params = [UnsafePointer<spa_pod>?](repeating: nil, count: published.count + 1)
-        let count = names.map { UnsafePointer($0) }.withUnsafeBufferPointer { namePointers in
-            graphhost_build_param_props(&buffer, UInt32(buffer.count), namePointers.baseAddress, values, mins, maxs, bools,
-                                        UInt32(published.count), &params, UInt32(params.count))
+        let strings = published.flatMap { [strdup($0.name), strdup($0.description)] }
+        defer { strings.forEach { free($0) } }
+        let names = stride(from: 0, to: strings.count, by: 2).map { UnsafePointer(strings[$0]) }
+        let descriptions = stride(from: 1, to: strings.count, by: 2).map { UnsafePointer(strings[$0]) }
+        let kinds = published.map { p -> Int32 in
+            let kind = switch p.kind { case .float: GRAPHHOST_PARAM_FLOAT case .int: GRAPHHOST_PARAM_INT case .bool: GRAPHHOST_PARAM_BOOL }
+            return Int32(kind.rawValue)
         }
+        // Each PropInfo and its Props entry: the strings (padded to 8 bytes) and at most 200 bytes of pod headers.
+        let size = 256 + published.reduce(0) { $0 + 200 + 2 * ($1.name.utf8.count + 8) + $1.description.utf8.count + 8 }
+        var buffer = [UInt8](repeating: 0, count: size)
+        var params = [UnsafePointer<spa_pod>?](repeating: nil, count: published.count + 1)
+        let count = graphhost_build_param_props(&buffer, UInt32(buffer.count), names, descriptions, published.map(\.value),
+                                                published.map(\.minimum), published.map(\.maximum), kinds,
+                                                UInt32(published.count), &params, UInt32(params.count))
         guard count > 0 else { return logger.error("the graph's parameters do not fit in a PipeWire param (\(published.count) parameters)") }
         _ = params.withUnsafeMutableBufferPointer { pw_stream_update_params(stream, $0.baseAddress, count) }
     }

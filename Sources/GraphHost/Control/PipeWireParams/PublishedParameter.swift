@@ -1,47 +1,102 @@
-/// One of the graph's parameters as the PipeWire node publishes it: `NODE:PARAM`, its value as it plays and its
-/// range. Besides each node's `set` parameters with a range, an EQ publishes `preset` (the index, 0…21) and EQ and
-/// LV2 nodes `bypass` (a bool).
+import GraphHostDSP
+
+/// One of the graph's parameters as the PipeWire node publishes it: `NODE:PARAM`, what it is, its value as it
+/// plays and its range. Besides each node's `set` parameters with a range, an EQ publishes `preset` (the index, an
+/// int 0…21) and EQ and LV2 nodes `bypass` (a bool); an LV2 toggle is a bool, an integer port or an enumeration of
+/// whole numbers an int.
 public struct PublishedParameter: Equatable, Sendable {
+    /// How the value is typed in PipeWire's PropInfo and Props.
+    public enum Kind: Sendable { case float, int, bool }
+    /// The command a change becomes: `set NODE PARAM VALUE`, `preset NODE INDEX` (an EQ's preset) or
+    /// `bypass NODE on|off` (the host's bypass of an EQ or LV2 node).
+    public enum Action: Sendable { case set, preset, bypass }
+
     public var name: String
+    public var description: String
     public var value: Double
     public var minimum: Double
     public var maximum: Double
-    public var isBool = false
+    public var kind = Kind.float
+    public var action = Action.set
 
     /// Every published parameter of `document`, in render order.
     public static func all(_ document: GraphDocument) -> [PublishedParameter] {
         document.order.flatMap { n -> [PublishedParameter] in
-            let node = document.nodes[n], definition = node.definition
+            let node = document.nodes[n], definition = node.definition, id = node.id
             var list: [PublishedParameter] = []
             if let eq = definition as? IPodEQNode {
-                list.append(PublishedParameter(name: "\(node.id):preset", value: Double(eq.preset.index), minimum: 0,
-                                               maximum: Double(IPodEQPreset.all.count - 1)))
+                list.append(PublishedParameter(name: "\(id):preset", description: presetDescription(id),
+                                               value: Double(eq.preset.index), minimum: 0,
+                                               maximum: Double(IPodEQPreset.all.count - 1), kind: .int, action: .preset))
             }
             for p in definition.parameters where p.minimum.isFinite && p.maximum.isFinite {
                 guard let value = definition.value(of: p.name) else { continue }
-                list.append(PublishedParameter(name: "\(node.id):\(p.name)", value: value, minimum: p.minimum, maximum: p.maximum))
+                var parameter = PublishedParameter(name: "\(id):\(p.name)", description: "\(id): \(p.name)", value: value,
+                                                   minimum: p.minimum, maximum: p.maximum)
+                describe(&parameter, node: id, parameter: p.name, definition: definition)
+                list.append(parameter)
             }
-            if let eq = definition as? IPodEQNode { list.append(.toggle("\(node.id):bypass", eq.bypass)) }
-            if let lv2 = definition as? LV2Node { list.append(.toggle("\(node.id):bypass", lv2.bypass)) }
+            if let eq = definition as? IPodEQNode { list.append(.toggle(id, eq.bypass)) }
+            // A plugin's own control named `bypass` keeps the name.
+            if let lv2 = definition as? LV2Node, !lv2.plugin.controlInputs.contains(where: { $0.symbol == "bypass" }) {
+                list.append(.toggle(id, lv2.bypass))
+            }
             return list
         }
     }
 
-    static func toggle(_ name: String, _ on: Bool) -> PublishedParameter {
-        PublishedParameter(name: name, value: on ? 1 : 0, minimum: 0, maximum: 1, isBool: true)
+    /// Words and type for a node kind's parameter.
+    private static func describe(_ p: inout PublishedParameter, node: String, parameter: String, definition: any NodeDefinition) {
+        if definition is MixerNode {
+            p.description = parameter == "volume" ? "\(node): volume (linear)" : "\(node): input \(parameter.dropFirst(7)) volume (linear)"
+        } else if definition is IPodEQNode {
+            if parameter == "preamp" { p.description = "\(node): preamp (dB)" }
+            else if let band = Int(parameter.dropFirst(5)), IPodEQPreset.bandCenters.indices.contains(band) {
+                p.description = "\(node): \(Format.number(IPodEQPreset.bandCenters[band])) Hz band (dB)"
+            }
+        } else if let lv2 = definition as? LV2Node, let port = lv2.plugin.controlInputs.first(where: { $0.symbol == parameter }) {
+            p.description = "\(node): \(port.name)"
+            let whole = port.isInteger || port.isEnumeration && port.scalePoints.allSatisfy { $0.value == $0.value.rounded() }
+            p.kind = port.isToggled ? .bool : whole ? .int : .float
+        }
     }
 
+    private static func presetDescription(_ node: String) -> String {
+        let presets = IPodEQPreset.all
+        return "\(node): preset number (0 \(presets[0].name) … \(presets.count - 1) \(presets[presets.count - 1].name))"
+    }
+
+    static func toggle(_ node: String, _ on: Bool) -> PublishedParameter {
+        PublishedParameter(name: "\(node):bypass", description: "\(node): bypass", value: on ? 1 : 0, minimum: 0, maximum: 1,
+                           kind: .bool, action: .bypass)
+    }
+
+    /// Whether `value`, as a Props change carries it (a float, an int or a bool), is what the parameter holds now.
+    func holds(_ value: Double) -> Bool {
+        switch kind {
+        case .bool: (value > 0.5) == (self.value > 0.5)
+        case .int: value.rounded() == self.value.rounded()
+        case .float: Float(value) == Float(self.value)
+        }
+    }
+
+    /// The control line that sets this parameter to `value` (from a Props change), or the reason it cannot.
+    public func line(_ value: Double) throws -> String { try Self.line(name: name, value: value, action: action) }
+
     /// The control line that sets `NODE:PARAM` to `value` (from a Props change), or the reason it cannot.
-    public static func line(name: String, value: Double) throws -> String {
+    public static func line(name: String, value: Double, action: Action = .set) throws -> String {
         guard let colon = name.firstIndex(of: ":"), colon != name.startIndex, name.index(after: colon) != name.endIndex else {
             throw CommandError("'\(name)' is not NODE:PARAM")
         }
         let node = name[..<colon], parameter = name[name.index(after: colon)...]
         guard value.isFinite else { throw CommandError("\(name): the value is not a finite number") }
-        switch parameter {
-        case "bypass": return "bypass \(node) \(value > 0.5 ? "on" : "off")"
-        case "preset": return "preset \(node) \(Int(value.rounded()))"
-        default: return "set \(node) \(parameter) \(Format.number(value))"
+        switch action {
+        case .bypass: return "bypass \(node) \(value > 0.5 ? "on" : "off")"
+        case .preset: return "preset \(node) \(Int(value.rounded()))"
+        case .set:
+            // A float pod's value reads as its shortest decimal (6.1, not 6.099999904632568).
+            let text = Double(Float(value)) == value ? Format.number(Float(value)) : Format.number(value)
+            return "set \(node) \(parameter) \(text)"
         }
     }
 }
