@@ -181,7 +181,8 @@ final class MPRISTests: XCTestCase {
     func testATakenNameIsReportedAndTheRunPlaysOn() throws {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
-        let graph = TestSupport.streamGraph(try TestSupport.mp3(rate: 48000, channels: 2, seconds: 2))
+        // Long enough that the first run still holds the name when the second starts (it ends by Quit).
+        let graph = TestSupport.streamGraph(try TestSupport.sine(seconds: 40))
         let first = try pw.graphhost(["run", graph, "--name", "twice", "--socket", TestSupport.directory.appendingPathComponent("twice-1.sock").path])
         let bus = Bus(name: "org.mpris.MediaPlayer2.graphhost.twice", environment: pw.environment)
         XCTAssertTrue(try TestSupport.waitUntil { try bus.isOwned() }, first.errorText)
