@@ -63,11 +63,11 @@ struct ShowCommand: ParsableCommand {
 struct RenderCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "render",
-        abstract: "Render a graph offline, as fast as possible, into a .wav or .flac file.",
+        abstract: "Render a graph offline, as fast as possible, into a .wav, .flac, .ogg (Vorbis) or .opus file.",
         discussion: "--at SECONDS COMMAND applies a command at that exact frame, e.g. --at 2.5 'preset eq Rock', --at 4 'set mix volume.1 0.25', --at 6 'chain fx bright' or --at 8 'load other.json'."
     )
     @Argument(help: "The graph JSON file.") var graph: String
-    @Option(name: .shortAndLong, help: "Output file (.wav or .flac); with several output nodes, NODE=FILE for each to write (repeatable).") var output: [String]
+    @Option(name: .shortAndLong, help: "Output file (.wav, .flac, .ogg or .opus; all but .wav clip at full scale); with several output nodes, NODE=FILE for each to write (repeatable).") var output: [String]
     @Option(help: "Seconds to render (default: until every stream has finished).") var duration: Double?
     @Option(parsing: .upToNextOption, help: "SECONDS COMMAND: apply COMMAND at that time (repeatable).") var at: [String] = []
     @Option(help: "Frames per render call.") var block: Int?
@@ -134,6 +134,9 @@ struct RenderCommand: ParsableCommand {
         let peakDB = summary.peak > 0 ? String(format: "%.2f dBFS", 20 * log10(Double(summary.peak))) : "-inf dBFS"
         print("wrote \(files.sorted { $0.key < $1.key }.map(\.value).joined(separator: ", ")): \(String(format: "%.3f", seconds)) s, peak \(peakDB), \(String(format: "%.0f", seconds / max(elapsed, 1e-9)))x real time, underruns \(summary.underruns)"
               + (summary.damage == StreamDamage() ? "" : ", damaged stream data: \(summary.damage.silencedFrames) frames silenced, \(summary.damage.skippedBytes) bytes skipped"))
+        for (k, writer) in writers.sorted(by: { $0.key < $1.key }) where writer.clippedSamples > 0 {
+            print("\(files[k]!): clipped \(writer.clippedSamples) samples at full scale (the graph peaks at \(peakDB); lower a volume, or write .wav, which keeps them)")
+        }
         for node in doc.nodes {
             guard let eq = node.definition as? IPodEQNode else { continue }
             let changes = events.compactMap { e in e.command.flatMap { $0.node == node.id ? "at \(String(format: "%.3f", Double(e.frame) / rate)) s: \($0.action)" : nil } }

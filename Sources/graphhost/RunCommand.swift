@@ -17,7 +17,7 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Stop after this many seconds of audio.") var duration: Double?
     @Option(help: "The stream's node.name (default: the graph file's name).") var name: String?
     @Option(help: "The control socket (default: $XDG_RUNTIME_DIR/graphhost/NAME.sock).") var socket: String?
-    @Option(help: "Record what is played (every live change included) to this WAV or FLAC file.") var record: String?
+    @Option(help: "Record what is played (every live change included) to this .wav, .flac, .ogg or .opus file.") var record: String?
     @Flag(help: "Reload the graph file when it changes (a crossfaded swap; a broken edit is reported and ignored).") var watch = false
     @Option(help: "Take OSC control messages (/graphhost/...) on this UDP port (0: any free port, logged). Off unless given.") var oscPort: Int?
     @Option(help: "The address the OSC port binds to (0.0.0.0: every interface).") var oscHost = "127.0.0.1"

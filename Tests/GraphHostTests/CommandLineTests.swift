@@ -8,8 +8,11 @@ import FoundationXML
 final class CommandLineTests: XCTestCase {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardizedFileURL
 
-    func graphhost(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-        let r = try TestSupport.execute(Self.root.appendingPathComponent(".build/debug/graphhost"), arguments)
+    func graphhost(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) { try Self.graphhost(arguments) }
+
+    /// Runs the debug `graphhost` with `arguments`.
+    static func graphhost(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+        let r = try TestSupport.execute(root.appendingPathComponent(".build/debug/graphhost"), arguments)
         return (r.status, String(decoding: r.out, as: UTF8.self), String(decoding: r.err, as: UTF8.self))
     }
 
@@ -59,9 +62,9 @@ final class CommandLineTests: XCTestCase {
         let ext = try graphhost(["render", demo, "-o", "/tmp/x.mp4"])
         XCTAssertNotEqual(ext.status, 0)
         XCTAssertTrue(ext.err.contains("unknown extension '.mp4'"), ext.err)
-        let record = try graphhost(["run", demo, "--record", "/tmp/x.ogg"])
+        let record = try graphhost(["run", demo, "--record", "/tmp/x.aiff"])
         XCTAssertNotEqual(record.status, 0)
-        XCTAssertTrue(record.err.contains("cannot write '/tmp/x.ogg': unknown extension '.ogg' (use .wav or .flac)"), record.err)
+        XCTAssertTrue(record.err.contains("cannot write '/tmp/x.aiff': unknown extension '.aiff' (use .wav, .flac, .ogg or .opus)"), record.err)
     }
 
     func testShowAndDot() throws {

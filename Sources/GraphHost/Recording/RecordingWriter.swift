@@ -41,6 +41,8 @@ public final class RecordingWriter: Sendable {
     public struct Summary: Sendable {
         public var frames: Int
         public var droppedFrames: Int
+        /// Samples clipped at full scale (formats other than .wav).
+        public var clippedSamples = 0
         public var error: Error?
     }
 
@@ -55,7 +57,7 @@ public final class RecordingWriter: Sendable {
             thread.join()
             file.close()
         }
-        return Summary(frames: framesWritten, droppedFrames: droppedFrames, error: state.withLock { $0.failure })
+        return Summary(frames: framesWritten, droppedFrames: droppedFrames, clippedSamples: file.clippedSamples, error: state.withLock { $0.failure })
     }
 
     private func drain() {

@@ -1,14 +1,25 @@
 import CSndfile
 import Synchronization
 
-/// Writes interleaved Float32 audio with libsndfile; the container follows the extension
-/// (.wav: 32-bit float, .flac: 24-bit, clipped at full scale).
+/// Writes interleaved Float32 audio with libsndfile; the container follows the extension: .wav (32-bit float),
+/// .flac (24-bit), .ogg (Vorbis), .opus (Ogg Opus; 48, 24, 16, 12 or 8 kHz). All but .wav hold nothing beyond full
+/// scale: their samples are clipped there, and counted (`clippedSamples`).
 public final class SoundFileWriter: Sendable {
-    /// True once closed; held while libsndfile uses `file`, which is read only under it.
-    private let closed = Mutex(false)
+    /// The file, while open, and what clipping needs; held while libsndfile uses the file.
+    private struct State {
+        var closed = false
+        var clipped = 0
+        var scratch: [Float] = []
+    }
+    private let state = Mutex(State())
     nonisolated(unsafe) private let file: OpaquePointer
     public let path: String
     public let channels: Int
+    /// Whether the format holds only samples within full scale.
+    public let clips: Bool
+
+    /// The formats by extension, for messages.
+    public static let extensions = ".wav, .flac, .ogg or .opus"
 
     public init(path: String, sampleRate: Int, channels: Int) throws {
         let ext = path.split(separator: ".").last.map { $0.lowercased() } ?? ""
@@ -18,31 +29,54 @@ public final class SoundFileWriter: Sendable {
         switch ext {
         case "wav": info.format = Int32(SF_FORMAT_WAV | SF_FORMAT_FLOAT)
         case "flac": info.format = Int32(SF_FORMAT_FLAC | SF_FORMAT_PCM_24)
-        default: throw CommandError("cannot write '\(path)': unknown extension '.\(ext)' (use .wav or .flac)")
+        case "ogg": info.format = Int32(SF_FORMAT_OGG | SF_FORMAT_VORBIS)
+        case "opus":
+            guard [48000, 24000, 16000, 12000, 8000].contains(sampleRate) else {
+                throw CommandError("cannot write '\(path)': Opus takes 48000, 24000, 16000, 12000 or 8000 Hz, and the graph runs at \(sampleRate) Hz")
+            }
+            info.format = Int32(SF_FORMAT_OGG | SF_FORMAT_OPUS)
+        default: throw CommandError("cannot write '\(path)': unknown extension '.\(ext)' (use \(Self.extensions))")
         }
         guard let f = sf_open(path, Int32(SFM_WRITE), &info) else {
             throw CommandError("cannot write '\(path)': \(String(cString: sf_strerror(nil)))")
         }
-        // Integer formats clip samples beyond full scale instead of failing the write.
-        if ext == "flac" { sf_command(f, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE)) }
         file = f
         self.path = path
         self.channels = channels
+        clips = ext != "wav"
     }
 
     public func write(_ samples: UnsafePointer<Float>, frames: Int) throws {
-        try closed.withLock { closed in
-            guard !closed else { throw CommandError("writing '\(path)' failed: the file is closed") }
-            let written = sf_writef_float(file, samples, sf_count_t(frames))
+        try state.withLock { state in
+            guard !state.closed else { throw CommandError("writing '\(path)' failed: the file is closed") }
+            let count = frames * channels
+            let written: sf_count_t
+            if clips {
+                if state.scratch.count < count { state.scratch = [Float](repeating: 0, count: count) }
+                var clipped = 0
+                written = state.scratch.withUnsafeMutableBufferPointer { out in
+                    for i in 0..<count {
+                        let x = samples[i]
+                        if x > 1 { out[i] = 1; clipped += 1 } else if x < -1 { out[i] = -1; clipped += 1 } else { out[i] = x }
+                    }
+                    return sf_writef_float(file, out.baseAddress, sf_count_t(frames))
+                }
+                state.clipped += clipped
+            } else {
+                written = sf_writef_float(file, samples, sf_count_t(frames))
+            }
             if written != frames { throw CommandError("writing '\(path)' failed: \(String(cString: sf_strerror(file)))") }
         }
     }
 
+    /// Samples clipped at full scale so far (formats other than .wav).
+    public var clippedSamples: Int { state.withLock { $0.clipped } }
+
     /// Finishes the file; later writes fail.
     public func close() {
-        closed.withLock { closed in
-            if !closed { sf_close(file) }
-            closed = true
+        state.withLock { state in
+            if !state.closed { sf_close(file) }
+            state.closed = true
         }
     }
 }

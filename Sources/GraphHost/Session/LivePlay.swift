@@ -90,7 +90,8 @@ public struct LivePlay {
         let recorded = runner.finish()
         if let recorder, let recorded {
             if let error = recorded.error { Self.printError("error: recording to \(recorder.path) failed: \(error)"); status = 1 }
-            print("recorded \(Format.number(Double(recorded.frames) / rate)) s to \(recorder.path), dropped frames \(recorded.droppedFrames)")
+            print("recorded \(Format.number(Double(recorded.frames) / rate)) s to \(recorder.path), dropped frames \(recorded.droppedFrames)"
+                  + (recorded.clippedSamples > 0 ? ", clipped \(recorded.clippedSamples) samples at full scale" : ""))
         }
         if isTerminal && console == nil { print("") }
         for (id, outputs) in runner.control.withSession({ $0.graph.pluginOutputs }).sorted(by: { $0.key < $1.key }) where !outputs.isEmpty {
