@@ -241,8 +241,12 @@ public final class GraphSession {
         let transition = CompiledTransition(from: pending.old, to: next, fadeFrames: Int(document.crossfadeSeconds * rate),
                                             preroll: loadsFiles ? Int(Self.filePrerollSeconds * rate) : 0,
                                             spillover: pending.mode == .spillover ? (SwapMode.tailThreshold, Int(document.tailSeconds * rate)) : nil)
-        try sendInitialCommands(next, except: keep)
         try send(.transition(transition.transition))
+        // After the transition: had it been refused (queue full), the new graph is freed, and no message may
+        // point into it. The engine applies them right after the transition (usually in the same render call).
+        if (try? sendInitialCommands(next, except: keep)) == nil {
+            Self.logger.warning("the control queue was full: nodes of \(document.displayName) that start bypassed may be heard unbypassed")
+        }
         pendingSwap = nil
         let old = pending.old
         old.release(keep)
