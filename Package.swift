@@ -17,6 +17,7 @@ let package = Package(
         .systemLibrary(name: "CMPG123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
         .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat", providers: [.apt(["libavformat-dev", "libavcodec-dev"])]),
         .target(name: "CRenderSupport"),
         .target(name: "CCleanAllocation"),
         .systemLibrary(name: "CLibPipeWire", pkgConfig: "libpipewire-0.3", providers: [.apt(["libpipewire-0.3-dev"])]),
@@ -44,7 +45,7 @@ let package = Package(
             name: "GraphHost",
             dependencies: [
                 "GraphHostCore", "GraphHostDSP",
-                "CMPG123", "CSoxr", "CSndfile", "CRenderSupport", "CCleanAllocation", "CPipeWire", "CLV2", "CLilv", "CLV2Support", "CHTTP", "CLiblo", "CMPRIS",
+                "CMPG123", "CFFmpeg", "CSoxr", "CSndfile", "CRenderSupport", "CCleanAllocation", "CPipeWire", "CLV2", "CLilv", "CLV2Support", "CHTTP", "CLiblo", "CMPRIS",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -14,9 +14,9 @@ extension GraphDocument {
             }
             let path = URL(fileURLWithPath: file).standardizedFileURL.path
             do {
-                let media = try MP3Decoder.probe(FileByteSource(path: path))
+                let media = try MediaProbe.probe(path: path)
                 document.nodes[node.index].definition = StreamNode(url: path, path: path, isRemote: false, cachePath: nil, loop: false,
-                                                                   bufferSeconds: 0, mediaRate: media.rate, mediaChannels: media.channels)
+                                                                   bufferSeconds: 0, media: media)
             } catch {
                 throw CommandError("--input \(id)=\(file): \(error)")
             }

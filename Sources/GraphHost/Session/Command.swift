@@ -7,6 +7,8 @@ public enum NodeCommand: Equatable, Sendable, CustomStringConvertible {
     /// A value by name: a scale point's label, or on/off for a toggle.
     case choose(parameter: String, label: String)
     case bypass(Bool)
+    /// Moves a stream to a time in its media (seconds).
+    case seek(Double)
 
     public var description: String {
         switch self {
@@ -14,6 +16,7 @@ public enum NodeCommand: Equatable, Sendable, CustomStringConvertible {
         case .set(let parameter, let value): return "set \(parameter) \(Format.number(value))"
         case .choose(let parameter, let label): return "set \(parameter) \(label)"
         case .bypass(let on): return "bypass \(on ? "on" : "off")"
+        case .seek(let seconds): return "seek \(Format.number(seconds))"
         }
     }
 }
@@ -22,6 +25,11 @@ extension NodeCommand {
     /// The error for a named value given to a node whose parameters take only numbers.
     static func numbersOnly(_ node: String, _ parameter: String, _ label: String) -> CommandError {
         CommandError("'\(label)' is not a number ('\(node)' \(parameter) takes a number)")
+    }
+
+    /// The error for `seek` sent to a node that does not play media.
+    static func onlyStreamsSeek(_ node: String) -> CommandError {
+        CommandError("'\(node)' does not play media; only stream nodes seek")
     }
 }
 
@@ -33,6 +41,7 @@ public struct Command: Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch action {
         case .bypass(let on): return "bypass \(node) \(on ? "on" : "off")"
+        case .seek(let seconds): return "seek \(node) \(Format.number(seconds))"
         case .preset, .set, .choose:
             let words = action.description.split(separator: " ", maxSplits: 1)
             return "\(words[0]) \(node) \(words[1])"
@@ -40,7 +49,7 @@ public struct Command: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// The commands and their forms, for help texts and errors.
-    public static let usage = "preset NODE NAME|INDEX, set NODE PARAM VALUE|LABEL, bypass NODE on|off"
+    public static let usage = "preset NODE NAME|INDEX, set NODE PARAM VALUE|LABEL, bypass NODE on|off, seek NODE SECONDS"
 
     /// Parses `preset NODE NAME` (the name may contain spaces), `set NODE PARAM VALUE` (a number, or a label that
     /// may contain spaces) or `bypass NODE on|off`.
@@ -54,6 +63,9 @@ public struct Command: Equatable, Sendable, CustomStringConvertible {
         case "bypass":
             guard words.count == 3, ["on", "off"].contains(words[2]) else { throw CommandError("usage: bypass NODE on|off") }
             return Command(node: words[1], action: .bypass(words[2] == "on"))
+        case "seek":
+            guard words.count == 3, let seconds = Double(words[2]), seconds.isFinite else { throw CommandError("usage: seek NODE SECONDS") }
+            return Command(node: words[1], action: .seek(seconds))
         case "set":
             guard words.count >= 4 else { throw CommandError("usage: set NODE PARAM VALUE|LABEL") }
             if words.count == 4, let value = Double(words[3]) {
@@ -89,7 +101,7 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
     case learn(node: String, parameter: String)
     case status, list, quit
 
-    public static let verbs = ["preset", "set", "bypass", "chain", "load", "save", "learn", "tempo", "pause", "play", "status", "list", "quit"]
+    public static let verbs = ["preset", "set", "bypass", "seek", "chain", "load", "save", "learn", "tempo", "pause", "play", "status", "list", "quit"]
     public static let usage = "\(Command.usage), chain NODE NAME [spillover|crossfade], load GRAPH [spillover|crossfade], save GRAPH, learn NODE PARAM, tempo BPM, pause, play, status, list, quit"
 
     public var description: String {

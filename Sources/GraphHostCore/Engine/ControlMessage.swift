@@ -5,6 +5,7 @@ public enum ControlMessage {
     case mixer(UnsafeMutablePointer<MixerKernel>, MixerKernel.Change)
     case ipodEQ(UnsafeMutablePointer<IPodEQKernel>, IPodEQKernel.Change)
     case lv2(UnsafeMutablePointer<LV2Kernel>, LV2Kernel.Change)
+    case stream(UnsafeMutablePointer<StreamKernel>, StreamKernel.Change)
     /// Pause or play the whole output.
     case transport(Transport.Change)
     /// Tempo, meter or rolling of the graph's musical transport.

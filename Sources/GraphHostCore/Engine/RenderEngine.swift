@@ -129,6 +129,7 @@ public struct RenderEngine {
             case .mixer(let k, let change): k.pointee.apply(change)
             case .ipodEQ(let k, let change): k.pointee.apply(change)
             case .lv2(let k, let change): k.pointee.apply(change)
+            case .stream(let k, let change): k.pointee.apply(change)
             case .transport(let change):
                 transport.apply(change)
                 switch change {

@@ -53,6 +53,21 @@ public struct PCMRing: @unchecked Sendable {
         }
     }
 
+    /// Consumer: copies up to `frames` frames that lie `offset` frames past the oldest into a planar bus without
+    /// consuming anything; returns how many there were.
+    @_noLocks
+    public func peekPlanar(offset: Int, into destination: UnsafeMutablePointer<Float>, channelStride: Int, frames: Int) -> Int {
+        let available = index.readable() - offset
+        let count = frames < available ? frames : (available > 0 ? available : 0)
+        runs(from: index.read.load(ordering: .relaxed) + offset, count: count) { ring, done, run in
+            for c in 0..<channels {
+                let out = destination + c * channelStride + done
+                for f in 0..<run { out[f] = ring[f * channels + c] }
+            }
+        }
+        return count
+    }
+
     /// Consumer: moves up to `frames` interleaved frames out; returns how many there were.
     @_noLocks
     public func read(into destination: UnsafeMutablePointer<Float>, frames: Int) -> Int {

@@ -107,7 +107,7 @@ public struct IPodEQNode: NodeDefinition {
             if parameter == "preamp" { next.preamp = value }
             if parameter.hasPrefix("band."), let b = Int(parameter.dropFirst(5)), gains.indices.contains(b) { next.gains[b] = value }
         case .bypass(let on): next.bypass = on
-        case .choose: break
+        case .choose, .seek: break
         }
         return next
     }
@@ -164,6 +164,8 @@ final class IPodEQInstance: NodeInstance {
             break
         case .choose(let parameter, let label):
             throw NodeCommand.numbersOnly(id, parameter, label)
+        case .seek:
+            throw NodeCommand.onlyStreamsSeek(id)
         case .set(let parameter, let value):
             if parameter == "preamp" {
                 guard IPodEQNode.preampRange.contains(value) else { throw CommandError("preamp \(Format.number(value)) dB is out of range -24…24") }

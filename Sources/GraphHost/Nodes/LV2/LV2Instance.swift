@@ -424,6 +424,8 @@ final class LV2Instance: NodeInstance {
             return [(port.index, value)]
         case .bypass:
             return []
+        case .seek:
+            throw NodeCommand.onlyStreamsSeek(id)
         case .preset(let name):
             guard let preset = plugin.preset(name) else {
                 let list = plugin.presets.map(\.label)

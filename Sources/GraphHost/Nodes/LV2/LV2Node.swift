@@ -256,6 +256,8 @@ public struct LV2Node: NodeDefinition {
             } else if plugin.properties.contains(where: { $0.symbol == symbol }) {
                 next.propertyValues[symbol] = label
             }
+        case .seek:
+            break
         }
         return next
     }

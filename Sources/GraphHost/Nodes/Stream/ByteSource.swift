@@ -14,15 +14,26 @@ public protocol ByteSource: AnyObject, Sendable {
     /// True when the bytes the last `read` returned do not continue the ones before (an endless stream
     /// reconnected); the default is never.
     var lastReadFollowsBreak: Bool { get }
+    /// The media type the server gave (`Content-Type`, without parameters), once the first bytes are read; nil for a file.
+    var contentType: String? { get }
 }
 
 extension ByteSource {
     public func cancel() {}
     public var lastReadFollowsBreak: Bool { false }
+    public var contentType: String? { nil }
+}
+
+/// A byte source that can move to any byte: a file, or finite HTTP media (Range requests).
+public protocol SeekableByteSource: ByteSource {
+    /// The media's size in bytes, when known.
+    var size: Int? { get }
+    /// Makes the next `read` return the bytes from `offset` on.
+    func seek(to offset: Int) throws
 }
 
 /// Reads bytes from a local file.
-public final class FileByteSource: ByteSource, Sendable {
+public final class FileByteSource: SeekableByteSource, Sendable {
     public let name: String
     private let handle: FileHandle
 
@@ -43,14 +54,23 @@ public final class FileByteSource: ByteSource, Sendable {
     }
 
     public func rewind() throws {
-        try handle.seek(toOffset: 0)
+        try seek(to: 0)
+    }
+
+    public var size: Int? {
+        var info = stat()
+        return fstat(handle.fileDescriptor, &info) == 0 ? Int(info.st_size) : nil
+    }
+
+    public func seek(to offset: Int) throws {
+        if lseek(handle.fileDescriptor, off_t(offset), SEEK_SET) < 0 { throw StreamError.unreadable(name, String(cString: strerror(errno))) }
     }
 }
 
 /// Errors of the stream path, each naming the media.
 public enum StreamError: Error, CustomStringConvertible {
     case unreadable(String, String)
-    case notMP3(String)
+    case unsupportedMedia(String, String)
     case unsupportedURL(String)
     case decoder(String)
     case http(String, Int)
@@ -59,11 +79,11 @@ public enum StreamError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unreadable(let name, let why): return "cannot read media '\(name)': \(why)"
-        case .notMP3(let name): return "'\(name)' is not an MP3 stream (no MPEG audio frame in its first bytes)"
+        case .unsupportedMedia(let name, let why): return "'\(name)' is not a supported audio stream: \(why)"
         case .unsupportedURL(let url): return "unsupported URL '\(url)': use a file path, a file: URL or an http:// or https:// URL"
         case .http(let url, let status): return "HTTP \(status) from \(url)" + (status == 404 ? " (not found)" : "")
         case .network(let url, let why): return "cannot stream \(url): \(why)"
-        case .decoder(let why): return "MP3 decoder: \(why)"
+        case .decoder(let why): return "decoder: \(why)"
         }
     }
 }

@@ -4,6 +4,7 @@ import CSoxr
 final class Resampler {
     private let soxr: soxr_t
     let channels: Int
+    let inputRate: Int
     let ratio: Double
 
     init(from inputRate: Int, to outputRate: Int, channels: Int) throws {
@@ -16,6 +17,7 @@ final class Resampler {
         }
         soxr = s
         self.channels = channels
+        self.inputRate = inputRate
         ratio = Double(outputRate) / Double(inputRate)
     }
 

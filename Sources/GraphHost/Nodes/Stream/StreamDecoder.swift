@@ -1,8 +1,11 @@
 import Foundation
+import Logging
 import Synchronization
 
-/// Runs ahead of the render world: reads a byte source on its own thread, decodes it with libmpg123,
-/// converts it to the graph's channel count and rate, and writes it into the stream kernel's PCM ring.
+/// Runs ahead of the render world: reads a byte source on its own thread, tells its format from its first bytes,
+/// decodes it (libmpg123 for MP3, FFmpeg for the rest), converts it to the graph's channel count and rate, and writes
+/// it into the stream kernel's PCM ring. A stream may change format, rate or channels between links (chained Ogg,
+/// a reconnect of an endless stream); each link gets a decoder of its own. Seeks are carried out here.
 public final class StreamDecoder: Sendable {
     private let makeSource: @Sendable () throws -> ByteSource
     private let format: GraphFormat
@@ -10,6 +13,9 @@ public final class StreamDecoder: Sendable {
     private let counters: StreamCounters
     private let loop: Bool
     private let wakeup: RingWakeup
+    /// Ring frames kept free for a seek's new audio.
+    let reserveFrames: Int
+    private let logger = Logger(label: "graphhost.stream")
     /// What the decoder thread and the threads that watch or stop it share.
     private struct Shared {
         var thread: JoinableThread?
@@ -18,23 +24,30 @@ public final class StreamDecoder: Sendable {
         var failure: Error?
         var source: ByteSource?
         var tags: MediaTags?
+        var info: MediaInfo?
+        /// The latest seek asked for and not yet carried out: seconds and its number.
+        var seek: (seconds: Double, number: Int)?
     }
     private let shared = Mutex(Shared())
     /// The first error the decoder thread met, if any.
     public var failure: Error? { shared.withLock { $0.failure } }
-    /// What the frame guard dropped or silenced so far.
+    /// What the decoders dropped or silenced so far.
     public var damage: StreamDamage { shared.withLock { $0.damage } }
-    /// The ID3 tags and duration of a file source, once the decoder thread has read them (nil for a network stream).
+    /// The tags and duration of the media (ID3 of an MP3 file; Vorbis comments, ID3 or MP4 tags of the other formats,
+    /// updated at each link of a chained stream); nil when it has none.
     public var tags: MediaTags? { shared.withLock { $0.tags } }
+    /// Codec, rate, channels and bit rate of what is playing, once known.
+    public var info: MediaInfo? { shared.withLock { $0.info } }
 
     public init(source: @escaping @Sendable () throws -> ByteSource, format: GraphFormat, ring: PCMRing,
-                counters: StreamCounters, loop: Bool, wakeup: RingWakeup) {
+                counters: StreamCounters, loop: Bool, wakeup: RingWakeup, reserveFrames: Int) {
         makeSource = source
         self.format = format
         self.ring = ring
         self.counters = counters
         self.loop = loop
         self.wakeup = wakeup
+        self.reserveFrames = reserveFrames
     }
 
     public func start() {
@@ -55,15 +68,18 @@ public final class StreamDecoder: Sendable {
         thread.join()
     }
 
+    /// Asks the thread to move to `seconds` into the media; `number` is the seek's number the kernel was sent.
+    public func seek(to seconds: Double, number: Int) {
+        shared.withLock { $0.seek = (seconds, number) }
+        wakeup.signalSpace()
+    }
+
     private var shouldStop: Bool { shared.withLock { $0.stopping } }
+    private var shouldAbandon: Bool { shared.withLock { $0.stopping || $0.seek != nil } }
 
     private func run() {
-        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 16384, alignment: 16)
-        let mappedFrames = 8192
-        let mapped = UnsafeMutableBufferPointer<Float>.allocate(capacity: mappedFrames * format.channels)
-        let resampled = UnsafeMutableBufferPointer<Float>.allocate(capacity: 16384 * format.channels)
+        let feeder = RingFeeder(format: format, ring: ring, wakeup: wakeup, reserveFrames: reserveFrames) { [self] in shouldAbandon }
         defer {
-            chunk.deallocate(); mapped.deallocate(); resampled.deallocate()
             counters.decoderFinished.store(true, ordering: .releasing)
             wakeup.signalData()
         }
@@ -75,82 +91,88 @@ public final class StreamDecoder: Sendable {
             }
             if cancelled { source.cancel() }
             defer { shared.withLock { $0.source = nil } }
-            if let file = source as? FileByteSource, let tags = MediaTags.read(path: file.name) {
-                shared.withLock { $0.tags = tags }
-            }
-            let decoder = try GuardedMP3Decoder()
-            var resampler: Resampler?
+            let fileTags = (source as? FileByteSource).flatMap { MediaTags.read(path: $0.name) }
+            var input = MediaInput(source)
             while !shouldStop {
-                let n = try source.read(into: chunk)
-                if source.lastReadFollowsBreak { decoder.markBreak() }
-                try decoder.decode(UnsafeRawBufferPointer(rebasing: chunk[0..<n]), final: n == 0) { samples, frames, channels in
-                    var done = 0
-                    while done < frames && !shouldStop {
-                        let part = min(frames - done, mappedFrames)
-                        let count = ChannelMap.convert(samples + done * channels, frames: part, from: channels,
-                                                       to: format.channels, into: mapped.baseAddress!)
-                        done += part
-                        if decoder.sampleRate == format.sampleRate {
-                            push(mapped.baseAddress!, frames: count)
-                            continue
-                        }
-                        if resampler == nil {
-                            resampler = try Resampler(from: decoder.sampleRate, to: format.sampleRate, channels: format.channels)
-                        }
-                        resampler!.process(mapped.baseAddress!, frames: count, scratch: resampled) { push($0, frames: $1) }
-                    }
+                var kind = try MediaSniffer.detect(input)
+                if kind == .hls {
+                    input = MediaInput(try HLSPlaylistReader.source(reading: input))
+                    kind = try MediaSniffer.detect(input)
                 }
-                let damage = decoder.damage
-                shared.withLock { $0.damage = damage }
-                if n == 0 {
-                    guard loop else { break }
-                    try source.rewind()
-                    try decoder.restart()
+                let decoder = try kind.decoder(reading: input)
+                publish(decoder, fileTags: fileTags)
+                var more = true
+                while more && !shouldStop {
+                    if let seek = shared.withLock({ $0.seek }) {
+                        try carryOut(seek, decoder: decoder, feeder: feeder)
+                        continue
+                    }
+                    more = try decoder.decodeNext { try feeder.write($0, frames: $1, channels: $2, rate: $3) }
+                    publish(decoder, fileTags: fileTags)
+                }
+                if input.atLinkEnd {
+                    input.nextLink()
+                } else if loop && !shouldStop {
+                    try input.rewind()
+                } else {
+                    break
                 }
             }
-            resampler?.process(nil, frames: 0, scratch: resampled) { push($0, frames: $1) }
+            feeder.flush()
         } catch {
             shared.withLock { $0.failure = error }
         }
     }
 
-    /// Writes all frames into the ring, waiting for space (control world: waiting is allowed here).
-    /// `frames` points into this decoder's own buffers (mapped or resampled audio); blocks beyond the ceiling are
-    /// muted again here because resampling can lift a peak just under it slightly above.
-    private func push(_ frames: UnsafePointer<Float>, frames count: Int) {
-        CorruptAudioGuard.muteImplausibleBlocks(UnsafeMutablePointer(mutating: frames), frames: count, channels: format.channels)
-        var done = 0
-        while done < count {
-            let n = ring.write(frames + done * format.channels, frames: count - done)
-            done += n
-            if n > 0 { wakeup.signalData() }
-            if done < count {
-                if shouldStop { return }
-                wakeup.waitForSpace()
-            }
+    /// Moves the decoder, then publishes where the new audio begins in the ring (once the kernel has seen the seek,
+    /// so it never takes new audio for old).
+    private func carryOut(_ seek: (seconds: Double, number: Int), decoder: MediaDecoder, feeder: RingFeeder) throws {
+        while counters.seekSeen.load(ordering: .acquiring) < seek.number {
+            if shouldStop { return }
+            wakeup.waitForSpace()
+        }
+        shared.withLock { if $0.seek?.number == seek.number { $0.seek = nil } }
+        feeder.discardState()
+        let reached = try decoder.seek(to: seek.seconds)
+        if reached == nil { logger.warning("\(shared.withLock { $0.source?.name } ?? "stream"): cannot seek in this media") }
+        let frame = reached.map { Int(($0 * Double(format.sampleRate)).rounded()) } ?? counters.framesPlayed.load(ordering: .relaxed)
+        counters.seekBoundary.store(ring.index.written.load(ordering: .relaxed), ordering: .relaxed)
+        counters.seekFrame.store(frame, ordering: .relaxed)
+        counters.seekDone.store(seek.number, ordering: .releasing)
+    }
+
+    /// Makes the decoder's damage, tags and format visible, and logs a new title.
+    private func publish(_ decoder: MediaDecoder, fileTags: MediaTags?) {
+        let tags = decoder.tags ?? fileTags
+        let (name, oldTitle) = shared.withLock { shared -> (String?, String?) in
+            let old = shared.tags?.title
+            shared.damage = decoder.damage
+            shared.tags = tags
+            if let info = decoder.info { shared.info = info }
+            return (shared.source?.name, old)
+        }
+        if let title = tags?.title, title != oldTitle, fileTags == nil {
+            logger.info("\(name ?? "stream"): now playing '\(title)'")
         }
     }
 }
 
-/// Maps interleaved frames from the decoder's channel count to the graph's: mono is copied to every
-/// channel, stereo to mono is averaged, otherwise channel c takes source channel c modulo the source count.
-enum ChannelMap {
-    static func convert(_ source: UnsafePointer<Float>, frames: Int, from: Int, to: Int,
-                        into destination: UnsafeMutablePointer<Float>) -> Int {
-        if from == to {
-            destination.update(from: source, count: frames * to)
-        } else if to == 1 {
-            for f in 0..<frames {
-                var sum: Float = 0
-                for c in 0..<from { sum += source[f * from + c] }
-                destination[f] = sum / Float(from)
-            }
-        } else {
-            for f in 0..<frames {
-                for c in 0..<to { destination[f * to + c] = source[f * from + c % from] }
-            }
+extension MediaKind {
+    /// A decoder for one link of `input`; Ogg is read one chained stream at a time, and a reconnect of an endless
+    /// stream starts a new link for FFmpeg (the MP3 path's frame guard resynchronises by itself).
+    func decoder(reading input: MediaInput) throws -> MediaDecoder {
+        switch self {
+        case .mp3:
+            input.splitsOggLinks = false
+            input.splitsAtBreaks = false
+            return try MP3MediaDecoder(input: input)
+        case .ffmpeg(let format):
+            input.splitsOggLinks = isOgg
+            input.splitsAtBreaks = true
+            return try FFmpegDecoder(input: input, format: format)
+        case .hls:
+            throw StreamError.unsupportedMedia(input.name, "an HLS playlist inside an HLS stream")
         }
-        return frames
     }
 }
 

@@ -1,8 +1,9 @@
 import Foundation
+import Synchronization
 
-/// `stream`: the compressed-stream converter. Decodes MP3 bytes (a file, or an http/https URL downloaded while it
-/// plays) on its own thread into a ring the render world copies from, resampled to the graph rate and mapped to
-/// the graph's channels.
+/// `stream`: the compressed-stream converter. Decodes MP3, AAC, Ogg Vorbis, Opus, FLAC, WAV and HLS (a file, or an
+/// http/https URL downloaded while it plays) on its own thread into a ring the render world copies from, resampled to
+/// the graph rate and mapped to the graph's channels. `seek NODE SECONDS` moves a file or finite download.
 public struct StreamNode: Sendable, NodeDefinition {
     public static let typeName = "stream"
     public static let settingKeys = ["url", "loop", "bufferSeconds", "cache"]
@@ -16,16 +17,15 @@ public struct StreamNode: Sendable, NodeDefinition {
     public var loop: Bool
     /// Decoded audio buffered before playback starts.
     public var bufferSeconds: Double
-    /// The media's own rate and channel count, as probed.
-    public var mediaRate: Int
-    public var mediaChannels: Int
+    /// The media's codec, rate and channel count, as probed (nil for a network stream: learnt when it plays).
+    public var media: MediaInfo?
 
     public var inputBuses: Int { 0 }
     public var outputBuses: Int { 1 }
     public var summary: [(String, String)] {
         [("url", url), ("loop", "\(loop)"), ("bufferSeconds", Format.number(bufferSeconds))]
             + (cachePath.map { [("cache", $0)] } ?? [])
-            + [("media", isRemote ? "probed while playing" : "\(mediaRate) Hz, \(mediaChannels) ch")]
+            + [("media", media?.description ?? "probed while playing")]
     }
 
     /// Resolves a path or file: URL against `base`; an http or https URL stays as it is (remote: true).
@@ -47,7 +47,7 @@ public struct StreamNode: Sendable, NodeDefinition {
 
     public static func parse(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> StreamNode? {
         guard let url = settings.string("url", issues: &issues) else {
-            if settings.object["url"] == nil { issues.report(settings.path, "missing \"url\" (an MP3 file path)", at: settings.object) }
+            if settings.object["url"] == nil { issues.report(settings.path, "missing \"url\" (a media file path or an http:// or https:// URL)", at: settings.object) }
             return nil
         }
         let loop = settings.bool("loop", issues: &issues) ?? false
@@ -60,9 +60,9 @@ public struct StreamNode: Sendable, NodeDefinition {
                 return nil
             }
             // A network stream's format is learnt when it plays (probing would download it now).
-            let media = remote ? (rate: 0, channels: 0) : try MP3Decoder.probe(FileByteSource(path: path))
+            let media = remote ? nil : try MediaProbe.probe(path: path)
             return StreamNode(url: url, path: path, isRemote: remote, cachePath: cache, loop: loop, bufferSeconds: bufferSeconds,
-                              mediaRate: media.rate, mediaChannels: media.channels)
+                              media: media)
         } catch {
             issues.report(settings.path("url"), "\(error)", at: settings.object["url"])
             return nil
@@ -93,6 +93,11 @@ public final class StreamInstance: NodeInstance, Sendable {
     public let wakeup = RingWakeup()
     let decoder: StreamDecoder
     let startThreshold: Int
+    /// The seek crossfade's gains and the kernel's buffer for the new audio.
+    nonisolated(unsafe) let seekFadeGains: UnsafeMutablePointer<Float>
+    nonisolated(unsafe) let seekScratch: UnsafeMutablePointer<Float>
+    /// Seeks sent so far (the kernel and the decoder know them by number).
+    private let seeks = Mutex(0)
     /// Download state and stream titles of a network stream (nil for a file).
     public let network: NetworkStreamStatus?
 
@@ -100,28 +105,58 @@ public final class StreamInstance: NodeInstance, Sendable {
         self.id = id
         self.node = node
         startThreshold = Int(node.bufferSeconds * Double(format.sampleRate))
-        ring = .allocate(minimumFrames: max(2 * startThreshold, format.sampleRate, 4 * format.maxFrames), channels: format.channels)
+        let fadeFrames = max(1, Int(GraphDocument.defaultCrossfadeSeconds * Double(format.sampleRate)))
+        // Room for the new audio of a seek beside the old: the crossfade and two slices.
+        let reserve = fadeFrames + 2 * format.maxFrames
+        ring = .allocate(minimumFrames: max(2 * startThreshold, format.sampleRate, 4 * format.maxFrames) + reserve, channels: format.channels)
         counters = .create()
+        seekFadeGains = .allocateRender(capacity: fadeFrames)
+        for f in 0..<fadeFrames { seekFadeGains[f] = Float(sin(Double(f + 1) / Double(fadeFrames + 1) * .pi / 2)) }
+        seekScratch = .allocateRender(capacity: format.maxFrames * format.channels)
+        seekScratch.initialize(repeating: 0, count: format.maxFrames * format.channels)
+        var kernel = StreamKernel(ring: ring, counters: counters, startThreshold: startThreshold)
+        kernel.seekFadeFrames = fadeFrames
+        kernel.seekFadeGains = seekFadeGains
+        kernel.seekScratch = seekScratch
+        kernel.scratchFrames = format.maxFrames
         kernelPointer = .allocateRender(capacity: 1)
-        kernelPointer.initialize(to: StreamKernel(ring: ring, counters: counters, startThreshold: startThreshold))
+        kernelPointer.initialize(to: kernel)
         let network = node.isRemote ? NetworkStreamStatus() : nil
         self.network = network
         decoder = StreamDecoder(source: { () throws -> ByteSource in
             if let cache = node.cachePath, FileManager.default.fileExists(atPath: cache) { return try FileByteSource(path: cache) }
             if let network { return HTTPByteSource(url: node.path, status: network, cachePath: node.cachePath) }
             return try FileByteSource(path: node.path)
-        }, format: format, ring: ring, counters: counters, loop: node.loop, wakeup: wakeup)
+        }, format: format, ring: ring, counters: counters, loop: node.loop, wakeup: wakeup, reserveFrames: reserve)
     }
 
     public var kernel: RenderStep.Kernel { .stream(kernelPointer) }
 
     public func check(_ command: NodeCommand) throws {
-        throw CommandError("stream nodes have no presets or parameters yet")
+        guard case .seek(let seconds) = command else {
+            throw CommandError("stream nodes have no presets or parameters; they take `seek \(id) SECONDS`")
+        }
+        guard seconds >= 0 else { throw CommandError("seek \(id): \(Format.number(seconds)) s is before the start") }
+        if let duration = tags?.durationSeconds, seconds > duration {
+            throw CommandError("seek \(id): \(Format.number(seconds)) s is past the end of '\(node.url)' (\(Format.number(duration)) s)")
+        }
+        if node.isRemote && network.map({ $0.totalBytes == nil }) ?? true {
+            throw CommandError("seek \(id): '\(node.url)' is an endless stream (only files and finite downloads can seek)")
+        }
+        if counters.decoderFinished.load(ordering: .acquiring) {
+            throw CommandError("seek \(id): '\(node.url)' has been decoded to its end")
+        }
     }
 
     public func messages(for command: NodeCommand) throws -> [ControlMessage] {
         try check(command)
-        return []
+        guard case .seek(let seconds) = command else { return [] }
+        let number = seeks.withLock { count in
+            count += 1
+            return count
+        }
+        decoder.seek(to: seconds, number: number)
+        return [.stream(kernelPointer, .seek(number))]
     }
 
     public func start() { decoder.start() }
@@ -129,8 +164,11 @@ public final class StreamInstance: NodeInstance, Sendable {
     /// The decoder's error, if it stopped on one.
     public var failure: Error? { decoder.failure }
 
-    /// The ID3 tags and duration of a file (or a complete cached download), once read.
+    /// The media's tags and duration, once read.
     public var tags: MediaTags? { decoder.tags }
+
+    /// Codec, rate, channels and bit rate of what plays, once known.
+    public var media: MediaInfo? { decoder.info ?? node.media }
 
     /// The title shown for the stream: the network stream's latest ICY title, else the file's ID3 title.
     public var title: String? {
@@ -154,6 +192,13 @@ public final class StreamInstance: NodeInstance, Sendable {
     /// True when the next `frames` frames can be rendered without an underrun (control side, offline rendering).
     public func canRender(frames: Int) -> Bool {
         if counters.decoderFinished.load(ordering: .acquiring) { return true }
+        let seek = seeks.withLock { $0 }
+        if seek > counters.seekHandled.load(ordering: .acquiring) && counters.seekSeen.load(ordering: .acquiring) == seek {
+            // The kernel crossfades into the seek's new audio as soon as the decoder has put enough of it in the ring.
+            guard counters.seekDone.load(ordering: .acquiring) == seek else { return false }
+            let fresh = ring.index.written.load(ordering: .acquiring) - counters.seekBoundary.load(ordering: .relaxed)
+            return fresh >= kernelPointer.pointee.seekFadeFrames + frames
+        }
         let needed = counters.playing.load(ordering: .acquiring) ? frames : max(frames, startThreshold)
         return ring.index.readable() >= min(needed, ring.capacityFrames)
     }
@@ -172,6 +217,8 @@ public final class StreamInstance: NodeInstance, Sendable {
     public func close() {
         decoder.stop()
         kernelPointer.deinitialize(count: 1).deallocateRender()
+        seekFadeGains.deallocateRender()
+        seekScratch.deallocateRender()
         ring.deallocate()
         counters.destroy()
     }

@@ -19,16 +19,26 @@ public struct StreamCounters: Sendable {
     public let peakBits: UnsafeAtomic<UInt32>
     /// Frames a live input dropped to keep its latency (it got ahead when the output missed a cycle).
     public let trimmedFrames: UnsafeAtomic<Int>
+    /// Seeks, numbered from 1. The kernel stores the latest request it has seen; the decoder, once it has moved, stores
+    /// the ring position where the new audio begins and its position in the media (graph-rate frames), then the number.
+    public let seekSeen: UnsafeAtomic<Int>
+    public let seekBoundary: UnsafeAtomic<Int>
+    public let seekFrame: UnsafeAtomic<Int>
+    public let seekDone: UnsafeAtomic<Int>
+    /// The latest seek the kernel has finished crossfading into.
+    public let seekHandled: UnsafeAtomic<Int>
 
     public static func create() -> StreamCounters {
         StreamCounters(underruns: .create(0), decoderFinished: .create(false), finished: .create(false),
                        framesOut: .create(0), endFrame: .create(0), playing: .create(false), framesPlayed: .create(0),
-                       peakBits: .create(0), trimmedFrames: .create(0))
+                       peakBits: .create(0), trimmedFrames: .create(0), seekSeen: .create(0), seekBoundary: .create(0),
+                       seekFrame: .create(0), seekDone: .create(0), seekHandled: .create(0))
     }
 
     public func destroy() {
         underruns.destroy(); decoderFinished.destroy(); finished.destroy(); framesOut.destroy(); endFrame.destroy()
         playing.destroy(); framesPlayed.destroy(); peakBits.destroy(); trimmedFrames.destroy()
+        seekSeen.destroy(); seekBoundary.destroy(); seekFrame.destroy(); seekDone.destroy(); seekHandled.destroy()
     }
 
     /// The peak of a live input's latest slice.
@@ -38,7 +48,14 @@ public struct StreamCounters: Sendable {
 /// The render side of the `stream` node: copies decoded PCM out of its ring. It starts once `startThreshold` frames
 /// are buffered; when the ring runs dry before the decoder ended it plays silence, counts an underrun and
 /// rebuffers up to the threshold again before resuming.
+///
+/// A seek crossfades: the old audio plays on until the decoder has put the new audio after a boundary in the ring,
+/// then the two overlap for `seekFadeFrames` (equal power), and the old audio left before the boundary is dropped.
 public struct StreamKernel {
+    public enum Change {
+        /// Seek number `n` was requested (the decoder is told directly).
+        case seek(Int)
+    }
     public var ring: PCMRing
     public var counters: StreamCounters
     /// Frames that must be buffered before playback starts.
@@ -56,6 +73,16 @@ public struct StreamKernel {
     public var inputCycleFrames: UnsafeAtomic<Int>?
     public static let dropoutSpan = 96000
 
+    /// The seek being crossfaded into (0: none) and the crossfade frames done.
+    var seeking = 0
+    var seekFaded = 0
+    /// Crossfade length, its fade-in gains (`seekFadeFrames` of them; the fade-out runs them backwards: equal power),
+    /// and a planar buffer of `scratchFrames` per channel for the new audio (seekable streams only).
+    public var seekFadeFrames = 0
+    public var seekFadeGains: UnsafeMutablePointer<Float>?
+    public var seekScratch: UnsafeMutablePointer<Float>?
+    public var scratchFrames = 0
+
     public init(ring: PCMRing, counters: StreamCounters, startThreshold: Int) {
         self.ring = ring
         self.counters = counters
@@ -63,7 +90,99 @@ public struct StreamKernel {
     }
 
     @_noLocks
+    public mutating func apply(_ change: Change) {
+        switch change {
+        case .seek(let n):
+            seeking = n
+            seekFaded = 0
+            counters.seekSeen.store(n, ordering: .releasing)
+        }
+    }
+
+    @_noLocks
     public mutating func process(output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int) {
+        // The ring's fill is read before the seek counters: frames written after a seek boundary are only visible
+        // together with that boundary.
+        let filled = ring.index.readable()
+        var cap: Int?
+        if seeking != 0 {
+            if counters.seekDone.load(ordering: .acquiring) == seeking {
+                let boundary = counters.seekBoundary.load(ordering: .relaxed)
+                let ahead = boundary - ring.index.read.load(ordering: .relaxed)
+                let old = ahead > 0 ? ahead : 0
+                if crossfadeSeek(output: output, channelStride: channelStride, channels: channels, frames: frames,
+                                 old: old, fresh: filled - old) { return }
+                if seeking != 0 { cap = old }
+            } else if counters.decoderFinished.load(ordering: .acquiring) {
+                seeking = 0       // the media ended before the decoder moved: it plays out
+            } else {
+                cap = filled
+            }
+        }
+        processBuffered(output: output, channelStride: channelStride, channels: channels, frames: frames, readable: cap)
+    }
+
+    /// Crossfades into the new audio of seek `seeking` once enough of it is buffered; true when it rendered the slice.
+    @_noLocks
+    mutating func crossfadeSeek(output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int,
+                                old: Int, fresh: Int) -> Bool {
+        let decoderDone = counters.decoderFinished.load(ordering: .acquiring)
+        if seekFaded == 0 {
+            guard playing, seekScratch != nil, seekFadeGains != nil, seekFadeFrames > 0 else {
+                // Not playing: the new audio simply starts, after the usual buffering.
+                _ = ring.discard(old)
+                finishSeek()
+                return false
+            }
+            guard fresh >= seekFadeFrames + frames || decoderDone else { return false }
+            counters.framesPlayed.store(counters.seekFrame.load(ordering: .relaxed), ordering: .relaxed)
+        }
+        let position = counters.framesOut.load(ordering: .relaxed)
+        counters.framesOut.store(position + frames, ordering: .relaxed)
+        var fade = seekFadeFrames - seekFaded
+        if frames < fade { fade = frames }
+        if scratchFrames < fade { fade = scratchFrames }
+        // The old audio fading out (silence where it ran out).
+        let got = ring.readPlanar(into: output, channelStride: channelStride, frames: old < fade ? old : fade)
+        Bus.clear(output, channelStride: channelStride, channels: channels, from: got, to: fade)
+        // The new audio fading in, peeked from beyond the boundary.
+        let scratch = seekScratch!
+        let newOffset = old - got + seekFaded
+        let peeked = ring.peekPlanar(offset: newOffset, into: scratch, channelStride: scratchFrames, frames: fade)
+        Bus.clear(scratch, channelStride: scratchFrames, channels: channels, from: peeked, to: fade)
+        let gains = seekFadeGains!
+        for f in 0..<fade {
+            let fadeIn = gains[seekFaded + f], fadeOut = gains[seekFadeFrames - 1 - seekFaded - f]
+            for c in 0..<channels {
+                output[c * channelStride + f] = output[c * channelStride + f] * fadeOut + scratch[c * scratchFrames + f] * fadeIn
+            }
+        }
+        seekFaded += fade
+        counters.framesPlayed.wrappingIncrement(by: fade, ordering: .relaxed)
+        if seekFaded >= seekFadeFrames {
+            // Done: the old audio left and the new audio already heard go.
+            _ = ring.discard(old - got + seekFaded)
+            finishSeek()
+            if fade < frames {
+                counters.framesOut.store(position + fade, ordering: .relaxed)
+                processBuffered(output: output + fade, channelStride: channelStride, channels: channels, frames: frames - fade, readable: nil)
+            }
+        } else if fade < frames {
+            Bus.clear(output, channelStride: channelStride, channels: channels, from: fade, to: frames)
+        }
+        return true
+    }
+
+    @_noLocks
+    mutating func finishSeek() {
+        counters.seekHandled.store(seeking, ordering: .releasing)
+        seeking = 0
+        seekFaded = 0
+    }
+
+    /// Plays what is buffered; `readable` caps what may be read (frames beyond it may belong to a seek not yet seen).
+    @_noLocks
+    mutating func processBuffered(output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int, readable: Int?) {
         let position = counters.framesOut.load(ordering: .relaxed)
         counters.framesOut.store(position + frames, ordering: .relaxed)
         let decoderDone = counters.decoderFinished.load(ordering: .acquiring)
@@ -86,7 +205,9 @@ public struct StreamKernel {
             let excess = ring.index.readable() - primeSlices * unit
             counters.trimmedFrames.wrappingIncrement(by: ring.discard(excess), ordering: .relaxed)
         }
-        let got = ring.readPlanar(into: output, channelStride: channelStride, frames: frames)
+        var wanted = frames
+        if let readable, readable < wanted { wanted = readable }
+        let got = ring.readPlanar(into: output, channelStride: channelStride, frames: wanted)
         counters.framesPlayed.wrappingIncrement(by: got, ordering: .relaxed)
         if primeSlices > 0 {
             var peak: Float = 0

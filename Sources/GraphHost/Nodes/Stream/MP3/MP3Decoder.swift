@@ -1,4 +1,5 @@
 import CMPG123
+import Glibc
 
 /// A libmpg123 handle in feed mode that decodes to interleaved Float32 at the stream's own rate.
 final class MP3Decoder {
@@ -11,7 +12,7 @@ final class MP3Decoder {
     init() throws {
         _ = Self.initialized
         var error: Int32 = 0
-        guard let h = mpg123_new(nil, &error) else { throw StreamError.decoder("cannot create a handle (\(error))") }
+        guard let h = mpg123_new(nil, &error) else { throw StreamError.decoder("libmpg123 cannot create a handle (\(error))") }
         handle = h
         mpg123_param2(h, Int32(MPG123_ADD_FLAGS.rawValue), Int(MPG123_QUIET.rawValue), 0)
         mpg123_param2(h, Int32(MPG123_RESYNC_LIMIT.rawValue), -1, 0)
@@ -29,7 +30,7 @@ final class MP3Decoder {
 
     /// Starts a new stream (also after the end of one, for looping).
     func restart() throws {
-        guard mpg123_open_feed(handle) == MPG123_OK.rawValue else { throw StreamError.decoder(lastError) }
+        guard mpg123_open_feed(handle) == MPG123_OK.rawValue else { throw StreamError.decoder("libmpg123: " + lastError) }
     }
 
     private var lastError: String { String(cString: mpg123_strerror(handle)) }
@@ -37,6 +38,20 @@ final class MP3Decoder {
     func feed(_ bytes: UnsafeRawBufferPointer) {
         guard bytes.count > 0 else { return }
         _ = mpg123_feed(handle, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), bytes.count)
+    }
+
+    /// The current frame's bit rate in bits per second (0 before the first frame).
+    var bitRate: Int {
+        var frame = mpg123_frameinfo2()
+        return mpg123_info2(handle, &frame) == MPG123_OK.rawValue ? Int(frame.bitrate) * 1000 : 0
+    }
+
+    /// Prepares a seek to `sample` (at the stream's rate): the byte offset the next bytes fed must come from, and the
+    /// sample the output then starts at. libmpg123 decodes from the nearest frame it indexed and drops what lies before.
+    func feedSeek(toSample sample: Int) -> (byte: Int, sample: Int)? {
+        var byte: off_t = 0
+        let reached = mpg123_feedseek(handle, off_t(sample), SEEK_SET, &byte)
+        return reached >= 0 ? (Int(byte), Int(reached)) : nil
     }
 
     enum Result { case frames(Int), needMore }
@@ -55,24 +70,5 @@ final class MP3Decoder {
             if bytes > 0 { return .frames(bytes / 4 / max(channels, 1)) }
             if status != MPG123_NEW_FORMAT.rawValue { return .needMore }
         }
-    }
-
-    /// Checks that the first bytes of `source` hold MPEG audio; returns its rate and channels.
-    static func probe(_ source: ByteSource) throws -> (rate: Int, channels: Int) {
-        let decoder = try MP3Decoder()
-        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 16384, alignment: 16)
-        let pcm = UnsafeMutableBufferPointer<Float>.allocate(capacity: 8192)
-        defer { chunk.deallocate(); pcm.deallocate() }
-        var total = 0
-        while total < 1 << 20 {
-            let n = try source.read(into: chunk)
-            if n == 0 { break }
-            total += n
-            decoder.feed(UnsafeRawBufferPointer(rebasing: chunk[0..<n]))
-            if case .frames = decoder.decode(into: pcm), decoder.sampleRate > 0 {
-                return (decoder.sampleRate, decoder.channels)
-            }
-        }
-        throw StreamError.notMP3(source.name)
     }
 }

@@ -1,12 +1,13 @@
 /// MPEG audio bytes in, interleaved Float32 at the stream's own rate and channel count out: the frame guard in
 /// front of libmpg123, fed one frame at a time, and behind it the corrupt-block guard and the damage concealer.
 final class GuardedMP3Decoder {
-    /// Receives decoded audio: interleaved samples, frames, channels.
-    typealias Emit = (UnsafePointer<Float>, Int, Int) throws -> Void
+    typealias Emit = MediaDecoder.Emit
 
     private let decoder: MP3Decoder
     private let frameGuard = MPEGFrameGuard()
     private var concealer: DamageConcealer?
+    /// The rate of the audio the concealer holds.
+    private var concealerRate = 0
     private let pcm: UnsafeMutableBufferPointer<Float>
 
     /// The stream's sample rate once the first frame is decoded, else 0.
@@ -33,10 +34,11 @@ final class GuardedMP3Decoder {
             decoder.feed(frame)
             var conceal = concealFrames
             while case .frames(let frames) = decoder.decode(into: pcm) {
-                let channels = decoder.channels
-                if concealer?.channels != channels {
+                let channels = decoder.channels, rate = decoder.sampleRate
+                if concealer?.channels != channels || concealerRate != rate {
                     try flush(emit: emit)
                     concealer = DamageConcealer(channels: channels)
+                    concealerRate = rate
                 }
                 if conceal == 0 && abandoned(frames: frames, channels: channels) {
                     conceal = frames + 576 + 512
@@ -47,10 +49,28 @@ final class GuardedMP3Decoder {
                     conceal = 0
                 }
                 CorruptAudioGuard.muteImplausibleBlocks(pcm.baseAddress!, frames: frames, channels: channels)
-                try concealer!.process(pcm.baseAddress!, frames: frames) { try emit($0, $1, channels) }
+                try concealer!.process(pcm.baseAddress!, frames: frames) { try emit($0, $1, channels, rate) }
             }
         }
         if final { try flush(emit: emit) }
+    }
+
+    /// Codec, rate, channels and bit rate once a frame was decoded.
+    var info: MediaInfo? {
+        decoder.sampleRate > 0 ? MediaInfo(codec: "mp3", sampleRate: decoder.sampleRate, channels: decoder.channels, bitRate: decoder.bitRate) : nil
+    }
+
+    /// Where to read from to go to `seconds` into the stream, and the time reached; nil before the first frame.
+    func inputOffset(forSeconds seconds: Double) -> (byte: Int, seconds: Double)? {
+        guard decoder.sampleRate > 0,
+              let seek = decoder.feedSeek(toSample: Int(seconds * Double(decoder.sampleRate))) else { return nil }
+        return (seek.byte, Double(seek.sample) / Double(decoder.sampleRate))
+    }
+
+    /// The bytes given next come from the offset `inputOffset` gave: what is held back is dropped.
+    func reposition() {
+        frameGuard.reset()
+        concealer = nil
     }
 
     /// The bytes given next do not continue the ones before (the byte source reconnected).
@@ -80,7 +100,7 @@ final class GuardedMP3Decoder {
 
     private func flush(emit: Emit) throws {
         guard let concealer else { return }
-        try concealer.flush { try emit($0, $1, concealer.channels) }
+        try concealer.flush { try emit($0, $1, concealer.channels, concealerRate) }
     }
 }
 

@@ -1,0 +1,97 @@
+/// The decoder thread's end of a stream's PCM ring: maps decoded audio to the graph's channels, resamples it to the
+/// graph rate (a new resampler whenever the media's rate changes, after the old one's tail), mutes implausible
+/// blocks and writes it, waiting for space. `reserveFrames` of the ring stay free, so a seek's new audio always fits
+/// beside the old audio still playing.
+final class RingFeeder {
+    private let format: GraphFormat
+    private let ring: PCMRing
+    private let wakeup: RingWakeup
+    private let reserveFrames: Int
+    /// True when what is being written should be dropped (the stream stops, or a seek makes it stale).
+    private let abandon: () -> Bool
+    private var resampler: Resampler?
+    private let mappedFrames = 8192
+    private let mapped: UnsafeMutableBufferPointer<Float>
+    private let resampled: UnsafeMutableBufferPointer<Float>
+
+    init(format: GraphFormat, ring: PCMRing, wakeup: RingWakeup, reserveFrames: Int, abandon: @escaping () -> Bool) {
+        self.format = format
+        self.ring = ring
+        self.wakeup = wakeup
+        self.reserveFrames = reserveFrames
+        self.abandon = abandon
+        mapped = .allocate(capacity: mappedFrames * format.channels)
+        resampled = .allocate(capacity: 16384 * format.channels)
+    }
+
+    deinit { mapped.deallocate(); resampled.deallocate() }
+
+    /// Writes `frames` interleaved frames of `channels` channels at `rate`.
+    func write(_ samples: UnsafePointer<Float>, frames: Int, channels: Int, rate: Int) throws {
+        if resampler.map({ $0.inputRate != rate }) ?? false { flush() }
+        if rate != format.sampleRate && resampler == nil {
+            resampler = try Resampler(from: rate, to: format.sampleRate, channels: format.channels)
+        }
+        var done = 0
+        while done < frames && !abandon() {
+            let part = min(frames - done, mappedFrames)
+            let count = ChannelMap.convert(samples + done * channels, frames: part, from: channels, to: format.channels,
+                                           into: mapped.baseAddress!)
+            done += part
+            if let resampler {
+                resampler.process(mapped.baseAddress!, frames: count, scratch: resampled) { push($0, frames: $1) }
+            } else {
+                push(mapped.baseAddress!, frames: count)
+            }
+        }
+    }
+
+    /// Passes on the resampler's tail (the end of the media, or before a change of rate).
+    func flush() {
+        resampler?.process(nil, frames: 0, scratch: resampled) { push($0, frames: $1) }
+        resampler = nil
+    }
+
+    /// Forgets the resampler's state without its tail (after a seek).
+    func discardState() { resampler = nil }
+
+    /// Writes all frames into the ring, waiting for space (control world: waiting is allowed here). `frames` points
+    /// into this feeder's own buffers; blocks beyond the ceiling are muted again here because resampling can lift a
+    /// peak just under it slightly above.
+    private func push(_ frames: UnsafePointer<Float>, frames count: Int) {
+        CorruptAudioGuard.muteImplausibleBlocks(UnsafeMutablePointer(mutating: frames), frames: count, channels: format.channels)
+        var done = 0
+        while done < count {
+            let room = ring.index.writable() - reserveFrames
+            let n = room > 0 ? ring.write(frames + done * format.channels, frames: min(count - done, room)) : 0
+            done += n
+            if n > 0 { wakeup.signalData() }
+            if done < count {
+                if abandon() { return }
+                wakeup.waitForSpace()
+            }
+        }
+    }
+}
+
+/// Maps interleaved frames from the decoder's channel count to the graph's: mono is copied to every
+/// channel, stereo to mono is averaged, otherwise channel c takes source channel c modulo the source count.
+enum ChannelMap {
+    static func convert(_ source: UnsafePointer<Float>, frames: Int, from: Int, to: Int,
+                        into destination: UnsafeMutablePointer<Float>) -> Int {
+        if from == to {
+            destination.update(from: source, count: frames * to)
+        } else if to == 1 {
+            for f in 0..<frames {
+                var sum: Float = 0
+                for c in 0..<from { sum += source[f * from + c] }
+                destination[f] = sum / Float(from)
+            }
+        } else {
+            for f in 0..<frames {
+                for c in 0..<to { destination[f * to + c] = source[f * from + c % from] }
+            }
+        }
+        return frames
+    }
+}
