@@ -29,7 +29,7 @@ final class DecoderTests: XCTestCase {
         let wakeup = RingWakeup()
         defer { ring.deallocate(); counters.destroy() }
         let decoder = StreamDecoder(source: { try ChunkedByteSource(path: mp3, sizes: [1, 3, 7, 333, 1000, 4097, 2]) },
-                                    format: format, ring: ring, counters: counters, loop: false, wakeup: wakeup)
+                                    format: format, ring: ring, counters: counters, loop: false, wakeup: wakeup, reserveFrames: 0)
         decoder.start()
         var samples: [Float] = []
         let block = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 777)

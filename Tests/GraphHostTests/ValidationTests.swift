@@ -81,7 +81,7 @@ final class ValidationTests: XCTestCase {
         let junk = TestSupport.directory.appendingPathComponent("junk.mp3").path
         FileManager.default.createFile(atPath: junk, contents: Data((0..<50000).map { _ in UInt8(0) }))
         assertError(#"{ "nodes": [ { "id": "s", "type": "stream", "url": "junk.mp3" }, { "id": "out", "type": "output" } ], "links": [ { "from": "s", "to": "out" } ] }"#,
-                    contains: ["nodes[0].url", "is not an MP3 stream"])
+                    contains: ["nodes[0].url", "is not a supported audio stream"])
         assertError(#"{ "nodes": [ { "id": "s", "type": "stream", "url": "ftp://127.0.0.1/x.mp3" }, { "id": "out", "type": "output" } ], "links": [ { "from": "s", "to": "out" } ] }"#,
                     contains: ["nodes[0].url", "unsupported URL"])
     }

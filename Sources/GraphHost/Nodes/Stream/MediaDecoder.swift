@@ -24,12 +24,15 @@ public struct MediaInfo: Equatable, Sendable {
     public var channels: Int
     /// Bits per second, when the container or codec says.
     public var bitRate: Int?
+    /// Seconds of audio, when the media says (a file's probe).
+    public var durationSeconds: Double?
 
-    public init(codec: String, sampleRate: Int, channels: Int, bitRate: Int?) {
+    public init(codec: String, sampleRate: Int, channels: Int, bitRate: Int?, durationSeconds: Double? = nil) {
         self.codec = codec
         self.sampleRate = sampleRate
         self.channels = channels
         self.bitRate = bitRate
+        self.durationSeconds = durationSeconds
     }
 
     /// "aac, 44100 Hz, 2 ch, 96 kb/s".

@@ -8,7 +8,8 @@ enum MediaProbe {
         let decoder = try kind.decoder(reading: input)
         var decoded = 0
         while decoder.info == nil && decoded < 1 << 20, try decoder.decodeNext(emit: { _, frames, _, _ in decoded += frames }) {}
-        guard let info = decoder.info else { throw StreamError.unsupportedMedia(path, "no audio in it could be decoded") }
+        guard var info = decoder.info else { throw StreamError.unsupportedMedia(path, "no audio in it could be decoded") }
+        info.durationSeconds = kind == .mp3 ? MediaTags.read(path: path)?.durationSeconds : decoder.tags?.durationSeconds
         return info
     }
 }

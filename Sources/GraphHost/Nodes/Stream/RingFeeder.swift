@@ -1,12 +1,12 @@
 /// The decoder thread's end of a stream's PCM ring: maps decoded audio to the graph's channels, resamples it to the
 /// graph rate (a new resampler whenever the media's rate changes, after the old one's tail), mutes implausible
-/// blocks and writes it, waiting for space. `reserveFrames` of the ring stay free, so a seek's new audio always fits
+/// blocks and writes it, waiting for space. `reserve` frames of the ring stay free, so a seek's new audio always fits
 /// beside the old audio still playing.
 final class RingFeeder {
     private let format: GraphFormat
     private let ring: PCMRing
     private let wakeup: RingWakeup
-    private let reserveFrames: Int
+    private let reserve: () -> Int
     /// True when what is being written should be dropped (the stream stops, or a seek makes it stale).
     private let abandon: () -> Bool
     private var resampler: Resampler?
@@ -14,11 +14,11 @@ final class RingFeeder {
     private let mapped: UnsafeMutableBufferPointer<Float>
     private let resampled: UnsafeMutableBufferPointer<Float>
 
-    init(format: GraphFormat, ring: PCMRing, wakeup: RingWakeup, reserveFrames: Int, abandon: @escaping () -> Bool) {
+    init(format: GraphFormat, ring: PCMRing, wakeup: RingWakeup, abandon: @escaping () -> Bool, reserve: @escaping () -> Int) {
         self.format = format
         self.ring = ring
         self.wakeup = wakeup
-        self.reserveFrames = reserveFrames
+        self.reserve = reserve
         self.abandon = abandon
         mapped = .allocate(capacity: mappedFrames * format.channels)
         resampled = .allocate(capacity: 16384 * format.channels)
@@ -62,7 +62,7 @@ final class RingFeeder {
         CorruptAudioGuard.muteImplausibleBlocks(UnsafeMutablePointer(mutating: frames), frames: count, channels: format.channels)
         var done = 0
         while done < count {
-            let room = ring.index.writable() - reserveFrames
+            let room = ring.index.writable() - reserve()
             let n = room > 0 ? ring.write(frames + done * format.channels, frames: min(count - done, room)) : 0
             done += n
             if n > 0 { wakeup.signalData() }

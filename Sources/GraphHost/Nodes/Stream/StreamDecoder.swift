@@ -78,7 +78,10 @@ public final class StreamDecoder: Sendable {
     private var shouldAbandon: Bool { shared.withLock { $0.stopping || $0.seek != nil } }
 
     private func run() {
-        let feeder = RingFeeder(format: format, ring: ring, wakeup: wakeup, reserveFrames: reserveFrames) { [self] in shouldAbandon }
+        // The reserve is for a seek's new audio: while the kernel has not crossed the latest boundary, it may be used.
+        let feeder = RingFeeder(format: format, ring: ring, wakeup: wakeup, abandon: { [self] in shouldAbandon }, reserve: { [self] in
+            counters.seekHandled.load(ordering: .acquiring) < counters.seekDone.load(ordering: .relaxed) ? 0 : reserveFrames
+        })
         defer {
             counters.decoderFinished.store(true, ordering: .releasing)
             wakeup.signalData()
@@ -124,13 +127,9 @@ public final class StreamDecoder: Sendable {
         }
     }
 
-    /// Moves the decoder, then publishes where the new audio begins in the ring (once the kernel has seen the seek,
-    /// so it never takes new audio for old).
+    /// Moves the decoder, then publishes where the new audio begins in the ring before writing any of it (so the kernel
+    /// never takes new audio for old).
     private func carryOut(_ seek: (seconds: Double, number: Int), decoder: MediaDecoder, feeder: RingFeeder) throws {
-        while counters.seekSeen.load(ordering: .acquiring) < seek.number {
-            if shouldStop { return }
-            wakeup.waitForSpace()
-        }
         shared.withLock { if $0.seek?.number == seek.number { $0.seek = nil } }
         feeder.discardState()
         let reached = try decoder.seek(to: seek.seconds)

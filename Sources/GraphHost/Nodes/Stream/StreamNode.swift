@@ -137,7 +137,7 @@ public final class StreamInstance: NodeInstance, Sendable {
             throw CommandError("stream nodes have no presets or parameters; they take `seek \(id) SECONDS`")
         }
         guard seconds >= 0 else { throw CommandError("seek \(id): \(Format.number(seconds)) s is before the start") }
-        if let duration = tags?.durationSeconds, seconds > duration {
+        if let duration = tags?.durationSeconds ?? node.media?.durationSeconds, seconds > duration {
             throw CommandError("seek \(id): \(Format.number(seconds)) s is past the end of '\(node.url)' (\(Format.number(duration)) s)")
         }
         if node.isRemote && network.map({ $0.totalBytes == nil }) ?? true {
@@ -193,7 +193,7 @@ public final class StreamInstance: NodeInstance, Sendable {
     public func canRender(frames: Int) -> Bool {
         if counters.decoderFinished.load(ordering: .acquiring) { return true }
         let seek = seeks.withLock { $0 }
-        if seek > counters.seekHandled.load(ordering: .acquiring) && counters.seekSeen.load(ordering: .acquiring) == seek {
+        if seek > counters.seekHandled.load(ordering: .acquiring) {
             // The kernel crossfades into the seek's new audio as soon as the decoder has put enough of it in the ring.
             guard counters.seekDone.load(ordering: .acquiring) == seek else { return false }
             let fresh = ring.index.written.load(ordering: .acquiring) - counters.seekBoundary.load(ordering: .relaxed)

@@ -19,9 +19,8 @@ public struct StreamCounters: Sendable {
     public let peakBits: UnsafeAtomic<UInt32>
     /// Frames a live input dropped to keep its latency (it got ahead when the output missed a cycle).
     public let trimmedFrames: UnsafeAtomic<Int>
-    /// Seeks, numbered from 1. The kernel stores the latest request it has seen; the decoder, once it has moved, stores
-    /// the ring position where the new audio begins and its position in the media (graph-rate frames), then the number.
-    public let seekSeen: UnsafeAtomic<Int>
+    /// Seeks, numbered from 1. The decoder, once it has moved, stores the ring position where the new audio begins and
+    /// its position in the media (graph-rate frames), then the seek's number (before it writes any new audio).
     public let seekBoundary: UnsafeAtomic<Int>
     public let seekFrame: UnsafeAtomic<Int>
     public let seekDone: UnsafeAtomic<Int>
@@ -31,14 +30,14 @@ public struct StreamCounters: Sendable {
     public static func create() -> StreamCounters {
         StreamCounters(underruns: .create(0), decoderFinished: .create(false), finished: .create(false),
                        framesOut: .create(0), endFrame: .create(0), playing: .create(false), framesPlayed: .create(0),
-                       peakBits: .create(0), trimmedFrames: .create(0), seekSeen: .create(0), seekBoundary: .create(0),
+                       peakBits: .create(0), trimmedFrames: .create(0), seekBoundary: .create(0),
                        seekFrame: .create(0), seekDone: .create(0), seekHandled: .create(0))
     }
 
     public func destroy() {
         underruns.destroy(); decoderFinished.destroy(); finished.destroy(); framesOut.destroy(); endFrame.destroy()
         playing.destroy(); framesPlayed.destroy(); peakBits.destroy(); trimmedFrames.destroy()
-        seekSeen.destroy(); seekBoundary.destroy(); seekFrame.destroy(); seekDone.destroy(); seekHandled.destroy()
+        seekBoundary.destroy(); seekFrame.destroy(); seekDone.destroy(); seekHandled.destroy()
     }
 
     /// The peak of a live input's latest slice.
@@ -73,9 +72,10 @@ public struct StreamKernel {
     public var inputCycleFrames: UnsafeAtomic<Int>?
     public static let dropoutSpan = 96000
 
-    /// The seek being crossfaded into (0: none) and the crossfade frames done.
+    /// The latest seek whose message arrived (0: none), the crossfade frames done, and the latest seek crossed.
     var seeking = 0
     var seekFaded = 0
+    var seekHandled = 0
     /// Crossfade length, its fade-in gains (`seekFadeFrames` of them; the fade-out runs them backwards: equal power),
     /// and a planar buffer of `scratchFrames` per channel for the new audio (seekable streams only).
     public var seekFadeFrames = 0
@@ -95,7 +95,6 @@ public struct StreamKernel {
         case .seek(let n):
             seeking = n
             seekFaded = 0
-            counters.seekSeen.store(n, ordering: .releasing)
         }
     }
 
@@ -105,19 +104,20 @@ public struct StreamKernel {
         // together with that boundary.
         let filled = ring.index.readable()
         var cap: Int?
-        if seeking != 0 {
-            if counters.seekDone.load(ordering: .acquiring) == seeking {
-                let boundary = counters.seekBoundary.load(ordering: .relaxed)
-                let ahead = boundary - ring.index.read.load(ordering: .relaxed)
-                let old = ahead > 0 ? ahead : 0
+        let done = counters.seekDone.load(ordering: .acquiring)
+        if done > seekHandled {
+            // The decoder has put a seek's new audio after a boundary: the old audio plays up to it until the seek's
+            // message arrives, then the two crossfade.
+            let boundary = counters.seekBoundary.load(ordering: .relaxed)
+            let ahead = boundary - ring.index.read.load(ordering: .relaxed)
+            let old = ahead > 0 ? ahead : 0
+            if seeking == done {
                 if crossfadeSeek(output: output, channelStride: channelStride, channels: channels, frames: frames,
                                  old: old, fresh: filled - old) { return }
-                if seeking != 0 { cap = old }
-            } else if counters.decoderFinished.load(ordering: .acquiring) {
-                seeking = 0       // the media ended before the decoder moved: it plays out
-            } else {
-                cap = filled
             }
+            if done > seekHandled { cap = old }
+        } else if seeking != 0 && counters.decoderFinished.load(ordering: .acquiring) {
+            seeking = 0       // the media ended before the decoder moved: it plays out
         }
         processBuffered(output: output, channelStride: channelStride, channels: channels, frames: frames, readable: cap)
     }
@@ -175,7 +175,8 @@ public struct StreamKernel {
 
     @_noLocks
     mutating func finishSeek() {
-        counters.seekHandled.store(seeking, ordering: .releasing)
+        seekHandled = counters.seekDone.load(ordering: .relaxed)
+        counters.seekHandled.store(seekHandled, ordering: .releasing)
         seeking = 0
         seekFaded = 0
     }

@@ -100,7 +100,10 @@ final class FFmpegDecoder: MediaDecoder {
 
     func seek(to seconds: Double) throws -> Double? {
         guard input.seekable != nil, let formatContext, let codecContext else { return nil }
-        let target = Int64(seconds * Double(AV_TIME_BASE))
+        // Codecs that need audio before the target to converge (Opus: 80 ms) start that much earlier; it is decoded and dropped.
+        let parameters = formatContext.pointee.streams[Int(streamIndex)]!.pointee.codecpar.pointee
+        let preroll = parameters.sample_rate > 0 ? Double(parameters.seek_preroll) / Double(parameters.sample_rate) : 0
+        let target = Int64(max(0, seconds - preroll) * Double(AV_TIME_BASE))
         guard avformat_seek_file(formatContext, -1, Int64.min, target, target, 0) >= 0 else {
             if let readError { throw readError }
             return nil

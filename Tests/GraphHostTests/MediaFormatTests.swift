@@ -1,0 +1,150 @@
+import Foundation
+import XCTest
+@testable import GraphHost
+
+/// Every format the stream node reads, made by Debian's encoders: decoded as `ffmpeg -f f32le` decodes it, told from
+/// its content (not its name), with its tags as titles, and seekable.
+final class MediaFormatTests: XCTestCase {
+    /// The formats made from one source, with the encoder that makes each and the rate it decodes at.
+    static let formats: [(ext: String, rate: Int)] = [("m4a", 44100), ("aac", 44100), ("ogg", 44100), ("opus", 48000),
+                                                       ("flac", 44100), ("wav", 44100)]
+
+    /// A 6 s stereo source at 44.1 kHz: a sweep on the left, a tone with tremolo on the right, pink noise on both.
+    static func source() throws -> String {
+        let path = TestSupport.directory.appendingPathComponent("formats-source.wav").path
+        if FileManager.default.fileExists(atPath: path) { return path }
+        try TestSupport.run(["sox", "-q", "-n", "-r", "44100", "-c", "2", "-b", "16", path, "synth", "6",
+                             "sine", "200-3000", "sine", "660", "remix", "1", "2", "tremolo", "3", "40", "gain", "-n", "-6"])
+        return path
+    }
+
+    /// The source encoded as `ext`, titled "Title ext" by "Artist ext".
+    static func media(_ ext: String) throws -> String {
+        let path = TestSupport.directory.appendingPathComponent("formats-media.\(ext)").path
+        if FileManager.default.fileExists(atPath: path) { return path }
+        let wav = try source(), title = "Title \(ext)", artist = "Artist \(ext)"
+        switch ext {
+        case "m4a":
+            try TestSupport.run(["ffmpeg", "-v", "error", "-y", "-i", wav, "-c:a", "aac", "-b:a", "160k",
+                                 "-metadata", "title=\(title)", "-metadata", "artist=\(artist)", path])
+        case "aac":
+            try TestSupport.run(["ffmpeg", "-v", "error", "-y", "-i", wav, "-c:a", "aac", "-b:a", "160k", "-f", "adts", "-write_id3v2", "1",
+                                 "-metadata", "title=\(title)", "-metadata", "artist=\(artist)", path])
+        case "ogg": try TestSupport.run(["oggenc", "-Q", "-t", title, "-a", artist, "-o", path, wav])
+        case "opus": try TestSupport.run(["opusenc", "--quiet", "--title", title, "--artist", artist, wav, path])
+        case "flac": try TestSupport.run(["flac", "-s", "-f", "-T", "TITLE=\(title)", "-T", "ARTIST=\(artist)", "-o", path, wav])
+        case "wav":
+            try TestSupport.run(["ffmpeg", "-v", "error", "-y", "-i", wav, "-c:a", "pcm_s16le",
+                                 "-metadata", "title=\(title)", "-metadata", "artist=\(artist)", path])
+        case "mp3": try TestSupport.run(["lame", "--quiet", "-b", "192", "--tt", title, "--ta", artist, wav, path])
+        default: throw TestSupport.ToolFailure(description: "no encoder for .\(ext)")
+        }
+        return path
+    }
+
+    /// `ffmpeg -i FILE -f f32le`: interleaved floats at the file's own rate.
+    static func ffmpegDecode(_ path: String) throws -> [Float] {
+        let data = try TestSupport.run(["ffmpeg", "-v", "error", "-i", path, "-f", "f32le", "-"])
+        return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+    }
+
+    static func largestDifference(_ a: ArraySlice<Float>, _ b: ArraySlice<Float>) -> Float {
+        zip(a, b).reduce(0) { max($0, abs($1.0 - $1.1)) }
+    }
+
+    func testEveryFormatDecodesAsFFmpegDoes() throws {
+        for (ext, rate) in Self.formats {
+            let path = try Self.media(ext)
+            let expected = try Self.ffmpegDecode(path)
+            let (samples, summary) = try TestSupport.render(TestSupport.streamGraph(path, rate: rate))
+            XCTAssertGreaterThan(expected.count, 2 * rate * 5, ext)
+            XCTAssertEqual(samples.count, expected.count, "\(ext): same length, gapless as FFmpeg trims it")
+            XCTAssertLessThanOrEqual(Self.largestDifference(samples[...], expected[...]), 1e-4, ext)
+            XCTAssertEqual(summary.underruns, 0, ext)
+        }
+    }
+
+    /// A file named like another format, and a network stream sent with another format's Content-Type, still decode:
+    /// the first bytes decide.
+    func testTheContentDecidesNotTheName() throws {
+        let server = try HTTPTestServer()
+        defer { server.stop() }
+        for (ext, disguise) in [("ogg", "mp3"), ("flac", "ogg"), ("mp3", "m4a"), ("opus", "wav")] {
+            let path = try Self.media(ext)
+            let renamed = TestSupport.directory.appendingPathComponent("disguised-\(ext).\(disguise)").path
+            try? FileManager.default.removeItem(atPath: renamed)
+            try FileManager.default.copyItem(atPath: path, toPath: renamed)
+            let rate = ext == "opus" ? 48000 : 44100
+            let expected = try TestSupport.render(TestSupport.streamGraph(path, rate: rate)).samples
+            XCTAssertEqual(try TestSupport.render(TestSupport.streamGraph(renamed, rate: rate)).samples, expected, "\(ext) named .\(disguise)")
+            let url = try server.serve(path, as: "disguised-\(ext).\(disguise)")
+            XCTAssertEqual(try TestSupport.render(TestSupport.streamGraph(url, rate: rate)).samples, expected, "\(ext) served as .\(disguise)")
+        }
+    }
+
+    func testShowPrintsCodecRateChannelsAndBitRate() throws {
+        for (ext, codec) in [("m4a", "aac, 44100 Hz, 2 ch"), ("opus", "opus, 48000 Hz, 2 ch"), ("flac", "flac, 44100 Hz, 2 ch"),
+                             ("ogg", "vorbis, 44100 Hz, 2 ch"), ("wav", "pcm_s16le, 44100 Hz, 2 ch, 1411 kb/s"), ("mp3", "mp3, 44100 Hz, 2 ch, 192 kb/s")] {
+            let result = try CommandLineTests.graphhost(["show", TestSupport.streamGraph(try Self.media(ext))])
+            XCTAssertEqual(result.status, 0)
+            XCTAssertTrue(result.out.contains("media=\(codec)"), "\(ext): \(result.out)")
+        }
+        let text = try TestSupport.directory.appendingPathComponent("not-audio.ogg").path
+        FileManager.default.createFile(atPath: text, contents: Data(String(repeating: "plain text, not audio\n", count: 400).utf8))
+        let bad = try CommandLineTests.graphhost(["show", TestSupport.streamGraph(text)])
+        XCTAssertNotEqual(bad.status, 0)
+        XCTAssertTrue(bad.err.contains("nodes[0].url") && bad.err.contains("not-audio.ogg") && bad.err.contains("is not a supported audio stream"), bad.err)
+    }
+
+    /// Vorbis comments, Opus tags, FLAC comments, MP4 and ID3 tags, and RIFF INFO give the title and artist.
+    func testTagsOfEveryFormatGiveTheTitle() throws {
+        for ext in Self.formats.map(\.ext) + ["mp3"] {
+            let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: TestSupport.streamGraph(try Self.media(ext)))))
+            defer { session.close() }
+            _ = try OfflineRenderer(session: session).render(durationFrames: 4800) { _, _ in }
+            let stream = session.graph.streams[0]
+            XCTAssertEqual(stream.title, "Title \(ext)", ext)
+            XCTAssertEqual(stream.tags?.artist, "Artist \(ext)", ext)
+        }
+    }
+
+    /// `seek` in `render --at`: after the crossfade the output is the media from the time sought, and the crossfade
+    /// has no click. FLAC and WAV are sample-exact; the lossy formats are compared after their decoders settle.
+    func testSeekCrossfadesToTheTimeSought() throws {
+        for (ext, rate, tolerance) in [("flac", 44100, Float(1e-6)), ("wav", 44100, 1e-6), ("mp3", 44100, 1e-3),
+                                       ("ogg", 44100, 1e-2), ("opus", 48000, 1e-2), ("m4a", 44100, 1e-2)] {
+            let graph = TestSupport.streamGraph(try Self.media(ext), rate: rate)
+            let plain = try TestSupport.render(graph).samples
+            let at = rate, to = 4.0
+            let seeked = try TestSupport.render(graph, durationFrames: 2 * rate,
+                                                events: [TimedCommand(frame: at, request: try ControlRequest.parse("seek s 4"))])
+            let fade = Int(GraphDocument.defaultCrossfadeSeconds * Double(rate))
+            // Settled: 0.1 s after the crossfade (lossy decoders start cold after a seek).
+            let settle = fade + rate / 10, length = rate / 2
+            let target = Int(to * Double(rate))
+            let got = seeked.samples[(2 * (at + settle))..<(2 * (at + settle + length))]
+            let want = plain[(2 * (target + settle))..<(2 * (target + settle + length))]
+            XCTAssertLessThanOrEqual(Self.largestDifference(got, want), tolerance, "\(ext): audio after the seek")
+            let before = seeked.samples[0..<(2 * at)], same = plain[0..<(2 * at)]
+            XCTAssertEqual(Array(before), Array(same), "\(ext): audio before the seek is untouched")
+            let click = ClickMeasure.worst(seeked.samples, channels: 2, rate: rate, start: 0.98, end: 1.0 + Double(fade) / Double(rate) + 0.02)
+            XCTAssertLessThanOrEqual(click.slopeRatio, 1.5, "\(ext): the seek crossfades, \(click)")
+            XCTAssertLessThanOrEqual(click.peakRatio, 1.5, "\(ext): \(click)")
+        }
+    }
+
+    func testSeekIsRefusedWhereItCannotWork() throws {
+        let graph = TestSupport.graph("""
+        { "nodes": [ { "id": "s", "type": "stream", "url": "\(try Self.media("flac"))" }, { "id": "eq", "type": "ipod-eq" },
+                     { "id": "out", "type": "output" } ],
+          "links": [ { "from": "s", "to": "eq" }, { "from": "eq", "to": "out" } ] }
+        """)
+        for (line, message) in [("seek s 60", "past the end"), ("seek s -1", "before the start"), ("seek eq 1", "only stream nodes seek"),
+                                ("seek s", "usage: seek NODE SECONDS")] {
+            let result = try CommandLineTests.graphhost(["render", graph, "-o", TestSupport.directory.appendingPathComponent("refused.wav").path,
+                                                         "--at", "0.5", line])
+            XCTAssertNotEqual(result.status, 0, line)
+            XCTAssertTrue(result.err.contains(message), "\(line): \(result.err)")
+        }
+    }
+}
