@@ -36,6 +36,10 @@ public struct PlaybackStatus: Sendable {
                 if let title = s.title { entry["title"] = title }
                 if s.network?.title?.isEmpty ?? true, let artist = s.tags?.artist { entry["artist"] = artist }
                 if let duration = s.tags?.durationSeconds { entry["duration"] = duration }
+                if let media = s.media {
+                    entry["media"] = media.description
+                    entry["codec"] = media.codec
+                }
                 if let n = s.network {
                     entry["bytesLoaded"] = n.bytesLoaded
                     if let total = n.totalBytes { entry["totalBytes"] = total }

@@ -53,7 +53,7 @@ public final class NetworkStreamStatus: Sendable {
 /// (the decoder paces it). A transfer that breaks resumes with a Range request from the byte reached (a server
 /// that ignores the range is skipped ahead); an endless stream (no Content-Length, e.g. Icecast) reconnects. ICY metadata is requested
 /// and stripped from the audio; its titles go to `status`. With a cache path, the complete download is kept there.
-public final class HTTPByteSource: ByteSource, Sendable {
+public final class HTTPByteSource: SeekableByteSource, Sendable {
     public let name: String
     public let status: NetworkStreamStatus
     let cachePath: String?
@@ -75,8 +75,9 @@ public final class HTTPByteSource: ByteSource, Sendable {
         var finished = false
         var failure: Error?
         var cancelled = false
-        /// Counts rewinds: a download of an older generation stops.
+        /// Counts rewinds and seeks: a download of an older generation stops.
         var generation = 0
+        var contentType: String?
     }
     private let shared = Monitor(Shared())
 
@@ -114,6 +115,17 @@ public final class HTTPByteSource: ByteSource, Sendable {
     public var lastReadFollowsBreak: Bool { shared.withLock { $0.followsBreak } }
 
     public func rewind() throws {
+        try seek(to: 0)
+    }
+
+    /// The media's size once the server said it (nil for an endless stream, which cannot seek).
+    public var size: Int? { status.totalBytes }
+
+    public var contentType: String? { shared.withLock { $0.contentType } }
+
+    /// Downloads again from `offset` with a Range request (a server that ignores Range is skipped ahead).
+    public func seek(to offset: Int) throws {
+        let total = status.totalBytes
         shared.withLock { shared in
             shared.generation += 1
             shared.buffer.removeAll()
@@ -121,16 +133,16 @@ public final class HTTPByteSource: ByteSource, Sendable {
             shared.finished = false
             shared.failure = nil
         }
-        startDownload()
+        startDownload(from: offset, total: offset > 0 ? total : nil)
     }
 
     public func cancel() {
         shared.withLock { $0.cancelled = true }
     }
 
-    private func startDownload() {
+    private func startDownload(from offset: Int = 0, total: Int? = nil) {
         let mine = shared.withLock { $0.generation }
-        let t = Thread { [weak self] in self?.download(generation: mine) }
+        let t = Thread { [weak self] in self?.download(generation: mine, from: offset, total: total) }
         t.name = "graphhost-http"
         t.start()
     }
@@ -160,8 +172,8 @@ public final class HTTPByteSource: ByteSource, Sendable {
     }
 
     /// The download loop: one request, then resumes or reconnects until the media is complete or it fails.
-    private func download(generation mine: Int) {
-        var transfer = HTTPTransfer(source: self, generation: mine)
+    private func download(generation mine: Int, from offset: Int, total: Int?) {
+        var transfer = HTTPTransfer(source: self, generation: mine, from: offset, total: total)
         var attempts = 0
         while current(mine) {
             let outcome = transfer.run()
@@ -191,6 +203,11 @@ public final class HTTPByteSource: ByteSource, Sendable {
         }
     }
 
+    fileprivate func noteContentType(_ header: String?) {
+        let type = header?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        shared.withLock { $0.contentType = type }
+    }
+
     fileprivate func noteTitle(_ title: String) {
         guard !title.isEmpty || status.title != nil else { return }
         if title != status.title { logger.info("\(name): now playing '\(title)'") }
@@ -218,10 +235,13 @@ struct HTTPTransfer {
     var startsAfterBreak = false
     var cache: FileHandle?
 
-    init(source: HTTPByteSource, generation: Int) {
+    /// A download from `offset` (a seek: `total` is the size already known) is not cached.
+    init(source: HTTPByteSource, generation: Int, from offset: Int = 0, total: Int? = nil) {
         self.source = source
         self.generation = generation
-        if let path = source.cachePath {
+        audioBytes = offset
+        self.total = total
+        if let path = source.cachePath, offset == 0 {
             FileManager.default.createFile(atPath: path + ".part", contents: nil)
             cache = FileHandle(forWritingAtPath: path + ".part")
         }
@@ -339,6 +359,7 @@ extension HTTPTransfer.Request {
             transfer.total = nil
         }
         transfer.source.status.setTotal(transfer.total)
+        transfer.source.noteContentType(headers["content-type"])
         transfer.source.status.setConnected()
         accepted = true
         return true

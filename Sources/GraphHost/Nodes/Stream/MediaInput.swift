@@ -26,7 +26,11 @@ final class MediaInput {
     init(_ source: ByteSource) { self.source = source }
 
     var name: String { source.name }
-    var seekable: SeekableByteSource? { source as? SeekableByteSource }
+    /// The source, when it can seek: a file, or a download whose size is known.
+    var seekable: SeekableByteSource? {
+        guard let source = source as? SeekableByteSource, source.size != nil else { return nil }
+        return source
+    }
 
     /// At least `count` bytes from the current position on (fewer at the end of the source), without consuming them.
     func peek(_ count: Int) throws -> ArraySlice<UInt8> {

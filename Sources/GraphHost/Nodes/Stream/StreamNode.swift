@@ -140,7 +140,7 @@ public final class StreamInstance: NodeInstance, Sendable {
         if let duration = tags?.durationSeconds ?? node.media?.durationSeconds, seconds > duration {
             throw CommandError("seek \(id): \(Format.number(seconds)) s is past the end of '\(node.url)' (\(Format.number(duration)) s)")
         }
-        if node.isRemote && network.map({ $0.totalBytes == nil }) ?? true {
+        if let network, network.connected, network.totalBytes == nil {
             throw CommandError("seek \(id): '\(node.url)' is an endless stream (only files and finite downloads can seek)")
         }
         if counters.decoderFinished.load(ordering: .acquiring) {
