@@ -169,14 +169,20 @@ struct EQCurveCommand: ParsableCommand {
 }
 
 struct BenchKernelCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "bench-kernel", abstract: "Time the iPod EQ kernel alone (stereo, 10 bands) and print its real-time factor.")
+    static let configuration = CommandConfiguration(commandName: "bench-kernel", abstract: "Time the iPod EQ kernel alone (stereo, 10 bands) and print its real-time factor; or an LV2 plugin, or a decoder.")
     @Option(help: "Seconds of audio to process.") var seconds: Double = 600
     @Option(help: "Sample rate in Hz.") var rate: Int = 48000
     @Option(help: "Time this LV2 plugin in graphhost's LV2 kernel instead (compare with lv2bench).") var lv2: String?
     @Option(help: "Block size for --lv2.") var block: Int = 512
     @Option(help: "Frames for --lv2.") var frames: Int = 4_800_000
+    @Option(help: "Decode this media file with the stream node's decoders instead (compare with ffmpeg -f null).") var decode: String?
 
     func run() throws {
+        if let decode {
+            let result = try KernelBenchmark.decode(path: decode)
+            print("decoded \(result.frames) frames (\(result.media)) from \(decode)")
+            return
+        }
         if let lv2 {
             let seconds = try KernelBenchmark.lv2(uri: lv2, blockFrames: block, frames: frames, sampleRate: rate)
             print("\(block) \(frames) \(String(format: "%.6f", seconds)) \(lv2)")

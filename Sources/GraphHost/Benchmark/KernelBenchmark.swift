@@ -1,8 +1,19 @@
 import CRenderSupport
 import Foundation
 
-/// Times the iPod EQ kernel alone on stereo noise, for the benchmark script.
+/// Times the iPod EQ kernel alone on stereo noise, LV2 plugins in the LV2 kernel, and the stream decoders, for the
+/// benchmark script.
 public enum KernelBenchmark {
+    /// Decodes the media file at `path` with the stream node's decoders (format told from its content, interleaved
+    /// Float32 at its own rate, nothing written); returns the frames decoded and the media's description.
+    public static func decode(path: String) throws -> (frames: Int, media: String) {
+        let input = MediaInput(try FileByteSource(path: path))
+        let decoder = try MediaSniffer.detect(input).decoder(reading: input)
+        var frames = 0
+        while try decoder.decodeNext(emit: { _, count, _, _ in frames += count }) {}
+        return (frames, decoder.info?.description ?? "unknown")
+    }
+
     /// Renders `seconds` of audio at `sampleRate` through the kernel in `blockFrames` slices; returns the real-time factor.
     public static func ipodEQ(seconds: Double, sampleRate: Int = 48000, blockFrames: Int = 4096, preset: String = "Rock") -> Double {
         let channels = 2
