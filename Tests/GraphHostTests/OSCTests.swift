@@ -273,6 +273,7 @@ final class OSCTests: XCTestCase {
         XCTAssertEqual(try line("chain", [.string("fx"), .string("b"), .string("spillover")]), .control("chain fx b spillover"))
         XCTAssertEqual(try line("load", [.string("/tmp/a b.json"), .string("crossfade")]), .control("load /tmp/a b.json crossfade"))
         XCTAssertEqual(try line("tempo", [.double(120.5)]), .control("tempo 120.5"))
+        XCTAssertEqual(try line("seek", [.string("song"), .float(12.5)]), .control("seek song 12.5"))
         XCTAssertEqual(try line("play", []), .control("play"))
         XCTAssertEqual(try line("subscribe", []), .subscribe(.sender))
         XCTAssertEqual(try line("unsubscribe", [.int(9001)]), .unsubscribe(.port(9001)))
@@ -282,6 +283,7 @@ final class OSCTests: XCTestCase {
             ("bypass", [.string("eq"), .int(2)], "/graphhost/bypass expects NODE on|off: type tags sT, sF, si (1 or 0) or ss (on or off); got type tags 'si'"),
             ("load", [.string("/tmp/a.json"), .string("fade")], "/graphhost/load: MODE 'fade' is not crossfade or spillover"),
             ("status", [.int(1)], "/graphhost/status expects no arguments; got type tags 'i'"),
+            ("seek", [.string("song"), .string("soon")], "/graphhost/seek expects NODE SECONDS: type tags sf, sd or si; got type tags 'ss'"),
             ("subscribe", [.int(70000)], "/graphhost/subscribe: port 70000 is not 1…65535"),
         ] as [(String, [OSCArgument], String)] {
             XCTAssertThrowsError(try line(address, arguments)) { XCTAssertEqual("\($0)", error) }

@@ -22,6 +22,7 @@ public enum OSCRequest: Equatable, Sendable {
         ("preset", "NODE NAME|INDEX: type tags ss or si"),
         ("chain", "NODE NAME [MODE]: type tags ss or sss (MODE: \(SwapMode.names))"),
         ("bypass", "NODE on|off: type tags sT, sF, si (1 or 0) or ss (on or off)"),
+        ("seek", "NODE SECONDS: type tags sf, sd or si"),
         ("load", "PATH [MODE]: type tags s or ss (MODE: \(SwapMode.names))"),
         ("tempo", "BPM: type tag f, d or i"),
         ("status", "no arguments"), ("list", "no arguments"), ("pause", "no arguments"), ("play", "no arguments"),
@@ -96,6 +97,13 @@ public enum OSCRequest: Equatable, Sendable {
             case .string(let flag) where flag == "on" || flag == "off": return .control("bypass \(node) \(flag)")
             default: throw wrong()
             }
+        case ("seek", 2):
+            let node = try word(arguments[0], "NODE")
+            guard case .string = arguments[1] else {
+                guard let seconds = number(arguments[1]) else { throw wrong() }
+                return .control("seek \(node) \(seconds)")
+            }
+            throw wrong()
         case ("load", 1), ("load", 2):
             return .control("load \(try text(arguments[0], "PATH"))" + (try mode(arguments.dropFirst(1).first)))
         case ("tempo", 1):
