@@ -52,7 +52,11 @@ final class RobustnessTests: XCTestCase {
         XCTAssertEqual(probe.count, 100)
         try session.apply(Command.parse("preset eq Dance"))
         try session.apply(Command.parse("set mix volume.0 0.7"))
-        XCTAssertEqual(Self.allocations(rendering: session, stream: stream, into: buffer, slices: 200), 0)
+        XCTAssertEqual(Self.allocations(rendering: session, stream: stream, into: buffer, slices: 100), 0)
+        // A seek's crossfade (old audio read, new audio peeked) allocates nothing either.
+        try session.apply(Command.parse("seek \(stream.id) 1.5"))
+        XCTAssertEqual(Self.allocations(rendering: session, stream: stream, into: buffer, slices: 100), 0)
+        XCTAssertEqual(stream.counters.seekHandled.load(ordering: .acquiring), 1, "the seek was crossed")
     }
 
     /// Heap allocations made while `session` renders `slices` slices of varied sizes, waiting for `stream` between them.
