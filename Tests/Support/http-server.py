@@ -5,12 +5,36 @@ bytes), stall=S@N (pause S seconds once at byte N), norange=1 (ignore Range head
 create NAME.waiting in the folder and wait until the test creates NAME there).
 /missing answers 404; /loop redirects to itself; /moved redirects to /FILE given as ?to=FILE.
 endless=1 sends a file as an endless stream would: no Content-Length, the connection closes at its end.
+The Content-Type follows the extension (.m3u8, .ts, .aac, .ogg, .opus, .flac, .wav, .m4a; else audio/mpeg) unless
+type=MIME gives one. /live/NAME.m3u8 serves the finite playlist NAME.m3u8 as a live one: a window of 3 segments that
+moves on by step=N segments (default 1) at each request, with ENDLIST once it reaches the end (deterministic: no clock).
 With CERT and KEY arguments it serves HTTPS (for a self-signed certificate, which clients must refuse)."""
 import http.server, os, socketserver, ssl, sys, threading, time, urllib.parse
 
 root = sys.argv[1]
 done = set()
 lock = threading.Lock()
+live_requests = {}
+TYPES = {".m3u8": "application/vnd.apple.mpegurl", ".ts": "video/mp2t", ".aac": "audio/aac", ".ogg": "audio/ogg",
+         ".opus": "audio/ogg", ".flac": "audio/flac", ".wav": "audio/wav", ".m4a": "audio/mp4"}
+
+
+def live_playlist(name, step):
+    """The live view of the finite playlist NAME: the window for this request, as text."""
+    lines = open(os.path.join(root, name)).read().splitlines()
+    target = next(l for l in lines if l.startswith("#EXT-X-TARGETDURATION"))
+    segments = [(lines[i], lines[i + 1]) for i in range(len(lines) - 1) if lines[i].startswith("#EXTINF")]
+    with lock:
+        count = live_requests.get(name, 0)
+        live_requests[name] = count + 1
+    first = min(count * step, max(0, len(segments) - 3))
+    window = segments[first:first + 3]
+    body = ["#EXTM3U", "#EXT-X-VERSION:3", target, f"#EXT-X-MEDIA-SEQUENCE:{first}"]
+    for info, uri in window:
+        body += [info, "/" + uri]
+    if first + 3 >= len(segments):
+        body.append("#EXT-X-ENDLIST")
+    return ("\n".join(body) + "\n").encode()
 
 
 def once(key):
@@ -34,6 +58,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.redirect("/loop")
         if url.path == "/moved":
             return self.redirect("/" + q["to"])
+        if url.path.startswith("/live/") and url.path.endswith(".m3u8"):
+            body = live_playlist(url.path[len("/live/"):], int(q.get("step", 1)))
+            self.send_response(200)
+            self.send_header("Content-Type", TYPES[".m3u8"])
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
         path = os.path.join(root, url.path.lstrip("/"))
         if url.path == "/missing" or not os.path.isfile(path):
             body = b"not found"
@@ -58,7 +90,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
         else:
             self.send_response(200)
-        self.send_header("Content-Type", "audio/mpeg")
+        self.send_header("Content-Type", q.get("type") or TYPES.get(os.path.splitext(url.path)[1], "audio/mpeg"))
         if q.get("endless") == "1":
             self.send_header("Connection", "close")
             self.close_connection = True

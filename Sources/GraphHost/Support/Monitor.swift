@@ -29,4 +29,15 @@ final class Monitor<State>: @unchecked Sendable {
         while !ready(state) { condition.wait() }
         return try body(&state)
     }
+
+    /// Sleeps until `ready` holds or `deadline` passes, then runs `body` under the same lock.
+    func wait<R>(until ready: (State) -> Bool, deadline: Date, then body: (inout State) throws -> R) rethrows -> R {
+        condition.lock()
+        defer {
+            condition.broadcast()
+            condition.unlock()
+        }
+        while !ready(state) && condition.wait(until: deadline) {}
+        return try body(&state)
+    }
 }
