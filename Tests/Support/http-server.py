@@ -4,7 +4,8 @@ its port. Query options on a file: rate=BYTES_PER_S (throttle), drop=N (close th
 bytes), stall=S@N (pause S seconds once at byte N), norange=1 (ignore Range headers), hold=NAME (before answering,
 create NAME.waiting in the folder and wait until the test creates NAME there).
 /missing answers 404; /loop redirects to itself; /moved redirects to /FILE given as ?to=FILE.
-endless=1 sends a file as an endless stream would: no Content-Length, the connection closes at its end.
+endless=1 sends a file as an endless stream would: no Content-Length, the connection closes at its end; with
+next=NAME, every later connection to it sends NAME instead (a radio that comes back with other media).
 The Content-Type follows the extension (.m3u8, .ts, .aac, .ogg, .opus, .flac, .wav, .m4a; else audio/mpeg) unless
 type=MIME gives one. /live/NAME.m3u8 serves the finite playlist NAME.m3u8 as a live one: a window of 3 segments that
 moves on by step=N segments (default 1) at each request, with ENDLIST once it reaches the end (deterministic: no clock).
@@ -81,6 +82,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 if os.path.exists(gate):
                     break
                 time.sleep(0.01)
+        if "next" in q and not once(("first", self.path)):
+            path = os.path.join(root, q["next"])
         data = open(path, "rb").read()
         start = 0
         rng = self.headers.get("Range")
