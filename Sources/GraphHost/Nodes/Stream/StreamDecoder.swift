@@ -185,6 +185,8 @@ public final class RingWakeup: Sendable {
 
     public func signalSpace() { space.signal() }
     public func signalData() { data.signal() }
-    public func waitForSpace() { _ = space.wait(timeout: .now() + .milliseconds(5)) }
+    /// `idleWaits`: waits in a row that found no room; each doubles the timeout, up to 80 ms (a full ring holds at
+    /// least a second, so a paused or far-ahead decoder wakes a dozen times a second instead of two hundred).
+    public func waitForSpace(idleWaits: Int = 0) { _ = space.wait(timeout: .now() + .milliseconds(5 << min(idleWaits, 4))) }
     public func waitForData() { _ = data.wait(timeout: .now() + .milliseconds(5)) }
 }
