@@ -273,4 +273,28 @@ final class FrameGuardTests: XCTestCase {
             }
         }
     }
+
+    /// A looping stream counts its damage over every loop: each loop decodes the file afresh, and what the earlier
+    /// loops found is not forgotten (a live `status` read just after a loop began showed none).
+    func testALoopingStreamAddsUpItsDamage() throws {
+        let a = try Data(contentsOf: URL(fileURLWithPath: try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)))
+        let b = try Data(contentsOf: URL(fileURLWithPath: try TestSupport.sine(seconds: 1)))
+        let spliced = TestSupport.directory.appendingPathComponent("spliced-loop.mp3").path
+        FileManager.default.createFile(atPath: spliced, contents: a.prefix(a.count / 2 + 7) + b.suffix(from: b.count / 3 + 11))
+        func damage(loop: Bool, seconds: Int) throws -> StreamDamage {
+            let graph = TestSupport.graph("""
+            { "nodes": [ { "id": "s", "type": "stream", "url": "\(spliced)", "loop": \(loop) }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "s", "to": "out" } ] }
+            """)
+            let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: graph)))
+            defer { session.close() }
+            _ = try OfflineRenderer(session: session).render(durationFrames: 48000 * seconds) { _, _ in }
+            return session.graph.streams[0].damage
+        }
+        let once = try damage(loop: false, seconds: 2)
+        XCTAssertGreaterThan(once.silencedFrames + once.skippedBytes, 0, "the splice was not found")
+        let looped = try damage(loop: true, seconds: 5)
+        XCTAssertGreaterThanOrEqual(looped.silencedFrames, 3 * once.silencedFrames, "\(looped) after 3 or more loops of \(once)")
+        XCTAssertGreaterThanOrEqual(looped.skippedBytes, 3 * once.skippedBytes, "\(looped) after 3 or more loops of \(once)")
+    }
 }

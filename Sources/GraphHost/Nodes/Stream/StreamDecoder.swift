@@ -21,6 +21,8 @@ public final class StreamDecoder: Sendable {
         var thread: JoinableThread?
         var stopping = false
         var damage = StreamDamage()
+        /// The damage of the links and loops before the current decoder's.
+        var earlierDamage = StreamDamage()
         var failure: Error?
         var source: ByteSource?
         var tags: MediaTags?
@@ -31,7 +33,7 @@ public final class StreamDecoder: Sendable {
     private let shared = Mutex(Shared())
     /// The first error the decoder thread met, if any.
     public var failure: Error? { shared.withLock { $0.failure } }
-    /// What the decoders dropped or silenced so far.
+    /// What the decoders dropped or silenced so far, over every link and loop.
     public var damage: StreamDamage { shared.withLock { $0.damage } }
     /// The tags and duration of the media (ID3 of an MP3 file; Vorbis comments, ID3 or MP4 tags of the other formats,
     /// updated at each link of a chained stream); nil when it has none.
@@ -113,6 +115,7 @@ public final class StreamDecoder: Sendable {
                     more = try decoder.decodeNext { try feeder.write($0, frames: $1, channels: $2, rate: $3) }
                     publish(decoder, fileTags: fileTags)
                 }
+                shared.withLock { $0.earlierDamage = $0.damage }
                 if input.atLinkEnd {
                     input.nextLink()
                 } else if loop && !shouldStop {
@@ -145,7 +148,7 @@ public final class StreamDecoder: Sendable {
         let tags = decoder.tags ?? fileTags
         let (name, oldTitle) = shared.withLock { shared -> (String?, String?) in
             let old = shared.tags?.title
-            shared.damage = decoder.damage
+            shared.damage = shared.earlierDamage + decoder.damage
             shared.tags = tags
             if let info = decoder.info { shared.info = info }
             return (shared.source?.name, old)

@@ -114,4 +114,9 @@ public struct StreamDamage: Equatable, Sendable {
         self.skippedBytes = skippedBytes
         self.silencedFrames = silencedFrames
     }
+
+    /// The damage of two links (or loops) of one stream together.
+    public static func + (a: StreamDamage, b: StreamDamage) -> StreamDamage {
+        StreamDamage(skippedBytes: a.skippedBytes + b.skippedBytes, silencedFrames: a.silencedFrames + b.silencedFrames)
+    }
 }
