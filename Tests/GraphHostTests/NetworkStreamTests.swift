@@ -249,7 +249,7 @@ final class NetworkStreamTests: XCTestCase {
         XCTAssertTrue(online == (try TestSupport.renderStream(mp3)))
     }
 
-    func startIcecast() throws -> (dir: String, url: String) {
+    static func startIcecast() throws -> (dir: String, url: String) {
         let start = try TestSupport.execute(Self.icecastScript, ["start"])
         let exports = String(decoding: start.out, as: UTF8.self)
         guard start.status == 0 else { throw TestSupport.ToolFailure(description: "icecast-loopback start: " + String(decoding: start.err, as: UTF8.self)) }
@@ -264,7 +264,7 @@ final class NetworkStreamTests: XCTestCase {
     /// it, and two title changes made through the admin API are both seen, quotes and UTF-8 intact.
     func testIcecastRadioAudioAndTitles() throws {
         let script = Self.icecastScript
-        let (dir, url) = try startIcecast()
+        let (dir, url) = try Self.startIcecast()
         defer { _ = try? TestSupport.execute(script, ["stop", dir]) }
         let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: streamGraph(url))))
         defer { session.close() }
@@ -301,7 +301,7 @@ final class NetworkStreamTests: XCTestCase {
         XCTAssertEqual(missing.status, 1, missing.err)
         XCTAssertTrue(missing.err.contains("HTTP 404 from \(server.url("missing"))"), missing.err)
 
-        let (dir, url) = try startIcecast()
+        let (dir, url) = try Self.startIcecast()
         defer { _ = try? TestSupport.execute(Self.icecastScript, ["stop", dir]) }
         let socket = TestSupport.directory.appendingPathComponent("radio/radio.sock").path
         let run = try pw.graphhost(["run", streamGraph(url), "--socket", socket])

@@ -66,20 +66,20 @@ final class RadioFormatTests: XCTestCase {
         return (samples, titles)
     }
 
-    func startIcecast() throws -> (dir: String, port: String) {
-        let start = try TestSupport.execute(NetworkStreamTests.icecastScript, ["start"])
-        guard start.status == 0 else { throw TestSupport.ToolFailure(description: "icecast-loopback start: " + String(decoding: start.err, as: UTF8.self)) }
-        let env = TestSupport.exports(String(decoding: start.out, as: UTF8.self))
-        return (try XCTUnwrap(env["ICECAST_DIR"]), try XCTUnwrap(env["ICECAST_PORT"]))
+    /// The loopback Icecast's folder and its address (`http://127.0.0.1:PORT`).
+    func startIcecast() throws -> (dir: String, server: String) {
+        let (dir, url) = try NetworkStreamTests.startIcecast()
+        let address = try XCTUnwrap(URL(string: url))
+        return (dir, "http://\(try XCTUnwrap(address.host)):\(try XCTUnwrap(address.port))")
     }
 
     /// Sends `file` to `mount` at about real time (its bytes over `seconds`, a little faster).
-    func source(_ icecast: (dir: String, port: String), _ file: String, mount: String, type: String, seconds: Double) throws -> String {
+    func source(_ icecast: (dir: String, server: String), _ file: String, mount: String, type: String, seconds: Double) throws -> String {
         let size = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int)
         let result = try TestSupport.execute(NetworkStreamTests.icecastScript,
                                              ["source", icecast.dir, file, mount, type, "\(Int(Double(size) / seconds * 1.25))"])
         XCTAssertEqual(result.status, 0, String(decoding: result.err, as: UTF8.self))
-        return "http://127.0.0.1:\(icecast.port)\(mount)"
+        return icecast.server + mount
     }
 
     /// An Ogg radio sends each song as a new stream of a chain: Vorbis at 44.1 kHz stereo, then Opus at 48 kHz mono,
