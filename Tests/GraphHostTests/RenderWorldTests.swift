@@ -1,3 +1,4 @@
+import Atomics
 import XCTest
 @testable import GraphHost
 
@@ -28,6 +29,58 @@ final class RenderWorldTests: XCTestCase {
         XCTAssertEqual(tap.ring.read(into: &out, frames: 2048), 2)
         XCTAssertEqual(Array(out[0..<4]), interleaved)
         XCTAssertEqual(tap.droppedFrames.load(ordering: .relaxed), 76)
+    }
+
+    /// A live input stays exactly one cycle behind the output whatever order the two callbacks run in, when either
+    /// misses cycles, and when the output renders a cycle in two slices: every sample heard is the input's sample of one
+    /// quantum earlier, or silence where the input had none. The input writes each frame's clock position + 1.
+    func testALiveInputStaysOneCycleBehindWhateverTheOrder() {
+        let quantum = 256, slice = 128
+        let ring = PCMRing.allocate(minimumFrames: 8 * quantum, channels: 1)
+        let counters = StreamCounters.create()
+        let (written, frames, output) = (UnsafeAtomic<UInt64>.create(0), UnsafeAtomic<Int>.create(0), UnsafeAtomic<UInt64>.create(0))
+        defer { ring.deallocate(); counters.destroy(); written.destroy(); frames.destroy(); output.destroy() }
+        var kernel = StreamKernel(ring: ring, counters: counters, startThreshold: 0)
+        kernel.alignment = LiveInputAlignment(writtenCycle: written, cycleFrames: frames, outputCycle: output)
+        var rng = SplitMix64(seed: 7)
+        let source = UnsafeMutablePointer<Float>.allocate(capacity: quantum), bus = UnsafeMutablePointer<Float>.allocate(capacity: slice)
+        defer { source.deallocate(); bus.deallocate() }
+        var heard = 0, wrong = 0, silentCycles = 0
+        func input(_ clock: Int) {
+            for f in 0..<quantum { source[f] = Float(clock + f + 1) }
+            _ = ring.write(source, frames: quantum)
+            frames.store(quantum, ordering: .relaxed)
+            written.store(UInt64(clock), ordering: .releasing)
+        }
+        func render(_ clock: Int) {
+            output.store(UInt64(clock), ordering: .releasing)
+            var silent = 0
+            for part in 0..<(quantum / slice) {
+                kernel.process(output: bus, channelStride: slice, channels: 1, frames: slice)
+                for f in 0..<slice {
+                    let t = clock + part * slice + f
+                    if bus[f] == 0 { silent += 1 } else if bus[f] == Float(t - quantum + 1) { heard += 1 } else { wrong += 1 }
+                }
+            }
+            if silent > 0 { silentCycles += 1 }
+        }
+        for cycle in 1...2000 {
+            let clock = cycle * quantum
+            let inputRuns = cycle % 97 != 0, outputRuns = cycle % 89 != 0
+            if Bool.random(using: &rng) {
+                if inputRuns { input(clock) }
+                if outputRuns { render(clock) }
+            } else {
+                if outputRuns { render(clock) }
+                if inputRuns { input(clock) }
+            }
+        }
+        XCTAssertEqual(wrong, 0, "samples heard at another latency than one cycle")
+        // Silence only at the start and after each of the input's 20 missed cycles (one cycle each, or two when the
+        // order puts the gap across two output cycles).
+        XCTAssertLessThanOrEqual(silentCycles, 1 + 2 * 20)
+        XCTAssertGreaterThan(heard, (2000 - 22 - 41) * quantum)
+        XCTAssertGreaterThan(counters.trimmedFrames.load(ordering: .relaxed), 0, "the output's missed cycles were not trimmed")
     }
 
     func testStreamKernelBuffersThenPlaysAndCountsUnderruns() {

@@ -13,6 +13,9 @@ final class LiveInputStream {
         var ring: PCMRing
         var resamplerFrames: UnsafeAtomic<Int>
         var cycleFrames: UnsafeAtomic<Int>
+        var writtenCycle: UnsafeAtomic<UInt64>
+        /// The stream's spa_io_position, set from io_changed.
+        var position: UnsafeAtomic<UnsafeMutableRawPointer?>
         var channels: Int
         /// Set when the negotiated format is planar.
         var planar = true
@@ -45,7 +48,7 @@ final class LiveInputStream {
         pointers.initialize(repeating: input.ring.samples, count: format.channels)
         handle = try StreamHandle(core: core, name: nodeName, properties: properties, makeTarget: {
             Target(stream: $0, ring: input.ring, resamplerFrames: input.resamplerFrames, cycleFrames: input.cycleFrames,
-                   channels: format.channels, channelPointers: pointers)
+                   writtenCycle: input.writtenCycle, position: .create(nil), channels: format.channels, channelPointers: pointers)
         }) { events in
             events.process = { data in
                 // The data thread.
@@ -56,11 +59,18 @@ final class LiveInputStream {
                 guard id == SPA_PARAM_Format.rawValue, let param, let planar = StreamHandle<Target>.isPlanar(param) else { return }
                 data!.assumingMemoryBound(to: Target.self).pointee.planar = planar
             }
+            events.io_changed = { data, id, area, _ in
+                guard id == SPA_IO_Position.rawValue else { return }
+                data!.assumingMemoryBound(to: Target.self).pointee.position.store(area, ordering: .releasing)
+            }
         }
         try handle.connect(SPA_DIRECTION_INPUT, what: "the input '\(input.id)'", cleanUp: Self.cleanUp, formats: StreamHandle<Target>.audioFormats(format))
     }
 
-    static func cleanUp(_ target: UnsafeMutablePointer<Target>) { target.pointee.channelPointers.deallocateRender() }
+    static func cleanUp(_ target: UnsafeMutablePointer<Target>) {
+        target.pointee.channelPointers.deallocateRender()
+        target.pointee.position.destroy()
+    }
 
     /// Copies the cycle's buffer into the ring (real-time safe: PipeWire's lock-free buffer queue and the ring).
     @_noLocks
@@ -85,7 +95,13 @@ final class LiveInputStream {
             written = ring.write((data + Int(datas[0].chunk.pointee.offset)).assumingMemoryBound(to: Float.self), frames: frames)
         }
         target.pointee.overflows += frames - written
-        if frames > 0 { target.pointee.cycleFrames.store(frames, ordering: .relaxed) }
+        if frames > 0 {
+            target.pointee.cycleFrames.store(frames, ordering: .relaxed)
+            if let position = target.pointee.position.load(ordering: .acquiring) {
+                let cycle = position.assumingMemoryBound(to: spa_io_position.self).pointee.clock.position
+                target.pointee.writtenCycle.store(cycle, ordering: .releasing)
+            }
+        }
         _ = _unsafePerformance { pw_stream_queue_buffer(stream, pwBuffer) }
         // pw_stream_get_time_n reads the stream's time report under a sequence counter: no lock, no allocation.
         var time = pw_time()

@@ -55,6 +55,8 @@ public struct PlaybackRenderer {
     public let counters: PlaybackCounters
     /// The stream's spa_io_position, set from io_changed.
     public let position: UnsafeAtomic<UnsafeMutableRawPointer?>
+    /// Where the callback tells live inputs which cycle it renders (`LiveInputAlignment`).
+    let outputCycle = LiveInputRings.outputCycle
     var lastClockPosition: UInt64 = 0
     var lastClockDuration: UInt64 = 0
     var skipClockCheck = false
@@ -118,6 +120,9 @@ public struct PlaybackRenderer {
         // Writes the thread's floating-point control register only.
         _unsafePerformance { graphhost_enable_flush_to_zero() }
         guard let stream else { return }
+        if let raw = position.load(ordering: .acquiring) {
+            outputCycle.store(raw.assumingMemoryBound(to: spa_io_position.self).pointee.clock.position, ordering: .releasing)
+        }
         // pw_stream_dequeue_buffer takes a buffer from a lock-free ring shared with the daemon; it never blocks or allocates.
         guard let pwBuffer = _unsafePerformance({ pw_stream_dequeue_buffer(stream) }) else {
             counters.missedBuffers.wrappingIncrement(ordering: .relaxed)

@@ -2,8 +2,8 @@ import Atomics
 import Synchronization
 
 /// A running `capture` or `sink` node: the ring its PipeWire stream's callback fills and the kernel that plays it
-/// (a stream kernel: it starts once a slice is buffered, and a slice that finds the ring short is silence, counted
-/// as a dropout, after which it waits for a slice again, or two when dropouts repeat).
+/// (a stream kernel kept one cycle behind the output by `LiveInputAlignment`; a slice that finds the ring short is
+/// silence, counted as a dropout).
 public final class LiveInputInstance: NodeInstance, @unchecked Sendable {
     /// Where the sound comes from.
     public enum Source: Equatable, Sendable {
@@ -16,20 +16,20 @@ public final class LiveInputInstance: NodeInstance, @unchecked Sendable {
     public let ring: PCMRing
     /// Frames PipeWire's adapter holds in its resampler when the input runs at another rate (its stream's pw_time).
     public let resamplerFrames: UnsafeAtomic<Int>
-    /// Frames its stream writes per cycle.
+    /// Frames its stream writes per cycle, and the graph clock position of the cycle it last wrote.
     public let cycleFrames: UnsafeAtomic<Int>
+    public let writtenCycle: UnsafeAtomic<UInt64>
     public let counters: StreamCounters
     let kernelPointer: UnsafeMutablePointer<StreamKernel>
 
     init(id: String, source: Source, format: GraphFormat) {
         self.id = id
         self.source = source
-        (ring, resamplerFrames, cycleFrames) = LiveInputRings.shared.ring(for: id, format: format)
+        (ring, resamplerFrames, cycleFrames, writtenCycle) = LiveInputRings.shared.ring(for: id, format: format)
         counters = .create()
         kernelPointer = .allocateRender(capacity: 1)
         var kernel = StreamKernel(ring: ring, counters: counters, startThreshold: 0)
-        kernel.primeSlices = 1
-        kernel.inputCycleFrames = cycleFrames
+        kernel.alignment = LiveInputAlignment(writtenCycle: writtenCycle, cycleFrames: cycleFrames, outputCycle: LiveInputRings.outputCycle)
         kernelPointer.initialize(to: kernel)
     }
 
@@ -47,7 +47,8 @@ public final class LiveInputInstance: NodeInstance, @unchecked Sendable {
     }
 
     /// What the PipeWire backend needs to make the node's stream.
-    public var spec: LiveInputSpec { LiveInputSpec(id: id, source: source, ring: ring, resamplerFrames: resamplerFrames, cycleFrames: cycleFrames) }
+    public var spec: LiveInputSpec { LiveInputSpec(id: id, source: source, ring: ring, resamplerFrames: resamplerFrames,
+                                                              cycleFrames: cycleFrames, writtenCycle: writtenCycle) }
 
     /// Frees the kernel; the ring stays with `LiveInputRings`, as a stream may still write into it.
     public func close() {
@@ -63,20 +64,25 @@ public struct LiveInputSpec: Sendable {
     public var ring: PCMRing
     public var resamplerFrames: UnsafeAtomic<Int>
     public var cycleFrames: UnsafeAtomic<Int>
+    public var writtenCycle: UnsafeAtomic<UInt64>
 }
 
 /// The rings of live inputs, one per node id, kept for the life of the process: a PipeWire stream's callback never
 /// writes into freed memory, and a graph loaded later finds its node's ring again.
 final class LiveInputRings: Sendable {
+    typealias Entry = (PCMRing, UnsafeAtomic<Int>, UnsafeAtomic<Int>, UnsafeAtomic<UInt64>)
     static let shared = LiveInputRings()
-    private let rings = Mutex<[String: (PCMRing, UnsafeAtomic<Int>, UnsafeAtomic<Int>)]>([:])
+    /// The graph clock position of the cycle the playback stream renders (it stores it before rendering).
+    static let outputCycle = UnsafeAtomic<UInt64>.create(0)
+    private let rings = Mutex<[String: Entry]>([:])
 
-    /// The ring of node `id`, and the atomics its stream reports its resampler's delay and its cycle's frames in.
-    func ring(for id: String, format: GraphFormat) -> (PCMRing, UnsafeAtomic<Int>, UnsafeAtomic<Int>) {
+    /// The ring of node `id`, and the atomics its stream reports its resampler's delay, its cycle's frames and the
+    /// clock position of the cycle it last wrote in.
+    func ring(for id: String, format: GraphFormat) -> Entry {
         rings.withLock { rings in
             if let entry = rings[id], entry.0.channels == format.channels { return entry }
             let entry = (PCMRing.allocate(minimumFrames: max(format.sampleRate / 2, 4 * format.maxFrames), channels: format.channels),
-                         UnsafeAtomic<Int>.create(0), UnsafeAtomic<Int>.create(0))
+                         UnsafeAtomic<Int>.create(0), UnsafeAtomic<Int>.create(0), UnsafeAtomic<UInt64>.create(0))
             rings[id] = entry
             return entry
         }

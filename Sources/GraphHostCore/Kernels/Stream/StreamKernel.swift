@@ -61,16 +61,10 @@ public struct StreamKernel {
     public var startThreshold: Int
     public var playing = false
     public var finished = false
-    /// A live input: it starts (and restarts after a dropout) once this many slices are buffered, whatever their
-    /// size (0: `startThreshold` frames). One slice adds no latency when the input's callback runs before the
-    /// output's in a cycle and one quantum when after. After a lone dropout (a late cycle) it restarts at one slice,
-    /// at the latency it had; a second dropout within `dropoutSpan` frames (the order keeps changing) raises it to two,
-    /// which holds whatever the order.
-    public var primeSlices = 0
-    var lastDropout = Int.min / 2
-    /// Frames a live input's stream writes per cycle (its producer stores them).
-    public var inputCycleFrames: UnsafeAtomic<Int>?
-    public static let dropoutSpan = 96000
+    /// A live input's alignment to the output's cycles (nil for a decoded stream), and the frames of silence it still
+    /// owes before the ring's audio (the input missed a cycle).
+    public var alignment: LiveInputAlignment?
+    var padFrames = 0
 
     /// The latest seek whose message arrived (0: none), the crossfade frames done, and the latest seek crossed.
     var seeking = 0
@@ -187,8 +181,12 @@ public struct StreamKernel {
         let position = counters.framesOut.load(ordering: .relaxed)
         counters.framesOut.store(position + frames, ordering: .relaxed)
         let decoderDone = counters.decoderFinished.load(ordering: .acquiring)
+        if alignment != nil {
+            processLive(output: output, channelStride: channelStride, channels: channels, frames: frames)
+            return
+        }
         if !playing {
-            if ring.index.readable() >= (primeSlices > 0 ? primeSlices * frames : startThreshold) || decoderDone {
+            if ring.index.readable() >= startThreshold || decoderDone {
                 playing = true
                 counters.playing.store(true, ordering: .relaxed)
             } else {
@@ -196,28 +194,10 @@ public struct StreamKernel {
                 return
             }
         }
-        // A live input's unit is the larger of a slice and what its stream writes per cycle (a render call may be
-        // cut into several slices).
-        let written = inputCycleFrames?.load(ordering: .relaxed) ?? 0
-        let unit = written > frames ? written : frames
-        if primeSlices > 0 && ring.index.readable() > (primeSlices + 1) * unit {
-            // A live input ahead of its latency (the output missed a cycle the input did not): the oldest frames go, so
-            // the latency comes back to what it was instead of growing.
-            let excess = ring.index.readable() - primeSlices * unit
-            counters.trimmedFrames.wrappingIncrement(by: ring.discard(excess), ordering: .relaxed)
-        }
         var wanted = frames
         if let readable, readable < wanted { wanted = readable }
         let got = ring.readPlanar(into: output, channelStride: channelStride, frames: wanted)
         counters.framesPlayed.wrappingIncrement(by: got, ordering: .relaxed)
-        if primeSlices > 0 {
-            var peak: Float = 0
-            for c in 0..<channels {
-                let channel = output + c * channelStride
-                for f in 0..<got { let v = channel[f] < 0 ? -channel[f] : channel[f]; if v > peak { peak = v } }
-            }
-            counters.peakBits.store(peak.bitPattern, ordering: .relaxed)
-        }
         if got < frames {
             Bus.clear(output, channelStride: channelStride, channels: channels, from: got, to: frames)
             if decoderDone {
@@ -228,11 +208,41 @@ public struct StreamKernel {
                 }
             } else {
                 counters.underruns.wrappingIncrement(ordering: .relaxed)
-                if primeSlices == 1 && position - lastDropout < Self.dropoutSpan { primeSlices = 2 }
-                lastDropout = position
                 playing = false
                 counters.playing.store(false, ordering: .relaxed)
             }
+        }
+    }
+
+    /// A live input's slice: aligned at each new output cycle, then what is buffered, with silence where the input
+    /// fell short (a dropout, counted once until audio flows again).
+    @_noLocks
+    mutating func processLive(output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int) {
+        let correction = alignment!.correction(readable: ring.index.readable())
+        if correction > 0 {
+            counters.trimmedFrames.wrappingIncrement(by: ring.discard(correction), ordering: .relaxed)
+        } else if correction < 0 {
+            padFrames = -correction
+        }
+        let pad = padFrames < frames ? padFrames : frames
+        padFrames -= pad
+        Bus.clear(output, channelStride: channelStride, channels: channels, from: 0, to: pad)
+        let got = ring.readPlanar(into: output + pad, channelStride: channelStride, frames: frames - pad)
+        counters.framesPlayed.wrappingIncrement(by: got, ordering: .relaxed)
+        if pad + got < frames { Bus.clear(output, channelStride: channelStride, channels: channels, from: pad + got, to: frames) }
+        var peak: Float = 0
+        for c in 0..<channels {
+            let channel = output + c * channelStride + pad
+            for f in 0..<got { let v = channel[f] < 0 ? -channel[f] : channel[f]; if v > peak { peak = v } }
+        }
+        counters.peakBits.store(peak.bitPattern, ordering: .relaxed)
+        if got > 0 && pad == 0 && !playing {
+            playing = true
+            counters.playing.store(true, ordering: .relaxed)
+        } else if playing && (pad > 0 || got < frames) {
+            counters.underruns.wrappingIncrement(ordering: .relaxed)
+            playing = false
+            counters.playing.store(false, ordering: .relaxed)
         }
     }
 }
