@@ -17,7 +17,8 @@ let package = Package(
         .systemLibrary(name: "CMPG123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
         .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
-        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat", providers: [.apt(["libavformat-dev", "libavcodec-dev"])]),
+        // FFmpeg's headers (libavformat-dev, libavcodec-dev); its libraries are loaded with dlopen when first needed.
+        .target(name: "CFFmpeg", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "CRenderSupport"),
         .target(name: "CCleanAllocation"),
         .systemLibrary(name: "CLibPipeWire", pkgConfig: "libpipewire-0.3", providers: [.apt(["libpipewire-0.3-dev"])]),

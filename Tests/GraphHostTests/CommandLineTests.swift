@@ -27,6 +27,37 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(result.err.contains("nodes[0].preset: unknown preset 'Rok'"), result.err)
     }
 
+    /// FFmpeg's libraries (and their hundred-odd dependencies) are loaded only when a stream needs them: rendering the
+    /// MP3 demo never maps libavformat; an Ogg Vorbis stream loads it. The dynamic loader's own log (LD_DEBUG=files, into a
+    /// file) names every library mapped, at start or by dlopen.
+    func testFFmpegIsLoadedOnlyForTheFormatsThatNeedIt() throws {
+        func loaded(_ graph: String) throws -> String {
+            let out = TestSupport.directory.appendingPathComponent("lazy.wav").path
+            let log = TestSupport.directory.appendingPathComponent("lazy-\(UUID().uuidString)").path
+            var environment = ProcessInfo.processInfo.environment
+            environment["LD_DEBUG"] = "files"
+            environment["LD_DEBUG_OUTPUT"] = log
+            let r = try TestSupport.execute(Self.root.appendingPathComponent(".build/debug/graphhost"),
+                                            ["render", graph, "-o", out, "--duration", "0.5"], environment: environment)
+            XCTAssertEqual(r.status, 0, String(decoding: r.err, as: UTF8.self))
+            // The loader writes LOG.PID.
+            let folder = TestSupport.directory.path
+            let name = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: folder).first { $0.hasPrefix((log as NSString).lastPathComponent + ".") })
+            return try String(contentsOfFile: folder + "/" + name, encoding: .utf8)
+        }
+        let mp3 = try loaded(demo)
+        XCTAssertTrue(mp3.contains("libmpg123"), "the loader's log is not there: \(mp3.suffix(500))")
+        XCTAssertFalse(mp3.contains("libavformat"), "the MP3 demo mapped FFmpeg")
+        let ogg = TestSupport.directory.appendingPathComponent("lazy.ogg").path
+        try TestSupport.run(["sox", "-q", "-n", "-r", "44100", "-c", "2", "-b", "16", ogg + ".wav", "synth", "1", "sine", "440"])
+        try TestSupport.run(["oggenc", "-Q", "-o", ogg, ogg + ".wav"])
+        let graph = TestSupport.graph("""
+        { "nodes": [ { "id": "s", "type": "stream", "url": "\(ogg)" }, { "id": "out", "type": "output" } ],
+          "links": [ { "from": "s", "to": "out" } ] }
+        """)
+        XCTAssertTrue(try loaded(graph).contains("libavformat"), "an Ogg stream did not load FFmpeg")
+    }
+
     func testRenderWritesTheFileAndReportsIt() throws {
         let out = TestSupport.directory.appendingPathComponent("cli.wav").path
         let result = try graphhost(["render", demo, "-o", out, "--duration", "1.5", "--at", "0.5", "preset eq Pop"])

@@ -31,6 +31,7 @@ enum MediaSniffer {
         let bytes = Array(try input.peek(tagBytes + probeBytes))
         let body = bytes.dropFirst(tagBytes)
         if isMPEGAudio(body) { return .mp3 }
+        try FFmpegDecoder.loadLibraries(for: input.name)
         var score: Int32 = 0
         let format: UnsafePointer<AVInputFormat>? = bytes.withUnsafeBufferPointer { buffer in
             // libavformat wants AVPROBE_PADDING_SIZE zero bytes after the data.
@@ -39,7 +40,7 @@ enum MediaSniffer {
                 (type ?? "").withCString { mime in
                     "".withCString { filename in
                         var probe = AVProbeData(filename: filename, buf: p.baseAddress, buf_size: Int32(buffer.count), mime_type: mime)
-                        return av_probe_input_format3(&probe, 1, &score)
+                        return gh_av_probe_input_format3(&probe, 1, &score)
                     }
                 }
             }

@@ -8,8 +8,8 @@ final class FFmpegDecoder: MediaDecoder {
     private var formatContext: UnsafeMutablePointer<AVFormatContext>?
     private var codecContext: UnsafeMutablePointer<AVCodecContext>?
     private var io: UnsafeMutablePointer<AVIOContext>?
-    private var packet = av_packet_alloc()
-    private var frame = av_frame_alloc()
+    private var packet = gh_av_packet_alloc()
+    private var frame = gh_av_frame_alloc()
     private var streamIndex: Int32 = -1
     /// The error the byte source threw while libavformat was reading, if any.
     private var readError: Error?
@@ -21,79 +21,86 @@ final class FFmpegDecoder: MediaDecoder {
     private(set) var tags: MediaTags?
     private(set) var damage = StreamDamage()
 
-    /// FFmpeg's own log stays quiet: what matters reaches the user as graphhost's errors and damage counts.
-    private static let quiet: Bool = { av_log_set_level(AV_LOG_QUIET); return true }()
+    /// FFmpeg's libraries, loaded on first use (`media` names what needed them, for the error); its own log stays
+    /// quiet: what matters reaches the user as graphhost's errors and damage counts.
+    static func loadLibraries(for media: String) throws {
+        if let failure = gh_ffmpeg_load() {
+            throw StreamError.unsupportedMedia(media, "FFmpeg's libraries could not be loaded: \(String(cString: failure))")
+        }
+        _ = quiet
+    }
+    private static let quiet: Bool = { gh_av_log_set_level(AV_LOG_QUIET); return true }()
 
     init(input: MediaInput, format: UnsafePointer<AVInputFormat>?) throws {
-        _ = Self.quiet
+        try Self.loadLibraries(for: input.name)
         self.input = input
         let bufferSize: Int32 = 65536
         let opaque = Unmanaged.passUnretained(self).toOpaque()
-        guard let buffer = av_malloc(Int(bufferSize)),
-              let io = avio_alloc_context(buffer.assumingMemoryBound(to: UInt8.self), bufferSize, 0, opaque, Self.readPacket, nil,
+        guard let buffer = gh_av_malloc(Int(bufferSize)),
+              let io = gh_avio_alloc_context(buffer.assumingMemoryBound(to: UInt8.self), bufferSize, 0, opaque, Self.readPacket, nil,
                                           input.seekable == nil ? nil : Self.seek) else {
             throw StreamError.decoder("cannot allocate FFmpeg's input context")
         }
         self.io = io
         io.pointee.seekable = input.seekable == nil ? 0 : AVIO_SEEKABLE_NORMAL
-        var context = avformat_alloc_context()
+        var context = gh_avformat_alloc_context()
         context?.pointee.pb = io
         context?.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
-        let opened = avformat_open_input(&context, "", format, nil)
+        let opened = gh_avformat_open_input(&context, "", format, nil)
         if let readError { throw readError }
         guard opened >= 0, let context else { throw StreamError.unsupportedMedia(input.name, Self.message(opened)) }
         formatContext = context
-        let found = avformat_find_stream_info(context, nil)
+        let found = gh_avformat_find_stream_info(context, nil)
         if let readError { throw readError }
         guard found >= 0 else { throw StreamError.unsupportedMedia(input.name, Self.message(found)) }
         var codec: UnsafePointer<AVCodec>?
-        streamIndex = av_find_best_stream(context, AVMEDIA_TYPE_AUDIO, -1, -1, &codec, 0)
+        streamIndex = gh_av_find_best_stream(context, AVMEDIA_TYPE_AUDIO, -1, -1, &codec, 0)
         guard streamIndex >= 0, let codec else {
             throw StreamError.unsupportedMedia(input.name, streamIndex == graphhost_averror_decoder_not_found()
                                                ? "FFmpeg has no decoder for its audio" : "it holds no audio stream")
         }
         let stream = context.pointee.streams[Int(streamIndex)]!
-        guard let codecContext = avcodec_alloc_context3(codec) else { throw StreamError.decoder("cannot allocate a codec context") }
+        guard let codecContext = gh_avcodec_alloc_context3(codec) else { throw StreamError.decoder("cannot allocate a codec context") }
         self.codecContext = codecContext
-        avcodec_parameters_to_context(codecContext, stream.pointee.codecpar)
+        gh_avcodec_parameters_to_context(codecContext, stream.pointee.codecpar)
         codecContext.pointee.pkt_timebase = stream.pointee.time_base
-        let status = avcodec_open2(codecContext, codec, nil)
+        let status = gh_avcodec_open2(codecContext, codec, nil)
         guard status >= 0 else { throw StreamError.unsupportedMedia(input.name, "cannot open its \(String(cString: codec.pointee.name)) decoder: \(Self.message(status))") }
         let parameters = stream.pointee.codecpar.pointee
         let bitRate = parameters.bit_rate > 0 ? Int(parameters.bit_rate) : context.pointee.bit_rate > 0 ? Int(context.pointee.bit_rate) : nil
-        info = MediaInfo(codec: String(cString: avcodec_get_name(parameters.codec_id)), sampleRate: Int(parameters.sample_rate),
+        info = MediaInfo(codec: String(cString: gh_avcodec_get_name(parameters.codec_id)), sampleRate: Int(parameters.sample_rate),
                          channels: Int(parameters.ch_layout.nb_channels), bitRate: bitRate)
         readTags()
     }
 
     deinit {
-        av_packet_free(&packet)
-        av_frame_free(&frame)
-        avcodec_free_context(&codecContext)
-        if formatContext != nil { avformat_close_input(&formatContext) }
+        gh_av_packet_free(&packet)
+        gh_av_frame_free(&frame)
+        gh_avcodec_free_context(&codecContext)
+        if formatContext != nil { gh_avformat_close_input(&formatContext) }
         if io != nil {
-            av_freep(&io!.pointee.buffer)
-            avio_context_free(&io)
+            gh_av_freep(&io!.pointee.buffer)
+            gh_avio_context_free(&io)
         }
     }
 
     func decodeNext(emit: Emit) throws -> Bool {
         guard !ended, let formatContext, let codecContext, let packet else { return false }
-        let read = av_read_frame(formatContext, packet)
+        let read = gh_av_read_frame(formatContext, packet)
         if let readError { throw readError }
         if read < 0 {
-            avcodec_send_packet(codecContext, nil)
+            gh_avcodec_send_packet(codecContext, nil)
             try receiveFrames(emit: emit)
             ended = true
             return false
         }
-        defer { av_packet_unref(packet) }
+        defer { gh_av_packet_unref(packet) }
         if formatContext.pointee.event_flags & AVFMT_EVENT_FLAG_METADATA_UPDATED != 0
             || formatContext.pointee.streams[Int(streamIndex)]!.pointee.event_flags & AVSTREAM_EVENT_FLAG_METADATA_UPDATED != 0 {
             readTags()
         }
         guard packet.pointee.stream_index == streamIndex else { return true }
-        if avcodec_send_packet(codecContext, packet) < 0 { damage.silencedFrames += 1 }
+        if gh_avcodec_send_packet(codecContext, packet) < 0 { damage.silencedFrames += 1 }
         try receiveFrames(emit: emit)
         return true
     }
@@ -104,11 +111,11 @@ final class FFmpegDecoder: MediaDecoder {
         let parameters = formatContext.pointee.streams[Int(streamIndex)]!.pointee.codecpar.pointee
         let preroll = parameters.sample_rate > 0 ? Double(parameters.seek_preroll) / Double(parameters.sample_rate) : 0
         let target = Int64(max(0, seconds - preroll) * Double(AV_TIME_BASE))
-        guard avformat_seek_file(formatContext, -1, Int64.min, target, target, 0) >= 0 else {
+        guard gh_avformat_seek_file(formatContext, -1, Int64.min, target, target, 0) >= 0 else {
             if let readError { throw readError }
             return nil
         }
-        avcodec_flush_buffers(codecContext)
+        gh_avcodec_flush_buffers(codecContext)
         ended = false
         dropBefore = seconds
         return seconds
@@ -117,10 +124,10 @@ final class FFmpegDecoder: MediaDecoder {
     private func receiveFrames(emit: Emit) throws {
         guard let codecContext, let frame else { return }
         while true {
-            let status = avcodec_receive_frame(codecContext, frame)
+            let status = gh_avcodec_receive_frame(codecContext, frame)
             if status == graphhost_averror_eagain() || status == graphhost_averror_eof() { return }
             if status < 0 { damage.silencedFrames += 1; return }
-            defer { av_frame_unref(frame) }
+            defer { gh_av_frame_unref(frame) }
             var skip = 0
             if let dropBefore, let start = seconds(of: frame) {
                 let rate = Double(frame.pointee.sample_rate)
@@ -151,7 +158,7 @@ final class FFmpegDecoder: MediaDecoder {
         stream.pointee.event_flags = 0
         func value(_ key: String) -> String? {
             for dictionary in [stream.pointee.metadata, formatContext.pointee.metadata] {
-                if let entry = av_dict_get(dictionary, key, nil, 0), let text = entry.pointee.value {
+                if let entry = gh_av_dict_get(dictionary, key, nil, 0), let text = entry.pointee.value {
                     let string = String(cString: text).trimmingCharacters(in: .whitespaces)
                     if !string.isEmpty { return string }
                 }
@@ -166,7 +173,7 @@ final class FFmpegDecoder: MediaDecoder {
 
     private static func message(_ code: Int32) -> String {
         var text = [CChar](repeating: 0, count: 256)
-        av_strerror(code, &text, text.count)
+        gh_av_strerror(code, &text, text.count)
         return String(cString: text)
     }
 

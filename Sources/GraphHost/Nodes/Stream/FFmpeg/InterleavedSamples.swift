@@ -12,7 +12,7 @@ final class InterleavedSamples {
         let frames = Int(frame.pointee.nb_samples), channels = Int(frame.pointee.ch_layout.nb_channels)
         guard frames > 0, channels > 0, let data = frame.pointee.extended_data else { return nil }
         let format = AVSampleFormat(rawValue: frame.pointee.format)
-        let planar = av_sample_fmt_is_planar(format) != 0
+        let planar = gh_av_sample_fmt_is_planar(format) != 0
         if buffer.count < frames * channels {
             buffer.deallocate()
             buffer = .allocate(capacity: frames * channels)
@@ -26,7 +26,7 @@ final class InterleavedSamples {
                     for f in 0..<frames { out[f * channels + c] = value(plane[first + f * step]) }
                 }
             }
-            switch av_get_packed_sample_fmt(format) {
+            switch gh_av_get_packed_sample_fmt(format) {
             case AV_SAMPLE_FMT_FLT: copy(Float.self) { $0 }
             case AV_SAMPLE_FMT_DBL: copy(Double.self) { Float($0) }
             case AV_SAMPLE_FMT_S16: copy(Int16.self) { Float($0) * (1 / 32768) }
