@@ -41,6 +41,15 @@ final class HTTPTestServer {
 
     func url(_ path: String) -> String { "\(scheme)://127.0.0.1:\(port)/\(path)" }
 
+    /// The start offsets of the Range requests for `name` the server honoured so far.
+    func rangeRequests(for name: String) -> [Int] {
+        let log = (try? String(contentsOfFile: root + "/ranges.log", encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").compactMap { line in
+            let parts = line.split(separator: " ")
+            return parts.count == 2 && parts[0] == name ? Int(parts[1]) : nil
+        }
+    }
+
     func stop() {
         process.terminate()
         process.waitUntilExit()

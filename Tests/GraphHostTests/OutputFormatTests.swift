@@ -22,7 +22,7 @@ final class OutputFormatTests: XCTestCase {
     }
 
     /// A graph peaking far above 0 dBFS writes a FLAC file whose samples stop at full scale, and says how many
-    /// samples it clipped: as many as the float WAV holds beyond full scale.
+    /// samples it clipped: as many as the float WAV holds beyond full scale; Ogg Vorbis and Opus files likewise.
     func testFLACClipsAndCounts() throws {
         let hot = try graph(volume: 4)
         let wav = try SoundFile(path: try render(hot, "wav").path).samples
@@ -33,8 +33,16 @@ final class OutputFormatTests: XCTestCase {
         let written = try SoundFile(path: flac).samples
         XCTAssertEqual(written.count, wav.count)
         XCTAssertLessThanOrEqual(TestSupport.peak(written), 1)
-        let (_, quiet) = try render(try graph(volume: 0.5), "flac")
-        XCTAssertFalse(quiet.contains("clipped"), quiet)
+        // Ogg Vorbis and Opus are clipped before encoding and counted the same way (decoded, a hard-clipped wave comes
+        // back above full scale: the encoders keep its band-limited shape).
+        for ext in ["ogg", "opus"] {
+            let (path, out) = try render(hot, ext)
+            XCTAssertTrue(out.contains("\(path): clipped \(beyond) samples at full scale"), "\(ext): \(out)")
+        }
+        for ext in ["flac", "ogg", "opus"] {
+            let (_, quiet) = try render(try graph(volume: 0.5), ext)
+            XCTAssertFalse(quiet.contains("clipped"), "\(ext): \(quiet)")
+        }
     }
 
     /// Ogg Vorbis and Ogg Opus: the decoded tone has the graph's level within 0.5 dB and its pitch.

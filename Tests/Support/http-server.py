@@ -6,6 +6,7 @@ create NAME.waiting in the folder and wait until the test creates NAME there).
 /missing answers 404; /loop redirects to itself; /moved redirects to /FILE given as ?to=FILE.
 endless=1 sends a file as an endless stream would: no Content-Length, the connection closes at its end; with
 next=NAME, every later connection to it sends NAME instead (a radio that comes back with other media).
+Each Range request it honours is logged as "NAME START" in ranges.log in the folder.
 The Content-Type follows the extension (.m3u8, .ts, .aac, .ogg, .opus, .flac, .wav, .m4a; else audio/mpeg) unless
 type=MIME gives one. /live/NAME.m3u8 serves the finite playlist NAME.m3u8 as a live one: a window of 3 segments that
 moves on by step=N segments (default 1) at each request, with ENDLIST once it reaches the end (deterministic: no clock).
@@ -89,6 +90,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         rng = self.headers.get("Range")
         if rng and q.get("norange") != "1" and rng.startswith("bytes="):
             start = int(rng[6:].split("-")[0])
+            with lock:
+                with open(os.path.join(root, "ranges.log"), "a") as log:
+                    log.write(f"{url.path.lstrip('/')} {start}\n")
             self.send_response(206)
             self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
         else:
