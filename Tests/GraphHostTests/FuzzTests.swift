@@ -114,15 +114,17 @@ final class FuzzTests: XCTestCase {
         print("MP3 fuzz: \(inputs) inputs (a third each bit damage, truncated, spliced), \(failures) rejected as not MP3; louder than clean + 1 dB: \(counts.joined(separator: ", "))")
     }
 
-    /// Every other format, damaged the same three ways (1–20 bit flips, a cut at a random byte, the file spliced to
-    /// itself at two random bytes): AAC in ADTS and MP4, Ogg Vorbis, Opus, FLAC and WAV. Nothing crashes or hangs; the
+    /// Every other format, damaged the same three ways (1–20 bit flips, a cut at a random byte, the file spliced at two
+    /// random bytes to itself or to the next format's file): AAC in ADTS and MP4, Ogg Vorbis, Opus, FLAC and WAV. Nothing crashes or hangs; the
     /// output is always finite and within ±2.0. Media FFmpeg cannot open at all is rejected with an error.
     func testEveryFormatStreamFuzz() throws {
         let inputs = Self.count("GRAPHHOST_FUZZ_FORMATS", default: 12)
         var rng = SplitMix64(seed: 11)
         var summary: [String] = []
-        for (ext, rate) in MediaFormatTests.formats {
+        for (i, (ext, rate)) in MediaFormatTests.formats.enumerated() {
             let clean = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try MediaFormatTests.media(ext))))
+            let formats = MediaFormatTests.formats
+            let other = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try MediaFormatTests.media(formats[(i + 1) % formats.count].ext))))
             let path = TestSupport.directory.appendingPathComponent("fuzz-format.\(ext)").path
             let graph = TestSupport.streamGraph(path, rate: rate)
             var rejected = 0, damaged = 0, loudest: Float = 0
@@ -134,8 +136,10 @@ final class FuzzTests: XCTestCase {
                 case 1:
                     bytes = Array(clean.prefix(Int.random(in: 0..<clean.count, using: &rng)))
                 default:
-                    let a = Int.random(in: 0..<clean.count, using: &rng), b = Int.random(in: 0..<clean.count, using: &rng)
-                    bytes = Array(clean.prefix(a)) + Array(clean.suffix(from: b))
+                    // Half to itself, half to the next format's file.
+                    let tail = n % 2 == 0 ? clean : other
+                    let a = Int.random(in: 0..<clean.count, using: &rng), b = Int.random(in: 0..<tail.count, using: &rng)
+                    bytes = Array(clean.prefix(a)) + Array(tail.suffix(from: b))
                 }
                 FileManager.default.createFile(atPath: path, contents: Data(bytes))
                 let session: GraphSession
