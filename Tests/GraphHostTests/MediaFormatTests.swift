@@ -158,13 +158,16 @@ final class MediaFormatTests: XCTestCase {
     }
 
     /// `seek` through the socket while `run` plays a FLAC file into PipeWire: the stream's position jumps to the time
-    /// sought (forwards and back), `status` names the codec, and the recording of the process callback has no click.
+    /// sought (forwards and back), `status` names the codec, and in the recording of the process callback the audio
+    /// after each seek is the media's at the time sought, with no click. The file's left channel is a steady tone (for
+    /// the click measure), its right a sweep whose pitch tells the time (300 Hz to 2300 Hz, exponential: sox's `-`).
     func testLiveSeekThroughTheSocket() throws {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
-        let flac = TestSupport.directory.appendingPathComponent("sine-1k-20.flac").path
+        let flac = TestSupport.directory.appendingPathComponent("seek-timecode-20.flac").path
         if !FileManager.default.fileExists(atPath: flac) {
-            try TestSupport.run(["sox", "-q", "-n", "-r", "48000", "-c", "2", "-b", "16", flac, "synth", "20", "sine", "1000", "gain", "-n", "-6"])
+            try TestSupport.run(["sox", "-q", "-n", "-r", "48000", "-c", "2", "-b", "16", flac, "synth", "20", "sine", "1000", "sine", "300-2300",
+                                 "gain", "-n", "-6"])
         }
         let graph = TestSupport.streamGraph(flac)
         let socket = TestSupport.directory.appendingPathComponent("live/seek.sock").path
@@ -172,13 +175,17 @@ final class MediaFormatTests: XCTestCase {
         let control = pw.control(socket)
         let run = try pw.graphhost(["run", graph, "--socket", socket, "--latency", "256", "--record", recording])
         XCTAssertTrue(control.waitForSocket())
-        func streamPosition() throws -> Double { ((try control.status()["streams"] as? [[String: Any]])?.first?["position"] as? Double) ?? -1 }
+        func streamPosition(_ status: [String: Any]) -> Double { ((status["streams"] as? [[String: Any]])?.first?["position"] as? Double) ?? -1 }
         XCTAssertTrue(try control.waitForPosition(1.5))
         XCTAssertTrue(((try control.status()["streams"] as? [[String: Any]])?.first?["media"] as? String)?.hasPrefix("flac, 48000 Hz, 2 ch") == true)
+        // (graph seconds, media seconds) read together once each seek has been heard for half a second.
+        var heard: [(graph: Double, media: Double)] = []
         for (target, next) in [(12.0, 12.5), (4.0, 4.5)] {
             let reply = try control.ctl(["seek", "s", "\(target)"])
             XCTAssertEqual(reply.status, 0, reply.out)
-            XCTAssertTrue(try TestSupport.waitUntil { let p = try streamPosition(); return p >= next && p < next + 3 }, "position after seek \(target)")
+            XCTAssertTrue(try TestSupport.waitUntil { let p = streamPosition(try control.status()); return p >= next && p < next + 3 }, "position after seek \(target)")
+            let status = try control.status()
+            heard.append(((status["position"] as? Double) ?? -1, streamPosition(status)))
         }
         let past = try control.ctl(["seek", "s", "25"])
         XCTAssertEqual(past.status, 1, past.out)
@@ -189,9 +196,17 @@ final class MediaFormatTests: XCTestCase {
         let result = run.wait()
         XCTAssertEqual(result.status, 0, result.err)
         let samples = try SoundFile(path: recording).samples
+        // The recording starts with the first callback, where the graph's position starts.
+        for (graphSeconds, mediaSeconds) in heard {
+            let first = Int((graphSeconds - 0.1) * 48000), window = 9600
+            var crossings = 0
+            for f in (first + 1)..<(first + window) where samples[2 * (f - 1) + 1] < 0 && samples[2 * f + 1] >= 0 { crossings += 1 }
+            XCTAssertEqual(Double(crossings) * 5, 300 * pow(2300.0 / 300, mediaSeconds / 20), accuracy: 40, "the sweep at \(graphSeconds) s of the recording, \(mediaSeconds) s of the media")
+        }
+        let left = stride(from: 0, to: samples.count, by: 2).map { samples[$0] }
         let start = Double(try XCTUnwrap(SignalMatch.firstSound(samples), "silent recording") / 2) / 48000
-        let end = Double(samples.count / 2) / 48000 - 0.8
-        let worst = ClickMeasure.worst(samples, channels: 2, rate: 48000, start: start + 0.5, end: end)
+        let end = Double(left.count) / 48000 - 0.8
+        let worst = ClickMeasure.worst(left, channels: 1, rate: 48000, start: start + 0.5, end: end)
         // An equal-power crossfade between two phases of one tone may rise up to 3 dB; it must not step.
         XCTAssertLessThanOrEqual(worst.slopeRatio, 1.5, "\(worst)")
         XCTAssertLessThanOrEqual(worst.peakRatio, 1.42, "\(worst)")

@@ -129,6 +129,46 @@ final class RadioFormatTests: XCTestCase {
         XCTAssertEqual(titles, ["Before", "After"])
     }
 
+    /// `graphhost run` of a chained Ogg radio whose songs carry Vorbis comments and Opus tags: each song's title reaches
+    /// subscribers as a `title` event with its artist, `status`, and the log.
+    func testLiveTitlesFromTagsReachEventsStatusAndTheLog() throws {
+        func song(_ ext: String, _ hertz: Int, _ name: String) throws -> String {
+            let path = TestSupport.directory.appendingPathComponent("tagged-\(name.filter(\.isLetter)).\(ext)").path
+            try TestSupport.run(["sox", "-q", "-n", "-r", "48000", "-c", "2", "-b", "16", path + ".wav", "synth", "2", "sine", "\(hertz)", "gain", "-n", "-6"])
+            if ext == "ogg" {
+                try TestSupport.run(["oggenc", "-Q", "-t", "Song \(name)", "-a", "Artist \(name)", "-o", path, path + ".wav"])
+            } else {
+                try TestSupport.run(["opusenc", "--quiet", "--title", "Song \(name)", "--artist", "Artist \(name)", path + ".wav", path])
+            }
+            return path
+        }
+        let chain = try Self.joined([try song("ogg", 440, "A"), try song("opus", 660, "B"), try song("ogg", 550, "C")], as: "tagged-chain.ogg")
+        let size = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: chain)[.size] as? Int)
+        let server = try HTTPTestServer()
+        defer { server.stop() }
+        let url = try server.serve(chain, as: "tagged-radio.ogg", query: "endless=1&rate=\(size / 6 * 5 / 4)")
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let socket = TestSupport.directory.appendingPathComponent("tags-\(getpid())/radio.sock").path
+        let run = try pw.graphhost(["run", TestSupport.streamGraph(url), "--socket", socket, "--no-mpris"])
+        let control = pw.control(socket)
+        XCTAssertTrue(control.waitForSocket())
+        let subscriber = try HeadlessPipeWire.SocketClient.subscriber(socket)
+        XCTAssertTrue(subscriber.waitForLine(containing: "\"subscribed\":true"), subscriber.text)
+        // Song A may have begun before the subscription; B and C come after it.
+        for name in ["B", "C"] {
+            XCTAssertTrue(subscriber.waitForLine(containing: "\"title\":\"Song \(name)\""), subscriber.text)
+            let event = try XCTUnwrap(subscriber.text.split(separator: "\n").first { $0.contains("\"title\":\"Song \(name)\"") })
+            XCTAssertTrue(event.contains("\"event\":\"title\"") && event.contains("\"artist\":\"Artist \(name)\""), String(event))
+            let stream = try XCTUnwrap((try control.status()["streams"] as? [[String: Any]])?.first)
+            XCTAssertTrue(["Song \(name)", "Song C"].contains(stream["title"] as? String ?? ""), "\(stream)")
+        }
+        XCTAssertEqual(try control.ctl(["quit"]).status, 0)
+        let result = run.wait()
+        XCTAssertEqual(result.status, 0, result.err)
+        for name in ["A", "B", "C"] { XCTAssertTrue(result.err.contains("now playing 'Song \(name)'"), result.err) }
+    }
+
     /// MP3 and AAC (ADTS) files of two rates joined byte for byte (44.1 kHz stereo, then 22.05 kHz mono): the second
     /// part keeps its pitch, on both channels.
     func testConcatenatedFilesOfTwoRates() throws {
