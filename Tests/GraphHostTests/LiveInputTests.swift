@@ -93,7 +93,8 @@ final class LiveInputTests: XCTestCase {
     /// The system-effects example, live: two applications (pw-play) play into its two virtual sinks, Music (1 kHz,
     /// made the default sink with wpctl, so the player names no target) and Voice (300 Hz); each output, sent to a null
     /// sink of its own, carries only its own application. Output 0 is
-    /// judged on `--record`, output 1 on its null sink's monitor. The Music path's level is the offline render's.
+    /// judged on `--record`, output 1 on its null sink's monitor. The Music path's level is the offline render's. The
+    /// inputs drop out no more often than pw-profiler saw the applications finish a cycle late (a sink gets nothing then).
     func testSystemEffectsGiveEachApplicationItsOwnChainAndOutput() throws {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
@@ -119,11 +120,18 @@ final class LiveInputTests: XCTestCase {
             try HeadlessPipeWire.execute(URL(fileURLWithPath: "/usr/bin/wpctl"), ["status"], environment: pw.environment).out
                 .split(separator: "\n").contains { $0.contains("*") && $0.contains("Music (graphhost: Rock)") }
         }, "the Music sink did not become the default")
-        let music = try HeadlessPipeWire.Running(URL(fileURLWithPath: "/usr/bin/pw-play"), ["--latency", "256", try Self.toneWAV(1000)], environment: pw.environment)
-        let voice = try pw.play(try Self.toneWAV(300), sink: "graphhost.voice", latency: 256)
+        // The applications are profiled: a cycle one of them finishes late is a cycle its sink gets nothing from.
+        _ = try pw.script(["xrun-start", pw.directory])
+        let music = try HeadlessPipeWire.Running(URL(fileURLWithPath: "/usr/bin/pw-play"), ["--latency", "256", "-P", "{ node.name = sysfx_music_app }",
+                                                                                           try Self.toneWAV(1000)], environment: pw.environment)
+        let voice = try HeadlessPipeWire.Running(URL(fileURLWithPath: "/usr/bin/pw-play"), ["--target", "graphhost.voice", "--latency", "256",
+                                                                                           "-P", "{ node.name = sysfx_voice_app }", try Self.toneWAV(300)],
+                                                 environment: pw.environment)
         let result = run.wait()
         for player in [music, voice, headsetRecorder] { player.interrupt(); _ = player.wait() }
         XCTAssertEqual(result.status, 0, result.err)
+        let late = try pw.script(["xrun-count", pw.directory, "sysfx_music_app", "sysfx_voice_app"]).split(separator: "\n")
+            .compactMap { $0.split(separator: " ").last.flatMap { Int($0) } }.reduce(0, +)
         let speakers = try SoundFile(path: record).samples
         let end = Double(speakers.count / 2) / 48000
         let offline = try TestSupport.render(document: try GraphDocument.load(path: Self.systemEffects)
@@ -135,7 +143,9 @@ final class LiveInputTests: XCTestCase {
         let heardEnd = Double(heard.count / 2) / 48000
         XCTAssertGreaterThan(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(heard, 300, start: heardEnd - 1.5, seconds: 1)), -30, "no voice on the headset")
         XCTAssertLessThan(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(heard, 1000, start: heardEnd - 1.5, seconds: 1)), -80, "the music reached the headset")
-        XCTAssertTrue(result.out.contains("underruns 0"), result.out)
+        // The inputs drop out only where an application was late.
+        let underruns = try XCTUnwrap(result.out.firstMatch(of: /underruns (\d+)/).flatMap { Int($0.1) }, result.out)
+        XCTAssertLessThanOrEqual(underruns, late, "\(result.out); cycles the applications finished late: \(late)")
     }
 
     /// A chain swap on the live path: pw-play plays a steady tone into graphhost's sink, which runs through a chain

@@ -12,6 +12,8 @@ public final class CommandServer: Sendable {
     /// What the threads share: the listener, the clients and their event queues.
     private struct Shared {
         var listener: Int32 = -1
+        /// A pipe `stop` writes to: the listening thread waits on its read end and the listener, with no timeout.
+        var stopPipe: [Int32] = [-1, -1]
         var stopping = false
         var thread: JoinableThread?
         var clients: [Int32: ClientLink] = [:]
@@ -30,7 +32,7 @@ public final class CommandServer: Sendable {
     /// Commands one client may send per second (a burst of as many is allowed), and clients at once.
     public static let commandsPerSecond = 100.0
     public static let maxClients = 64
-    /// How often a waiting thread looks for events to send and for `stop`.
+    /// How often a client's thread looks for events to send and for `stop`.
     static let pollMilliseconds: Int32 = 50
 
     /// The default socket: $XDG_RUNTIME_DIR/graphhost/NAME.sock (or /tmp/graphhost-UID/NAME.sock).
@@ -68,25 +70,36 @@ public final class CommandServer: Sendable {
             throw CommandError("cannot listen on \(path): \(String(cString: strerror(errno)))")
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        let thread = JoinableThread(name: "graphhost-control") { [self] in accept(listener: fd) }
+        var stopPipe: [Int32] = [-1, -1]
+        guard pipe(&stopPipe) == 0 else {
+            close(fd)
+            throw CommandError("cannot create a pipe: \(String(cString: strerror(errno)))")
+        }
         shared.withLock { shared in
             shared.listener = fd
-            shared.thread = thread
+            shared.stopPipe = stopPipe
         }
+        for end in stopPipe { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        let stopEvent = stopPipe[0]
+        let thread = JoinableThread(name: "graphhost-control") { [self] in accept(listener: fd, stopEvent: stopEvent) }
+        shared.withLock { $0.thread = thread }
     }
 
     /// Stops accepting, waits for every client's thread (each finishes the command it is carrying out) and removes
     /// the socket.
     public func stop() {
-        let (thread, listener) = shared.withLock { shared in
+        let (thread, listener, stopPipe) = shared.withLock { shared in
             defer { shared.thread = nil }
             shared.stopping = true
-            return (shared.thread, shared.listener)
+            return (shared.thread, shared.listener, shared.stopPipe)
         }
         guard let thread else { return }
+        var byte: UInt8 = 1
+        _ = write(stopPipe[1], &byte, 1)
         thread.join()
         for client in shared.withLock({ $0.clients.values.compactMap(\.thread) }) { client.join() }
         close(listener)
+        stopPipe.forEach { _ = close($0) }
         unlink(path)
     }
 
@@ -132,10 +145,10 @@ public final class CommandServer: Sendable {
     }
 
     /// The listening thread: accepts clients and starts a thread for each.
-    private func accept(listener: Int32) {
+    private func accept(listener: Int32, stopEvent: Int32) {
         while !shared.withLock({ $0.stopping }) {
-            var entry = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-            guard poll(&entry, 1, Self.pollMilliseconds) > 0 else { continue }
+            var entries = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0), pollfd(fd: stopEvent, events: Int16(POLLIN), revents: 0)]
+            guard poll(&entries, 2, -1) > 0, entries[1].revents == 0 else { continue }
             let fd = Glibc.accept(listener, nil, nil)
             guard fd >= 0 else { continue }
             let key: Int32? = shared.withLock { shared in

@@ -56,6 +56,8 @@ public final class LiveRunner {
     let clock: LiveClock
     /// Set by `quit` (any thread); the loop stops at its next turn.
     let quitRequested = ManagedAtomic(false)
+    /// Signalled by every applied command and by `quit`: a paused run's loop waits on it instead of ticking.
+    let wakeup = DispatchSemaphore(value: 0)
     /// The live inputs of the graph a swap just made, until the run loop opens their streams.
     let swappedInputs = SwappedInputs()
     var finished = false
@@ -75,18 +77,25 @@ public final class LiveRunner {
         self.clock = clock
         let status = PlaybackStatus(counters: player.counters, recorder: recorder, sampleRate: Double(session.format.sampleRate))
         self.status = status
-        let quitRequested = quitRequested
+        let quitRequested = quitRequested, wakeup = wakeup
         // A swap that adds or drops live inputs leaves their list here; the run loop hands it to the player.
         let swappedInputs = swappedInputs
         session.afterSwap = { graph in swappedInputs.list.withLock { $0 = graph.liveInputs.map(\.spec) } }
-        control = LiveControl(session: session, status: { status.dictionary($0) }, quit: { quitRequested.store(true, ordering: .releasing) })
+        control = LiveControl(session: session, status: { status.dictionary($0) }, quit: {
+            quitRequested.store(true, ordering: .releasing)
+            wakeup.signal()
+        })
         let control = control
         server = CommandServer(path: socketPath, handler: { control.handle($0) })
         control.addListener { [weak server] event in server?.publish(event) }
+        control.addListener { _ in wakeup.signal() }
     }
 
     /// Asks the loop to stop at its next turn (thread-safe).
-    public func requestStop() { quitRequested.store(true, ordering: .releasing) }
+    public func requestStop() {
+        quitRequested.store(true, ordering: .releasing)
+        wakeup.signal()
+    }
 
     /// Starts the socket, then the graph and the stream. The socket comes first: when another run holds it, nothing
     /// has started yet. On an error what was started is stopped again.
@@ -116,7 +125,12 @@ public final class LiveRunner {
         var reported = Reported()
         var waitingSince: Date? = player.streaming ? nil : clock.now
         while true {
-            clock.sleep(seconds: Self.tick)
+            if control.withSession({ $0.paused }) {
+                // Nothing plays: the loop wakes for a command, a quit or a status update, not every tick.
+                _ = wakeup.wait(timeout: .now() + Self.statusInterval)
+            } else {
+                clock.sleep(seconds: Self.tick)
+            }
             if shouldStop() || quitRequested.load(ordering: .acquiring) { logger.info("stopping"); return .stopped }
             if let error = player.streamError { return .failed("PipeWire stream: \(error)") }
             if player.disconnected || player.noSink {

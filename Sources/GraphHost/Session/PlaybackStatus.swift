@@ -26,6 +26,7 @@ public struct PlaybackStatus: Sendable {
         var status: [String: Any] = [
             "position": seconds, "playing": !session.paused, "underruns": underruns(session), "xruns": xruns,
             "quantum": counters.quantum.load(ordering: .relaxed),
+            "firstSoundNanos": counters.firstSoundNanos.load(ordering: .relaxed),
             "streamsFinished": graph.streams.map(\.finished),
             "streams": graph.streams.map { s -> [String: Any] in
                 var entry: [String: Any] = ["id": s.id, "state": s.state.rawValue, "bufferFill": Double(s.ring.index.readable()) / Double(s.ring.capacityFrames),

@@ -24,16 +24,18 @@ public struct PlaybackCounters: Sendable {
     /// The most frames one callback was asked for.
     public let largestQuantum: UnsafeAtomic<Int>
     public let quantum: UnsafeAtomic<Int>
+    /// CLOCK_MONOTONIC when the first callback handed PipeWire a sample above −80 dBFS (0 until then).
+    public let firstSoundNanos: UnsafeAtomic<Int>
 
     public static func create() -> PlaybackCounters {
         PlaybackCounters(callbacks: .create(0), frames: .create(0), xruns: .create(0), missedBuffers: .create(0), maxBusyNanos: .create(0), busyNanos: .create(0),
                          budgetNanos: .create(0), overruns: .create(0), slowKernel: .create(0), slowNanos: .create(0),
-                         largestQuantum: .create(0), quantum: .create(0))
+                         largestQuantum: .create(0), quantum: .create(0), firstSoundNanos: .create(0))
     }
 
     public func destroy() {
         callbacks.destroy(); frames.destroy(); xruns.destroy(); missedBuffers.destroy(); maxBusyNanos.destroy(); busyNanos.destroy(); budgetNanos.destroy()
-        overruns.destroy(); slowKernel.destroy(); slowNanos.destroy(); largestQuantum.destroy(); quantum.destroy()
+        overruns.destroy(); slowKernel.destroy(); slowNanos.destroy(); largestQuantum.destroy(); quantum.destroy(); firstSoundNanos.destroy()
     }
 }
 
@@ -155,6 +157,7 @@ public struct PlaybackRenderer {
             engine.pointee.render(frames: frames, interleaved: data.assumingMemoryBound(to: Float.self))
         }
         applyFade(frames: frames, planar: planar, datas: datas, dataCount: dataCount)
+        if counters.firstSoundNanos.load(ordering: .relaxed) == 0 { noteFirstSound(frames: frames, planar: planar, datas: datas) }
         if let record {
             if planar {
                 record.capture(planar: channelPointers, frames: frames)
@@ -186,6 +189,19 @@ public struct PlaybackRenderer {
             counters.xruns.wrappingIncrement(ordering: .relaxed)
             skipClockCheck = true
         }
+    }
+
+    /// Stamps the first callback whose output holds a sample above −80 dBFS (looked for until one does).
+    @_noLocks
+    func noteFirstSound(frames: Int, planar: Bool, datas: UnsafeMutablePointer<spa_data>) {
+        var loudest: Float = 0
+        if planar {
+            for c in 0..<channels { for f in 0..<frames { let v = abs(channelPointers[c][f]); if v > loudest { loudest = v } } }
+        } else if let data = datas[0].data {
+            let samples = data.assumingMemoryBound(to: Float.self)
+            for i in 0..<(frames * channels) { let v = abs(samples[i]); if v > loudest { loudest = v } }
+        }
+        if loudest > 1e-4 { counters.firstSoundNanos.store(MonotonicClock.nanos(), ordering: .relaxed) }
     }
 
     /// Counts an xrun when the graph clock moved on by more than one cycle since our last callback.
