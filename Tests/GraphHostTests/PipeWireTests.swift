@@ -364,9 +364,14 @@ extension PipeWireTests {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
         let socket = TestSupport.directory.appendingPathComponent("lock-\(getpid())/demo.sock").path
+        let spawned = MonotonicClock.nanos()
         let run = try pw.graphhost(["run", demo, "--socket", socket, "--latency", "256"])
         let control = pw.control(socket)
         XCTAssertTrue(control.waitForSocket())
+        // The first sound is stamped on the same clock (the benchmark's time to the first sound reads it).
+        XCTAssertTrue(try TestSupport.waitUntil { (try control.status()["firstSoundNanos"] as? Int ?? 0) > 0 })
+        let firstSound = try XCTUnwrap(try control.status()["firstSoundNanos"] as? Int)
+        XCTAssertTrue(spawned < firstSound && firstSound < MonotonicClock.nanos(), "first sound at \(firstSound), spawned at \(spawned)")
         let status = try control.ctl(["status"]).out
         let memory = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(status.utf8)) as? [String: Any])
         let reported = try XCTUnwrap(((memory["status"] as? [String: Any])?["memory"] as? [String: Int]), status)
