@@ -4,6 +4,25 @@ import AllocationCounter
 
 /// Damaged media plays without crashing or loud garbage; the render path never allocates.
 final class RobustnessTests: XCTestCase {
+    /// The corrupt-block guard mutes a 576-frame block holding a NaN, an infinity or a sample beyond ±2.0, wherever it
+    /// lies in the block (the vector part or the scalar tail), and keeps blocks within ±2.0.
+    func testTheCorruptBlockGuardMutesImplausibleBlocksOnly() {
+        let channels = 2, frames = 3 * CorruptAudioGuard.blockFrames + 3
+        for (bad, at) in [(Float.nan, 5), (Float.infinity, 700), (-2.5, 1151), (2.001, 2 * 576 * 2 + 3), (-.infinity, frames * 2 - 1)] {
+            var samples = [Float](repeating: 0.5, count: frames * channels)
+            samples[0] = 2
+            samples[1] = -2
+            samples[at] = bad
+            let muted = samples.withUnsafeMutableBufferPointer { CorruptAudioGuard.muteImplausibleBlocks($0.baseAddress!, frames: frames, channels: channels) }
+            XCTAssertEqual(muted, 1, "\(bad) at \(at)")
+            let block = at / (CorruptAudioGuard.blockFrames * channels)
+            for (i, v) in samples.enumerated() {
+                let inBlock = i / (CorruptAudioGuard.blockFrames * channels) == block
+                if inBlock { XCTAssertEqual(v, 0, "\(bad) at \(at): sample \(i) not muted") } else { XCTAssertNotEqual(v, 0, "\(bad) at \(at): sample \(i) muted") }
+            }
+        }
+    }
+
     func damaged(_ name: String, _ change: (inout [UInt8]) -> Void) throws -> String {
         var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: try TestSupport.mp3(rate: 48000, channels: 2, seconds: 3))))
         change(&bytes)

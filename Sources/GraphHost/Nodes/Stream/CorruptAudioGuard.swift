@@ -12,14 +12,29 @@ enum CorruptAudioGuard {
         while start < frames {
             let count = min(blockFrames, frames - start) * channels
             let block = samples + start * channels
-            var plausible = true
-            for i in 0..<count where !(abs(block[i]) <= ceiling) { plausible = false; break }
-            if !plausible {
+            if !isPlausible(block, count: count) {
                 block.update(repeating: 0, count: count)
                 muted += 1
             }
             start += blockFrames
         }
         return muted
+    }
+
+    /// Every sample finite and within ±`ceiling`, eight at a time (a square is NaN or above the ceiling's square for
+    /// every implausible sample, infinities included).
+    static func isPlausible(_ samples: UnsafeMutablePointer<Float>, count: Int) -> Bool {
+        let limit = SIMD8<Float>(repeating: ceiling * ceiling)
+        var i = 0
+        while i + 8 <= count {
+            let v = UnsafeRawPointer(samples + i).loadUnaligned(as: SIMD8<Float>.self)
+            if !all(v * v .<= limit) { return false }
+            i += 8
+        }
+        while i < count {
+            if !(samples[i] * samples[i] <= ceiling * ceiling) { return false }
+            i += 1
+        }
+        return true
     }
 }
