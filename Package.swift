@@ -26,8 +26,9 @@ let package = Package(
         .systemLibrary(name: "CLV2", pkgConfig: "lv2", providers: [.apt(["lv2-dev"])]),
         .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev", "lv2-dev"])]),
         .target(name: "CLV2Support", dependencies: ["CLilv"]),
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
-        .target(name: "CHTTP", dependencies: ["CCurl"]),
+        .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // libcurl's headers; the library is loaded with dlopen by the first HTTP stream.
+        .target(name: "CHTTP", dependencies: ["CCurl"], linkerSettings: [.linkedLibrary("dl")]),
         .systemLibrary(name: "CLibEdit", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
         .target(name: "CEditLine", dependencies: ["CLibEdit"]),
         .systemLibrary(name: "CLiblo", pkgConfig: "liblo", providers: [.apt(["liblo-dev"])]),

@@ -1,7 +1,47 @@
 #include "graphhost_http.h"
 #include <curl/curl.h>
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+
+/* libcurl is loaded with dlopen when the first HTTP stream starts: linked, it and its TLS, SSH, LDAP and RTMP
+ * dependencies would be mapped by every graphhost process, though most graphs play local files. */
+static struct {
+    CURLcode (*global_init)(long flags);
+    CURL *(*easy_init)(void);
+    CURLcode (*easy_setopt)(CURL *curl, CURLoption option, ...);
+    CURLcode (*easy_perform)(CURL *curl);
+    CURLcode (*easy_getinfo)(CURL *curl, CURLINFO info, ...);
+    void (*easy_cleanup)(CURL *curl);
+    struct curl_slist *(*slist_append)(struct curl_slist *list, const char *string);
+    void (*slist_free_all)(struct curl_slist *list);
+} curl_api;
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static char curl_failure[256];
+
+static void load_curl(void) {
+    void *library = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+        snprintf(curl_failure, sizeof curl_failure, "cannot load libcurl: %s", dlerror());
+        return;
+    }
+#define RESOLVE(field, name) \
+    if (!(*(void **)&curl_api.field = dlsym(library, name))) { \
+        snprintf(curl_failure, sizeof curl_failure, "cannot load libcurl: %s", dlerror()); \
+        return; \
+    }
+    RESOLVE(global_init, "curl_global_init")
+    RESOLVE(easy_init, "curl_easy_init")
+    RESOLVE(easy_setopt, "curl_easy_setopt")
+    RESOLVE(easy_perform, "curl_easy_perform")
+    RESOLVE(easy_getinfo, "curl_easy_getinfo")
+    RESOLVE(easy_cleanup, "curl_easy_cleanup")
+    RESOLVE(slist_append, "curl_slist_append")
+    RESOLVE(slist_free_all, "curl_slist_free_all")
+#undef RESOLVE
+    curl_api.global_init(CURL_GLOBAL_DEFAULT);
+}
 
 typedef struct {
     graphhost_http_data_fn data;
@@ -28,14 +68,20 @@ static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_of
 }
 
 void graphhost_http_global_init(void) {
-    curl_global_init(CURL_GLOBAL_DEFAULT);
+    pthread_once(&curl_once, load_curl);
 }
 
 void graphhost_http_perform(const graphhost_http_request *request, graphhost_http_data_fn data,
                             graphhost_http_header_fn header, graphhost_http_poll_fn poll, void *user,
                             graphhost_http_result *result) {
     memset(result, 0, sizeof *result);
-    CURL *curl = curl_easy_init();
+    graphhost_http_global_init();
+    if (curl_failure[0]) {
+        result->curl_code = CURLE_FAILED_INIT;
+        snprintf(result->error, sizeof result->error, "%s", curl_failure);
+        return;
+    }
+    CURL *curl = curl_api.easy_init();
     if (!curl) {
         result->curl_code = CURLE_FAILED_INIT;
         strcpy(result->error, "cannot initialise libcurl");
@@ -43,32 +89,32 @@ void graphhost_http_perform(const graphhost_http_request *request, graphhost_htt
     }
     callbacks c = { data, header, poll, user };
     struct curl_slist *headers = NULL;
-    if (request->icy_metadata) headers = curl_slist_append(headers, "Icy-MetaData: 1");
-    curl_easy_setopt(curl, CURLOPT_URL, request->url);
-    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(curl, CURLOPT_MAXREDIRS, request->max_redirects);
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, request->connect_timeout_ms);
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_USERAGENT, "graphhost");
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &c);
-    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &c);
-    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &c);
-    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, result->error);
+    if (request->icy_metadata) headers = curl_api.slist_append(headers, "Icy-MetaData: 1");
+    curl_api.easy_setopt(curl, CURLOPT_URL, request->url);
+    curl_api.easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_api.easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_api.easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_api.easy_setopt(curl, CURLOPT_MAXREDIRS, request->max_redirects);
+    curl_api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, request->connect_timeout_ms);
+    curl_api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_api.easy_setopt(curl, CURLOPT_USERAGENT, "graphhost");
+    curl_api.easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    curl_api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
+    curl_api.easy_setopt(curl, CURLOPT_WRITEDATA, &c);
+    curl_api.easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+    curl_api.easy_setopt(curl, CURLOPT_HEADERDATA, &c);
+    curl_api.easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    curl_api.easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_api.easy_setopt(curl, CURLOPT_XFERINFODATA, &c);
+    curl_api.easy_setopt(curl, CURLOPT_ERRORBUFFER, result->error);
     /* CURLOPT_RANGE (not RESUME_FROM): a server that ignores the range answers 200 and the caller skips ahead. */
     char range[32];
     if (request->range_from > 0) {
         snprintf(range, sizeof range, "%lld-", request->range_from);
-        curl_easy_setopt(curl, CURLOPT_RANGE, range);
+        curl_api.easy_setopt(curl, CURLOPT_RANGE, range);
     }
-    result->curl_code = curl_easy_perform(curl);
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &result->status);
-    curl_easy_cleanup(curl);
-    curl_slist_free_all(headers);
+    result->curl_code = curl_api.easy_perform(curl);
+    curl_api.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &result->status);
+    curl_api.easy_cleanup(curl);
+    curl_api.slist_free_all(headers);
 }

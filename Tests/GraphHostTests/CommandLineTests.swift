@@ -27,8 +27,8 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(result.err.contains("nodes[0].preset: unknown preset 'Rok'"), result.err)
     }
 
-    /// FFmpeg's libraries (and their hundred-odd dependencies) are loaded only when a stream needs them: rendering the
-    /// MP3 demo never maps libavformat; an Ogg Vorbis stream loads it. The dynamic loader's own log (LD_DEBUG=files, into a
+    /// FFmpeg's libraries (and their hundred-odd dependencies) and libcurl are loaded only when a stream needs them:
+    /// rendering the MP3 demo maps neither; an Ogg Vorbis file loads FFmpeg, an MP3 download libcurl. The dynamic loader's own log (LD_DEBUG=files, into a
     /// file) names every library mapped, at start or by dlopen.
     func testFFmpegIsLoadedOnlyForTheFormatsThatNeedIt() throws {
         func loaded(_ graph: String) throws -> String {
@@ -48,6 +48,7 @@ final class CommandLineTests: XCTestCase {
         let mp3 = try loaded(demo)
         XCTAssertTrue(mp3.contains("libmpg123"), "the loader's log is not there: \(mp3.suffix(500))")
         XCTAssertFalse(mp3.contains("libavformat"), "the MP3 demo mapped FFmpeg")
+        XCTAssertFalse(mp3.contains("libcurl"), "a graph of local files mapped libcurl")
         let ogg = TestSupport.directory.appendingPathComponent("lazy.ogg").path
         try TestSupport.run(["sox", "-q", "-n", "-r", "44100", "-c", "2", "-b", "16", ogg + ".wav", "synth", "1", "sine", "440"])
         try TestSupport.run(["oggenc", "-Q", "-o", ogg, ogg + ".wav"])
@@ -56,6 +57,11 @@ final class CommandLineTests: XCTestCase {
           "links": [ { "from": "s", "to": "out" } ] }
         """)
         XCTAssertTrue(try loaded(graph).contains("libavformat"), "an Ogg stream did not load FFmpeg")
+        let server = try HTTPTestServer()
+        defer { server.stop() }
+        let http = try loaded(TestSupport.streamGraph(try server.serve(try TestSupport.sine(seconds: 1), as: "lazy.mp3")))
+        XCTAssertTrue(http.contains("libcurl"), "an HTTP stream did not load libcurl")
+        XCTAssertFalse(http.contains("libavformat"), "an MP3 download mapped FFmpeg")
     }
 
     func testRenderWritesTheFileAndReportsIt() throws {

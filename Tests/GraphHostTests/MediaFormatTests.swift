@@ -198,10 +198,11 @@ final class MediaFormatTests: XCTestCase {
         let samples = try SoundFile(path: recording).samples
         // The recording starts with the first callback, where the graph's position starts.
         for (graphSeconds, mediaSeconds) in heard {
-            let first = Int((graphSeconds - 0.1) * 48000), window = 9600
+            // The 0.2 s up to the reading (the next seek is sent after it), whose middle is 0.1 s of media before it.
+            let first = Int((graphSeconds - 0.2) * 48000), window = 9600
             var crossings = 0
             for f in (first + 1)..<(first + window) where samples[2 * (f - 1) + 1] < 0 && samples[2 * f + 1] >= 0 { crossings += 1 }
-            XCTAssertEqual(Double(crossings) * 5, 300 * pow(2300.0 / 300, mediaSeconds / 20), accuracy: 40, "the sweep at \(graphSeconds) s of the recording, \(mediaSeconds) s of the media")
+            XCTAssertEqual(Double(crossings) * 5, 300 * pow(2300.0 / 300, (mediaSeconds - 0.1) / 20), accuracy: 40, "the sweep at \(graphSeconds) s of the recording, \(mediaSeconds) s of the media")
         }
         let left = stride(from: 0, to: samples.count, by: 2).map { samples[$0] }
         let start = Double(try XCTUnwrap(SignalMatch.firstSound(samples), "silent recording") / 2) / 48000

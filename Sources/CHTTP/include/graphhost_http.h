@@ -29,7 +29,7 @@ void graphhost_http_perform(const graphhost_http_request *request, graphhost_htt
                             graphhost_http_header_fn header, graphhost_http_poll_fn poll, void *user,
                             graphhost_http_result *result);
 
-/* Call once before any thread uses curl. */
+/* Loads libcurl (once; graphhost_http_perform does it too). */
 void graphhost_http_global_init(void);
 
 #endif
