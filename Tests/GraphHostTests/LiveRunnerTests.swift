@@ -79,8 +79,12 @@ final class LiveRunnerTests: XCTestCase {
                                 options: .init(graphPath: path, watch: watch, durationFrames: durationSeconds.map { Int($0 * Double(rate)) }),
                                 logger: Logger(label: "test"), clock: clock)
         player.sessionClosed = { [weak runner] in runner?.control.withSession { $0.closed } ?? true }
-        let framesPerTick = Int(LiveRunner.tick * Double(rate))
-        clock.onTick = { _ in if player.streaming { player.counters.frames.wrappingIncrement(by: framesPerTick, ordering: .relaxed) } }
+        // A playing stream advances by the time slept.
+        var slept = 0.0
+        clock.onTick = { elapsed in
+            if player.streaming { player.counters.frames.wrappingIncrement(by: Int(((elapsed - slept) * Double(rate)).rounded()), ordering: .relaxed) }
+            slept = elapsed
+        }
         return (runner, player, clock)
     }
 

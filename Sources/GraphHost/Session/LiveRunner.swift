@@ -38,6 +38,9 @@ public final class LiveRunner {
 
     /// Seconds between two turns of the loop, between status updates, and between looks at the watched file.
     public static let tick = 0.01, statusInterval = 0.25, watchInterval = 0.5
+    /// Seconds between two turns while the stream plays steadily: nothing the loop watches then needs a faster look
+    /// (commands are carried out on the socket's threads), and each turn costs CPU.
+    public static let playingTick = 0.05
     /// A stream the session manager has neither linked nor refused this long is made afresh: WirePlumber 0.4 now and
     /// then leaves a new stream unanswered (seen in tests right after it started, without a sink).
     public static let unansweredSeconds = 3.0
@@ -129,7 +132,7 @@ public final class LiveRunner {
                 // Nothing plays: the loop wakes for a command, a quit or a status update, not every tick.
                 _ = wakeup.wait(timeout: .now() + Self.statusInterval)
             } else {
-                clock.sleep(seconds: Self.tick)
+                clock.sleep(seconds: turn(steady: player.streaming && !reconnection.isLost))
             }
             if shouldStop() || quitRequested.load(ordering: .acquiring) { logger.info("stopping"); return .stopped }
             if let error = player.streamError { return .failed("PipeWire stream: \(error)") }
@@ -180,6 +183,15 @@ public final class LiveRunner {
                 report(counters: &reported)
             }
         }
+    }
+
+    /// Seconds to the next turn: `tick` while a stream is awaited or reconnecting; while it plays steadily
+    /// `playingTick`, or less when `--duration` ends sooner.
+    func turn(steady: Bool) -> Double {
+        guard steady else { return Self.tick }
+        guard let limit = options.durationFrames else { return Self.playingTick }
+        let left = Double(limit - player.counters.frames.load(ordering: .relaxed)) / status.sampleRate
+        return min(Self.playingTick, max(left, Self.tick))
     }
 
     /// Stops the stream, then the socket; the recording is closed once nothing renders. Safe to call more than once.
