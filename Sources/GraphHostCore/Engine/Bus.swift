@@ -6,6 +6,17 @@ public enum Bus {
         for c in 0..<channels { (base + c * channelStride + from).update(repeating: 0, count: to - from) }
     }
 
+    /// The largest magnitude in frames `from..<to` of every channel (0 for an empty region).
+    @_noLocks
+    public static func peak(_ base: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, from: Int, to: Int) -> Float {
+        var peak: Float = 0
+        for c in 0..<channels {
+            let p = base + c * channelStride
+            for f in from..<max(from, to) { let v = abs(p[f]); if v > peak { peak = v } }
+        }
+        return peak
+    }
+
     /// The loudest output that may leave a node or the graph: +24 dBFS. Beyond it is a burst, not music.
     public static let safePeak: Float = 15.848932
 

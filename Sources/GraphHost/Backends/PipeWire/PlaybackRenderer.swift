@@ -196,10 +196,9 @@ public struct PlaybackRenderer {
     func noteFirstSound(frames: Int, planar: Bool, datas: UnsafeMutablePointer<spa_data>) {
         var loudest: Float = 0
         if planar {
-            for c in 0..<channels { for f in 0..<frames { let v = abs(channelPointers[c][f]); if v > loudest { loudest = v } } }
+            for c in 0..<channels { loudest = max(loudest, Bus.peak(channelPointers[c], channelStride: 0, channels: 1, from: 0, to: frames)) }
         } else if let data = datas[0].data {
-            let samples = data.assumingMemoryBound(to: Float.self)
-            for i in 0..<(frames * channels) { let v = abs(samples[i]); if v > loudest { loudest = v } }
+            loudest = Bus.peak(data.assumingMemoryBound(to: Float.self), channelStride: 0, channels: 1, from: 0, to: frames * channels)
         }
         if loudest > 1e-4 { counters.firstSoundNanos.store(MonotonicClock.nanos(), ordering: .relaxed) }
     }

@@ -230,11 +230,7 @@ public struct StreamKernel {
         let got = ring.readPlanar(into: output + pad, channelStride: channelStride, frames: frames - pad)
         counters.framesPlayed.wrappingIncrement(by: got, ordering: .relaxed)
         if pad + got < frames { Bus.clear(output, channelStride: channelStride, channels: channels, from: pad + got, to: frames) }
-        var peak: Float = 0
-        for c in 0..<channels {
-            let channel = output + c * channelStride + pad
-            for f in 0..<got { let v = channel[f] < 0 ? -channel[f] : channel[f]; if v > peak { peak = v } }
-        }
+        let peak = Bus.peak(output, channelStride: channelStride, channels: channels, from: pad, to: pad + got)
         counters.peakBits.store(peak.bitPattern, ordering: .relaxed)
         if got > 0 && pad == 0 && !playing {
             playing = true
