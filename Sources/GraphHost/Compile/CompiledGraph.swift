@@ -75,11 +75,13 @@ public final class CompiledGraph {
     }
 
     /// Starts background work (decoder and worker threads) of the instances this graph created.
-    /// Live (a real-time thread renders) or offline, for the nodes that care (LV2 workers, lv2:freeWheeling); nodes
+    /// Live (a real-time thread renders) or offline, for the nodes that care (LV2 workers, lv2:freeWheeling, how an
+    /// iPod EQ warms a new filter bank); nodes
     /// in `kept` are left as they are (they render already). Call before the graph renders.
     public func setRealTime(_ live: Bool, except kept: Set<String> = []) {
         for case let (id, plugin as LV2Instance) in instances where !kept.contains(id) { plugin.setRealTime(live) }
         for case let (id, midi as MIDIInstance) in instances where !kept.contains(id) { midi.setRealTime(live) }
+        for case let (id, eq as IPodEQInstance) in instances where !kept.contains(id) { eq.setRealTime(live) }
     }
 
     public func start() {

@@ -147,6 +147,11 @@ final class IPodEQInstance: NodeInstance {
 
     var kernel: RenderStep.Kernel { .ipodEQ(kernelPointer) }
 
+    /// Live, a new filter bank warms over the callbacks after a change rather than in one (`IPodEQKernel.warmPace`).
+    func setRealTime(_ live: Bool) {
+        kernelPointer.pointee.warmPace = live ? IPodEQKernel.liveWarmPace : 0
+    }
+
     var parameters: [ParameterInfo] { IPodEQNode.parameterList }
 
     var presetNames: [String] { IPodEQPreset.all.map(\.name) }

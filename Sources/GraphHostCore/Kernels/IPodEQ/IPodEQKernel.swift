@@ -54,9 +54,10 @@ public struct IPodEQWorkspace {
 /// The render side of the `ipod-eq` node: ten octave-band sections run side by side in SIMD lanes
 /// (parallel form), so the cascade's recursion does not serialize the work.
 /// A new coefficient set starts a second filter bank, warmed on the last `historyFrames` of input so it is in its
-/// steady state at once, then crossfades linearly from the old bank's output to the new one's: at every instant
+/// steady state when heard, then crossfades linearly from the old bank's output to the new one's: at every instant
 /// the output is a convex mix of two steady filters, never louder than the louder of them. A change that arrives
-/// during a crossfade starts when that one ends (only the latest is kept).
+/// during a warm-up or crossfade starts when that one ends (only the latest is kept).
+/// Live (`warmPace` > 0) the warm-up is spread over the calls that follow the change, so no callback carries it.
 public struct IPodEQKernel {
     /// Length of the crossfade to new coefficients, in seconds.
     public static let rampSeconds = 0.030
@@ -76,6 +77,14 @@ public struct IPodEQKernel {
     var fade = SmoothedGain(0)
     var fading = false
     var historyWrite = 0
+    /// Frames of history the second bank has still to run before it is level with the input (while warming).
+    var warmBehind = 0
+    var warming = false
+    /// History frames a call may warm per frame it renders. 0 warms a new bank at once (offline, where no deadline
+    /// waits). Live, `liveWarmPace` (3): each call does at most three frames of warm-up per frame, no burst, and the bank catches up
+    /// with the input `historyFrames / 2` frames after the change (170 ms at 48 kHz), when the crossfade begins.
+    public var warmPace = 0
+    public static let liveWarmPace = 3
     /// How much of the filtered signal is heard; bypass glides it to 0 (the filter keeps running, so
     /// un-bypassing is clean).
     var wet = SmoothedGain(1)
@@ -105,24 +114,40 @@ public struct IPodEQKernel {
         if workspace == nil || rampSamples == 0 {
             current = pending
             hasPending = false
-        } else if !fading {
-            startCrossfade()
+        } else if !fading && !warming {
+            startWarming()
         }
     }
 
-    /// Starts the pending coefficients on the second bank, warmed on the input history.
+    /// Starts the pending coefficients on the second bank, which must first run the whole input history.
     @_noLocks
-    mutating func startCrossfade() {
+    mutating func startWarming() {
         guard let w = workspace else { return }
         next = pending
         hasPending = false
-        let channels = w.channels, h = IPodEQWorkspace.historyFrames
-        for i in 0..<(2 * channels) { w.nextState[i] = SIMD16<Float>() }
-        // Oldest part of the ring first, then the newest.
-        for c in 0..<channels {
-            Self.filter(next, state: w.nextState + 2 * c, input: w.history + c * h + historyWrite, output: w.scratch, frames: h - historyWrite)
-            Self.filter(next, state: w.nextState + 2 * c, input: w.history + c * h, output: w.scratch, frames: historyWrite)
+        for i in 0..<(2 * w.channels) { w.nextState[i] = SIMD16<Float>() }
+        warmBehind = IPodEQWorkspace.historyFrames
+        warming = true
+        if warmPace == 0 { warm(frames: warmBehind) }
+    }
+
+    /// Runs the second bank over up to `frames` of the history it has not seen, oldest first; once level with the
+    /// input, the crossfade to it begins.
+    @_noLocks
+    mutating func warm(frames: Int) {
+        guard let w = workspace else { return }
+        let h = IPodEQWorkspace.historyFrames
+        var left = min(frames, warmBehind)
+        while left > 0 {
+            let from = (historyWrite - warmBehind + h) % h
+            let n = min(left, h - from)
+            Self.run(next, state: w.nextState, input: w.history + from, inputStride: h, output: w.scratch, outputStride: w.stride,
+                     channels: w.channels, frames: n)
+            warmBehind -= n
+            left -= n
         }
+        guard warmBehind == 0 else { return }
+        warming = false
         fade.current = 0
         fade.glide(to: 1, over: rampSamples)
         fading = true
@@ -131,13 +156,17 @@ public struct IPodEQKernel {
     @_noLocks
     public mutating func process(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
                                  channelStride: Int, channels: Int, frames: Int) {
+        let h = IPodEQWorkspace.historyFrames
         var done = 0
         while done < frames {
             var run = frames - done
+            if let w = workspace { run = min(min(run, w.stride), h) }
+            // At the pace, and at least what keeps the frames about to be overwritten from being lost to the bank.
+            if warming { warm(frames: max(warmPace * run, warmBehind + run - h)) }
             if fading { run = min(run, fade.remaining) }
             if let w = workspace {
-                run = min(min(run, w.stride), IPodEQWorkspace.historyFrames)
                 remember(input: input + done, channelStride: channelStride, channels: channels, frames: run, workspace: w)
+                if warming { warmBehind += run }
                 // The new bank first: processing may be in place, and the old bank overwrites the input.
                 if fading { Self.run(next, state: w.nextState, input: input + done, inputStride: channelStride,
                                      output: w.scratch, outputStride: w.stride, channels: channels, frames: run) }
@@ -167,7 +196,7 @@ public struct IPodEQKernel {
         let channels = w.channels
         for i in 0..<(2 * channels) { state[i] = w.nextState[i] }
         fading = false
-        if hasPending { startCrossfade() }
+        if hasPending { startWarming() }
     }
 
     /// Appends input frames to the history ring (at most `historyFrames` at a time).
