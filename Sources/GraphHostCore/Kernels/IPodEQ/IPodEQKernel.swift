@@ -1,69 +1,22 @@
-/// Coefficients of the EQ in parallel form: y = d·x + Σ (c0 + c1·z⁻¹) / (1 + a1·z⁻¹ + a2·z⁻²),
-/// one SIMD lane per section (unused lanes are zero). `gain` is already folded into `d`, `c0`, `c1`.
-public struct ParallelEQCoefficients: Equatable {
-    public var d: Float = 1
-    public var c0 = SIMD16<Float>(), c1 = SIMD16<Float>(), a1 = SIMD16<Float>(), a2 = SIMD16<Float>()
-
-    public init() {}
-
-    /// The stereo kernel packs ten sections of two channels into five 4-lane vectors, hence ten at most.
-    public static let maxSections = 10
-
-    /// From `ParallelForm.messageValues` of S sections: [d, c0×S, c1×S, a1×S, a2×S].
-    public init(sections s: Int, values: [Float]) {
-        precondition(values.count == 1 + 4 * s && s <= Self.maxSections)
-        d = values[0]
-        for k in 0..<s {
-            c0[k] = values[1 + k]
-            c1[k] = values[1 + s + k]
-            a1[k] = values[1 + 2 * s + k]
-            a2[k] = values[1 + 3 * s + k]
-        }
-    }
-}
-
-/// Memory for click-free coefficient changes: a second filter bank, its output, and the recent input it is
-/// warmed on. Prepared by the control world; channel c of a buffer starts at `c * stride`.
-public struct IPodEQWorkspace {
-    public let nextState: UnsafeMutablePointer<SIMD16<Float>>
-    public let scratch: UnsafeMutablePointer<Float>
-    public let history: UnsafeMutablePointer<Float>
-    public let channels: Int
-    public let stride: Int
-
-    /// Input kept for warming a new filter bank: long enough for the 32 Hz band's ringing to die away (−100 dB).
-    public static let historyFrames = 16384
-
-    public static func allocate(channels: Int, maxFrames: Int) -> IPodEQWorkspace {
-        let stride = max(maxFrames, historyFrames)
-        let w = IPodEQWorkspace(nextState: .allocateRender(capacity: 2 * channels), scratch: .allocateRender(capacity: channels * stride),
-                                history: .allocateRender(capacity: channels * historyFrames), channels: channels, stride: stride)
-        w.nextState.initialize(repeating: SIMD16<Float>(), count: 2 * channels)
-        w.scratch.initialize(repeating: 0, count: channels * stride)
-        w.history.initialize(repeating: 0, count: channels * historyFrames)
-        return w
-    }
-
-    public func deallocate() {
-        nextState.deallocateRender()
-        scratch.deallocateRender()
-        history.deallocateRender()
-    }
-}
-
 /// The render side of the `ipod-eq` node: ten octave-band sections run side by side in SIMD lanes
 /// (parallel form), so the cascade's recursion does not serialize the work.
 /// A new coefficient set starts a second filter bank, warmed on the last `historyFrames` of input so it is in its
 /// steady state when heard, then crossfades linearly from the old bank's output to the new one's: at every instant
 /// the output is a convex mix of two steady filters, never louder than the louder of them. A change that arrives
 /// during a warm-up or crossfade starts when that one ends (only the latest is kept).
-/// Live (`warmPace` > 0) the warm-up is spread over the calls that follow the change, so no callback carries it.
+/// The control world warms the bank on the history ring before it sends the change (`IPodEQWorkspace.warm`); the
+/// render world then runs it over the few frames that came since. A change that comes unwarmed is warmed here, at
+/// once offline, and live spread over the calls that follow (`warmPace`), so no callback carries the burst.
 public struct IPodEQKernel {
     /// Length of the crossfade to new coefficients, in seconds.
     public static let rampSeconds = 0.030
     /// New coefficients (crossfaded over `rampSamples`), or bypass on or off.
     public enum Change {
+        /// Coefficients whose bank starts from rest on the input history.
         case coefficients(ParallelEQCoefficients)
+        /// Coefficients whose bank the control world ran over the input up to frame `through`; its state waits in the
+        /// workspace's warmed slot `slot`.
+        case warmed(ParallelEQCoefficients, through: Int, slot: Int)
         case bypass(Bool)
     }
 
@@ -74,15 +27,18 @@ public struct IPodEQKernel {
     var next = ParallelEQCoefficients()
     var pending = ParallelEQCoefficients()
     var hasPending = false
+    /// The warmed slot and frame of the pending change, when the control world warmed it.
+    var pendingWarmed: (slot: Int, through: Int)?
     var fade = SmoothedGain(0)
     var fading = false
-    var historyWrite = 0
+    /// Input frames put in the history ring so far.
+    var remembered = 0
     /// Frames of history the second bank has still to run before it is level with the input (while warming).
     var warmBehind = 0
     var warming = false
     /// History frames a call may warm per frame it renders. 0 warms a new bank at once (offline, where no deadline
-    /// waits). Live, `liveWarmPace` (3): each call does at most three frames of warm-up per frame, no burst, and the bank catches up
-    /// with the input `historyFrames / 2` frames after the change (170 ms at 48 kHz), when the crossfade begins.
+    /// waits). Live, `liveWarmPace`: at most three frames of warm-up per frame rendered, so an unwarmed change
+    /// costs no burst and its bank catches up with the input `historyFrames / 2` frames later (170 ms at 48 kHz).
     public var warmPace = 0
     public static let liveWarmPace = 3
     /// How much of the filtered signal is heard; bypass glides it to 0 (the filter keeps running, so
@@ -101,34 +57,53 @@ public struct IPodEQKernel {
 
     @_noLocks
     public mutating func apply(_ change: Change) {
-        let coefficients: ParallelEQCoefficients
+        let warmed: (slot: Int, through: Int)?
         switch change {
         case .bypass(let on):
             wet.glide(to: on ? 0 : 1, over: rampSamples)
             return
         case .coefficients(let c):
-            coefficients = c
+            pending = c
+            warmed = nil
+        case .warmed(let c, let through, let slot):
+            pending = c
+            warmed = (slot, through)
         }
-        pending = coefficients
+        // A change that waited is replaced: only the latest is kept.
+        if let replaced = pendingWarmed { workspace?.release(slot: replaced.slot) }
+        pendingWarmed = warmed
         hasPending = true
         if workspace == nil || rampSamples == 0 {
             current = pending
             hasPending = false
+            if let taken = pendingWarmed { workspace?.release(slot: taken.slot) }
+            pendingWarmed = nil
         } else if !fading && !warming {
             startWarming()
         }
     }
 
-    /// Starts the pending coefficients on the second bank, which must first run the whole input history.
+    /// Starts the pending coefficients on the second bank: from the state the control world warmed, when the ring
+    /// still holds every frame since, or else from rest on the whole history.
     @_noLocks
     mutating func startWarming() {
         guard let w = workspace else { return }
         next = pending
         hasPending = false
-        for i in 0..<(2 * w.channels) { w.nextState[i] = SIMD16<Float>() }
         warmBehind = IPodEQWorkspace.historyFrames
+        for i in 0..<(2 * w.channels) { w.nextState[i] = SIMD16<Float>() }
+        if let warmed = pendingWarmed {
+            let since = remembered - warmed.through
+            if since >= 0 && since <= IPodEQWorkspace.historyFrames {
+                let from = w.warmedStates + warmed.slot * 2 * w.channels
+                for i in 0..<(2 * w.channels) { w.nextState[i] = from[i] }
+                warmBehind = since
+            }
+            w.release(slot: warmed.slot)
+            pendingWarmed = nil
+        }
         warming = true
-        if warmPace == 0 { warm(frames: warmBehind) }
+        if warmPace == 0 || warmBehind == 0 { warm(frames: warmBehind) }
     }
 
     /// Runs the second bank over up to `frames` of the history it has not seen, oldest first; once level with the
@@ -136,12 +111,13 @@ public struct IPodEQKernel {
     @_noLocks
     mutating func warm(frames: Int) {
         guard let w = workspace else { return }
-        let h = IPodEQWorkspace.historyFrames
+        let capacity = IPodEQWorkspace.historyCapacity
         var left = min(frames, warmBehind)
         while left > 0 {
-            let from = (historyWrite - warmBehind + h) % h
-            let n = min(left, h - from)
-            Self.run(next, state: w.nextState, input: w.history + from, inputStride: h, output: w.scratch, outputStride: w.stride,
+            // Frames before the first are the ring's initial zeros.
+            let from = ((remembered - warmBehind) % capacity + capacity) % capacity
+            let n = min(left, capacity - from)
+            Self.run(next, state: w.nextState, input: w.history + from, inputStride: capacity, output: w.scratch, outputStride: w.stride,
                      channels: w.channels, frames: n)
             warmBehind -= n
             left -= n
@@ -156,13 +132,12 @@ public struct IPodEQKernel {
     @_noLocks
     public mutating func process(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
                                  channelStride: Int, channels: Int, frames: Int) {
-        let h = IPodEQWorkspace.historyFrames
         var done = 0
         while done < frames {
             var run = frames - done
-            if let w = workspace { run = min(min(run, w.stride), h) }
+            if let w = workspace { run = min(min(run, w.stride), IPodEQWorkspace.historyFrames) }
             // At the pace, and at least what keeps the frames about to be overwritten from being lost to the bank.
-            if warming { warm(frames: max(warmPace * run, warmBehind + run - h)) }
+            if warming { warm(frames: max(warmPace * run, warmBehind + run - IPodEQWorkspace.historyCapacity)) }
             if fading { run = min(run, fade.remaining) }
             if let w = workspace {
                 remember(input: input + done, channelStride: channelStride, channels: channels, frames: run, workspace: w)
@@ -199,17 +174,18 @@ public struct IPodEQKernel {
         if hasPending { startWarming() }
     }
 
-    /// Appends input frames to the history ring (at most `historyFrames` at a time).
+    /// Appends input frames to the history ring (at most `historyFrames` at a time) and publishes the count.
     @_noLocks
     mutating func remember(input: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int, workspace w: IPodEQWorkspace) {
-        let h = IPodEQWorkspace.historyFrames
-        let first = min(frames, h - historyWrite), second = frames - first
+        let capacity = IPodEQWorkspace.historyCapacity, at = remembered % capacity
+        let first = min(frames, capacity - at), second = frames - first
         for c in 0..<channels {
-            let from = input + c * channelStride, ring = w.history + c * h
-            for f in 0..<first { ring[historyWrite + f] = from[f] }
+            let from = input + c * channelStride, ring = w.history + c * capacity
+            for f in 0..<first { ring[at + f] = from[f] }
             for f in 0..<second { ring[f] = from[first + f] }
         }
-        historyWrite = (historyWrite + frames) % h
+        remembered += frames
+        w.remembered.store(remembered, ordering: .releasing)
     }
 
     /// Every channel through one bank: pairs side by side, an odd last channel alone.
