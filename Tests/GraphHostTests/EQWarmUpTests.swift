@@ -1,3 +1,4 @@
+import Atomics
 import XCTest
 @testable import GraphHost
 @testable import GraphHostCore
@@ -168,6 +169,66 @@ final class EQWarmUpTests: XCTestCase {
         let held = (0..<IPodEQWorkspace.warmedSlots).map { _ in k.workspace.warm(vocal) }
         XCTAssertFalse(held.contains { $0 == nil })
         XCTAssertNil(k.workspace.warm(vocal))
+    }
+
+    /// The control side warms while a render thread runs flat out beside it, faster than real time (a warm the ring
+    /// outran is declined and sent unwarmed): every change lands, every slot comes back, the output stays finite.
+    func testControlWarmingBesideARenderThread() {
+        let k = Kernel(preset: "Rock", pace: IPodEQKernel.liveWarmPace)
+        nonisolated(unsafe) let queue = ControlQueue.allocate(capacity: 16)
+        defer { queue.deallocate() }
+        nonisolated(unsafe) let kernel = UnsafeMutablePointer<IPodEQKernel>.allocate(capacity: 1)
+        kernel.initialize(to: k.kernel)
+        defer { kernel.deallocate() }
+        let stop = ManagedAtomic(false), finite = ManagedAtomic(true)
+        let render = Thread {
+            let n = Self.slice
+            let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2 * n)
+            defer { buffer.deallocate() }
+            var phase: Float = 0
+            while !stop.load(ordering: .relaxed) || queue.index.readable() > 0 {
+                while let message = queue.peek() {
+                    if case .ipodEQ(let target, let change) = message { target.pointee.apply(change) }
+                    queue.dropFirst()
+                }
+                for f in 0..<n {
+                    phase += 0.01
+                    buffer[f] = 0.5 * sinf(phase)
+                    buffer[n + f] = 0.5 * cosf(phase)
+                }
+                kernel.pointee.process(input: buffer, output: buffer, channelStride: n, channels: 2, frames: n)
+                if !(0..<2 * n).allSatisfy({ buffer[$0].isFinite && abs(buffer[$0]) < 4 }) { finite.store(false, ordering: .relaxed) }
+            }
+        }
+        render.start()
+        let presets = ["Bass Booster", "Vocal Booster", "Treble Booster", "Rock"]
+        var warmed = 0, declined = 0
+        for i in 0..<60 {
+            let c = Self.coefficients(presets[i % presets.count])
+            let message: ControlMessage
+            if let ticket = k.workspace.warm(c) {
+                warmed += 1
+                message = .ipodEQ(kernel, .warmed(c, through: ticket.through, slot: ticket.slot))
+            } else {
+                declined += 1
+                message = .ipodEQ(kernel, .coefficients(c))
+            }
+            while !queue.push(message) { usleep(100) }
+        }
+        stop.store(true, ordering: .relaxed)
+        while !render.isFinished { usleep(1000) }
+        print("control warm beside a free-running render thread: \(warmed) warmed, \(declined) declined")
+        XCTAssertTrue(finite.load(ordering: .relaxed))
+        XCTAssertEqual(kernel.pointee.current == Self.coefficients("Rock") || kernel.pointee.next == Self.coefficients("Rock")
+                       || kernel.pointee.pending == Self.coefficients("Rock"), true)
+        // Let the last change finish, then nothing waits.
+        let n = Self.slice
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2 * n)
+        defer { buffer.deallocate() }
+        buffer.initialize(repeating: 0, count: 2 * n)
+        for _ in 0..<1000 { kernel.pointee.process(input: buffer, output: buffer, channelStride: n, channels: 2, frames: n) }
+        XCTAssertEqual(kernel.pointee.current, Self.coefficients("Rock"))
+        XCTAssertEqual(k.workspace.warmedInUse.load(ordering: .relaxed), 0)
     }
 
     /// Offline the bank warms in the call that applies the change, and the crossfade starts there.
