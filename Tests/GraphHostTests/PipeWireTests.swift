@@ -390,6 +390,53 @@ extension PipeWireTests {
         XCTAssertEqual(run.wait(timeout: 10).status, 0)
     }
 
+    /// Paused and faded out, the stream goes idle: no process callbacks at all, while the position (and the
+    /// recording's silence) move on with the time. Play wakes it with no xrun counted, and the recording is as long
+    /// as the run played: sound, the pause's silence, sound again.
+    func testAPausedRunLetsItsStreamIdle() throws {
+        let pw = try HeadlessPipeWire(quantum: 1024)
+        defer { pw.stop() }
+        let graph = TestSupport.streamGraph(try TestSupport.mp3(rate: 48000, channels: 2, seconds: 30))
+        let socket = TestSupport.directory.appendingPathComponent("idle-\(getpid())/idle.sock").path
+        let recording = TestSupport.directory.appendingPathComponent("idle-\(getpid())-record.wav").path
+        let run = try pw.graphhost(["run", graph, "--socket", socket, "--latency", "1024", "--name", "idle", "--record", recording, "--no-mpris"])
+        let control = pw.control(socket)
+        XCTAssertTrue(control.waitForSocket())
+        XCTAssertTrue(try control.waitForPosition(1))
+        let xrunsBefore = try XCTUnwrap(try control.status()["xruns"] as? Int)
+        XCTAssertEqual(try control.ctl(["pause"]).status, 0)
+        let pausedAt = try control.position()
+        // Once idle, the callbacks stop while the position goes on.
+        XCTAssertTrue(try control.waitForPosition(pausedAt + 1))
+        let callbacks = try XCTUnwrap(try control.status()["callbacks"] as? Int)
+        let idleFrom = try control.position()
+        XCTAssertTrue(try control.waitForPosition(idleFrom + 2))
+        XCTAssertEqual(try control.status()["callbacks"] as? Int, callbacks, "the paused stream was still called")
+        // A command for the render world while idle is carried out (the stream wakes for it and rests again).
+        XCTAssertEqual(try control.ctl(["seek", "s", "10"]).status, 0)
+        XCTAssertEqual(try control.ctl(["play"]).status, 0)
+        let playedAt = try control.position()
+        XCTAssertTrue(try control.waitForPosition(playedAt + 1.5))
+        let status = try control.status()
+        XCTAssertGreaterThan(status["callbacks"] as? Int ?? 0, callbacks)
+        XCTAssertEqual(status["xruns"] as? Int, xrunsBefore, "\(status)")
+        let streams = try XCTUnwrap(status["streams"] as? [[String: Any]])
+        XCTAssertEqual(streams.first?["position"] as? Double ?? 0, 11, accuracy: 1, "the seek made while idle: \(streams)")
+        XCTAssertEqual(try control.ctl(["quit"]).status, 0)
+        let result = run.wait(timeout: 10)
+        XCTAssertEqual(result.status, 0, result.err)
+        let played = try XCTUnwrap(result.out.split(separator: "\n").last { $0.hasPrefix("played ") })
+        let seconds = try XCTUnwrap(Double(played.dropFirst(7).split(separator: " ").first ?? ""))
+        let samples = try SoundFile(path: recording).samples
+        XCTAssertEqual(Double(samples.count / 2) / 48000, seconds, accuracy: 0.05, "recording vs \(played)")
+        func peak(_ from: Double, _ to: Double) -> Float {
+            TestSupport.peak(Array(samples[max(0, Int(from * 48000) * 2)..<min(samples.count, Int(to * 48000) * 2)]))
+        }
+        XCTAssertGreaterThan(peak(pausedAt - 0.8, pausedAt - 0.1), 0.05, "sound before the pause")
+        XCTAssertEqual(peak(pausedAt + 0.2, playedAt - 0.3), 0, "silence while paused")
+        XCTAssertGreaterThan(peak(playedAt + 0.3, playedAt + 1.2), 0.05, "sound after play")
+    }
+
     /// Where the memlock limit allows nothing, `run` says so once, names the remedy, and plays on.
     func testWarnsWhenTheRenderMemoryCannotBeLocked() throws {
         let pw = try HeadlessPipeWire(quantum: 256)

@@ -60,6 +60,27 @@ public final class RecordingWriter: Sendable {
         return Summary(frames: framesWritten, droppedFrames: droppedFrames, clippedSamples: file.clippedSamples, error: state.withLock { $0.failure })
     }
 
+    /// Appends `frames` of silence after what the tap holds, for time the stream spent idle (its callback wrote
+    /// nothing meanwhile), so the recording stays as long as the run's position.
+    public func appendSilence(frames: Int) {
+        guard frames > 0, state.withLock({ $0.failure == nil && $0.thread != nil }) else { return }
+        // What the callback wrote before it went idle comes first (the writer looks every 10 ms).
+        for _ in 0..<1000 where tap.ring.index.readable() > 0 { usleep(1000) }
+        let chunk = 4096
+        let zeros = [Float](repeating: 0, count: chunk * tap.ring.channels)
+        var left = frames
+        do {
+            while left > 0 {
+                let n = min(left, chunk)
+                try file.write(zeros, frames: n)
+                written.wrappingIncrement(by: n, ordering: .relaxed)
+                left -= n
+            }
+        } catch {
+            state.withLock { $0.failure = error }
+        }
+    }
+
     private func drain() {
         let chunk = 4096
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: chunk * tap.ring.channels)

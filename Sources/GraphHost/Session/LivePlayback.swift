@@ -18,10 +18,18 @@ public protocol LivePlayback: AnyObject {
     func stopStream()
     /// After a swap: streams for the live inputs the graph now has.
     func syncLiveInputs(_ inputs: [LiveInputSpec])
+    /// Whether the stream may be deactivated while the graph rests (`setIdle`).
+    var canIdle: Bool { get }
+    /// Deactivated: the process callback is not woken until `setIdle(false)`.
+    var idle: Bool { get }
+    func setIdle(_ idle: Bool)
 }
 
 extension LivePlayback {
     public func syncLiveInputs(_ inputs: [LiveInputSpec]) {}
+    public var canIdle: Bool { false }
+    public var idle: Bool { false }
+    public func setIdle(_ idle: Bool) {}
 }
 
 extension PipeWirePlayer: LivePlayback {

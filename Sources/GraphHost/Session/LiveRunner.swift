@@ -127,10 +127,13 @@ public final class LiveRunner {
         var reconnection = Reconnection()
         var reported = Reported()
         var waitingSince: Date? = player.streaming ? nil : clock.now
+        var idle = IdleClock()
         while true {
-            if control.withSession({ $0.paused }) {
+            let paused = control.withSession { $0.paused }
+            updateIdle(paused: paused, &idle)
+            if paused {
                 // Nothing plays: the loop wakes for a command, a quit or a status update, not every tick.
-                _ = wakeup.wait(timeout: .now() + Self.statusInterval)
+                _ = wakeup.wait(timeout: .now() + pausedTurn())
             } else {
                 clock.sleep(seconds: turn(steady: player.streaming && !reconnection.isLost))
             }
@@ -192,6 +195,40 @@ public final class LiveRunner {
         guard let limit = options.durationFrames else { return Self.playingTick }
         let left = Double(limit - player.counters.frames.load(ordering: .relaxed)) / status.sampleRate
         return min(Self.playingTick, max(left, Self.tick))
+    }
+
+    /// Seconds a paused loop waits for a command: a status update's, or less when `--duration` ends sooner.
+    func pausedTurn() -> Double {
+        guard let limit = options.durationFrames else { return Self.statusInterval }
+        let left = Double(limit - player.counters.frames.load(ordering: .relaxed)) / status.sampleRate
+        return min(Self.statusInterval, max(left, Self.tick))
+    }
+
+    /// Time the stream spends idle, which the loop adds to the position (and the recording) as it passes.
+    struct IdleClock {
+        var since: Date?
+        var counted = 0
+    }
+
+    /// Paused and faded out, with nothing for the render world to do, the stream goes idle: PipeWire stops waking its
+    /// callback. Meanwhile the loop moves the position on by the time that passes, and the recording by as much
+    /// silence, as the callback would have. Play, or a message for the render world, wakes it again.
+    func updateIdle(paused: Bool, _ idle: inout IdleClock) {
+        let pending = control.withSession { $0.engine.pointee.messages.index.readable() > 0 }
+        if let since = idle.since {
+            let frames = Int(clock.now.timeIntervalSince(since) * status.sampleRate) - idle.counted
+            if frames > 0 {
+                player.counters.frames.wrappingIncrement(by: frames, ordering: .relaxed)
+                recorder?.appendSilence(frames: frames)
+                idle.counted += frames
+            }
+            guard !paused || pending || !player.idle else { return }
+            if player.idle { player.setIdle(false) }
+            idle = IdleClock()
+        } else if paused && !pending && player.streaming && player.counters.resting.load(ordering: .relaxed) && player.canIdle {
+            player.setIdle(true)
+            idle.since = clock.now
+        }
     }
 
     /// Stops the stream, then the socket; the recording is closed once nothing renders. Safe to call more than once.

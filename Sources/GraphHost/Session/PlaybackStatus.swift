@@ -25,7 +25,7 @@ public struct PlaybackStatus: Sendable {
         let graph = session.graph
         var status: [String: Any] = [
             "position": seconds, "playing": !session.paused, "underruns": underruns(session), "xruns": xruns,
-            "quantum": counters.quantum.load(ordering: .relaxed),
+            "quantum": counters.quantum.load(ordering: .relaxed), "callbacks": counters.callbacks.load(ordering: .relaxed),
             "firstSoundNanos": counters.firstSoundNanos.load(ordering: .relaxed),
             "streamsFinished": graph.streams.map(\.finished),
             "streams": graph.streams.map { s -> [String: Any] in

@@ -46,6 +46,11 @@ public struct RenderEngine {
         musicalTime.deallocateRender()
     }
 
+    /// Paused, faded out and with no transition under way: rendering is silence until a message comes.
+    public var isResting: Bool {
+        @_noLocks get { transport.isSilent && transition == nil }
+    }
+
     /// Where a render call writes: one interleaved buffer, or one buffer per channel.
     public enum Destination {
         case interleaved(UnsafeMutablePointer<Float>)

@@ -65,6 +65,8 @@ public final class PipeWirePlayer {
         var streamError: String?
         var streaming = false
         var noSink = false
+        /// Deactivated by `setIdle` (PipeWire reports it paused).
+        var idle = false
     }
     let state = Mutex(StreamState())
     private var targetToUse: String?
@@ -210,7 +212,26 @@ public final class PipeWirePlayer {
 
     public var disconnected: Bool { state.withLock { $0.disconnected } }
     public var streamError: String? { state.withLock { $0.streamError } }
-    public var streaming: Bool { state.withLock { $0.streaming } }
+    /// Linked and running, or idle by our choice.
+    public var streaming: Bool { state.withLock { $0.streaming || $0.idle } }
+    public var idle: Bool { state.withLock { $0.idle } }
+
+    /// Only a lone stream may idle: live inputs, further outputs and MIDI inputs keep their own cycles going.
+    public var canIdle: Bool {
+        pw_thread_loop_lock(loop)
+        defer { pw_thread_loop_unlock(loop) }
+        return stream != nil && extraOutputs.isEmpty && liveInputs.isEmpty && midiInputs.isEmpty
+    }
+
+    /// Deactivates the stream (PipeWire then stops waking the process callback) or activates it again.
+    public func setIdle(_ idle: Bool) {
+        pw_thread_loop_lock(loop)
+        defer { pw_thread_loop_unlock(loop) }
+        guard let stream, state.withLock({ $0.idle }) != idle else { return }
+        if !idle { renderer.pointee.resumed.store(true, ordering: .releasing) }
+        _ = pw_stream_set_active(stream, !idle)
+        state.withLock { $0.idle = idle }
+    }
     /// The session manager found no sink for the stream ("no node available"), as right after a daemon restart
     /// before its sinks are known: the stream failed, and `reconnect()` may find one later.
     public var noSink: Bool { state.withLock { $0.noSink } }
@@ -298,6 +319,7 @@ public final class PipeWirePlayer {
             self.core = nil
         }
         renderer.pointee.position.store(nil, ordering: .releasing)
+        state.withLock { $0.idle = false }
     }
 
     /// Drops the dead connection and tries once to connect again; false while the daemon is still away.
@@ -321,7 +343,7 @@ public final class PipeWirePlayer {
     public func stop(timeout: TimeInterval = 0.15) {
         renderer.pointee.fadeRequested.store(true, ordering: .releasing)
         let deadline = Date().addingTimeInterval(timeout)
-        while streaming && !renderer.pointee.faded.load(ordering: .acquiring) && Date() < deadline { usleep(2000) }
+        while streaming && !idle && !renderer.pointee.faded.load(ordering: .acquiring) && Date() < deadline { usleep(2000) }
         pw_thread_loop_lock(loop)
         tearDownLocked()
         pw_thread_loop_unlock(loop)

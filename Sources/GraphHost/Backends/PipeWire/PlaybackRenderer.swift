@@ -26,16 +26,18 @@ public struct PlaybackCounters: Sendable {
     public let quantum: UnsafeAtomic<Int>
     /// CLOCK_MONOTONIC when the first callback handed PipeWire a sample above −80 dBFS (0 until then).
     public let firstSoundNanos: UnsafeAtomic<Int>
+    /// Whether the latest callback left the graph at rest: paused, faded out, no transition under way.
+    public let resting: UnsafeAtomic<Bool>
 
     public static func create() -> PlaybackCounters {
         PlaybackCounters(callbacks: .create(0), frames: .create(0), xruns: .create(0), missedBuffers: .create(0), maxBusyNanos: .create(0), busyNanos: .create(0),
                          budgetNanos: .create(0), overruns: .create(0), slowKernel: .create(0), slowNanos: .create(0),
-                         largestQuantum: .create(0), quantum: .create(0), firstSoundNanos: .create(0))
+                         largestQuantum: .create(0), quantum: .create(0), firstSoundNanos: .create(0), resting: .create(false))
     }
 
     public func destroy() {
         callbacks.destroy(); frames.destroy(); xruns.destroy(); missedBuffers.destroy(); maxBusyNanos.destroy(); busyNanos.destroy(); budgetNanos.destroy()
-        overruns.destroy(); slowKernel.destroy(); slowNanos.destroy(); largestQuantum.destroy(); quantum.destroy(); firstSoundNanos.destroy()
+        overruns.destroy(); slowKernel.destroy(); slowNanos.destroy(); largestQuantum.destroy(); quantum.destroy(); firstSoundNanos.destroy(); resting.destroy()
     }
 }
 
@@ -62,6 +64,8 @@ public struct PlaybackRenderer {
     var lastClockPosition: UInt64 = 0
     var lastClockDuration: UInt64 = 0
     var skipClockCheck = false
+    /// Set by the control world when it wakes an idle stream: the clock's jump over the idle time is no xrun.
+    public let resumed: UnsafeAtomic<Bool>
     /// Set by the control world to fade out; the callback sets `faded` once the output is silent.
     public let fadeRequested: UnsafeAtomic<Bool>
     public let faded: UnsafeAtomic<Bool>
@@ -90,6 +94,7 @@ public struct PlaybackRenderer {
         fadeRequested = .create(false)
         planarFormat = .create(true)
         faded = .create(false)
+        resumed = .create(false)
         fadeFrames = max(1, Int(fadeSeconds * Double(sampleRate)))
     }
 
@@ -101,6 +106,7 @@ public struct PlaybackRenderer {
         fadeRequested.destroy()
         planarFormat.destroy()
         faded.destroy()
+        resumed.destroy()
     }
 
     /// The pw_stream process callback (data thread); `userdata` points at the renderer.
@@ -170,7 +176,9 @@ public struct PlaybackRenderer {
             datas[i].chunk.pointee.stride = Int32(stride)
             datas[i].chunk.pointee.size = UInt32(frames * stride)
         }
+        if resumed.exchange(false, ordering: .acquiring) { skipClockCheck = true }
         noteClock(frames: frames)
+        counters.resting.store(engine.pointee.isResting, ordering: .relaxed)
         // pw_stream_queue_buffer hands the buffer back through the same lock-free ring; real-time safe.
         _ = _unsafePerformance { pw_stream_queue_buffer(stream, pwBuffer) }
         counters.callbacks.wrappingIncrement(ordering: .relaxed)
