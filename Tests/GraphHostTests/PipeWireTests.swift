@@ -437,6 +437,30 @@ extension PipeWireTests {
         XCTAssertGreaterThan(peak(playedAt + 0.3, playedAt + 1.2), 0.05, "sound after play")
     }
 
+    /// Once every stream has ended and the output stayed quiet for a second, a run with `--duration` still to go
+    /// lets its stream idle too, and ends at the duration with a recording that long.
+    func testARunWhoseStreamsEndedIdlesUntilItsDuration() throws {
+        let pw = try HeadlessPipeWire(quantum: 1024)
+        defer { pw.stop() }
+        let graph = TestSupport.streamGraph(try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1.5))
+        let socket = TestSupport.directory.appendingPathComponent("ended-\(getpid())/ended.sock").path
+        let recording = TestSupport.directory.appendingPathComponent("ended-\(getpid())-record.wav").path
+        let run = try pw.graphhost(["run", graph, "--socket", socket, "--latency", "1024", "--name", "ended", "--record", recording,
+                                    "--duration", "7", "--no-mpris"])
+        let control = pw.control(socket)
+        XCTAssertTrue(control.waitForSocket())
+        XCTAssertTrue(try control.waitForPosition(4))
+        let callbacks = try XCTUnwrap(try control.status()["callbacks"] as? Int)
+        XCTAssertTrue(try control.waitForPosition(5.5))
+        XCTAssertEqual(try control.status()["callbacks"] as? Int, callbacks, "the stream was still called after everything ended")
+        let result = run.wait(timeout: 20)
+        XCTAssertEqual(result.status, 0, result.err)
+        let samples = try SoundFile(path: recording).samples
+        XCTAssertEqual(Double(samples.count / 2) / 48000, 7, accuracy: 0.3)
+        XCTAssertGreaterThan(TestSupport.peak(Array(samples[0..<48000 * 2])), 0.05, "the stream's sound")
+        XCTAssertEqual(TestSupport.peak(Array(samples[48000 * 2 * 2..<samples.count])), 0, "silence after it")
+    }
+
     /// Where the memlock limit allows nothing, `run` says so once, names the remedy, and plays on.
     func testWarnsWhenTheRenderMemoryCannotBeLocked() throws {
         let pw = try HeadlessPipeWire(quantum: 256)

@@ -131,9 +131,9 @@ public final class LiveRunner {
         while true {
             let paused = control.withSession { $0.paused }
             updateIdle(paused: paused, &idle)
-            if paused {
+            if paused || player.idle {
                 // Nothing plays: the loop wakes for a command, a quit or a status update, not every tick.
-                _ = wakeup.wait(timeout: .now() + pausedTurn())
+                _ = wakeup.wait(timeout: .now() + waitingTurn())
             } else {
                 clock.sleep(seconds: turn(steady: player.streaming && !reconnection.isLost))
             }
@@ -197,8 +197,8 @@ public final class LiveRunner {
         return min(Self.playingTick, max(left, Self.tick))
     }
 
-    /// Seconds a paused loop waits for a command: a status update's, or less when `--duration` ends sooner.
-    func pausedTurn() -> Double {
+    /// Seconds a loop with nothing playing waits for a command: a status update's, or less when `--duration` ends sooner.
+    func waitingTurn() -> Double {
         guard let limit = options.durationFrames else { return Self.statusInterval }
         let left = Double(limit - player.counters.frames.load(ordering: .relaxed)) / status.sampleRate
         return min(Self.statusInterval, max(left, Self.tick))
@@ -208,27 +208,41 @@ public final class LiveRunner {
     struct IdleClock {
         var since: Date?
         var counted = 0
+        /// Idle because the graph is paused (play wakes it), or because every stream ended and the output went quiet.
+        var paused = false
     }
 
-    /// Paused and faded out, with nothing for the render world to do, the stream goes idle: PipeWire stops waking its
-    /// callback. Meanwhile the loop moves the position on by the time that passes, and the recording by as much
-    /// silence, as the callback would have. Play, or a message for the render world, wakes it again.
+    /// Output this long below −120 dBFS after every stream ended lets the stream idle (effects' tails have died away).
+    static let quietSeconds = 1.0
+
+    /// The stream goes idle (PipeWire stops waking its callback) when nothing would be heard and the render world
+    /// has nothing to do: paused and faded out, or every stream ended and the output quiet for `quietSeconds`
+    /// (`--duration` not reached yet). Meanwhile the loop moves the position on by the time that passes, and the
+    /// recording by as much silence, as the callback would have. Play after a pause, or a message for the render
+    /// world, wakes it again.
     func updateIdle(paused: Bool, _ idle: inout IdleClock) {
-        let pending = control.withSession { $0.engine.pointee.messages.index.readable() > 0 }
+        let (pending, ended) = control.withSession { session in
+            (session.engine.pointee.messages.index.readable() > 0,
+             !session.graph.streams.isEmpty && session.graph.streams.allSatisfy(\.finished) && session.graph.liveInputs.isEmpty)
+        }
+        let counters = player.counters
         if let since = idle.since {
             let frames = Int(clock.now.timeIntervalSince(since) * status.sampleRate) - idle.counted
             if frames > 0 {
-                player.counters.frames.wrappingIncrement(by: frames, ordering: .relaxed)
+                counters.frames.wrappingIncrement(by: frames, ordering: .relaxed)
                 recorder?.appendSilence(frames: frames)
                 idle.counted += frames
             }
-            guard !paused || pending || !player.idle else { return }
+            guard (idle.paused && !paused) || pending || !player.idle else { return }
             if player.idle { player.setIdle(false) }
             idle = IdleClock()
-        } else if paused && !pending && player.streaming && player.counters.resting.load(ordering: .relaxed) && player.canIdle {
-            player.setIdle(true)
-            idle.since = clock.now
+            return
         }
+        let rests = paused ? counters.resting.load(ordering: .relaxed)
+            : ended && Double(counters.quietFrames.load(ordering: .relaxed)) >= Self.quietSeconds * status.sampleRate
+        guard rests && !pending && player.streaming && player.canIdle else { return }
+        player.setIdle(true)
+        idle = IdleClock(since: clock.now, paused: paused)
     }
 
     /// Stops the stream, then the socket; the recording is closed once nothing renders. Safe to call more than once.

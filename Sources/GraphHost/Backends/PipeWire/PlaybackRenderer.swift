@@ -28,16 +28,18 @@ public struct PlaybackCounters: Sendable {
     public let firstSoundNanos: UnsafeAtomic<Int>
     /// Whether the latest callback left the graph at rest: paused, faded out, no transition under way.
     public let resting: UnsafeAtomic<Bool>
+    /// Frames handed to PipeWire since the output last held a sample above −120 dBFS.
+    public let quietFrames: UnsafeAtomic<Int>
 
     public static func create() -> PlaybackCounters {
         PlaybackCounters(callbacks: .create(0), frames: .create(0), xruns: .create(0), missedBuffers: .create(0), maxBusyNanos: .create(0), busyNanos: .create(0),
                          budgetNanos: .create(0), overruns: .create(0), slowKernel: .create(0), slowNanos: .create(0),
-                         largestQuantum: .create(0), quantum: .create(0), firstSoundNanos: .create(0), resting: .create(false))
+                         largestQuantum: .create(0), quantum: .create(0), firstSoundNanos: .create(0), resting: .create(false), quietFrames: .create(0))
     }
 
     public func destroy() {
         callbacks.destroy(); frames.destroy(); xruns.destroy(); missedBuffers.destroy(); maxBusyNanos.destroy(); busyNanos.destroy(); budgetNanos.destroy()
-        overruns.destroy(); slowKernel.destroy(); slowNanos.destroy(); largestQuantum.destroy(); quantum.destroy(); firstSoundNanos.destroy(); resting.destroy()
+        overruns.destroy(); slowKernel.destroy(); slowNanos.destroy(); largestQuantum.destroy(); quantum.destroy(); firstSoundNanos.destroy(); resting.destroy(); quietFrames.destroy()
     }
 }
 
@@ -163,7 +165,7 @@ public struct PlaybackRenderer {
             engine.pointee.render(frames: frames, interleaved: data.assumingMemoryBound(to: Float.self))
         }
         applyFade(frames: frames, planar: planar, datas: datas, dataCount: dataCount)
-        if counters.firstSoundNanos.load(ordering: .relaxed) == 0 { noteFirstSound(frames: frames, planar: planar, datas: datas) }
+        noteLevel(frames: frames, planar: planar, datas: datas)
         if let record {
             if planar {
                 record.capture(planar: channelPointers, frames: frames)
@@ -199,16 +201,24 @@ public struct PlaybackRenderer {
         }
     }
 
-    /// Stamps the first callback whose output holds a sample above −80 dBFS (looked for until one does).
+    /// Stamps the first callback whose output holds a sample above −80 dBFS, and counts the frames since the output
+    /// was last above −120 dBFS.
     @_noLocks
-    func noteFirstSound(frames: Int, planar: Bool, datas: UnsafeMutablePointer<spa_data>) {
+    func noteLevel(frames: Int, planar: Bool, datas: UnsafeMutablePointer<spa_data>) {
         var loudest: Float = 0
         if planar {
             for c in 0..<channels { loudest = max(loudest, Bus.peak(channelPointers[c], channelStride: 0, channels: 1, from: 0, to: frames)) }
         } else if let data = datas[0].data {
             loudest = Bus.peak(data.assumingMemoryBound(to: Float.self), channelStride: 0, channels: 1, from: 0, to: frames * channels)
         }
-        if loudest > 1e-4 { counters.firstSoundNanos.store(MonotonicClock.nanos(), ordering: .relaxed) }
+        if loudest > 1e-4 && counters.firstSoundNanos.load(ordering: .relaxed) == 0 {
+            counters.firstSoundNanos.store(MonotonicClock.nanos(), ordering: .relaxed)
+        }
+        if loudest > 1e-6 {
+            counters.quietFrames.store(0, ordering: .relaxed)
+        } else {
+            counters.quietFrames.wrappingIncrement(by: frames, ordering: .relaxed)
+        }
     }
 
     /// Counts an xrun when the graph clock moved on by more than one cycle since our last callback.
