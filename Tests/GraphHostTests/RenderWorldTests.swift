@@ -33,6 +33,37 @@ final class RenderWorldTests: XCTestCase {
 
     /// A live input stays exactly one cycle behind the output whatever order the two callbacks run in, when either
     /// misses cycles, and when the output renders a cycle in two slices: every sample heard is the input's sample of one
+    /// Interleaving round-trips any channel count and length (stereo goes four frames at a time, with a tail), and a
+    /// bus's peak is the largest magnitude wherever it lies, negative or in a tail, NaN passed over.
+    func testInterleavingAndPeak() {
+        for channels in [1, 2, 3] {
+            for frames in [0, 3, 4, 17] {
+                let stride = frames + 5
+                let planar = (0..<channels * stride).map { Float($0) * 0.01 - 1 }
+                var interleaved = [Float](repeating: .nan, count: channels * frames)
+                var back = [Float](repeating: 0, count: channels * stride)
+                planar.withUnsafeBufferPointer { p in
+                    interleaved.withUnsafeMutableBufferPointer { Interleaving.interleave(from: p.baseAddress!, channelStride: stride, channels: channels, frames: frames, into: $0.baseAddress!) }
+                }
+                for f in 0..<frames { for c in 0..<channels { XCTAssertEqual(interleaved[f * channels + c], planar[c * stride + f]) } }
+                interleaved.withUnsafeBufferPointer { i in
+                    back.withUnsafeMutableBufferPointer { Interleaving.deinterleave(from: i.baseAddress!, channels: channels, frames: frames, into: $0.baseAddress!, channelStride: stride) }
+                }
+                for c in 0..<channels { XCTAssertEqual(Array(back[c * stride..<c * stride + frames]), Array(planar[c * stride..<c * stride + frames])) }
+            }
+        }
+        var samples = [Float](repeating: 0.25, count: 37)
+        samples[5] = .nan
+        samples[12] = -0.75
+        samples.withUnsafeMutableBufferPointer { XCTAssertEqual(Bus.peak($0.baseAddress!, channelStride: 0, channels: 1, from: 0, to: 37), 0.75) }
+        samples[36] = 0.9
+        samples.withUnsafeMutableBufferPointer {
+            XCTAssertEqual(Bus.peak($0.baseAddress!, channelStride: 0, channels: 1, from: 0, to: 37), 0.9)
+            XCTAssertEqual(Bus.peak($0.baseAddress!, channelStride: 0, channels: 1, from: 13, to: 36), 0.25)
+            XCTAssertEqual(Bus.peak($0.baseAddress!, channelStride: 0, channels: 1, from: 20, to: 20), 0)
+        }
+    }
+
     /// quantum earlier, or silence where the input had none. The input writes each frame's clock position + 1.
     func testALiveInputStaysOneCycleBehindWhateverTheOrder() {
         let quantum = 256, slice = 128

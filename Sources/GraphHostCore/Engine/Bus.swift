@@ -12,7 +12,16 @@ public enum Bus {
         var peak: Float = 0
         for c in 0..<channels {
             let p = base + c * channelStride
-            for f in from..<max(from, to) { let v = abs(p[f]); if v > peak { peak = v } }
+            // The largest and the smallest of each lane (NaN is passed over, as below).
+            var f = from, high = SIMD8<Float>(), low = SIMD8<Float>()
+            while f + 8 <= to {
+                let v = UnsafeRawPointer(p + f).loadUnaligned(as: SIMD8<Float>.self)
+                high.replace(with: v, where: v .> high)
+                low.replace(with: v, where: v .< low)
+                f += 8
+            }
+            peak = max(peak, max(high.max(), -low.min()))
+            while f < to { let v = abs(p[f]); if v > peak { peak = v }; f += 1 }
         }
         return peak
     }

@@ -106,14 +106,13 @@ public struct RenderEngine {
     @_noLocks
     func copy(_ bus: UnsafeMutablePointer<Float>, frames: Int, to destination: Destination, at done: Int) {
         let channels = plan.channels, stride = plan.maxFrames
-        for c in 0..<channels {
-            let b = bus + c * stride
-            switch destination {
-            case .interleaved(let out):
-                for f in 0..<frames { out[(done + f) * channels + c] = b[f] }
-            case .planar(let out):
-                let o = out[c] + done
-                for f in 0..<frames { o[f] = b[f] }
+        switch destination {
+        case .interleaved(let out):
+            Interleaving.interleave(from: bus, channelStride: stride, channels: channels, frames: frames, into: out + done * channels)
+        case .planar(let out):
+            for c in 0..<channels {
+                let from = bus + c * stride, to = out[c] + done
+                for f in 0..<frames { to[f] = from[f] }
             }
         }
     }

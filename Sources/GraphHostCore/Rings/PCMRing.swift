@@ -35,6 +35,7 @@ public struct PCMRing: @unchecked Sendable {
     @_noLocks
     public func write(planar source: UnsafePointer<UnsafeMutablePointer<Float>>, frames: Int) -> Int {
         produce(frames) { ring, done, run in
+            if channels == 2 { return Interleaving.interleaveStereo(source[0] + done, source[1] + done, into: ring, frames: run) }
             for c in 0..<channels {
                 let from = source[c] + done
                 for f in 0..<run { ring[f * channels + c] = from[f] }
@@ -46,10 +47,7 @@ public struct PCMRing: @unchecked Sendable {
     @_noLocks
     public func readPlanar(into destination: UnsafeMutablePointer<Float>, channelStride: Int, frames: Int) -> Int {
         consume(frames) { ring, done, run in
-            for c in 0..<channels {
-                let out = destination + c * channelStride + done
-                for f in 0..<run { out[f] = ring[f * channels + c] }
-            }
+            Interleaving.deinterleave(from: ring, channels: channels, frames: run, into: destination + done, channelStride: channelStride)
         }
     }
 
@@ -60,10 +58,7 @@ public struct PCMRing: @unchecked Sendable {
         let available = index.readable() - offset
         let count = frames < available ? frames : (available > 0 ? available : 0)
         runs(from: index.read.load(ordering: .relaxed) + offset, count: count) { ring, done, run in
-            for c in 0..<channels {
-                let out = destination + c * channelStride + done
-                for f in 0..<run { out[f] = ring[f * channels + c] }
-            }
+            Interleaving.deinterleave(from: ring, channels: channels, frames: run, into: destination + done, channelStride: channelStride)
         }
         return count
     }

@@ -134,10 +134,7 @@ public struct OfflineRenderer {
             if outputs > 1 {
                 session.engine.pointee.render(frames: frames, planarOutputs: outputTable, count: outputs)
                 for k in 0..<outputs {
-                    for c in 0..<channels {
-                        let from = planar[k] + c * capacity
-                        for f in 0..<frames { buffers[k][f * channels + c] = from[f] }
-                    }
+                    Interleaving.interleave(from: planar[k], channelStride: capacity, channels: channels, frames: frames, into: buffers[k])
                 }
             } else {
                 session.engine.pointee.render(frames: frames, interleaved: buffer)
@@ -154,7 +151,7 @@ public struct OfflineRenderer {
                 keep = max(0, min(frames, keep))
             }
             for k in 0..<max(1, outputs) {
-                for i in 0..<(keep * channels) { peak = max(peak, abs(buffers[k][i])) }
+                peak = max(peak, Bus.peak(buffers[k], channelStride: 0, channels: 1, from: 0, to: keep * channels))
                 try sink(k, buffers[k], keep)
             }
             position += keep
