@@ -1,3 +1,6 @@
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <string.h>
 #include "render_support.h"
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
@@ -14,4 +17,11 @@ void graphhost_enable_flush_to_zero(void) {
     fpcr |= (1UL << 24);
     __asm__ volatile("msr fpcr, %0" : : "r"(fpcr));
 #endif
+}
+
+void graphhost_name_thread(const char *name) {
+    char shortened[16];
+    strncpy(shortened, name, sizeof shortened - 1);
+    shortened[sizeof shortened - 1] = 0;
+    pthread_setname_np(pthread_self(), shortened);
 }

@@ -1,5 +1,7 @@
 import CEditLine
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import GraphHost
 import Synchronization
 
@@ -74,7 +76,7 @@ final class Console {
         // character); stopping does not wait for that key. The thread then only returns (see readKey).
         let abandoned = shared.stopped.wait(timeout: .now() + Self.stopTimeout) == .timedOut
         if abandoned {
-            FileHandle.standardError.write(Data("console: the line editor is waiting for the rest of a key; leaving it\n".utf8))
+            writeToStandardError("console: the line editor is waiting for the rest of a key; leaving it\n")
         }
         signal(SIGWINCH, SIG_DFL)
         tcsetattr(STDIN_FILENO, TCSANOW, &savedTerminal)
@@ -241,7 +243,7 @@ final class ConsoleEditor {
         output(clearToStatusLine() + statusLine() + "\r\n")
         ceditline_set_unbuffered(editor, 0)   // an empty line and a new prompt; the history walk starts over
         ceditline_set_unbuffered(editor, 1)
-        let text = line.trimmingCharacters(in: .whitespaces)
+        let text = Format.trimmed(line)
         guard !text.isEmpty else { return }
         remember(text)
         above.append(Self.prompt + text)
@@ -278,7 +280,7 @@ final class ConsoleEditor {
         let before = Self.string(lineScalars().before)
         let choices = complete(before)
         guard let first = choices.first else { return UInt8(CC_NORM) }
-        let common = choices.dropFirst().reduce(first) { String($0.commonPrefix(with: $1)) }
+        let common = choices.dropFirst().reduce(first) { String(zip($0, $1).prefix { $0 == $1 }.map(\.0)) }
         if common.unicodeScalars.count > before.unicodeScalars.count {
             el_deletestr(editor, Int32(before.unicodeScalars.count))
             el_insertstr(editor, common)
@@ -377,13 +379,13 @@ final class ConsoleEditor {
     private func loadHistory() {
         let environment = ProcessInfo.processInfo.environment
         let state = environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state"
+            ?? (environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path) + "/.local/state"
         let folder = state + "/graphhost"
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
         } catch {
-            above.append("history is not saved: cannot create \(folder): \(error.localizedDescription)")
+            above.append("history is not saved: cannot create \(folder): \(error)")
             return
         }
         let path = folder + "/history"
@@ -418,7 +420,7 @@ final class ConsoleEditor {
     }
 
     private static func terminalLines(_ text: String) -> String {
-        text.replacingOccurrences(of: "\n", with: "\r\n") + "\r\n"
+        text.replacing("\n", with: "\r\n") + "\r\n"
     }
 
     /// A pipe whose ends never block.

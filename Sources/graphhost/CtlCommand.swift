@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import GraphHost
 
 struct CtlCommand: ParsableCommand {
@@ -45,14 +46,14 @@ struct CtlCommand: ParsableCommand {
                 }
             }
         }
-        let object = try? JSONSerialization.jsonObject(with: Data(reply)) as? [String: Any]
+        let object = JSONText.value(String(decoding: reply, as: UTF8.self)) as? [String: Any]
         if object?["ok"] as? Bool != true { throw ExitCode(1) }
     }
 
     func socketPath() throws -> String {
         if let socket { return socket }
         if let name { return CommandServer.defaultPath(name: name) }
-        let dir = (CommandServer.defaultPath(name: "x") as NSString).deletingLastPathComponent
+        let dir = CommandServer.defaultFolder()
         let sockets = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasSuffix(".sock") }
         guard sockets.count == 1 else {
             throw ValidationError(sockets.isEmpty ? "no running graphhost in \(dir)" : "several runs (\(sockets.joined(separator: ", "))): give --name or --socket")

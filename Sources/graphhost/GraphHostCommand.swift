@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import GraphHost
 
 /// The `graphhost` command line.
@@ -13,7 +14,7 @@ struct GraphHostCommand: ParsableCommand {
 
 /// Prints to standard error.
 func printError(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
+    writeToStandardError(text + "\n")
 }
 
 /// Loads and validates a graph, printing every error; exits non-zero when invalid.
@@ -131,15 +132,15 @@ struct RenderCommand: ParsableCommand {
         session.drainLogs()
         let seconds = Double(summary.frames) / rate
         let elapsed = Date().timeIntervalSince(started)
-        let peakDB = summary.peak > 0 ? String(format: "%.2f dBFS", 20 * log10(Double(summary.peak))) : "-inf dBFS"
-        print("wrote \(files.sorted { $0.key < $1.key }.map(\.value).joined(separator: ", ")): \(String(format: "%.3f", seconds)) s, peak \(peakDB), \(String(format: "%.0f", seconds / max(elapsed, 1e-9)))x real time, underruns \(summary.underruns)"
+        let peakDB = summary.peak > 0 ? Format.printf("%.2f dBFS", 20 * log10(Double(summary.peak))) : "-inf dBFS"
+        print("wrote \(files.sorted { $0.key < $1.key }.map(\.value).joined(separator: ", ")): \(Format.printf("%.3f", seconds)) s, peak \(peakDB), \(Format.printf("%.0f", seconds / max(elapsed, 1e-9)))x real time, underruns \(summary.underruns)"
               + (summary.damage == StreamDamage() ? "" : ", damaged stream data: \(summary.damage.silencedFrames) frames silenced, \(summary.damage.skippedBytes) bytes skipped"))
         for (k, writer) in writers.sorted(by: { $0.key < $1.key }) where writer.clippedSamples > 0 {
             print("\(files[k]!): clipped \(writer.clippedSamples) samples at full scale (the graph peaks at \(peakDB); lower a volume, or write .wav, which keeps them)")
         }
         for node in doc.nodes {
             guard let eq = node.definition as? IPodEQNode else { continue }
-            let changes = events.compactMap { e in e.command.flatMap { $0.node == node.id ? "at \(String(format: "%.3f", Double(e.frame) / rate)) s: \($0.action)" : nil } }
+            let changes = events.compactMap { e in e.command.flatMap { $0.node == node.id ? "at \(Format.printf("%.3f", Double(e.frame) / rate)) s: \($0.action)" : nil } }
             print("\(node.id): preset \(eq.preset.name)" + (changes.isEmpty ? "" : ", then " + changes.joined(separator: ", ")))
         }
     }
@@ -185,10 +186,10 @@ struct BenchKernelCommand: ParsableCommand {
         }
         if let lv2 {
             let seconds = try KernelBenchmark.lv2(uri: lv2, blockFrames: block, frames: frames, sampleRate: rate)
-            print("\(block) \(frames) \(String(format: "%.6f", seconds)) \(lv2)")
+            print("\(block) \(frames) \(Format.printf("%.6f", seconds)) \(lv2)")
             return
         }
         let factor = KernelBenchmark.ipodEQ(seconds: seconds, sampleRate: rate)
-        print(String(format: "ipod-eq kernel: %.0fx real time (%.0f s of stereo audio at %d Hz)", factor, seconds, rate))
+        print(Format.printf("ipod-eq kernel: %.0fx real time (%.0f s of stereo audio at %d Hz)", factor, seconds, rate))
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import GraphHost
 
 struct PluginsCommand: ParsableCommand {
@@ -35,8 +36,7 @@ struct PluginsCommand: ParsableCommand {
                     "properties": p.properties.map { ["symbol": $0.symbol, "uri": $0.uri, "label": $0.label, "range": $0.range ?? ""] },
                 ]
             }
-            let data = try JSONSerialization.data(withJSONObject: list, options: [.prettyPrinted, .sortedKeys])
-            print(String(decoding: data, as: UTF8.self))
+            print(JSONText.indented(list))
             return
         }
         for p in plugins {

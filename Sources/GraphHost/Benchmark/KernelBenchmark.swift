@@ -1,5 +1,7 @@
 import CRenderSupport
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 
 /// Times the iPod EQ kernel alone on stereo noise, LV2 plugins in the LV2 kernel, and the stream decoders, for the
 /// benchmark script.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The memory of a `PlanTransition` from one compiled graph to the next, owned by the control world.
 /// Its plan is the union of both graphs in one topological order: nodes only the old graph has, every node

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// A Unix-socket command server: one command per line in, one JSON reply per line out, several clients at
@@ -37,9 +38,13 @@ public final class CommandServer: Sendable {
 
     /// The default socket: $XDG_RUNTIME_DIR/graphhost/NAME.sock (or /tmp/graphhost-UID/NAME.sock).
     public static func defaultPath(name: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        defaultFolder(environment: environment) + "/" + name + ".sock"
+    }
+
+    /// Where runs put their sockets unless told otherwise.
+    public static func defaultFolder(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         let base = environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 }
-        let dir = base.map { $0 + "/graphhost" } ?? "/tmp/graphhost-\(getuid())"
-        return dir + "/" + name + ".sock"
+        return base.map { $0 + "/graphhost" } ?? "/tmp/graphhost-\(getuid())"
     }
 
     public init(path: String, handler: @escaping @Sendable (String) -> String) {
@@ -48,7 +53,7 @@ public final class CommandServer: Sendable {
     }
 
     public func start() throws {
-        let dir = (path as NSString).deletingLastPathComponent
+        let dir = URL(fileURLWithPath: path).deletingLastPathComponent().path
         // A folder made here is the owner's alone; one that exists (`--socket /tmp/x.sock`) keeps its permissions, and
         // the socket's own mode 0600 keeps others out.
         if !FileManager.default.fileExists(atPath: dir) {
@@ -210,7 +215,7 @@ public final class CommandServer: Sendable {
                 if client.discarding {
                     client.discarding = false
                 } else {
-                    let line = String(decoding: client.pending, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                    let line = String(decoding: client.pending, as: UTF8.self).trimmingWhitespace()
                     let now = Date()
                     client.tokens = min(Self.commandsPerSecond, client.tokens + now.timeIntervalSince(client.refilled) * Self.commandsPerSecond)
                     client.refilled = now
@@ -254,7 +259,6 @@ public final class CommandServer: Sendable {
 
     /// Serializes a reply object as one line of JSON.
     public static func json(_ object: [String: Any]) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{\"ok\":false}".utf8)
-        return String(decoding: data, as: UTF8.self)
+        JSONText.line(object)
     }
 }

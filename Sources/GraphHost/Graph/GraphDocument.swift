@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One node of a checked graph.
 public struct GraphNode: Sendable {

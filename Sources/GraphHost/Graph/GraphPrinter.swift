@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Text and Graphviz renderings of a graph, for `graphhost show`.
 public enum GraphPrinter {
@@ -35,7 +36,7 @@ public enum GraphPrinter {
     }
 
     public static func dot(_ doc: GraphDocument) -> String {
-        func quote(_ s: String) -> String { "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+        func quote(_ s: String) -> String { "\"" + s.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\"" }
         var out = "digraph graphhost {\n  rankdir=LR;\n  node [shape=box];\n"
         for node in doc.nodes {
             let lines = ["\(node.id) (\(typeName(node)))"] + node.definition.summary.map { "\($0.0)=\($0.1)" }

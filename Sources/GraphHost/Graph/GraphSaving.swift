@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension GraphDocument {
     /// The graph as a file that plays what is heard now: the source JSON with each node's live settings, each chain
@@ -36,7 +37,7 @@ extension GraphDocument {
         do {
             try Data(text.utf8).write(to: url, options: .atomic)
         } catch {
-            throw CommandError("cannot write \(path): \((error as NSError).localizedDescription)")
+            throw CommandError("cannot write \(path): \(error)")
         }
     }
 
@@ -44,9 +45,8 @@ extension GraphDocument {
     public static func checkWritable(_ path: String) throws {
         let url = URL(fileURLWithPath: path)
         guard url.pathExtension == "json" else { throw CommandError("save: '\(path)' is not a .json file name") }
-        var isFolder: ObjCBool = false
         let folder = url.deletingLastPathComponent().path
-        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+        guard isDirectory(folder) else {
             throw CommandError("save: the folder \(folder) does not exist")
         }
         guard FileManager.default.isWritableFile(atPath: folder) else { throw CommandError("save: the folder \(folder) is not writable") }

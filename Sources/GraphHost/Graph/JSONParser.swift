@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A JSON syntax error with the line and column (1-based) where it was found.
 public struct JSONSyntaxError: Error, Sendable {
@@ -46,7 +47,7 @@ public struct JSONParser {
     private func describeNext() -> String {
         guard index < bytes.count else { return "end of file" }
         let b = bytes[index]
-        return b >= 0x20 && b < 0x7F ? "'\(Character(Unicode.Scalar(b)))'" : String(format: "byte 0x%02X", b)
+        return b >= 0x20 && b < 0x7F ? "'\(Character(Unicode.Scalar(b)))'" : Format.printf("byte 0x%02X", b)
     }
 
     private mutating func parseValue() throws -> JSONValue {

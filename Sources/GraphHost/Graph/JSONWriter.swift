@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension JSONValue {
     /// A value made in code (no source position).
@@ -9,30 +10,6 @@ extension JSONValue {
     public static func bool(_ b: Bool) -> JSONValue { JSONValue(.bool(b)) }
     public static func array(_ items: [JSONValue]) -> JSONValue { JSONValue(.array(items)) }
     public static func object(_ members: [(key: String, value: JSONValue)]) -> JSONValue { JSONValue(.object(members)) }
-
-    /// A value from JSONSerialization's kinds (dictionaries get sorted keys); nil for anything else.
-    public init?(foundation value: Any) {
-        if type(of: value) == Bool.self { self = .bool(value as! Bool); return }
-        switch value {
-        case let i as Int: self = .number(Double(i))
-        case let d as Double: self = .number(d)
-        case let n as NSNumber: self = String(cString: n.objCType) == "c" ? .bool(n.boolValue) : .number(n.doubleValue)
-        case let s as String: self = .string(s)
-        case let items as [Any]:
-            let values = items.compactMap { JSONValue(foundation: $0) }
-            guard values.count == items.count else { return nil }
-            self = .array(values)
-        case let dictionary as [String: Any]:
-            var members: [(key: String, value: JSONValue)] = []
-            for key in dictionary.keys.sorted() {
-                guard let v = JSONValue(foundation: dictionary[key]!) else { return nil }
-                members.append((key, v))
-            }
-            self = .object(members)
-        case is NSNull: self = JSONValue(.null)
-        default: return nil
-        }
-    }
 
     /// The object with `key` set to `value` (replaced in place, or appended), or removed when `value` is nil.
     public func setting(_ key: String, _ value: JSONValue?) -> JSONValue {
@@ -109,8 +86,25 @@ extension JSONValue {
         }
     }
 
-    static func quoted(_ s: String) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: [s], options: [.fragmentsAllowed])) ?? Data("[\"\"]".utf8)
-        return String(String(decoding: data, as: UTF8.self).dropFirst().dropLast()).replacingOccurrences(of: "\\/", with: "/")
+    /// `s` as a JSON string; `escapingSlashes` writes "/" as "\/" (as the control protocol always has).
+    static func quoted(_ s: String, escapingSlashes: Bool = false) -> String {
+        var out = "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "/" where escapingSlashes: out += "\\/"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case "\u{08}": out += "\\b"
+            case "\u{0C}": out += "\\f"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
     }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension GraphDocument {
     /// The graph with its `capture` and `sink` nodes fed from files (`render --input NODE=FILE`): each named node plays

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The graph's `midiControl`: a live MIDI input (`port`, opened by `run` as GRAPHNAME.PORT) whose control changes move
 /// parameters and whose program changes select chains or presets.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What a node definition sees while it is read: the graph format and the graph file's folder.
 public struct NodeContext {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A frequency-response chart as SVG: log-frequency x axis (20 Hz–20 kHz), dB y axis, coloured curves, a legend.
 public struct ResponsePlot: Sendable {
@@ -151,7 +152,7 @@ public struct ResponsePlot: Sendable {
 
     /// A coordinate with at most two decimals and no trailing zeros.
     static func number(_ value: Double) -> String {
-        var s = String(format: "%.2f", value)
+        var s = Format.printf("%.2f", value)
         while s.hasSuffix("0") { s.removeLast() }
         if s.hasSuffix(".") { s.removeLast() }
         return s == "-0" ? "0" : s

@@ -1,5 +1,6 @@
 import Atomics
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// Writes what a `RecordTap` captures to a WAV or FLAC file, on a thread of its own (`run --record`): the

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What a command asks of one node.
 public enum NodeCommand: Equatable, Sendable, CustomStringConvertible {
@@ -172,13 +173,13 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
             return .tempo(bpm)
         case "load", "save":
             guard words.count >= 2 else { throw CommandError("usage: \(verb) GRAPH (a graph JSON file)") }
-            var rest = line.drop { $0.isWhitespace }.dropFirst(4).trimmingCharacters(in: .whitespaces)
+            var rest = line.drop { $0.isWhitespace }.dropFirst(4).trimmingSpaces()
             guard verb == "load" else { return .save(path: rest) }
             // A mode word after the path: `load GRAPH spillover`.
             var swap: SwapMode?
             if words.count >= 3, let mode = SwapMode(rawValue: words.last!) {
                 swap = mode
-                rest = String(rest.dropLast(mode.rawValue.count)).trimmingCharacters(in: .whitespaces)
+                rest = String(rest.dropLast(mode.rawValue.count)).trimmingSpaces()
             }
             return .load(path: rest, swap: swap)
         default:

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Tab completion for the command language: verbs, node ids, presets, parameters, chains and graph files.
 public struct CommandCompletion {
@@ -67,9 +68,7 @@ public struct CommandCompletion {
         let folder = partial.contains("/") ? String(partial[...partial.lastIndex(of: "/")!]) : ""
         let listed = (try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? "." : folder)) ?? []
         return listed.compactMap { name -> String? in
-            var isDirectory: ObjCBool = false
-            _ = FileManager.default.fileExists(atPath: folder + name, isDirectory: &isDirectory)
-            if isDirectory.boolValue { return folder + name + "/" }
+            if isDirectory(folder + name) { return folder + name + "/" }
             return name.hasSuffix(".json") ? folder + name : nil
         }
     }

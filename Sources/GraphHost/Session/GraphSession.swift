@@ -1,5 +1,6 @@
 import Atomics
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 
 /// A graph being rendered, seen from the control world: the current compiled graph, the render engine's memory,

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// Answers live-control lines (from the socket, the console or a watched file) for a playing graph, one at a time.
@@ -119,12 +120,11 @@ public final class LiveControl: Sendable {
 
     /// A reply in words: the error, or the result without the bookkeeping fields.
     public static func describe(reply: String) -> String {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(reply.utf8)) as? [String: Any] else { return reply }
+        guard let object = JSONText.value(reply) as? [String: Any] else { return reply }
         if let error = object["error"] as? String { return "error: " + error }
         var shown = object
         for key in ["ok", "arrival", "appliedBefore", "command"] { shown.removeValue(forKey: key) }
         if shown.isEmpty { return "ok" }
-        guard let data = try? JSONSerialization.data(withJSONObject: shown, options: [.sortedKeys, .prettyPrinted]) else { return reply }
-        return String(decoding: data, as: UTF8.self)
+        return JSONText.indented(shown)
     }
 }

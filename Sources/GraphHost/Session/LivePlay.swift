@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 
 /// A terminal console for a live run (the line editor of `graphhost run`).
@@ -110,6 +111,6 @@ public struct LivePlay {
     }
 
     static func printError(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        writeToStandardError(text + "\n")
     }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What `LiveRunner` drives: a stream the graph plays into (`PipeWirePlayer`, or a stand-in in tests).
 public protocol LivePlayback: AnyObject {

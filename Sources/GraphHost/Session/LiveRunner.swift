@@ -1,5 +1,7 @@
 import Atomics
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import Logging
 import Synchronization
 
@@ -155,7 +157,7 @@ public final class LiveRunner {
             }
             if reconnection.isLost && player.streaming {
                 let gap = reconnection.recovered(now: clock.now)
-                logger.info("reconnected to PipeWire; continuing from \(status.positionText) after a gap of \(String(format: "%.2f", gap)) s")
+                logger.info("reconnected to PipeWire; continuing from \(status.positionText) after a gap of \(Format.printf("%.2f", gap)) s")
                 control.publish(["event": "reconnected", "position": status.seconds, "gapSeconds": gap])
             }
             _ = control.withSession { $0.collectRetired() }
@@ -351,7 +353,7 @@ public final class LiveRunner {
             reported.overruns = overruns
             let node = control.withSession { $0.graph.nodeID(kernelAddress: c.slowKernel.load(ordering: .relaxed)) } ?? "?"
             let took = Double(c.slowNanos.load(ordering: .relaxed)) / 1e6, budget = Double(c.budgetNanos.load(ordering: .relaxed)) / 1e6
-            logger.warning("a callback overran its quantum (\(overruns) so far): node '\(node)' took \(String(format: "%.2f", took)) ms of \(String(format: "%.2f", budget)) ms")
+            logger.warning("a callback overran its quantum (\(overruns) so far): node '\(node)' took \(Format.printf("%.2f", took)) ms of \(Format.printf("%.2f", budget)) ms")
             control.publish(["event": "overrun", "node": node, "milliseconds": took, "count": overruns])
         }
         let (x, u) = control.withSession { (status.xruns, status.underruns($0)) }

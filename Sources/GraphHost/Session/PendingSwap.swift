@@ -1,5 +1,6 @@
 import Atomics
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A swap between its three steps: prepared under the session (which nodes are kept), built and warmed up without
 /// it (instances, plugins, streams buffering for up to `warmUpTimeout`), then committed under it. Only the thread

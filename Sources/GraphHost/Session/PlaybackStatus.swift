@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The numbers shown in `run`'s status line and summary.
 public struct PlaybackStatus: Sendable {
@@ -13,7 +14,7 @@ public struct PlaybackStatus: Sendable {
     }
 
     public var seconds: Double { Double(counters.frames.load(ordering: .relaxed)) / sampleRate }
-    public var positionText: String { String(format: "%.2f s", seconds) }
+    public var positionText: String { Format.printf("%.2f s", seconds) }
     /// Streams' underruns and live inputs' dropouts.
     public func underruns(_ session: GraphSession) -> Int {
         session.graph.streams.reduce(0) { $0 + $1.counters.underruns.load(ordering: .relaxed) } + session.graph.liveInputs.reduce(0) { $0 + $1.dropouts }
@@ -87,10 +88,10 @@ public struct PlaybackStatus: Sendable {
         let quantum = counters.quantum.load(ordering: .relaxed)
         var network = ""
         if let s = graph.streams.first, let n = s.network {
-            let loaded = String(format: "%.1f", Double(n.bytesLoaded) / 1e6) + (n.totalBytes.map { String(format: "/%.1f", Double($0) / 1e6) } ?? "") + " MB"
+            let loaded = Format.printf("%.1f", Double(n.bytesLoaded) / 1e6) + (n.totalBytes.map { Format.printf("/%.1f", Double($0) / 1e6) } ?? "") + " MB"
             network = " | \(s.state.rawValue) \(loaded)" + (n.title.flatMap { $0.isEmpty ? nil : " | ♪ \($0)" } ?? "")
         }
-        return String(format: "%@ | buffer %d%% | underruns %d | xruns %d | CPU %.1f%% of %d-frame quantum",
-                      positionText, fill, underruns(session), xruns, 100 * busy / budget, quantum) + network
+        return positionText + Format.printf(" | buffer %d%% | underruns %d | xruns %d | CPU %.1f%% of %d-frame quantum",
+                                     fill, underruns(session), xruns, 100 * busy / budget, quantum) + network
     }
 }

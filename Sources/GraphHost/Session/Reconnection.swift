@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// When to try PipeWire again after the daemon went away or had no sink: backoff from 0.1 s up to 2 s; a missing
 /// sink is waited for up to `noSinkLimit` seconds, a missing daemon for as long as it takes.

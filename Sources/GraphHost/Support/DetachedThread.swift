@@ -1,4 +1,5 @@
-import Foundation
+import CRenderSupport
+import Glibc
 
 /// Starts a thread that nobody joins and hands it `body` with everything it captured: the caller gives that up
 /// (`sending`), so the thread may hold state that is not Sendable (the console's line editor).
@@ -17,7 +18,7 @@ public enum DetachedThread {
         var thread = pthread_t()
         let created = pthread_create(&thread, nil, { argument in
             let start = Unmanaged<Start>.fromOpaque(argument!).takeRetainedValue()
-            Thread.current.name = start.name
+            graphhost_name_thread(start.name)
             start.body()
             return nil
         }, start)

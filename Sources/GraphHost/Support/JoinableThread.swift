@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import Glibc
 
 /// A named control-world thread that whoever started it can wait for.
 final class JoinableThread: Sendable {
@@ -7,12 +8,10 @@ final class JoinableThread: Sendable {
     /// Starts `body` on a new thread called `name`.
     init(name: String, _ body: @escaping @Sendable () -> Void) {
         let done = done
-        let thread = Thread {
+        DetachedThread.start(name: name) {
             body()
             done.signal()
         }
-        thread.name = name
-        thread.start()
     }
 
     /// Waits until the body has returned.

@@ -1,5 +1,6 @@
 import CPipeWire
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The PipeWire playback stream of a graph's second, third… output node: its callback copies the output's block
 /// from the `OutputFanout` the first stream renders into. Created and destroyed under the player's loop lock.

@@ -1,6 +1,7 @@
 import Atomics
 import CPipeWire
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The PipeWire stream of a `capture` or `sink` node: a capture stream (a source, or a sink's monitor) or a virtual
 /// Audio/Sink that applications play into. Its process callback, on PipeWire's data thread, copies each cycle's

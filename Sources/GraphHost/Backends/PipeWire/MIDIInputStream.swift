@@ -1,5 +1,6 @@
 import CPipeWire
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A PipeWire MIDI input (a Stream/Input/Midi node named GRAPHNAME.PORT) feeding a `midi` node: its process callback,
 /// on PipeWire's data thread, queues each message with its offset in the cycle, and the node's kernel takes them at

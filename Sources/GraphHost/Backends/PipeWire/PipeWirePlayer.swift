@@ -1,5 +1,6 @@
 import CPipeWire
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 import Synchronization
 

@@ -1,5 +1,6 @@
 import CPipeWire
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A pw_stream graphhost opens beside its main playback stream (a MIDI input, a live input, a further output), with
 /// its listener and the render-memory state (`Target`) its callbacks read through their userdata. Made, connected and

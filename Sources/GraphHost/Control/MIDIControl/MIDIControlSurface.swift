@@ -1,5 +1,6 @@
 import Atomics
-import Foundation
+import FoundationEssentials
+import Glibc
 import GraphHostCore
 import Logging
 

@@ -1,5 +1,6 @@
 import CMPRIS
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The MPRIS object of a run, owned by the bus thread: everything that touches sd-bus runs there. Methods arrive
 /// from sd-bus as callbacks and become control lines; `refresh` reads `status` and emits PropertiesChanged for
@@ -113,8 +114,7 @@ final class MPRISPlayer {
 
     private func status() -> [String: Any]? {
         let reply = control.handle("status")
-        let object = try? JSONSerialization.jsonObject(with: Data(reply.utf8)) as? [String: Any]
-        return object?["status"] as? [String: Any]
+        return (JSONText.value(reply) as? [String: Any])?["status"] as? [String: Any]
     }
 
     private func remember(_ message: String) -> UnsafePointer<CChar>? {

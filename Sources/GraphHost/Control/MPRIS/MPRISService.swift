@@ -1,5 +1,7 @@
 import CMPRIS
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import Logging
 import Synchronization
 

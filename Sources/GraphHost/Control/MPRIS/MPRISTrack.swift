@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What MPRIS shows as the track: the graph's first stream, read from a `status` reply. A network stream's ICY
 /// title "Artist - Title" is split into artist and title; a file gives its ID3 title and artist and its length.
@@ -24,9 +25,9 @@ struct MPRISTrack: Equatable {
 
     /// Splits an ICY StreamTitle at its first " - " into artist and title; a title without one has no artist.
     static func split(icy: String) -> (artist: String?, title: String) {
-        guard let dash = icy.range(of: " - ") else { return (nil, icy) }
-        let artist = icy[..<dash.lowerBound].trimmingCharacters(in: .whitespaces)
-        let title = icy[dash.upperBound...].trimmingCharacters(in: .whitespaces)
+        guard let dash = icy.firstRange(of: " - ") else { return (nil, icy) }
+        let artist = icy[..<dash.lowerBound].trimmingSpaces()
+        let title = icy[dash.upperBound...].trimmingSpaces()
         if artist.isEmpty || title.isEmpty { return (nil, icy) }
         return (artist, title)
     }

@@ -1,5 +1,6 @@
 import CLiblo
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One argument of an OSC message, as graphhost reads it.
 public enum OSCArgument: Equatable, Sendable {

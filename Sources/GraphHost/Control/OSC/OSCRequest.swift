@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What an OSC message asks of graphhost: one control line for `LiveControl.handle`, or a change of who receives
 /// events.
@@ -49,7 +50,7 @@ public enum OSCRequest: Equatable, Sendable {
         }
         func text(_ argument: OSCArgument, _ what: String) throws -> String {
             guard case .string(let text) = argument else { throw wrong() }
-            let trimmed = text.trimmingCharacters(in: .whitespaces)
+            let trimmed = text.trimmingSpaces()
             guard !trimmed.isEmpty, !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
                 throw CommandError("\(message.address): \(what) '\(text)' must be non-empty text without control characters")
             }

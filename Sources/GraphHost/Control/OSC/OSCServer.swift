@@ -1,5 +1,6 @@
 import CLiblo
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 import Synchronization
 

@@ -1,7 +1,8 @@
 // SOCK_DGRAM (bits/socket_type.h) reaches Swift through liblo's headers, not Glibc: without this import a debug
 // build finds it only when a file importing CLiblo is compiled in the same batch.
 import CLiblo
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// An IPv4 or IPv6 socket address (host and port), comparable by value.
 public struct UDPEndpoint: Hashable, Sendable, CustomStringConvertible {

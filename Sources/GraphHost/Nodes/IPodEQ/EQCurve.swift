@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Measures the EQ kernel itself: its impulse response and that response's magnitude at chosen frequencies.
 public enum EQKernelResponse {
@@ -69,14 +70,14 @@ public struct EQCurve {
     public var csv: String {
         var out = "frequency_hz,target_db,achieved_db,output_db\n"
         for p in points {
-            out += String(format: "%.2f,%.3f,%.3f,%.3f\n", p.frequency, p.target, p.achieved, p.achieved + headroomDB)
+            out += Format.printf("%.2f,%.3f,%.3f,%.3f\n", p.frequency, p.target, p.achieved, p.achieved + headroomDB)
         }
         return out
     }
 
     /// The target and achieved curves as an SVG chart over ±12 dB.
     public func svg() -> String {
-        let title = "\(preset.name) at \(sampleRate) Hz (headroom \(String(format: "%.1f", headroomDB)) dB, not shown)"
+        let title = "\(preset.name) at \(sampleRate) Hz (headroom \(Format.printf("%.1f", headroomDB)) dB, not shown)"
         let curves = [
             ResponsePlot.Curve(label: "target", color: "#285ac8", points: points.map { ($0.frequency, $0.target) }),
             ResponsePlot.Curve(label: "achieved", color: "#dc3c28", points: points.map { ($0.frequency, $0.achieved) }),

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// `ipod-eq`: the 10-band iPod-style graphic EQ with its factory presets, a `preamp` in dB and
 /// automatic headroom (the output is lowered by the curve's peak gain, so boosting presets do not clip). `bands`
@@ -28,7 +29,7 @@ public struct IPodEQNode: NodeDefinition {
     public var summary: [(String, String)] {
         let curve = IPodEQSettings(gains: gains, preamp: preamp)
         var items = [("preset", "\(preset.name) (#\(preset.index))"), ("preamp", Format.number(preamp) + " dB"),
-                     ("headroom", String(format: "%.2f dB", curve.headroomDB(sampleRate: 48000)))]
+                     ("headroom", Format.printf("%.2f dB", curve.headroomDB(sampleRate: 48000)))]
         if gains != preset.gains { items.insert(("bands", gains.map { Format.number($0) }.joined(separator: " ")), at: 1) }
         if bypass { items.append(("bypass", "on")) }
         return items

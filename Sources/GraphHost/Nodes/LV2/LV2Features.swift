@@ -1,7 +1,8 @@
 import CLV2
 import CLilv
 import CLV2Support
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 
 /// The host features handed to every plugin instance: urid:map/unmap, options (sample rate, nominal and
@@ -24,8 +25,8 @@ final class LV2Features {
     /// Where plugins may create files (state:makePath).
     static let stateDirectory: String = {
         let base = ProcessInfo.processInfo.environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? NSTemporaryDirectory()
-        return (base as NSString).appendingPathComponent("graphhost-lv2-state-\(getpid())")
+            ?? FileManager.default.temporaryDirectory.path
+        return base + "/graphhost-lv2-state-\(getpid())"
     }()
 
     init(sampleRate: Int, maxFrames: Int) {
@@ -55,8 +56,8 @@ final class LV2Features {
         makePath = .allocate(capacity: 1)
         makePath.initialize(to: LV2_State_Make_Path(handle: nil, path: { _, path in
             guard let path else { return nil }
-            let full = (LV2Features.stateDirectory as NSString).appendingPathComponent(String(cString: path))
-            try? FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            let full = LV2Features.stateDirectory + "/" + String(cString: path)
+            try? FileManager.default.createDirectory(atPath: URL(fileURLWithPath: full).deletingLastPathComponent().path, withIntermediateDirectories: true)
             return strdup(full)
         }))
         freePath = .allocate(capacity: 1)
@@ -108,7 +109,7 @@ final class LV2Features {
         while true {
             let level = graphhost_lv2_log_next(log, &buffer, buffer.count)
             if level < 0 { return }
-            let text = String(cString: buffer).trimmingCharacters(in: .whitespacesAndNewlines)
+            let text = String(cString: buffer).trimmingWhitespace()
             switch level {
             case 0: logger.error("\(plugin): \(text)")
             case 1: logger.warning("\(plugin): \(text)")

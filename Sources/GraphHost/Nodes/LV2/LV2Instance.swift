@@ -2,7 +2,8 @@ import Atomics
 import CCleanAllocation
 import CLV2
 import CLilv
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 
 /// A running `lv2` node: its lilv instances (activated here, in the control world), the memory its

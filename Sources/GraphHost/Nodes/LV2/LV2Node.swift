@@ -1,6 +1,7 @@
 import CLV2
 import CLilv
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 
 /// `lv2`: an LV2 plugin loaded through lilv. Its main audio ports map onto the bus: as many inputs and outputs as
@@ -301,7 +302,7 @@ extension LV2Port {
 
     /// The value a name stands for: a scale point's label (any case), or on/off, true/false, yes/no for a toggle.
     func value(named name: String) -> Float? {
-        if let point = scalePoints.first(where: { $0.label.caseInsensitiveCompare(name) == .orderedSame }) { return point.value }
+        if let point = scalePoints.first(where: { $0.label.lowercased() == name.lowercased() }) { return point.value }
         guard isToggled else { return nil }
         switch name.lowercased() {
         case "on", "true", "yes": return maximum ?? 1

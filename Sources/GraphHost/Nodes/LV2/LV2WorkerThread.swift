@@ -1,6 +1,7 @@
 import Atomics
 import CLV2
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Runs the non-real-time half of an LV2 node's workers live: sleeps on a semaphore that every request posts, then
 /// takes the requests of each instance's channel (run-time ones, then those of state restores), calls the plugin's

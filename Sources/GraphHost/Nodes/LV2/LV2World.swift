@@ -1,6 +1,7 @@
 import CLV2
 import CLilv
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// The process's one lilv world, loaded once: LV2_PATH (or lilv's default path) plus the repository's
@@ -92,7 +93,7 @@ public final class LV2World: Sendable {
     /// A state holding one property, `key` = `path` (atom:Path), for `plugin`.
     func withPathState<R>(plugin: String, key: String, path: String, _ body: (OpaquePointer) throws -> R) rethrows -> R? {
         func literal(_ text: String) -> String {
-            "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+            "\"" + text.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\""
         }
         let turtle = """
         <urn:graphhost:property-state> a <http://lv2plug.in/ns/ext/presets#Preset> ;

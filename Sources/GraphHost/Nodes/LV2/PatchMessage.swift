@@ -1,5 +1,6 @@
 import CLV2
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// patch:Set and patch:Get messages for plugin properties, as the bytes of an atom:Object (control world; the kernel
 /// copies them into the plugin's control sequence).
@@ -17,7 +18,7 @@ enum PatchMessage {
         var value: (type: String, bytes: [UInt8])
         switch property.range {
         case LV2URI.atomPath?:
-            let path = (text as NSString).expandingTildeInPath
+            let path = Format.expandingTilde(text)
             guard FileManager.default.isReadableFile(atPath: path) else {
                 throw CommandError("\(property.symbol): cannot read '\(path)' (\(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"))")
             }

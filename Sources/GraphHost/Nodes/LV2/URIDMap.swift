@@ -1,6 +1,7 @@
 import CLV2
 import CLilv
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// The urid:map and urid:unmap features: URIs to integers and back, growing without bound and safe to

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The channel messages of a Standard MIDI File (format 0 or 1, tempo changes followed), with their times in seconds.
 /// Written here rather than taken from a library: Debian's libsmf is unmaintained since 2010 and pulls in GLib, and

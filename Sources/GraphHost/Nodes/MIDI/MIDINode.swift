@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// `midi`: a source of MIDI events for instruments and MIDI processors. `port` names a PipeWire MIDI input that
 /// `graphhost run` opens (a keyboard or a sequencer links to it); `file`, a Standard MIDI File relative to the graph,

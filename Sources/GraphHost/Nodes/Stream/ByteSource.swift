@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Where a stream node's compressed bytes come from. Network sources plug in here. The decoder thread reads;
 /// the thread that stops the stream may `cancel`.
@@ -35,20 +36,20 @@ public protocol SeekableByteSource: ByteSource {
 /// Reads bytes from a local file.
 public final class FileByteSource: SeekableByteSource, Sendable {
     public let name: String
-    private let handle: FileHandle
+    private let fd: Int32
 
     public init(path: String) throws {
         name = path
-        guard let h = FileHandle(forReadingAtPath: path) else {
+        fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
             throw StreamError.unreadable(path, FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file")
         }
-        handle = h
     }
 
-    deinit { try? handle.close() }
+    deinit { close(fd) }
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        let n = Glibc.read(handle.fileDescriptor, buffer.baseAddress, buffer.count)
+        let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
         if n < 0 { throw StreamError.unreadable(name, String(cString: strerror(errno))) }
         return n
     }
@@ -59,11 +60,11 @@ public final class FileByteSource: SeekableByteSource, Sendable {
 
     public var size: Int? {
         var info = stat()
-        return fstat(handle.fileDescriptor, &info) == 0 ? Int(info.st_size) : nil
+        return fstat(fd, &info) == 0 ? Int(info.st_size) : nil
     }
 
     public func seek(to offset: Int) throws {
-        if lseek(handle.fileDescriptor, off_t(offset), SEEK_SET) < 0 { throw StreamError.unreadable(name, String(cString: strerror(errno))) }
+        if lseek(fd, off_t(offset), SEEK_SET) < 0 { throw StreamError.unreadable(name, String(cString: strerror(errno))) }
     }
 }
 

@@ -1,5 +1,6 @@
 import CHTTP
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 import Synchronization
 
@@ -142,9 +143,7 @@ public final class HTTPByteSource: SeekableByteSource, Sendable {
 
     private func startDownload(from offset: Int = 0, total: Int? = nil) {
         let mine = shared.withLock { $0.generation }
-        let t = Thread { [weak self] in self?.download(generation: mine, from: offset, total: total) }
-        t.name = "graphhost-http"
-        t.start()
+        DetachedThread.start(name: "graphhost-http") { [weak self] in self?.download(generation: mine, from: offset, total: total) }
     }
 
     /// False once this download was cancelled or replaced by a rewind.
@@ -198,13 +197,13 @@ public final class HTTPByteSource: SeekableByteSource, Sendable {
                 }
                 logger.warning("\(name): \(why); reconnecting\(transfer.resumable ? " from byte \(transfer.audioBytes)" : "")")
                 status.reconnected()
-                Thread.sleep(forTimeInterval: min(2, 0.1 * pow(2, Double(attempts - 1))))
+                usleep(UInt32(min(2, 0.1 * pow(2, Double(attempts - 1))) * 1e6))
             }
         }
     }
 
     fileprivate func noteContentType(_ header: String?) {
-        let type = header?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        let type = header?.split(separator: ";").first.map { $0.trimmingSpaces().lowercased() }
         shared.withLock { $0.contentType = type }
     }
 
@@ -233,7 +232,8 @@ struct HTTPTransfer {
     var progressed = false
     /// The next audio bytes begin a new connection of an endless stream.
     var startsAfterBreak = false
-    var cache: FileHandle?
+    /// The cache file's descriptor.
+    var cache: Int32?
 
     /// A download from `offset` (a seek: `total` is the size already known) is not cached.
     init(source: HTTPByteSource, generation: Int, from offset: Int = 0, total: Int? = nil) {
@@ -242,8 +242,8 @@ struct HTTPTransfer {
         audioBytes = offset
         self.total = total
         if let path = source.cachePath, offset == 0 {
-            FileManager.default.createFile(atPath: path + ".part", contents: nil)
-            cache = FileHandle(forWritingAtPath: path + ".part")
+            let fd = open(path + ".part", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            cache = fd >= 0 ? fd : nil
         }
     }
 
@@ -314,7 +314,7 @@ struct HTTPTransfer {
 
     mutating func finishCache(complete: Bool) {
         guard let cache, let path = source.cachePath else { return }
-        try? cache.close()
+        close(cache)
         self.cache = nil
         if complete {
             _ = try? FileManager.default.removeItem(atPath: path)
@@ -327,7 +327,7 @@ struct HTTPTransfer {
 
 extension HTTPTransfer.Request {
     func header(_ line: String) {
-        let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = line.trimmingWhitespace()
         if trimmed.hasPrefix("HTTP/") || trimmed.hasPrefix("ICY ") {
             // A new response (after a redirect): forget the previous one's headers.
             headers = [:]
@@ -335,7 +335,7 @@ extension HTTPTransfer.Request {
             return
         }
         guard let colon = trimmed.firstIndex(of: ":") else { return }
-        headers[trimmed[..<colon].lowercased()] = trimmed[trimmed.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        headers[trimmed[..<colon].lowercased()] = trimmed[trimmed.index(after: colon)...].trimmingSpaces()
     }
 
     /// The first body bytes decide: a redirect's body is ignored; 200 or 206 is accepted; anything else fails.
@@ -388,7 +388,7 @@ extension HTTPTransfer.Request {
                 transfer.audioBytes += audio.count
                 transfer.progressed = true
                 source.status.loaded(audio.count)
-                if let cache = transfer.cache { cache.write(Data(audio)) }
+                if let cache = transfer.cache { _ = audio.withUnsafeBytes { write(cache, $0.baseAddress, $0.count) } }
             }
         }
         if var icy = transfer.icy {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Separates Icecast/SHOUTcast metadata from the audio bytes: after every `interval` audio bytes comes one length
 /// byte L and L × 16 bytes of text such as `StreamTitle='Artist - Title';` padded with NULs.
@@ -45,9 +46,9 @@ struct IcyMetadataSplitter {
     static func streamTitle(_ block: [UInt8]) -> String? {
         let bytes = Array(block.prefix { $0 != 0 })
         let text = String(bytes: bytes, encoding: .utf8) ?? String(bytes: bytes, encoding: .isoLatin1) ?? ""
-        guard let start = text.range(of: "StreamTitle='") else { return nil }
+        guard let start = text.firstRange(of: "StreamTitle='") else { return nil }
         let rest = text[start.upperBound...]
-        let end = rest.range(of: "';Stream")?.lowerBound ?? rest.range(of: "';", options: .backwards)?.lowerBound ?? rest.endIndex
+        let end = rest.firstRange(of: "';Stream")?.lowerBound ?? rest.ranges(of: "';").last?.lowerBound ?? rest.endIndex
         return String(rest[..<end])
     }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import CMPG123
 
 /// What a finite MP3 file says about itself: its ID3 title and artist (ID3v2 TIT2/TPE1, else ID3v1) and its
@@ -59,7 +60,7 @@ public struct MediaTags: Equatable, Sendable {
     }
 
     private static func nonEmpty(_ s: String) -> String? {
-        let trimmed = s.trimmingCharacters(in: .whitespaces)
+        let trimmed = s.trimmingSpaces()
         return trimmed.isEmpty ? nil : trimmed
     }
 }

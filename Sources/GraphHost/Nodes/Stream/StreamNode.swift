@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// `stream`: the compressed-stream converter. Decodes MP3, AAC, Ogg Vorbis, Opus, FLAC, WAV and HLS (a file, or an
@@ -30,7 +31,7 @@ public struct StreamNode: Sendable, NodeDefinition {
 
     /// Resolves a path or file: URL against `base`; an http or https URL stays as it is (remote: true).
     public static func resolve(_ url: String, base: URL) throws -> (path: String, remote: Bool) {
-        if let scheme = url.range(of: "://").map({ String(url[..<$0.lowerBound]) }) ?? (url.hasPrefix("file:") ? "file" : nil) {
+        if let scheme = url.firstRange(of: "://").map({ String(url[..<$0.lowerBound]) }) ?? (url.hasPrefix("file:") ? "file" : nil) {
             switch scheme.lowercased() {
             case "http", "https":
                 guard let u = URL(string: url), u.host != nil else { throw StreamError.unsupportedURL(url) }

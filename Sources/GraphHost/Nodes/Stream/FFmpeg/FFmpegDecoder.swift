@@ -159,7 +159,7 @@ final class FFmpegDecoder: MediaDecoder {
         func value(_ key: String) -> String? {
             for dictionary in [stream.pointee.metadata, formatContext.pointee.metadata] {
                 if let entry = gh_av_dict_get(dictionary, key, nil, 0), let text = entry.pointee.value {
-                    let string = String(cString: text).trimmingCharacters(in: .whitespaces)
+                    let string = String(cString: text).trimmingSpaces()
                     if !string.isEmpty { return string }
                 }
             }

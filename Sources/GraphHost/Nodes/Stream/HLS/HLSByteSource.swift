@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 
 /// The bytes of an HLS stream: the segments of a media playlist, each downloaded in turn by an `HTTPByteSource`, the

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// An HLS playlist (RFC 8216): a master playlist's variants, or a media playlist's segments. URIs are resolved
 /// against the playlist's own URL.
@@ -12,7 +13,7 @@ struct HLSPlaylist: Equatable {
         var isAudioOnly: Bool {
             guard let codecs else { return true }
             let audio = ["mp4a", "opus", "flac", "mp3", "ac-3", "ec-3", "vorbis", "alac"]
-            return codecs.split(separator: ",").allSatisfy { c in audio.contains { c.trimmingCharacters(in: .whitespaces).lowercased().hasPrefix($0) } }
+            return codecs.split(separator: ",").allSatisfy { c in audio.contains { c.trimmingSpaces().lowercased().hasPrefix($0) } }
         }
     }
 
@@ -43,7 +44,7 @@ struct HLSPlaylist: Equatable {
     /// Parses `text`, fetched from `url`; throws naming the URL and line of what cannot be followed.
     static func parse(_ text: String, url: String) throws -> HLSPlaylist {
         let lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
-            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .map { $0.trimmingSpaces() }
         guard lines.first?.hasPrefix("#EXTM3U") == true else { throw HLSError(url, 1, "does not start with #EXTM3U") }
         var playlist = HLSPlaylist()
         var sequence = 0
@@ -111,7 +112,7 @@ struct HLSPlaylist: Equatable {
         var result: [String: String] = [:]
         var rest = Substring(list)
         while let equals = rest.firstIndex(of: "=") {
-            let key = rest[..<equals].trimmingCharacters(in: .whitespaces)
+            let key = rest[..<equals].trimmingSpaces()
             rest = rest[rest.index(after: equals)...]
             let value: Substring
             if rest.first == "\"" {

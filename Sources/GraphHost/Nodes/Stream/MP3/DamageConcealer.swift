@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Mutes decoded audio where a silenced frame's damage reaches, with short fades either side.
 ///
