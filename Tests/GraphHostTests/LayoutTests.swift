@@ -36,4 +36,14 @@ final class LayoutTests: XCTestCase {
             XCTAssertEqual(module, "Glibc", "\(place) imports \(module)")
         }
     }
+
+    /// The control world and the command line use FoundationEssentials: Foundation would bring CoreFoundation and
+    /// ICU into the process (about 9 MiB resident, and the start-up that loading them costs).
+    func testNothingImportsFoundation() throws {
+        for module in ["GraphHost", "graphhost", "GraphHostIPodEQLV2"] {
+            for (place, imported) in try imports(of: module) {
+                XCTAssertFalse(["Foundation", "FoundationNetworking", "FoundationXML"].contains(imported), "\(place) imports \(imported)")
+            }
+        }
+    }
 }
