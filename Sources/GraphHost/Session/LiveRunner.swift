@@ -42,7 +42,7 @@ public final class LiveRunner {
     public static let tick = 0.01, statusInterval = 0.25, watchInterval = 0.5
     /// Seconds between two turns while the stream plays steadily: nothing the loop watches then needs a faster look
     /// (commands are carried out on the socket's threads), and each turn costs CPU.
-    public static let playingTick = 0.05
+    public static let playingTick = 0.25
     /// A stream the session manager has neither linked nor refused this long is made afresh: WirePlumber 0.4 now and
     /// then leaves a new stream unanswered (seen in tests right after it started, without a sink).
     public static let unansweredSeconds = 3.0

@@ -10,6 +10,9 @@ final class RingFeeder {
     /// True when what is being written should be dropped (the stream stops, or a seek makes it stale).
     private let abandon: () -> Bool
     private var resampler: Resampler?
+    /// Set when the ring filled up: it is topped up again only once a quarter of it is free, so the decoder runs in
+    /// a few bursts a second rather than waking for every callback's worth of room.
+    private var waitingForRoom = false
     private let mappedFrames = 8192
     private let mapped: UnsafeMutableBufferPointer<Float>
     private let resampled: UnsafeMutableBufferPointer<Float>
@@ -53,7 +56,11 @@ final class RingFeeder {
     }
 
     /// Forgets the resampler's state without its tail (after a seek).
-    func discardState() { resampler = nil }
+    func discardState() {
+        resampler = nil
+        // The seek's new audio goes into the ring as soon as there is room.
+        waitingForRoom = false
+    }
 
     /// Writes all frames into the ring, waiting for space (control world: waiting is allowed here). `frames` points
     /// into this feeder's own buffers; blocks beyond the ceiling are muted again here because resampling can lift a
@@ -62,12 +69,16 @@ final class RingFeeder {
         CorruptAudioGuard.muteImplausibleBlocks(UnsafeMutablePointer(mutating: frames), frames: count, channels: format.channels)
         var done = 0, idleWaits = 0
         while done < count {
-            let room = ring.index.writable() - reserve()
+            var room = ring.index.writable() - reserve()
+            if waitingForRoom {
+                if room >= ring.capacityFrames / 4 { waitingForRoom = false } else { room = 0 }
+            }
             let n = room > 0 ? ring.write(frames + done * format.channels, frames: min(count - done, room)) : 0
             done += n
             if n > 0 { wakeup.signalData() }
             idleWaits = n > 0 ? 0 : idleWaits + 1
             if done < count {
+                waitingForRoom = true
                 if abandon() { return }
                 wakeup.waitForSpace(idleWaits: idleWaits)
             }

@@ -190,8 +190,9 @@ public final class RingWakeup: Sendable {
 
     public func signalSpace() { space.signal() }
     public func signalData() { data.signal() }
-    /// `idleWaits`: waits in a row that found no room; each doubles the timeout, up to 80 ms (a full ring holds at
-    /// least a second, so a paused or far-ahead decoder wakes a dozen times a second instead of two hundred).
-    public func waitForSpace(idleWaits: Int = 0) { _ = space.wait(timeout: .now() + .milliseconds(5 << min(idleWaits, 4))) }
+    /// `idleWaits`: waits in a row that found no room; each doubles the timeout, up to 320 ms (a full ring holds at
+    /// least a second, so a paused or far-ahead decoder wakes three times a second instead of two hundred). A stop
+    /// or a seek signals, so neither waits for the timeout.
+    public func waitForSpace(idleWaits: Int = 0) { _ = space.wait(timeout: .now() + .milliseconds(5 << min(idleWaits, 6))) }
     public func waitForData() { _ = data.wait(timeout: .now() + .milliseconds(5)) }
 }
