@@ -393,15 +393,22 @@ extension PipeWireTests {
     /// Paused and faded out, the stream goes idle: no process callbacks at all, while the position (and the
     /// recording's silence) move on with the time. Play wakes it with no xrun counted, and the recording is as long
     /// as the run played: sound, the pause's silence, sound again.
+    /// A recorded run of a stream of `seconds` at quantum 1024 with a control socket, named `name`.
+    func recordedRun(_ pw: HeadlessPipeWire, name: String, seconds: Double, _ arguments: [String] = []) throws
+        -> (run: HeadlessPipeWire.Running, control: HeadlessPipeWire.Control, recording: String) {
+        let graph = TestSupport.streamGraph(try TestSupport.mp3(rate: 48000, channels: 2, seconds: seconds))
+        let socket = TestSupport.directory.appendingPathComponent("\(name)-\(getpid())/\(name).sock").path
+        let recording = TestSupport.directory.appendingPathComponent("\(name)-\(getpid())-record.wav").path
+        let run = try pw.graphhost(["run", graph, "--socket", socket, "--latency", "1024", "--name", name, "--record", recording, "--no-mpris"] + arguments)
+        let control = pw.control(socket)
+        XCTAssertTrue(control.waitForSocket())
+        return (run, control, recording)
+    }
+
     func testAPausedRunLetsItsStreamIdle() throws {
         let pw = try HeadlessPipeWire(quantum: 1024)
         defer { pw.stop() }
-        let graph = TestSupport.streamGraph(try TestSupport.mp3(rate: 48000, channels: 2, seconds: 30))
-        let socket = TestSupport.directory.appendingPathComponent("idle-\(getpid())/idle.sock").path
-        let recording = TestSupport.directory.appendingPathComponent("idle-\(getpid())-record.wav").path
-        let run = try pw.graphhost(["run", graph, "--socket", socket, "--latency", "1024", "--name", "idle", "--record", recording, "--no-mpris"])
-        let control = pw.control(socket)
-        XCTAssertTrue(control.waitForSocket())
+        let (run, control, recording) = try recordedRun(pw, name: "idle", seconds: 30)
         XCTAssertTrue(try control.waitForPosition(1))
         let xrunsBefore = try XCTUnwrap(try control.status()["xruns"] as? Int)
         XCTAssertEqual(try control.ctl(["pause"]).status, 0)
@@ -442,13 +449,7 @@ extension PipeWireTests {
     func testARunWhoseStreamsEndedIdlesUntilItsDuration() throws {
         let pw = try HeadlessPipeWire(quantum: 1024)
         defer { pw.stop() }
-        let graph = TestSupport.streamGraph(try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1.5))
-        let socket = TestSupport.directory.appendingPathComponent("ended-\(getpid())/ended.sock").path
-        let recording = TestSupport.directory.appendingPathComponent("ended-\(getpid())-record.wav").path
-        let run = try pw.graphhost(["run", graph, "--socket", socket, "--latency", "1024", "--name", "ended", "--record", recording,
-                                    "--duration", "7", "--no-mpris"])
-        let control = pw.control(socket)
-        XCTAssertTrue(control.waitForSocket())
+        let (run, control, recording) = try recordedRun(pw, name: "ended", seconds: 1.5, ["--duration", "7"])
         XCTAssertTrue(try control.waitForPosition(4))
         let callbacks = try XCTUnwrap(try control.status()["callbacks"] as? Int)
         XCTAssertTrue(try control.waitForPosition(5.5))
