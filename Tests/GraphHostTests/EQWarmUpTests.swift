@@ -219,8 +219,6 @@ final class EQWarmUpTests: XCTestCase {
         while !render.isFinished { usleep(1000) }
         print("control warm beside a free-running render thread: \(warmed) warmed, \(declined) declined")
         XCTAssertTrue(finite.load(ordering: .relaxed))
-        XCTAssertEqual(kernel.pointee.current == Self.coefficients("Rock") || kernel.pointee.next == Self.coefficients("Rock")
-                       || kernel.pointee.pending == Self.coefficients("Rock"), true)
         // Let the last change finish, then nothing waits.
         let n = Self.slice
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2 * n)

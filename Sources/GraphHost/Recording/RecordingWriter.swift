@@ -14,6 +14,8 @@ public final class RecordingWriter: Sendable {
     private struct State {
         var thread: JoinableThread?
         var failure: Error?
+        /// Silence to write once the ring has been read up to `at` frames (idle time, in order with the audio).
+        var silences: [(at: Int, frames: Int)] = []
     }
     private let state = Mutex(State())
     /// How often the writer looks at the ring; the ring holds seconds, so a late look loses nothing.
@@ -61,22 +63,34 @@ public final class RecordingWriter: Sendable {
         return Summary(frames: framesWritten, droppedFrames: droppedFrames, clippedSamples: file.clippedSamples, error: state.withLock { $0.failure })
     }
 
-    /// Appends `frames` of silence after what the tap holds, for time the stream spent idle (its callback wrote
-    /// nothing meanwhile), so the recording stays as long as the run's position.
+    /// Appends `frames` of silence after what the tap holds now, for time the stream spent idle (its callback wrote
+    /// nothing meanwhile), so the recording stays as long as the run's position. The writer thread puts it in place.
     public func appendSilence(frames: Int) {
-        guard frames > 0, state.withLock({ $0.failure == nil && $0.thread != nil }) else { return }
-        // What the callback wrote before it went idle comes first (the writer looks every 10 ms).
-        for _ in 0..<1000 where tap.ring.index.readable() > 0 { usleep(1000) }
-        let chunk = 4096
-        let zeros = [Float](repeating: 0, count: chunk * tap.ring.channels)
-        var left = frames
-        do {
-            while left > 0 {
-                let n = min(left, chunk)
-                try file.write(zeros, frames: n)
-                written.wrappingIncrement(by: n, ordering: .relaxed)
-                left -= n
+        guard frames > 0 else { return }
+        let at = tap.ring.index.written.load(ordering: .acquiring)
+        state.withLock { state in
+            if let last = state.silences.last, last.at == at {
+                state.silences[state.silences.count - 1].frames += frames
+            } else {
+                state.silences.append((at, frames))
             }
+        }
+    }
+
+    /// Writes `frames` frames from `samples` (silence when nil), unless writing failed before.
+    private func write(_ samples: UnsafePointer<Float>?, frames: Int, zeros: UnsafePointer<Float>, chunk: Int) {
+        guard state.withLock({ $0.failure == nil }) else { return }
+        do {
+            if let samples {
+                try file.write(samples, frames: frames)
+            } else {
+                var left = frames
+                while left > 0 {
+                    try file.write(zeros, frames: min(left, chunk))
+                    left -= min(left, chunk)
+                }
+            }
+            written.wrappingIncrement(by: frames, ordering: .relaxed)
         } catch {
             state.withLock { $0.failure = error }
         }
@@ -85,19 +99,21 @@ public final class RecordingWriter: Sendable {
     private func drain() {
         let chunk = 4096
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: chunk * tap.ring.channels)
-        defer { buffer.deallocate() }
+        let zeros = UnsafeMutablePointer<Float>.allocate(capacity: chunk * tap.ring.channels)
+        zeros.initialize(repeating: 0, count: chunk * tap.ring.channels)
+        defer { buffer.deallocate(); zeros.deallocate() }
         while true {
             let last = stopping.load(ordering: .acquiring)
-            let frames = tap.ring.read(into: buffer, frames: chunk)
+            let read = tap.ring.index.read.load(ordering: .relaxed)
+            let silence = state.withLock { $0.silences.first }
+            if let silence, read >= silence.at || (last && tap.ring.index.readable() == 0) {
+                state.withLock { _ = $0.silences.removeFirst() }
+                write(nil, frames: silence.frames, zeros: zeros, chunk: chunk)
+                continue
+            }
+            let frames = tap.ring.read(into: buffer, frames: min(chunk, silence.map { $0.at - read } ?? chunk))
             if frames > 0 {
-                if state.withLock({ $0.failure == nil }) {
-                    do {
-                        try file.write(buffer, frames: frames)
-                        written.wrappingIncrement(by: frames, ordering: .relaxed)
-                    } catch {
-                        state.withLock { $0.failure = error }
-                    }
-                }
+                write(buffer, frames: frames, zeros: zeros, chunk: chunk)
                 continue
             }
             if last { return }
