@@ -43,7 +43,7 @@ public final class PendingSwap: @unchecked Sendable {
                 guard Date() < deadline else {
                     throw CommandError("stream '\(stream.id)' did not buffer \(Format.number(stream.node.bufferSeconds)) s within \(Format.number(GraphSession.warmUpTimeout)) s")
                 }
-                usleep(2000)
+                stream.wakeup.waitForData()
             }
             if let failure = stream.failure { throw failure }
         }

@@ -200,8 +200,10 @@ public final class StreamInstance: NodeInstance, Sendable {
             let fresh = ring.index.written.load(ordering: .acquiring) - counters.seekBoundary.load(ordering: .relaxed)
             return fresh >= kernelPointer.pointee.seekFadeFrames + frames
         }
-        let needed = counters.playing.load(ordering: .acquiring) ? frames : max(frames, startThreshold)
-        return ring.index.readable() >= min(needed, ring.capacityFrames)
+        // While playing, a crossfade's worth stays buffered beyond the slice, so a seek applied after it has the old
+        // audio to fade out from (offline renders run ahead of the decoder and would otherwise find the ring nearly empty).
+        let needed = counters.playing.load(ordering: .acquiring) ? frames + kernelPointer.pointee.seekFadeFrames : max(frames, startThreshold)
+        return ring.index.readable() >= min(needed, ring.capacityFrames - decoder.reserveFrames)
     }
 
     public var finished: Bool { counters.finished.load(ordering: .acquiring) }
