@@ -26,7 +26,7 @@ final class DecoderTests: XCTestCase {
         let format = GraphFormat(sampleRate: 48000, channels: 2, maxFrames: 1024)
         let ring = PCMRing.allocate(minimumFrames: 1 << 15, channels: 2)
         let counters = StreamCounters.create()
-        let wakeup = RingWakeup()
+        let wakeup = RingWakeup(room: counters.room)
         defer { ring.deallocate(); counters.destroy() }
         let decoder = StreamDecoder(source: { try ChunkedByteSource(path: mp3, sizes: [1, 3, 7, 333, 1000, 4097, 2]) },
                                     format: format, ring: ring, counters: counters, loop: false, wakeup: wakeup, reserveFrames: 0)

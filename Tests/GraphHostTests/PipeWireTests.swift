@@ -405,6 +405,18 @@ extension PipeWireTests {
         return (run, control, recording)
     }
 
+    /// The voluntary context switches (sleeps) of the thread of `pid` whose name starts with `name`, nil if none.
+    static func threadWakeups(_ pid: Int32, named name: String) -> Int? {
+        let tasks = "/proc/\(pid)/task"
+        for task in (try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? [] {
+            guard let comm = try? String(contentsOfFile: "\(tasks)/\(task)/comm", encoding: .utf8), comm.hasPrefix(name),
+                  let status = try? String(contentsOfFile: "\(tasks)/\(task)/status", encoding: .utf8),
+                  let line = status.split(separator: "\n").first(where: { $0.hasPrefix("voluntary_ctxt_switches:") }) else { continue }
+            return Int(line.split(separator: ":").last!.trimmingCharacters(in: .whitespaces))
+        }
+        return nil
+    }
+
     func testAPausedRunLetsItsStreamIdle() throws {
         let pw = try HeadlessPipeWire(quantum: 1024)
         defer { pw.stop() }
@@ -416,9 +428,13 @@ extension PipeWireTests {
         // Once idle, the callbacks stop while the position goes on.
         XCTAssertTrue(try control.waitForPosition(pausedAt + 1))
         let callbacks = try XCTUnwrap(try control.status()["callbacks"] as? Int)
+        let decoderWakeups = try XCTUnwrap(Self.threadWakeups(run.process.processIdentifier, named: "graphhost-decod"))
         let idleFrom = try control.position()
         XCTAssertTrue(try control.waitForPosition(idleFrom + 2))
         XCTAssertEqual(try control.status()["callbacks"] as? Int, callbacks, "the paused stream was still called")
+        // The decoder, its ring full, sleeps on its semaphore until the render world reads room free: no timer wakes it.
+        XCTAssertEqual(Self.threadWakeups(run.process.processIdentifier, named: "graphhost-decod"), decoderWakeups,
+                       "the paused stream's decoder woke")
         // A command for the render world while idle is carried out (the stream wakes for it and rests again).
         XCTAssertEqual(try control.ctl(["seek", "s", "10"]).status, 0)
         XCTAssertEqual(try control.ctl(["play"]).status, 0)

@@ -140,7 +140,6 @@ public struct OfflineRenderer {
                 session.engine.pointee.render(frames: frames, interleaved: buffer)
             }
             for stream in streams {
-                stream.wakeup.signalSpace()
                 if let failure = stream.failure { throw failure }
             }
             session.collectRetired()

@@ -67,7 +67,7 @@ final class RingFeeder {
     /// peak just under it slightly above.
     private func push(_ frames: UnsafePointer<Float>, frames count: Int) {
         CorruptAudioGuard.muteImplausibleBlocks(UnsafeMutablePointer(mutating: frames), frames: count, channels: format.channels)
-        var done = 0, idleWaits = 0
+        var done = 0
         while done < count {
             var room = ring.index.writable() - reserve()
             if waitingForRoom {
@@ -76,11 +76,10 @@ final class RingFeeder {
             let n = room > 0 ? ring.write(frames + done * format.channels, frames: min(count - done, room)) : 0
             done += n
             if n > 0 { wakeup.signalData() }
-            idleWaits = n > 0 ? 0 : idleWaits + 1
             if done < count {
                 waitingForRoom = true
                 if abandon() { return }
-                wakeup.waitForSpace(idleWaits: idleWaits)
+                wakeup.room.wait(untilWritable: reserve() + ring.capacityFrames / 4, in: ring.index)
             }
         }
     }

@@ -180,19 +180,16 @@ extension MediaKind {
     }
 }
 
-/// Wakes the decoder thread when the ring has room and a waiting offline renderer when it has data.
-/// Waits time out, so a real-time consumer that never signals still works.
+/// Wakes the decoder thread when the ring has room (the render world reads room free; the control world seeks, stops,
+/// or reads the ring itself), and a waiting offline renderer or warm-up when it has data.
 public final class RingWakeup: Sendable {
-    private let space = DispatchSemaphore(value: 0)
+    public let room: RingRoomSignal
     private let data = DispatchSemaphore(value: 0)
 
-    public init() {}
+    public init(room: RingRoomSignal) { self.room = room }
 
-    public func signalSpace() { space.signal() }
+    public func signalSpace() { room.post() }
     public func signalData() { data.signal() }
-    /// `idleWaits`: waits in a row that found no room; each doubles the timeout, up to 320 ms (a full ring holds at
-    /// least a second, so a paused or far-ahead decoder wakes three times a second instead of two hundred). A stop
-    /// or a seek signals, so neither waits for the timeout.
-    public func waitForSpace(idleWaits: Int = 0) { _ = space.wait(timeout: .now() + .milliseconds(5 << min(idleWaits, 6))) }
+    /// Waits for the decoder's next write or end; the timeout only bounds a wait whose condition changed otherwise.
     public func waitForData() { _ = data.wait(timeout: .now() + .milliseconds(5)) }
 }

@@ -91,7 +91,7 @@ public final class StreamInstance: NodeInstance, Sendable {
     nonisolated(unsafe) let kernelPointer: UnsafeMutablePointer<StreamKernel>
     public let ring: PCMRing
     public let counters: StreamCounters
-    public let wakeup = RingWakeup()
+    public let wakeup: RingWakeup
     let decoder: StreamDecoder
     let startThreshold: Int
     /// The seek crossfade's gains and the kernel's buffer for the new audio.
@@ -111,6 +111,7 @@ public final class StreamInstance: NodeInstance, Sendable {
         let reserve = fadeFrames + 2 * format.maxFrames
         ring = .allocate(minimumFrames: max(2 * startThreshold, format.sampleRate, 4 * format.maxFrames) + reserve, channels: format.channels)
         counters = .create()
+        wakeup = RingWakeup(room: counters.room)
         seekFadeGains = .allocateRender(capacity: fadeFrames)
         for f in 0..<fadeFrames { seekFadeGains[f] = Float(sin(Double(f + 1) / Double(fadeFrames + 1) * .pi / 2)) }
         seekScratch = .allocateRender(capacity: format.maxFrames * format.channels)

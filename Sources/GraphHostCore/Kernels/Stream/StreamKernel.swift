@@ -26,18 +26,20 @@ public struct StreamCounters: Sendable {
     public let seekDone: UnsafeAtomic<Int>
     /// The latest seek the kernel has finished crossfading into.
     public let seekHandled: UnsafeAtomic<Int>
+    /// Wakes the decoder thread once the kernel has read the room it waits for.
+    public let room: RingRoomSignal
 
     public static func create() -> StreamCounters {
         StreamCounters(underruns: .create(0), decoderFinished: .create(false), finished: .create(false),
                        framesOut: .create(0), endFrame: .create(0), playing: .create(false), framesPlayed: .create(0),
                        peakBits: .create(0), trimmedFrames: .create(0), seekBoundary: .create(0),
-                       seekFrame: .create(0), seekDone: .create(0), seekHandled: .create(0))
+                       seekFrame: .create(0), seekDone: .create(0), seekHandled: .create(0), room: .create())
     }
 
     public func destroy() {
         underruns.destroy(); decoderFinished.destroy(); finished.destroy(); framesOut.destroy(); endFrame.destroy()
         playing.destroy(); framesPlayed.destroy(); peakBits.destroy(); trimmedFrames.destroy()
-        seekBoundary.destroy(); seekFrame.destroy(); seekDone.destroy(); seekHandled.destroy()
+        seekBoundary.destroy(); seekFrame.destroy(); seekDone.destroy(); seekHandled.destroy(); room.destroy()
     }
 
     /// The peak of a live input's latest slice.
@@ -94,6 +96,7 @@ public struct StreamKernel {
 
     @_noLocks
     public mutating func process(output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int) {
+        defer { counters.room.consumed(ring.index) }
         // The ring's fill is read before the seek counters: frames written after a seek boundary are only visible
         // together with that boundary.
         let filled = ring.index.readable()
