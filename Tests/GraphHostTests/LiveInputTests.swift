@@ -261,6 +261,14 @@ final class LiveInputTests: XCTestCase {
         }.max() ?? -240
     }
 
+    /// The median of the 0.2 s windows' levels at `frequency`, in dB.
+    static func medianLevel(_ stereo: [Float], _ frequency: Double, from: Double, to: Double) -> Double {
+        let levels = stride(from: from, through: to - 0.2, by: 0.2).map {
+            LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(stereo, frequency, start: $0, seconds: 0.2))
+        }.sorted()
+        return levels.isEmpty ? -240 : levels[levels.count / 2]
+    }
+
     static func rms(_ x: [Float]) -> Double { (x.reduce(0) { $0 + Double($1) * Double($1) } / Double(max(1, x.count))).squareRoot() }
 
     /// A live input a `load` adds gets its PipeWire stream while playing: the graph starts with a song only, the loaded
@@ -364,6 +372,8 @@ final class LiveInputTests: XCTestCase {
         let end = Double(recorded.count / 2) / 48000
         XCTAssertEqual(Self.steadyLevel(recorded, 1000, from: position + 0.2, to: position + 0.8), -12, accuracy: 0.3, "the first source before the load")
         XCTAssertEqual(Self.steadyLevel(recorded, 300, from: end - 2, to: end - 0.3), -12, accuracy: 0.3, "the second source after the load")
-        XCTAssertLessThan(Self.steadyLevel(recorded, 1000, from: end - 2, to: end - 0.3), -60, "the first source still plays")
+        // The median of the windows: a capture dropout (a late wake of this VM) spreads a click's energy over every
+        // frequency of its window, while a source that still plays is in all of them.
+        XCTAssertLessThan(Self.medianLevel(recorded, 1000, from: end - 2, to: end - 0.3), -60, "the first source still plays")
     }
 }

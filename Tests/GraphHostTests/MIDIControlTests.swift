@@ -103,8 +103,11 @@ final class MIDIControlTests: XCTestCase {
         let learned = try GraphDocument.load(path: saved).midiControl?.controls.last
         XCTAssertEqual(learned?.controller, 20)
         XCTAssertEqual(learned?.channel, 2)
+        // With no messages coming, the surface's thread sleeps on its queue: no timer wakes it.
+        let wakeups = try XCTUnwrap(PipeWireTests.threadWakeups(run.process.processIdentifier, named: "graphhost-midi-"))
         let end = try control.position()
         XCTAssertTrue(try control.waitForPosition(end + 1))
+        XCTAssertEqual(PipeWireTests.threadWakeups(run.process.processIdentifier, named: "graphhost-midi-"), wakeups, "the idle MIDI surface woke")
         XCTAssertEqual(try control.ctl(["quit"]).status, 0)
         XCTAssertEqual(run.wait().status, 0)
         XCTAssertEqual(try control.ctl(["learn", "mix", "volume"]).status, 1)

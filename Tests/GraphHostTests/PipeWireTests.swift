@@ -429,12 +429,16 @@ extension PipeWireTests {
         XCTAssertTrue(try control.waitForPosition(pausedAt + 1))
         let callbacks = try XCTUnwrap(try control.status()["callbacks"] as? Int)
         let decoderWakeups = try XCTUnwrap(Self.threadWakeups(run.process.processIdentifier, named: "graphhost-decod"))
+        let writerWakeups = try XCTUnwrap(Self.threadWakeups(run.process.processIdentifier, named: "graphhost-recor"))
         let idleFrom = try control.position()
         XCTAssertTrue(try control.waitForPosition(idleFrom + 2))
         XCTAssertEqual(try control.status()["callbacks"] as? Int, callbacks, "the paused stream was still called")
-        // The decoder, its ring full, sleeps on its semaphore until the render world reads room free: no timer wakes it.
+        // The decoder, its ring full, sleeps on its semaphore until the render world reads room free, and the recording
+        // writer until the render world captures a chunk: no timer wakes either.
         XCTAssertEqual(Self.threadWakeups(run.process.processIdentifier, named: "graphhost-decod"), decoderWakeups,
                        "the paused stream's decoder woke")
+        XCTAssertEqual(Self.threadWakeups(run.process.processIdentifier, named: "graphhost-recor"), writerWakeups,
+                       "the recording writer woke while nothing was captured")
         // A command for the render world while idle is carried out (the stream wakes for it and rests again).
         XCTAssertEqual(try control.ctl(["seek", "s", "10"]).status, 0)
         XCTAssertEqual(try control.ctl(["play"]).status, 0)

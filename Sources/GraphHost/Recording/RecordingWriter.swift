@@ -18,8 +18,8 @@ public final class RecordingWriter: Sendable {
         var silences: [(at: Int, frames: Int)] = []
     }
     private let state = Mutex(State())
-    /// How often the writer looks at the ring; the ring holds seconds, so a late look loses nothing.
-    static let pollMicroseconds: UInt32 = 10_000
+    /// Frames the writer takes at a time: it sleeps until the render world has captured this many.
+    static let chunkFrames = 4096
 
     public init(path: String, sampleRate: Int, channels: Int) throws {
         file = try SoundFileWriter(path: path, sampleRate: sampleRate, channels: channels)
@@ -57,6 +57,7 @@ public final class RecordingWriter: Sendable {
         }
         if let thread {
             stopping.store(true, ordering: .releasing)
+            tap.signal.post()
             thread.join()
             file.close()
         }
@@ -64,7 +65,8 @@ public final class RecordingWriter: Sendable {
     }
 
     /// Appends `frames` of silence after what the tap holds now, for time the stream spent idle (its callback wrote
-    /// nothing meanwhile), so the recording stays as long as the run's position. The writer thread puts it in place.
+    /// nothing meanwhile), so the recording stays as long as the run's position. The writer thread puts it in place
+    /// when it next wakes (for the next chunk of audio, or to finish), so an idle run does not wake it.
     public func appendSilence(frames: Int) {
         guard frames > 0 else { return }
         let at = tap.ring.index.written.load(ordering: .acquiring)
@@ -97,7 +99,7 @@ public final class RecordingWriter: Sendable {
     }
 
     private func drain() {
-        let chunk = 4096
+        let chunk = Self.chunkFrames
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: chunk * tap.ring.channels)
         let zeros = UnsafeMutablePointer<Float>.allocate(capacity: chunk * tap.ring.channels)
         zeros.initialize(repeating: 0, count: chunk * tap.ring.channels)
@@ -117,7 +119,7 @@ public final class RecordingWriter: Sendable {
                 continue
             }
             if last { return }
-            usleep(Self.pollMicroseconds)
+            tap.signal.wait(untilReadable: chunk, in: tap.ring.index)
         }
     }
 }

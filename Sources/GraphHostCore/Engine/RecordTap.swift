@@ -7,14 +7,17 @@ public struct RecordTap: Sendable {
     public let ring: PCMRing
     /// Frames the ring had no room for.
     public let droppedFrames: UnsafeAtomic<Int>
+    /// Wakes the recording writer once a chunk is captured.
+    public let signal: RingSignal
 
     public static func allocate(channels: Int, sampleRate: Int, seconds: Double = 4) -> RecordTap {
-        RecordTap(ring: .allocate(minimumFrames: Int(seconds * Double(sampleRate)), channels: channels), droppedFrames: .create(0))
+        RecordTap(ring: .allocate(minimumFrames: Int(seconds * Double(sampleRate)), channels: channels), droppedFrames: .create(0), signal: .create())
     }
 
     public func deallocate() {
         ring.deallocate()
         droppedFrames.destroy()
+        signal.destroy()
     }
 
     @_noLocks
@@ -30,5 +33,6 @@ public struct RecordTap: Sendable {
     @_noLocks
     func noteDropped(_ frames: Int) {
         if frames > 0 { droppedFrames.wrappingIncrement(by: frames, ordering: .relaxed) }
+        signal.dataWritten(in: ring.index)
     }
 }

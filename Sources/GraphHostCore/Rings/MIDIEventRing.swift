@@ -3,14 +3,17 @@
 public struct MIDIEventRing: @unchecked Sendable {
     public let slots: UnsafeMutablePointer<MIDIEvent>
     public let index: SPSCIndex
+    /// Wakes a control-world consumer (the MIDI control surface) sleeping until a message arrives.
+    public let signal: RingSignal
 
     public static func allocate(capacity: Int = 1024) -> MIDIEventRing {
-        MIDIEventRing(slots: .allocateRender(capacity: capacity), index: .create(capacity: capacity))
+        MIDIEventRing(slots: .allocateRender(capacity: capacity), index: .create(capacity: capacity), signal: .create())
     }
 
     public func deallocate() {
         slots.deallocateRender()
         index.destroy()
+        signal.destroy()
     }
 
     /// Producer: queues a message of at most 3 bytes; false when full or when the message is longer (sysex).
@@ -22,6 +25,7 @@ public struct MIDIEventRing: @unchecked Sendable {
                               bytes: (bytes[0], size > 1 ? bytes[1] : 0, size > 2 ? bytes[2] : 0))
         (slots + (w & (index.capacity - 1))).initialize(to: event)
         index.written.store(w + 1, ordering: .releasing)
+        signal.dataWritten(in: index)
         return true
     }
 

@@ -5,16 +5,17 @@ import GraphHostCore
 import Logging
 
 /// The graph's MIDI control port: PipeWire's data thread queues the port's messages (the player opens it as
-/// GRAPHNAME.PORT, like a `midi` node's port), and this surface's thread takes them every few milliseconds. Control
-/// changes become `set` lines (only each controller's latest value per turn), program changes `chain` or `preset`
-/// lines, through `LiveControl.handle`; a control change while `learn` waits is bound first.
+/// GRAPHNAME.PORT, like a `midi` node's port), and this surface's thread sleeps until a message arrives, then takes
+/// what is queued, at most one turn every few milliseconds while messages keep coming. Control changes become `set`
+/// lines (only each controller's latest value per turn), program changes `chain` or `preset` lines, through
+/// `LiveControl.handle`; a control change while `learn` waits is bound first.
 public final class MIDIControlSurface: ControlSurface, @unchecked Sendable {
     public let port: String
     private let ring: MIDIEventRing
     private let stopping = ManagedAtomic(false)
     private var thread: JoinableThread?
     private static let logger = Logger(label: "graphhost.midi-control")
-    /// How often the thread looks at the queue.
+    /// The shortest time between two turns (a knob turned sends far more messages than are worth applying).
     static let turnSeconds = 0.005
 
     /// Claims the port's queue, so the player opens the port when it connects.
@@ -27,6 +28,8 @@ public final class MIDIControlSurface: ControlSurface, @unchecked Sendable {
         let (ring, stopping) = (ring, stopping)
         thread = JoinableThread(name: "graphhost-midi-control") {
             while !stopping.load(ordering: .acquiring) {
+                ring.signal.wait(untilReadable: 1, in: ring.index)
+                if stopping.load(ordering: .acquiring) { return }
                 Self.turn(ring, control: control)
                 usleep(useconds_t(Self.turnSeconds * 1e6))
             }
@@ -35,6 +38,7 @@ public final class MIDIControlSurface: ControlSurface, @unchecked Sendable {
 
     public func stop() {
         stopping.store(true, ordering: .releasing)
+        ring.signal.post()
         thread?.join()
         thread = nil
     }

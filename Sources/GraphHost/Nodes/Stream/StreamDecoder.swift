@@ -183,10 +183,10 @@ extension MediaKind {
 /// Wakes the decoder thread when the ring has room (the render world reads room free; the control world seeks, stops,
 /// or reads the ring itself), and a waiting offline renderer or warm-up when it has data.
 public final class RingWakeup: Sendable {
-    public let room: RingRoomSignal
+    public let room: RingSignal
     private let data = DispatchSemaphore(value: 0)
 
-    public init(room: RingRoomSignal) { self.room = room }
+    public init(room: RingSignal) { self.room = room }
 
     public func signalSpace() { room.post() }
     public func signalData() { data.signal() }

@@ -27,7 +27,7 @@ public struct StreamCounters: Sendable {
     /// The latest seek the kernel has finished crossfading into.
     public let seekHandled: UnsafeAtomic<Int>
     /// Wakes the decoder thread once the kernel has read the room it waits for.
-    public let room: RingRoomSignal
+    public let room: RingSignal
 
     public static func create() -> StreamCounters {
         StreamCounters(underruns: .create(0), decoderFinished: .create(false), finished: .create(false),
@@ -96,7 +96,7 @@ public struct StreamKernel {
 
     @_noLocks
     public mutating func process(output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int) {
-        defer { counters.room.consumed(ring.index) }
+        defer { counters.room.roomFreed(in: ring.index) }
         // The ring's fill is read before the seek counters: frames written after a seek boundary are only visible
         // together with that boundary.
         let filled = ring.index.readable()

@@ -5,10 +5,10 @@ import XCTest
 
 /// The decoder's wait for room in its ring: the producer sleeps on a semaphore with no timeout, and only the
 /// consumer's `consumed` after a read wakes it. A lost wake-up leaves the producer asleep for good.
-final class RingRoomSignalTests: XCTestCase {
+final class RingSignalTests: XCTestCase {
     func testAProducerAsleepOnRoomIsWokenByTheConsumersReads() {
         let index = SPSCIndex.create(capacity: 64)
-        let signal = RingRoomSignal.create()
+        let signal = RingSignal.create()
         let total = 1_000_000, room = 16
         let sleeps = ManagedAtomic(0), stop = ManagedAtomic(false)
         let produced = DispatchSemaphore(value: 0), consumed = DispatchSemaphore(value: 0)
@@ -33,7 +33,7 @@ final class RingRoomSignalTests: XCTestCase {
                 if available > 0 {
                     read += min(available, 5)
                     index.read.store(read, ordering: .releasing)
-                    signal.consumed(index)
+                    signal.roomFreed(in: index)
                 } else {
                     sched_yield()
                 }
