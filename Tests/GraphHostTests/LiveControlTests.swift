@@ -87,6 +87,9 @@ final class LiveControlTests: XCTestCase {
         type("\u{1B}[A\u{17}dry\r")          // Up, Ctrl-W, "dry"
         XCTAssertTrue(try TestSupport.waitUntil { try chain() == "dry" })
         type("preset fx nothing\r")          // an error is printed, nothing changes
+        // The status line is drawn at the run loop's turns (four a second while playing): let a few pass.
+        let at = try control.position()
+        XCTAssertTrue(try control.waitForPosition(at + 0.75))
         type("\u{4}")                        // Ctrl-D on an empty line
         XCTAssertTrue(TestSupport.waitUntil { !process.isRunning })
         if process.isRunning { process.terminate() }
