@@ -175,13 +175,15 @@ final class EQWarmUpTests: XCTestCase {
     /// outran is declined and sent unwarmed): every change lands, every slot comes back, the output stays finite.
     func testControlWarmingBesideARenderThread() {
         let k = Kernel(preset: "Rock", pace: IPodEQKernel.liveWarmPace)
-        nonisolated(unsafe) let queue = ControlQueue.allocate(capacity: 16)
+        nonisolated(unsafe) let queue = ControlQueue.allocate(capacity: 64)
         defer { queue.deallocate() }
         nonisolated(unsafe) let kernel = UnsafeMutablePointer<IPodEQKernel>.allocate(capacity: 1)
         kernel.initialize(to: k.kernel)
         defer { kernel.deallocate() }
         let stop = ManagedAtomic(false), finite = ManagedAtomic(true)
+        let ended = DispatchSemaphore(value: 0)
         let render = Thread {
+            defer { ended.signal() }
             let n = Self.slice
             let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2 * n)
             defer { buffer.deallocate() }
@@ -213,11 +215,12 @@ final class EQWarmUpTests: XCTestCase {
                 declined += 1
                 message = .ipodEQ(kernel, .coefficients(c))
             }
-            while !queue.push(message) { usleep(100) }
+            XCTAssertTrue(queue.push(message), "the queue holds every change")
         }
         stop.store(true, ordering: .relaxed)
-        while !render.isFinished { usleep(1000) }
+        XCTAssertEqual(ended.wait(timeout: .now() + 60), .success)
         print("control warm beside a free-running render thread: \(warmed) warmed, \(declined) declined")
+        XCTAssertGreaterThan(warmed, 0, "no change went out warmed")
         XCTAssertTrue(finite.load(ordering: .relaxed))
         // Let the last change finish, then nothing waits.
         let n = Self.slice

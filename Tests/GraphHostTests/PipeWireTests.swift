@@ -482,6 +482,32 @@ extension PipeWireTests {
         XCTAssertEqual(TestSupport.peak(Array(samples[48000 * 2 * 2..<samples.count])), 0, "silence after it")
     }
 
+    /// A graph with a MIDI file keeps rendering after its streams end: the note that comes after a second and a half
+    /// of silence is heard, in the recording of the callback's own output.
+    func testARunWithAMIDIFileDoesNotIdleWhenItsStreamsEnd() throws {
+        let pw = try HeadlessPipeWire(quantum: 1024)
+        defer { pw.stop() }
+        let midi = TestSupport.directory.appendingPathComponent("late-note.mid").path
+        // 480 ticks a quarter at 120 bpm: A4 from 3.5 s (3360 ticks) for 0.5 s.
+        let track: [UInt8] = [0x9A, 0x20, 0x90, 69, 100, 0x83, 0x60, 0x80, 69, 0, 0x00, 0xFF, 0x2F, 0x00]
+        let bytes: [UInt8] = Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0x01, 0xE0] + Array("MTrk".utf8) + [0, 0, 0, UInt8(track.count)] + track
+        FileManager.default.createFile(atPath: midi, contents: Data(bytes))
+        let song = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
+        let graph = TestSupport.graph("""
+        { "format": { "sampleRate": 48000, "channels": 2 },
+          "nodes": [ { "id": "s", "type": "stream", "url": "\(song)" }, { "id": "keys", "type": "midi", "file": "\(midi)" },
+                     { "id": "piano", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/Piano" },
+                     { "id": "mix", "type": "mixer", "inputs": 2 }, { "id": "out", "type": "output" } ],
+          "links": [ { "from": "s", "to": "mix:0" }, { "from": "keys", "to": "piano" }, { "from": "piano", "to": "mix:1" },
+                     { "from": "mix", "to": "out" } ] }
+        """)
+        let recording = TestSupport.directory.appendingPathComponent("late-note-\(getpid()).wav").path
+        let result = try pw.graphhost(["run", graph, "--duration", "5", "--latency", "1024", "--no-mpris", "--record", recording]).wait(timeout: 30)
+        XCTAssertEqual(result.status, 0, result.err)
+        let samples = try SoundFile(path: recording).samples
+        XCTAssertGreaterThan(TestSupport.peak(Array(samples[(48000 * 2 * 36 / 10)..<(48000 * 2 * 4)])), 0.01, "the late note")
+    }
+
     /// Where the memlock limit allows nothing, `run` says so once, names the remedy, and plays on.
     func testWarnsWhenTheRenderMemoryCannotBeLocked() throws {
         let pw = try HeadlessPipeWire(quantum: 256)

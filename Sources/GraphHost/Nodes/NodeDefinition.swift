@@ -80,6 +80,9 @@ public protocol NodeInstance: AnyObject {
     var presetNames: [String] { get }
     /// The frames by which the node delays what passes through it (a plugin's reported latency).
     var latency: Int { get }
+    /// True when the node may start to sound after a silence with nothing new at its inputs (a MIDI file playing, a
+    /// plugin without audio inputs): a run whose streams ended must then keep rendering.
+    var mayMakeSoundUnprompted: Bool { get }
     /// Stops background work and frees everything; the render world must no longer use the kernel.
     func close()
 }
@@ -89,6 +92,7 @@ extension NodeInstance {
     public var parameters: [ParameterInfo] { [] }
     public var presetNames: [String] { [] }
     public var latency: Int { 0 }
+    public var mayMakeSoundUnprompted: Bool { false }
 
     public func perform(_ command: NodeCommand, concurrent: Bool, send: (ControlMessage) throws -> Void) throws {
         try messages(for: command).forEach(send)

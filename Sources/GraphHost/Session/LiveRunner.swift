@@ -135,9 +135,9 @@ public final class LiveRunner {
             updateIdle(paused: paused, &idle)
             if paused || player.idle {
                 // Nothing plays: the loop wakes for a command, a quit or a status update, not every tick.
-                _ = wakeup.wait(timeout: .now() + waitingTurn())
+                _ = wakeup.wait(timeout: .now() + turn(cap: Self.statusInterval))
             } else {
-                clock.sleep(seconds: turn(steady: player.streaming && !reconnection.isLost))
+                clock.sleep(seconds: player.streaming && !reconnection.isLost ? turn(cap: Self.playingTick) : Self.tick)
             }
             if shouldStop() || quitRequested.load(ordering: .acquiring) { logger.info("stopping"); return .stopped }
             if let error = player.streamError { return .failed("PipeWire stream: \(error)") }
@@ -190,20 +190,13 @@ public final class LiveRunner {
         }
     }
 
-    /// Seconds to the next turn: `tick` while a stream is awaited or reconnecting; while it plays steadily
-    /// `playingTick`, or less when `--duration` ends sooner.
-    func turn(steady: Bool) -> Double {
-        guard steady else { return Self.tick }
-        guard let limit = options.durationFrames else { return Self.playingTick }
+    /// Seconds to the next turn: `cap` (`playingTick` while a stream plays steadily, `statusInterval` while the loop
+    /// waits for a command with nothing playing), or less when `--duration` ends sooner. A stream awaited or
+    /// reconnecting is looked at every `tick`.
+    func turn(cap: Double) -> Double {
+        guard let limit = options.durationFrames else { return cap }
         let left = Double(limit - player.counters.frames.load(ordering: .relaxed)) / status.sampleRate
-        return min(Self.playingTick, max(left, Self.tick))
-    }
-
-    /// Seconds a loop with nothing playing waits for a command: a status update's, or less when `--duration` ends sooner.
-    func waitingTurn() -> Double {
-        guard let limit = options.durationFrames else { return Self.statusInterval }
-        let left = Double(limit - player.counters.frames.load(ordering: .relaxed)) / status.sampleRate
-        return min(Self.statusInterval, max(left, Self.tick))
+        return min(cap, max(left, Self.tick))
     }
 
     /// Time the stream spends idle, which the loop adds to the position (and the recording) as it passes.
@@ -212,6 +205,8 @@ public final class LiveRunner {
         var counted = 0
         /// Idle because the graph is paused (play wakes it), or because every stream ended and the output went quiet.
         var paused = false
+        /// Control messages sent when it went idle: one more wakes it.
+        var messages = 0
     }
 
     /// Output this long below −120 dBFS after every stream ended lets the stream idle (effects' tails have died away).
@@ -223,9 +218,11 @@ public final class LiveRunner {
     /// recording by as much silence, as the callback would have. Play after a pause, or a message for the render
     /// world, wakes it again.
     func updateIdle(paused: Bool, _ idle: inout IdleClock) {
-        let (pending, ended) = control.withSession { session in
-            (session.engine.pointee.messages.index.readable() > 0,
-             !session.graph.streams.isEmpty && session.graph.streams.allSatisfy(\.finished) && session.graph.liveInputs.isEmpty)
+        let (written, taken, ended) = control.withSession { session in
+            (session.engine.pointee.messages.index.written.load(ordering: .acquiring),
+             session.engine.pointee.messages.index.read.load(ordering: .acquiring),
+             !session.graph.streams.isEmpty && session.graph.streams.allSatisfy(\.finished) && session.graph.liveInputs.isEmpty
+                && !session.graph.instances.values.contains { $0.mayMakeSoundUnprompted })
         }
         let counters = player.counters
         if let since = idle.since {
@@ -235,16 +232,18 @@ public final class LiveRunner {
                 recorder?.appendSilence(frames: frames)
                 idle.counted += frames
             }
-            guard (idle.paused && !paused) || pending || !player.idle else { return }
+            guard (idle.paused && !paused) || written != idle.messages || !player.idle else { return }
             if player.idle { player.setIdle(false) }
             idle = IdleClock()
             return
         }
-        let rests = paused ? counters.resting.load(ordering: .relaxed)
-            : ended && Double(counters.quietFrames.load(ordering: .relaxed)) >= Self.quietSeconds * status.sampleRate
-        guard rests && !pending && player.streaming && player.canIdle else { return }
+        // Paused: the callback that took the last message sent left the graph at rest (one that took it and has not
+        // yet said so reads as not resting). Ended: every message taken, and the output quiet long enough.
+        let rests = paused ? counters.restingThrough.load(ordering: .relaxed) == written
+            : ended && taken == written && Double(counters.quietFrames.load(ordering: .relaxed)) >= Self.quietSeconds * status.sampleRate
+        guard rests && player.streaming && player.canIdle else { return }
         player.setIdle(true)
-        idle = IdleClock(since: clock.now, paused: paused)
+        idle = IdleClock(since: clock.now, paused: paused, messages: written)
     }
 
     /// Stops the stream, then the socket; the recording is closed once nothing renders. Safe to call more than once.

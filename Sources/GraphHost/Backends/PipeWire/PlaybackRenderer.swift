@@ -26,20 +26,21 @@ public struct PlaybackCounters: Sendable {
     public let quantum: UnsafeAtomic<Int>
     /// CLOCK_MONOTONIC when the first callback handed PipeWire a sample above −80 dBFS (0 until then).
     public let firstSoundNanos: UnsafeAtomic<Int>
-    /// Whether the latest callback left the graph at rest: paused, faded out, no transition under way.
-    public let resting: UnsafeAtomic<Bool>
+    /// When the latest callback left the graph at rest (paused, faded out, no transition under way): the control
+    /// messages it had taken by then, so the control world can tell that none came after; else -1.
+    public let restingThrough: UnsafeAtomic<Int>
     /// Frames handed to PipeWire since the output last held a sample above −120 dBFS.
     public let quietFrames: UnsafeAtomic<Int>
 
     public static func create() -> PlaybackCounters {
         PlaybackCounters(callbacks: .create(0), frames: .create(0), xruns: .create(0), missedBuffers: .create(0), maxBusyNanos: .create(0), busyNanos: .create(0),
                          budgetNanos: .create(0), overruns: .create(0), slowKernel: .create(0), slowNanos: .create(0),
-                         largestQuantum: .create(0), quantum: .create(0), firstSoundNanos: .create(0), resting: .create(false), quietFrames: .create(0))
+                         largestQuantum: .create(0), quantum: .create(0), firstSoundNanos: .create(0), restingThrough: .create(-1), quietFrames: .create(0))
     }
 
     public func destroy() {
         callbacks.destroy(); frames.destroy(); xruns.destroy(); missedBuffers.destroy(); maxBusyNanos.destroy(); busyNanos.destroy(); budgetNanos.destroy()
-        overruns.destroy(); slowKernel.destroy(); slowNanos.destroy(); largestQuantum.destroy(); quantum.destroy(); firstSoundNanos.destroy(); resting.destroy(); quietFrames.destroy()
+        overruns.destroy(); slowKernel.destroy(); slowNanos.destroy(); largestQuantum.destroy(); quantum.destroy(); firstSoundNanos.destroy(); restingThrough.destroy(); quietFrames.destroy()
     }
 }
 
@@ -180,7 +181,8 @@ public struct PlaybackRenderer {
         }
         if resumed.exchange(false, ordering: .acquiring) { skipClockCheck = true }
         noteClock(frames: frames)
-        counters.resting.store(engine.pointee.isResting, ordering: .relaxed)
+        counters.restingThrough.store(engine.pointee.isResting ? engine.pointee.messages.index.read.load(ordering: .relaxed) : -1,
+                                      ordering: .relaxed)
         // pw_stream_queue_buffer hands the buffer back through the same lock-free ring; real-time safe.
         _ = _unsafePerformance { pw_stream_queue_buffer(stream, pwBuffer) }
         counters.callbacks.wrappingIncrement(ordering: .relaxed)

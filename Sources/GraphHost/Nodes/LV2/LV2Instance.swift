@@ -383,6 +383,9 @@ final class LV2Instance: NodeInstance {
 
     /// The latency the plugin reports now (lv2:reportsLatency), in frames: the port value of its latest run, a word
     /// the render thread writes (a read may see the value of the run before, never a torn one).
+    /// A plugin without audio inputs (an instrument, a generator) may sound with nothing at its inputs.
+    var mayMakeSoundUnprompted: Bool { node.mainInputs.isEmpty }
+
     var latency: Int {
         guard let port = node.plugin.latencyPort else { return 0 }
         let value = kernelPointer.pointee.controls[port.index]

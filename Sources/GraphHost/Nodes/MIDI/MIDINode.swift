@@ -61,6 +61,8 @@ final class MIDIInstance: NodeInstance {
     let id: String
     let kernelPointer: UnsafeMutablePointer<MIDISourceKernel>
     let events: UnsafeMutablePointer<MIDIEvent>
+    /// Its messages may come after any silence.
+    var mayMakeSoundUnprompted: Bool { true }
 
     init(id: String, node: MIDINode, format: GraphFormat) {
         self.id = id

@@ -10,9 +10,12 @@ final class RingFeeder {
     /// True when what is being written should be dropped (the stream stops, or a seek makes it stale).
     private let abandon: () -> Bool
     private var resampler: Resampler?
-    /// Set when the ring filled up: it is topped up again only once a quarter of it is free, so the decoder runs in
+    /// Set when the ring filled up: it is topped up again only once `refillFrames` are free, so the decoder runs in
     /// a few bursts a second rather than waking for every callback's worth of room.
     private var waitingForRoom = false
+    /// The room a full ring must have before it is topped up: a quarter of it, at most a second (a long buffer must
+    /// not leave a network source unread for long).
+    private var refillFrames: Int { min(ring.capacityFrames / 4, format.sampleRate) }
     private let mappedFrames = 8192
     private let mapped: UnsafeMutableBufferPointer<Float>
     private let resampled: UnsafeMutableBufferPointer<Float>
@@ -71,7 +74,7 @@ final class RingFeeder {
         while done < count {
             var room = ring.index.writable() - reserve()
             if waitingForRoom {
-                if room >= ring.capacityFrames / 4 { waitingForRoom = false } else { room = 0 }
+                if room >= refillFrames { waitingForRoom = false } else { room = 0 }
             }
             let n = room > 0 ? ring.write(frames + done * format.channels, frames: min(count - done, room)) : 0
             done += n
@@ -79,7 +82,7 @@ final class RingFeeder {
             if done < count {
                 waitingForRoom = true
                 if abandon() { return }
-                wakeup.room.wait(untilWritable: reserve() + ring.capacityFrames / 4, in: ring.index)
+                wakeup.room.wait(untilWritable: reserve() + refillFrames, in: ring.index)
             }
         }
     }
