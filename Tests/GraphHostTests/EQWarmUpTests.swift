@@ -171,6 +171,25 @@ final class EQWarmUpTests: XCTestCase {
         XCTAssertNil(k.workspace.warm(vocal))
     }
 
+    /// A control-side warm is refused once the render world has begun a write that reaches the oldest frame it read,
+    /// before that write is published, and accepted while every write stays clear of it.
+    func testAWriteUnderWayRefusesTheWarm() {
+        let slices = 300, total = slices * Self.slice
+        let input = Self.input(frames: total)
+        let k = Kernel(preset: "Rock", pace: IPodEQKernel.liveWarmPace)
+        for s in 0..<slices { k.process(input, at: s * Self.slice, total: total) }
+        let through = k.workspace.remembered.load(ordering: .relaxed)
+        XCTAssertEqual(k.workspace.writing.load(ordering: .relaxed), through, "a finished write is published")
+        let slack = IPodEQWorkspace.historyCapacity - IPodEQWorkspace.historyFrames
+        k.workspace.writing.store(through + slack, ordering: .relaxed)
+        let clear = k.workspace.warm(Self.coefficients("Bass Booster"))
+        XCTAssertEqual(clear?.through, through)
+        if let clear { k.workspace.release(slot: clear.slot) }
+        k.workspace.writing.store(through + slack + 1, ordering: .relaxed)
+        XCTAssertNil(k.workspace.warm(Self.coefficients("Bass Booster")), "a write under way over the oldest frame read")
+        XCTAssertEqual(k.workspace.warmedInUse.load(ordering: .relaxed), 0)
+    }
+
     /// The control side warms while a render thread runs flat out beside it, faster than real time (a warm the ring
     /// outran is declined and sent unwarmed): every change lands, every slot comes back, the output stays finite.
     func testControlWarmingBesideARenderThread() {

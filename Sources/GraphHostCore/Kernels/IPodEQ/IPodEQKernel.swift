@@ -1,3 +1,5 @@
+import Atomics
+
 /// The render side of the `ipod-eq` node: ten octave-band sections run side by side in SIMD lanes
 /// (parallel form), so the cascade's recursion does not serialize the work.
 /// A new coefficient set starts a second filter bank, warmed on the last `historyFrames` of input so it is in its
@@ -174,9 +176,12 @@ public struct IPodEQKernel {
         if hasPending { startWarming() }
     }
 
-    /// Appends input frames to the history ring (at most `historyFrames` at a time) and publishes the count.
+    /// Appends input frames to the history ring (at most `historyFrames` at a time) and publishes the count; the
+    /// count a write will reach goes out before it, so the control world can tell what it may have overwritten.
     @_noLocks
     mutating func remember(input: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int, workspace w: IPodEQWorkspace) {
+        w.writing.store(remembered + frames, ordering: .relaxed)
+        atomicMemoryFence(ordering: .releasing)
         let capacity = IPodEQWorkspace.historyCapacity, at = remembered % capacity
         let first = min(frames, capacity - at), second = frames - first
         for c in 0..<channels {

@@ -9,6 +9,8 @@ public struct IPodEQWorkspace {
     public let history: UnsafeMutablePointer<Float>
     /// Input frames the render world has put in `history` so far, published once they are written.
     public let remembered: UnsafeAtomic<Int>
+    /// `remembered` plus the frames of a write under way, published before that write begins.
+    public let writing: UnsafeAtomic<Int>
     /// `warmedSlots` filter-bank states (2 per channel) the control world warmed; bit s of `warmedInUse` is set while
     /// slot s waits for the render world to take it.
     public let warmedStates: UnsafeMutablePointer<SIMD16<Float>>
@@ -29,7 +31,7 @@ public struct IPodEQWorkspace {
     public static func allocate(channels: Int, maxFrames: Int) -> IPodEQWorkspace {
         let stride = max(maxFrames, historyFrames)
         let w = IPodEQWorkspace(nextState: .allocateRender(capacity: 2 * channels), scratch: .allocateRender(capacity: channels * stride),
-                                history: .allocateRender(capacity: channels * historyCapacity), remembered: .create(0),
+                                history: .allocateRender(capacity: channels * historyCapacity), remembered: .create(0), writing: .create(0),
                                 warmedStates: .allocateRender(capacity: warmedSlots * 2 * channels), warmedInUse: .create(0),
                                 controlScratch: .allocate(capacity: channels * controlScratchFrames), channels: channels, stride: stride)
         w.nextState.initialize(repeating: SIMD16<Float>(), count: 2 * channels)
@@ -45,6 +47,7 @@ public struct IPodEQWorkspace {
         scratch.deallocateRender()
         history.deallocateRender()
         remembered.destroy()
+        writing.destroy()
         warmedStates.deallocateRender()
         warmedInUse.destroy()
         controlScratch.deallocate()
@@ -52,8 +55,8 @@ public struct IPodEQWorkspace {
 
     /// Control world: runs a bank with `coefficients`, from rest, over the newest `historyFrames` of input the render
     /// world has remembered, into a free slot; for an `IPodEQKernel.Change.warmed`, which leaves the render world
-    /// only the frames remembered since to run. Nil when every slot is taken, or when the render world wrote over
-    /// those frames while they were read (the render world then warms the bank itself).
+    /// only the frames remembered since to run. Nil when every slot is taken, or when the render world wrote, or had
+    /// begun to write, over those frames while they were read (the render world then warms the bank itself).
     public func warm(_ coefficients: ParallelEQCoefficients) -> (slot: Int, through: Int)? {
         let inUse = warmedInUse.load(ordering: .acquiring)
         guard let slot = (0..<Self.warmedSlots).first(where: { inUse & (1 << $0) == 0 }) else { return nil }
@@ -70,9 +73,9 @@ public struct IPodEQWorkspace {
                              outputStride: chunk, channels: channels, frames: n)
             at += n
         }
-        // The frames read were whole if the render world has not since written over the oldest of them.
+        // The frames read were whole if no write, finished or under way, has reached the oldest of them.
         atomicMemoryFence(ordering: .acquiring)
-        guard remembered.load(ordering: .relaxed) - through <= capacity - h else { return nil }
+        guard writing.load(ordering: .relaxed) - through <= capacity - h else { return nil }
         warmedInUse.wrappingIncrement(by: 1 << slot, ordering: .releasing)
         return (slot, through)
     }
