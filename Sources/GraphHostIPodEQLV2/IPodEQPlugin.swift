@@ -7,8 +7,10 @@ import GraphHostDSP
 ///
 /// run() is hard real-time (`@_noLocks`, checked by the compiler): it never allocates, locks or waits. Designing coefficients allocates,
 /// so it runs on a designer thread the instance owns, exactly as the control world does for the
-/// built-in node: run() posts changed controls through a lock-free queue, the thread designs and
-/// posts the coefficients back, and run() crossfades to them over 30 ms (`IPodEQKernel.apply`).
+/// built-in node: run() posts changed controls through a lock-free queue, the thread designs the
+/// coefficients, warms their filter bank on the input history (`IPodEQWorkspace.warm`) and posts them
+/// back, and run() crossfades to them over 30 ms (`IPodEQKernel.apply`) after running the bank over the
+/// few frames that came since. A design the thread could not warm is warmed by run() at the live pace.
 /// activate() designs the current controls directly, so processing starts on them without a crossfade.
 final class IPodEQPlugin {
     /// Port indices, as in graphhost-ipod-eq.ttl.
@@ -24,10 +26,13 @@ final class IPodEQPlugin {
         static let preampLane = 10
     }
 
-    /// Designer → run(): coefficients and the control snapshot they were designed for.
+    /// Designer → run(): coefficients, the control snapshot they were designed for, and the workspace slot and
+    /// frame their warmed bank waits at (slot -1: not warmed).
     struct Design {
         var coefficients: ParallelEQCoefficients
         var controls: SIMD16<Float>
+        var slot = -1
+        var through = 0
     }
 
     let sampleRate: Int
@@ -57,8 +62,7 @@ final class IPodEQPlugin {
         ports.initialize(repeating: nil, count: Port.count)
         state.initialize(repeating: SIMD16<Float>(), count: 4)
         requested = Self.defaults
-        kernel.initialize(to: IPodEQKernel(state: state, coefficients: Self.coefficients(Self.defaults, sampleRate: self.sampleRate),
-                                           rampSamples: Int(IPodEQKernel.rampSeconds * Double(self.sampleRate)), workspace: workspace))
+        kernel.initialize(to: Self.kernel(state: state, controls: Self.defaults, sampleRate: self.sampleRate, workspace: workspace))
         sem_init(wake, 0, 0)
         let context = Unmanaged.passUnretained(self).toOpaque()
         guard pthread_create(&thread, nil, { context in
@@ -112,7 +116,16 @@ final class IPodEQPlugin {
         return ParallelEQCoefficients(sections: GraphicEQDesign.bandCount, values: settings.kernelValues(sampleRate: sampleRate))
     }
 
-    /// Designer thread: designs the newest request and posts the result, until told to stop.
+    /// A kernel on the coefficients of `controls`, warming unwarmed changes at the live pace.
+    static func kernel(state: UnsafeMutablePointer<SIMD16<Float>>, controls: SIMD16<Float>, sampleRate: Int,
+                       workspace: IPodEQWorkspace) -> IPodEQKernel {
+        var kernel = IPodEQKernel(state: state, coefficients: coefficients(controls, sampleRate: sampleRate),
+                                  rampSamples: Int(IPodEQKernel.rampSeconds * Double(sampleRate)), workspace: workspace)
+        kernel.warmPace = IPodEQKernel.liveWarmPace
+        return kernel
+    }
+
+    /// Designer thread: designs and warms the newest request and posts the result, until told to stop.
     func designLoop() {
         var controls = SIMD16<Float>()
         while true {
@@ -122,6 +135,7 @@ final class IPodEQPlugin {
             while requests.read(into: &controls, capacity: MemoryLayout<SIMD16<Float>>.size) != nil { newest = controls }
             guard let newest else { continue }
             var result = Design(coefficients: Self.coefficients(newest, sampleRate: sampleRate), controls: newest)
+            if let warmed = workspace.warm(result.coefficients) { (result.slot, result.through) = warmed }
             // Never full: run() drains it on every call and adds at most one request per call.
             _ = results.write(&result, size: MemoryLayout<Design>.size)
         }
@@ -131,16 +145,22 @@ final class IPodEQPlugin {
     func activate() {
         state.update(repeating: SIMD16<Float>(), count: 4)
         requested = controls()
-        kernel.pointee = IPodEQKernel(state: state, coefficients: Self.coefficients(requested, sampleRate: sampleRate),
-                                      rampSamples: Int(IPodEQKernel.rampSeconds * Double(sampleRate)), workspace: workspace)
+        kernel.pointee = Self.kernel(state: state, controls: requested, sampleRate: sampleRate, workspace: workspace)
     }
 
     /// LV2 run: real-time safe for any `frames`; in-place buffers are fine.
     @_noLocks
     func run(_ frames: Int) {
         while results.read(into: design, capacity: MemoryLayout<Design>.size) != nil {
-            // Older designs are stale.
-            if design.pointee.controls == requested { kernel.pointee.apply(.coefficients(design.pointee.coefficients)) }
+            let d = design.pointee
+            if d.controls != requested {
+                // Older designs are stale.
+                if d.slot >= 0 { workspace.release(slot: d.slot) }
+            } else if d.slot >= 0 {
+                kernel.pointee.apply(.warmed(d.coefficients, through: d.through, slot: d.slot))
+            } else {
+                kernel.pointee.apply(.coefficients(d.coefficients))
+            }
         }
         let c = controls()
         if c != requested {

@@ -255,6 +255,26 @@ extension LV2HostTests {
         XCTAssertLessThan(zip(hosted, builtIn).map { abs($0 - $1) }.max()!, 1e-6)
         XCTAssertGreaterThan(TestSupport.peak(hosted), 0.05)
     }
+
+    /// A preset change of our LV2 EQ: its designer thread designs and warms the new bank off run(), and once the
+    /// crossfade is over the plugin sounds like the built-in node changed at the same moment; before it, like Rock.
+    func testOwnIPodEQBundleChangesPresetLikeTheBuiltInNode() throws {
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 8)
+        let change = [TimedCommand(frame: 48000, command: try Command.parse("preset fx Bass Booster"))]
+        func render(_ node: String, events: [TimedCommand] = change) throws -> [Float] {
+            try TestSupport.render(graph(mp3, lv2: node), durationFrames: 8 * 48000, events: events).samples
+        }
+        let hosted = try render(#"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:ipod-eq", "preset": "Rock" }"#)
+        let builtIn = try render(#"{ "id": "fx", "type": "ipod-eq", "preset": "Rock" }"#)
+        XCTAssertEqual(hosted.count, builtIn.count)
+        XCTAssertLessThan(zip(hosted, builtIn).prefix(2 * 48000).map { abs($0 - $1) }.max()!, 1e-6, "before the change")
+        XCTAssertLessThan(zip(hosted, builtIn).suffix(2 * 48000).map { abs($0 - $1) }.max()!, 1e-4, "the last second")
+        let rock = try render(#"{ "id": "fx", "type": "ipod-eq", "preset": "Rock" }"#, events: [])
+        XCTAssertGreaterThan(zip(hosted.suffix(2 * 48000), rock.suffix(2 * 48000)).map { abs($0 - $1) }.max()!, 0.01, "the change was not heard")
+        let heard = (2 * 48000..<hosted.count).first { abs(hosted[$0] - rock[$0]) > 1e-3 }.map { ($0 / 2 - 48000) * 1000 / 48000 }
+        print("our LV2 EQ: the change was heard \(heard.map(String.init) ?? "never") ms after the command")
+        XCTAssertTrue(hosted.allSatisfy(\.isFinite))
+    }
 }
 
 extension LV2HostTests {
