@@ -145,7 +145,7 @@ final class IPodEQPlugin {
     func activate() {
         state.update(repeating: SIMD16<Float>(), count: 4)
         requested = controls()
-        kernel.pointee = Self.kernel(state: state, controls: requested, sampleRate: sampleRate, workspace: workspace)
+        kernel.pointee.restart(coefficients: Self.coefficients(requested, sampleRate: sampleRate))
     }
 
     /// LV2 run: real-time safe for any `frames`; in-place buffers are fine.

@@ -190,6 +190,28 @@ final class EQWarmUpTests: XCTestCase {
         XCTAssertEqual(k.workspace.warmedInUse.load(ordering: .relaxed), 0)
     }
 
+    /// A restart (an LV2 plugin's activate) gives back the slot of a change that waited, drops the changes under way,
+    /// and keeps counting history, so a warm made before it is still checked against what was written since.
+    func testARestartGivesBackItsSlotAndKeepsTheHistoryCount() {
+        let slices = 300, total = slices * Self.slice
+        let input = Self.input(frames: total)
+        let k = Kernel(preset: "Rock", pace: IPodEQKernel.liveWarmPace)
+        for s in 0..<200 { k.process(input, at: s * Self.slice, total: total) }
+        k.kernel.apply(.coefficients(Self.coefficients("Vocal Booster")))
+        let waiting = k.workspace.warm(Self.coefficients("Bass Booster"))!
+        k.kernel.apply(.warmed(Self.coefficients("Bass Booster"), through: waiting.through, slot: waiting.slot))
+        XCTAssertEqual(k.workspace.warmedInUse.load(ordering: .relaxed), 1 << waiting.slot)
+        let remembered = k.kernel.remembered
+        k.kernel.restart(coefficients: Self.coefficients("Treble Booster"))
+        XCTAssertEqual(k.workspace.warmedInUse.load(ordering: .relaxed), 0, "the waiting change's slot was not given back")
+        XCTAssertEqual(k.kernel.remembered, remembered)
+        XCTAssertFalse(k.kernel.warming || k.kernel.fading || k.kernel.hasPending)
+        XCTAssertEqual(k.kernel.current, Self.coefficients("Treble Booster"))
+        XCTAssertEqual(k.kernel.warmPace, IPodEQKernel.liveWarmPace)
+        for s in 200..<slices { k.process(input, at: s * Self.slice, total: total) }
+        XCTAssertEqual(k.workspace.remembered.load(ordering: .relaxed), remembered + 100 * Self.slice)
+    }
+
     /// The control side warms while a render thread runs flat out beside it, faster than real time (a warm the ring
     /// outran is declined and sent unwarmed): every change lands, every slot comes back, the output stays finite.
     func testControlWarmingBesideARenderThread() {

@@ -85,6 +85,17 @@ public struct IPodEQKernel {
         }
     }
 
+    /// Starts over on `coefficients` with no change under way (an LV2 plugin's activate): a slot held by a waiting
+    /// change is given back, and the history count goes on, so a warm the control world has under way is still
+    /// checked against the frames written since. The caller clears `state`.
+    public mutating func restart(coefficients: ParallelEQCoefficients) {
+        if let held = pendingWarmed { workspace?.release(slot: held.slot) }
+        var fresh = IPodEQKernel(state: state, coefficients: coefficients, rampSamples: rampSamples, workspace: workspace)
+        fresh.warmPace = warmPace
+        fresh.remembered = remembered
+        self = fresh
+    }
+
     /// Starts the pending coefficients on the second bank: from the state the control world warmed, when the ring
     /// still holds every frame since, or else from rest on the whole history.
     @_noLocks
