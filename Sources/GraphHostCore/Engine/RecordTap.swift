@@ -22,16 +22,17 @@ public struct RecordTap: Sendable {
 
     @_noLocks
     public func capture(interleaved source: UnsafePointer<Float>, frames: Int) {
-        noteDropped(frames - ring.write(source, frames: frames))
+        captured(dropping: frames - ring.write(source, frames: frames))
     }
 
     @_noLocks
     public func capture(planar source: UnsafePointer<UnsafeMutablePointer<Float>>, frames: Int) {
-        noteDropped(frames - ring.write(planar: source, frames: frames))
+        captured(dropping: frames - ring.write(planar: source, frames: frames))
     }
 
+    /// After a capture: counts the frames the ring had no room for and wakes the writer once a chunk is there.
     @_noLocks
-    func noteDropped(_ frames: Int) {
+    func captured(dropping frames: Int) {
         if frames > 0 { droppedFrames.wrappingIncrement(by: frames, ordering: .relaxed) }
         signal.dataWritten(in: ring.index)
     }
