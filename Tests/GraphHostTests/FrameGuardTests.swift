@@ -297,4 +297,21 @@ final class FrameGuardTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(looped.silencedFrames, 3 * once.silencedFrames, "\(looped) after 3 or more loops of \(once)")
         XCTAssertGreaterThanOrEqual(looped.skippedBytes, 3 * once.skippedBytes, "\(looped) after 3 or more loops of \(once)")
     }
+
+    /// Two MP3 files of different rates joined (`cat a.mp3 b.mp3`): neither file's audio is lost or silenced at the
+    /// join. What the second file adds beyond its own gapless length is at most its encoder delay and padding,
+    /// which a player of one stream keeps.
+    func testJoinedFilesOfDifferentRatesLoseNothing() throws {
+        let a = try TestSupport.mp3(rate: 44100, channels: 2, seconds: 2), b = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 2)
+        let joined = TestSupport.directory.appendingPathComponent("joined-44100-48000.mp3").path
+        try (try Data(contentsOf: URL(fileURLWithPath: a)) + (try Data(contentsOf: URL(fileURLWithPath: b)))).write(to: URL(fileURLWithPath: joined))
+        func frames(_ path: String) throws -> (Int, StreamDamage) {
+            let (samples, summary) = try TestSupport.render(TestSupport.streamGraph(path, rate: 48000))
+            return (samples.count / 2, summary.damage)
+        }
+        let (alone, _) = try frames(a), (other, _) = try frames(b), (both, damage) = try frames(joined)
+        XCTAssertEqual(damage, StreamDamage(), "nothing skipped or silenced at the join")
+        XCTAssertGreaterThanOrEqual(both, alone + other, "nothing lost at the join")
+        XCTAssertLessThanOrEqual(both, alone + other + 2 * 1152, "at most the second file's encoder delay and padding added")
+    }
 }

@@ -40,6 +40,23 @@ final class HLSTests: XCTestCase {
         }
     }
 
+    /// ffmpeg's segment muxer gives every `.mp3` segment an ID3 tag and a Xing/Info frame of its own, while the audio
+    /// frames run on across segments (the bit reservoir included): the segments join as ffmpeg plays them, with no
+    /// frame of silence and no muting at the boundaries, and the same length.
+    func testMP3SegmentsWithTagsAndInfoFramesJoinSeamlessly() throws {
+        let server = try HTTPTestServer()
+        defer { server.stop() }
+        try TestSupport.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:duration=8:sample_rate=44100",
+                             "-ac", "2", "-c:a", "libmp3lame", "-b:a", "128k", "-f", "segment", "-segment_time", "2",
+                             "-segment_list", server.root + "/mp3.m3u8", server.root + "/part%03d.mp3"])
+        let first = try Data(contentsOf: URL(fileURLWithPath: server.root + "/part001.mp3"))
+        XCTAssertTrue(first.starts(with: Data("ID3".utf8)) && first.range(of: Data("Info".utf8)) != nil, "a segment has a tag and an Info frame")
+        let expected = try MediaFormatTests.ffmpegDecode(server.root + "/mp3.m3u8")
+        let samples = try render(server.url("mp3.m3u8"))
+        XCTAssertEqual(samples.count, expected.count, "as long as ffmpeg plays it")
+        XCTAssertLessThanOrEqual(MediaFormatTests.largestDifference(samples[...], expected[...]), 1e-4, "sample for sample")
+    }
+
     /// The variant with the highest bandwidth among the audio-only ones plays (the video one is not fetched).
     func testAMasterPlaylistPlaysItsAudioVariant() throws {
         let server = try HTTPTestServer()

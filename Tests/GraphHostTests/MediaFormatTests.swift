@@ -82,6 +82,46 @@ final class MediaFormatTests: XCTestCase {
         }
     }
 
+    /// Executables and shared libraries hold runs of what reads as MPEG audio frames by chance: as files (named .mp3)
+    /// and over HTTP (sent as audio/mpeg or as binary data) they are refused, naming the input, where they once
+    /// played as seconds of noise. MP3 only a few frames long, and MP3 after junk (a stream joined mid-frame),
+    /// still play.
+    func testBinariesAreNotAudioButShortAndJunkPrefixedMP3Plays() throws {
+        let libc = String(decoding: try TestSupport.run(["cc", "-print-file-name=libc.so.6"]), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let binaries = ["/bin/ls", libc, CommandLineTests.root.appendingPathComponent(".build/debug/graphhost").path]
+        let server = try HTTPTestServer()
+        defer { server.stop() }
+        for (index, binary) in binaries.enumerated() {
+            let disguised = TestSupport.directory.appendingPathComponent("binary-\(index).mp3").path
+            try? FileManager.default.removeItem(atPath: disguised)
+            try FileManager.default.copyItem(atPath: binary, toPath: disguised)
+            let validated = try CommandLineTests.graphhost(["validate", TestSupport.streamGraph(disguised)])
+            XCTAssertEqual(validated.status, 2, binary)
+            XCTAssertTrue(validated.err.contains("nodes[0].url") && validated.err.contains(disguised)
+                          && validated.err.contains("is not a supported audio stream"), validated.err)
+            for query in ["", "type=application/octet-stream"] {
+                let url = try server.serve(disguised, as: "binary-\(index).mp3", query: query)
+                let out = TestSupport.directory.appendingPathComponent("binary-\(index).wav").path
+                let rendered = try CommandLineTests.graphhost(["render", TestSupport.streamGraph(url), "-o", out])
+                XCTAssertNotEqual(rendered.status, 0, "\(binary) over HTTP \(query)")
+                XCTAssertTrue(rendered.err.contains(url) && rendered.err.contains("is not a supported audio stream"), rendered.err)
+            }
+        }
+        let short = try TestSupport.mp3(rate: 44100, channels: 2, seconds: 0.05)
+        let expected = try Self.ffmpegDecode(short)
+        XCTAssertGreaterThan(expected.count, 0)
+        XCTAssertEqual(try TestSupport.render(TestSupport.streamGraph(short, rate: 44100)).samples.count, expected.count, "a short MP3 plays whole")
+        let full = try Data(contentsOf: URL(fileURLWithPath: try TestSupport.mp3(rate: 44100, channels: 2, seconds: 2)))
+        let junked = TestSupport.directory.appendingPathComponent("junk-first.mp3").path
+        // What a stream joined mid-frame starts with: the tail of a frame, then whole frames.
+        try (full.subdata(in: 700..<full.count)).write(to: URL(fileURLWithPath: junked))
+        let (samples, summary) = try TestSupport.render(TestSupport.streamGraph(junked, rate: 44100))
+        XCTAssertGreaterThan(samples.count, 2 * 44100 * 3 / 2, "an MP3 joined mid-frame plays")
+        XCTAssertGreaterThan(TestSupport.peak(samples), 0.1)
+        XCTAssertEqual(summary.underruns, 0)
+    }
+
     func testShowPrintsCodecRateChannelsAndBitRate() throws {
         // The lossy encoders' bit rates vary with the music; FLAC's is what it compressed to.
         for (ext, codec, rates) in [("m4a", "aac, 44100 Hz, 2 ch", 120...200), ("aac", "aac, 44100 Hz, 2 ch", 120...200),

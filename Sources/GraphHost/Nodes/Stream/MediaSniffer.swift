@@ -19,18 +19,18 @@ enum MediaKind: Equatable {
 enum MediaSniffer {
     static let probeBytes = 8192
     static let hlsTypes: Set = ["application/vnd.apple.mpegurl", "application/x-mpegurl", "audio/mpegurl", "audio/x-mpegurl"]
-    static let mpegTypes: Set = ["audio/mpeg", "audio/mp3", "audio/mpeg3", "audio/x-mpeg"]
 
-    /// Looks at the next bytes of `input` (without consuming them) and its source's Content-Type.
+    /// Looks at the next bytes of `input` (without consuming them) and its source's Content-Type. MPEG audio, which
+    /// has no signature of its own, is taken only where its frames run on (`MPEGFrameRun`): a Content-Type
+    /// or a probe score alone does not make a stream of binary data MP3.
     static func detect(_ input: MediaInput) throws -> MediaKind {
         let start = try input.peek(10)
         if start.isEmpty { throw StreamError.unsupportedMedia(input.name, "it holds no bytes") }
         let type = input.source.contentType
         if start.starts(with: Array("#EXTM3U".utf8)) || type.map(hlsTypes.contains) == true { return .hls }
         let tagBytes = min(id3Size(start), 1 << 22)
+        if try hasMPEGAudio(input, from: tagBytes, anywhere: false) { return .mp3 }
         let bytes = Array(try input.peek(tagBytes + probeBytes))
-        let body = bytes.dropFirst(tagBytes)
-        if isMPEGAudio(body) { return .mp3 }
         try FFmpegDecoder.loadLibraries(for: input.name)
         var score: Int32 = 0
         let format: UnsafePointer<AVInputFormat>? = bytes.withUnsafeBufferPointer { buffer in
@@ -45,13 +45,33 @@ enum MediaSniffer {
                 }
             }
         }
-        if let format, String(cString: format.pointee.name) == "mp3" { return .mp3 }
-        if let format, score >= 25 { return .ffmpeg(format: format) }
-        if type.map(mpegTypes.contains) == true { return .mp3 }
-        if containsMPEGAudio(try input.peek(1 << 20)) { return .mp3 }
-        if let format { return .ffmpeg(format: format) }
-        throw StreamError.unsupportedMedia(input.name, "no audio format recognised in its first \(bytes.count) bytes"
+        let other = format.flatMap { String(cString: $0.pointee.name) == "mp3" ? nil : $0 }
+        if let other, score >= 25 { return .ffmpeg(format: other) }
+        if try hasMPEGAudio(input, from: tagBytes, anywhere: true) { return .mp3 }
+        if let other { return .ffmpeg(format: other) }
+        throw StreamError.unsupportedMedia(input.name, "no audio format recognised: no container signature in its first \(bytes.count) bytes, and no run of MPEG audio frames"
                                            + (type.map { " (Content-Type \($0))" } ?? ""))
+    }
+
+    /// Whether MPEG audio frames run on (`MPEGFrameRun`) from `start`, or with `anywhere` from any offset within the
+    /// first megabyte after it (junk first: a radio stream joined mid-frame, a damaged file). The bytes are looked at
+    /// in growing windows, so a stream that is audio is told from its first kilobytes.
+    static func hasMPEGAudio(_ input: MediaInput, from start: Int, anywhere: Bool) throws -> Bool {
+        var span = 1 << 14
+        while true {
+            let bytes = Array(try input.peek(start + span))
+            let whole = bytes.count < start + span
+            var cut = false
+            for offset in start..<(anywhere ? max(start, bytes.count - 3) : min(start + 1, bytes.count)) where bytes[offset] == 0xFF {
+                switch MPEGFrameRun(bytes, at: offset, whole: whole).verdict {
+                case .audio: return true
+                case .cut: cut = true
+                case .notAudio: break
+                }
+            }
+            if !cut || whole || span >= 1 << 20 { return false }
+            span *= 4
+        }
     }
 
     /// The size of an ID3v2 tag at the start of `bytes`, else 0.
@@ -60,26 +80,5 @@ enum MediaSniffer {
         guard b.count >= 10, b.starts(with: Array("ID3".utf8)) else { return 0 }
         let size = b[6..<10].reduce(0) { $0 << 7 | Int($1 & 0x7f) }
         return 10 + size + (b[5] & 0x10 != 0 ? 10 : 0)
-    }
-
-    /// Two MPEG audio frame headers in a row at the start of `bytes`.
-    static func isMPEGAudio(_ bytes: ArraySlice<UInt8>) -> Bool {
-        frameChain(in: Array(bytes), at: 0)
-    }
-
-    /// Two MPEG audio frame headers in a row anywhere in `bytes` (junk before the first frame).
-    static func containsMPEGAudio(_ bytes: ArraySlice<UInt8>) -> Bool {
-        let b = Array(bytes)
-        return b.indices.contains { b[$0] == 0xFF && frameChain(in: b, at: $0) }
-    }
-
-    private static func frameChain(in b: [UInt8], at offset: Int) -> Bool {
-        guard offset + 4 <= b.count else { return false }
-        return b.withUnsafeBufferPointer { p in
-            guard let first = MPEGFrameHeader(p.baseAddress! + offset), first.length > 0 else { return false }
-            let next = offset + first.length
-            guard next + 4 <= b.count, let second = MPEGFrameHeader(p.baseAddress! + next) else { return false }
-            return second.sampleRate == first.sampleRate && second.layer == first.layer
-        }
     }
 }

@@ -7,7 +7,8 @@
 /// the decoder holds, so the frames after it still find theirs. Silenced are: a CRC that does not match, a
 /// forbidden field value, main data that would reach into the next frame's or past its own frame, main data
 /// that lies before a break, and the first frame after a break (so two streams never overlap in the decoder's
-/// filter bank). Free-format streams (three headers a constant distance apart) are passed through unchecked.
+/// filter bank). A stream of another rate or layer that follows a frame exactly (files joined) starts afresh,
+/// unsilenced, and a Xing, Info or VBRI header frame after playback began is dropped. Free-format streams (three headers a constant distance apart) are passed through unchecked.
 /// Clean streams pass unchanged.
 final class MPEGFrameGuard {
     /// Bytes dropped between frames after playback began (resynchronisations).
@@ -135,7 +136,13 @@ final class MPEGFrameGuard {
             let endsAtBreak = announcedBreaks.first == end
             let next = end + 4 <= count && !endsAtBreak ? MPEGFrameHeader(base + end) : nil
             let followed = next?.streamKey == header.streamKey
-            var last = endsAtBreak
+            var joined = false
+            if !followed && emittedAny && skipRun == 0, let next {
+                let after = end + next.length
+                guard after + 4 <= count || final else { return }      // two frames of another stream: a file joined on
+                joined = after + 4 <= count && MPEGFrameHeader(base + after)?.streamKey == next.streamKey
+            }
+            var last = endsAtBreak || joined
             if !followed && !last && emittedAny && skipRun == 0 {      // a last frame is one its predecessor led to
                 let trailing = count - end
                 if end + 4 <= count && Self.tagLength(base + end, available: trailing) != nil {
@@ -149,6 +156,10 @@ final class MPEGFrameGuard {
                 skip()
                 continue
             }
+            if emittedAny && Self.isInfoFrame(here, header: header) {
+                cursor = end        // a joined file's or a segment's header frame: no audio, not part of the reservoir
+                continue
+            }
             var silenced = false
             if header.layer == 3 {
                 var nextSideInfo: LayerIIISideInfo?
@@ -156,6 +167,7 @@ final class MPEGFrameGuard {
                     nextSideInfo = LayerIIISideInfo(base + end, header: next)
                 }
                 silenced = checkLayerIII(here, header: header, next: nextSideInfo)
+                if joined { reservoir = 0 }     // the next stream starts afresh, with nothing to take from this one
             }
             if skipRun > 0 && emittedAny { skippedBytes += skipRun }
             skipRun = 0
@@ -215,6 +227,18 @@ final class MPEGFrameGuard {
         afterBreak = false
         reservoir = area + mainDataBegin
         return silenced
+    }
+
+    /// True for a layer III frame that holds a Xing, Info or VBRI header (a file's length and gapless trim) instead of
+    /// audio. The first one of a stream goes to the decoder, which reads it; one after playback began comes from a
+    /// file joined on or a segment (ffmpeg's segment muxer gives each its own) and would be played as a frame of
+    /// silence that breaks the bit reservoir.
+    private static func isInfoFrame(_ frame: UnsafePointer<UInt8>, header: MPEGFrameHeader) -> Bool {
+        func tag(_ text: String, at offset: Int) -> Bool {
+            offset + 4 <= header.length && text.utf8.enumerated().allSatisfy { frame[offset + $0.offset] == $0.element }
+        }
+        guard header.layer == 3 else { return false }
+        return tag("Xing", at: header.prefixLength) || tag("Info", at: header.prefixLength) || tag("VBRI", at: 36)
     }
 
     /// True unless the layer III frame at `frame` carries a CRC that does not match its side information.
