@@ -1,11 +1,11 @@
-import Glibc
-
 import CFFmpeg
+import Glibc
 
 /// The gains that take one layout's channels to another's, applied to interleaved Float32 on the decoder thread.
 /// Between layouts, libswresample builds it (ITU-R BS.775: centre and surrounds at −3 dB, the LFE left out unless
-/// asked; then every output row scaled so its gains sum to at most 1, so the downmix cannot clip, as `ffmpeg -ac`
-/// does). A mono source is played at full level on the channels it feeds (both sides of stereo, the centre of 5.1).
+/// asked; then all gains scaled by one factor so that no output channel's sum exceeds 1, so the downmix cannot clip,
+/// as `ffmpeg -ac` does). A mono source is played at full level on the channels it feeds (both sides of stereo, the
+/// centre of 5.1).
 struct ChannelMatrix {
     let inputs: Int
     let outputs: Int
