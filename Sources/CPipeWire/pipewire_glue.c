@@ -15,14 +15,23 @@ uint32_t graphhost_build_formats(uint8_t *buffer, uint32_t size, uint32_t rate, 
         info.format = formats[i];
         info.rate = rate;
         info.channels = channels;
-        if (channels == 1) {
-            info.position[0] = SPA_AUDIO_CHANNEL_MONO;
-        } else if (channels == 2) {
-            info.position[0] = SPA_AUDIO_CHANNEL_FL;
-            info.position[1] = SPA_AUDIO_CHANNEL_FR;
-        } else {
-            for (uint32_t c = 0; c < channels && c < SPA_AUDIO_MAX_CHANNELS; c++) info.position[c] = SPA_AUDIO_CHANNEL_AUX0 + c;
-        }
+        /* The graph's layouts (ChannelLayout.standard); PipeWire's RL/RR/RC are the back channels. */
+        static const uint32_t layouts[9][8] = {
+            { 0 },
+            { SPA_AUDIO_CHANNEL_MONO },
+            { SPA_AUDIO_CHANNEL_FL, SPA_AUDIO_CHANNEL_FR },
+            { SPA_AUDIO_CHANNEL_FL, SPA_AUDIO_CHANNEL_FR, SPA_AUDIO_CHANNEL_FC },
+            { SPA_AUDIO_CHANNEL_FL, SPA_AUDIO_CHANNEL_FR, SPA_AUDIO_CHANNEL_RL, SPA_AUDIO_CHANNEL_RR },
+            { SPA_AUDIO_CHANNEL_FL, SPA_AUDIO_CHANNEL_FR, SPA_AUDIO_CHANNEL_FC, SPA_AUDIO_CHANNEL_RL, SPA_AUDIO_CHANNEL_RR },
+            { SPA_AUDIO_CHANNEL_FL, SPA_AUDIO_CHANNEL_FR, SPA_AUDIO_CHANNEL_FC, SPA_AUDIO_CHANNEL_LFE, SPA_AUDIO_CHANNEL_RL,
+              SPA_AUDIO_CHANNEL_RR },
+            { SPA_AUDIO_CHANNEL_FL, SPA_AUDIO_CHANNEL_FR, SPA_AUDIO_CHANNEL_FC, SPA_AUDIO_CHANNEL_LFE, SPA_AUDIO_CHANNEL_RC,
+              SPA_AUDIO_CHANNEL_SL, SPA_AUDIO_CHANNEL_SR },
+            { SPA_AUDIO_CHANNEL_FL, SPA_AUDIO_CHANNEL_FR, SPA_AUDIO_CHANNEL_FC, SPA_AUDIO_CHANNEL_LFE, SPA_AUDIO_CHANNEL_RL,
+              SPA_AUDIO_CHANNEL_RR, SPA_AUDIO_CHANNEL_SL, SPA_AUDIO_CHANNEL_SR },
+        };
+        for (uint32_t c = 0; c < channels && c < SPA_AUDIO_MAX_CHANNELS; c++)
+            info.position[c] = channels < 9 ? layouts[channels][c] : SPA_AUDIO_CHANNEL_AUX0 + c;
         params[i] = spa_format_audio_raw_build(&b, SPA_PARAM_EnumFormat, &info);
     }
     return 2;

@@ -52,7 +52,7 @@ final class FrameGuardTests: XCTestCase {
         let decoder = try GuardedMP3Decoder()
         var samples: [Float] = []
         try chunked(bytes, chunk) { part, final in
-            try decoder.decode(part, final: final) { s, n, c, _ in samples += UnsafeBufferPointer(start: s, count: n * c) }
+            try decoder.decode(part, final: final) { s, n, c, _ in samples += UnsafeBufferPointer(start: s, count: n * c.channels) }
         }
         return (samples, decoder.damage)
     }
@@ -190,10 +190,10 @@ final class FrameGuardTests: XCTestCase {
         let offset = Self.frameOffset(bytes, 20)
         let decoder = try GuardedMP3Decoder()
         var out: [Float] = []
-        try decoder.decode(UnsafeRawBufferPointer(start: bytes, count: offset), final: false) { s, n, c, _ in out += UnsafeBufferPointer(start: s, count: n * c) }
+        try decoder.decode(UnsafeRawBufferPointer(start: bytes, count: offset), final: false) { s, n, c, _ in out += UnsafeBufferPointer(start: s, count: n * c.channels) }
         decoder.markBreak()
         try bytes.withUnsafeBytes { all in
-            try decoder.decode(UnsafeRawBufferPointer(rebasing: all[offset...]), final: true) { s, n, c, _ in out += UnsafeBufferPointer(start: s, count: n * c) }
+            try decoder.decode(UnsafeRawBufferPointer(rebasing: all[offset...]), final: true) { s, n, c, _ in out += UnsafeBufferPointer(start: s, count: n * c.channels) }
         }
         XCTAssertEqual(decoder.damage, StreamDamage())
         Self.assertMuted(out, against: clean, longestSpan: 128 + 2 * 1152 + 576 + 512 + 128)

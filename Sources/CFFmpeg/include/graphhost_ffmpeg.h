@@ -12,6 +12,8 @@
 #include <libavcodec/avcodec.h>
 #include <libavutil/avutil.h>
 #include <libavutil/dict.h>
+#include <libavutil/channel_layout.h>
+#include <libswresample/swresample.h>
 
 /* The functions graphhost calls: library, return type, name, parameters, arguments. */
 #define GH_FFMPEG_FUNCTIONS(X) \
@@ -51,7 +53,32 @@
 
 #define GH_FFMPEG_DECLARE(lib, ret, name, params, args) ret gh_##name params;
 GH_FFMPEG_FUNCTIONS(GH_FFMPEG_DECLARE)
+
+/* libswresample's channel matrix builder, loaded apart from the decoders (with libavutil only), so that mapping an MP3
+ * stream's channels never maps libavformat and libavcodec. */
+#define GH_SWRESAMPLE_FUNCTIONS(X) \
+    X(resample, int, swr_build_matrix2, (const AVChannelLayout *in_layout, const AVChannelLayout *out_layout, \
+        double center_mix_level, double surround_mix_level, double lfe_mix_level, double maxval, double rematrix_volume, \
+        double *matrix, ptrdiff_t stride, enum AVMatrixEncoding matrix_encoding, void *log_context), \
+        (in_layout, out_layout, center_mix_level, surround_mix_level, lfe_mix_level, maxval, rematrix_volume, matrix, stride, \
+         matrix_encoding, log_context))
+
+GH_SWRESAMPLE_FUNCTIONS(GH_FFMPEG_DECLARE)
 #undef GH_FFMPEG_DECLARE
+
+/* Loads libswresample once; NULL when done, else why it could not be loaded. Call it before gh_swr_build_matrix2. */
+const char *gh_swresample_load(void);
+
+/* A layout of the channels in `mask`, in FFmpeg's native order. */
+static inline AVChannelLayout graphhost_channel_layout(uint64_t mask) {
+    AVChannelLayout layout = { .order = AV_CHANNEL_ORDER_NATIVE, .nb_channels = __builtin_popcountll(mask), .u = { .mask = mask } };
+    return layout;
+}
+
+/* The mask of a layout in FFmpeg's native order; 0 for any other order (unspecified, custom, ambisonic). */
+static inline uint64_t graphhost_channel_mask(const AVChannelLayout *layout) {
+    return layout->order == AV_CHANNEL_ORDER_NATIVE ? layout->u.mask : 0;
+}
 
 /* Loads the libraries and every function once; NULL when done, else why they could not be loaded (dlerror's text).
  * Call it before any gh_* function. Thread-safe. */

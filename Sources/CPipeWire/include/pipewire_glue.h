@@ -8,7 +8,8 @@
 #include <spa/utils/result.h>
 
 /// Builds the EnumFormat params a playback stream offers: planar and interleaved 32-bit float at
-/// `rate` and `channels`, positions FL FR (or MONO, or AUX0…). Returns how many params were written (2).
+/// `rate` and `channels`, positions those of the graph's layout (MONO; FL FR; … 5.1 as FL FR FC LFE RL RR; AUX0… beyond
+/// 8 channels). Returns how many params were written (2).
 uint32_t graphhost_build_formats(uint8_t *buffer, uint32_t size, uint32_t rate, uint32_t channels,
                                  const struct spa_pod **params);
 

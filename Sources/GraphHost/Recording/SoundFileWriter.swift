@@ -3,7 +3,8 @@ import Synchronization
 
 /// Writes interleaved Float32 audio with libsndfile; the container follows the extension: .wav (32-bit float),
 /// .flac (24-bit), .ogg (Vorbis), .opus (Ogg Opus; 48, 24, 16, 12 or 8 kHz). All but .wav hold nothing beyond full
-/// scale: their samples are clipped there, and counted (`clippedSamples`).
+/// scale: their samples are clipped there, and counted (`clippedSamples`). Each format gets the graph's channels in
+/// its own order (`CodecChannelOrder`).
 public final class SoundFileWriter: Sendable {
     /// The file, while open, and what clipping needs; held while libsndfile uses the file.
     private struct State {
@@ -17,6 +18,8 @@ public final class SoundFileWriter: Sendable {
     public let channels: Int
     /// Whether the format holds only samples within full scale.
     public let clips: Bool
+    /// For each channel of the file, the graph channel written there.
+    private let order: [Int]
 
     /// The formats by extension, for messages.
     public static let extensions = ".wav, .flac, .ogg or .opus"
@@ -27,7 +30,7 @@ public final class SoundFileWriter: Sendable {
         info.samplerate = Int32(sampleRate)
         info.channels = Int32(channels)
         switch ext {
-        case "wav": info.format = Int32(SF_FORMAT_WAV | SF_FORMAT_FLOAT)
+        case "wav": info.format = Int32((channels > 2 ? SF_FORMAT_WAVEX : SF_FORMAT_WAV) | SF_FORMAT_FLOAT)
         case "flac": info.format = Int32(SF_FORMAT_FLAC | SF_FORMAT_PCM_24)
         case "ogg": info.format = Int32(SF_FORMAT_OGG | SF_FORMAT_VORBIS)
         case "opus":
@@ -40,10 +43,14 @@ public final class SoundFileWriter: Sendable {
         guard let f = sf_open(path, Int32(SFM_WRITE), &info) else {
             throw CommandError("cannot write '\(path)': \(String(cString: sf_strerror(nil)))")
         }
+        if ext == "wav", channels > 2, var map = CodecChannelOrder.sndfileMap(channels: channels) {
+            sf_command(f, Int32(SFC_SET_CHANNEL_MAP_INFO), &map, Int32(map.count * MemoryLayout<Int32>.size))
+        }
         file = f
         self.path = path
         self.channels = channels
         clips = ext != "wav"
+        order = ext == "ogg" || ext == "opus" ? CodecChannelOrder.vorbis(channels: channels) : Array(0..<channels)
     }
 
     public func write(_ samples: UnsafePointer<Float>, frames: Int) throws {
@@ -55,9 +62,11 @@ public final class SoundFileWriter: Sendable {
                 if state.scratch.count < count { state.scratch = [Float](repeating: 0, count: count) }
                 var clipped = 0
                 written = state.scratch.withUnsafeMutableBufferPointer { out in
-                    for i in 0..<count {
-                        let x = samples[i]
-                        if x > 1 { out[i] = 1; clipped += 1 } else if x < -1 { out[i] = -1; clipped += 1 } else { out[i] = x }
+                    for f in 0..<frames {
+                        for (c, from) in order.enumerated() {
+                            let x = samples[f * channels + from], i = f * channels + c
+                            if x > 1 { out[i] = 1; clipped += 1 } else if x < -1 { out[i] = -1; clipped += 1 } else { out[i] = x }
+                        }
                     }
                     return sf_writef_float(file, out.baseAddress, sf_count_t(frames))
                 }

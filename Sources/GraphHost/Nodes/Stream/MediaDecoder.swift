@@ -1,8 +1,8 @@
 /// A decoder of one link of a stream: compressed bytes from a `MediaInput` in, interleaved Float32 at the media's own
 /// rate and channel count out (both may change from one emitted block to the next).
 protocol MediaDecoder: AnyObject {
-    /// Receives decoded audio: interleaved samples, frames, channels, sample rate.
-    typealias Emit = (UnsafePointer<Float>, Int, Int, Int) throws -> Void
+    /// Receives decoded audio: interleaved samples, frames, the channels' layout, sample rate.
+    typealias Emit = (UnsafePointer<Float>, Int, ChannelLayout, Int) throws -> Void
 
     /// Decodes the next part of the media; false once it ended and what it held back was emitted.
     func decodeNext(emit: Emit) throws -> Bool

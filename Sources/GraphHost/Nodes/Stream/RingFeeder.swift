@@ -1,4 +1,4 @@
-/// The decoder thread's end of a stream's PCM ring: maps decoded audio to the graph's channels, resamples it to the
+/// The decoder thread's end of a stream's PCM ring: maps decoded audio to the graph's channels by layout, resamples it to the
 /// graph rate (a new resampler whenever the media's rate changes, after the old one's tail), mutes implausible
 /// blocks and writes it, waiting for space. `reserve` frames of the ring stay free, so a seek's new audio always fits
 /// beside the old audio still playing.
@@ -7,6 +7,11 @@ final class RingFeeder {
     private let ring: PCMRing
     private let wakeup: RingWakeup
     private let reserve: () -> Int
+    private let mixing: ChannelMixing
+    private let target: ChannelLayout
+    /// Told why a source's channels are not mapped as asked (once per source layout).
+    private let warn: (String) -> Void
+    private var matrix: (source: ChannelLayout, matrix: ChannelMatrix)?
     /// True when what is being written should be dropped (the stream stops, or a seek makes it stale).
     private let abandon: () -> Bool
     private var resampler: Resampler?
@@ -20,8 +25,12 @@ final class RingFeeder {
     private let mapped: UnsafeMutableBufferPointer<Float>
     private let resampled: UnsafeMutableBufferPointer<Float>
 
-    init(format: GraphFormat, ring: PCMRing, wakeup: RingWakeup, abandon: @escaping () -> Bool, reserve: @escaping () -> Int) {
+    init(format: GraphFormat, mixing: ChannelMixing, ring: PCMRing, wakeup: RingWakeup, abandon: @escaping () -> Bool,
+         reserve: @escaping () -> Int, warn: @escaping (String) -> Void) {
         self.format = format
+        self.mixing = mixing
+        self.warn = warn
+        target = .standard(channels: format.channels)
         self.ring = ring
         self.wakeup = wakeup
         self.reserve = reserve
@@ -32,8 +41,10 @@ final class RingFeeder {
 
     deinit { mapped.deallocate(); resampled.deallocate() }
 
-    /// Writes `frames` interleaved frames of `channels` channels at `rate`.
-    func write(_ samples: UnsafePointer<Float>, frames: Int, channels: Int, rate: Int) throws {
+    /// Writes `frames` interleaved frames of the `layout`'s channels at `rate`.
+    func write(_ samples: UnsafePointer<Float>, frames: Int, layout: ChannelLayout, rate: Int) throws {
+        let channels = layout.channels
+        let map = matrix(for: layout)
         if resampler.map({ $0.inputRate != rate }) ?? false { flush() }
         if rate != format.sampleRate && resampler == nil {
             resampler = try Resampler(from: rate, to: format.sampleRate, channels: format.channels)
@@ -41,15 +52,26 @@ final class RingFeeder {
         var done = 0
         while done < frames && !abandon() {
             let part = min(frames - done, mappedFrames)
-            let count = ChannelMap.convert(samples + done * channels, frames: part, from: channels, to: format.channels,
-                                           into: mapped.baseAddress!)
+            map.apply(samples + done * channels, frames: part, into: mapped.baseAddress!)
             done += part
             if let resampler {
-                resampler.process(mapped.baseAddress!, frames: count, scratch: resampled) { push($0, frames: $1) }
+                resampler.process(mapped.baseAddress!, frames: part, scratch: resampled) { push($0, frames: $1) }
             } else {
-                push(mapped.baseAddress!, frames: count)
+                push(mapped.baseAddress!, frames: part)
             }
         }
+    }
+
+    /// The matrix for `layout`, built when the source's layout changes.
+    private func matrix(for layout: ChannelLayout) -> ChannelMatrix {
+        if let matrix, matrix.source == layout { return matrix.matrix }
+        let built = ChannelMatrix(from: layout, to: target, mixing: mixing)
+        if ChannelMatrix.explicitMatrixIgnored(mixing, source: layout, target: target) {
+            warn("channelMatrix has \(mixing.matrix?.first?.count ?? 0) columns but the media now has \(layout.channels) channels; mapped by layout")
+        }
+        if let reason = built.fallbackReason { warn("\(layout.channels) channels mapped by position: \(reason)") }
+        matrix = (layout, built)
+        return built
     }
 
     /// Passes on the resampler's tail (the end of the media, or before a change of rate).
@@ -85,27 +107,5 @@ final class RingFeeder {
                 wakeup.room.wait(untilWritable: reserve() + refillFrames, in: ring.index)
             }
         }
-    }
-}
-
-/// Maps interleaved frames from the decoder's channel count to the graph's: mono is copied to every
-/// channel, stereo to mono is averaged, otherwise channel c takes source channel c modulo the source count.
-enum ChannelMap {
-    static func convert(_ source: UnsafePointer<Float>, frames: Int, from: Int, to: Int,
-                        into destination: UnsafeMutablePointer<Float>) -> Int {
-        if from == to {
-            destination.update(from: source, count: frames * to)
-        } else if to == 1 {
-            for f in 0..<frames {
-                var sum: Float = 0
-                for c in 0..<from { sum += source[f * from + c] }
-                destination[f] = sum / Float(from)
-            }
-        } else {
-            for f in 0..<frames {
-                for c in 0..<to { destination[f * to + c] = source[f * from + c % from] }
-            }
-        }
-        return frames
     }
 }

@@ -5,12 +5,13 @@ import Logging
 import Synchronization
 
 /// Runs ahead of the render world: reads a byte source on its own thread, tells its format from its first bytes,
-/// decodes it (libmpg123 for MP3, FFmpeg for the rest), converts it to the graph's channel count and rate, and writes
+/// decodes it (libmpg123 for MP3, FFmpeg for the rest), maps its channels to the graph's by layout, converts it to the graph's rate, and writes
 /// it into the stream kernel's PCM ring. A stream may change format, rate or channels between links (chained Ogg,
 /// a reconnect of an endless stream); each link gets a decoder of its own. Seeks are carried out here.
 public final class StreamDecoder: Sendable {
     private let makeSource: @Sendable () throws -> ByteSource
     private let format: GraphFormat
+    private let mixing: ChannelMixing
     private let ring: PCMRing
     private let counters: StreamCounters
     private let loop: Bool
@@ -43,10 +44,11 @@ public final class StreamDecoder: Sendable {
     /// Codec, rate, channels and bit rate of what is playing, once known.
     public var info: MediaInfo? { shared.withLock { $0.info } }
 
-    public init(source: @escaping @Sendable () throws -> ByteSource, format: GraphFormat, ring: PCMRing,
+    public init(source: @escaping @Sendable () throws -> ByteSource, format: GraphFormat, mixing: ChannelMixing = ChannelMixing(), ring: PCMRing,
                 counters: StreamCounters, loop: Bool, wakeup: RingWakeup, reserveFrames: Int) {
         makeSource = source
         self.format = format
+        self.mixing = mixing
         self.ring = ring
         self.counters = counters
         self.loop = loop
@@ -83,9 +85,9 @@ public final class StreamDecoder: Sendable {
 
     private func run() {
         // The reserve is for a seek's new audio: while the kernel has not crossed the latest boundary, it may be used.
-        let feeder = RingFeeder(format: format, ring: ring, wakeup: wakeup, abandon: { [self] in shouldAbandon }, reserve: { [self] in
+        let feeder = RingFeeder(format: format, mixing: mixing, ring: ring, wakeup: wakeup, abandon: { [self] in shouldAbandon }, reserve: { [self] in
             counters.seekHandled.load(ordering: .acquiring) < counters.seekDone.load(ordering: .relaxed) ? 0 : reserveFrames
-        })
+        }, warn: { [self] message in logger.warning("\(shared.withLock { $0.source?.name } ?? "stream"): \(message)") })
         defer {
             counters.decoderFinished.store(true, ordering: .releasing)
             wakeup.signalData()
@@ -114,7 +116,7 @@ public final class StreamDecoder: Sendable {
                         try carryOut(seek, decoder: decoder, feeder: feeder)
                         continue
                     }
-                    more = try decoder.decodeNext { try feeder.write($0, frames: $1, channels: $2, rate: $3) }
+                    more = try decoder.decodeNext { try feeder.write($0, frames: $1, layout: $2, rate: $3) }
                     publish(decoder, fileTags: fileTags)
                 }
                 shared.withLock { $0.earlierDamage = $0.damage }

@@ -4,10 +4,10 @@ import Synchronization
 
 /// `stream`: the compressed-stream converter. Decodes MP3, AAC, Ogg Vorbis, Opus, FLAC, WAV and HLS (a file, or an
 /// http/https URL downloaded while it plays) on its own thread into a ring the render world copies from, resampled to
-/// the graph rate and mapped to the graph's channels. `seek NODE SECONDS` moves a file or finite download.
+/// the graph rate and mapped to the graph's channels by layout (or by `channelMatrix`). `seek NODE SECONDS` moves a file or finite download.
 public struct StreamNode: Sendable, NodeDefinition {
     public static let typeName = "stream"
-    public static let settingKeys = ["url", "loop", "bufferSeconds", "cache"]
+    public static let settingKeys = ["url", "loop", "bufferSeconds", "cache", "channelMatrix", "lfeMix"]
 
     public var url: String
     /// The resolved local path, or the URL of a network stream.
@@ -20,13 +20,21 @@ public struct StreamNode: Sendable, NodeDefinition {
     public var bufferSeconds: Double
     /// The media's codec, rate and channel count, as probed (nil for a network stream: learnt when it plays).
     public var media: MediaInfo?
+    /// How the media's channels map to the graph's.
+    public var mixing = ChannelMixing()
 
     public var inputBuses: Int { 0 }
     public var outputBuses: Int { 1 }
     public var summary: [(String, String)] {
-        [("url", url), ("loop", "\(loop)"), ("bufferSeconds", Format.number(bufferSeconds))]
-            + (cachePath.map { [("cache", $0)] } ?? [])
-            + [("media", media?.description ?? "probed while playing")]
+        var lines = [("url", url), ("loop", "\(loop)"), ("bufferSeconds", Format.number(bufferSeconds))]
+        if let cachePath { lines.append(("cache", cachePath)) }
+        if let matrix = mixing.matrix {
+            let rows = matrix.map { row in "[" + row.map { Format.number($0) }.joined(separator: ", ") + "]" }
+            lines.append(("channelMatrix", rows.joined(separator: " ")))
+        }
+        if let lfe = mixing.lfeGainDB { lines.append(("lfeMix", "\(Format.number(lfe)) dB")) }
+        lines.append(("media", media?.description ?? "probed while playing"))
+        return lines
     }
 
     /// Resolves a path or file: URL against `base`; an http or https URL stays as it is (remote: true).
@@ -62,12 +70,60 @@ public struct StreamNode: Sendable, NodeDefinition {
             }
             // A network stream's format is learnt when it plays (probing would download it now).
             let media = remote ? nil : try MediaProbe.probe(path: path)
-            return StreamNode(url: url, path: path, isRemote: remote, cachePath: cache, loop: loop, bufferSeconds: bufferSeconds,
-                              media: media)
+            let lfeMix = settings.number("lfeMix", in: -60...10, issues: &issues)
+            guard let matrix = channelMatrix(settings, graphChannels: context.format.channels, media: media, url: url, issues: &issues) else { return nil }
+            var node = StreamNode(url: url, path: path, isRemote: remote, cachePath: cache, loop: loop, bufferSeconds: bufferSeconds,
+                                  media: media)
+            node.mixing = ChannelMixing(matrix: matrix, lfeGainDB: lfeMix)
+            return node
         } catch {
             issues.report(settings.path("url"), "\(error)", at: settings.object["url"])
             return nil
         }
+    }
+
+    /// `channelMatrix`: one row per graph channel, one column per media channel (checked against a file's channels),
+    /// linear gains within ±`ChannelMixing.matrixGainLimit`: `.some(nil)` when the setting is absent, nil (reported)
+    /// when it is malformed.
+    private static func channelMatrix(_ settings: NodeSettings, graphChannels: Int, media: MediaInfo?, url: String,
+                                      issues: inout GraphIssues) -> [[Double]]?? {
+        guard let given = settings.object["channelMatrix"] else { return .some(nil) }
+        let path = settings.path("channelMatrix")
+        let shape = "\(graphChannels) row\(graphChannels == 1 ? "" : "s") (one per graph channel) of one gain per media channel"
+        guard let rows = given.arrayValue else {
+            issues.report(path, "expected an array of \(shape), found \(given.typeName)", at: given)
+            return nil
+        }
+        guard rows.count == graphChannels else {
+            issues.report(path, "has \(rows.count) row\(rows.count == 1 ? "" : "s"); the graph has \(graphChannels) channel\(graphChannels == 1 ? "" : "s"), so it needs \(shape)", at: given)
+            return nil
+        }
+        let limit = ChannelMixing.matrixGainLimit
+        var matrix: [[Double]] = []
+        for (r, row) in rows.enumerated() {
+            let rowPath = "\(path)[\(r)]"
+            guard let items = row.arrayValue, !items.isEmpty else {
+                issues.report(rowPath, "expected an array of gains, one per media channel, found \(row.arrayValue == nil ? row.typeName : "an empty array")", at: row)
+                return nil
+            }
+            let columns = media?.channels ?? matrix.first?.count ?? items.count
+            guard items.count == columns else {
+                let why = media != nil ? "'\(url)' has \(columns) channel\(columns == 1 ? "" : "s")" : "row 0 has \(columns)"
+                issues.report(rowPath, "has \(items.count) gain\(items.count == 1 ? "" : "s"), but \(why): one column per media channel", at: row)
+                return nil
+            }
+            var gains: [Double] = []
+            for (c, item) in items.enumerated() {
+                guard let gain = item.numberValue, (-limit...limit).contains(gain) else {
+                    let found = item.numberValue.map(Format.number) ?? item.typeName
+                    issues.report("\(rowPath)[\(c)]", "expected a gain within \(Format.number(-limit))…\(Format.number(limit)), found \(found)", at: item)
+                    return nil
+                }
+                gains.append(gain)
+            }
+            matrix.append(gains)
+        }
+        return matrix
     }
 
     public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance {
@@ -77,7 +133,7 @@ public struct StreamNode: Sendable, NodeDefinition {
     /// A stream is kept (playing on from where it is) when it reads the same media the same way.
     public func liveChanges(from old: any NodeDefinition) -> [NodeCommand]? {
         guard let old = old as? StreamNode, old.path == path, old.loop == loop, old.bufferSeconds == bufferSeconds,
-              old.cachePath == cachePath else { return nil }
+              old.cachePath == cachePath, old.mixing == mixing else { return nil }
         return []
     }
 }
@@ -129,7 +185,7 @@ public final class StreamInstance: NodeInstance, Sendable {
             if let cache = node.cachePath, FileManager.default.fileExists(atPath: cache) { return try FileByteSource(path: cache) }
             if let network { return HTTPByteSource(url: node.path, status: network, cachePath: node.cachePath) }
             return try FileByteSource(path: node.path)
-        }, format: format, ring: ring, counters: counters, loop: node.loop, wakeup: wakeup, reserveFrames: reserve)
+        }, format: format, mixing: node.mixing, ring: ring, counters: counters, loop: node.loop, wakeup: wakeup, reserveFrames: reserve)
     }
 
     public var kernel: RenderStep.Kernel { .stream(kernelPointer) }

@@ -136,7 +136,7 @@ final class FFmpegDecoder: MediaDecoder {
             }
             guard let block = samples.interleave(frame) else { damage.silencedFrames += 1; continue }
             if block.frames > skip {
-                try emit(block.samples + skip * block.channels, block.frames - skip, block.channels, Int(frame.pointee.sample_rate))
+                try emit(block.samples + skip * block.channels, block.frames - skip, block.layout, Int(frame.pointee.sample_rate))
             }
         }
     }

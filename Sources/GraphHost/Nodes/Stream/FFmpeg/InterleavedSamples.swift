@@ -1,6 +1,6 @@
 import CFFmpeg
 
-/// A decoded AVFrame as interleaved Float32, in a buffer reused from frame to frame. Integers are scaled as FFmpeg's
+/// A decoded AVFrame as interleaved Float32 with its channel layout, in a buffer reused from frame to frame. Integers are scaled as FFmpeg's
 /// own conversion scales them (s16 by 2⁻¹⁵, s32 by 2⁻³¹, u8 around 128), so the result matches `ffmpeg -f f32le`.
 final class InterleavedSamples {
     private var buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: 0)
@@ -8,7 +8,7 @@ final class InterleavedSamples {
     deinit { buffer.deallocate() }
 
     /// The frame's samples, or nil for a sample format that is not plain PCM.
-    func interleave(_ frame: UnsafeMutablePointer<AVFrame>) -> (samples: UnsafePointer<Float>, frames: Int, channels: Int)? {
+    func interleave(_ frame: UnsafeMutablePointer<AVFrame>) -> (samples: UnsafePointer<Float>, frames: Int, channels: Int, layout: ChannelLayout)? {
         let frames = Int(frame.pointee.nb_samples), channels = Int(frame.pointee.ch_layout.nb_channels)
         guard frames > 0, channels > 0, let data = frame.pointee.extended_data else { return nil }
         let format = AVSampleFormat(rawValue: frame.pointee.format)
@@ -38,6 +38,8 @@ final class InterleavedSamples {
             return true
         }()
         guard known else { return nil }
-        return (UnsafePointer(buffer.baseAddress!), frames, channels)
+        var layout = ChannelLayout(mask: withUnsafePointer(to: &frame.pointee.ch_layout) { graphhost_channel_mask($0) })
+        if layout.channels != channels { layout = ChannelLayout(unspecified: channels) }
+        return (UnsafePointer(buffer.baseAddress!), frames, channels, layout)
     }
 }

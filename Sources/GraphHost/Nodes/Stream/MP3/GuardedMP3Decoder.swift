@@ -49,7 +49,7 @@ final class GuardedMP3Decoder {
                     conceal = 0
                 }
                 CorruptAudioGuard.muteImplausibleBlocks(pcm.baseAddress!, frames: frames, channels: channels)
-                try concealer!.process(pcm.baseAddress!, frames: frames) { try emit($0, $1, channels, rate) }
+                try concealer!.process(pcm.baseAddress!, frames: frames) { try emit($0, $1, ChannelLayout(unspecified: channels), rate) }
             }
         }
         if final { try flush(emit: emit) }
@@ -100,7 +100,7 @@ final class GuardedMP3Decoder {
 
     private func flush(emit: Emit) throws {
         guard let concealer else { return }
-        try concealer.flush { try emit($0, $1, concealer.channels, concealerRate) }
+        try concealer.flush { try emit($0, $1, ChannelLayout(unspecified: concealer.channels), concealerRate) }
     }
 }
 
