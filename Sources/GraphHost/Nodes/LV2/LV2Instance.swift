@@ -210,6 +210,13 @@ final class LV2Instance: NodeInstance {
             kernelPointer.pointee.silence = silent
             kernelPointer.pointee.eventCapacity = format.channels * format.maxFrames * MemoryLayout<Float>.size
         }
+        if let bus = node.portInputs.firstIndex(where: \.carriesEvents),
+           let index = atomPorts.firstIndex(where: { $0.index == node.portInputs[bus].port }) {
+            kernelPointer.pointee.eventBus = bus
+            kernelPointer.pointee.midiPort = index
+            kernelPointer.pointee.atomPortsPerCopy = atomPorts.count
+            kernelPointer.pointee.eventCapacity = format.channels * format.maxFrames * MemoryLayout<Float>.size
+        }
         if plugin.sendsEvents, let out = plugin.midiOutput {
             kernelPointer.pointee.midiOutPort = atomPorts.firstIndex { $0.index == out.index } ?? -1
             kernelPointer.pointee.eventCapacity = format.channels * format.maxFrames * MemoryLayout<Float>.size
