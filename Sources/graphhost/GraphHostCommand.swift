@@ -101,7 +101,7 @@ struct RenderCommand: ParsableCommand {
             events.append(TimedCommand(frame: Int((seconds * rate).rounded()), request: request))
             i += 2
         }
-        let session = GraphSession(graph: try CompiledGraph(doc))
+        let session = GraphSession(graph: try CompiledGraph(doc, nominalFrames: block))
         defer { session.close() }
         do { try OfflineRenderer.check(events, session: session) } catch { throw ValidationError("--\(error)") }
         let ids = doc.outputIDs
