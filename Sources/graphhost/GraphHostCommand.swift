@@ -71,7 +71,7 @@ struct RenderCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: "Output file (.wav, .flac, .ogg or .opus; all but .wav clip at full scale); with several output nodes, NODE=FILE for each to write (repeatable).") var output: [String]
     @Option(help: "Seconds to render (default: until every stream has finished).") var duration: Double?
     @Option(parsing: .upToNextOption, help: "SECONDS COMMAND: apply COMMAND at that time (repeatable).") var at: [String] = []
-    @Option(help: "Frames per render call.") var block: Int?
+    @Option(help: "Frames per render call (LV2 plugins are told it as their nominal block length).") var block: Int?
     @Option(help: "NODE=FILE: feed a capture or sink node from an MP3 file (repeatable).") var input: [String] = []
 
     func run() throws {
