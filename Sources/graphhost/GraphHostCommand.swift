@@ -71,7 +71,7 @@ struct RenderCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: "Output file (.wav, .flac, .ogg or .opus; all but .wav clip at full scale); with several output nodes, NODE=FILE for each to write (repeatable).") var output: [String]
     @Option(help: "Seconds to render (default: until every stream has finished).") var duration: Double?
     @Option(parsing: .upToNextOption, help: "SECONDS COMMAND: apply COMMAND at that time (repeatable).") var at: [String] = []
-    @Option(help: "Frames per render call.") var block: Int?
+    @Option(help: "Frames per render call (LV2 plugins are told it as their nominal block length).") var block: Int?
     @Option(help: "NODE=FILE: feed a capture or sink node from an MP3 file (repeatable).") var input: [String] = []
 
     func run() throws {
@@ -101,7 +101,7 @@ struct RenderCommand: ParsableCommand {
             events.append(TimedCommand(frame: Int((seconds * rate).rounded()), request: request))
             i += 2
         }
-        let session = GraphSession(graph: try CompiledGraph(doc))
+        let session = GraphSession(graph: try CompiledGraph(doc, nominalFrames: block))
         defer { session.close() }
         do { try OfflineRenderer.check(events, session: session) } catch { throw ValidationError("--\(error)") }
         let ids = doc.outputIDs

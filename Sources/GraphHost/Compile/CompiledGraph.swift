@@ -8,6 +8,8 @@ public final class CompiledGraph {
     public let instances: [String: NodeInstance]
     /// Ids of the instances taken over from the graph this one replaces.
     public let keptIDs: Set<String>
+    /// The slice length the graph's new instances were told they mostly run (`GraphFormat.nominalFrames`).
+    public let nominalFrames: Int?
     let compiled: CompiledPlan
     private var released: Set<String> = []
     private var started = false
@@ -29,9 +31,13 @@ public final class CompiledGraph {
     public var liveInputs: [LiveInputInstance] { document.order.compactMap { instances[document.nodes[$0].id] as? LiveInputInstance } }
 
     /// Instantiates every node (taking the instances of `keeping` for the ids in `keep`) and compiles the plan.
-    public init(_ document: GraphDocument, keeping previous: CompiledGraph? = nil, keep: Set<String> = []) throws {
+    /// `nominalFrames`: the slice length the graph will mostly run (`GraphFormat.nominalFrames`).
+    public init(_ document: GraphDocument, keeping previous: CompiledGraph? = nil, keep: Set<String> = [],
+                nominalFrames: Int? = nil) throws {
         self.document = document
-        let format = document.format
+        self.nominalFrames = nominalFrames
+        var format = document.format
+        format.nominalFrames = nominalFrames
         var instances: [String: NodeInstance] = [:]
         var kept: Set<String> = []
         do {

@@ -50,9 +50,9 @@ final class CompiledTransition {
             var inputs = sources(new, n, key: { $0 })
             if kept.contains(node.id), let o = old.node(node.id) {
                 let before = sources(old, o.index, key: oldKey)
-                // An instrument's or MIDI processor's input carries events, which are switched, not crossfaded.
-                let events = (node.definition as? LV2Node)?.plugin.readsEvents == true
-                for b in inputs.indices where (b < before.count ? before[b] : nil) != inputs[b] && !(events && b == 0) {
+                // Event inputs (an instrument's, a MIDI processor's, a MIDI gate's) are switched, not crossfaded.
+                let plugin = node.definition as? LV2Node
+                for b in inputs.indices where (b < before.count ? before[b] : nil) != inputs[b] && plugin?.carriesEvents(bus: b) != true {
                     let key = "crossfade:\(node.id):\(b)"
                     nodes.append(UnionNode(key: key, role: .crossfade, inputs: [b < before.count ? before[b] : nil, inputs[b]], outputs: 1))
                     inputs[b] = Source(key: key)
@@ -110,8 +110,8 @@ final class CompiledTransition {
         for var node in nodes {
             switch node.role {
             case .old(let id):
-                let events = (old.node(id)?.definition as? LV2Node)?.plugin.readsEvents == true
-                for b in node.inputs.indices where !(events && b == 0) { node.inputs[b] = gate(node.inputs[b], into: node.key, b) }
+                let plugin = old.node(id)?.definition as? LV2Node
+                for b in node.inputs.indices where plugin?.carriesEvents(bus: b) != true { node.inputs[b] = gate(node.inputs[b], into: node.key, b) }
             case .crossfade:
                 node.role = .spill
                 node.inputs[0] = gate(node.inputs[0], into: node.key, 0)

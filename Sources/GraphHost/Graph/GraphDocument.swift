@@ -328,7 +328,14 @@ public struct GraphDocument: Sendable {
             case .notAPort:
                 from = endpoint("from", s, nodes: nodes, declared: declared, output: true, chainEnds: chainEnds, issues: &issues)
             }
-            switch portEndpoint(s, key: "to", nodes: &nodes, chainEnds: chainEnds, issues: &issues) {
+            // Events linked to a plugin with audio inputs go to its main MIDI input.
+            var eventInput: String?
+            if let from, let target = s.object["to"]?.stringValue, !target.contains(":"), nodes[from.0].map(Self.sendsEvents) == true,
+               let node = nodes.first(where: { $0?.id == (chainEnds[target]?.first ?? target) }) ?? nil,
+               let port = (node.definition as? LV2Node)?.plugin.eventInputBesideAudio {
+                eventInput = "\(target):\(port.symbol)"
+            }
+            switch portEndpoint(s, key: "to", naming: eventInput, nodes: &nodes, chainEnds: chainEnds, issues: &issues) {
             case .ports(let node, let buses, let symbols):
                 guard let from else { continue }
                 for (bus, symbol) in zip(buses, symbols) {
@@ -364,10 +371,10 @@ public struct GraphDocument: Sendable {
     /// channel), shared by every link naming the same ports.
     // Swift 6.3.1 crashes optimizing this function (CopyPropagation, "Found ownership error"); it runs once per link.
     @_optimize(none)
-    static func portEndpoint(_ s: NodeSettings, key: String, nodes: inout [GraphNode?], chainEnds: [String: (first: String, last: String)],
-                             issues: inout GraphIssues) -> PortTarget {
+    static func portEndpoint(_ s: NodeSettings, key: String, naming written: String? = nil, nodes: inout [GraphNode?],
+                             chainEnds: [String: (first: String, last: String)], issues: inout GraphIssues) -> PortTarget {
         let input = key == "to"
-        guard let text = s.object[key]?.stringValue else { return .notAPort }
+        guard let text = written ?? s.object[key]?.stringValue else { return .notAPort }
         let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2, Int(parts[1]) == nil, !parts[1].isEmpty else { return .notAPort }
         let written = String(parts[0])
@@ -380,9 +387,11 @@ public struct GraphDocument: Sendable {
         }
         var node = found, plugin = lv2
         let main = Set(plugin.mainInputs)
+        let eventInputs = input && plugin.plugin.eventInputBesideAudio != nil
+            ? plugin.plugin.ports.filter { $0.kind == .atom && $0.isInput && $0.supportsMIDI } : []
         let candidates = plugin.plugin.ports.filter {
             ($0.kind == .audio || $0.kind == .cv) && $0.isInput == input && !(input && main.contains($0.index))
-        }
+        } + eventInputs
         var ports: [LV2Port] = []
         for symbol in symbols {
             guard let port = candidates.first(where: { $0.symbol == symbol }) else {
@@ -398,6 +407,20 @@ public struct GraphDocument: Sendable {
                 return .invalid
             }
             ports.append(port)
+        }
+        if let events = ports.first(where: { $0.kind == .atom }) {
+            guard ports.count == 1, s.object["channel"] == nil else {
+                issues.report(s.path(key), "'\(text)': the MIDI input '\(events.symbol)' takes a link of its own, without \"channel\"", at: s.object[key])
+                return .invalid
+            }
+            if let linked = plugin.portInputs.first(where: \.carriesEvents) {
+                issues.report(s.path(key), "'\(id)' takes events on one MIDI input and '\(linked.symbol)' is linked already; a midi node or a MIDI processor feeds one plugin", at: s.object[key])
+                return .invalid
+            }
+            plugin.portInputs.append(LV2Node.PortInput(port: events.index, symbol: events.symbol, channel: nil, carriesEvents: true))
+            node.definition = plugin
+            nodes[position] = node
+            return .ports(node: position, buses: [plugin.portInputs.count], symbols: symbols)
         }
         guard plugin.copies == 1 else {
             issues.report(s.path(key), "'\(text)': ports can be linked by name only on a plugin that runs once, not once per channel", at: s.object[key])
@@ -472,17 +495,23 @@ public struct GraphDocument: Sendable {
         return (position, bus)
     }
 
+    /// Whether a node's output bus carries events (a `midi` node, a plugin sending MIDI).
+    static func sendsEvents(_ node: GraphNode) -> Bool {
+        node.definition is MIDINode || (node.definition as? LV2Node)?.plugin.sendsEvents == true
+    }
+
     /// Event buses (`midi` nodes and MIDI processors send them) go to event inputs (instruments and MIDI processors
-    /// take them), and nothing else does.
+    /// take them on their input bus, other plugins with a MIDI input on a bus of its own), and nothing else does.
     static func checkEventLinks(nodes: [GraphNode], links: [GraphLink], issues: inout GraphIssues) {
         for (i, link) in links.enumerated() {
             let source = nodes[link.from], target = nodes[link.to]
-            let fromEvents = source.definition is MIDINode || (source.definition as? LV2Node)?.plugin.sendsEvents == true
-            let toEvents = link.toBus == 0 && link.toPort == nil && (target.definition as? LV2Node)?.plugin.readsEvents == true
+            let fromEvents = sendsEvents(source)
+            let toEvents = (target.definition as? LV2Node)?.carriesEvents(bus: link.toBus) == true
+            let input = link.toPort.map { "'\(target.id):\($0)'" } ?? "'\(target.id)'"
             if fromEvents && !toEvents {
-                issues.report("links[\(i)]", "'\(source.id)' sends MIDI events: link it to an instrument or a MIDI processor (an lv2 plugin with a MIDI input and no audio input), not to '\(target.id)'")
+                issues.report("links[\(i)]", "'\(source.id)' sends MIDI events: link it to an instrument, a MIDI processor or a plugin's MIDI input (an lv2 plugin with a MIDI input), not to \(input)")
             } else if toEvents && !fromEvents {
-                issues.report("links[\(i)]", "'\(target.id)' takes MIDI events (a midi node's or a MIDI processor's), not the audio of '\(source.id)'")
+                issues.report("links[\(i)]", "\(input) takes MIDI events (a midi node's or a MIDI processor's), not the audio of '\(source.id)'")
             }
         }
     }

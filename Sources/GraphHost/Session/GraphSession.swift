@@ -75,8 +75,12 @@ public final class GraphSession {
     /// How long a swap waits for the new graph's streams to buffer.
     public static let warmUpTimeout = 10.0
 
+    /// The slice length the render mostly runs (`GraphFormat.nominalFrames`): new instances are told it.
+    public private(set) var nominalFrames: Int?
+
     public init(graph: CompiledGraph) {
         self.graph = graph
+        nominalFrames = graph.nominalFrames
         engine = .allocateRender(capacity: 1)
         let format = graph.document.format
         engine.initialize(to: RenderEngine(plan: graph.plan, transportFadeFrames: Int(Self.transportFadeSeconds * Double(format.sampleRate)),
@@ -193,7 +197,8 @@ public final class GraphSession {
 
     /// Checks a swap to `document` and decides which nodes it keeps; one swap at a time.
     /// `mode` overrides the new graph's own swap mode.
-    public func prepareSwap(to document: GraphDocument, mode: SwapMode? = nil) throws -> PendingSwap {
+    /// `renewing`: nodes built afresh even when they could be kept.
+    public func prepareSwap(to document: GraphDocument, mode: SwapMode? = nil, renewing: Set<String> = []) throws -> PendingSwap {
         guard pendingSwap == nil else {
             throw CommandError("another swap is being built (\(pendingSwap!.document.displayName)); try again when it is done")
         }
@@ -211,13 +216,40 @@ public final class GraphSession {
             guard let before = old.document.node(node.id), before.definition.typeName == node.definition.typeName else { return false }
             return node.definition.liveChanges(from: before.definition) != nil
         }.map(\.id))
+        keep.subtract(renewing)
         if CompiledTransition.union(old: old.document, new: document, kept: keep) == nil {
             // Kept effects in another order cannot share one render order: keep only the sources.
             keep = keep.filter { document.node($0)!.definition.inputBuses == 0 }
         }
-        let pending = PendingSwap(document: document, old: old, keep: keep, live: rendersConcurrently, mode: mode ?? document.swapMode)
+        let pending = PendingSwap(document: document, old: old, keep: keep, live: rendersConcurrently, mode: mode ?? document.swapMode,
+                                  nominalFrames: nominalFrames)
         pendingSwap = pending
         return pending
+    }
+
+    /// Makes `frames` the slice length the render mostly runs (`run` follows the PipeWire quantum): LV2 plugins with
+    /// the options interface are told at once (paused around it while a real-time thread renders); for those without
+    /// it, returns a swap to the same graph that builds them afresh, told the new length, for the caller to build and
+    /// commit (nil when none is needed, or while another swap is being built: the next call makes it).
+    public func followBlockLength(_ frames: Int) throws -> PendingSwap? {
+        nominalFrames = frames
+        var told = format
+        told.nominalFrames = frames
+        var renew: Set<String> = []
+        for case let (id, plugin as LV2Instance) in graph.instances where plugin.nominalBlockLength != told.nominalBlockLength {
+            if plugin.takesNominalBlockLength {
+                try plugin.setNominalBlockLength(told.nominalBlockLength, concurrent: rendersConcurrently, send: send)
+            } else {
+                renew.insert(id)
+            }
+        }
+        guard !renew.isEmpty, pendingSwap == nil else { return nil }
+        return try prepareSwap(to: graph.document, renewing: renew)
+    }
+
+    /// The nominal block length each LV2 plugin was told, by node id.
+    public var pluginBlockLengths: [String: Int] {
+        graph.instances.compactMapValues { ($0 as? LV2Instance)?.nominalBlockLength }
     }
 
     /// Puts the built graph in place of the running one: the render world crossfades to it, and kept nodes get the

@@ -82,6 +82,19 @@ public final class LiveControl: Sendable {
         return reply
     }
 
+    /// Tells the graph's plugins the slice length the stream now runs (`GraphSession.followBlockLength`), building the
+    /// swap that renews plugins without the options interface without holding the session. Throws what failed.
+    public func followBlockLength(_ frames: Int) throws {
+        guard let pending = try session.withLock({ try $0.followBlockLength(frames) }) else { return }
+        do {
+            try pending.build()
+            try session.withLock { try $0.commit(pending) }
+        } catch {
+            session.withLock { $0.abandon(pending) }
+            throw error
+        }
+    }
+
     /// Stops waiting for a swap being built (the run is ending).
     public func cancelSwap() { session.withLock { $0.cancelSwap() } }
 

@@ -47,7 +47,7 @@ public struct LivePlay {
         RenderMemory.setLocking(true)
         let format = document.format, rate = Double(format.sampleRate)
         let recorder = try recordPath.map { try RecordingWriter(path: $0, sampleRate: format.sampleRate, channels: format.channels) }
-        let session = try Self.liveSession(document)
+        let session = try Self.liveSession(document, nominalFrames: playback.latencyFrames ?? Self.defaultQuantum)
         // The engine is the render world's: the player hands it to the process callback while the session, owned by
         // the runner's control from here on, sends it messages. Its address crosses over; the session stays one owner's.
         let engine = UnsafeMutablePointer<RenderEngine>(bitPattern: Int(bitPattern: session.engine))!
@@ -103,9 +103,13 @@ public struct LivePlay {
         return status
     }
 
-    /// A session for `document` that a real-time thread will render.
-    static func liveSession(_ document: GraphDocument) throws -> sending GraphSession {
-        let session = GraphSession(graph: try CompiledGraph(document))
+    /// PipeWire's default quantum (default.clock.quantum): plugins are told it until the stream's first callbacks show
+    /// the quantum it runs at, unless `--latency` asks for another.
+    static let defaultQuantum = 1024
+
+    /// A session for `document` that a real-time thread will render, mostly in slices of `nominalFrames`.
+    static func liveSession(_ document: GraphDocument, nominalFrames: Int) throws -> sending GraphSession {
+        let session = GraphSession(graph: try CompiledGraph(document, nominalFrames: nominalFrames))
         session.rendersConcurrently = true
         return session
     }

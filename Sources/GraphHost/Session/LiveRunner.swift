@@ -130,6 +130,7 @@ public final class LiveRunner {
         var reported = Reported()
         var waitingSince: Date? = player.streaming ? nil : clock.now
         var idle = IdleClock()
+        var unfollowedQuantum = 0
         while true {
             let paused = control.withSession { $0.paused }
             updateIdle(paused: paused, &idle)
@@ -181,6 +182,7 @@ public final class LiveRunner {
             }
             if clock.now >= nextStatus {
                 nextStatus = clock.now.addingTimeInterval(Self.statusInterval)
+                followQuantum(failed: &unfollowedQuantum)
                 reportLatency()
                 control.withSession { $0.drainLogs() }
                 if let inputs = swappedInputs.list.withLock({ pending in defer { pending = nil }; return pending }) { player.syncLiveInputs(inputs) }
@@ -303,6 +305,26 @@ public final class LiveRunner {
             }
             control.publish(["event": "reload", "ok": ok])
             reloading.store(false, ordering: .releasing)
+        }
+    }
+
+    /// Tells the plugins the quantum PipeWire runs the stream at when it changed (their nominal block length); says
+    /// once per quantum when that failed (`failed`), and plays on.
+    func followQuantum(failed: inout Int) {
+        let quantum = player.counters.quantum.load(ordering: .relaxed)
+        guard quantum > 0, quantum != failed else { return }
+        let told = control.withSession { session -> Bool in
+            var format = session.format
+            format.nominalFrames = quantum
+            return session.nominalFrames == quantum && session.pluginBlockLengths.values.allSatisfy { $0 == format.nominalBlockLength }
+        }
+        guard !told else { return }
+        do {
+            try control.followBlockLength(quantum)
+            logger.debug("quantum \(quantum) frames: plugins told their nominal block length")
+        } catch {
+            failed = quantum
+            logger.warning("the quantum is now \(quantum) frames, but the plugins could not all be told so: \(error)")
         }
     }
 

@@ -12,11 +12,14 @@ public final class PendingSwap: @unchecked Sendable {
     /// Whether a real-time thread renders: the new graph's streams must buffer before the switch.
     let live: Bool
     let mode: SwapMode
+    /// The slice length the new instances are told they mostly run.
+    let nominalFrames: Int?
     private(set) var next: CompiledGraph?
     private let cancelled = ManagedAtomic(false)
 
-    init(document: GraphDocument, old: CompiledGraph, keep: Set<String>, live: Bool, mode: SwapMode) {
+    init(document: GraphDocument, old: CompiledGraph, keep: Set<String>, live: Bool, mode: SwapMode, nominalFrames: Int?) {
         self.mode = mode
+        self.nominalFrames = nominalFrames
         self.document = document
         self.old = old
         self.keep = keep
@@ -26,7 +29,7 @@ public final class PendingSwap: @unchecked Sendable {
     /// Instantiates the new graph (taking the kept instances from the old one) and, live, waits until its new
     /// streams have buffered. Does not touch the running graph.
     func build() throws {
-        let next = try CompiledGraph(document, keeping: old, keep: keep)
+        let next = try CompiledGraph(document, keeping: old, keep: keep, nominalFrames: nominalFrames)
         self.next = next
         next.setRealTime(live, except: keep)
         next.start()

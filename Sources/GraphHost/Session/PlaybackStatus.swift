@@ -27,6 +27,7 @@ public struct PlaybackStatus: Sendable {
         var status: [String: Any] = [
             "position": seconds, "playing": !session.paused, "underruns": underruns(session), "xruns": xruns,
             "quantum": counters.quantum.load(ordering: .relaxed), "callbacks": counters.callbacks.load(ordering: .relaxed),
+            "pluginBlockLengths": session.pluginBlockLengths,
             "firstSoundNanos": counters.firstSoundNanos.load(ordering: .relaxed),
             "streamsFinished": graph.streams.map(\.finished),
             "streams": graph.streams.map { s -> [String: Any] in

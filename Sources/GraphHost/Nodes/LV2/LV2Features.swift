@@ -5,8 +5,9 @@ import FoundationEssentials
 import Glibc
 import Logging
 
-/// The host features handed to every plugin instance: urid:map/unmap, options (sample rate, nominal and
-/// maximum block length, sequence size), bufsz:boundedBlockLength and log. Lives as long as the instance.
+/// The host features handed to every plugin instance: urid:map/unmap, options (sample rate, nominal block length
+/// (the slice the host runs most of the time) and maximum block length, sequence size), bufsz:boundedBlockLength and
+/// log. Lives as long as the instance.
 final class LV2Features {
     static let sequenceSize = 65536
     private var cStrings: [UnsafeMutablePointer<CChar>] = []
@@ -29,14 +30,14 @@ final class LV2Features {
         return base + "/graphhost-lv2-state-\(getpid())"
     }()
 
-    init(sampleRate: Int, maxFrames: Int) {
+    init(sampleRate: Int, nominalFrames: Int, maxFrames: Int) {
         let map = URIDMap.shared
         func uri(_ s: String) -> LV2_URID { map.map(s) }
         func c(_ s: String) -> UnsafeMutablePointer<CChar> { let p = strdup(s)!; return p }
         rate = .allocate(capacity: 1)
         rate.initialize(to: Float(sampleRate))
         values = .allocate(capacity: 3)
-        values.initialize(from: [Int32(maxFrames), Int32(maxFrames), Int32(Self.sequenceSize)], count: 3)
+        values.initialize(from: [Int32(nominalFrames), Int32(maxFrames), Int32(Self.sequenceSize)], count: 3)
         options = .allocate(capacity: 5)
         let floatType = uri("http://lv2plug.in/ns/ext/atom#Float"), intType = uri("http://lv2plug.in/ns/ext/atom#Int")
         let instance = LV2_OPTIONS_INSTANCE
@@ -78,6 +79,16 @@ final class LV2Features {
             array[i] = UnsafePointer(featureStructs + i)
         }
         array[Self.count] = nil
+    }
+
+    /// The nominal block length the options say.
+    var nominalBlockLength: Int { Int(values.pointee) }
+
+    /// Sets the nominal block length and returns the option saying it (its value lives as long as these features),
+    /// followed by the terminating option, for an options interface's set().
+    func settingNominalBlockLength(_ frames: Int) -> [LV2_Options_Option] {
+        values.pointee = Int32(frames)
+        return [options[1], options[4]]
     }
 
     /// The features plus worker:schedule for one instance, NULL-terminated; the caller frees the array.

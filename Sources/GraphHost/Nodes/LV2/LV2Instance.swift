@@ -16,6 +16,8 @@ final class LV2Instance: NodeInstance {
     let kernelPointer: UnsafeMutablePointer<LV2Kernel>
     let workers: UnsafeMutablePointer<LV2WorkerChannel>
     let workerThread: LV2WorkerThread?
+    /// Each copy's options interface (empty when the plugin has none).
+    private var optionsInterfaces: [UnsafePointer<LV2_Options_Interface>] = []
     /// Each copy's NULL-terminated feature list for state restores (its worker:schedule is the restore one).
     private var restoreFeatureLists: [UnsafeMutablePointer<UnsafePointer<LV2_Feature>?>] = []
     private let wet: UnsafeMutablePointer<SmoothedGain>
@@ -31,11 +33,12 @@ final class LV2Instance: NodeInstance {
         self.id = id
         self.node = node
         let plugin = node.plugin
-        features = LV2Features(sampleRate: format.sampleRate, maxFrames: format.maxFrames)
+        features = LV2Features(sampleRate: format.sampleRate, nominalFrames: format.nominalBlockLength, maxFrames: format.maxFrames)
         let copies = node.copies
         let portCount = plugin.ports.count
         var owned: [UnsafeMutableRawPointer] = []
         var created: [UnsafeMutablePointer<LilvInstance>] = []
+        var interfaces: [UnsafePointer<LV2_Options_Interface>] = []
         func alloc<T>(_ type: T.Type, _ count: Int) -> UnsafeMutablePointer<T> {
             let p = UnsafeMutablePointer<T>.allocateRender(capacity: max(1, count))
             owned.append(UnsafeMutableRawPointer(p))
@@ -104,6 +107,10 @@ final class LV2Instance: NodeInstance {
             if let ext = lilv_instance_get_extension_data(instance, "http://lv2plug.in/ns/ext/worker#interface") {
                 workers[copy].interface = ext.assumingMemoryBound(to: LV2_Worker_Interface.self)
             }
+            if let ext = lilv_instance_get_extension_data(instance, "http://lv2plug.in/ns/ext/options#interface"),
+               ext.assumingMemoryBound(to: LV2_Options_Interface.self).pointee.set != nil {
+                interfaces.append(UnsafePointer(ext.assumingMemoryBound(to: LV2_Options_Interface.self)))
+            }
             for (i, port) in audioIns.enumerated() { audioInputs[copy * audioIns.count + i] = UInt32(port) }
             for (i, port) in audioOuts.enumerated() { audioOutputs[copy * audioOuts.count + i] = UInt32(port) }
             let values = controls + copy * portCount
@@ -170,6 +177,7 @@ final class LV2Instance: NodeInstance {
         connected.initialize(repeating: nil, count: max(1, copies * portCount))
         kernelPointer.pointee.connected = connected
         restoreFeatureLists = restoreLists
+        optionsInterfaces = interfaces.count == copies ? interfaces : []
         self.workers = workers
         workerThread = workers[0].interface == nil ? nil : LV2WorkerThread(channels: workers, count: copies)
         instances = created
@@ -208,6 +216,13 @@ final class LV2Instance: NodeInstance {
             kernelPointer.pointee.midiPort = index
             kernelPointer.pointee.atomPortsPerCopy = atomPorts.count
             kernelPointer.pointee.silence = silent
+            kernelPointer.pointee.eventCapacity = format.channels * format.maxFrames * MemoryLayout<Float>.size
+        }
+        if let bus = node.portInputs.firstIndex(where: \.carriesEvents),
+           let index = atomPorts.firstIndex(where: { $0.index == node.portInputs[bus].port }) {
+            kernelPointer.pointee.eventBus = bus
+            kernelPointer.pointee.midiPort = index
+            kernelPointer.pointee.atomPortsPerCopy = atomPorts.count
             kernelPointer.pointee.eventCapacity = format.channels * format.maxFrames * MemoryLayout<Float>.size
         }
         if plugin.sendsEvents, let out = plugin.midiOutput {
@@ -514,27 +529,54 @@ final class LV2Instance: NodeInstance {
     /// meanwhile), fading it back in afterwards. `withState` hands the state to its closure.
     func restoreState(concurrent: Bool, send: (ControlMessage) throws -> Void, what: String,
                       withState: ((OpaquePointer) -> Void) -> Void?) throws {
-        let mustPause = concurrent && !node.plugin.supportsThreadSafeRestore
+        var restored: Void?
+        try whilePaused(concurrent && !node.plugin.supportsThreadSafeRestore, send: send, what: what) {
+            restored = withState { state in
+                for (copy, instance) in instances.enumerated() {
+                    lilv_state_restore(state, instance, nil, nil, 0, restoreFeatureLists[copy])
+                }
+            }
+        }
+        if restored == nil { throw CommandError("'\(id)': the state for \(what) could not be made") }
+    }
+
+    /// The block length the plugin was told it runs most of the time (bufsz:nominalBlockLength).
+    var nominalBlockLength: Int { features.nominalBlockLength }
+
+    /// Whether the plugin takes a new nominal block length while it lives (it has the options interface); one
+    /// without it is told by a new instance.
+    var takesNominalBlockLength: Bool { !optionsInterfaces.isEmpty }
+
+    /// Tells every instance a new nominal block length through its options interface, in the control world: at once
+    /// when nothing renders concurrently, else while the kernel has the plugin faded out, since set() may not run
+    /// beside run() (LV2's instantiation threading class).
+    func setNominalBlockLength(_ frames: Int, concurrent: Bool, send: (ControlMessage) throws -> Void) throws {
+        try whilePaused(concurrent, send: send, what: "the block length \(frames)") {
+            let options = features.settingNominalBlockLength(frames)
+            for (copy, interface) in optionsInterfaces.enumerated() {
+                _ = options.withUnsafeBufferPointer { interface.pointee.set!(lilv_instance_get_handle(instances[copy]), $0.baseAddress) }
+            }
+        }
+    }
+
+    /// Runs `body` in the control world, with the plugin faded out and no longer run when `mustPause` (input passes
+    /// through meanwhile), fading it back in afterwards.
+    func whilePaused(_ mustPause: Bool, send: (ControlMessage) throws -> Void, what: String, _ body: () -> Void) throws {
         if mustPause {
             try send(.lv2(kernelPointer, .pause))
             let deadline = Date().addingTimeInterval(2)
             while !paused.load(ordering: .acquiring) {
                 guard Date() < deadline else {
                     try send(.lv2(kernelPointer, .resume))
-                    throw CommandError("'\(id)' did not pause for its state restore; \(what) not applied")
+                    throw CommandError("'\(id)' did not pause to take \(what); not applied")
                 }
                 usleep(1000)
             }
         }
-        let restored = withState { state in
-            for (copy, instance) in instances.enumerated() {
-                lilv_state_restore(state, instance, nil, nil, 0, restoreFeatureLists[copy])
-            }
-        }
+        body()
         if mustPause {
             try send(.lv2(kernelPointer, .resume))
             if bypassed { try send(.lv2(kernelPointer, .bypass(true))) }
         }
-        if restored == nil { throw CommandError("'\(id)': the state for \(what) could not be made") }
     }
 }

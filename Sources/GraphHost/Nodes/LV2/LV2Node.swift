@@ -8,7 +8,9 @@ import Logging
 /// the bus has channels are wired straight (port order = channel order); a mono plugin runs once per channel; a
 /// single input on a wider bus reads the channels' average, and a single output is copied to every channel. On a
 /// plugin with more ports than the bus has channels, the first ones are the main ports and the others are linked by
-/// name (`"from": "xover:lo_l,lo_r"`, `"to": "comp:sc"`); sidechains and unlinked inputs read silence.
+/// name (`"from": "xover:lo_l,lo_r"`, `"to": "comp:sc"`); sidechains and unlinked inputs read silence. A plugin with
+/// audio inputs and a MIDI input (a MIDI gate) takes events on an input bus of its own: a link from a `midi` node goes
+/// to its main MIDI input, or to the one it names (`"to": "gate:control"`).
 /// `controls` set input control ports by symbol; `preset` picks a preset by label or URI.
 public struct LV2Node: NodeDefinition {
     public static let typeName = "lv2"
@@ -29,11 +31,13 @@ public struct LV2Node: NodeDefinition {
     public var copies: Int
 
     /// Input ports fed by links of their own (`"to": "NODE:PORT"`), each on input bus 1, 2, …: the source bus's
-    /// `channel`, or the average of its channels.
+    /// `channel`, or the average of its channels; or, for the MIDI input of a plugin with audio inputs, the events of
+    /// a `midi` node or a plugin sending MIDI (`carriesEvents`).
     public struct PortInput: Sendable, Equatable {
         public var port: Int
         public var symbol: String
         public var channel: Int?
+        public var carriesEvents = false
     }
     public var portInputs: [PortInput] = []
     /// Output buses 1, 2, … made of output ports linked by name (`"from": "NODE:PORT,PORT"`): channel i is the i-th
@@ -49,6 +53,8 @@ public struct LV2Node: NodeDefinition {
     public var mainOutputs: [Int] = []
 
     public var inputBuses: Int { 1 + portInputs.count }
+    /// Whether input bus `bus` carries events (switched on a swap, never crossfaded) rather than audio.
+    public func carriesEvents(bus: Int) -> Bool { bus == 0 ? plugin.readsEvents : portInputs[bus - 1].carriesEvents }
     public var outputBuses: Int { 1 + portOutputs.count }
     public var summary: [(String, String)] {
         var items = [("uri", uri), ("instances", "\(copies)")]

@@ -269,8 +269,11 @@ public struct LV2PluginInfo: Sendable {
     /// The atom input that takes the graph's transport (time:Position), if any.
     public var positionInput: LV2Port? { ports.first { $0.kind == .atom && $0.isInput && $0.supportsTimePosition } }
 
-    /// The atom input port that takes MIDI events, if any.
-    public var midiInput: LV2Port? { ports.first { $0.kind == .atom && $0.isInput && $0.supportsMIDI } }
+    /// The main atom input that takes MIDI events, if any: the one designated lv2:control, else the first.
+    public var midiInput: LV2Port? {
+        let inputs = ports.filter { $0.kind == .atom && $0.isInput && $0.supportsMIDI }
+        return inputs.first { $0.designation == LV2URI.controlDesignation } ?? inputs.first
+    }
 
     /// The atom output port that sends MIDI events, if any.
     public var midiOutput: LV2Port? { ports.first { $0.kind == .atom && !$0.isInput && $0.supportsMIDI } }
@@ -292,6 +295,10 @@ public struct LV2PluginInfo: Sendable {
 
     /// Whether the node's input bus carries events rather than audio.
     public var readsEvents: Bool { isInstrument || isMIDIProcessor }
+
+    /// A MIDI input beside audio inputs (a MIDI gate, a synth with an audio input): events reach it on an input bus of
+    /// its own, linked from a `midi` node or a plugin sending MIDI.
+    public var eventInputBesideAudio: LV2Port? { readsEvents || audioPorts(input: true).isEmpty ? nil : midiInput }
 
     /// The atom input port that takes patch messages (lv2:designation lv2:control, else the first atom input).
     public var controlAtomInput: LV2Port? {

@@ -72,6 +72,8 @@ public struct LV2Kernel {
     public var readsMIDI = false
     public var midiPort = -1
     public var silence: UnsafeMutablePointer<Float>?
+    /// A plugin with audio inputs reads events from its port-linked input bus `eventBus` (-1: none) into `midiPort`.
+    public var eventBus = -1
     /// The bytes an event bus holds (events past it are never read).
     public var eventCapacity = 0
     /// A MIDI processor's MIDI output port among a copy's atom ports, whose events become the node's output bus.
@@ -183,7 +185,8 @@ public struct LV2Kernel {
                         portInputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>? = nil,
                         portOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>? = nil,
                         time: UnsafePointer<MusicalTime>? = nil) {
-        let events: UnsafeRawPointer? = readsMIDI ? UnsafeRawPointer(input) : nil
+        var events: UnsafeRawPointer? = readsMIDI ? UnsafeRawPointer(input) : nil
+        if eventBus >= 0, let portInputs { events = UnsafeRawPointer(portInputs[eventBus]) }
         let input = readsMIDI ? (silence ?? input) : input
         if midiOutPort >= 0 {
             processEvents(events, input: input, output: output, channelStride: channelStride, channels: channels, frames: frames, time: time)
@@ -262,7 +265,7 @@ public struct LV2Kernel {
     @_noLocks
     mutating func feedPorts(_ buses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, channelStride: Int, channels: Int, frames: Int) {
         guard let portFeeds, let portSignals else { return }
-        for k in 0..<portFeedCount {
+        for k in 0..<portFeedCount where k != eventBus {
             let feed = portFeeds[k], bus = buses[k]
             var signal = portSignals + k * channelStride
             if feed.channel >= 0 {
