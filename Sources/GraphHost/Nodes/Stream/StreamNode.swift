@@ -71,7 +71,12 @@ public struct StreamNode: Sendable, NodeDefinition {
             // A network stream's format is learnt when it plays (probing would download it now).
             let media = remote ? nil : try MediaProbe.probe(path: path)
             let lfeMix = settings.number("lfeMix", in: -60...10, issues: &issues)
-            guard let matrix = channelMatrix(settings, graphChannels: context.format.channels, media: media, url: url, issues: &issues) else { return nil }
+            let matrix: [[Double]]?
+            switch channelMatrix(settings, graphChannels: context.format.channels, media: media, url: url, issues: &issues) {
+            case .invalid: return nil
+            case .absent: matrix = nil
+            case .given(let given): matrix = given
+            }
             var node = StreamNode(url: url, path: path, isRemote: remote, cachePath: cache, loop: loop, bufferSeconds: bufferSeconds,
                                   media: media)
             node.mixing = ChannelMixing(matrix: matrix, lfeGainDB: lfeMix)
@@ -85,18 +90,24 @@ public struct StreamNode: Sendable, NodeDefinition {
     /// `channelMatrix`: one row per graph channel, one column per media channel (checked against a file's channels),
     /// linear gains within ±`ChannelMixing.matrixGainLimit`: `.some(nil)` when the setting is absent, nil (reported)
     /// when it is malformed.
+    /// A stream node's `channelMatrix` setting: not there, reported as invalid, or the gains.
+    private enum MatrixSetting {
+        case absent, invalid
+        case given([[Double]])
+    }
+
     private static func channelMatrix(_ settings: NodeSettings, graphChannels: Int, media: MediaInfo?, url: String,
-                                      issues: inout GraphIssues) -> [[Double]]?? {
-        guard let given = settings.object["channelMatrix"] else { return .some(nil) }
+                                      issues: inout GraphIssues) -> MatrixSetting {
+        guard let given = settings.object["channelMatrix"] else { return .absent }
         let path = settings.path("channelMatrix")
         let shape = "\(graphChannels) row\(graphChannels == 1 ? "" : "s") (one per graph channel) of one gain per media channel"
         guard let rows = given.arrayValue else {
             issues.report(path, "expected an array of \(shape), found \(given.typeName)", at: given)
-            return nil
+            return .invalid
         }
         guard rows.count == graphChannels else {
             issues.report(path, "has \(rows.count) row\(rows.count == 1 ? "" : "s"); the graph has \(graphChannels) channel\(graphChannels == 1 ? "" : "s"), so it needs \(shape)", at: given)
-            return nil
+            return .invalid
         }
         let limit = ChannelMixing.matrixGainLimit
         var matrix: [[Double]] = []
@@ -104,26 +115,25 @@ public struct StreamNode: Sendable, NodeDefinition {
             let rowPath = "\(path)[\(r)]"
             guard let items = row.arrayValue, !items.isEmpty else {
                 issues.report(rowPath, "expected an array of gains, one per media channel, found \(row.arrayValue == nil ? row.typeName : "an empty array")", at: row)
-                return nil
+                return .invalid
             }
-            let columns = media?.channels ?? matrix.first?.count ?? items.count
+            var columns = items.count
+            if let media { columns = media.channels } else if let first = matrix.first { columns = first.count }
             guard items.count == columns else {
                 let why = media != nil ? "'\(url)' has \(columns) channel\(columns == 1 ? "" : "s")" : "row 0 has \(columns)"
                 issues.report(rowPath, "has \(items.count) gain\(items.count == 1 ? "" : "s"), but \(why): one column per media channel", at: row)
-                return nil
+                return .invalid
             }
-            var gains: [Double] = []
-            for (c, item) in items.enumerated() {
-                guard let gain = item.numberValue, (-limit...limit).contains(gain) else {
-                    let found = item.numberValue.map(Format.number) ?? item.typeName
-                    issues.report("\(rowPath)[\(c)]", "expected a gain within \(Format.number(-limit))…\(Format.number(limit)), found \(found)", at: item)
-                    return nil
-                }
-                gains.append(gain)
+            let gains = items.map { $0.numberValue ?? .nan }
+            if let c = gains.firstIndex(where: { !(-limit...limit).contains($0) }) {
+                var found = items[c].typeName
+                if let number = items[c].numberValue { found = Format.number(number) }
+                issues.report("\(rowPath)[\(c)]", "expected a gain within \(Format.number(-limit))…\(Format.number(limit)), found \(found)", at: items[c])
+                return .invalid
             }
             matrix.append(gains)
         }
-        return matrix
+        return .given(matrix)
     }
 
     public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance {
