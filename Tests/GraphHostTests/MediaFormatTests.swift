@@ -227,7 +227,7 @@ final class MediaFormatTests: XCTestCase {
         XCTAssertLessThanOrEqual(worst.peakRatio, 1.42, "\(worst)")
     }
 
-    /// An endless stream (no length, as Icecast sends) cannot seek: the command is refused with the reason, in
+    /// A live stream (no length, declared live as Icecast does) cannot seek: the command is refused with the reason, in
     /// `render --at` as on the socket.
     func testSeekIsRefusedInAnEndlessStream() throws {
         let server = try HTTPTestServer()

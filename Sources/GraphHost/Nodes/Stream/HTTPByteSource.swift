@@ -80,7 +80,7 @@ public final class HTTPByteSource: SeekableByteSource, Sendable {
     /// What the download thread and the reading decoder share.
     private struct Shared {
         var buffer = Data()
-        /// Offsets in `buffer` where the bytes of a new connection of an endless stream begin.
+        /// Offsets in `buffer` where the bytes of a new connection of a live stream begin.
         var breaks: [Int] = []
         var followsBreak = false
         var finished = false
@@ -130,7 +130,7 @@ public final class HTTPByteSource: SeekableByteSource, Sendable {
         try seek(to: 0)
     }
 
-    /// The media's size once the server said it (nil for an endless stream, which cannot seek).
+    /// The media's size once the server said it (nil for a live stream or a download without a length, which cannot seek).
     public var size: Int? { status.totalBytes }
 
     public var contentType: String? { shared.withLock { $0.contentType } }
@@ -250,9 +250,9 @@ struct HTTPTransfer {
     var audioBytes = 0
     var total: Int?
     var icy: IcyMetadataSplitter?
-    /// True when the last request delivered something (a reconnect then starts counting attempts afresh).
+    /// True when the last request delivered something (a finite download that moved on starts a new series of retries).
     var progressed = false
-    /// The next audio bytes begin a new connection of an endless stream.
+    /// The next audio bytes begin a new connection of a live stream.
     var startsAfterBreak = false
     /// The server declared a live stream (ICY headers): a response that ends is not the end of the media.
     var live = false
@@ -295,7 +295,7 @@ struct HTTPTransfer {
     mutating func run() -> Outcome {
         let from = resumable ? audioBytes : 0
         if !resumable && audioBytes > 0 {
-            // An endless stream restarts: its audio continues from the new connection, wherever that begins.
+            // A live stream restarts: its audio continues from the new connection, wherever that begins.
             icy = nil
             startsAfterBreak = true
         }
