@@ -214,7 +214,7 @@ public final class HTTPByteSource: SeekableByteSource, Sendable {
                 transfer.finishCache(complete: false)
                 return end(generation: mine, failure: StreamError.network(name, "\(why); gave up retrying after \(Format.number(retrySeconds)) s"))
             }
-            logger.warning("\(name): \(why); reconnecting in \(Format.number(wait)) s\(transfer.resumable && transfer.audioBytes > 0 ? " from byte \(transfer.audioBytes)" : "")")
+            logger.warning("\(name): \(why); reconnecting\(transfer.resumable && transfer.audioBytes > 0 ? " from byte \(transfer.audioBytes)" : "") in \(Format.number(wait)) s")
             status.reconnected()
             status.setProblem(why)
             shared.wait(until: { $0.cancelled || $0.generation != mine }, deadline: Date().addingTimeInterval(wait)) { _ in }
