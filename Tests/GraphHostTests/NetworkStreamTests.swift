@@ -490,6 +490,29 @@ final class NetworkStreamTests: XCTestCase {
         XCTAssertEqual(network.totalBytes, nil)
     }
 
+    /// A network stream that fails once it has played (its download breaks, `retrySeconds` 0) counts as finished:
+    /// `run` goes on with the file beside it and ends, exit 0, when that has finished too.
+    func testARunEndsWhenEveryStreamFinishedOrFailed() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let server = try HTTPTestServer()
+        defer { server.stop() }
+        // 160 kbit/s: about 1.5 s of audio, served at twice its rate, then the connection drops.
+        let url = try server.serve(try TestSupport.mp3(rate: 44100, channels: 2, seconds: 6), as: "breaking.mp3", query: "rate=40000&drop=30000")
+        let file = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 3)
+        let graph = TestSupport.graph("""
+        { "nodes": [ { "id": "file", "type": "stream", "url": "\(file)" },
+                     { "id": "net", "type": "stream", "url": "\(url)", "retrySeconds": 0 },
+                     { "id": "mix", "type": "mixer", "inputs": 2 }, { "id": "out", "type": "output" } ],
+          "links": [ { "from": "file", "to": "mix:0" }, { "from": "net", "to": "mix:1" }, { "from": "mix", "to": "out" } ] }
+        """)
+        let result = try pw.graphhost(["run", graph]).wait(timeout: 30)
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertTrue(result.err.contains("stream 'net' failed"), result.err)
+        XCTAssertTrue(result.err.contains("every stream has finished"), result.err)
+        XCTAssertTrue(result.out.contains("played 3."), result.out)
+    }
+
     /// `graphhost run` on a private PipeWire daemon: a 404 ends the run with the status and URL; an Icecast stream
     /// plays, `status` shows its state, bytes and title, and subscribers get a title event.
     func testRunShowsNetworkStateAndTitles() throws {
