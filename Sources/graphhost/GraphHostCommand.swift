@@ -115,7 +115,14 @@ struct RenderCommand: ParsableCommand {
                 throw ValidationError("the graph has \(ids.count) outputs (\(ids.joined(separator: ", "))): give -o NODE=FILE for each to write, not '\(item)'")
             }
         }
-        let writers = try files.mapValues { try SoundFileWriter(path: $0, sampleRate: doc.format.sampleRate, channels: doc.format.channels) }
+        // Each file is written beside its target and renamed once the render succeeded: a failure leaves none behind.
+        var writers: [Int: SoundFileWriter] = [:]
+        do {
+            for (k, path) in files { writers[k] = try SoundFileWriter(path: path, sampleRate: doc.format.sampleRate, channels: doc.format.channels, staged: true) }
+        } catch {
+            writers.values.forEach { $0.discard() }
+            throw error
+        }
         let renderer = OfflineRenderer(session: session, blockFrames: block, events: events)
         let started = Date()
         let summary: OfflineRenderer.Summary
@@ -124,11 +131,15 @@ struct RenderCommand: ParsableCommand {
                 try writers[k]?.write(block, frames: frames)
             }
         } catch {
-            writers.values.forEach { $0.close() }
+            writers.values.forEach { $0.discard() }
             printError("error: \(error)")
             throw ExitCode(1)
         }
-        writers.values.forEach { $0.close() }
+        do { try writers.values.forEach { try $0.commit() } } catch {
+            writers.values.forEach { $0.discard() }
+            printError("error: \(error)")
+            throw ExitCode(1)
+        }
         session.drainLogs()
         let seconds = Double(summary.frames) / rate
         let elapsed = Date().timeIntervalSince(started)

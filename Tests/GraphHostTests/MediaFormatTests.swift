@@ -267,7 +267,7 @@ final class MediaFormatTests: XCTestCase {
         XCTAssertLessThanOrEqual(worst.peakRatio, 1.42, "\(worst)")
     }
 
-    /// An endless stream (no length, as Icecast sends) cannot seek: the command is refused with the reason, in
+    /// A live stream (no length, declared live as Icecast does) cannot seek: the command is refused with the reason, in
     /// `render --at` as on the socket.
     func testSeekIsRefusedInAnEndlessStream() throws {
         let server = try HTTPTestServer()
@@ -276,7 +276,7 @@ final class MediaFormatTests: XCTestCase {
         let result = try CommandLineTests.graphhost(["render", TestSupport.streamGraph(url), "-o",
                                                      TestSupport.directory.appendingPathComponent("endless.wav").path, "--at", "0.5", "seek s 2"])
         XCTAssertNotEqual(result.status, 0)
-        XCTAssertTrue(result.err.contains("seek s: '\(url)' is an endless stream (only files and finite downloads can seek)"), result.err)
+        XCTAssertTrue(result.err.contains("seek s: '\(url)' is a live stream or a download of unknown length (only files and downloads with a Content-Length can seek)"), result.err)
     }
 
     func testSeekIsRefusedWhereItCannotWork() throws {

@@ -96,7 +96,7 @@ final class NetworkStreamTests: XCTestCase {
         XCTAssertTrue(try TestSupport.render(streamGraph(url)).samples == (try TestSupport.renderStream(mp3)))
     }
 
-    /// An endless stream (no Content-Length) whose connection ends reconnects and plays on.
+    /// A live stream (declared by an ICY header, no Content-Length) whose connection ends reconnects and plays on.
     func testAnEndlessStreamReconnects() throws {
         let mp3 = try TestSupport.mp3(rate: 44100, channels: 2, seconds: 1)
         let server = try HTTPTestServer()
@@ -115,7 +115,7 @@ final class NetworkStreamTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(session.graph.streams[0].network?.reconnects ?? 0, 1)
     }
 
-    /// Each new connection of an endless stream is announced at its first byte, for the frame guard.
+    /// Each new connection of a live stream is announced at its first byte, for the frame guard.
     func testAReconnectIsAnnouncedAtItsFirstByte() throws {
         let mp3 = try TestSupport.mp3(rate: 44100, channels: 2, seconds: 1)
         let size = try Data(contentsOf: URL(fileURLWithPath: mp3)).count
@@ -134,6 +134,106 @@ final class NetworkStreamTests: XCTestCase {
             total += n
         }
         XCTAssertEqual(breaks, [size, 2 * size])
+    }
+
+    /// A finite file sent without a Content-Length (chunked, or closed at its end) and not declared live is a finite
+    /// stream: it plays once, exactly as the local decode, and ends; it is neither replayed nor reconnected.
+    func testAFiniteDownloadWithoutALengthEnds() throws {
+        let mp3 = try TestSupport.mp3(rate: 44100, channels: 2, seconds: 2)
+        let server = try HTTPTestServer()
+        defer { server.stop() }
+        let local = try TestSupport.renderStream(mp3)
+        for query in ["chunked=1", "close=1"] {
+            let url = try server.serve(mp3, as: "finite.mp3", query: query)
+            let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: streamGraph(url))))
+            defer { session.close() }
+            var samples: [Float] = []
+            // Twice the media's length: a replay would sound in the second half.
+            _ = try OfflineRenderer(session: session).render(durationFrames: local.count) { block, frames in
+                samples.append(contentsOf: UnsafeBufferPointer(start: block, count: 2 * frames))
+            }
+            let stream = session.graph.streams[0]
+            XCTAssertTrue(stream.finished, query)
+            XCTAssertEqual(stream.network?.reconnects, 0, query)
+            XCTAssertTrue(Array(samples[..<local.count]) == local, "\(query): differs from the local decode")
+            XCTAssertEqual(TestSupport.peak(Array(samples[local.count...])), 0, "\(query): sound after the media's end")
+        }
+    }
+
+    /// Retries back off, doubling up to a cap, and give up once the series of failures would outlast the limit; a
+    /// connection that stayed up long enough starts a new series.
+    func testRetriesBackOffAndAreBounded() {
+        var retry = StreamRetry(limit: 30)
+        let start = Date(timeIntervalSince1970: 1_000_000)
+        var now = start
+        var waits: [Double] = []
+        // A server that hangs up one second after each answer.
+        while let wait = retry.failed(connectedFor: 1, progressed: false, now: now) {
+            waits.append(wait)
+            now += wait + 1
+        }
+        XCTAssertEqual(Array(waits.prefix(6)), [0.25, 0.5, 1, 2, 4, 4])
+        XCTAssertTrue(waits.allSatisfy { $0 <= StreamRetry.maxDelay })
+        XCTAssertLessThanOrEqual(now.timeIntervalSince(start), 30 + 1)
+        XCTAssertGreaterThan(now.timeIntervalSince(start) + StreamRetry.maxDelay + 1, 30, "gave up early: \(waits)")
+        XCTAssertEqual(retry.failed(connectedFor: StreamRetry.healthySeconds, progressed: false, now: now), StreamRetry.firstDelay)
+        var never = StreamRetry(limit: 0)
+        XCTAssertNil(never.failed(connectedFor: 0, progressed: false, now: now))
+    }
+
+    /// A 200 with an empty body and a server that never answers say what happened; the failed render leaves no file
+    /// behind (neither the output nor the file it was being written to).
+    func testEmptyAndSilentServersAreNamedAndLeaveNoFile() throws {
+        let server = try HTTPTestServer()
+        defer { server.stop() }
+        let folder = TestSupport.directory.appendingPathComponent("failed-render-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let binary = CommandLineTests.root.appendingPathComponent(".build/debug/graphhost")
+        for (url, expected) in [(server.url("empty"), "empty response from \(server.url("empty"))"),
+                                (server.url("silent"), "no answer from \(server.url("silent")) within 5 s")] {
+            let result = try TestSupport.execute(binary, ["render", streamGraph(url), "-o", folder + "/out.wav"])
+            XCTAssertEqual(result.status, 1)
+            let err = String(decoding: result.err, as: UTF8.self)
+            XCTAssertTrue(err.contains(expected), err)
+            XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder), [], url)
+        }
+    }
+
+    /// A stream that fails mid-way (its download breaks and `retrySeconds` is 0) fades out over the audio it has left
+    /// instead of stopping dead, and ends.
+    func testAFailedStreamFadesOut() throws {
+        let sine = try TestSupport.sine(seconds: 4)
+        let server = try HTTPTestServer()
+        defer { server.stop() }
+        let url = try server.serve(sine, as: "breaks.mp3", query: "drop=60000")
+        let graph = TestSupport.graph("""
+        { "nodes": [ { "id": "s", "type": "stream", "url": "\(url)", "retrySeconds": 0 }, { "id": "out", "type": "output" } ],
+          "links": [ { "from": "s", "to": "out" } ] }
+        """)
+        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: graph)))
+        defer { session.close() }
+        let stream = session.graph.streams[0]
+        session.graph.start()
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 256)
+        defer { buffer.deallocate() }
+        var out: [Float] = []
+        XCTAssertTrue(TestSupport.waitUntil {
+            while !stream.canRender(frames: 256) { stream.wakeup.waitForData() }
+            session.render(frames: 256, interleaved: buffer)
+            out.append(contentsOf: UnsafeBufferPointer(start: buffer, count: 512))
+            return stream.finished
+        })
+        XCTAssertTrue("\(stream.failure.map { "\($0)" } ?? "none")".contains("gave up retrying after 0 s"), "\(String(describing: stream.failure))")
+        let last = try XCTUnwrap(out.lastIndex { abs($0) > 1e-6 }) / 2
+        let fade = Int(GraphDocument.defaultCrossfadeSeconds * 48000)
+        XCTAssertGreaterThan(last, 48000, "the stream played")
+        func rms(_ from: Int, _ to: Int) -> Double {
+            (out[(2 * from)..<(2 * to)].reduce(0) { $0 + Double($1) * Double($1) } / Double(2 * (to - from))).squareRoot()
+        }
+        let steady = rms(last - 2 * fade - 960, last - 2 * fade)
+        XCTAssertGreaterThan(steady, 0.3)
+        XCTAssertLessThan(rms(last - fade / 8, last + 1), 0.3 * steady, "the audio stops dead")
+        XCTAssertTrue(out.allSatisfy { $0.isFinite && abs($0) <= 1 })
     }
 
     /// A 404, a redirect loop and a refused connection fail at start-up with the status or reason and the URL.
@@ -269,6 +369,97 @@ final class NetworkStreamTests: XCTestCase {
 
     static let icecastScript = CommandLineTests.root.appendingPathComponent("scripts/icecast-loopback")
 
+    /// `run` plays a local file (1 kHz) and two listeners of one Icecast mount (440 Hz) that retry for 60 s and for
+    /// 2 s, while the Icecast source goes away (the mount answers 404) and comes back. The run plays on: both radios
+    /// report the 404 (event, `status`); the brief one gives up (a streamFailed event, state failed), the other comes
+    /// back (streamRecovered, playing); the recording holds the file's tone throughout and the radio's at the end.
+    func testAnIcecastSourceThatRestartsLeavesTheRestPlaying() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let (dir, url) = try Self.startIcecast()
+        defer { _ = try? TestSupport.execute(Self.icecastScript, ["stop", dir]) }
+        let sine = try TestSupport.sine(seconds: 2)
+        let graph = TestSupport.graph("""
+        { "nodes": [ { "id": "file", "type": "stream", "url": "\(sine)", "loop": true },
+                     { "id": "radio", "type": "stream", "url": "\(url)", "retrySeconds": 60 },
+                     { "id": "brief", "type": "stream", "url": "\(url)", "retrySeconds": 2 },
+                     { "id": "mix", "type": "mixer", "inputs": 3, "volumes": [0.5, 0.5, 0.5] },
+                     { "id": "out", "type": "output" } ],
+          "links": [ { "from": "file", "to": "mix:0" }, { "from": "radio", "to": "mix:1" }, { "from": "brief", "to": "mix:2" },
+                     { "from": "mix", "to": "out" } ] }
+        """)
+        let socket = TestSupport.directory.appendingPathComponent("restart-\(UUID().uuidString.prefix(8))/r.sock").path
+        let record = TestSupport.directory.appendingPathComponent("restart-\(UUID().uuidString).wav").path
+        let run = try pw.graphhost(["run", graph, "--socket", socket, "--record", record])
+        let control = pw.control(socket)
+        XCTAssertTrue(control.waitForSocket())
+        let subscriber = try HeadlessPipeWire.SocketClient.subscriber(socket)
+        XCTAssertTrue(subscriber.waitForLine(containing: "\"subscribed\":true"), subscriber.text)
+        func streams() throws -> [String: [String: Any]] {
+            let list = (try control.status()["streams"] as? [[String: Any]]) ?? []
+            return Dictionary(uniqueKeysWithValues: list.map { ($0["id"] as? String ?? "", $0) })
+        }
+        func state(_ id: String) throws -> String? { try streams()[id]?["state"] as? String }
+        XCTAssertTrue(try TestSupport.waitUntil { try ["file", "radio", "brief"].allSatisfy { try state($0) == "playing" } })
+
+        XCTAssertEqual(try TestSupport.execute(Self.icecastScript, ["pause", dir]).status, 0)
+        // Events are JSON lines with sorted keys (and slashes escaped).
+        func waitForEvent(_ parts: String...) -> Bool {
+            subscriber.waitFor { $0.split(separator: "\n").contains { line in parts.allSatisfy { line.contains($0) } } }
+        }
+        for node in ["radio", "brief"] {
+            XCTAssertTrue(waitForEvent("\"event\":\"streamRetrying\"", "\"node\":\"\(node)\"", "\"reason\":\"HTTP 404 from "), subscriber.text + run.errorText)
+        }
+        XCTAssertTrue(try TestSupport.waitUntil { try (streams()["radio"]?["problem"] as? String)?.contains("HTTP 404") ?? false })
+        XCTAssertEqual(try state("radio"), "retrying")
+        XCTAssertTrue(waitForEvent("\"event\":\"streamFailed\"", "\"node\":\"brief\""), subscriber.text)
+        XCTAssertTrue(try TestSupport.waitUntil { try state("brief") == "failed" })
+        let brief = try streams()["brief"] ?? [:]
+        XCTAssertTrue((brief["error"] as? String)?.contains("gave up retrying after 2 s") ?? false, "\(brief)")
+        let away = try control.position()
+
+        XCTAssertEqual(try TestSupport.execute(Self.icecastScript, ["resume", dir]).status, 0)
+        XCTAssertTrue(subscriber.waitForLine(containing: "\"event\":\"streamRecovered\""), subscriber.text)
+        XCTAssertTrue(try TestSupport.waitUntil { try state("radio") == "playing" })
+        let back = try control.position()
+        XCTAssertTrue(try control.waitForPosition(back + 2))
+        XCTAssertEqual(try state("file"), "playing")
+        XCTAssertEqual(try state("brief"), "failed")
+        XCTAssertFalse(subscriber.text.contains("\"event\":\"streamFailed\",\"node\":\"radio\""), subscriber.text)
+        _ = try HeadlessPipeWire.execute(HeadlessPipeWire.graphhost, ["ctl", "--socket", socket, "quit"], environment: pw.environment)
+        let result = run.wait(timeout: 20)
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertTrue(result.err.contains("stream 'brief' failed"), result.err)
+
+        // The recording: the file's 1 kHz tone in every 100 ms from its start to the quit's fade; the radio's 440 Hz
+        // before the source went away and after it came back.
+        let recorded = try SoundFile(path: record)
+        let mono = SignalMatch.mono(recorded.samples)
+        func level(_ hertz: Double, at second: Double) -> Double {
+            let from = Int(second * 48000), count = 4800
+            guard from >= 0, from + count <= mono.count else { return 0 }
+            var re = 0.0, im = 0.0
+            for i in 0..<count {
+                let phase = 2 * Double.pi * hertz * Double(i) / 48000
+                re += Double(mono[from + i]) * cos(phase)
+                im += Double(mono[from + i]) * sin(phase)
+            }
+            return 2 * (re * re + im * im).squareRoot() / Double(count)
+        }
+        let first = try XCTUnwrap(SignalMatch.firstNonZeroFrame(recorded.samples, channels: 2))
+        let start = Double(first) / 48000 + 0.2, end = Double(mono.count) / 48000 - 0.3
+        let steady = level(1000, at: start)
+        XCTAssertGreaterThan(steady, 0.1)
+        var quiet: [Double] = []
+        for tenth in 0..<Int((end - start) * 10) where level(1000, at: start + Double(tenth) / 10) < 0.8 * steady {
+            quiet.append(start + Double(tenth) / 10)
+        }
+        XCTAssertEqual(quiet, [], "the file's tone dropped out (steady level \(steady))")
+        XCTAssertGreaterThan(level(440, at: start), 0.05, "the radio before the source went away")
+        XCTAssertGreaterThan(level(440, at: end - 0.5), 0.05, "the radio after it came back")
+        XCTAssertLessThan(away, back)
+    }
+
     /// Icecast radio (icecast2 fed by ezstream, both on loopback): audio arrives, the ICY metadata is stripped from
     /// it, and two title changes made through the admin API are both seen, quotes and UTF-8 intact.
     func testIcecastRadioAudioAndTitles() throws {
@@ -297,6 +488,29 @@ final class NetworkStreamTests: XCTestCase {
         let seen = network.titles
         XCTAssertTrue(seen.contains(titles[0]) && seen.contains(titles[1]), "titles seen: \(seen)")
         XCTAssertEqual(network.totalBytes, nil)
+    }
+
+    /// A network stream that fails once it has played (its download breaks, `retrySeconds` 0) counts as finished:
+    /// `run` goes on with the file beside it and ends, exit 0, when that has finished too.
+    func testARunEndsWhenEveryStreamFinishedOrFailed() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let server = try HTTPTestServer()
+        defer { server.stop() }
+        // 160 kbit/s: about 1.5 s of audio, served at twice its rate, then the connection drops.
+        let url = try server.serve(try TestSupport.mp3(rate: 44100, channels: 2, seconds: 6), as: "breaking.mp3", query: "rate=40000&drop=30000")
+        let file = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 3)
+        let graph = TestSupport.graph("""
+        { "nodes": [ { "id": "file", "type": "stream", "url": "\(file)" },
+                     { "id": "net", "type": "stream", "url": "\(url)", "retrySeconds": 0 },
+                     { "id": "mix", "type": "mixer", "inputs": 2 }, { "id": "out", "type": "output" } ],
+          "links": [ { "from": "file", "to": "mix:0" }, { "from": "net", "to": "mix:1" }, { "from": "mix", "to": "out" } ] }
+        """)
+        let result = try pw.graphhost(["run", graph]).wait(timeout: 30)
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertTrue(result.err.contains("stream 'net' failed"), result.err)
+        XCTAssertTrue(result.err.contains("every stream has finished"), result.err)
+        XCTAssertTrue(result.out.contains("played 3."), result.out)
     }
 
     /// `graphhost run` on a private PipeWire daemon: a 404 ends the run with the status and URL; an Icecast stream

@@ -3,9 +3,12 @@
 its port. Query options on a file: rate=BYTES_PER_S (throttle), drop=N (close the first connection after N
 bytes), stall=S@N (pause S seconds once at byte N), norange=1 (ignore Range headers), hold=NAME (before answering,
 create NAME.waiting in the folder and wait until the test creates NAME there).
-/missing answers 404; /loop redirects to itself; /moved redirects to /FILE given as ?to=FILE.
-endless=1 sends a file as an endless stream would: no Content-Length, the connection closes at its end; with
-next=NAME, every later connection to it sends NAME instead (a radio that comes back with other media).
+/missing answers 404; /loop redirects to itself; /moved redirects to /FILE given as ?to=FILE; /empty answers 200 with
+an empty body; /silent accepts the connection and never answers.
+endless=1 sends a file as an endless stream would: declared live (icy-name), no Content-Length, the connection
+closes at its end; with next=NAME, every later connection to it sends NAME instead (a radio that comes back with
+other media). close=1 sends a file without Content-Length and closes the connection at its end; chunked=1 sends it
+with Transfer-Encoding: chunked (both finite, not declared live).
 Each Range request it honours is logged as "NAME START" in ranges.log in the folder.
 The Content-Type follows the extension (.m3u8, .ts, .aac, .ogg, .opus, .flac, .wav, .m4a; else audio/mpeg) unless
 type=MIME gives one. /live/NAME.m3u8 serves the finite playlist NAME.m3u8 as a live one: a window of 3 segments that
@@ -60,6 +63,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.redirect("/loop")
         if url.path == "/moved":
             return self.redirect("/" + q["to"])
+        if url.path == "/empty":
+            self.send_response(200)
+            self.send_header("Content-Type", "audio/mpeg")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if url.path == "/silent":
+            time.sleep(60)
+            self.close_connection = True
+            return
         if url.path.startswith("/live/") and url.path.endswith(".m3u8"):
             body = live_playlist(url.path[len("/live/"):], int(q.get("step", 1)))
             self.send_response(200)
@@ -98,9 +111,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         else:
             self.send_response(200)
         self.send_header("Content-Type", q.get("type") or TYPES.get(os.path.splitext(url.path)[1], "audio/mpeg"))
-        if q.get("endless") == "1":
+        chunked = q.get("chunked") == "1"
+        if q.get("endless") == "1" or q.get("close") == "1":
+            if q.get("endless") == "1":
+                self.send_header("icy-name", "loopback test radio")
             self.send_header("Connection", "close")
             self.close_connection = True
+        elif chunked:
+            self.send_header("Transfer-Encoding", "chunked")
         else:
             self.send_header("Accept-Ranges", "bytes")
             self.send_header("Content-Length", str(len(data) - start))
@@ -119,12 +137,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 end = min(len(data), pos + chunk)
                 if drop >= 0 and pos < drop < end:
                     end = drop
-                self.wfile.write(data[pos:end])
+                if chunked:
+                    self.wfile.write(b"%x\r\n" % (end - pos) + data[pos:end] + b"\r\n")
+                else:
+                    self.wfile.write(data[pos:end])
                 pos = end
                 if rate > 0:
                     ahead = (pos - start) / rate - (time.time() - began)
                     if ahead > 0:
                         time.sleep(ahead)
+            if chunked:
+                self.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):
             pass
 

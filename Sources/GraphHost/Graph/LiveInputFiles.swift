@@ -17,7 +17,7 @@ extension GraphDocument {
             do {
                 let media = try MediaProbe.probe(path: path)
                 document.nodes[node.index].definition = StreamNode(url: path, path: path, isRemote: false, cachePath: nil, loop: false,
-                                                                   bufferSeconds: 0, media: media)
+                                                                   bufferSeconds: 0, retrySeconds: 0, media: media)
             } catch {
                 throw CommandError("--input \(id)=\(file): \(error)")
             }

@@ -1,10 +1,13 @@
 import CSndfile
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// Writes interleaved Float32 audio with libsndfile; the container follows the extension: .wav (32-bit float),
 /// .flac (24-bit), .ogg (Vorbis), .opus (Ogg Opus; 48, 24, 16, 12 or 8 kHz). All but .wav hold nothing beyond full
 /// scale: their samples are clipped there, and counted (`clippedSamples`). Each format gets the graph's channels in
-/// its own order (`CodecChannelOrder`).
+/// its own order (`CodecChannelOrder`). A staged writer writes a hidden file beside `path`, which `commit` renames to
+/// `path` and `discard` removes: a failed render leaves nothing behind.
 public final class SoundFileWriter: Sendable {
     /// The file, while open, and what clipping needs; held while libsndfile uses the file.
     private struct State {
@@ -15,6 +18,8 @@ public final class SoundFileWriter: Sendable {
     private let state = Mutex(State())
     nonisolated(unsafe) private let file: OpaquePointer
     public let path: String
+    /// The file written: `path`, or the hidden file beside it of a staged writer.
+    public let writingPath: String
     public let channels: Int
     /// Whether the format holds only samples within full scale.
     public let clips: Bool
@@ -24,7 +29,7 @@ public final class SoundFileWriter: Sendable {
     /// The formats by extension, for messages.
     public static let extensions = ".wav, .flac, .ogg or .opus"
 
-    public init(path: String, sampleRate: Int, channels: Int) throws {
+    public init(path: String, sampleRate: Int, channels: Int, staged: Bool = false) throws {
         let ext = path.split(separator: ".").last.map { $0.lowercased() } ?? ""
         var info = SF_INFO()
         info.samplerate = Int32(sampleRate)
@@ -40,7 +45,9 @@ public final class SoundFileWriter: Sendable {
             info.format = Int32(SF_FORMAT_OGG | SF_FORMAT_OPUS)
         default: throw CommandError("cannot write '\(path)': unknown extension '.\(ext)' (use \(Self.extensions))")
         }
-        guard let f = sf_open(path, Int32(SFM_WRITE), &info) else {
+        let url = URL(fileURLWithPath: path)
+        writingPath = staged ? url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid()).part").path : path
+        guard let f = sf_open(writingPath, Int32(SFM_WRITE), &info) else {
             throw CommandError("cannot write '\(path)': \(String(cString: sf_strerror(nil)))")
         }
         if ext == "wav", channels > 2, var map = CodecChannelOrder.sndfileMap(channels: channels) {
@@ -87,6 +94,23 @@ public final class SoundFileWriter: Sendable {
             if !state.closed { sf_close(file) }
             state.closed = true
         }
+    }
+
+    /// Finishes the file and, when staged, moves it to `path`.
+    public func commit() throws {
+        close()
+        guard writingPath != path else { return }
+        if rename(writingPath, path) != 0 {
+            let why = String(cString: strerror(errno))
+            unlink(writingPath)
+            throw CommandError("cannot write '\(path)': \(why)")
+        }
+    }
+
+    /// Closes and removes the file written (a staged writer's hidden file, or `path` itself).
+    public func discard() {
+        close()
+        unlink(writingPath)
     }
 }
 

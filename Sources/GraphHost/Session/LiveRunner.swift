@@ -6,7 +6,8 @@ import Logging
 import Synchronization
 
 /// `graphhost run` without its command line: starts the control socket, the graph and the stream, plays until told
-/// to stop, the duration is reached, every stream has finished or something failed, and shuts down in the one safe
+/// to stop, the duration is reached, every stream has finished (a stream that failed once it had played counts as
+/// finished: it fades out and the rest plays on) or something failed, and shuts down in the one safe
 /// order (stream, then socket, then the session's memory). It reconnects with `Reconnection`'s backoff, reloads
 /// the graph file under `--watch`, and turns counters into log lines and socket events.
 public final class LiveRunner {
@@ -171,7 +172,10 @@ public final class LiveRunner {
                 }
             }
             let streams = control.withSession { $0.graph.streams }
-            if let failed = streams.first(where: { $0.failure != nil }) { return .failed("stream '\(failed.id)': \(failed.failure!)") }
+            // A stream that fails before it played could not be opened at all: bad input, as at start-up.
+            if let failed = streams.first(where: { $0.failure != nil && $0.counters.framesPlayed.load(ordering: .relaxed) == 0 }) {
+                return .failed("stream '\(failed.id)': \(failed.failure!)")
+            }
             report(streams: streams, &reported)
             let frames = player.counters.frames.load(ordering: .relaxed)
             if let limit = options.durationFrames, frames >= limit { return .durationReached }
@@ -342,12 +346,33 @@ public final class LiveRunner {
     /// What has been reported so far, so each change is reported once.
     struct Reported {
         var titles: [String: String] = [:]
+        /// Why each network stream being retried is, and the streams whose failure was reported.
+        var problems: [String: String] = [:]
+        var failed: Set<String> = []
         var damage: [String: StreamDamage] = [:]
         var silenced: [String: Int] = [:]
         var xruns = 0, underruns = 0, overruns = 0, droppedFrames = 0, unlockedBytes = 0
     }
 
     func report(streams: [StreamInstance], _ reported: inout Reported) {
+        for stream in streams {
+            if let failure = stream.failure {
+                guard reported.failed.insert(stream.id).inserted else { continue }
+                logger.error("stream '\(stream.id)' failed at \(status.positionText): \(failure); it fades out and the rest of the graph plays on")
+                control.publish(["event": "streamFailed", "node": stream.id, "error": "\(failure)", "position": status.seconds])
+                continue
+            }
+            let problem = stream.network?.problem
+            guard problem != reported.problems[stream.id] else { continue }
+            reported.problems[stream.id] = problem
+            if let problem {
+                logger.warning("stream '\(stream.id)': \(problem); retrying for up to \(Format.number(stream.node.retrySeconds)) s")
+                control.publish(["event": "streamRetrying", "node": stream.id, "reason": problem, "position": status.seconds])
+            } else {
+                logger.info("stream '\(stream.id)' is back")
+                control.publish(["event": "streamRecovered", "node": stream.id, "position": status.seconds])
+            }
+        }
         for stream in streams {
             guard let title = stream.title, reported.titles[stream.id] != title else { continue }
             reported.titles[stream.id] = title

@@ -43,7 +43,9 @@ public struct PlaybackStatus: Sendable {
                     entry["media"] = media.description
                     entry["codec"] = media.codec
                 }
+                if let failure = s.failure { entry["error"] = "\(failure)" }
                 if let n = s.network {
+                    if let problem = n.problem { entry["problem"] = problem }
                     entry["bytesLoaded"] = n.bytesLoaded
                     if let total = n.totalBytes { entry["totalBytes"] = total }
                     entry["reconnects"] = n.reconnects

@@ -76,6 +76,10 @@ public enum StreamError: Error, CustomStringConvertible {
     case decoder(String)
     case http(String, Int)
     case network(String, String)
+    /// The server answered 200 (or 206) with no body.
+    case emptyResponse(String)
+    /// Nothing came back within the given seconds (no status line, or no byte).
+    case noAnswer(String, Double)
 
     public var description: String {
         switch self {
@@ -84,6 +88,8 @@ public enum StreamError: Error, CustomStringConvertible {
         case .unsupportedURL(let url): return "unsupported URL '\(url)': use a file path, a file: URL or an http:// or https:// URL"
         case .http(let url, let status): return "HTTP \(status) from \(url)" + (status == 404 ? " (not found)" : "")
         case .network(let url, let why): return "cannot stream \(url): \(why)"
+        case .emptyResponse(let url): return "empty response from \(url)"
+        case .noAnswer(let url, let seconds): return "no answer from \(url) within \(Format.number(seconds)) s"
         case .decoder(let why): return "decoder: \(why)"
         }
     }

@@ -6,7 +6,7 @@ import Synchronization
 
 /// What a network stream is doing, for the status line, `status` and events (thread-safe).
 public final class NetworkStreamStatus: Sendable {
-    public enum State: String, Sendable { case connecting, buffering, playing, rebuffering, ended }
+    public enum State: String, Sendable { case connecting, buffering, playing, rebuffering, retrying, ended, failed }
 
     private struct Fields {
         var bytesLoaded = 0
@@ -17,6 +17,7 @@ public final class NetworkStreamStatus: Sendable {
         var connected = false
         var ended = false
         var paused = false
+        var problem: String?
     }
     private let fields = Mutex(Fields())
 
@@ -31,6 +32,8 @@ public final class NetworkStreamStatus: Sendable {
     public var reconnects: Int { fields.withLock { $0.reconnects } }
     /// True while the download waits because the buffer is full (the decoder paces it).
     public var paused: Bool { fields.withLock { $0.paused } }
+    /// Why the stream is being retried (its connection ended, broke or was refused), until the server answers again.
+    public var problem: String? { fields.withLock { $0.problem } }
     var connected: Bool { fields.withLock { $0.connected } }
     var ended: Bool { fields.withLock { $0.ended } }
 
@@ -40,6 +43,7 @@ public final class NetworkStreamStatus: Sendable {
     func reconnected() { fields.withLock { $0.reconnects += 1 } }
     func setEnded() { fields.withLock { $0.ended = true } }
     func setPaused(_ paused: Bool) { fields.withLock { $0.paused = paused } }
+    func setProblem(_ problem: String?) { fields.withLock { $0.problem = problem } }
     func setTitle(_ t: String) {
         fields.withLock {
             guard t != $0.title else { return }
@@ -51,26 +55,32 @@ public final class NetworkStreamStatus: Sendable {
 
 /// Bytes of an http:// or https:// URL, downloaded by libcurl on a thread of its own into a bounded buffer that
 /// the decoder reads: playback starts while the download runs, and a full buffer pauses the download
-/// (the decoder paces it). A transfer that breaks resumes with a Range request from the byte reached (a server
-/// that ignores the range is skipped ahead); an endless stream (no Content-Length, e.g. Icecast) reconnects. ICY metadata is requested
-/// and stripped from the audio; its titles go to `status`. With a cache path, the complete download is kept there.
+/// (the decoder paces it). A response that ends is the end of the media, unless the server declared a live stream
+/// (ICY headers, as Icecast sends): a live stream reconnects. A transfer that breaks resumes with a Range request
+/// from the byte reached (a server that ignores the range is skipped ahead). Once the stream has played, a
+/// connection that ends, breaks or is refused (a restarting Icecast answers 404) is retried with `StreamRetry`'s
+/// backoff for up to `retrySeconds`; before it, the first failure is the stream's. ICY metadata is requested and
+/// stripped from the audio; its titles go to `status`. With a cache path, the complete download is kept there.
 public final class HTTPByteSource: SeekableByteSource, Sendable {
     public let name: String
     public let status: NetworkStreamStatus
     let cachePath: String?
+    /// How long a stream that has played is retried after its connection failed.
+    let retrySeconds: Double
     let logger = Logger(label: "graphhost.stream")
 
-    /// Bounds: bytes buffered ahead of the decoder, time without data before a reconnect, attempts in a row.
+    /// Bounds: bytes buffered ahead of the decoder, time without an answer or data before a request is given up.
     static let bufferBytes = 256 * 1024
     static let readTimeout = 5.0
     static let connectTimeoutMs = 5000
     static let maxRedirects = 5
-    static let maxAttempts = 6
+    /// Seconds a stream that has played is retried by default (the stream node's `retrySeconds`).
+    public static let defaultRetrySeconds = 30.0
 
     /// What the download thread and the reading decoder share.
     private struct Shared {
         var buffer = Data()
-        /// Offsets in `buffer` where the bytes of a new connection of an endless stream begin.
+        /// Offsets in `buffer` where the bytes of a new connection of a live stream begin.
         var breaks: [Int] = []
         var followsBreak = false
         var finished = false
@@ -82,10 +92,11 @@ public final class HTTPByteSource: SeekableByteSource, Sendable {
     }
     private let shared = Monitor(Shared())
 
-    public init(url: String, status: NetworkStreamStatus, cachePath: String? = nil) {
+    public init(url: String, status: NetworkStreamStatus, cachePath: String? = nil, retrySeconds: Double = defaultRetrySeconds) {
         name = url
         self.status = status
         self.cachePath = cachePath
+        self.retrySeconds = retrySeconds
         _ = Self.curlReady
         startDownload()
     }
@@ -119,7 +130,7 @@ public final class HTTPByteSource: SeekableByteSource, Sendable {
         try seek(to: 0)
     }
 
-    /// The media's size once the server said it (nil for an endless stream, which cannot seek).
+    /// The media's size once the server said it (nil for a live stream or a download without a length, which cannot seek).
     public var size: Int? { status.totalBytes }
 
     public var contentType: String? { shared.withLock { $0.contentType } }
@@ -173,10 +184,11 @@ public final class HTTPByteSource: SeekableByteSource, Sendable {
     /// The download loop: one request, then resumes or reconnects until the media is complete or it fails.
     private func download(generation mine: Int, from offset: Int, total: Int?) {
         var transfer = HTTPTransfer(source: self, generation: mine, from: offset, total: total)
-        var attempts = 0
+        var retry = StreamRetry(limit: retrySeconds)
         while current(mine) {
             let outcome = transfer.run()
             if !current(mine) { return }
+            let why: String
             switch outcome {
             case .complete:
                 transfer.finishCache(complete: true)
@@ -184,21 +196,28 @@ public final class HTTPByteSource: SeekableByteSource, Sendable {
             case .failed(let error):
                 transfer.finishCache(complete: false)
                 return end(generation: mine, failure: error)
-            case .interrupted(let why):
+            case .refused(let error):
                 // Before any byte arrived the first time: a start-up failure, reported at once.
                 if !status.connected {
                     transfer.finishCache(complete: false)
-                    return end(generation: mine, failure: StreamError.network(name, why))
+                    return end(generation: mine, failure: error)
                 }
-                attempts = transfer.progressed ? 1 : attempts + 1
-                guard attempts <= Self.maxAttempts else {
+                why = "\(error)"
+            case .interrupted(let reason):
+                if !status.connected {
                     transfer.finishCache(complete: false)
-                    return end(generation: mine, failure: StreamError.network(name, "\(why); gave up after \(Self.maxAttempts) attempts"))
+                    return end(generation: mine, failure: StreamError.network(name, reason))
                 }
-                logger.warning("\(name): \(why); reconnecting\(transfer.resumable ? " from byte \(transfer.audioBytes)" : "")")
-                status.reconnected()
-                usleep(UInt32(min(2, 0.1 * pow(2, Double(attempts - 1))) * 1e6))
+                why = reason
             }
+            guard let wait = retry.failed(connectedFor: transfer.connectedSeconds, progressed: transfer.progressed && transfer.resumable) else {
+                transfer.finishCache(complete: false)
+                return end(generation: mine, failure: StreamError.network(name, "\(why); gave up retrying after \(Format.number(retrySeconds)) s"))
+            }
+            logger.warning("\(name): \(why); reconnecting\(transfer.resumable && transfer.audioBytes > 0 ? " from byte \(transfer.audioBytes)" : "") in \(Format.number(wait)) s")
+            status.reconnected()
+            status.setProblem(why)
+            shared.wait(until: { $0.cancelled || $0.generation != mine }, deadline: Date().addingTimeInterval(wait)) { _ in }
         }
     }
 
@@ -218,7 +237,10 @@ public final class HTTPByteSource: SeekableByteSource, Sendable {
 struct HTTPTransfer {
     enum Outcome {
         case complete
+        /// The connection ended or broke (why).
         case interrupted(String)
+        /// The server answered with an error, or with nothing.
+        case refused(Error)
         case failed(Error)
     }
 
@@ -228,10 +250,14 @@ struct HTTPTransfer {
     var audioBytes = 0
     var total: Int?
     var icy: IcyMetadataSplitter?
-    /// True when the last request delivered something (a reconnect then starts counting attempts afresh).
+    /// True when the last request delivered something (a finite download that moved on starts a new series of retries).
     var progressed = false
-    /// The next audio bytes begin a new connection of an endless stream.
+    /// The next audio bytes begin a new connection of a live stream.
     var startsAfterBreak = false
+    /// The server declared a live stream (ICY headers): a response that ends is not the end of the media.
+    var live = false
+    /// Seconds the last request stayed connected after its answer (0 when it got none).
+    var connectedSeconds = 0.0
     /// The cache file's descriptor.
     var cache: Int32?
 
@@ -247,8 +273,8 @@ struct HTTPTransfer {
         }
     }
 
-    /// A finite media file can resume with a Range request; an ICY stream starts afresh.
-    var resumable: Bool { total != nil && icy == nil }
+    /// Media that is not live resumes with a Range request; a live stream starts afresh.
+    var resumable: Bool { !live }
 
     /// Per-request state handed to the C callbacks.
     final class Request {
@@ -258,6 +284,9 @@ struct HTTPTransfer {
         var skip = 0
         var accepted = false
         var lastData = Date()
+        var acceptedAt: Date?
+        /// The status line was `ICY 200 OK` (a SHOUTcast server).
+        var icyStatusLine = false
         var stop = false
         var problem: String?
         init(_ transfer: HTTPTransfer) { self.transfer = transfer }
@@ -266,7 +295,7 @@ struct HTTPTransfer {
     mutating func run() -> Outcome {
         let from = resumable ? audioBytes : 0
         if !resumable && audioBytes > 0 {
-            // An endless stream restarts: its audio continues from the new connection, wherever that begins.
+            // A live stream restarts: its audio continues from the new connection, wherever that begins.
             icy = nil
             startsAfterBreak = true
         }
@@ -295,20 +324,24 @@ struct HTTPTransfer {
         }
         unmanaged.release()
         self = request.transfer
+        connectedSeconds = request.acceptedAt.map { Date().timeIntervalSince($0) } ?? 0
         let message = withUnsafeBytes(of: result.error) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        if request.problem != nil && request.status == 0 { return .refused(StreamError.noAnswer(url, HTTPByteSource.readTimeout)) }
         if request.problem != nil && request.status != 200 && request.status != 206 {
-            return .failed(StreamError.http(url, request.status))
+            return .refused(StreamError.http(url, request.status))
         }
         if let problem = request.problem { return .interrupted(problem) }
         if result.curl_code != 0 {
             if result.curl_code == 47 { return .failed(StreamError.network(url, message.isEmpty ? "too many redirects" : message)) }
             return .interrupted(message.isEmpty ? "transfer failed (libcurl error \(result.curl_code))" : message)
         }
-        if !request.accepted { return .failed(StreamError.http(url, Int(result.status))) }
+        if !request.accepted {
+            let status = Int(result.status)
+            return .refused(status == 200 || status == 206 ? StreamError.emptyResponse(url) : StreamError.http(url, status))
+        }
         if let total, audioBytes < total { return .interrupted("the connection closed at byte \(audioBytes) of \(total)") }
-        // No length: an endless stream (radio) whose connection ended; it reconnects. (A finite file sent without a
-        // length would therefore repeat: servers send Content-Length for files.)
-        if total == nil { return .interrupted("the endless stream's connection ended") }
+        // The response ended: the media is complete, unless the server said it is a live stream, which goes on.
+        if live { return .interrupted("the live stream's connection ended") }
         return .complete
     }
 
@@ -332,6 +365,7 @@ extension HTTPTransfer.Request {
             // A new response (after a redirect): forget the previous one's headers.
             headers = [:]
             status = Int(trimmed.split(separator: " ").dropFirst().first ?? "") ?? 0
+            icyStatusLine = trimmed.hasPrefix("ICY ")
             return
         }
         guard let colon = trimmed.firstIndex(of: ":") else { return }
@@ -354,13 +388,19 @@ extension HTTPTransfer.Request {
             let start = range.split(separator: " ").last?.split(separator: "-").first.flatMap { Int($0) } ?? from
             skip = from - start
         }
+        // ICY headers (icy-metaint, icy-name, icy-br, ...) or an ICY status line declare a live stream.
+        if icyStatusLine || headers.keys.contains(where: { $0.hasPrefix("icy-") }) {
+            transfer.live = true
+            transfer.total = nil
+        }
         if transfer.icy == nil, let interval = headers["icy-metaint"].flatMap(Int.init), interval > 0 {
             transfer.icy = IcyMetadataSplitter(interval: interval)
-            transfer.total = nil
         }
         transfer.source.status.setTotal(transfer.total)
         transfer.source.noteContentType(headers["content-type"])
         transfer.source.status.setConnected()
+        transfer.source.status.setProblem(nil)
+        acceptedAt = Date()
         accepted = true
         return true
     }

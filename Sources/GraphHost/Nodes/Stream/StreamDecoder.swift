@@ -131,6 +131,7 @@ public final class StreamDecoder: Sendable {
             feeder.flush()
         } catch {
             shared.withLock { $0.failure = error }
+            counters.decoderFailed.store(true, ordering: .relaxed)
         }
     }
 

@@ -7,7 +7,7 @@ import Synchronization
 /// the graph rate and mapped to the graph's channels by layout (or by `channelMatrix`). `seek NODE SECONDS` moves a file or finite download.
 public struct StreamNode: Sendable, NodeDefinition {
     public static let typeName = "stream"
-    public static let settingKeys = ["url", "loop", "bufferSeconds", "cache", "channelMatrix", "lfeMix"]
+    public static let settingKeys = ["url", "loop", "bufferSeconds", "cache", "retrySeconds", "channelMatrix", "lfeMix"]
 
     public var url: String
     /// The resolved local path, or the URL of a network stream.
@@ -18,6 +18,8 @@ public struct StreamNode: Sendable, NodeDefinition {
     public var loop: Bool
     /// Decoded audio buffered before playback starts.
     public var bufferSeconds: Double
+    /// How long a network stream that has played is retried, with backoff, after its connection failed.
+    public var retrySeconds: Double
     /// The media's codec, rate and channel count, as probed (nil for a network stream: learnt when it plays).
     public var media: MediaInfo?
     /// How the media's channels map to the graph's.
@@ -28,6 +30,7 @@ public struct StreamNode: Sendable, NodeDefinition {
     public var summary: [(String, String)] {
         var lines = [("url", url), ("loop", "\(loop)"), ("bufferSeconds", Format.number(bufferSeconds))]
         if let cachePath { lines.append(("cache", cachePath)) }
+        if isRemote { lines.append(("retrySeconds", Format.number(retrySeconds))) }
         if let matrix = mixing.matrix {
             let rows = matrix.map { row in "[" + row.map { Format.number($0) }.joined(separator: ", ") + "]" }
             lines.append(("channelMatrix", rows.joined(separator: " ")))
@@ -61,6 +64,7 @@ public struct StreamNode: Sendable, NodeDefinition {
         }
         let loop = settings.bool("loop", issues: &issues) ?? false
         let bufferSeconds = settings.number("bufferSeconds", in: 0...60, issues: &issues) ?? 0.5
+        let retrySeconds = settings.number("retrySeconds", in: 0...3600, issues: &issues) ?? HTTPByteSource.defaultRetrySeconds
         let cache = settings.string("cache", issues: &issues).map { $0.hasPrefix("/") ? $0 : context.baseDirectory.appendingPathComponent($0).standardizedFileURL.path }
         do {
             let (path, remote) = try resolve(url, base: context.baseDirectory)
@@ -78,7 +82,7 @@ public struct StreamNode: Sendable, NodeDefinition {
             case .given(let given): matrix = given
             }
             var node = StreamNode(url: url, path: path, isRemote: remote, cachePath: cache, loop: loop, bufferSeconds: bufferSeconds,
-                                  media: media)
+                                  retrySeconds: retrySeconds, media: media)
             node.mixing = ChannelMixing(matrix: matrix, lfeGainDB: lfeMix)
             return node
         } catch {
@@ -143,7 +147,7 @@ public struct StreamNode: Sendable, NodeDefinition {
     /// A stream is kept (playing on from where it is) when it reads the same media the same way.
     public func liveChanges(from old: any NodeDefinition) -> [NodeCommand]? {
         guard let old = old as? StreamNode, old.path == path, old.loop == loop, old.bufferSeconds == bufferSeconds,
-              old.cachePath == cachePath, old.mixing == mixing else { return nil }
+              old.cachePath == cachePath, old.retrySeconds == retrySeconds, old.mixing == mixing else { return nil }
         return []
     }
 }
@@ -193,7 +197,7 @@ public final class StreamInstance: NodeInstance, Sendable {
         self.network = network
         decoder = StreamDecoder(source: { () throws -> ByteSource in
             if let cache = node.cachePath, FileManager.default.fileExists(atPath: cache) { return try FileByteSource(path: cache) }
-            if let network { return HTTPByteSource(url: node.path, status: network, cachePath: node.cachePath) }
+            if let network { return HTTPByteSource(url: node.path, status: network, cachePath: node.cachePath, retrySeconds: node.retrySeconds) }
             return try FileByteSource(path: node.path)
         }, format: format, mixing: node.mixing, ring: ring, counters: counters, loop: node.loop, wakeup: wakeup, reserveFrames: reserve)
     }
@@ -209,7 +213,7 @@ public final class StreamInstance: NodeInstance, Sendable {
             throw CommandError("seek \(id): \(Format.number(seconds)) s is past the end of '\(node.url)' (\(Format.number(duration)) s)")
         }
         if let network, network.connected, network.totalBytes == nil {
-            throw CommandError("seek \(id): '\(node.url)' is an endless stream (only files and finite downloads can seek)")
+            throw CommandError("seek \(id): '\(node.url)' is a live stream or a download of unknown length (only files and downloads with a Content-Length can seek)")
         }
         if counters.decoderFinished.load(ordering: .acquiring) {
             throw CommandError("seek \(id): '\(node.url)' has been decoded to its end")
@@ -267,17 +271,20 @@ public final class StreamInstance: NodeInstance, Sendable {
             let fresh = ring.index.written.load(ordering: .acquiring) - counters.seekBoundary.load(ordering: .relaxed)
             return fresh >= kernelPointer.pointee.seekFadeFrames + frames
         }
-        // While playing, a crossfade's worth stays buffered beyond the slice, so a seek applied after it has the old
-        // audio to fade out from (offline renders run ahead of the decoder and would otherwise find the ring nearly empty).
-        let needed = counters.playing.load(ordering: .acquiring) ? frames + kernelPointer.pointee.seekFadeFrames : max(frames, startThreshold)
+        // A crossfade's worth stays buffered beyond the slice, so a seek applied after it has the old audio to fade out
+        // from, and the kernel never takes the ring for running dry (offline renders run ahead of the decoder).
+        let fade = kernelPointer.pointee.seekFadeFrames
+        let needed = counters.playing.load(ordering: .acquiring) ? frames + fade : max(frames + fade, startThreshold)
         return ring.index.readable() >= min(needed, ring.capacityFrames - decoder.reserveFrames)
     }
 
     public var finished: Bool { counters.finished.load(ordering: .acquiring) }
 
-    /// connecting, buffering, playing, rebuffering or ended.
+    /// connecting, buffering, playing, rebuffering, retrying (a network stream's connection failed), ended or failed.
     public var state: NetworkStreamStatus.State {
+        if failure != nil { return .failed }
         if finished { return .ended }
+        if network?.problem != nil { return .retrying }
         if counters.decoderFinished.load(ordering: .acquiring) { return .playing }     // draining the last of the ring
         if counters.playing.load(ordering: .relaxed) { return .playing }
         if counters.framesPlayed.load(ordering: .relaxed) > 0 { return .rebuffering }

@@ -4,8 +4,10 @@ import Atomics
 public struct StreamCounters: Sendable {
     /// Render slices that found the ring short while the decoder was still running.
     public let underruns: UnsafeAtomic<Int>
-    /// Set by the decoder thread after its last frame is in the ring.
+    /// Set by the decoder thread after its last frame is in the ring; `decoderFailed` before it when it stopped on an
+    /// error (the audio does not end there: it is faded out).
     public let decoderFinished: UnsafeAtomic<Bool>
+    public let decoderFailed: UnsafeAtomic<Bool>
     /// Set by the render side once the ring drained after the decoder finished.
     public let finished: UnsafeAtomic<Bool>
     /// Frames this stream has played (including silence while buffering).
@@ -30,14 +32,14 @@ public struct StreamCounters: Sendable {
     public let room: RingSignal
 
     public static func create() -> StreamCounters {
-        StreamCounters(underruns: .create(0), decoderFinished: .create(false), finished: .create(false),
+        StreamCounters(underruns: .create(0), decoderFinished: .create(false), decoderFailed: .create(false), finished: .create(false),
                        framesOut: .create(0), endFrame: .create(0), playing: .create(false), framesPlayed: .create(0),
                        peakBits: .create(0), trimmedFrames: .create(0), seekBoundary: .create(0),
                        seekFrame: .create(0), seekDone: .create(0), seekHandled: .create(0), room: .create())
     }
 
     public func destroy() {
-        underruns.destroy(); decoderFinished.destroy(); finished.destroy(); framesOut.destroy(); endFrame.destroy()
+        underruns.destroy(); decoderFinished.destroy(); decoderFailed.destroy(); finished.destroy(); framesOut.destroy(); endFrame.destroy()
         playing.destroy(); framesPlayed.destroy(); peakBits.destroy(); trimmedFrames.destroy()
         seekBoundary.destroy(); seekFrame.destroy(); seekDone.destroy(); seekHandled.destroy(); room.destroy()
     }
@@ -48,7 +50,9 @@ public struct StreamCounters: Sendable {
 
 /// The render side of the `stream` node: copies decoded PCM out of its ring. It starts once `startThreshold` frames
 /// are buffered; when the ring runs dry before the decoder ended it plays silence, counts an underrun and
-/// rebuffers up to the threshold again before resuming.
+/// rebuffers up to the threshold again before resuming. Audio that stops short of the media's end (the ring about
+/// to run dry, or the decoder failed) fades out over what is left, at most `seekFadeFrames`, and fades in again
+/// when it resumes.
 ///
 /// A seek crossfades: the old audio plays on until the decoder has put the new audio after a boundary in the ring,
 /// then the two overlap for `seekFadeFrames` (equal power), and the old audio left before the boundary is dropped.
@@ -78,6 +82,8 @@ public struct StreamKernel {
     public var seekFadeGains: UnsafeMutablePointer<Float>?
     public var seekScratch: UnsafeMutablePointer<Float>?
     public var scratchFrames = 0
+    /// The gain of the fades around a ring that runs dry.
+    var dryFade = SmoothedGain(1)
 
     public init(ring: PCMRing, counters: StreamCounters, startThreshold: Int) {
         self.ring = ring
@@ -199,7 +205,18 @@ public struct StreamKernel {
         }
         var wanted = frames
         if let readable, readable < wanted { wanted = readable }
+        if readable == nil && seekFadeFrames > 0 {
+            // Fewer frames than this slice and a fade would be left, and the media has not ended: fade out what is left.
+            let left = ring.index.readable()
+            let endsEarly = !decoderDone || counters.decoderFailed.load(ordering: .relaxed)
+            if endsEarly && left < frames + seekFadeFrames {
+                if dryFade.target != 0 { dryFade.glide(to: 0, over: left < seekFadeFrames ? left : seekFadeFrames) }
+            } else if dryFade.target != 1 {
+                dryFade.glide(to: 1, over: seekFadeFrames)
+            }
+        }
         let got = ring.readPlanar(into: output, channelStride: channelStride, frames: wanted)
+        dryFade.scale(output, channelStride: channelStride, channels: channels, frames: got)
         counters.framesPlayed.wrappingIncrement(by: got, ordering: .relaxed)
         if got < frames {
             Bus.clear(output, channelStride: channelStride, channels: channels, from: got, to: frames)
