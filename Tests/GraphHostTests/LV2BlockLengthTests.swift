@@ -67,6 +67,35 @@ final class LV2BlockLengthTests: XCTestCase {
         }
     }
 
+    /// A plugin renewed for a new block length is built from the graph as heard, and what changes while it is being
+    /// built (its controls, other nodes' settings) carries over: following the quantum changes nothing that is heard.
+    func testChangesMadeWhileAPluginIsRenewedCarryOver() throws {
+        let path = TestSupport.graph("""
+        { "format": { "sampleRate": 48000, "channels": 2 },
+          "nodes": [ { "id": "tone", "type": "stream", "url": "\(try TestSupport.sine(seconds: 2))" },
+                     { "id": "amp", "type": "lv2", "uri": "\(LV2HostTests.amp)", "controls": { "gain": 0 } },
+                     { "id": "mix", "type": "mixer", "inputs": 1 }, { "id": "out", "type": "output" } ],
+          "links": [ { "from": "tone", "to": "amp" }, { "from": "amp", "to": "mix" }, { "from": "mix", "to": "out" } ] }
+        """)
+        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: path), nominalFrames: 1024))
+        defer { session.close() }
+        session.graph.start()
+        try session.apply(ControlRequest.parse("set amp gain -3"))
+        let pending = try XCTUnwrap(try session.followBlockLength(256))
+        XCTAssertEqual(pending.renewing, ["amp"])
+        try pending.build()
+        try session.apply(ControlRequest.parse("set amp gain -6"))
+        try session.apply(ControlRequest.parse("set mix volume 0.5"))
+        try session.commit(pending)
+        XCTAssertEqual(session.pluginBlockLengths, ["amp": 256])
+        let saved = session.graph.document.savedJSON(folder: URL(fileURLWithPath: path).deletingLastPathComponent()).text()
+        XCTAssertTrue(saved.contains("\"gain\": -6") && saved.contains("\"volume\": 0.5"), saved)
+        var samples: [Float] = []
+        _ = try OfflineRenderer(session: session).render(durationFrames: 48000) { samples.append(contentsOf: UnsafeBufferPointer(start: $0, count: 2 * $1)) }
+        let expected = 0.5 * Float(pow(10, -6.0 / 20)) * TestSupport.peak(try TestSupport.renderStream(try TestSupport.sine(seconds: 2)))
+        XCTAssertEqual(TestSupport.peak(Array(samples.suffix(24000))), expected, accuracy: expected * 0.01, "the changes made during the swap are heard")
+    }
+
     /// A session told a new block length: the plugin with the options interface takes it in place, the other is made
     /// afresh by a swap; renders then play the new length, and swaps build their plugins with it.
     func testANewBlockLengthReachesEveryPlugin() throws {

@@ -222,7 +222,7 @@ public final class GraphSession {
             keep = keep.filter { document.node($0)!.definition.inputBuses == 0 }
         }
         let pending = PendingSwap(document: document, old: old, keep: keep, live: rendersConcurrently, mode: mode ?? document.swapMode,
-                                  nominalFrames: nominalFrames)
+                                  nominalFrames: nominalFrames, renewing: renewing)
         pendingSwap = pending
         return pending
     }
@@ -254,19 +254,32 @@ public final class GraphSession {
 
     /// Puts the built graph in place of the running one: the render world crossfades to it, and kept nodes get the
     /// commands that turn their live state into the new file's values (computed now, so changes made while the
-    /// swap was built are taken into account).
+    /// swap was built are taken into account). A swap that renews nodes of the running graph itself
+    /// (`followBlockLength`) changes nothing that is heard: kept nodes stay as they are, and the renewed ones get
+    /// the changes made while they were built.
     public func commit(_ pending: PendingSwap) throws {
         guard !closed, pendingSwap === pending, graph === pending.old, let next = pending.next else {
             throw CommandError("the swap to \(pending.document.displayName) is no longer current")
         }
         let keep = pending.keep, document = pending.document
         var changes: [String: [NodeCommand]] = [:]
-        for id in keep {
-            guard let commands = document.node(id)!.definition.liveChanges(from: graph.document.node(id)!.definition) else {
-                throw CommandError("'\(id)' changed while \(document.displayName) was being built; load it again")
+        if pending.renewing.isEmpty {
+            for id in keep {
+                guard let commands = document.node(id)!.definition.liveChanges(from: graph.document.node(id)!.definition) else {
+                    throw CommandError("'\(id)' changed while \(document.displayName) was being built; load it again")
+                }
+                for command in commands { try next.instances[id]!.check(command) }
+                changes[id] = commands
             }
-            for command in commands { try next.instances[id]!.check(command) }
-            changes[id] = commands
+        } else {
+            for id in pending.renewing {
+                guard let commands = graph.document.node(id)!.definition.liveChanges(from: document.node(id)!.definition) else {
+                    throw CommandError("'\(id)' changed while it was being renewed; try again")
+                }
+                for command in commands { try next.instances[id]!.check(command) }
+                changes[id] = commands
+            }
+            next.document = graph.document
         }
         let rate = Double(document.format.sampleRate)
         // New plugins that load a file (a convolver's impulse response) run unheard on the live input first.
@@ -291,7 +304,7 @@ public final class GraphSession {
             Self.logger.warning("mixer '\(id)' kept from the previous graph has no room for the delays that would align its inputs (\(next.compensation.delays[id] ?? [])); load the graph afresh to compensate")
         }
         afterSwap?(next)
-        for id in keep.sorted() {
+        for id in changes.keys.sorted() {
             for command in changes[id]! { try next.instances[id]!.perform(command, concurrent: rendersConcurrently, send: send) }
         }
     }

@@ -14,12 +14,16 @@ public final class PendingSwap: @unchecked Sendable {
     let mode: SwapMode
     /// The slice length the new instances are told they mostly run.
     let nominalFrames: Int?
+    /// Nodes of the running graph built afresh in a swap to that same graph (`GraphSession.followBlockLength`).
+    let renewing: Set<String>
     private(set) var next: CompiledGraph?
     private let cancelled = ManagedAtomic(false)
 
-    init(document: GraphDocument, old: CompiledGraph, keep: Set<String>, live: Bool, mode: SwapMode, nominalFrames: Int?) {
+    init(document: GraphDocument, old: CompiledGraph, keep: Set<String>, live: Bool, mode: SwapMode, nominalFrames: Int?,
+         renewing: Set<String> = []) {
         self.mode = mode
         self.nominalFrames = nominalFrames
+        self.renewing = renewing
         self.document = document
         self.old = old
         self.keep = keep
