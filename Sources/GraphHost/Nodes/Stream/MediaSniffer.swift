@@ -55,9 +55,9 @@ enum MediaSniffer {
 
     /// Whether MPEG audio frames run on (`MPEGFrameRun`) from `start`, or with `anywhere` from any offset within the
     /// first megabyte after it (junk first: a radio stream joined mid-frame, a damaged file). The bytes are looked at
-    /// in growing windows, so a stream that is audio is told from its first kilobytes.
+    /// in windows that double from 2 KiB, so a live stream that is audio is told as soon as 16 of its frames are there.
     static func hasMPEGAudio(_ input: MediaInput, from start: Int, anywhere: Bool) throws -> Bool {
-        var span = 1 << 14
+        var span = 1 << 11
         while true {
             let bytes = Array(try input.peek(start + span))
             let whole = bytes.count < start + span
@@ -70,7 +70,7 @@ enum MediaSniffer {
                 }
             }
             if !cut || whole || span >= 1 << 20 { return false }
-            span *= 4
+            span *= 2
         }
     }
 
