@@ -57,6 +57,17 @@ final class HLSTests: XCTestCase {
         XCTAssertLessThanOrEqual(MediaFormatTests.largestDifference(samples[...], expected[...]), 1e-4, "sample for sample")
     }
 
+    /// A live playlist whose reloads answer 404 for a while, and a segment whose first requests do, once the stream
+    /// played: both are tried again with backoff, and every segment still plays once, as ffmpeg decodes them.
+    func testALivePlaylistOrSegmentGoneForAWhileIsRetried() throws {
+        let server = try HTTPTestServer()
+        defer { server.stop() }
+        let expected = try Self.expected(try Self.segments(in: server))
+        let samples = try render(server.url("live/a.m3u8?fail=2@2&failsegment=4"))
+        XCTAssertEqual(samples.count, expected.count)
+        XCTAssertLessThanOrEqual(MediaFormatTests.largestDifference(samples[...], expected[...]), 1e-4)
+    }
+
     /// The variant with the highest bandwidth among the audio-only ones plays (the video one is not fetched).
     func testAMasterPlaylistPlaysItsAudioVariant() throws {
         let server = try HTTPTestServer()

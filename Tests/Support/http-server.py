@@ -12,7 +12,9 @@ with Transfer-Encoding: chunked (both finite, not declared live).
 Each Range request it honours is logged as "NAME START" in ranges.log in the folder.
 The Content-Type follows the extension (.m3u8, .ts, .aac, .ogg, .opus, .flac, .wav, .m4a; else audio/mpeg) unless
 type=MIME gives one. /live/NAME.m3u8 serves the finite playlist NAME.m3u8 as a live one: a window of 3 segments that
-moves on by step=N segments (default 1) at each request, with ENDLIST once it reaches the end (deterministic: no clock).
+moves on by step=N segments (default 1) at each request, with ENDLIST once it reaches the end (deterministic: no clock);
+with failsegment=I, the segment at index I of NAME.m3u8 is listed with fail=2@0. fail=N@K on any request: the
+requests K to K+N-1 (counting from 0) of that path and query answer 404 (a server that goes away for a while).
 With CERT and KEY arguments it serves HTTPS (for a self-signed certificate, which clients must refuse)."""
 import http.server, os, socketserver, ssl, sys, threading, time, urllib.parse
 
@@ -24,7 +26,7 @@ TYPES = {".m3u8": "application/vnd.apple.mpegurl", ".ts": "video/mp2t", ".aac": 
          ".opus": "audio/ogg", ".flac": "audio/flac", ".wav": "audio/wav", ".m4a": "audio/mp4"}
 
 
-def live_playlist(name, step):
+def live_playlist(name, step, fail_segment=-1):
     """The live view of the finite playlist NAME: the window for this request, as text."""
     lines = open(os.path.join(root, name)).read().splitlines()
     target = next(l for l in lines if l.startswith("#EXT-X-TARGETDURATION"))
@@ -35,8 +37,8 @@ def live_playlist(name, step):
     first = min(count * step, max(0, len(segments) - 3))
     window = segments[first:first + 3]
     body = ["#EXTM3U", "#EXT-X-VERSION:3", target, f"#EXT-X-MEDIA-SEQUENCE:{first}"]
-    for info, uri in window:
-        body += [info, "/" + uri]
+    for index, (info, uri) in enumerate(window, start=first):
+        body += [info, "/" + uri + ("?fail=2@0" if index == fail_segment else "")]
     if first + 3 >= len(segments):
         body.append("#EXT-X-ENDLIST")
     return ("\n".join(body) + "\n").encode()
@@ -73,8 +75,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
             time.sleep(60)
             self.close_connection = True
             return
+        if "fail" in q:
+            count, first = (int(v) for v in q["fail"].split("@"))
+            with lock:
+                number = live_requests.get(("fail", self.path), 0)
+                live_requests[("fail", self.path)] = number + 1
+            if first <= number < first + count:
+                body = b"gone for now"
+                self.send_response(404)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
         if url.path.startswith("/live/") and url.path.endswith(".m3u8"):
-            body = live_playlist(url.path[len("/live/"):], int(q.get("step", 1)))
+            body = live_playlist(url.path[len("/live/"):], int(q.get("step", 1)), int(q.get("failsegment", -1)))
             self.send_response(200)
             self.send_header("Content-Type", TYPES[".m3u8"])
             self.send_header("Content-Length", str(len(body)))

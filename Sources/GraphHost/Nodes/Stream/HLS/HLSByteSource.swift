@@ -6,10 +6,13 @@ import Logging
 /// init section (EXT-X-MAP) before the first segment it applies to. A finite playlist ends after its last segment; a
 /// live one is reloaded as RFC 8216 6.3.4 asks (after a target duration, half of one when the last reload brought
 /// nothing new). A discontinuity, or segments that left a live playlist before they were fetched, make the next read
-/// follow a break, where the decoder starts afresh. A master playlist plays its `chosenVariant`.
+/// follow a break, where the decoder starts afresh. A master playlist plays its `chosenVariant`. Once the stream has
+/// played, a playlist reload or a segment request that fails (a server restarting answers 404) is tried again with
+/// `StreamRetry`'s backoff for up to `retrySeconds`; a segment is fetched again only when it gave no bytes.
 public final class HLSByteSource: ByteSource, Sendable {
     public let name: String
     let status: NetworkStreamStatus
+    let retrySeconds: Double
     private let logger = Logger(label: "graphhost.stream")
     /// Playlists are small: one larger than this is refused.
     static let playlistLimit = 1 << 20
@@ -22,6 +25,12 @@ public final class HLSByteSource: ByteSource, Sendable {
         var nextSequence: Int?
         /// The download being read, and the URLs still to read for the current segment (its init section first).
         var current: HTTPByteSource?
+        /// The URL `current` reads, and whether it gave any bytes yet.
+        var currentURL: String?
+        var currentGaveBytes = false
+        var retry: StreamRetry
+        /// `delivered` when the last failure was retried: more since then is progress.
+        var deliveredAtFailure = 0
         var parts: [String] = []
         var initSection: String?
         var lastReload = Date()
@@ -34,9 +43,10 @@ public final class HLSByteSource: ByteSource, Sendable {
     private let state: Monitor<State>
 
     /// `text` is the playlist already read from `url`.
-    public init(url: String, text: String, status: NetworkStreamStatus) throws {
+    public init(url: String, text: String, status: NetworkStreamStatus, retrySeconds: Double = HTTPByteSource.defaultRetrySeconds) throws {
         name = url
         self.status = status
+        self.retrySeconds = retrySeconds
         var playlist = try HLSPlaylist.parse(text, url: url)
         var mediaURL = url
         if let variant = playlist.chosenVariant {
@@ -44,7 +54,7 @@ public final class HLSByteSource: ByteSource, Sendable {
             playlist = try HLSPlaylist.parse(try Self.fetch(variant.url), url: variant.url)
             if playlist.isMaster { throw HLSError(variant.url, 1, "a master playlist where a media playlist was expected") }
         }
-        state = Monitor(State(mediaURL: mediaURL, playlist: playlist, first: playlist))
+        state = Monitor(State(mediaURL: mediaURL, playlist: playlist, first: playlist, retry: StreamRetry(limit: retrySeconds)))
     }
 
     public var lastReadFollowsBreak: Bool { state.withLock { $0.followsBreak } }
@@ -54,25 +64,65 @@ public final class HLSByteSource: ByteSource, Sendable {
             let (part, cancelled) = state.withLock { ($0.current, $0.cancelled) }
             if cancelled { return 0 }
             if let part {
-                let n = try part.read(into: buffer)
+                let n: Int
+                do {
+                    n = try part.read(into: buffer)
+                } catch {
+                    let again = state.withLock { s -> Bool in
+                        guard !s.currentGaveBytes, let url = s.currentURL else { return false }
+                        s.parts.insert(url, at: 0)
+                        s.current = nil
+                        return true
+                    }
+                    guard again else { throw error }
+                    try retry(after: error)
+                    continue
+                }
                 if n > 0 {
                     status.loaded(n)
                     status.setConnected()
+                    status.setProblem(nil)
                     state.withLock { s in
                         s.followsBreak = s.breakPending && s.delivered > 0
                         s.breakPending = false
                         s.delivered += n
+                        s.currentGaveBytes = true
                     }
                     return n
                 }
                 state.withLock { $0.current = nil }
                 continue
             }
-            if try !advance() {
-                status.setEnded()
-                return 0
+            do {
+                if try !advance() {
+                    status.setEnded()
+                    return 0
+                }
+            } catch {
+                try retry(after: error)
             }
         }
+    }
+
+    /// Waits before trying again after `error`, or rethrows it: before the stream played (bad input), or when the
+    /// failures have lasted `retrySeconds`.
+    private func retry(after error: Error) throws {
+        let wait = state.withLock { s -> Double? in
+            guard s.delivered > 0, !s.cancelled else { return nil }
+            let progressed = s.delivered > s.deliveredAtFailure
+            s.deliveredAtFailure = s.delivered
+            return s.retry.failed(connectedFor: 0, progressed: progressed)
+        }
+        guard let wait else {
+            if state.withLock({ $0.delivered }) > 0 && !state.withLock({ $0.cancelled }) {
+                throw StreamError.network(name, "\(error); gave up retrying after \(Format.number(retrySeconds)) s")
+            }
+            throw error
+        }
+        logger.warning("\(name): \(error); trying again in \(Format.number(wait)) s")
+        status.reconnected()
+        status.setProblem("\(error)")
+        state.wait(until: { $0.cancelled }, deadline: Date().addingTimeInterval(wait)) { _ in }
     }
 
     /// Starts the next download: the next part of the current segment, the next segment, or after a reload. False at
@@ -94,8 +144,12 @@ public final class HLSByteSource: ByteSource, Sendable {
             return s.parts.removeFirst()
         }
         if let next {
-            let segment = HTTPByteSource(url: next, status: NetworkStreamStatus())
-            state.withLock { $0.current = segment }
+            let segment = HTTPByteSource(url: next, status: NetworkStreamStatus(), retrySeconds: retrySeconds)
+            state.withLock { s in
+                s.current = segment
+                s.currentURL = next
+                s.currentGaveBytes = false
+            }
             return true
         }
         if state.withLock({ $0.playlist.ended }) { return false }
@@ -170,6 +224,6 @@ enum HLSPlaylistReader {
         let text = try HLSByteSource.text(of: input.name, read: input.read)
         // The playlist's own size is not the stream's.
         http.status.setTotal(nil)
-        return try HLSByteSource(url: input.name, text: text, status: http.status)
+        return try HLSByteSource(url: input.name, text: text, status: http.status, retrySeconds: http.retrySeconds)
     }
 }
