@@ -100,7 +100,7 @@ public enum ReplyText {
             loaded = bytes(bytesLoaded) + (stream["totalBytes"].map { " of " + bytes($0) } ?? "")
         }
         return [text(stream["id"]), text(stream["state"]), stream["position"].map(seconds) ?? "",
-                stream["duration"].map(seconds) ?? "", fill, "\(integer(stream["underruns"]))", loaded, text(stream["url"])]
+                stream["duration"].map(seconds) ?? "", fill, "\(integer(stream["underruns"]))", loaded, source(stream["url"])]
     }
 
     /// LV2 nodes' control outputs, properties, block lengths and silenced slices, a node a line.
@@ -126,25 +126,52 @@ public enum ReplyText {
 
     static func listText(_ nodes: [[String: Any]], chains: [String: Any]) -> String {
         let rows = nodes.map { node -> [String] in
-            let parameters = (node["parameters"] as? [[String: Any]] ?? []).map { parameter -> String in
-                let minimum = parameter["minimum"].map { Format.number(number($0)) }
-                let maximum = parameter["maximum"].map { Format.number(number($0)) }
-                guard minimum != nil || maximum != nil else { return text(parameter["name"]) }
-                return text(parameter["name"]) + " " + (minimum ?? "") + "…" + (maximum ?? "")
+            let parameters = parameterGroups(node["parameters"] as? [[String: Any]] ?? []).map { group -> String in
+                let range = group.minimum == nil && group.maximum == nil ? "" : " " + (group.minimum ?? "") + "…" + (group.maximum ?? "")
+                return group.name + range
             }
             var details = parameters.joined(separator: ", ")
             if let chain = node["chain"] as? String {
                 details = "chain \(chain) of " + ((node["chains"] as? [Any]) ?? []).map(text).joined(separator: ", ")
             }
-            return [text(node["id"]), text(node["type"]), details, "\((node["presets"] as? [Any] ?? []).count)"]
+            return [text(node["id"]), text(node["type"]), "\((node["presets"] as? [Any] ?? []).count)", details]
         }
-        var lines = table(header: ["ID", "TYPE", "PARAMETERS (RANGE)", "PRESETS"], rows)
-        let named = nodes.filter { !($0["presets"] as? [Any] ?? []).isEmpty }
-        for node in named {
-            lines.append("presets of \(text(node["id"])): " + (node["presets"] as? [Any] ?? []).map(text).joined(separator: ", "))
+        var lines = table(header: ["ID", "TYPE", "PRESETS", "PARAMETERS (RANGE)"], rows)
+        // Nodes with the same presets (EQs of one kind) share a line.
+        var presets: [(ids: [String], names: [String])] = []
+        for node in nodes {
+            let names = (node["presets"] as? [Any] ?? []).map(text)
+            guard !names.isEmpty else { continue }
+            if let same = presets.firstIndex(where: { $0.names == names }) {
+                presets[same].ids.append(text(node["id"]))
+            } else {
+                presets.append(([text(node["id"])], names))
+            }
         }
+        lines += presets.map { "presets of \($0.ids.joined(separator: ", ")): " + $0.names.joined(separator: ", ") }
         if !chains.isEmpty { lines.append("chains: " + chains.keys.sorted().joined(separator: ", ")) }
         return lines.joined(separator: "\n")
+    }
+
+    /// Parameters with their ranges, numbered runs with one range joined: `band.0`…`band.9` as `band.0…9`.
+    static func parameterGroups(_ parameters: [[String: Any]]) -> [(name: String, minimum: String?, maximum: String?)] {
+        var groups: [(name: String, minimum: String?, maximum: String?, base: String?, last: Int)] = []
+        for parameter in parameters {
+            let name = text(parameter["name"])
+            let minimum = parameter["minimum"].map { Format.number(number($0)) }
+            let maximum = parameter["maximum"].map { Format.number(number($0)) }
+            let dot = name.lastIndex(of: ".")
+            let base = dot.map { String(name[...$0]) }, index = dot.flatMap { Int(name[name.index(after: $0)...]) }
+            if let index, let previous = groups.last, previous.base == base, previous.last + 1 == index,
+               previous.minimum == minimum, previous.maximum == maximum {
+                let first = previous.name.split(separator: "…").first.map(String.init) ?? previous.name
+                groups[groups.count - 1].name = first + "…\(index)"
+                groups[groups.count - 1].last = index
+            } else {
+                groups.append((name, minimum, maximum, index == nil ? nil : base, index ?? -2))
+            }
+        }
+        return groups.map { ($0.name, $0.minimum, $0.maximum) }
     }
 
     // MARK: helpers
@@ -170,6 +197,12 @@ public enum ReplyText {
         case nil: return ""
         case let other?: return JSONText.line(other)
         }
+    }
+
+    /// A media URL; a local file's as its path.
+    static func source(_ value: Any?) -> String {
+        let url = text(value)
+        return url.hasPrefix("file://") ? String(url.dropFirst("file://".count)) : url
     }
 
     static func number(_ value: Any?) -> Double { value as? Double ?? 0 }
