@@ -249,7 +249,7 @@ final class OSCTests: XCTestCase {
 
         client.send(OSCMessage(address: "/graphhost/preset", arguments: [.string("eq")]), to: port)
         let bad = try XCTUnwrap(try client.receive())
-        XCTAssertEqual(bad.arguments.last, .string(#"{"error":"\/graphhost\/preset expects NODE NAME|INDEX: type tags ss or si; got type tags 's'","ok":false}"#))
+        XCTAssertEqual(bad.arguments.last, .string(#"{"error":"/graphhost/preset expects NODE NAME|INDEX: type tags ss or si; got type tags 's'","ok":false}"#))
         client.send(Array("not OSC".utf8) + [0], to: port)
         guard case .string(let garbage) = try client.receive()?.arguments.last else { return XCTFail("no reply to a datagram that is not OSC") }
         XCTAssertTrue(garbage.hasPrefix(#"{"error":"not an OSC message (liblo error "#), garbage)
