@@ -276,7 +276,7 @@ final class LiveControlTests: XCTestCase {
         let json = try reply(to: "status --json").joined()
         let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any], json)
         XCTAssertEqual(object["ok"] as? Bool, true, json)
-        XCTAssertTrue(json.contains("\"url\":\"\(song)\""), json)
+        XCTAssertTrue(json.contains("\"url\":\"file://\(song)\""), json)
 
         try terminal.type("quit")
         try terminal.press("Enter")

@@ -58,7 +58,8 @@ public enum ReplyText {
                                                streams.map(streamRow))
             for stream in streams {
                 let title = [stream["artist"], stream["title"]].compactMap { $0 as? String }.joined(separator: " - ")
-                if !title.isEmpty { lines.append("  \(text(stream["id"])): ♪ \(title)") }
+                let about = [stream["media"] as? String, title.isEmpty ? nil : "♪ " + title].compactMap { $0 }
+                if !about.isEmpty { lines.append("  \(text(stream["id"])): " + about.joined(separator: " | ")) }
             }
         }
         let inputs = status["inputs"] as? [[String: Any]] ?? []
@@ -88,6 +89,7 @@ public enum ReplyText {
                       + "\(integer(recording["droppedFrames"])) frames dropped)"]
         }
         if let memory = status["memory"] as? [String: Any] {
+            lines.append("")
             lines.append("memory: \(bytes(memory["lockedBytes"])) locked, \(bytes(memory["notLockedBytes"])) not locked")
         }
         return lines.joined(separator: "\n")
