@@ -28,7 +28,8 @@ final class Console {
     private var savedError: Int32 = -1
     private var savedTerminal = termios()
 
-    /// `handle` answers a line with a JSON reply (shown in words, or as it is after `--json`); `complete` lists the whole lines a line's start can become;
+    /// `handle` answers a line with a JSON reply (shown in words, or as it is after `--json`); `complete` lists the
+    /// whole lines a line's start can become;
     /// `onEnd` runs on Ctrl-C, Ctrl-D on an empty line or `quit`.
     init(handle: @escaping @Sendable (String) -> String, complete: @escaping @Sendable (String) -> [String],
          onEnd: @escaping @Sendable () -> Void) {

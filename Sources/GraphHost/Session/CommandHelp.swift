@@ -24,7 +24,8 @@ public struct CommandHelp: Sendable, Equatable {
     }
 
     private static let node = ("NODE", "a node id, as `list` shows it (a node inside a chain: CHAIN-NODE/ID)")
-    private static let swap = ("spillover|crossfade", "how the old graph ends: its tails ring out, or a crossfade (default: the graph's \"swap\")")
+    private static let swap = ("spillover|crossfade",
+                               "how the old graph ends: its tails ring out, or a crossfade (default: the graph's \"swap\")")
 
     public static let all: [CommandHelp] = [
         CommandHelp("preset NODE NAME|INDEX", "Switches a node to one of its presets.",
@@ -41,7 +42,8 @@ public struct CommandHelp: Sendable, Equatable {
         CommandHelp("chain NODE NAME [spillover|crossfade]", "Swaps a chain node to another of the graph's chains.",
                     [("NODE", "a chain node's id"), ("NAME", "a chain of the graph's \"chains\""), swap],
                     example: "chain fx bright"),
-        CommandHelp("load GRAPH [spillover|crossfade]", "Swaps the whole graph for another graph file; nodes that stay alike keep playing.",
+        CommandHelp("load GRAPH [spillover|crossfade]",
+                    "Swaps the whole graph for another graph file; nodes that stay alike keep playing.",
                     [("GRAPH", "a graph JSON file (a relative path starts from the folder graphhost runs in)"), swap],
                     example: "load other.json crossfade"),
         CommandHelp("save GRAPH", "Writes the live graph, every setting as it is heard now, to a graph file.",
@@ -52,8 +54,8 @@ public struct CommandHelp: Sendable, Equatable {
                     [("BPM", "beats per minute, 1…999")], example: "tempo 128"),
         CommandHelp("pause", "Pauses the graph; streams keep their place."),
         CommandHelp("play", "Plays the graph again after pause."),
-        CommandHelp("status", "Shows the position, streams, inputs, latency and counters (`status --json` on the console: the JSON)."),
-        CommandHelp("list", "Lists the nodes with their parameters, ranges and presets (`list --json` on the console: the JSON)."),
+        CommandHelp("status", "Shows the position, streams, inputs, latency and counters (`status --json`: the JSON)."),
+        CommandHelp("list", "Lists the nodes with their parameters, ranges and presets (`list --json`: the JSON)."),
         CommandHelp("help [COMMAND]", "Lists the commands, or shows one command's usage, arguments and an example.",
                     [("COMMAND", "a command's name")], example: "help preset"),
         CommandHelp("quit", "Stops playing and ends the run."),
