@@ -28,7 +28,8 @@ final class Console {
     private var savedError: Int32 = -1
     private var savedTerminal = termios()
 
-    /// `handle` answers a line with a JSON reply; `complete` lists the whole lines a line's start can become;
+    /// `handle` answers a line with a JSON reply (shown in words, or as it is after `--json`); `complete` lists the
+    /// whole lines a line's start can become;
     /// `onEnd` runs on Ctrl-C, Ctrl-D on an empty line or `quit`.
     init(handle: @escaping @Sendable (String) -> String, complete: @escaping @Sendable (String) -> [String],
          onEnd: @escaping @Sendable () -> Void) {
@@ -247,7 +248,7 @@ final class ConsoleEditor {
         guard !text.isEmpty else { return }
         remember(text)
         above.append(Self.prompt + text)
-        above.append(LiveControl.describe(reply: handle(text)))
+        above.append(ReplyText.answer(text, by: handle))
         if text == "quit" { onEnd() }
     }
 

@@ -7,7 +7,14 @@ import GraphHost
 struct GraphHostCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "graphhost",
-        abstract: "A real-time DSP effects host: JSON graphs of MP3 streams, mixers, an iPod-style EQ and outputs.",
+        abstract: """
+        A real-time DSP effects host for Linux: JSON graphs of streams (files, HTTP, Icecast, HLS), mixers, an iPod-style \
+        EQ, LV2 plugins, live inputs, virtual sinks and outputs, played through PipeWire or rendered offline.
+        """,
+        discussion: """
+        `graphhost run` plays a graph and takes live commands from its console, its socket (`graphhost ctl`), OSC, \
+        MPRIS and MIDI; `graphhost render` renders one into a file, faster than real time.
+        """,
         subcommands: [ValidateCommand.self, ShowCommand.self, RenderCommand.self, RunCommand.self, CtlCommand.self, PluginsCommand.self, PresetsCommand.self, EQCurveCommand.self, BenchKernelCommand.self]
     )
 }

@@ -104,6 +104,16 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(record.err.contains("cannot write '/tmp/x.aiff': unknown extension '.aiff' (use .wav, .flac, .ogg or .opus)"), record.err)
     }
 
+    /// `graphhost --help` says what graphhost is: a real-time effects host with LV2 plugins, played through PipeWire.
+    func testHelpSaysWhatGraphhostIs() throws {
+        let help = try graphhost(["--help"])
+        XCTAssertEqual(help.status, 0, help.err)
+        let overview = help.out.components(separatedBy: "USAGE:").first?.replacingOccurrences(of: "\n", with: " ") ?? ""
+        for words in ["real-time DSP effects host for Linux", "LV2 plugins", "PipeWire", "HLS", "live inputs", "virtual sinks", "rendered offline"] {
+            XCTAssertTrue(overview.contains(words), "'\(words)' missing from:\n\(help.out)")
+        }
+    }
+
     func testShowAndDot() throws {
         let text = try graphhost(["show", demo])
         XCTAssertTrue(text.out.contains("eq (ipod-eq) in 1 out 1  preset=Rock (#16)"), text.out)

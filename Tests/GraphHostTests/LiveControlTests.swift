@@ -215,6 +215,75 @@ final class LiveControlTests: XCTestCase {
         XCTAssertEqual(second.exitStatus(), 0, second.text())
     }
 
+    /// The console on a real terminal (tmux, 100x60): `help` lists the commands, `help preset` shows its usage and an
+    /// example, `status` and `list` print tables in words with units and paths as they are, `status --json` the JSON.
+    func testConsoleHelpStatusAndList() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let song = try TestSupport.sine(seconds: 40)
+        let path = TestSupport.graph("""
+        { "nodes": [ { "id": "song", "type": "stream", "url": "\(song)" }, { "id": "mix", "type": "mixer", "inputs": 1 },
+                     { "id": "eq", "type": "ipod-eq", "preset": "Rock" }, { "id": "out", "type": "output" } ],
+          "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" }, { "from": "eq", "to": "out" } ] }
+        """, name: "console-help")
+        let folder = TestSupport.directory.appendingPathComponent("console-help")
+        let socket = folder.appendingPathComponent("help.sock").path
+        let environment = pw.environment.merging(["XDG_STATE_HOME": folder.appendingPathComponent("state").path, "LC_ALL": "C.UTF-8"]) { $1 }
+        let control = pw.control(socket)
+        let terminal = try TmuxTerminal([HeadlessPipeWire.graphhost.path, "run", path, "--socket", socket], environment: environment,
+                                        width: 100, height: 60)
+        defer { terminal.close() }
+        XCTAssertTrue(control.waitForSocket())
+        XCTAssertTrue(try control.waitForPosition(0.5))
+        /// What the console printed for `line`: the lines between its echo and the status line drawn below them.
+        func reply(to line: String) throws -> [String] {
+            try terminal.press("C-u")
+            try terminal.type(line)
+            try terminal.press("Enter")
+            var shown: [String] = []
+            let printed = terminal.waitForScreen { screen in
+                guard let echo = screen.lastIndex(of: "> " + line),
+                      let status = screen[echo...].firstIndex(where: { $0.contains("| buffer ") }) else { return false }
+                shown = Array(screen[(echo + 1)..<status])
+                return !shown.isEmpty
+            }
+            XCTAssertTrue(printed, "\(line): \(terminal.text())")
+            return shown
+        }
+
+        let help = try reply(to: "help")
+        XCTAssertEqual(help.first, "commands:", help.joined(separator: "\n"))
+        for command in CommandHelp.all {
+            XCTAssertTrue(help.contains { $0.hasPrefix("  " + command.synopsis + " ") }, "\(command.verb): \(help.joined(separator: "\n"))")
+        }
+        let preset = try reply(to: "help preset")
+        XCTAssertEqual(preset.first, "usage: preset NODE NAME|INDEX", preset.joined(separator: "\n"))
+        XCTAssertEqual(preset.last, "example: preset eq Bass Booster", preset.joined(separator: "\n"))
+
+        let status = try reply(to: "status")
+        let statusText = status.joined(separator: "\n")
+        XCTAssertFalse(statusText.contains("{") || statusText.contains("\\/"), statusText)
+        XCTAssertNotNil(status.first?.firstMatch(of: /^playing at \d+\.\d\d s \| quantum 256 frames/), statusText)
+        let row = try XCTUnwrap(status.first { $0.hasPrefix("  song ") }, statusText)
+        XCTAssertTrue(row.hasSuffix(song), statusText)
+        XCTAssertNotNil(row.firstMatch(of: /\d+\.\d\d s .* \d+ %/), statusText)
+
+        let list = try reply(to: "list")
+        let listText = list.joined(separator: "\n")
+        XCTAssertFalse(listText.contains("{"), listText)
+        XCTAssertTrue(list.contains { $0.hasPrefix("  eq ") && $0.contains("ipod-eq") && $0.hasSuffix("band.0…9 -12…12") }, listText)
+
+        let json = try reply(to: "status --json").joined()
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any], json)
+        XCTAssertEqual(object["ok"] as? Bool, true, json)
+        XCTAssertTrue(json.contains("\"url\":\"file://\(song)\""), json)
+
+        try terminal.type("quit")
+        try terminal.press("Enter")
+        XCTAssertTrue(TestSupport.waitUntil { terminal.exitStatus() != nil }, terminal.text())
+        XCTAssertEqual(terminal.exitStatus(), 0, terminal.text())
+    }
+
     /// `run --watch` swaps in a saved edit of the graph file; a broken edit is reported and the graph plays on.
     func testWatchReloadsEditsAndIgnoresBrokenOnes() throws {
         let pw = try HeadlessPipeWire(quantum: 256)

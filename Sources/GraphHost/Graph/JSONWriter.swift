@@ -86,14 +86,13 @@ extension JSONValue {
         }
     }
 
-    /// `s` as a JSON string; `escapingSlashes` writes "/" as "\/" (as the control protocol always has).
-    static func quoted(_ s: String, escapingSlashes: Bool = false) -> String {
+    /// `s` as a JSON string ("/" is written as it is).
+    static func quoted(_ s: String) -> String {
         var out = "\""
         for scalar in s.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""
             case "\\": out += "\\\\"
-            case "/" where escapingSlashes: out += "\\/"
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"

@@ -50,7 +50,7 @@ public struct Command: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// The commands and their forms, for help texts and errors.
-    public static let usage = "preset NODE NAME|INDEX, set NODE PARAM VALUE|LABEL, bypass NODE on|off, seek NODE SECONDS"
+    public static var usage: String { CommandHelp.usage(["preset", "set", "bypass", "seek"]) }
 
     /// Parses `preset NODE NAME` (the name may contain spaces), `set NODE PARAM VALUE` (a number, or a label that
     /// may contain spaces) or `bypass NODE on|off`.
@@ -101,9 +101,11 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
     /// Binds the next control change on the graph's MIDI control port to a parameter.
     case learn(node: String, parameter: String)
     case status, list, quit
+    /// The commands, or one command's usage (`help COMMAND`).
+    case help(String?)
 
-    public static let verbs = ["preset", "set", "bypass", "seek", "chain", "load", "save", "learn", "tempo", "pause", "play", "status", "list", "quit"]
-    public static let usage = "\(Command.usage), chain NODE NAME [spillover|crossfade], load GRAPH [spillover|crossfade], save GRAPH, learn NODE PARAM, tempo BPM, pause, play, status, list, quit"
+    public static var verbs: [String] { CommandHelp.verbs }
+    public static var usage: String { CommandHelp.usage() }
 
     public var description: String {
         switch self {
@@ -118,13 +120,14 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
         case .status: return "status"
         case .list: return "list"
         case .quit: return "quit"
+        case .help(let verb): return "help" + (verb.map { " " + $0 } ?? "")
         }
     }
 
-    /// True for requests that change what is heard (everything but status, list and quit).
+    /// True for requests that change what is heard (everything but status, list, help, save and quit).
     public var changesGraph: Bool {
         switch self {
-        case .status, .list, .quit, .save: return false
+        case .status, .list, .help, .quit, .save: return false
         default: return true
         }
     }
@@ -137,10 +140,10 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// True for requests `render --at` can carry out (all but status, list and quit).
+    /// True for requests `render --at` can carry out (all but status, list, help, quit and learn).
     public var appliesOffline: Bool {
         switch self {
-        case .status, .list, .quit, .learn: return false
+        case .status, .list, .help, .quit, .learn: return false
         default: return true
         }
     }
@@ -158,6 +161,9 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
         case "status": return try bare(.status)
         case "list": return try bare(.list)
         case "quit": return try bare(.quit)
+        case "help":
+            guard words.count <= 2 else { throw CommandError("usage: \(try CommandHelp.named("help").synopsis)") }
+            return .help(try words.dropFirst().first.map { try CommandHelp.named($0).verb })
         case "chain":
             guard words.count == 3 || (words.count == 4 && SwapMode(rawValue: words[3]) != nil) else {
                 throw CommandError("usage: chain NODE NAME [\(SwapMode.names)]")

@@ -50,6 +50,10 @@ public struct CommandCompletion {
             return graphFiles(matching: partial)
         case ("load", 2):
             return SwapMode.allCases.map(\.rawValue)
+        case ("help", 1):
+            return ControlRequest.verbs
+        case ("status", 1), ("list", 1):
+            return ["--json"]
         default:
             return []
         }

@@ -120,7 +120,7 @@ public final class GraphSession {
         case .tempo: if musicalTime == nil { throw CommandError("the graph has no transport; declare one with \"transport\": {\"bpm\": 120}") }
         case .save(let path): try GraphDocument.checkWritable(path)
         case .learn(let node, let parameter): _ = try learnable(node, parameter)
-        case .pause, .play, .status, .list, .quit: break
+        case .pause, .play, .status, .list, .help, .quit: break
         }
     }
 
@@ -148,7 +148,7 @@ public final class GraphSession {
             try graph.document.save(to: path)
         case .learn(let node, let parameter):
             learning = try learnable(node, parameter)
-        case .status, .list, .quit:
+        case .status, .list, .help, .quit:
             throw CommandError("'\(request)' does not change the graph")
         }
     }

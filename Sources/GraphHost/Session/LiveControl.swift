@@ -48,6 +48,8 @@ public final class LiveControl: Sendable {
                     return .done(reply: CommandServer.json(["ok": true, "status": status(session)]), event: nil)
                 case .list:
                     return .done(reply: CommandServer.json(["ok": true, "nodes": Self.nodeList(session), "chains": session.graph.document.chains]), event: nil)
+                case .help(let verb):
+                    return .done(reply: CommandServer.json(["ok": true, "help": Self.help(verb)]), event: nil)
                 case .quit:
                     session.cancelSwap()
                     quit()
@@ -129,6 +131,18 @@ public final class LiveControl: Sendable {
             ["id": p.id, "type": ChainDefinitions.typeName, "chain": p.chain, "chains": document.chains.keys.sorted()]
         }
         return nodes + chainNodes
+    }
+
+    /// Every command's synopsis and summary; for one verb, its arguments and example too.
+    static func help(_ verb: String?) -> [[String: Any]] {
+        CommandHelp.all.filter { verb == nil || $0.verb == verb }.map { help in
+            var entry: [String: Any] = ["command": help.verb, "synopsis": help.synopsis, "summary": help.summary]
+            if verb != nil {
+                entry["arguments"] = help.arguments.map { ["name": $0.name, "meaning": $0.meaning] }
+                entry["example"] = help.example
+            }
+            return entry
+        }
     }
 
     /// A reply in words: the error, or the result without the bookkeeping fields.

@@ -1,6 +1,5 @@
 /// The control protocol's JSON: reply objects built as `[String: Any]` (String, Bool, integers, Double, arrays,
-/// objects, nil) written as one line with sorted keys, and read back (numbers as Double). Strings are escaped as
-/// Foundation's JSONSerialization did ("/" as "\/"), so replies read the same as before.
+/// objects, nil) written as one line with sorted keys, and read back (numbers as Double). "/" is written as it is.
 public enum JSONText {
     public static func line(_ value: Any) -> String {
         var out = ""
@@ -13,7 +12,7 @@ public enum JSONText {
         let inner = indent + "  "
         switch value {
         case let object as [String: Any] where !object.isEmpty:
-            return "{\n" + object.keys.sorted().map { inner + JSONValue.quoted($0, escapingSlashes: true) + " : " + indented(object[$0]!, indent: inner) }
+            return "{\n" + object.keys.sorted().map { inner + JSONValue.quoted($0) + " : " + indented(object[$0]!, indent: inner) }
                 .joined(separator: ",\n") + "\n" + indent + "}"
         case let items as [Any] where !items.isEmpty && !(value is String):
             return "[\n" + items.map { inner + indented($0, indent: inner) }.joined(separator: ",\n") + "\n" + indent + "]"
@@ -45,13 +44,13 @@ public enum JSONText {
         case let i as any BinaryInteger: out += String(describing: i)
         case let d as Double: out += d.isFinite ? Format.number(d) : "null"
         case let f as Float: out += f.isFinite ? Format.number(f) : "null"
-        case let s as String: out += JSONValue.quoted(s, escapingSlashes: true)
-        case let s as Substring: out += JSONValue.quoted(String(s), escapingSlashes: true)
+        case let s as String: out += JSONValue.quoted(s)
+        case let s as Substring: out += JSONValue.quoted(String(s))
         case let object as [String: Any]:
             out += "{"
             for (k, key) in object.keys.sorted().enumerated() {
                 if k > 0 { out += "," }
-                out += JSONValue.quoted(key, escapingSlashes: true) + ":"
+                out += JSONValue.quoted(key) + ":"
                 write(object[key]!, to: &out)
             }
             out += "}"
