@@ -68,6 +68,9 @@ struct ShowCommand: ParsableCommand {
     }
 }
 
+/// Set by SIGINT or SIGTERM during `render`: the render stops and leaves no file behind.
+private nonisolated(unsafe) var renderInterrupted: sig_atomic_t = 0
+
 struct RenderCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "render",
@@ -133,14 +136,17 @@ struct RenderCommand: ParsableCommand {
         let renderer = OfflineRenderer(session: session, blockFrames: block, events: events)
         let started = Date()
         let summary: OfflineRenderer.Summary
+        signal(SIGINT) { _ in renderInterrupted = 1 }
+        signal(SIGTERM) { _ in renderInterrupted = 1 }
         do {
             summary = try renderer.render(durationFrames: duration.map { Int(($0 * rate).rounded()) }, outputs: ids.count) { k, block, frames in
+                if renderInterrupted != 0 { throw CommandError("interrupted; no file written") }
                 try writers[k]?.write(block, frames: frames)
             }
         } catch {
             writers.values.forEach { $0.discard() }
             printError("error: \(error)")
-            throw ExitCode(1)
+            throw ExitCode(renderInterrupted != 0 ? 130 : 1)
         }
         do { try writers.values.forEach { try $0.commit() } } catch {
             writers.values.forEach { $0.discard() }

@@ -68,4 +68,30 @@ final class OutputFormatTests: XCTestCase {
             XCTAssertTrue("\($0)".contains("Opus takes 48000, 24000, 16000, 12000 or 8000 Hz, and the graph runs at 44100 Hz"), "\($0)")
         }
     }
+
+    /// A render interrupted (Ctrl-C, or SIGTERM) stops, exits 130 and leaves nothing where it was writing: the file
+    /// is written under a hidden name beside its target and renamed only when the render succeeded.
+    func testAnInterruptedRenderLeavesNoFile() throws {
+        let folder = TestSupport.directory.appendingPathComponent("interrupted-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let graph = TestSupport.graph("""
+        { "nodes": [ { "id": "tone", "type": "stream", "url": "\(try TestSupport.sine(seconds: 2))", "loop": true }, { "id": "out", "type": "output" } ],
+          "links": [ { "from": "tone", "to": "out" } ] }
+        """)
+        for signal in [SIGINT, SIGTERM] {
+            let render = Process()
+            render.executableURL = CommandLineTests.root.appendingPathComponent(".build/debug/graphhost")
+            render.arguments = ["render", graph, "-o", folder + "/long.flac", "--duration", "36000"]
+            let err = Pipe()
+            render.standardError = err
+            try render.run()
+            XCTAssertTrue(TestSupport.waitUntil { (try? FileManager.default.contentsOfDirectory(atPath: folder))?.contains { $0.hasSuffix(".part") } ?? false },
+                          "the render began writing")
+            kill(render.processIdentifier, signal)
+            render.waitUntilExit()
+            XCTAssertEqual(render.terminationStatus, 130, "signal \(signal)")
+            XCTAssertTrue(String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).contains("interrupted"))
+            XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder), [], "signal \(signal)")
+        }
+    }
 }
