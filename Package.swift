@@ -14,26 +14,28 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
+        // C targets (CONTRIBUTING.md): a system-library shim is C + the library's name without lib or a version;
+        // graphhost's own C is C + the library it wraps (or its concern) + Glue, and its names start with gh_.
         .systemLibrary(name: "CMPG123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
         .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         // FFmpeg's headers (libavformat-dev, libavcodec-dev); its libraries are loaded with dlopen when first needed.
-        .target(name: "CFFmpeg", linkerSettings: [.linkedLibrary("dl")]),
-        .target(name: "CRenderSupport"),
-        .target(name: "CCleanAllocation"),
-        .systemLibrary(name: "CLibPipeWire", pkgConfig: "libpipewire-0.3", providers: [.apt(["libpipewire-0.3-dev"])]),
-        .target(name: "CPipeWire", dependencies: ["CLibPipeWire"]),
+        .target(name: "CFFmpegGlue", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CThreadGlue"),
+        .target(name: "CCleanAllocationGlue"),
+        .systemLibrary(name: "CPipeWire", pkgConfig: "libpipewire-0.3", providers: [.apt(["libpipewire-0.3-dev"])]),
+        .target(name: "CPipeWireGlue", dependencies: ["CPipeWire"]),
         .systemLibrary(name: "CLV2", pkgConfig: "lv2", providers: [.apt(["lv2-dev"])]),
         .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev", "lv2-dev"])]),
-        .target(name: "CLV2Support", dependencies: ["CLilv"]),
+        .target(name: "CLV2Glue", dependencies: ["CLV2"]),
         .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // libcurl's headers; the library is loaded with dlopen by the first HTTP stream.
-        .target(name: "CHTTP", dependencies: ["CCurl"], linkerSettings: [.linkedLibrary("dl")]),
-        .systemLibrary(name: "CLibEdit", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
-        .target(name: "CEditLine", dependencies: ["CLibEdit"]),
-        .systemLibrary(name: "CLiblo", pkgConfig: "liblo", providers: [.apt(["liblo-dev"])]),
-        .systemLibrary(name: "CLibSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
-        .target(name: "CMPRIS", dependencies: ["CLibSystemd"]),
+        .target(name: "CCurlGlue", dependencies: ["CCurl"], linkerSettings: [.linkedLibrary("dl")]),
+        .systemLibrary(name: "CEdit", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
+        .target(name: "CEditGlue", dependencies: ["CEdit"]),
+        .systemLibrary(name: "CLo", pkgConfig: "liblo", providers: [.apt(["liblo-dev"])]),
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .target(name: "CSystemdGlue", dependencies: ["CSystemd"]),
         // The render world: engine, plans, rings and kernels, in Swift 6 mode. It imports only Atomics, Glibc and
         // the LV2 headers (LayoutTests), and links no system library.
         .target(
@@ -47,7 +49,7 @@ let package = Package(
             name: "GraphHost",
             dependencies: [
                 "GraphHostCore", "GraphHostDSP",
-                "CMPG123", "CFFmpeg", "CSoxr", "CSndfile", "CRenderSupport", "CCleanAllocation", "CPipeWire", "CLV2", "CLilv", "CLV2Support", "CHTTP", "CLiblo", "CMPRIS",
+                "CMPG123", "CFFmpegGlue", "CSoxr", "CSndfile", "CThreadGlue", "CCleanAllocationGlue", "CPipeWireGlue", "CLV2", "CLilv", "CLV2Glue", "CCurlGlue", "CLo", "CSystemdGlue",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -55,12 +57,12 @@ let package = Package(
         .executableTarget(
             name: "graphhost",
             dependencies: [
-                "GraphHost", "CEditLine",
+                "GraphHost", "CEditGlue",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "AllocationCounter", dependencies: ["CCleanAllocation"], path: "Tests/AllocationCounter"),
+        .target(name: "AllocationCounter", dependencies: ["CCleanAllocationGlue"], path: "Tests/AllocationCounter"),
         .testTarget(
             name: "GraphHostTests",
             dependencies: ["GraphHost", "AllocationCounter", .product(name: "Logging", package: "swift-log"),
@@ -72,9 +74,9 @@ let package = Package(
 // MARK: LV2 bundle Plugins/graphhost-ipod-eq.lv2 (the built-in ipod-eq as a plugin; scripts/build-plugins)
 package.products.append(.library(name: "GraphHostIPodEQLV2", type: .dynamic, targets: ["GraphHostIPodEQLV2"]))
 package.targets += [
-    .target(name: "CIPodEQLV2"),
+    .target(name: "CIPodEQLV2Glue"),
     // nodelete: Swift registers the library's type metadata with the runtime, so it must never be unloaded
     // (hosts dlclose plugins when an instance is freed).
-    .target(name: "GraphHostIPodEQLV2", dependencies: ["GraphHostCore", "GraphHostDSP", "CIPodEQLV2"],
+    .target(name: "GraphHostIPodEQLV2", dependencies: ["GraphHostCore", "GraphHostDSP", "CIPodEQLV2Glue"],
             linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "nodelete"])]),
 ]

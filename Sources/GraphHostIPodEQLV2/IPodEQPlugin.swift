@@ -3,7 +3,7 @@ import GraphHostCore
 import GraphHostDSP
 
 /// The built-in `ipod-eq` as an LV2 plugin (Plugins/graphhost-ipod-eq.lv2); the C target
-/// CIPodEQLV2 supplies `lv2_descriptor` and forwards every callback to the functions below.
+/// CIPodEQLV2Glue supplies `lv2_descriptor` and forwards every callback to the functions below.
 ///
 /// run() is hard real-time (`@_noLocks`, checked by the compiler): it never allocates, locks or waits. Designing coefficients allocates,
 /// so it runs on a designer thread the instance owns, exactly as the control world does for the
@@ -191,7 +191,7 @@ final class IPodEQPlugin {
     }
 }
 
-@_cdecl("graphhost_ipod_eq_instantiate")
+@_cdecl("gh_ipod_eq_instantiate")
 public func graphhostIPodEQInstantiate(_ sampleRate: Double) -> UnsafeMutableRawPointer? {
     IPodEQPlugin(sampleRate: sampleRate).map { Unmanaged.passRetained($0).toOpaque() }
 }
@@ -201,25 +201,25 @@ private func plugin(_ handle: UnsafeMutableRawPointer) -> IPodEQPlugin {
     Unmanaged<IPodEQPlugin>.fromOpaque(handle).takeUnretainedValue()
 }
 
-@_cdecl("graphhost_ipod_eq_connect_port")
+@_cdecl("gh_ipod_eq_connect_port")
 public func graphhostIPodEQConnectPort(_ handle: UnsafeMutableRawPointer, _ port: UInt32, _ data: UnsafeMutableRawPointer?) {
     let p = plugin(handle)
     guard Int(port) < IPodEQPlugin.Port.count else { return }
     p.ports[Int(port)] = data?.assumingMemoryBound(to: Float.self)
 }
 
-@_cdecl("graphhost_ipod_eq_activate")
+@_cdecl("gh_ipod_eq_activate")
 public func graphhostIPodEQActivate(_ handle: UnsafeMutableRawPointer) { plugin(handle).activate() }
 
-@_cdecl("graphhost_ipod_eq_run")
+@_cdecl("gh_ipod_eq_run")
 public func graphhostIPodEQRun(_ handle: UnsafeMutableRawPointer, _ frames: UInt32) {
     Unmanaged<IPodEQPlugin>.fromOpaque(handle)._withUnsafeGuaranteedRef { $0.run(Int(frames)) }  // no retain/release
 }
 
-@_cdecl("graphhost_ipod_eq_deactivate")
+@_cdecl("gh_ipod_eq_deactivate")
 public func graphhostIPodEQDeactivate(_ handle: UnsafeMutableRawPointer) {}
 
-@_cdecl("graphhost_ipod_eq_cleanup")
+@_cdecl("gh_ipod_eq_cleanup")
 public func graphhostIPodEQCleanup(_ handle: UnsafeMutableRawPointer) {
     Unmanaged<IPodEQPlugin>.fromOpaque(handle).takeRetainedValue().shutdown()
 }

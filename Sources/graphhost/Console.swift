@@ -1,4 +1,4 @@
-import CEditLine
+import CEditGlue
 import Dispatch
 import FoundationEssentials
 import Glibc
@@ -192,33 +192,33 @@ final class ConsoleEditor {
     }
 
     private func openEditor() -> Bool {
-        guard let editor = ceditline_init("graphhost") else { return false }
+        guard let editor = gh_edit_init("graphhost") else { return false }
         self.editor = editor
         history = history_init()
-        ceditline_history_set_size(history, Int32(Self.historyLimit))
+        gh_edit_history_set_size(history, Int32(Self.historyLimit))
         loadHistory()
-        ceditline_configure(editor, { _ in ConsoleEditor.promptText }, history, Unmanaged.passUnretained(self).toOpaque())
-        ceditline_setty(editor, "-isig")   // Ctrl-C is a key; Ctrl-Z does not suspend a raw terminal
-        ceditline_add_command(editor, "graphhost-accept", "Run the line", { el, _ in ConsoleEditor.of(el).acceptLine() })
-        ceditline_add_command(editor, "graphhost-complete", "Complete the line", { el, _ in ConsoleEditor.of(el).completeLine() })
-        ceditline_add_command(editor, "graphhost-end", "Stop playing", { el, _ in ConsoleEditor.of(el).end() })
-        ceditline_add_command(editor, "graphhost-end-or-delete", "Stop playing on an empty line, else delete a character",
+        gh_edit_configure(editor, { _ in ConsoleEditor.promptText }, history, Unmanaged.passUnretained(self).toOpaque())
+        gh_edit_setty(editor, "-isig")   // Ctrl-C is a key; Ctrl-Z does not suspend a raw terminal
+        gh_edit_add_command(editor, "graphhost-accept", "Run the line", { el, _ in ConsoleEditor.of(el).acceptLine() })
+        gh_edit_add_command(editor, "graphhost-complete", "Complete the line", { el, _ in ConsoleEditor.of(el).completeLine() })
+        gh_edit_add_command(editor, "graphhost-end", "Stop playing", { el, _ in ConsoleEditor.of(el).end() })
+        gh_edit_add_command(editor, "graphhost-end-or-delete", "Stop playing on an empty line, else delete a character",
                               { el, _ in ConsoleEditor.of(el).endOrDelete() })
         for (key, command) in [("^M", "graphhost-accept"), ("^J", "graphhost-accept"), ("^I", "graphhost-complete"),
                                ("^C", "graphhost-end"), ("^D", "graphhost-end-or-delete"),
                                ("^W", "ed-delete-prev-word"), ("^U", "vi-kill-line-prev")] {
-            ceditline_bind(editor, key, command)
+            gh_edit_bind(editor, key, command)
         }
         columns = Self.terminalWidth()
         output("\r" + statusLine() + "\r\n")
-        ceditline_set_unbuffered(editor, 1)   // raw mode; draws the prompt
+        gh_edit_set_unbuffered(editor, 1)   // raw mode; draws the prompt
         return true
     }
 
     private func closeEditor() {
         readErrorLines(all: true)
         output(clearToStatusLine() + above.map(Self.terminalLines).joined() + statusLine() + "\r\n")
-        ceditline_set_unbuffered(editor, 0)
+        gh_edit_set_unbuffered(editor, 0)
         el_end(editor)
         history_end(history)
     }
@@ -227,7 +227,7 @@ final class ConsoleEditor {
     nonisolated(unsafe) private static let promptText = strdup(prompt)!
 
     private static func of(_ editor: OpaquePointer?) -> ConsoleEditor {
-        Unmanaged<ConsoleEditor>.fromOpaque(ceditline_client(editor)).takeUnretainedValue()
+        Unmanaged<ConsoleEditor>.fromOpaque(gh_edit_client(editor)).takeUnretainedValue()
     }
 
     /// Feeds libedit one key (or key sequence), then acts on what the key commands noted.
@@ -242,8 +242,8 @@ final class ConsoleEditor {
         guard let line = accepted else { return }
         accepted = nil
         output(clearToStatusLine() + statusLine() + "\r\n")
-        ceditline_set_unbuffered(editor, 0)   // an empty line and a new prompt; the history walk starts over
-        ceditline_set_unbuffered(editor, 1)
+        gh_edit_set_unbuffered(editor, 0)   // an empty line and a new prompt; the history walk starts over
+        gh_edit_set_unbuffered(editor, 1)
         let text = Format.trimmed(line)
         guard !text.isEmpty else { return }
         remember(text)
@@ -299,7 +299,7 @@ final class ConsoleEditor {
     private func redraw() {
         output(clearToStatusLine() + above.map(Self.terminalLines).joined() + statusLine() + "\r\n")
         above.removeAll()
-        ceditline_redraw(editor)
+        gh_edit_redraw(editor)
     }
 
     private func redrawStatus() {
@@ -313,7 +313,7 @@ final class ConsoleEditor {
         el_resize(editor)
         let rows = cursorRow() + max(1, (shownStatusColumns + columns - 1) / columns)
         output("\r\u{1B}[\(rows)A\u{1B}[J" + statusLine() + "\r\n")
-        ceditline_redraw(editor)
+        gh_edit_redraw(editor)
     }
 
     /// Moves to the start of the status line and clears it and everything below.
@@ -393,13 +393,13 @@ final class ConsoleEditor {
         historyPath = path
         // Each accepted line is appended to the file; when it holds more than `historyLimit` lines, loading keeps
         // the latest ones and the file is rewritten with them.
-        if ceditline_history_load(history, path) > Self.historyLimit { ceditline_history_save(history, path) }
+        if gh_edit_history_load(history, path) > Self.historyLimit { gh_edit_history_save(history, path) }
     }
 
     private func remember(_ line: String) {
-        if let latest = ceditline_history_latest(history), String(cString: latest) == line { return }
-        ceditline_history_enter(history, line)
-        if let historyPath, ceditline_history_append_line(historyPath, line) < 0 {
+        if let latest = gh_edit_history_latest(history), String(cString: latest) == line { return }
+        gh_edit_history_enter(history, line)
+        if let historyPath, gh_edit_history_append_line(historyPath, line) < 0 {
             above.append("history: cannot write \(historyPath): \(String(cString: strerror(errno)))")
         }
     }
@@ -413,7 +413,7 @@ final class ConsoleEditor {
 
     /// Display columns: 2 for wide characters (CJK, most emoji), 0 for combining ones.
     private static func columns(_ scalar: Unicode.Scalar) -> Int {
-        Int(ceditline_columns(wchar_t(bitPattern: scalar.value)))
+        Int(gh_edit_columns(wchar_t(bitPattern: scalar.value)))
     }
 
     private static func string(_ scalars: [Unicode.Scalar]) -> String {

@@ -1,8 +1,8 @@
 // Interposes the C allocator for the whole test process (symbols in the executable win over libc's)
 // and counts the calls made by threads that asked to be counted. Every call forwards to glibc, and memory a thread
-// asked to receive zeroed (clean_allocation.h) is zeroed as the production interposers do.
+// asked to receive zeroed (clean_allocation_glue.h) is zeroed as the production interposers do.
 #include "allocation_counter.h"
-#include "clean_allocation.h"
+#include "clean_allocation_glue.h"
 #include <stdlib.h>
 
 extern void *__libc_malloc(size_t);
@@ -16,10 +16,10 @@ static __thread size_t count;
 static __thread int probing;
 static size_t probe_total;
 
-void allocation_counter_begin(void) { count = 0; counting = 1; }
-size_t allocation_counter_end(void) { counting = 0; return count; }
-void allocation_counter_probe(int on) { probing = on; }
-size_t allocation_counter_probe_total(void) { return __atomic_load_n(&probe_total, __ATOMIC_RELAXED); }
+void gh_allocation_counter_begin(void) { count = 0; counting = 1; }
+size_t gh_allocation_counter_end(void) { counting = 0; return count; }
+void gh_allocation_counter_probe(int on) { probing = on; }
+size_t gh_allocation_counter_probe_total(void) { return __atomic_load_n(&probe_total, __ATOMIC_RELAXED); }
 
 static inline void note(void) {
     if (counting) count++;
@@ -29,7 +29,7 @@ static inline void note(void) {
 void *malloc(size_t n) {
     note();
     void *p = __libc_malloc(n);
-    graphhost_clean_allocation(p, n);
+    gh_clean_allocation(p, n);
     return p;
 }
 void *calloc(size_t a, size_t b) { note(); return __libc_calloc(a, b); }
@@ -38,7 +38,7 @@ void free(void *p) { if (p) note(); __libc_free(p); }
 static void *aligned(size_t a, size_t n) {
     note();
     void *p = __libc_memalign(a, n);
-    graphhost_clean_allocation(p, n);
+    gh_clean_allocation(p, n);
     return p;
 }
 void *aligned_alloc(size_t a, size_t n) { return aligned(a, n); }
@@ -47,7 +47,7 @@ int posix_memalign(void **out, size_t a, size_t n) {
     note();
     void *p = __libc_memalign(a, n);
     if (!p) return 12;
-    graphhost_clean_allocation(p, n);
+    gh_clean_allocation(p, n);
     *out = p;
     return 0;
 }

@@ -2,7 +2,7 @@ import Synchronization
 import XCTest
 import Atomics
 import CLV2
-import CLV2Support
+import CLV2Glue
 import CLilv
 @testable import GraphHost
 
@@ -491,22 +491,22 @@ extension LV2HostTests {
     /// The plugins' log ring: a burst of more lines than it holds drops the excess and counts it, and the ring keeps
     /// taking lines afterwards (it once stopped for good at its first overflow).
     func testTheLogRingCountsWhatItDropsAndKeepsLogging() throws {
-        let log = try XCTUnwrap(graphhost_lv2_log_create(1, 2, 3, 4))
-        defer { graphhost_lv2_log_destroy(log) }
-        let feature = graphhost_lv2_log_feature_data(log).assumingMemoryBound(to: LV2_Log_Log.self).pointee
+        let log = try XCTUnwrap(gh_lv2_log_create(1, 2, 3, 4))
+        defer { gh_lv2_log_destroy(log) }
+        let feature = gh_lv2_log_feature_data(log).assumingMemoryBound(to: LV2_Log_Log.self).pointee
         func write(_ n: Int) {
             _ = withVaList([Int32(n)]) { feature.vprintf(feature.handle, 2, "line %d", $0) }
         }
         func drain() -> [String] {
             var lines: [String] = [], buffer = [CChar](repeating: 0, count: 600)
-            while graphhost_lv2_log_next(log, &buffer, buffer.count) >= 0 { lines.append(String(cString: buffer)) }
+            while gh_lv2_log_next(log, &buffer, buffer.count) >= 0 { lines.append(String(cString: buffer)) }
             return lines
         }
         for n in 0..<300 { write(n) }
         let first = drain()
         XCTAssertEqual(first.count, 256)
         XCTAssertEqual(first.first, "line 0")
-        XCTAssertEqual(graphhost_lv2_log_dropped(log), 44)
+        XCTAssertEqual(gh_lv2_log_dropped(log), 44)
         write(1000)
         XCTAssertEqual(drain(), ["line 1000"])
     }

@@ -46,4 +46,64 @@ final class LayoutTests: XCTestCase {
             }
         }
     }
+
+    /// The C targets under Sources/ (a folder named C + a capital): the system-library shims and graphhost's glue.
+    func cTargets() throws -> [String] {
+        let names = try FileManager.default.contentsOfDirectory(atPath: Self.sources.path)
+        let targets = names.filter { $0.count > 1 && $0.hasPrefix("C") && $0.dropFirst().first!.isUppercase }.sorted()
+        XCTAssertFalse(targets.isEmpty, "no C targets under \(Self.sources.path)")
+        return targets
+    }
+
+    /// CONTRIBUTING.md's rule: a shim (a module map) is C + the library's name without `lib`; glue (C code of ours)
+    /// ends in `Glue` and its headers in `_glue.h`.
+    func testCTargetsFollowTheNamingRule() throws {
+        for target in try cTargets() {
+            let folder = Self.sources.appendingPathComponent(target)
+            let map = folder.appendingPathComponent("module.modulemap")
+            if FileManager.default.fileExists(atPath: map.path) {
+                XCTAssertFalse(target.hasSuffix("Glue") || target.hasPrefix("CLib"), "\(target) is a shim named like glue or with lib")
+                let text = try String(contentsOf: map, encoding: .utf8)
+                XCTAssertTrue(text.hasPrefix("module \(target) "), "\(target)/module.modulemap declares another module")
+            } else {
+                XCTAssertTrue(target.hasSuffix("Glue"), "\(target) holds C code but is not named ...Glue")
+                let headers = try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("include").path)
+                XCTAssertFalse(headers.isEmpty, "\(target) has no header")
+                for header in headers {
+                    XCTAssertTrue(header.hasSuffix("_glue.h"), "\(target)/include/\(header) is not named ..._glue.h")
+                }
+            }
+        }
+    }
+
+    /// Every function, type, enum constant and macro a glue header declares starts with gh_ (GH_ for macros and
+    /// constants), so a Swift caller can tell graphhost's C from a library's.
+    func testGlueDeclaresOnlyPrefixedNames() throws {
+        let declarations = [
+            #/^(?:static inline |extern )?[A-Za-z_][A-Za-z0-9_ ]*[ *]+([A-Za-z_]\w*)\(/#,
+            #/^typedef .*\(\*([A-Za-z_]\w*)\)/#,
+            #/^typedef (?:struct|enum) \w+ (\w+);/#,
+            #/^} (\w+);/#,
+            #/^enum (\w+)/#,
+            #/^#(?:define|ifndef) (\w+)/#,
+        ]
+        let constant = #/(\w+) = -?[0-9]/#
+        var checked = 0
+        for target in try cTargets() where target.hasSuffix("Glue") {
+            let include = Self.sources.appendingPathComponent(target).appendingPathComponent("include")
+            for header in try FileManager.default.contentsOfDirectory(atPath: include.path) {
+                let text = try String(contentsOf: include.appendingPathComponent(header), encoding: .utf8)
+                for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                    let topLevel = line.first.map { $0.isLetter || $0 == "#" || $0 == "}" } ?? false
+                    var names = line.matches(of: constant).map { String($0.1) }
+                    if topLevel { names += declarations.compactMap { line.firstMatch(of: $0).map { String($0.1) } } }
+                    for name in names {
+                        checked += 1
+                        XCTAssertTrue(name.hasPrefix("gh_") || name.hasPrefix("GH_"), "\(target)/include/\(header):\(n + 1) declares \(name)")
+                    }
+                }
+            }
+        }
+        XCTAssertGreaterThan(checked, 50, "too few declarations found: the patterns no longer match the headers")
+    }
 }

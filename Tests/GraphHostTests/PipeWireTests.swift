@@ -306,7 +306,7 @@ final class PipeWireTests: XCTestCase {
         logger.logLevel = .warning
         session.rendersConcurrently = true
         let player = try PipeWirePlayer(engine: session.engine, format: session.format, options: PlaybackOptions(name: "graphhost_alloc", latencyFrames: 256), logger: logger)
-        player.setProbe(allocation_counter_probe)
+        player.setProbe(gh_allocation_counter_probe)
         let recorder = try RecordingWriter(path: TestSupport.directory.appendingPathComponent("alloc.wav").path, sampleRate: 48000, channels: 2)
         player.setRecordTap(recorder.tap)
         recorder.start()
@@ -321,7 +321,7 @@ final class PipeWireTests: XCTestCase {
         player.stop()
         let recorded = recorder.finish()
         XCTAssertGreaterThan(callbacks, 1500)
-        XCTAssertEqual(allocation_counter_probe_total(), 0)
+        XCTAssertEqual(gh_allocation_counter_probe_total(), 0)
         XCTAssertNil(recorded.error)
         XCTAssertEqual(recorded.droppedFrames, 0)
         XCTAssertGreaterThanOrEqual(recorded.frames, 10 * 48000)

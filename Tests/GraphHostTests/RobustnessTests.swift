@@ -65,9 +65,9 @@ final class RobustnessTests: XCTestCase {
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 8192)
         defer { buffer.deallocate() }
         // Sanity check that the counter works on this thread.
-        allocation_counter_begin()
+        gh_allocation_counter_begin()
         let probe = [Int](repeating: 1, count: 100)
-        XCTAssertGreaterThan(allocation_counter_end(), 0)
+        XCTAssertGreaterThan(gh_allocation_counter_end(), 0)
         XCTAssertEqual(probe.count, 100)
         try session.apply(Command.parse("preset eq Dance"))
         try session.apply(Command.parse("set mix volume.0 0.7"))
@@ -85,9 +85,9 @@ final class RobustnessTests: XCTestCase {
         for sizeIndex in 0..<slices {
             let frames = [64, 4096, 8192, 1, 999][sizeIndex % 5]
             while !stream.canRender(frames: frames) { stream.wakeup.waitForData() }
-            allocation_counter_begin()
+            gh_allocation_counter_begin()
             session.render(frames: frames, interleaved: buffer)
-            total += allocation_counter_end()
+            total += gh_allocation_counter_end()
             stream.wakeup.signalSpace()
         }
         return total

@@ -1,4 +1,4 @@
-import CRenderSupport
+import CThreadGlue
 import Dispatch
 import FoundationEssentials
 import Glibc
@@ -64,7 +64,7 @@ public enum KernelBenchmark {
         let output = UnsafeMutableRawPointer.allocate(byteCount: 4 * channels * blockFrames, alignment: 64).bindMemory(to: Float.self, capacity: channels * blockFrames)
         defer { input.deallocate(); output.deallocate() }
         fillWithNoise(input, count: channels * blockFrames, seed: 7)
-        graphhost_enable_flush_to_zero()
+        gh_enable_flush_to_zero()
         let start = DispatchTime.now().uptimeNanoseconds
         var done = 0
         while done < frames {

@@ -1,4 +1,4 @@
-import CFFmpeg
+import CFFmpegGlue
 
 /// What a stream is, told from its first bytes and the server's Content-Type, never from its name.
 enum MediaKind: Equatable {

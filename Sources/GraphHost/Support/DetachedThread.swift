@@ -1,4 +1,4 @@
-import CRenderSupport
+import CThreadGlue
 import Glibc
 
 /// Starts a thread that nobody joins and hands it `body` with everything it captured: the caller gives that up
@@ -18,7 +18,7 @@ public enum DetachedThread {
         var thread = pthread_t()
         let created = pthread_create(&thread, nil, { argument in
             let start = Unmanaged<Start>.fromOpaque(argument!).takeRetainedValue()
-            graphhost_name_thread(start.name)
+            gh_name_thread(start.name)
             start.body()
             return nil
         }, start)

@@ -1,16 +1,16 @@
-#ifndef GRAPHHOST_ALLOCATION_COUNTER_H
-#define GRAPHHOST_ALLOCATION_COUNTER_H
+#ifndef GH_ALLOCATION_COUNTER_H
+#define GH_ALLOCATION_COUNTER_H
 #include <stddef.h>
 
 /// Starts counting heap allocations made by the calling thread.
-void allocation_counter_begin(void);
+void gh_allocation_counter_begin(void);
 /// Stops counting on the calling thread and returns how many allocations it made since begin.
-size_t allocation_counter_end(void);
+size_t gh_allocation_counter_end(void);
 
 /// Turns counting on (1) or off (0) for the calling thread; allocations then add to a process-wide total.
 /// Its address can be handed to code under test as a probe to call on another thread.
-void allocation_counter_probe(int on);
+void gh_allocation_counter_probe(int on);
 /// The process-wide total counted through probes.
-size_t allocation_counter_probe_total(void);
+size_t gh_allocation_counter_probe_total(void);
 
 #endif

@@ -1,4 +1,4 @@
-import CRenderSupport
+import CThreadGlue
 
 /// A request scheduled at an exact frame of an offline render: a node command, `chain`, `load`, `pause` or `play`.
 public struct TimedCommand: Equatable {
@@ -80,7 +80,7 @@ public struct OfflineRenderer {
     /// Renders the first `outputs` outputs; `sink` receives each output's interleaved block with the output's index.
     public func render(durationFrames: Int?, frameSizes: [Int]? = nil, outputs: Int,
                        sink: (Int, UnsafePointer<Float>, Int) throws -> Void) throws -> Summary {
-        graphhost_enable_flush_to_zero()
+        gh_enable_flush_to_zero()
         let channels = session.format.channels
         let initial = session.graph.streams
         if durationFrames == nil && (initial.isEmpty || initial.contains { $0.node.loop }) {

@@ -1,4 +1,4 @@
-import CPipeWire
+import CPipeWireGlue
 import FoundationEssentials
 import Glibc
 
@@ -38,7 +38,7 @@ final class ExtraOutputStream {
                 target.pointee.planar = planar
                 var buffer = [UInt8](repeating: 0, count: 1024)
                 let channels = UInt32(target.pointee.channels), stride = planar ? 4 : 4 * channels
-                var pod: UnsafePointer<spa_pod>? = graphhost_build_buffers(&buffer, 1024, UInt32(8192), stride, planar ? channels : 1)
+                var pod: UnsafePointer<spa_pod>? = gh_build_buffers(&buffer, 1024, UInt32(8192), stride, planar ? channels : 1)
                 _ = pw_stream_update_params(target.pointee.stream, &pod, 1)
             }
         }

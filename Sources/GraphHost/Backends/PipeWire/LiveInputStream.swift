@@ -1,5 +1,5 @@
 import Atomics
-import CPipeWire
+import CPipeWireGlue
 import FoundationEssentials
 import Glibc
 

@@ -1,4 +1,4 @@
-import CPipeWire
+import CPipeWireGlue
 import FoundationEssentials
 import Glibc
 
@@ -26,12 +26,12 @@ final class MIDIInputStream {
             events.process = { data in
                 // The data thread.
                 let target = data!.assumingMemoryBound(to: Target.self)
-                graphhost_midi_input_process(target.pointee.stream, { target, offset, bytes, size in
+                gh_midi_input_process(target.pointee.stream, { target, offset, bytes, size in
                     MIDIInputStream.receive(target!.assumingMemoryBound(to: Target.self), offset: Int(offset), bytes: bytes!, size: Int(size))
                 }, data)
             }
         }
-        try handle.connect(SPA_DIRECTION_INPUT, what: "the MIDI input '\(name)'") { [graphhost_build_midi_format($0, $1)] }
+        try handle.connect(SPA_DIRECTION_INPUT, what: "the MIDI input '\(name)'") { [gh_build_midi_format($0, $1)] }
     }
 
     @_noLocks

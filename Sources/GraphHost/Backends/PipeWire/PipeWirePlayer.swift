@@ -1,4 +1,4 @@
-import CPipeWire
+import CPipeWireGlue
 import FoundationEssentials
 import Glibc
 import Logging
@@ -144,14 +144,14 @@ public final class PipeWirePlayer {
         let names = stride(from: 0, to: strings.count, by: 2).map { UnsafePointer(strings[$0]) }
         let descriptions = stride(from: 1, to: strings.count, by: 2).map { UnsafePointer(strings[$0]) }
         let kinds = published.map { p -> Int32 in
-            let kind = switch p.kind { case .float: GRAPHHOST_PARAM_FLOAT case .int: GRAPHHOST_PARAM_INT case .bool: GRAPHHOST_PARAM_BOOL }
+            let kind = switch p.kind { case .float: GH_PARAM_FLOAT case .int: GH_PARAM_INT case .bool: GH_PARAM_BOOL }
             return Int32(kind.rawValue)
         }
         // Each PropInfo and its Props entry: the strings (padded to 8 bytes) and at most 200 bytes of pod headers.
         let size = 256 + published.reduce(0) { $0 + 200 + 2 * ($1.name.utf8.count + 8) + $1.description.utf8.count + 8 }
         var buffer = [UInt8](repeating: 0, count: size)
         var params = [UnsafePointer<spa_pod>?](repeating: nil, count: published.count + 1)
-        let count = graphhost_build_param_props(&buffer, UInt32(buffer.count), names, descriptions, published.map(\.value),
+        let count = gh_build_param_props(&buffer, UInt32(buffer.count), names, descriptions, published.map(\.value),
                                                 published.map(\.minimum), published.map(\.maximum), kinds,
                                                 UInt32(published.count), &params, UInt32(params.count))
         guard count > 0 else { return logger.error("the graph's parameters do not fit in a PipeWire param (\(published.count) parameters)") }
@@ -248,8 +248,8 @@ public final class PipeWirePlayer {
         }
         self.core = core
         let me = Unmanaged.passUnretained(self).toOpaque()
-        graphhost_core_add_listener(core, coreListener, coreEvents, me)
-        if let target = targetToUse, graphhost_find_node(loop, core, target, 2000) != 1 {
+        gh_core_add_listener(core, coreListener, coreEvents, me)
+        if let target = targetToUse, gh_find_node(loop, core, target, 2000) != 1 {
             logger.warning("target '\(target)' not found; playing to the default sink")
             targetToUse = nil
         }
@@ -293,7 +293,7 @@ public final class PipeWirePlayer {
         pw_stream_add_listener(stream, streamListener, streamEvents, UnsafeMutableRawPointer(renderer))
         var buffer = [UInt8](repeating: 0, count: 2048)
         var params: [UnsafePointer<spa_pod>?] = [nil, nil]
-        let count = graphhost_build_formats(&buffer, UInt32(buffer.count), UInt32(format.sampleRate), UInt32(format.channels), &params)
+        let count = gh_build_formats(&buffer, UInt32(buffer.count), UInt32(format.sampleRate), UInt32(format.channels), &params)
         let flags = pw_stream_flags(PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue | PW_STREAM_FLAG_RT_PROCESS.rawValue)
         let result = params.withUnsafeMutableBufferPointer {
             pw_stream_connect(stream, SPA_DIRECTION_OUTPUT, UInt32.max, flags, $0.baseAddress, count)
@@ -377,7 +377,7 @@ public final class PipeWirePlayer {
         events.param_changed = { data, id, param in
             if id == SPA_PARAM_Props.rawValue, let param {
                 let player = PipeWirePlayer.player(data)
-                _ = graphhost_parse_param_props(param, { target, name, value, valid in
+                _ = gh_parse_param_props(param, { target, name, value, valid in
                     let player = Unmanaged<PipeWirePlayer>.fromOpaque(target!).takeUnretainedValue()
                     player.propsChanged?(String(cString: name!), value, valid != 0)
                 }, Unmanaged.passUnretained(player).toOpaque())
@@ -386,7 +386,7 @@ public final class PipeWirePlayer {
             guard id == SPA_PARAM_Format.rawValue, let param else { return }
             var rate: UInt32 = 0, channels: UInt32 = 0, planar: Int32 = 0
             let player = PipeWirePlayer.player(data)
-            guard graphhost_parse_format(param, &rate, &channels, &planar) == 1 else {
+            guard gh_parse_format(param, &rate, &channels, &planar) == 1 else {
                 player.state.withLock { $0.streamError = "the daemon offered a format that is not 32-bit float audio" }
                 return
             }
@@ -394,7 +394,7 @@ public final class PipeWirePlayer {
             let format = player.format
             let stride = planar != 0 ? 4 : 4 * Int(channels)
             var buffer = [UInt8](repeating: 0, count: 1024)
-            var pod: UnsafePointer<spa_pod>? = graphhost_build_buffers(&buffer, 1024, UInt32(max(8192, format.maxFrames)), UInt32(stride),
+            var pod: UnsafePointer<spa_pod>? = gh_build_buffers(&buffer, 1024, UInt32(max(8192, format.maxFrames)), UInt32(stride),
                                                                        planar != 0 ? channels : 1)
             _ = pw_stream_update_params(player.stream, &pod, 1)
             player.logger.info("format: \(rate) Hz, \(channels) channels, \(planar != 0 ? "planar" : "interleaved") float")

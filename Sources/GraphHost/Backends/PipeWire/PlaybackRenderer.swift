@@ -1,6 +1,6 @@
 import Atomics
-import CPipeWire
-import CRenderSupport
+import CPipeWireGlue
+import CThreadGlue
 import Glibc
 
 /// Counters the process callback publishes to the control world.
@@ -129,7 +129,7 @@ public struct PlaybackRenderer {
     public mutating func process() {
         let started = MonotonicClock.nanos()
         // Writes the thread's floating-point control register only.
-        _unsafePerformance { graphhost_enable_flush_to_zero() }
+        _unsafePerformance { gh_enable_flush_to_zero() }
         guard let stream else { return }
         if let raw = position.load(ordering: .acquiring) {
             outputCycle.store(raw.assumingMemoryBound(to: spa_io_position.self).pointee.clock.position, ordering: .releasing)

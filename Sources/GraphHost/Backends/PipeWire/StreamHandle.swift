@@ -1,4 +1,4 @@
-import CPipeWire
+import CPipeWireGlue
 import FoundationEssentials
 import Glibc
 
@@ -53,7 +53,7 @@ final class StreamHandle<Target> {
     static func audioFormats(_ format: GraphFormat) -> (UnsafeMutablePointer<UInt8>, UInt32) -> [UnsafePointer<spa_pod>?] {
         { bytes, size in
             var params: [UnsafePointer<spa_pod>?] = [nil, nil]
-            let count = graphhost_build_formats(bytes, size, UInt32(format.sampleRate), UInt32(format.channels), &params)
+            let count = gh_build_formats(bytes, size, UInt32(format.sampleRate), UInt32(format.channels), &params)
             return Array(params.prefix(Int(count)))
         }
     }
@@ -61,7 +61,7 @@ final class StreamHandle<Target> {
     /// Whether a negotiated Format param is planar; nil for anything that is not 32-bit float audio.
     static func isPlanar(_ param: UnsafePointer<spa_pod>) -> Bool? {
         var rate: UInt32 = 0, channels: UInt32 = 0, planar: Int32 = 0
-        return graphhost_parse_format(param, &rate, &channels, &planar) == 1 ? planar != 0 : nil
+        return gh_parse_format(param, &rate, &channels, &planar) == 1 ? planar != 0 : nil
     }
 
     /// Destroys the stream and frees its state (`cleanUp` first releases what the target owns).

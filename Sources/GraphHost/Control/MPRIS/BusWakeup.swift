@@ -1,4 +1,4 @@
-import CMPRIS
+import CSystemdGlue
 import Glibc
 import Synchronization
 

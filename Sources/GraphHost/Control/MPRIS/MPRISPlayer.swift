@@ -1,4 +1,4 @@
-import CMPRIS
+import CSystemdGlue
 import FoundationEssentials
 import Glibc
 
@@ -25,10 +25,10 @@ final class MPRISPlayer {
 
     deinit { free(failure) }
 
-    /// Connects and requests `busName`; on failure the code (GRAPHHOST_MPRIS_*) and message.
+    /// Connects and requests `busName`; on failure the code (GH_MPRIS_*) and message.
     func open(busName: String) -> (code: Int32, message: String) {
         var error = [CChar](repeating: 0, count: 512)
-        let callbacks = graphhost_mpris_callbacks(
+        let callbacks = gh_mpris_callbacks(
             context: Unmanaged.passUnretained(self).toOpaque(),
             command: { context, method in
                 Unmanaged<MPRISPlayer>.fromOpaque(context!).takeUnretainedValue().command(String(cString: method!))
@@ -37,7 +37,7 @@ final class MPRISPlayer {
                 Unmanaged<MPRISPlayer>.fromOpaque(context!).takeUnretainedValue().positionMicroseconds()
             })
         var opened: OpaquePointer?
-        let code = graphhost_mpris_open(&opened, busName, callbacks, &error, error.count)
+        let code = gh_mpris_open(&opened, busName, callbacks, &error, error.count)
         handle = opened
         return (code, String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
     }
@@ -45,11 +45,11 @@ final class MPRISPlayer {
     /// Handles bus messages and waits for the bus or `wakeFD` (at most `maxWaitMilliseconds`): 1 when woken, 0 when
     /// not, a negative errno when the connection failed.
     func wait(wakeFD: Int32, maxWaitMilliseconds: Int32) -> Int32 {
-        graphhost_mpris_wait(handle, wakeFD, maxWaitMilliseconds)
+        gh_mpris_wait(handle, wakeFD, maxWaitMilliseconds)
     }
 
     func close() {
-        graphhost_mpris_close(handle)
+        gh_mpris_close(handle)
         handle = nil
     }
 
@@ -61,7 +61,7 @@ final class MPRISPlayer {
         let playbackStatus = playing ? "Playing" : stopped ? "Stopped" : "Paused"
         if playbackStatus != shownStatus {
             shownStatus = playbackStatus
-            graphhost_mpris_set_playback_status(handle, playbackStatus)
+            gh_mpris_set_playback_status(handle, playbackStatus)
         }
         let track = MPRISTrack(status: status)
         if shownTrack == nil || shownTrack! != track {
@@ -72,9 +72,9 @@ final class MPRISPlayer {
                 withOptionalCString(track?.title) { title in
                     withOptionalCString(track?.artist) { artist in
                         withOptionalCString(track?.url) { url in
-                            var metadata = graphhost_mpris_metadata(track_id: id, title: title, artist: artist, url: url,
+                            var metadata = gh_mpris_metadata(track_id: id, title: title, artist: artist, url: url,
                                                                     length_us: track?.lengthMicroseconds ?? -1)
-                            graphhost_mpris_set_metadata(handle, &metadata)
+                            gh_mpris_set_metadata(handle, &metadata)
                         }
                     }
                 }

@@ -1,4 +1,4 @@
-import CMPRIS
+import CSystemdGlue
 import Dispatch
 import FoundationEssentials
 import Glibc
@@ -61,11 +61,11 @@ public final class MPRISService: ControlSurface, Sendable {
             running.withLock { $0 = Running(thread: thread, wakeup: wakeup) }
             control.addListener { _ in wakeup.signal() }
             logger.info("MPRIS: \(busName) on the session bus")
-        case Int32(GRAPHHOST_MPRIS_NO_BUS):
+        case Int32(GH_MPRIS_NO_BUS):
             logger.info("MPRIS off: \(result.message) (set DBUS_SESSION_BUS_ADDRESS, or --no-mpris)")
             thread.join()
             wakeup.close()
-        case Int32(GRAPHHOST_MPRIS_NAME_TAKEN):
+        case Int32(GH_MPRIS_NAME_TAKEN):
             logger.warning("MPRIS off: \(result.message); another run has this --name (give a different --name for media keys here)")
             thread.join()
             wakeup.close()

@@ -1,4 +1,4 @@
-import CLiblo
+import CLo
 import FoundationEssentials
 import Glibc
 

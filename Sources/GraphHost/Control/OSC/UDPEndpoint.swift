@@ -1,6 +1,6 @@
 // SOCK_DGRAM (bits/socket_type.h) reaches Swift through liblo's headers, not Glibc: without this import a debug
-// build finds it only when a file importing CLiblo is compiled in the same batch.
-import CLiblo
+// build finds it only when a file importing CLo is compiled in the same batch.
+import CLo
 import FoundationEssentials
 import Glibc
 

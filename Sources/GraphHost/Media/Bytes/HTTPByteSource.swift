@@ -1,4 +1,4 @@
-import CHTTP
+import CCurlGlue
 import FoundationEssentials
 import Glibc
 import Logging
@@ -101,7 +101,7 @@ public final class HTTPByteSource: SeekableByteSource, Sendable {
         startDownload()
     }
 
-    private static let curlReady: Bool = { graphhost_http_global_init(); return true }()
+    private static let curlReady: Bool = { gh_http_global_init(); return true }()
 
     deinit { cancel() }
 
@@ -301,8 +301,8 @@ struct HTTPTransfer {
         }
         let request = Request(self)
         request.transfer.progressed = false
-        var spec = graphhost_http_request()
-        var result = graphhost_http_result()
+        var spec = gh_http_request()
+        var result = gh_http_result()
         let url = source.name
         let unmanaged = Unmanaged.passRetained(request)
         url.withCString { cURL in
@@ -311,7 +311,7 @@ struct HTTPTransfer {
             spec.icy_metadata = 1
             spec.connect_timeout_ms = HTTPByteSource.connectTimeoutMs
             spec.max_redirects = HTTPByteSource.maxRedirects
-            graphhost_http_perform(&spec, { data, size, user in
+            gh_http_perform(&spec, { data, size, user in
                 let r = Unmanaged<HTTPTransfer.Request>.fromOpaque(user!).takeUnretainedValue()
                 return r.body(UnsafeRawBufferPointer(start: data, count: size)) ? size : 0
             }, { line, size, user in

@@ -1,4 +1,4 @@
-import CFFmpeg
+import CFFmpegGlue
 
 /// Decodes every format but MP3 (AAC, Vorbis, Opus, FLAC, WAV, and whatever else libavformat reads) with libavformat
 /// and libavcodec, reading one link of a `MediaInput` through a custom AVIOContext. Gapless trimming (Opus pre-skip,
@@ -56,7 +56,7 @@ final class FFmpegDecoder: MediaDecoder {
         var codec: UnsafePointer<AVCodec>?
         streamIndex = gh_av_find_best_stream(context, AVMEDIA_TYPE_AUDIO, -1, -1, &codec, 0)
         guard streamIndex >= 0, let codec else {
-            throw StreamError.unsupportedMedia(input.name, streamIndex == graphhost_averror_decoder_not_found()
+            throw StreamError.unsupportedMedia(input.name, streamIndex == gh_averror_decoder_not_found()
                                                ? "FFmpeg has no decoder for its audio" : "it holds no audio stream")
         }
         let stream = context.pointee.streams[Int(streamIndex)]!
@@ -125,7 +125,7 @@ final class FFmpegDecoder: MediaDecoder {
         guard let codecContext, let frame else { return }
         while true {
             let status = gh_avcodec_receive_frame(codecContext, frame)
-            if status == graphhost_averror_eagain() || status == graphhost_averror_eof() { return }
+            if status == gh_averror_eagain() || status == gh_averror_eof() { return }
             if status < 0 { damage.silencedFrames += 1; return }
             defer { gh_av_frame_unref(frame) }
             var skip = 0
@@ -145,7 +145,7 @@ final class FFmpegDecoder: MediaDecoder {
     private func seconds(of frame: UnsafeMutablePointer<AVFrame>) -> Double? {
         guard let formatContext else { return nil }
         let pts = frame.pointee.best_effort_timestamp
-        guard pts != graphhost_av_nopts_value() else { return nil }
+        guard pts != gh_av_nopts_value() else { return nil }
         let base = formatContext.pointee.streams[Int(streamIndex)]!.pointee.time_base
         return Double(pts) * Double(base.num) / Double(base.den)
     }
@@ -166,7 +166,7 @@ final class FFmpegDecoder: MediaDecoder {
             return nil
         }
         let duration = formatContext.pointee.duration
-        let seconds = duration != graphhost_av_nopts_value() && duration > 0 ? Double(duration) / Double(AV_TIME_BASE) : nil
+        let seconds = duration != gh_av_nopts_value() && duration > 0 ? Double(duration) / Double(AV_TIME_BASE) : nil
         let found = MediaTags(title: value("title"), artist: value("artist"), durationSeconds: seconds)
         tags = found == MediaTags() ? nil : found
     }
@@ -181,10 +181,10 @@ final class FFmpegDecoder: MediaDecoder {
         let decoder = Unmanaged<FFmpegDecoder>.fromOpaque(opaque!).takeUnretainedValue()
         do {
             let n = try decoder.input.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: Int(size)))
-            return n == 0 ? graphhost_averror_eof() : Int32(n)
+            return n == 0 ? gh_averror_eof() : Int32(n)
         } catch {
             decoder.readError = error
-            return graphhost_averror_eio()
+            return gh_averror_eio()
         }
     }
 
@@ -193,7 +193,7 @@ final class FFmpegDecoder: MediaDecoder {
         let decoder = Unmanaged<FFmpegDecoder>.fromOpaque(opaque!).takeUnretainedValue()
         let input = decoder.input
         let size = input.seekable?.size.map { $0 - input.linkStart }
-        if whence & graphhost_avseek_size() != 0 { return size.map(Int64.init) ?? -1 }
+        if whence & gh_avseek_size() != 0 { return size.map(Int64.init) ?? -1 }
         let target: Int
         switch whence & ~AVSEEK_FORCE {
         case SEEK_SET: target = Int(offset)

@@ -1,4 +1,4 @@
-import CFFmpeg
+import CFFmpegGlue
 
 /// A decoded AVFrame as interleaved Float32 with its channel layout, in a buffer reused from frame to frame. Integers are scaled as FFmpeg's
 /// own conversion scales them (s16 by 2⁻¹⁵, s32 by 2⁻³¹, u8 around 128), so the result matches `ffmpeg -f f32le`.
@@ -38,7 +38,7 @@ final class InterleavedSamples {
             return true
         }()
         guard known else { return nil }
-        var layout = ChannelLayout(mask: withUnsafePointer(to: &frame.pointee.ch_layout) { graphhost_channel_mask($0) })
+        var layout = ChannelLayout(mask: withUnsafePointer(to: &frame.pointee.ch_layout) { gh_channel_mask($0) })
         if layout.channels != channels { layout = ChannelLayout(unspecified: channels) }
         return (UnsafePointer(buffer.baseAddress!), frames, channels, layout)
     }

@@ -1,6 +1,6 @@
 import CLV2
 import CLilv
-import CLV2Support
+import CLV2Glue
 import FoundationEssentials
 import Glibc
 import Logging
@@ -48,7 +48,7 @@ final class LV2Features {
             LV2_Options_Option(context: instance, subject: 0, key: uri("http://lv2plug.in/ns/ext/buf-size#sequenceSize"), size: 4, type: intType, value: values + 2),
             LV2_Options_Option(context: LV2_OPTIONS_INSTANCE, subject: 0, key: 0, size: 0, type: 0, value: nil),
         ], count: 5)
-        log = graphhost_lv2_log_create(uri("http://lv2plug.in/ns/ext/log#Error"), uri("http://lv2plug.in/ns/ext/log#Warning"),
+        log = gh_lv2_log_create(uri("http://lv2plug.in/ns/ext/log#Error"), uri("http://lv2plug.in/ns/ext/log#Warning"),
                                        uri("http://lv2plug.in/ns/ext/log#Note"), uri("http://lv2plug.in/ns/ext/log#Trace"))
         // Paths are stored as they are (absolute); made paths live under `stateDirectory`.
         mapPath = .allocate(capacity: 1)
@@ -69,7 +69,7 @@ final class LV2Features {
                     "http://lv2plug.in/ns/ext/state#makePath", "http://lv2plug.in/ns/ext/state#freePath"].map(c)
         cStrings = uris
         let data: [UnsafeMutableRawPointer?] = [UnsafeMutableRawPointer(map.mapFeature), UnsafeMutableRawPointer(map.unmapFeature),
-                                                UnsafeMutableRawPointer(options), nil, graphhost_lv2_log_feature_data(log),
+                                                UnsafeMutableRawPointer(options), nil, gh_lv2_log_feature_data(log),
                                                 UnsafeMutableRawPointer(mapPath), UnsafeMutableRawPointer(makePath),
                                                 UnsafeMutableRawPointer(freePath)]
         featureStructs = .allocate(capacity: Self.count)
@@ -111,14 +111,14 @@ final class LV2Features {
     func drainLog(to logger: Logger, plugin: String) {
         var buffer = [CChar](repeating: 0, count: 600)
         defer {
-            let dropped = graphhost_lv2_log_dropped(log)
+            let dropped = gh_lv2_log_dropped(log)
             if dropped > reportedDropped {
                 logger.warning("\(plugin): \(dropped - reportedDropped) log line(s) dropped (more than the log holds between two drains; \(dropped) so far)")
                 reportedDropped = dropped
             }
         }
         while true {
-            let level = graphhost_lv2_log_next(log, &buffer, buffer.count)
+            let level = gh_lv2_log_next(log, &buffer, buffer.count)
             if level < 0 { return }
             let text = String(cString: buffer).trimmingWhitespace()
             switch level {
@@ -138,6 +138,6 @@ final class LV2Features {
         values.deallocate()
         mapPath.deallocate(); makePath.deallocate(); freePath.deallocate()
         rate.deallocate()
-        graphhost_lv2_log_destroy(log)
+        gh_lv2_log_destroy(log)
     }
 }

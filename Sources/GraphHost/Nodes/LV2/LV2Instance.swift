@@ -1,5 +1,5 @@
 import Atomics
-import CCleanAllocation
+import CCleanAllocationGlue
 import CLV2
 import CLilv
 import FoundationEssentials
@@ -88,9 +88,9 @@ final class LV2Instance: NodeInstance {
             let restoreList = features.array(scheduling: schedules + copies + copy, feature: scheduleFeatures + copies + copy)
             owned.append(UnsafeMutableRawPointer(restoreList))
             restoreLists.append(restoreList)
-            // From instantiate to activate the plugin's allocations arrive zeroed (see clean_allocation.h).
-            graphhost_zero_new_memory(1)
-            defer { graphhost_zero_new_memory(0) }
+            // From instantiate to activate the plugin's allocations arrive zeroed (see clean_allocation_glue.h).
+            gh_zero_new_memory(1)
+            defer { gh_zero_new_memory(0) }
             let made = LV2World.shared.withPlugin(plugin.uri) { _, plugin in lilv_plugin_instantiate(plugin, Double(format.sampleRate), featureList) }
             guard let made, let instance = made else {
                 releaseWorkers()

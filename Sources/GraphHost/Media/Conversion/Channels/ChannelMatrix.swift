@@ -1,4 +1,4 @@
-import CFFmpeg
+import CFFmpegGlue
 import Glibc
 
 /// The gains that take one layout's channels to another's, applied to interleaved Float32 on the decoder thread.
@@ -41,7 +41,7 @@ struct ChannelMatrix {
             // channel counts: a 64 × 64 buffer keeps it within bounds.
             let stride = 64
             var full = [Double](repeating: 0, count: stride * stride)
-            var input = graphhost_channel_layout(from.mask), output = graphhost_channel_layout(target.mask)
+            var input = gh_channel_layout(from.mask), output = gh_channel_layout(target.mask)
             let lfe = mixing.lfeGainDB.map { pow(10, $0 / 20) } ?? 0
             let status = gh_swr_build_matrix2(&input, &output, 0.5.squareRoot(), 0.5.squareRoot(), lfe, 1, 1, &full, stride,
                                               AV_MATRIX_ENCODING_NONE, nil)

@@ -1,0 +1,63 @@
+#ifndef GH_PIPEWIRE_GLUE_H
+#define GH_PIPEWIRE_GLUE_H
+
+#include <pipewire/pipewire.h>
+#include <spa/param/audio/format-utils.h>
+#include <spa/param/props.h>
+#include <spa/node/io.h>
+#include <spa/utils/result.h>
+
+/// Builds the EnumFormat params a playback stream offers: planar and interleaved 32-bit float at
+/// `rate` and `channels`, positions those of the graph's layout (MONO; FL FR; … 5.1 as FL FR FC LFE RL RR; AUX0… beyond
+/// 8 channels). Returns how many params were written (2).
+uint32_t gh_build_formats(uint8_t *buffer, uint32_t size, uint32_t rate, uint32_t channels,
+                                 const struct spa_pod **params);
+
+/// Builds the EnumFormat param of a MIDI stream (application/control: a sequence of MIDI controls).
+const struct spa_pod *gh_build_midi_format(uint8_t *buffer, uint32_t size);
+
+/// Receives one MIDI message of a MIDI input stream's cycle: `offset` in frames from the cycle's start.
+typedef void (*gh_midi_receive)(void *target, uint32_t offset, const uint8_t *bytes, uint32_t size);
+
+/// A MIDI input stream's process callback (the data thread): takes the cycle's buffer, hands each MIDI message of
+/// its control sequence to `receive`, and gives the buffer back. Real-time safe.
+void gh_midi_input_process(struct pw_stream *stream, gh_midi_receive receive, void *target);
+
+/// Builds a Buffers param asking for buffers that hold `max_frames` frames of `stride` bytes.
+const struct spa_pod *gh_build_buffers(uint8_t *buffer, uint32_t size, uint32_t max_frames, uint32_t stride,
+                                              uint32_t blocks);
+
+/// Reads a negotiated format: 1 if it is raw 32-bit float audio (planar or not), else 0.
+int gh_parse_format(const struct spa_pod *param, uint32_t *rate, uint32_t *channels, int *planar);
+
+/// pw_core_add_listener is a macro in PipeWire's headers; this is the same call as a function.
+void gh_core_add_listener(struct pw_core *core, struct spa_hook *listener,
+                                 const struct pw_core_events *events, void *data);
+
+
+
+/// Looks for a node whose node.name, object.serial or id equals `target`, by listing the registry
+/// and waiting (at most `timeout_ms`) for the core's sync reply. The caller holds the thread loop's lock.
+/// Returns 1 if found, 0 if not, -1 on timeout.
+int gh_find_node(struct pw_thread_loop *loop, struct pw_core *core, const char *target, int timeout_ms);
+
+
+/// How a published parameter's value is typed: a float range, an int range, or a bool.
+enum gh_param_kind { GH_PARAM_FLOAT = 0, GH_PARAM_INT = 1, GH_PARAM_BOOL = 2 };
+
+/// Builds the params that publish a graph's parameters as module-filter-chain publishes its controls: one PropInfo
+/// per parameter (its name, its description, its type: a float or int range with the current value as default, or
+/// a bool; params = true), then one Props whose SPA_PROP_params struct holds name, value pairs. `kinds` holds
+/// gh_param_kind values. Writes at most `max_params` pointers to `params`; returns how many (0 when the
+/// buffer is too small).
+uint32_t gh_build_param_props(uint8_t *buffer, uint32_t size, const char *const *names,
+                                     const char *const *descriptions, const double *values, const double *mins,
+                                     const double *maxs, const int *kinds, uint32_t count,
+                                     const struct spa_pod **params, uint32_t max_params);
+
+/// Receives one name, value pair of a Props param's SPA_PROP_params (`valid` 0 when the value is not a number or bool).
+typedef void (*gh_prop_receive)(void *target, const char *name, double value, int valid);
+
+/// Hands each pair of a Props param's SPA_PROP_params struct to `receive`; returns how many pairs it found.
+int gh_parse_param_props(const struct spa_pod *param, gh_prop_receive receive, void *target);
+#endif
