@@ -66,11 +66,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if url.path == "/moved":
             return self.redirect("/" + q["to"])
         if url.path == "/empty":
-            self.send_response(200)
-            self.send_header("Content-Type", "audio/mpeg")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return
+            return self.answer(200, b"", "audio/mpeg")
         if url.path == "/silent":
             time.sleep(60)
             self.close_connection = True
@@ -81,28 +77,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 number = live_requests.get(("fail", self.path), 0)
                 live_requests[("fail", self.path)] = number + 1
             if first <= number < first + count:
-                body = b"gone for now"
-                self.send_response(404)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-                return
+                return self.answer(404, b"gone for now")
         if url.path.startswith("/live/") and url.path.endswith(".m3u8"):
             body = live_playlist(url.path[len("/live/"):], int(q.get("step", 1)), int(q.get("failsegment", -1)))
-            self.send_response(200)
-            self.send_header("Content-Type", TYPES[".m3u8"])
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-            return
+            return self.answer(200, body, TYPES[".m3u8"])
         path = os.path.join(root, url.path.lstrip("/"))
         if url.path == "/missing" or not os.path.isfile(path):
-            body = b"not found"
-            self.send_response(404)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-            return
+            return self.answer(404, b"not found")
         if "hold" in q:
             gate = os.path.join(root, q["hold"])
             open(gate + ".waiting", "w").close()
@@ -164,6 +145,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):
             pass
+
+    def answer(self, status, body, content_type=None):
+        """A whole response with a body of known length."""
+        self.send_response(status)
+        if content_type:
+            self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
     def redirect(self, to):
         self.send_response(302)
