@@ -47,7 +47,7 @@ final class ChainTests: XCTestCase {
 
     func testCompletion() throws {
         let path = try chainGraph(#""warm": [ { "id": "eq", "type": "ipod-eq" } ], "bright": [], "bold": []"#)
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: path)))
+        let session = try TestSupport.session(path)
         defer { session.close() }
         let complete = CommandCompletion(session: session).complete
         XCTAssertEqual(complete("pre"), ["preset "])

@@ -30,7 +30,7 @@ final class ChannelMappingTests: XCTestCase {
           "links": [ { "from": "s", "to": "out" } ] }
         """)
         let out = TestSupport.directory.appendingPathComponent("channels-\(UUID().uuidString).\(ext)").path
-        let r = try CommandLineTests.graphhost(["render", graph, "-o", out, "--duration", "3"])
+        let r = try TestSupport.graphhost(["render", graph, "-o", out, "--duration", "3"])
         XCTAssertEqual(r.status, 0, r.err)
         return out
     }
@@ -56,7 +56,7 @@ final class ChannelMappingTests: XCTestCase {
             if gain == 0 {
                 XCTAssertLessThan(found, 0.001, what, file: file, line: line)
             } else {
-                XCTAssertEqual(LV2PortLinkTests.dB(found / gain), 0, accuracy: 0.1, "\(what): \(found), expected \(gain)", file: file, line: line)
+                XCTAssertEqual(ToneMeasure.dB(found / gain), 0, accuracy: 0.1, "\(what): \(found), expected \(gain)", file: file, line: line)
             }
         }
     }
@@ -152,7 +152,7 @@ final class ChannelMappingTests: XCTestCase {
               "nodes": [ { "id": "s", "type": "stream", "url": "\(media)", "channelMatrix": \(matrix) }, { "id": "out", "type": "output" } ],
               "links": [ { "from": "s", "to": "out" } ] }
             """)
-            let r = try CommandLineTests.graphhost(["validate", graph])
+            let r = try TestSupport.graphhost(["validate", graph])
             return (r.status, r.err)
         }
         let rows = try validate("[[1, 0, 0, 0, 0, 0], [0, 1, 0, 0, 0, 0], [0, 0, 1, 0, 0, 0]]")

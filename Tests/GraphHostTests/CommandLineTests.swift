@@ -6,17 +6,9 @@ import FoundationXML
 
 /// The `graphhost` executable: exit codes, messages and files, and the JSON Schema against the example graphs.
 final class CommandLineTests: XCTestCase {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardizedFileURL
+    func graphhost(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) { try TestSupport.graphhost(arguments) }
 
-    func graphhost(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) { try Self.graphhost(arguments) }
-
-    /// Runs the debug `graphhost` with `arguments`.
-    static func graphhost(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-        let r = try TestSupport.execute(root.appendingPathComponent(".build/debug/graphhost"), arguments)
-        return (r.status, String(decoding: r.out, as: UTF8.self), String(decoding: r.err, as: UTF8.self))
-    }
-
-    var demo: String { Self.root.appendingPathComponent("Graphs/demo.json").path }
+    var demo: String { TestSupport.root.appendingPathComponent("Graphs/demo.json").path }
 
     func testValidateExitCodes() throws {
         XCTAssertEqual(try graphhost(["validate", demo]).status, 0)
@@ -37,7 +29,7 @@ final class CommandLineTests: XCTestCase {
             var environment = ProcessInfo.processInfo.environment
             environment["LD_DEBUG"] = "files"
             environment["LD_DEBUG_OUTPUT"] = log
-            let r = try TestSupport.execute(Self.root.appendingPathComponent(".build/debug/graphhost"),
+            let r = try TestSupport.execute(TestSupport.debugGraphhost,
                                             ["render", graph, "-o", out, "--duration", "0.5"], environment: environment)
             XCTAssertEqual(r.status, 0, String(decoding: r.err, as: UTF8.self))
             // The loader writes LOG.PID.
@@ -205,7 +197,7 @@ final class CommandLineTests: XCTestCase {
                 pass
         print("ok", len(graphs))
         """
-        let out = try TestSupport.run(["/usr/bin/python3", "-c", script, Self.root.path])
+        let out = try TestSupport.run(["/usr/bin/python3", "-c", script, TestSupport.root.path])
         XCTAssertTrue(String(decoding: out, as: UTF8.self).hasPrefix("ok"))
     }
 }

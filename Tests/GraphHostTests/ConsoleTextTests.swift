@@ -16,7 +16,7 @@ final class ConsoleTextTests: XCTestCase {
           "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" }, { "from": "eq", "to": "fx" },
                      { "from": "fx", "to": "out" } ] }
         """, name: "console-text")
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: path)))
+        let session = try TestSupport.session(path)
         let counters = PlaybackCounters.create()
         let status = PlaybackStatus(counters: counters, recorder: nil, sampleRate: 48000)
         return (LiveControl(session: session, status: { status.dictionary($0) }, quit: {}), counters, song)

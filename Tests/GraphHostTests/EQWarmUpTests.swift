@@ -285,7 +285,7 @@ final class EQWarmUpTests: XCTestCase {
 
     /// A live session's EQs warm at the live pace, and so do those of a graph loaded while it plays; offline ones do not.
     func testLiveGraphsWarmAtTheLivePace() throws {
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: CommandLineTests.root.appendingPathComponent("Graphs/demo.json").path)))
+        let session = try TestSupport.session(TestSupport.root.appendingPathComponent("Graphs/demo.json").path)
         let pace = { (session: GraphSession) in (session.graph.instances["eq"] as! IPodEQInstance).kernelPointer.pointee.warmPace }
         XCTAssertEqual(pace(session), 0)
         session.rendersConcurrently = true

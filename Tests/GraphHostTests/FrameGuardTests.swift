@@ -286,7 +286,7 @@ final class FrameGuardTests: XCTestCase {
             { "nodes": [ { "id": "s", "type": "stream", "url": "\(spliced)", "loop": \(loop) }, { "id": "out", "type": "output" } ],
               "links": [ { "from": "s", "to": "out" } ] }
             """)
-            let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: graph)))
+            let session = try TestSupport.session(graph)
             defer { session.close() }
             _ = try OfflineRenderer(session: session).render(durationFrames: 48000 * seconds) { _, _ in }
             return session.graph.streams[0].damage

@@ -36,7 +36,7 @@ final class FuzzTests: XCTestCase {
     /// and nothing crashes or hangs (a parse over a second fails the run).
     func testGraphLoaderFuzz() throws {
         let inputs = Self.count("GRAPHHOST_FUZZ_GRAPHS", default: 5000)
-        let root = CommandLineTests.root.appendingPathComponent("Graphs")
+        let root = TestSupport.root.appendingPathComponent("Graphs")
         let seeds = try ["demo.json", "chains.json"].map { try [UInt8](Data(contentsOf: root.appendingPathComponent($0))) }
         var rng = SplitMix64(seed: UInt64(ProcessInfo.processInfo.environment["GRAPHHOST_FUZZ_SEED"] ?? "") ?? 1)
         var accepted = 0, rejected = 0, slowest = 0.0
@@ -121,10 +121,10 @@ final class FuzzTests: XCTestCase {
         let inputs = Self.count("GRAPHHOST_FUZZ_FORMATS", default: 12)
         var rng = SplitMix64(seed: 11)
         var summary: [String] = []
-        for (i, (ext, rate)) in MediaFormatTests.formats.enumerated() {
-            let clean = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try MediaFormatTests.media(ext))))
-            let formats = MediaFormatTests.formats
-            let other = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try MediaFormatTests.media(formats[(i + 1) % formats.count].ext))))
+        for (i, (ext, rate)) in EncodedMedia.formats.enumerated() {
+            let clean = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try EncodedMedia.file(ext))))
+            let formats = EncodedMedia.formats
+            let other = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try EncodedMedia.file(formats[(i + 1) % formats.count].ext))))
             let path = TestSupport.directory.appendingPathComponent("fuzz-format.\(ext)").path
             let graph = TestSupport.streamGraph(path, rate: rate)
             var rejected = 0, damaged = 0, loudest: Float = 0
@@ -144,7 +144,7 @@ final class FuzzTests: XCTestCase {
                 FileManager.default.createFile(atPath: path, contents: Data(bytes))
                 let session: GraphSession
                 do {
-                    session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: graph)))
+                    session = try TestSupport.session(graph)
                 } catch {
                     rejected += 1
                     continue

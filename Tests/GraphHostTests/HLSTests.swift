@@ -22,7 +22,7 @@ final class HLSTests: XCTestCase {
     static func expected(_ segments: [String]) throws -> [Float] {
         let joined = TestSupport.directory.appendingPathComponent("hls-joined-\(UUID().uuidString).ts").path
         FileManager.default.createFile(atPath: joined, contents: try segments.reduce(Data()) { $0 + (try Data(contentsOf: URL(fileURLWithPath: $1))) })
-        return try MediaFormatTests.ffmpegDecode(joined)
+        return try EncodedMedia.ffmpegDecode(joined)
     }
 
     func render(_ url: String) throws -> [Float] {
@@ -36,7 +36,7 @@ final class HLSTests: XCTestCase {
         for url in [server.url("a.m3u8"), server.url("live/a.m3u8")] {
             let samples = try render(url)
             XCTAssertEqual(samples.count, expected.count, url)
-            XCTAssertLessThanOrEqual(MediaFormatTests.largestDifference(samples[...], expected[...]), 1e-4, url)
+            XCTAssertLessThanOrEqual(EncodedMedia.largestDifference(samples[...], expected[...]), 1e-4, url)
         }
     }
 
@@ -51,10 +51,10 @@ final class HLSTests: XCTestCase {
                              "-segment_list", server.root + "/mp3.m3u8", server.root + "/part%03d.mp3"])
         let first = try Data(contentsOf: URL(fileURLWithPath: server.root + "/part001.mp3"))
         XCTAssertTrue(first.starts(with: Data("ID3".utf8)) && first.range(of: Data("Info".utf8)) != nil, "a segment has a tag and an Info frame")
-        let expected = try MediaFormatTests.ffmpegDecode(server.root + "/mp3.m3u8")
+        let expected = try EncodedMedia.ffmpegDecode(server.root + "/mp3.m3u8")
         let samples = try render(server.url("mp3.m3u8"))
         XCTAssertEqual(samples.count, expected.count, "as long as ffmpeg plays it")
-        XCTAssertLessThanOrEqual(MediaFormatTests.largestDifference(samples[...], expected[...]), 1e-4, "sample for sample")
+        XCTAssertLessThanOrEqual(EncodedMedia.largestDifference(samples[...], expected[...]), 1e-4, "sample for sample")
     }
 
     /// A live playlist whose reloads answer 404 for a while, and a segment whose first requests do, once the stream
@@ -65,7 +65,7 @@ final class HLSTests: XCTestCase {
         let expected = try Self.expected(try Self.segments(in: server))
         let samples = try render(server.url("live/a.m3u8?fail=2@2&failsegment=4"))
         XCTAssertEqual(samples.count, expected.count)
-        XCTAssertLessThanOrEqual(MediaFormatTests.largestDifference(samples[...], expected[...]), 1e-4)
+        XCTAssertLessThanOrEqual(EncodedMedia.largestDifference(samples[...], expected[...]), 1e-4)
     }
 
     /// The variant with the highest bandwidth among the audio-only ones plays (the video one is not fetched).

@@ -7,7 +7,7 @@ import XCTest
 /// its output's level, frames / 8192: `block-length` takes a new one through the options interface,
 /// `block-length-fixed` has none and is made afresh.
 final class LV2BlockLengthTests: XCTestCase {
-    static let bundle = LV2HostTests.fixtures + "/block-length.lv2"
+    static let bundle = TestPlugins.fixtures + "/block-length.lv2"
     static let plugins = ["urn:graphhost:test:block-length", "urn:graphhost:test:block-length-fixed"]
 
     override class func setUp() {
@@ -47,11 +47,11 @@ final class LV2BlockLengthTests: XCTestCase {
         """)
     }
 
-    var binary: URL { CommandLineTests.root.appendingPathComponent(".build/debug/graphhost") }
+    var binary: URL { TestSupport.debugGraphhost }
 
     /// `graphhost render --block N` tells both plugins N (at most maxFrames, 4096, which it runs without --block).
     func testRenderTellsPluginsItsBlock() throws {
-        let environment = ProcessInfo.processInfo.environment.merging(PluginFaultTests.lv2Path) { $1 }
+        let environment = ProcessInfo.processInfo.environment.merging(TestPlugins.lv2Path) { $1 }
         for plugin in Self.plugins {
             let path = try Self.graph(plugin)
             for (block, told) in [(1024, 1024), (512, 512), (nil, 4096), (8192, 4096)] as [(Int?, Int)] {
@@ -73,11 +73,11 @@ final class LV2BlockLengthTests: XCTestCase {
         let path = TestSupport.graph("""
         { "format": { "sampleRate": 48000, "channels": 2 },
           "nodes": [ { "id": "tone", "type": "stream", "url": "\(try TestSupport.sine(seconds: 2))" },
-                     { "id": "amp", "type": "lv2", "uri": "\(LV2HostTests.amp)", "controls": { "gain": 0 } },
+                     { "id": "amp", "type": "lv2", "uri": "\(TestPlugins.amp)", "controls": { "gain": 0 } },
                      { "id": "mix", "type": "mixer", "inputs": 1 }, { "id": "out", "type": "output" } ],
           "links": [ { "from": "tone", "to": "amp" }, { "from": "amp", "to": "mix" }, { "from": "mix", "to": "out" } ] }
         """)
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: path), nominalFrames: 1024))
+        let session = try TestSupport.session(path, nominalFrames: 1024)
         defer { session.close() }
         session.graph.start()
         try session.apply(ControlRequest.parse("set amp gain -3"))
@@ -99,7 +99,7 @@ final class LV2BlockLengthTests: XCTestCase {
     /// A session told a new block length: the plugin with the options interface takes it in place, the other is made
     /// afresh by a swap; renders then play the new length, and swaps build their plugins with it.
     func testANewBlockLengthReachesEveryPlugin() throws {
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: try Self.bothGraph()), nominalFrames: 1024))
+        let session = try TestSupport.session(try Self.bothGraph(), nominalFrames: 1024)
         defer { session.close() }
         XCTAssertEqual(session.pluginBlockLengths, ["a": 1024, "b": 1024])
         session.graph.start()
@@ -125,7 +125,7 @@ final class LV2BlockLengthTests: XCTestCase {
         defer { pw.stop() }
         let socket = TestSupport.directory.appendingPathComponent("quantum/quantum.sock").path
         let record = TestSupport.directory.appendingPathComponent("quantum.wav").path
-        let run = try pw.graphhost(["run", try Self.bothGraph(), "--socket", socket, "--record", record], extraEnvironment: PluginFaultTests.lv2Path)
+        let run = try pw.graphhost(["run", try Self.bothGraph(), "--socket", socket, "--record", record], extraEnvironment: TestPlugins.lv2Path)
         let control = pw.control(socket)
         XCTAssertTrue(control.waitForSocket(), run.errorText)
         func told() -> [String: Int] { ((try? control.status())?["pluginBlockLengths"] as? [String: Int]) ?? [:] }

@@ -5,8 +5,7 @@ import XCTest
 /// Plugins/graphhost-ipod-eq.lv2 through lilv's tools: metadata, presets, and output equal to `IPodEQKernel`.
 /// Needs lv2info, lv2apply and sox; a missing tool fails the test.
 final class LV2BundleTests: XCTestCase {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardizedFileURL
-    static let bundle = root.appendingPathComponent("Plugins/graphhost-ipod-eq.lv2")
+    static let bundle = TestSupport.root.appendingPathComponent("Plugins/graphhost-ipod-eq.lv2")
     static let uri = "urn:graphhost:ipod-eq"
     static let bandSymbols = ["band_32", "band_64", "band_125", "band_250", "band_500", "band_1k", "band_2k", "band_4k", "band_8k", "band_16k"]
 
@@ -15,7 +14,7 @@ final class LV2BundleTests: XCTestCase {
         let library = Self.bundle.appendingPathComponent("libGraphHostIPodEQLV2.so").path
         if !FileManager.default.fileExists(atPath: library) {
             // `swift test` holds .build's lock while tests run, so the nested build must not wait for it.
-            try TestSupport.run([Self.root.appendingPathComponent("scripts/build-plugins").path, "--ignore-lock"])
+            try TestSupport.run([TestSupport.root.appendingPathComponent("scripts/build-plugins").path, "--ignore-lock"])
         }
         XCTAssertTrue(FileManager.default.fileExists(atPath: library), "scripts/build-plugins did not produce \(library)")
     }
@@ -23,7 +22,7 @@ final class LV2BundleTests: XCTestCase {
     /// Runs an lilv tool with LV2_PATH set to Plugins/.
     func lilvTool(_ arguments: [String]) throws -> String {
         var environment = ProcessInfo.processInfo.environment
-        environment["LV2_PATH"] = Self.root.appendingPathComponent("Plugins").path
+        environment["LV2_PATH"] = TestSupport.root.appendingPathComponent("Plugins").path
         let result = try TestSupport.execute(URL(fileURLWithPath: "/usr/bin/env"), arguments, environment: environment)
         let err = String(decoding: result.err, as: UTF8.self)
         XCTAssertEqual(result.status, 0, "\(arguments.joined(separator: " ")) failed: \(err)")

@@ -67,7 +67,7 @@ final class LV2EventInputTests: XCTestCase {
             """))) { XCTAssertTrue("\($0)".contains("'gate' takes events on one MIDI input and 'control' is linked already"), "\($0)") }
         XCTAssertThrowsError(try GraphDocument.load(path: TestSupport.graph("""
             { "nodes": [ { "id": "tone", "type": "stream", "url": "\(tone)" }, { "id": "keys", "type": "midi", "file": "\(midi)" },
-                         { "id": "amp", "type": "lv2", "uri": "\(LV2HostTests.amp)" }, { "id": "out", "type": "output" } ],
+                         { "id": "amp", "type": "lv2", "uri": "\(TestPlugins.amp)" }, { "id": "out", "type": "output" } ],
               "links": [ { "from": "tone", "to": "amp" }, { "from": "keys", "to": "amp" }, { "from": "amp", "to": "out" } ] }
             """))) { XCTAssertTrue("\($0)".contains("'keys' sends MIDI events: link it to an instrument, a MIDI processor or a plugin's MIDI input"), "\($0)") }
     }

@@ -27,7 +27,7 @@ final class LV2FilePropertyTests: XCTestCase {
 
     func graph(ir: String) throws -> String {
         TestSupport.graph("""
-        { "nodes": [ { "id": "music", "type": "stream", "url": "\(try LV2PortLinkTests.tones([1000]))" },
+        { "nodes": [ { "id": "music", "type": "stream", "url": "\(try TestSupport.tones([1000]))" },
                      { "id": "conv", "type": "lv2", "uri": "\(Self.convolver)", "properties": { "ir": "\(ir)" } },
                      { "id": "out", "type": "output" } ],
           "links": [ { "from": "music", "to": "conv" }, { "from": "conv", "to": "out" } ] }
@@ -40,7 +40,7 @@ final class LV2FilePropertyTests: XCTestCase {
         let path = try graph(ir: try Self.impulseResponse(gain: 0.5, at: 480))
         let out = try TestSupport.render(path, durationFrames: 3 * 48000).samples
         XCTAssertEqual(out, try TestSupport.render(path, durationFrames: 3 * 48000).samples)
-        XCTAssertEqual(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(out, 1000)), -18, accuracy: 0.3)
+        XCTAssertEqual(ToneMeasure.dB(ToneMeasure.amplitude(out, 1000)), -18, accuracy: 0.3)
         let document = try GraphDocument.load(path: path)
         XCTAssertTrue(GraphPrinter.text(document).contains("ir=\(try Self.impulseResponse(gain: 0.5, at: 480))"), GraphPrinter.text(document))
     }
@@ -54,14 +54,14 @@ final class LV2FilePropertyTests: XCTestCase {
         let path = try graph(ir: first)
         let out = try TestSupport.render(path, durationFrames: 3 * 48000,
                                          events: [TimedCommand(frame: 72012, request: .node(try Command.parse("set conv ir \(second)")))]).samples
-        func level(_ start: Double) -> Double { LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(out, 1000, start: start)) }
+        func level(_ start: Double) -> Double { ToneMeasure.dB(ToneMeasure.amplitude(out, 1000, start: start)) }
         XCTAssertEqual(level(0.4), -18, accuracy: 0.3, "before the command")
         XCTAssertEqual(level(1.6), -24, accuracy: 0.3, "after the command")
         let click = ClickMeasure.window(out, channels: 2, rate: 48000, time: 1.5, seconds: 0.15)
         XCTAssertLessThanOrEqual(click.slopeRatio, 1.5, "\(click)")
         XCTAssertLessThanOrEqual(click.peakRatio, 1.01, "\(click)")
 
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: path)))
+        let session = try TestSupport.session(path)
         defer { session.close() }
         XCTAssertThrowsError(try session.apply(Command.parse("set conv ir /no/such/ir.wav"))) { XCTAssertTrue("\($0)".contains("/no/such/ir.wav"), "\($0)") }
         XCTAssertEqual((session.graph.instances["conv"] as? LV2Instance)?.propertyValues["ir"], first)
@@ -91,7 +91,7 @@ final class LV2FilePropertyTests: XCTestCase {
         XCTAssertLessThanOrEqual(click.slopeRatio, 1.5, "\(click)")
         let start = Double(try XCTUnwrap(SignalMatch.firstNonZeroFrame(recorded, channels: 2), "silent recording")) / 48000
         let end = Double(recorded.count / 2) / 48000
-        XCTAssertEqual(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(recorded, 1000, start: start + 0.1, seconds: 0.5)), -18, accuracy: 0.3)
-        XCTAssertEqual(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(recorded, 1000, start: end - 0.6, seconds: 0.5)), -24, accuracy: 0.3)
+        XCTAssertEqual(ToneMeasure.dB(ToneMeasure.amplitude(recorded, 1000, start: start + 0.1, seconds: 0.5)), -18, accuracy: 0.3)
+        XCTAssertEqual(ToneMeasure.dB(ToneMeasure.amplitude(recorded, 1000, start: end - 0.6, seconds: 0.5)), -24, accuracy: 0.3)
     }
 }

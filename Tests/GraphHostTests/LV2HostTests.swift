@@ -8,7 +8,6 @@ import CLilv
 
 /// The `lv2` node with real plugins from Debian packages (swh-lv2, mda-lv2, x42-plugins) and lilv-utils.
 final class LV2HostTests: XCTestCase {
-    static let amp = "http://plugin.org.uk/swh-plugins/amp"
     static let detune = "http://drobilla.net/plugins/mda/Detune"
 
     func graph(_ mp3: String, channels: Int = 2, lv2: String) -> String {
@@ -23,7 +22,7 @@ final class LV2HostTests: XCTestCase {
     /// A mono plugin on a stereo bus runs once per channel.
     func testMonoPluginRunsOncePerChannel() throws {
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
-        let path = graph(mp3, lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(Self.amp)", "controls": { "gain": -6 } }"#)
+        let path = graph(mp3, lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(TestPlugins.amp)", "controls": { "gain": -6 } }"#)
         let doc = try GraphDocument.load(path: path)
         XCTAssertEqual((doc.node("fx")!.definition as! LV2Node).copies, 2)
         let out = try TestSupport.render(path).samples, dry = try TestSupport.renderStream(mp3)
@@ -39,9 +38,9 @@ final class LV2HostTests: XCTestCase {
         let input = TestSupport.directory.appendingPathComponent("lv2apply-in.wav").path
         let applied = TestSupport.directory.appendingPathComponent("lv2apply-out.wav").path
         try TestSupport.run(["mpg123", "-q", "-e", "f32", "-w", input, mp3])
-        try TestSupport.run(["lv2apply", "-i", input, "-o", applied, "-c", "gain", "-9.5", Self.amp])
+        try TestSupport.run(["lv2apply", "-i", input, "-o", applied, "-c", "gain", "-9.5", TestPlugins.amp])
         let reference = try SoundFile(path: applied).samples
-        let ours = try TestSupport.render(graph(mp3, channels: 1, lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(Self.amp)", "controls": { "gain": -9.5 } }"#)).samples
+        let ours = try TestSupport.render(graph(mp3, channels: 1, lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(TestPlugins.amp)", "controls": { "gain": -9.5 } }"#)).samples
         XCTAssertEqual(ours.count, reference.count)
         XCTAssertLessThan(zip(ours, reference).map { abs($0 - $1) }.max()!, 1e-6)
     }
@@ -62,7 +61,7 @@ final class LV2HostTests: XCTestCase {
         let out = try TestSupport.render(path, events: [TimedCommand(frame: 24000, command: try Command.parse("preset fx Out Of Tune"))]).samples
         XCTAssertTrue(out.allSatisfy(\.isFinite))
         XCTAssertGreaterThan(TestSupport.peak(out), 0.05)
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: path)))
+        let session = try TestSupport.session(path)
         defer { session.close() }
         let graph = session.graph
         XCTAssertThrowsError(try graph.check(Command.parse("preset fx Nope"))) { error in
@@ -84,11 +83,9 @@ final class LV2HostTests: XCTestCase {
         XCTAssertGreaterThan(TestSupport.peak(out), 0.05)
     }
 
-    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../Fixtures").standardizedFileURL.path
-
     /// Builds a fixture bundle's plugin with cc and loads the bundle into the world.
     static func loadFixture(_ bundle: String, source: String? = nil, binary: String? = nil) throws {
-        let dir = fixtures + "/" + bundle
+        let dir = TestPlugins.fixtures + "/" + bundle
         if let source, let binary {
             try TestSupport.run(["cc", "-shared", "-fPIC", "-O2", "-o", dir + "/" + binary, dir + "/" + source])
         }
@@ -118,7 +115,7 @@ final class LV2HostTests: XCTestCase {
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 1, seconds: 1)
         let doc = try GraphDocument.load(path: graph(mp3, channels: 1, lv2: #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:worker-gain", "controls": { "gain": 0.5 } }"#))
         let dry = try TestSupport.renderStream(mp3, channels: 1)
-        let session = GraphSession(graph: try CompiledGraph(doc))
+        let session = try TestSupport.session(document: doc)
         defer { session.close() }
         session.rendersConcurrently = live
         let graph = session.graph
@@ -175,15 +172,15 @@ final class LV2HostTests: XCTestCase {
     }
 
     func testPluginsCommandListsPluginsAsJSON() throws {
-        let result = try TestSupport.execute(CommandLineTests.root.appendingPathComponent(".build/debug/graphhost"), ["plugins", "--json", "swh-plugins/amp"])
+        let result = try TestSupport.execute(TestSupport.debugGraphhost, ["plugins", "--json", "swh-plugins/amp"])
         XCTAssertEqual(result.status, 0)
         let list = try XCTUnwrap(JSONSerialization.jsonObject(with: result.out) as? [[String: Any]])
-        let amp = try XCTUnwrap(list.first { $0["uri"] as? String == Self.amp })
+        let amp = try XCTUnwrap(list.first { $0["uri"] as? String == TestPlugins.amp })
         XCTAssertEqual(amp["audioInputs"] as? Int, 1)
         let controls = try XCTUnwrap(amp["controls"] as? [[String: Any]])
         XCTAssertEqual(controls.first?["symbol"] as? String, "gain")
         XCTAssertEqual(controls.first?["minimum"] as? Double, -70)
-        let presets = try TestSupport.execute(CommandLineTests.root.appendingPathComponent(".build/debug/graphhost"), ["presets", Self.detune])
+        let presets = try TestSupport.execute(TestSupport.debugGraphhost, ["presets", Self.detune])
         XCTAssertEqual(String(decoding: presets.out, as: UTF8.self).split(separator: "\n").count, 3)
     }
 }
@@ -195,7 +192,7 @@ extension LV2HostTests {
         let uri = "http://gareus.org/oss/lv2/zeroconvolv#Stereo"
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 2)
         let doc = try GraphDocument.load(path: graph(mp3, lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(uri)", "preset": "No-OP Stereo" }"#))
-        let session = GraphSession(graph: try CompiledGraph(doc))
+        let session = try TestSupport.session(document: doc)
         defer { session.close() }
         let graph = session.graph
         graph.start()
@@ -218,7 +215,7 @@ extension LV2HostTests {
 extension LV2HostTests {
     /// A plugin library that fails to load (an unresolved symbol) gives a clear error, not a crash.
     func testLibraryThatFailsToLoadIsAClearError() throws {
-        let dir = Self.fixtures + "/bad-binary.lv2"
+        let dir = TestPlugins.fixtures + "/bad-binary.lv2"
         try TestSupport.run(["cc", "-shared", "-fPIC", "-Wl,--allow-shlib-undefined", "-o", dir + "/bad_binary.so", dir + "/bad_binary.c"])
         LV2World.shared.loadBundle(dir)
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 1, seconds: 1)
@@ -246,7 +243,7 @@ extension LV2HostTests {
 extension LV2HostTests {
     /// Our own bundle hosted by graphhost: the LV2 iPod EQ with preset Rock sounds exactly like the built-in node.
     func testOwnIPodEQBundleMatchesTheBuiltInNode() throws {
-        let so = HeadlessPipeWire.root.appendingPathComponent("Plugins/graphhost-ipod-eq.lv2/libGraphHostIPodEQLV2.so").path
+        let so = TestSupport.root.appendingPathComponent("Plugins/graphhost-ipod-eq.lv2/libGraphHostIPodEQLV2.so").path
         XCTAssertTrue(FileManager.default.fileExists(atPath: so), "run scripts/build-plugins (scripts/test does)")
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
         let hosted = try TestSupport.render(graph(mp3, lv2: #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:ipod-eq", "preset": "Rock" }"#)).samples
@@ -358,7 +355,7 @@ extension LV2HostTests {
         let latency = try XCTUnwrap(graph.measuredPluginLatencies()["fx"])
         graph.close()
         XCTAssertGreaterThan(latency, 0)
-        let show = try TestSupport.execute(CommandLineTests.root.appendingPathComponent(".build/debug/graphhost"), ["show", path])
+        let show = try TestSupport.execute(TestSupport.debugGraphhost, ["show", path])
         let text = String(decoding: show.out, as: UTF8.self)
         XCTAssertTrue(text.contains("latency: fx reports \(Format.number(Double(latency))) frames"), text)
         XCTAssertTrue(text.contains("latency: the graph adds \(Format.number(Double(latency))) frames"), text)
@@ -449,7 +446,7 @@ extension LV2HostTests {
         XCTAssertGreaterThan(expected, 30, "a 4-pole lowpass at 1 kHz attenuates 5 kHz by more than 30 dB")
         XCTAssertEqual(attenuation, expected, accuracy: 0.1)
         // Live, 1000 is 1000 Hz too.
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: path)))
+        let session = try TestSupport.session(path)
         defer { session.close() }
         let instance = try XCTUnwrap(session.graph.instances["fx"] as? LV2Instance)
         XCTAssertEqual(try instance.targets(of: .set(parameter: "cutoff", value: 1000)).first?.value, 1000)
@@ -471,7 +468,7 @@ extension LV2HostTests {
             XCTAssertEqual(inverted[2 * f], -straight[2 * f], accuracy: 1e-5, "left, frame \(f)")
             XCTAssertEqual(inverted[2 * f + 1], straight[2 * f + 1], accuracy: 1e-5, "right, frame \(f)")
         }
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: path)))
+        let session = try TestSupport.session(path)
         defer { session.close() }
         XCTAssertThrowsError(try session.apply(Command.parse("set fx monoswap Upside Down"))) { error in
             XCTAssertTrue("\(error)".contains("'fx' monoswap has no value named 'Upside Down'; names: L->L, R->R (Straight), "), "\(error)")
@@ -531,7 +528,7 @@ extension LV2HostTests {
     /// work through the restore ring, not the render thread's request ring, and the worker thread answers it.
     func testWorkScheduledDuringARestoreGoesThroughItsOwnRing() throws {
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 2)
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: graph(mp3, lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(Self.convolver)" }"#))))
+        let session = try TestSupport.session(graph(mp3, lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(Self.convolver)" }"#))
         defer { session.close() }
         session.rendersConcurrently = true
         session.graph.start()
@@ -598,7 +595,7 @@ extension LV2HostTests {
           "links": [ { "from": "s", "to": "mix:0" }, { "from": "s", "to": "lim" }, { "from": "lim", "to": "mix:1" },
                      { "from": "mix", "to": "out" } ] }
         """)
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: path)))
+        let session = try TestSupport.session(path)
         let compensation = session.graph.compensation
         session.close()
         let latency = try XCTUnwrap(compensation.latency["lim"])
@@ -635,7 +632,7 @@ extension LV2HostTests {
         // A new file makes a new instance, which loads it, runs unheard for the pre-roll and is crossfaded to.
         let switched = 48000 + Int((GraphSession.filePrerollSeconds + GraphDocument.defaultCrossfadeSeconds) * 48000)
         XCTAssertTrue(Array(out[switched...]) == dry[switched...].map { $0 * 0.25 }, "the new gain is not applied after the swap")
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: path)))
+        let session = try TestSupport.session(path)
         defer { session.close() }
         XCTAssertThrowsError(try session.apply(Command.parse("set fx gainFile /no/such.txt"))) {
             XCTAssertTrue("\($0)".contains("gainFile: cannot read '/no/such.txt' (no such file)"), "\($0)")
@@ -652,7 +649,7 @@ extension LV2HostTests {
         session.graph.drainPluginLogs()
         XCTAssertEqual(session.graph.pluginProperties["fx"], ["gainFile": half, "gain": "0.5"])
         // With no property set, graphhost asks for the values (patch:Get) and the plugin reports its gain.
-        let unset = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: graph(mp3, channels: 1, lv2: #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:file-gain" }"#))))
+        let unset = try TestSupport.session(graph(mp3, channels: 1, lv2: #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:file-gain" }"#))
         defer { unset.close() }
         unset.render(frames: 256, interleaved: buffer)
         unset.graph.drainPluginLogs()
@@ -709,30 +706,10 @@ extension LV2HostTests {
 
 /// Instruments played by a `midi` node reading a Standard MIDI File.
 extension LV2HostTests {
-    /// A format-0 file at 120 bpm (480 ticks a quarter): A4 for half a second, then C5 for half a second.
-    static func twoNotes() throws -> String {
-        let path = TestSupport.directory.appendingPathComponent("two-notes.mid").path
-        let track: [UInt8] = [0x00, 0x90, 69, 100, 0x83, 0x60, 0x80, 69, 0,
-                              0x00, 0x90, 72, 100, 0x83, 0x60, 0x80, 72, 0,
-                              0x00, 0xFF, 0x2F, 0x00]
-        var bytes: [UInt8] = Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0x01, 0xE0]
-        bytes += Array("MTrk".utf8) + [0, 0, 0, UInt8(track.count)] + track
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
-        return path
-    }
-
-    /// The strongest period (in frames) of a mono signal between `shortest` and `longest`, by autocorrelation.
-    static func period(_ x: ArraySlice<Float>, shortest: Int, longest: Int) -> Int {
-        let x = Array(x)
-        return (shortest...longest).max { a, b in
-            zip(x, x.dropFirst(a)).reduce(0) { $0 + $1.0 * $1.1 } < zip(x, x.dropFirst(b)).reduce(0) { $0 + $1.0 * $1.1 }
-        }!
-    }
-
     /// mda JX10 (an instrument: MIDI in, stereo out) plays a MIDI file offline: sound while the notes are held, the
     /// same in two renders; mda Piano plays them at their pitch (A4, then C5 at the frame the file says).
     func testAnInstrumentPlaysAMIDIFile() throws {
-        let midi = try Self.twoNotes()
+        let midi = try TestSupport.twoNotes()
         let path = TestSupport.graph("""
         { "format": { "sampleRate": 48000, "channels": 2 },
           "nodes": [ { "id": "keys", "type": "midi", "file": "\(midi)" },
@@ -748,8 +725,8 @@ extension LV2HostTests {
         let pianoPath = TestSupport.graph((try String(contentsOfFile: path, encoding: .utf8)).replacingOccurrences(of: "mda/JX10", with: "mda/Piano"))
         let played = try TestSupport.render(pianoPath, durationFrames: 72000).samples
         let pianoLeft = stride(from: 0, to: played.count, by: 2).map { played[$0] }
-        XCTAssertEqual(Double(Self.period(pianoLeft[9600..<14400], shortest: 60, longest: 240)), 48000 / 440, accuracy: 1)
-        XCTAssertEqual(Double(Self.period(pianoLeft[33600..<38400], shortest: 60, longest: 240)), 48000 / 523.25, accuracy: 1)
+        XCTAssertEqual(Double(ToneMeasure.period(pianoLeft[9600..<14400], shortest: 60, longest: 240)), 48000 / 440, accuracy: 1)
+        XCTAssertEqual(Double(ToneMeasure.period(pianoLeft[33600..<38400], shortest: 60, longest: 240)), 48000 / 523.25, accuracy: 1)
         // A reload that gives the kept instrument another midi node switches its events (they are not crossfaded).
         let other = TestSupport.directory.appendingPathComponent("two-notes-again.mid").path
         try FileManager.default.copyItem(atPath: midi, toPath: other)
@@ -774,7 +751,7 @@ extension LV2HostTests {
     /// MIDI outputs feed other plugins: a midi node → x42 miditranspose (a MIDI processor, +12 semitones) → mda Piano.
     /// A4 sounds as A5; bypassing the processor passes the notes as they are.
     func testAMIDIProcessorFeedsAnInstrument() throws {
-        let midi = try Self.twoNotes()
+        let midi = try TestSupport.twoNotes()
         let path = TestSupport.graph("""
         { "format": { "sampleRate": 48000, "channels": 2 },
           "nodes": [ { "id": "keys", "type": "midi", "file": "\(midi)" },
@@ -784,9 +761,9 @@ extension LV2HostTests {
         """)
         func left(_ x: [Float]) -> [Float] { stride(from: 0, to: x.count, by: 2).map { x[$0] } }
         let raised = left(try TestSupport.render(path, durationFrames: 48000).samples)
-        XCTAssertEqual(Double(Self.period(raised[9600..<14400], shortest: 30, longest: 240)), 48000 / 880, accuracy: 1)
+        XCTAssertEqual(Double(ToneMeasure.period(raised[9600..<14400], shortest: 30, longest: 240)), 48000 / 880, accuracy: 1)
         let passed = left(try TestSupport.render(path, durationFrames: 48000, events: [TimedCommand(frame: 0, command: try Command.parse("bypass up on"))]).samples)
-        XCTAssertEqual(Double(Self.period(passed[9600..<14400], shortest: 60, longest: 240)), 48000 / 440, accuracy: 1)
+        XCTAssertEqual(Double(ToneMeasure.period(passed[9600..<14400], shortest: 60, longest: 240)), 48000 / 440, accuracy: 1)
         XCTAssertThrowsError(try GraphDocument.load(path: TestSupport.graph("""
             { "nodes": [ { "id": "keys", "type": "midi", "file": "\(midi)" },
                          { "id": "up", "type": "lv2", "uri": "http://gareus.org/oss/lv2/midifilter#miditranspose" }, { "id": "out", "type": "output" } ],

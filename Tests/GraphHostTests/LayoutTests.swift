@@ -5,7 +5,7 @@ import XCTest
 /// that allocates behind the render thread's back (Foundation, Logging) or that belongs to the control world
 /// (lilv, PipeWire, curl, decoders). Core's only C module is the LV2 headers.
 final class LayoutTests: XCTestCase {
-    static let sources = CommandLineTests.root.appendingPathComponent("Sources")
+    static let sources = TestSupport.root.appendingPathComponent("Sources")
 
     /// Every `import` of the Swift files under Sources/MODULE, as "file:line: module".
     func imports(of module: String) throws -> [(place: String, module: String)] {

@@ -5,7 +5,7 @@ import XCTest
 /// `capture` and `sink` nodes: offline fed from files (`render --input`), live from a private PipeWire daemon, where
 /// pw-play plays into a null sink the capture node records the monitor of, and into graphhost's own virtual sink.
 final class LiveInputTests: XCTestCase {
-    static let karaoke = CommandLineTests.root.appendingPathComponent("Graphs/karaoke.json").path
+    static let karaoke = TestSupport.root.appendingPathComponent("Graphs/karaoke.json").path
 
     /// A WAV of the 1 kHz test tone at -12 dBFS, for pw-play.
     static func toneWAV(_ frequency: Int) throws -> String {
@@ -19,7 +19,7 @@ final class LiveInputTests: XCTestCase {
     /// The karaoke example offline, its microphone fed from a file: the output is the song at its mixer volume plus
     /// the voice chain at its own (the mixer is linear), and halving the voice's volume lowers the voice 6 dB.
     func testKaraokeRendersOfflineWithTheMicrophoneFromAFile() throws {
-        let voice = try LV2PortLinkTests.tones([1000])
+        let voice = try TestSupport.tones([1000])
         let base = try GraphDocument.load(path: Self.karaoke)
         XCTAssertTrue(base.nodes.contains { $0.definition is CaptureNode })
         let frames = 3 * 48000
@@ -37,11 +37,11 @@ final class LiveInputTests: XCTestCase {
         let worst = zip(full, zip(songOnly, voiceOnly)).dropFirst(9600).map { abs($0 - ($1.0 + $1.1)) }.max() ?? 1
         XCTAssertLessThan(worst, 1e-5, "the output is not song + voice")
         XCTAssertGreaterThan(TestSupport.peak(songOnly), 0.05, "no song")
-        XCTAssertGreaterThan(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(voiceOnly, 1000)), -40, "no voice")
-        XCTAssertEqual(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(halfVoice, 1000) / LV2PortLinkTests.amplitude(voiceOnly, 1000)), -6.02, accuracy: 0.05)
+        XCTAssertGreaterThan(ToneMeasure.dB(ToneMeasure.amplitude(voiceOnly, 1000)), -40, "no voice")
+        XCTAssertEqual(ToneMeasure.dB(ToneMeasure.amplitude(halfVoice, 1000) / ToneMeasure.amplitude(voiceOnly, 1000)), -6.02, accuracy: 0.05)
         XCTAssertThrowsError(try base.feeding([("song", voice)])) { XCTAssertTrue("\($0)".contains("'song' is a stream node; only capture and sink nodes take an input file"), "\($0)") }
         XCTAssertThrowsError(try base.feeding([("mic", "/no/such.mp3")])) { XCTAssertTrue("\($0)".contains("--input mic=/no/such.mp3"), "\($0)") }
-        let cli = try TestSupport.execute(CommandLineTests.root.appendingPathComponent(".build/debug/graphhost"),
+        let cli = try TestSupport.execute(TestSupport.debugGraphhost,
                                           ["render", Self.karaoke, "--input", "mic=\(voice)", "--duration", "1", "-o", TestSupport.directory.appendingPathComponent("karaoke.wav").path])
         XCTAssertEqual(cli.status, 0, String(decoding: cli.err, as: UTF8.self))
     }
@@ -88,7 +88,7 @@ final class LiveInputTests: XCTestCase {
         XCTAssertEqual(Self.steadyLevel(recorded, 300, from: end - 2, to: end - 0.3), -18, accuracy: 0.2)
     }
 
-    static let systemEffects = CommandLineTests.root.appendingPathComponent("Graphs/system-effects.json").path
+    static let systemEffects = TestSupport.root.appendingPathComponent("Graphs/system-effects.json").path
 
     /// The system-effects example, live: two applications (pw-play) play into its two virtual sinks, Music (1 kHz,
     /// made the default sink with wpctl, so the player names no target) and Voice (300 Hz); each output, sent to a null
@@ -137,14 +137,14 @@ final class LiveInputTests: XCTestCase {
         let speakers = try SoundFile(path: record).samples
         let end = Double(speakers.count / 2) / 48000
         let offline = try TestSupport.render(document: try GraphDocument.load(path: Self.systemEffects)
-            .feeding([("music", try LV2PortLinkTests.tones([1000])), ("voice", try LV2PortLinkTests.tones([300]))]), durationFrames: 3 * 48000).samples
-        let expected = LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(offline, 1000, start: 1.5, seconds: 1))
-        XCTAssertEqual(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(speakers, 1000, start: end - 1.5, seconds: 1)), expected, accuracy: 0.3)
-        XCTAssertLessThan(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(speakers, 300, start: end - 1.5, seconds: 1)), -80, "the voice reached the speakers")
+            .feeding([("music", try TestSupport.tones([1000])), ("voice", try TestSupport.tones([300]))]), durationFrames: 3 * 48000).samples
+        let expected = ToneMeasure.dB(ToneMeasure.amplitude(offline, 1000, start: 1.5, seconds: 1))
+        XCTAssertEqual(ToneMeasure.dB(ToneMeasure.amplitude(speakers, 1000, start: end - 1.5, seconds: 1)), expected, accuracy: 0.3)
+        XCTAssertLessThan(ToneMeasure.dB(ToneMeasure.amplitude(speakers, 300, start: end - 1.5, seconds: 1)), -80, "the voice reached the speakers")
         let heard = try SoundFile(path: headset).samples
         let heardEnd = Double(heard.count / 2) / 48000
-        XCTAssertGreaterThan(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(heard, 300, start: heardEnd - 1.5, seconds: 1)), -30, "no voice on the headset")
-        XCTAssertLessThan(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(heard, 1000, start: heardEnd - 1.5, seconds: 1)), -80, "the music reached the headset")
+        XCTAssertGreaterThan(ToneMeasure.dB(ToneMeasure.amplitude(heard, 300, start: heardEnd - 1.5, seconds: 1)), -30, "no voice on the headset")
+        XCTAssertLessThan(ToneMeasure.dB(ToneMeasure.amplitude(heard, 1000, start: heardEnd - 1.5, seconds: 1)), -80, "the music reached the headset")
         // The inputs drop out only where an application was late.
         let underruns = try XCTUnwrap(result.out.firstMatch(of: /underruns (\d+)/).flatMap { Int($0.1) }, result.out)
         XCTAssertLessThanOrEqual(underruns, late, "\(result.out); cycles the applications or the sinks finished late: \(late)")
@@ -200,7 +200,7 @@ final class LiveInputTests: XCTestCase {
     /// minutes) and 1024, and the latency at the end of the run is the one at its start: no drift.
     func testLoopbackLatencyIsWithinAQuantumOfFilterChainAndDoesNotDrift() throws {
         for (quantum, seconds) in [(256, 120), (1024, 20)] {
-            let result = try TestSupport.execute(CommandLineTests.root.appendingPathComponent("scripts/loopback-latency"),
+            let result = try TestSupport.execute(TestSupport.root.appendingPathComponent("scripts/loopback-latency"),
                                                  ["--quantum", "\(quantum)", "--seconds", "\(seconds)"])
             XCTAssertEqual(result.status, 0, String(decoding: result.err, as: UTF8.self))
             let json = try XCTUnwrap(JSONSerialization.jsonObject(with: result.out) as? [String: Any])
@@ -223,7 +223,7 @@ final class LiveInputTests: XCTestCase {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
         try pw.addSink("mic_sink")
-        let media = CommandLineTests.root.appendingPathComponent("Graphs/media/demo.mp3").path
+        let media = TestSupport.root.appendingPathComponent("Graphs/media/demo.mp3").path
         let text = try String(contentsOfFile: Self.karaoke, encoding: .utf8)
             .replacingOccurrences(of: #"{ "id": "mic",    "type": "capture" }"#, with: #"{ "id": "mic", "type": "capture", "target": "mic_sink", "monitor": true }"#)
             .replacingOccurrences(of: "media/demo.mp3", with: media)
@@ -242,29 +242,29 @@ final class LiveInputTests: XCTestCase {
         let live = try SoundFile(path: record).samples
         let document = try GraphDocument.load(path: graph)
         let songOnly = try TestSupport.render(document: document, durationFrames: 3 * 48000).samples
-        let voiceOnly = try TestSupport.render(document: try document.feeding([("mic", try LV2PortLinkTests.tones([2500]))]), durationFrames: 3 * 48000,
+        let voiceOnly = try TestSupport.render(document: try document.feeding([("mic", try TestSupport.tones([2500]))]), durationFrames: 3 * 48000,
                                                events: [TimedCommand(frame: 0, request: .node(try Command.parse("set mix volume.0 0")))]).samples
         func rms(_ x: [Float], from: Int, frames: Int) -> Double { LiveInputTests.rms(Array(x[(2 * from)..<(2 * (from + frames))])) }
         let liveOnset = try XCTUnwrap(live.firstIndex { abs($0) > 1e-3 }) / 2, offlineOnset = try XCTUnwrap(songOnly.firstIndex { abs($0) > 1e-3 }) / 2
-        XCTAssertEqual(LV2PortLinkTests.dB(rms(live, from: liveOnset + 4800, frames: 24000) / rms(songOnly, from: offlineOnset + 4800, frames: 24000)), 0,
+        XCTAssertEqual(ToneMeasure.dB(rms(live, from: liveOnset + 4800, frames: 24000) / rms(songOnly, from: offlineOnset + 4800, frames: 24000)), 0,
                        accuracy: 0.5, "the song's level differs from the offline render")
         let end = Double(live.count / 2) / 48000
-        XCTAssertEqual(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(live, 2500, start: end - 1.5, seconds: 1)),
-                       LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(voiceOnly, 2500, start: 1.5, seconds: 1)), accuracy: 1, "the voice's level")
+        XCTAssertEqual(ToneMeasure.dB(ToneMeasure.amplitude(live, 2500, start: end - 1.5, seconds: 1)),
+                       ToneMeasure.dB(ToneMeasure.amplitude(voiceOnly, 2500, start: 1.5, seconds: 1)), accuracy: 1, "the voice's level")
     }
 
     /// The level (dBFS) of `frequency` in the steadiest 0.2 s of [from, to]: the largest of its windows, so that a
     /// quantum the peer (pw-play) delivered late, which the input hears as a gap, does not lower the figure.
     static func steadyLevel(_ stereo: [Float], _ frequency: Double, from: Double, to: Double) -> Double {
         stride(from: from, through: to - 0.2, by: 0.2).map {
-            LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(stereo, frequency, start: $0, seconds: 0.2))
+            ToneMeasure.dB(ToneMeasure.amplitude(stereo, frequency, start: $0, seconds: 0.2))
         }.max() ?? -240
     }
 
     /// The median of the 0.2 s windows' levels at `frequency`, in dB.
     static func medianLevel(_ stereo: [Float], _ frequency: Double, from: Double, to: Double) -> Double {
         let levels = stride(from: from, through: to - 0.2, by: 0.2).map {
-            LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(stereo, frequency, start: $0, seconds: 0.2))
+            ToneMeasure.dB(ToneMeasure.amplitude(stereo, frequency, start: $0, seconds: 0.2))
         }.sorted()
         return levels.isEmpty ? -240 : levels[levels.count / 2]
     }
@@ -279,7 +279,7 @@ final class LiveInputTests: XCTestCase {
         func graph(withSink: Bool) -> String {
             TestSupport.graph("""
             { "format": { "sampleRate": 48000, "channels": 2 },
-              "nodes": [ { "id": "song", "type": "stream", "url": "\(try! LV2PortLinkTests.tones([300], seconds: 8))" },
+              "nodes": [ { "id": "song", "type": "stream", "url": "\(try! TestSupport.tones([300], seconds: 8))" },
                          \(withSink ? #"{ "id": "late", "type": "sink", "name": "gh_late" },"# : "")
                          { "id": "mix", "type": "mixer", "inputs": 2 }, { "id": "out", "type": "output" } ],
               "links": [ { "from": "song", "to": "mix:0" }, \(withSink ? #"{ "from": "late", "to": "mix:1" },"# : "") { "from": "mix", "to": "out" } ] }
@@ -300,8 +300,8 @@ final class LiveInputTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.err)
         let recorded = try SoundFile(path: record).samples
         let end = Double(recorded.count / 2) / 48000
-        XCTAssertEqual(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(recorded, 1000, start: end - 1.5, seconds: 1)), -12, accuracy: 0.3)
-        XCTAssertEqual(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(recorded, 300, start: end - 1.5, seconds: 1)), -12, accuracy: 0.3)
+        XCTAssertEqual(ToneMeasure.dB(ToneMeasure.amplitude(recorded, 1000, start: end - 1.5, seconds: 1)), -12, accuracy: 0.3)
+        XCTAssertEqual(ToneMeasure.dB(ToneMeasure.amplitude(recorded, 300, start: end - 1.5, seconds: 1)), -12, accuracy: 0.3)
     }
 
     /// An input at another rate than the graph's is converted by PipeWire's adapter: a 44.1 kHz graph's virtual sink
@@ -334,7 +334,7 @@ final class LiveInputTests: XCTestCase {
         let recorded = try SoundFile(path: record)
         XCTAssertEqual(recorded.sampleRate, 44100)
         let end = Double(recorded.frames) / 44100
-        XCTAssertEqual(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(recorded.samples, 1000, start: end - 1.5, seconds: 1, rate: 44100)), -12, accuracy: 0.3)
+        XCTAssertEqual(ToneMeasure.dB(ToneMeasure.amplitude(recorded.samples, 1000, start: end - 1.5, seconds: 1, rate: 44100)), -12, accuracy: 0.3)
     }
 
     /// A `load` that points a capture node at another source gets a new stream there: before it, the output carries

@@ -22,7 +22,7 @@ final class LiveMIDITests: XCTestCase {
         let run = try pw.graphhost(["run", graph(instrument), "--duration", "4", "--latency", "256", "--name", name, "--record", record])
         XCTAssertTrue(try TestSupport.waitUntil { try pw.hasNode("\(name).keys") }, "no MIDI input node \(name).keys")
         let cat = try HeadlessPipeWire.execute(URL(fileURLWithPath: "/usr/bin/pw-cat"),
-                                               ["--midi", "--playback", try LV2HostTests.twoNotes(), "--target", "\(name).keys"], environment: pw.environment)
+                                               ["--midi", "--playback", try TestSupport.twoNotes(), "--target", "\(name).keys"], environment: pw.environment)
         XCTAssertEqual(cat.status, 0, cat.err)
         let result = run.wait()
         XCTAssertEqual(result.status, 0, result.err)
@@ -36,8 +36,8 @@ final class LiveMIDITests: XCTestCase {
     func testAnInstrumentPlaysFromAPipeWireMIDIPort() throws {
         let left = try playLive("Piano", name: "livepiano")
         let onset = try XCTUnwrap(left.firstIndex { abs($0) > 0.01 }, "the piano never played")
-        XCTAssertEqual(Double(LV2HostTests.period(left[(onset + 4800)..<(onset + 9600)], shortest: 60, longest: 240)), 48000 / 440, accuracy: 1)
-        XCTAssertEqual(Double(LV2HostTests.period(left[(onset + 28800)..<(onset + 33600)], shortest: 60, longest: 240)), 48000 / 523.25, accuracy: 1)
+        XCTAssertEqual(Double(ToneMeasure.period(left[(onset + 4800)..<(onset + 9600)], shortest: 60, longest: 240)), 48000 / 440, accuracy: 1)
+        XCTAssertEqual(Double(ToneMeasure.period(left[(onset + 28800)..<(onset + 33600)], shortest: 60, longest: 240)), 48000 / 523.25, accuracy: 1)
         XCTAssertTrue(left.allSatisfy { $0.isFinite && abs($0) < 1 })
     }
 

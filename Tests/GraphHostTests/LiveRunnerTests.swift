@@ -56,20 +56,11 @@ final class LiveRunnerTests: XCTestCase {
         }
     }
 
-    /// An MP3 through an EQ with `preset`.
-    static func eqGraph(preset: String) throws -> String {
-        """
-        { "nodes": [ { "id": "s", "type": "stream", "url": "\(try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1))" },
-                     { "id": "eq", "type": "ipod-eq", "preset": "\(preset)" }, { "id": "out", "type": "output" } ],
-          "links": [ { "from": "s", "to": "eq" }, { "from": "eq", "to": "out" } ] }
-        """
-    }
-
     /// A runner on a graph file with an EQ, a stand-in stream that plays while connected, and a stand-in clock.
     func makeRunner(graphPath: String? = nil, watch: Bool = false, durationSeconds: Double? = nil)
         throws -> (runner: LiveRunner, player: StandInPlayback, clock: StandInClock) {
-        let path = try graphPath ?? TestSupport.graph(Self.eqGraph(preset: "Rock"))
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: path)))
+        let path = try graphPath ?? TestSupport.graph(TestSupport.eqGraph(preset: "Rock"))
+        let session = try TestSupport.session(path)
         let player = StandInPlayback(), clock = StandInClock()
         let socket = TestSupport.directory.appendingPathComponent("runner-\(UUID().uuidString.prefix(8)).sock").path
         player.socketPath = socket
@@ -152,14 +143,14 @@ final class LiveRunnerTests: XCTestCase {
 
     /// `--watch`: a saved edit is swapped in, a broken one is reported and the previous version keeps playing.
     func testWatchSwapsInEditsAndKeepsPlayingThroughABrokenOne() throws {
-        let path = TestSupport.graph(try Self.eqGraph(preset: "Rock"))
+        let path = TestSupport.graph(try TestSupport.eqGraph(preset: "Rock"))
         let (runner, _, clock) = try makeRunner(graphPath: path, watch: true, durationSeconds: 3)
         defer { runner.close() }
         try runner.start()
         let events = try HeadlessPipeWire.SocketClient.subscriber(runner.server.path)
         XCTAssertTrue(events.waitForLine(containing: "\"subscribed\""), events.text)
         var presetAfterEdit: String?
-        let jazz = try Self.eqGraph(preset: "Jazz")
+        let jazz = try TestSupport.eqGraph(preset: "Jazz")
         let playing = clock.onTick
         clock.onTick = { t in
             playing(t)
@@ -208,7 +199,7 @@ final class LiveRunnerTests: XCTestCase {
         defer { first.close() }
         try first.start()
         let path = first.server.path
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: TestSupport.graph(try Self.eqGraph(preset: "Pop")))))
+        let session = try TestSupport.session(TestSupport.graph(try TestSupport.eqGraph(preset: "Pop")))
         let player = StandInPlayback()
         let second = LiveRunner(session: session, player: player, socketPath: path, recorder: nil,
                                 options: .init(graphPath: "unused.json"), logger: Logger(label: "test"), clock: StandInClock())

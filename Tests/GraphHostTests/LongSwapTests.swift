@@ -21,7 +21,7 @@ final class LongSwapTests: XCTestCase {
         let server = try HTTPTestServer()
         defer { server.stop() }
         let first = graph(try TestSupport.sine(seconds: 40))
-        let held = graph(try server.serve(try LV2PortLinkTests.tones([300], seconds: 20), as: "held.mp3", query: "hold=gate"))
+        let held = graph(try server.serve(try TestSupport.tones([300], seconds: 20), as: "held.mp3", query: "hold=gate"))
         let socket = TestSupport.directory.appendingPathComponent("live/long-swap.sock").path
         let recording = TestSupport.directory.appendingPathComponent("long-swap.wav").path
         let control = pw.control(socket)
@@ -53,7 +53,7 @@ final class LongSwapTests: XCTestCase {
         XCTAssertTrue(try control.waitForPosition(swappedAt + 1))
 
         // A second slow swap, then quit: the run ends without waiting for it, and the swap is refused.
-        let again = graph(try server.serve(try LV2PortLinkTests.tones([300], seconds: 20), as: "held2.mp3", query: "hold=gate2"))
+        let again = graph(try server.serve(try TestSupport.tones([300], seconds: 20), as: "held2.mp3", query: "hold=gate2"))
         loader.send(Array("load \(again)\n".utf8))
         XCTAssertTrue(TestSupport.waitUntil { FileManager.default.fileExists(atPath: server.root + "/gate2.waiting") })
         XCTAssertTrue(try TestSupport.waitUntil { try control.status()["building"] as? String == again })
@@ -66,7 +66,7 @@ final class LongSwapTests: XCTestCase {
         // Heard: the sine at half volume while the swap was built, then the new stream's 300 Hz.
         let samples = try SoundFile(path: recording).samples
         let seconds = Double(samples.count / 2) / 48000
-        XCTAssertGreaterThan(LV2PortLinkTests.amplitude(samples, 300, start: seconds - 0.8, seconds: 0.5),
-                             10 * LV2PortLinkTests.amplitude(samples, 1000, start: seconds - 0.8, seconds: 0.5), "the new stream is not heard at the end")
+        XCTAssertGreaterThan(ToneMeasure.amplitude(samples, 300, start: seconds - 0.8, seconds: 0.5),
+                             10 * ToneMeasure.amplitude(samples, 1000, start: seconds - 0.8, seconds: 0.5), "the new stream is not heard at the end")
     }
 }

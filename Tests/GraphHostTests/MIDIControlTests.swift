@@ -104,17 +104,17 @@ final class MIDIControlTests: XCTestCase {
         XCTAssertEqual(learned?.controller, 20)
         XCTAssertEqual(learned?.channel, 2)
         // With no messages coming, the surface's thread sleeps on its queue: no timer wakes it.
-        let wakeups = try XCTUnwrap(PipeWireTests.threadWakeups(run.process.processIdentifier, named: "graphhost-midi-"))
+        let wakeups = try XCTUnwrap(ProcessThreads.wakeups(run.process.processIdentifier, named: "graphhost-midi-"))
         let end = try control.position()
         XCTAssertTrue(try control.waitForPosition(end + 1))
-        XCTAssertEqual(PipeWireTests.threadWakeups(run.process.processIdentifier, named: "graphhost-midi-"), wakeups, "the idle MIDI surface woke")
+        XCTAssertEqual(ProcessThreads.wakeups(run.process.processIdentifier, named: "graphhost-midi-"), wakeups, "the idle MIDI surface woke")
         XCTAssertEqual(try control.ctl(["quit"]).status, 0)
         XCTAssertEqual(run.wait().status, 0)
         XCTAssertEqual(try control.ctl(["learn", "mix", "volume"]).status, 1)
 
         let samples = try SoundFile(path: recording).samples
         let levels = stride(from: 0, to: samples.count / 2 - 2400, by: 2400).map { start -> Double in
-            LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(samples, 1000, start: Double(start) / 48000, seconds: 0.05))
+            ToneMeasure.dB(ToneMeasure.amplitude(samples, 1000, start: Double(start) / 48000, seconds: 0.05))
         }
         let onset = try XCTUnwrap(levels.firstIndex { $0 > -30 })
         let reference = levels[onset + 4]

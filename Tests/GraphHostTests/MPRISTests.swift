@@ -225,11 +225,8 @@ final class MPRISTests: XCTestCase {
     func testICYTitleOfARadioStreamInMetadata() throws {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
-        let start = try TestSupport.execute(NetworkStreamTests.icecastScript, ["start"])
-        guard start.status == 0 else { throw TestSupport.ToolFailure(description: "icecast-loopback start: " + String(decoding: start.err, as: UTF8.self)) }
-        let icecast = TestSupport.exports(String(decoding: start.out, as: UTF8.self))
-        let (dir, url) = (try XCTUnwrap(icecast["ICECAST_DIR"]), try XCTUnwrap(icecast["ICECAST_URL"]))
-        defer { _ = try? TestSupport.execute(NetworkStreamTests.icecastScript, ["stop", dir]) }
+        let (dir, url) = try IcecastLoopback.start()
+        defer { _ = try? TestSupport.execute(IcecastLoopback.script, ["stop", dir]) }
         let socket = TestSupport.directory.appendingPathComponent("mpris-radio/r.sock").path
         let run = try pw.graphhost(["run", TestSupport.streamGraph(url), "--name", "radio", "--socket", socket])
         let bus = Bus(name: "org.mpris.MediaPlayer2.graphhost.radio", environment: pw.environment)
@@ -237,7 +234,7 @@ final class MPRISTests: XCTestCase {
         XCTAssertTrue(try TestSupport.waitUntil { try bus.playbackStatus() == "Playing" })
         let (monitor, monitored) = try Self.monitorProperties(pw)
         defer { monitor.interrupt() }
-        XCTAssertEqual(try TestSupport.execute(NetworkStreamTests.icecastScript, ["meta", dir, "Radio Artist - Radio Song"]).status, 0)
+        XCTAssertEqual(try TestSupport.execute(IcecastLoopback.script, ["meta", dir, "Radio Artist - Radio Song"]).status, 0)
         XCTAssertTrue(TestSupport.waitUntil { monitored().contains("\"xesam:title\"") && monitored().contains("\"Radio Song\"") },
                       "PropertiesChanged for Metadata: \(monitored())")
         XCTAssertTrue(try TestSupport.waitUntil { try bus.metadata()["xesam:title"] as? String == "Radio Song" }, "\((try? bus.metadata()) ?? [:])")

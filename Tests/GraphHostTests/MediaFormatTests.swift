@@ -5,61 +5,14 @@ import XCTest
 /// Every format the stream node reads, made by Debian's encoders: decoded as `ffmpeg -f f32le` decodes it, told from
 /// its content (not its name), with its tags as titles, and seekable.
 final class MediaFormatTests: XCTestCase {
-    /// The formats made from one source, with the encoder that makes each and the rate it decodes at.
-    static let formats: [(ext: String, rate: Int)] = [("m4a", 44100), ("aac", 44100), ("ogg", 44100), ("opus", 48000),
-                                                       ("flac", 44100), ("wav", 44100)]
-
-    /// A 6 s stereo source at 44.1 kHz: a sweep on the left, a tone with tremolo on the right, pink noise on both.
-    static func source() throws -> String {
-        let path = TestSupport.directory.appendingPathComponent("formats-source.wav").path
-        if FileManager.default.fileExists(atPath: path) { return path }
-        try TestSupport.run(["sox", "-q", "-n", "-r", "44100", "-c", "2", "-b", "16", path, "synth", "6",
-                             "sine", "200-3000", "sine", "660", "remix", "1", "2", "tremolo", "3", "40", "gain", "-n", "-6"])
-        return path
-    }
-
-    /// The source encoded as `ext`, titled "Title ext" by "Artist ext".
-    static func media(_ ext: String) throws -> String {
-        let path = TestSupport.directory.appendingPathComponent("formats-media.\(ext)").path
-        if FileManager.default.fileExists(atPath: path) { return path }
-        let wav = try source(), title = "Title \(ext)", artist = "Artist \(ext)"
-        switch ext {
-        case "m4a":
-            try TestSupport.run(["ffmpeg", "-v", "error", "-y", "-i", wav, "-c:a", "aac", "-b:a", "160k",
-                                 "-metadata", "title=\(title)", "-metadata", "artist=\(artist)", path])
-        case "aac":
-            try TestSupport.run(["ffmpeg", "-v", "error", "-y", "-i", wav, "-c:a", "aac", "-b:a", "160k", "-f", "adts", "-write_id3v2", "1",
-                                 "-metadata", "title=\(title)", "-metadata", "artist=\(artist)", path])
-        case "ogg": try TestSupport.run(["oggenc", "-Q", "-t", title, "-a", artist, "-o", path, wav])
-        case "opus": try TestSupport.run(["opusenc", "--quiet", "--title", title, "--artist", artist, wav, path])
-        case "flac": try TestSupport.run(["flac", "-s", "-f", "-T", "TITLE=\(title)", "-T", "ARTIST=\(artist)", "-o", path, wav])
-        case "wav":
-            try TestSupport.run(["ffmpeg", "-v", "error", "-y", "-i", wav, "-c:a", "pcm_s16le",
-                                 "-metadata", "title=\(title)", "-metadata", "artist=\(artist)", path])
-        case "mp3": try TestSupport.run(["lame", "--quiet", "-b", "192", "--tt", title, "--ta", artist, wav, path])
-        default: throw TestSupport.ToolFailure(description: "no encoder for .\(ext)")
-        }
-        return path
-    }
-
-    /// `ffmpeg -i FILE -f f32le`: interleaved floats at the file's own rate.
-    static func ffmpegDecode(_ path: String) throws -> [Float] {
-        let data = try TestSupport.run(["ffmpeg", "-v", "error", "-i", path, "-f", "f32le", "-"])
-        return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
-    }
-
-    static func largestDifference(_ a: ArraySlice<Float>, _ b: ArraySlice<Float>) -> Float {
-        zip(a, b).reduce(0) { max($0, abs($1.0 - $1.1)) }
-    }
-
     func testEveryFormatDecodesAsFFmpegDoes() throws {
-        for (ext, rate) in Self.formats {
-            let path = try Self.media(ext)
-            let expected = try Self.ffmpegDecode(path)
+        for (ext, rate) in EncodedMedia.formats {
+            let path = try EncodedMedia.file(ext)
+            let expected = try EncodedMedia.ffmpegDecode(path)
             let (samples, summary) = try TestSupport.render(TestSupport.streamGraph(path, rate: rate))
             XCTAssertGreaterThan(expected.count, 2 * rate * 5, ext)
             XCTAssertEqual(samples.count, expected.count, "\(ext): same length, gapless as FFmpeg trims it")
-            XCTAssertLessThanOrEqual(Self.largestDifference(samples[...], expected[...]), 1e-4, ext)
+            XCTAssertLessThanOrEqual(EncodedMedia.largestDifference(samples[...], expected[...]), 1e-4, ext)
             XCTAssertEqual(summary.underruns, 0, ext)
         }
     }
@@ -70,7 +23,7 @@ final class MediaFormatTests: XCTestCase {
         let server = try HTTPTestServer()
         defer { server.stop() }
         for (ext, disguise) in [("ogg", "mp3"), ("flac", "ogg"), ("mp3", "m4a"), ("opus", "wav")] {
-            let path = try Self.media(ext)
+            let path = try EncodedMedia.file(ext)
             let renamed = TestSupport.directory.appendingPathComponent("disguised-\(ext).\(disguise)").path
             try? FileManager.default.removeItem(atPath: renamed)
             try FileManager.default.copyItem(atPath: path, toPath: renamed)
@@ -89,27 +42,27 @@ final class MediaFormatTests: XCTestCase {
     func testBinariesAreNotAudioButShortAndJunkPrefixedMP3Plays() throws {
         let libc = String(decoding: try TestSupport.run(["cc", "-print-file-name=libc.so.6"]), as: UTF8.self)
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        let binaries = ["/bin/ls", libc, CommandLineTests.root.appendingPathComponent(".build/debug/graphhost").path]
+        let binaries = ["/bin/ls", libc, TestSupport.debugGraphhost.path]
         let server = try HTTPTestServer()
         defer { server.stop() }
         for (index, binary) in binaries.enumerated() {
             let disguised = TestSupport.directory.appendingPathComponent("binary-\(index).mp3").path
             try? FileManager.default.removeItem(atPath: disguised)
             try FileManager.default.copyItem(atPath: binary, toPath: disguised)
-            let validated = try CommandLineTests.graphhost(["validate", TestSupport.streamGraph(disguised)])
+            let validated = try TestSupport.graphhost(["validate", TestSupport.streamGraph(disguised)])
             XCTAssertEqual(validated.status, 2, binary)
             XCTAssertTrue(validated.err.contains("nodes[0].url") && validated.err.contains(disguised)
                           && validated.err.contains("is not a supported audio stream"), validated.err)
             for query in ["", "type=application/octet-stream"] {
                 let url = try server.serve(disguised, as: "binary-\(index).mp3", query: query)
                 let out = TestSupport.directory.appendingPathComponent("binary-\(index).wav").path
-                let rendered = try CommandLineTests.graphhost(["render", TestSupport.streamGraph(url), "-o", out])
+                let rendered = try TestSupport.graphhost(["render", TestSupport.streamGraph(url), "-o", out])
                 XCTAssertNotEqual(rendered.status, 0, "\(binary) over HTTP \(query)")
                 XCTAssertTrue(rendered.err.contains(url) && rendered.err.contains("is not a supported audio stream"), rendered.err)
             }
         }
         let short = try TestSupport.mp3(rate: 44100, channels: 2, seconds: 0.05)
-        let expected = try Self.ffmpegDecode(short)
+        let expected = try EncodedMedia.ffmpegDecode(short)
         XCTAssertGreaterThan(expected.count, 0)
         XCTAssertEqual(try TestSupport.render(TestSupport.streamGraph(short, rate: 44100)).samples.count, expected.count, "a short MP3 plays whole")
         let full = try Data(contentsOf: URL(fileURLWithPath: try TestSupport.mp3(rate: 44100, channels: 2, seconds: 2)))
@@ -128,7 +81,7 @@ final class MediaFormatTests: XCTestCase {
                                     ("opus", "opus, 48000 Hz, 2 ch", 60...200), ("flac", "flac, 44100 Hz, 2 ch", 100...1411),
                                     ("ogg", "vorbis, 44100 Hz, 2 ch", 60...250), ("wav", "pcm_s16le, 44100 Hz, 2 ch", 1411...1411),
                                     ("mp3", "mp3, 44100 Hz, 2 ch", 192...192)] {
-            let result = try CommandLineTests.graphhost(["show", TestSupport.streamGraph(try Self.media(ext))])
+            let result = try TestSupport.graphhost(["show", TestSupport.streamGraph(try EncodedMedia.file(ext))])
             XCTAssertEqual(result.status, 0)
             let shown = try XCTUnwrap(result.out.firstMatch(of: /media=([a-z0-9_]+, \d+ Hz, \d+ ch), (\d+) kb\/s/), "\(ext): \(result.out)")
             XCTAssertEqual(String(shown.1), codec, ext)
@@ -136,15 +89,15 @@ final class MediaFormatTests: XCTestCase {
         }
         let text = try TestSupport.directory.appendingPathComponent("not-audio.ogg").path
         FileManager.default.createFile(atPath: text, contents: Data(String(repeating: "plain text, not audio\n", count: 400).utf8))
-        let bad = try CommandLineTests.graphhost(["show", TestSupport.streamGraph(text)])
+        let bad = try TestSupport.graphhost(["show", TestSupport.streamGraph(text)])
         XCTAssertNotEqual(bad.status, 0)
         XCTAssertTrue(bad.err.contains("nodes[0].url") && bad.err.contains("not-audio.ogg") && bad.err.contains("is not a supported audio stream"), bad.err)
     }
 
     /// Vorbis comments, Opus tags, FLAC comments, MP4 and ID3 tags, and RIFF INFO give the title and artist.
     func testTagsOfEveryFormatGiveTheTitle() throws {
-        for ext in Self.formats.map(\.ext) + ["mp3"] {
-            let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: TestSupport.streamGraph(try Self.media(ext)))))
+        for ext in EncodedMedia.formats.map(\.ext) + ["mp3"] {
+            let session = try TestSupport.session(TestSupport.streamGraph(try EncodedMedia.file(ext)))
             defer { session.close() }
             _ = try OfflineRenderer(session: session).render(durationFrames: 4800) { _, _ in }
             let stream = session.graph.streams[0]
@@ -158,7 +111,7 @@ final class MediaFormatTests: XCTestCase {
     func testSeekCrossfadesToTheTimeSought() throws {
         for (ext, rate, tolerance) in [("flac", 44100, Float(1e-6)), ("wav", 44100, 1e-6), ("mp3", 44100, 1e-3),
                                        ("ogg", 44100, 1e-2), ("opus", 48000, 1e-2), ("m4a", 44100, 1e-2)] {
-            let graph = TestSupport.streamGraph(try Self.media(ext), rate: rate)
+            let graph = TestSupport.streamGraph(try EncodedMedia.file(ext), rate: rate)
             let plain = try TestSupport.render(graph).samples
             let at = rate, to = 4.0
             let seeked = try TestSupport.render(graph, durationFrames: 2 * rate,
@@ -169,7 +122,7 @@ final class MediaFormatTests: XCTestCase {
             let target = Int(to * Double(rate))
             let got = seeked.samples[(2 * (at + settle))..<(2 * (at + settle + length))]
             let want = plain[(2 * (target + settle))..<(2 * (target + settle + length))]
-            XCTAssertLessThanOrEqual(Self.largestDifference(got, want), tolerance, "\(ext): audio after the seek")
+            XCTAssertLessThanOrEqual(EncodedMedia.largestDifference(got, want), tolerance, "\(ext): audio after the seek")
             let before = seeked.samples[0..<(2 * at)], same = plain[0..<(2 * at)]
             XCTAssertEqual(Array(before), Array(same), "\(ext): audio before the seek is untouched")
             if tolerance < 1e-3 {
@@ -198,7 +151,7 @@ final class MediaFormatTests: XCTestCase {
         let server = try HTTPTestServer()
         defer { server.stop() }
         for (ext, query) in [("flac", ""), ("mp3", ""), ("ogg", "norange=1")] {
-            let path = try Self.media(ext)
+            let path = try EncodedMedia.file(ext)
             let events = [TimedCommand(frame: 48000, request: try ControlRequest.parse("seek s 3.5"))]
             let local = try TestSupport.render(TestSupport.streamGraph(path), events: events).samples
             let url = try server.serve(path, as: "seek.\(ext)", query: query)
@@ -272,8 +225,8 @@ final class MediaFormatTests: XCTestCase {
     func testSeekIsRefusedInAnEndlessStream() throws {
         let server = try HTTPTestServer()
         defer { server.stop() }
-        let url = try server.serve(try Self.media("ogg"), as: "endless.ogg", query: "endless=1&rate=200000")
-        let result = try CommandLineTests.graphhost(["render", TestSupport.streamGraph(url), "-o",
+        let url = try server.serve(try EncodedMedia.file("ogg"), as: "endless.ogg", query: "endless=1&rate=200000")
+        let result = try TestSupport.graphhost(["render", TestSupport.streamGraph(url), "-o",
                                                      TestSupport.directory.appendingPathComponent("endless.wav").path, "--at", "0.5", "seek s 2"])
         XCTAssertNotEqual(result.status, 0)
         XCTAssertTrue(result.err.contains("seek s: '\(url)' is a live stream or a download of unknown length (only files and downloads with a Content-Length can seek)"), result.err)
@@ -281,13 +234,13 @@ final class MediaFormatTests: XCTestCase {
 
     func testSeekIsRefusedWhereItCannotWork() throws {
         let graph = TestSupport.graph("""
-        { "nodes": [ { "id": "s", "type": "stream", "url": "\(try Self.media("flac"))" }, { "id": "eq", "type": "ipod-eq" },
+        { "nodes": [ { "id": "s", "type": "stream", "url": "\(try EncodedMedia.file("flac"))" }, { "id": "eq", "type": "ipod-eq" },
                      { "id": "out", "type": "output" } ],
           "links": [ { "from": "s", "to": "eq" }, { "from": "eq", "to": "out" } ] }
         """)
         for (line, message) in [("seek s 60", "past the end"), ("seek s -1", "before the start"), ("seek eq 1", "only stream nodes seek"),
                                 ("seek s", "usage: seek NODE SECONDS")] {
-            let result = try CommandLineTests.graphhost(["render", graph, "-o", TestSupport.directory.appendingPathComponent("refused.wav").path,
+            let result = try TestSupport.graphhost(["render", graph, "-o", TestSupport.directory.appendingPathComponent("refused.wav").path,
                                                          "--at", "0.5", line])
             XCTAssertNotEqual(result.status, 0, line)
             XCTAssertTrue(result.err.contains(message), "\(line): \(result.err)")

@@ -52,7 +52,7 @@ final class MixerAndSlicingTests: XCTestCase {
 
     /// Rendering with frame counts that vary call to call gives bit-identical output, commands included.
     func testVariableSliceSizesGiveIdenticalOutput() throws {
-        let demo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Graphs/demo.json").standardizedFileURL.path
+        let demo = TestSupport.root.appendingPathComponent("Graphs/demo.json").path
         let events = [TimedCommand(frame: 30000, command: try Command.parse("preset eq Dance")),
                       TimedCommand(frame: 50001, command: try Command.parse("set mix volume 0.5")),
                       TimedCommand(frame: 60000, request: .pause), TimedCommand(frame: 66000, request: .play),
@@ -114,8 +114,7 @@ extension MixerAndSlicingTests {
             let worst = ((2 * 49440)..<(2 * 72000)).map { abs(out[$0] - wet[$0]) }.max()!
             XCTAssertLessThan(worst, 1e-6, "\(fx): differs from the never-bypassed output")
         }
-        let graph = try CompiledGraph(try GraphDocument.load(path: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../Graphs/demo.json").standardizedFileURL.path))
+        let graph = try CompiledGraph(try GraphDocument.load(path: TestSupport.root.appendingPathComponent("Graphs/demo.json").path))
         defer { graph.close() }
         XCTAssertThrowsError(try graph.check(Command.parse("bypass mix on"))) { XCTAssertTrue("\($0)".contains("cannot be bypassed"), "\($0)") }
         XCTAssertThrowsError(try Command.parse("bypass eq maybe"))

@@ -9,7 +9,7 @@ final class MusicalTimeTests: XCTestCase {
     func graph(transport: String?) throws -> String {
         TestSupport.graph("""
         { "format": { "sampleRate": 48000, "channels": 2 }, \(transport.map { "\"transport\": \($0)," } ?? "")
-          "nodes": [ { "id": "keys", "type": "midi", "file": "\(try LV2HostTests.twoNotes())" },
+          "nodes": [ { "id": "keys", "type": "midi", "file": "\(try TestSupport.twoNotes())" },
                      { "id": "delay", "type": "lv2", "uri": "http://gareus.org/oss/lv2/midifilter#mididelay",
                        "controls": { "bpmsrc": "Plugin Host (if available)", "delayBeats": "Quarter", "delayBPM": 120 } },
                      { "id": "piano", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/Piano" }, { "id": "out", "type": "output" } ],
@@ -36,7 +36,7 @@ final class MusicalTimeTests: XCTestCase {
             XCTAssertTrue("\($0)".contains("transport.bpm"), "\($0)")
             XCTAssertTrue("\($0)".contains("swing"), "\($0)")
         }
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: graph(transport: nil))))
+        let session = try TestSupport.session(graph(transport: nil))
         defer { session.close() }
         XCTAssertThrowsError(try session.check(.tempo(100))) { XCTAssertTrue("\($0)".contains("the graph has no transport"), "\($0)") }
     }

@@ -2,62 +2,6 @@ import Foundation
 import XCTest
 @testable import GraphHost
 
-/// A loopback HTTP server (Tests/Support/http-server.py) serving one folder, started and stopped by a test.
-final class HTTPTestServer {
-    let process = Process()
-    let port: Int
-    let root: String
-
-    let scheme: String
-
-    /// `tls`: serve HTTPS with a freshly made self-signed certificate.
-    init(tls: Bool = false) throws {
-        root = TestSupport.directory.appendingPathComponent("http-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../Support/http-server.py").standardizedFileURL
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [script.path, root]
-        scheme = tls ? "https" : "http"
-        if tls {
-            try TestSupport.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-                                 "-keyout", root + "/key.pem", "-out", root + "/cert.pem"])
-            process.arguments! += [root + "/cert.pem", root + "/key.pem"]
-        }
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        var line = Data()
-        while let byte = try out.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) { line += byte }
-        guard let port = Int(String(decoding: line, as: UTF8.self)) else { throw TestSupport.ToolFailure(description: "the HTTP test server did not start") }
-        self.port = port
-    }
-
-    /// Puts a file in the served folder; returns its URL (with `query` appended).
-    func serve(_ path: String, as name: String, query: String = "") throws -> String {
-        let target = root + "/" + name
-        if !FileManager.default.fileExists(atPath: target) { try FileManager.default.copyItem(atPath: path, toPath: target) }
-        return url(name + (query.isEmpty ? "" : "?" + query))
-    }
-
-    func url(_ path: String) -> String { "\(scheme)://127.0.0.1:\(port)/\(path)" }
-
-    /// The start offsets of the Range requests for `name` the server honoured so far.
-    func rangeRequests(for name: String) -> [Int] {
-        let log = (try? String(contentsOfFile: root + "/ranges.log", encoding: .utf8)) ?? ""
-        return log.split(separator: "\n").compactMap { line in
-            let parts = line.split(separator: " ")
-            return parts.count == 2 && parts[0] == name ? Int(parts[1]) : nil
-        }
-    }
-
-    func stop() {
-        process.terminate()
-        process.waitUntilExit()
-    }
-
-    deinit { if process.isRunning { stop() } }
-}
-
 /// Network streams against real servers on 127.0.0.1: HTTP files with throttling, drops and Range, errors,
 /// stalls, bounded memory, the cache, and Icecast radio with titles.
 final class NetworkStreamTests: XCTestCase {
@@ -102,7 +46,7 @@ final class NetworkStreamTests: XCTestCase {
         let server = try HTTPTestServer()
         defer { server.stop() }
         let url = try server.serve(mp3, as: "radio.mp3", query: "endless=1")
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: streamGraph(url))))
+        let session = try TestSupport.session(streamGraph(url))
         defer { session.close() }
         var loudAfterFirst = false
         _ = try OfflineRenderer(session: session).render(durationFrames: 48000 * 3) { samples, frames in
@@ -145,7 +89,7 @@ final class NetworkStreamTests: XCTestCase {
         let local = try TestSupport.renderStream(mp3)
         for query in ["chunked=1", "close=1"] {
             let url = try server.serve(mp3, as: "finite.mp3", query: query)
-            let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: streamGraph(url))))
+            let session = try TestSupport.session(streamGraph(url))
             defer { session.close() }
             var samples: [Float] = []
             // Twice the media's length: a replay would sound in the second half.
@@ -188,7 +132,7 @@ final class NetworkStreamTests: XCTestCase {
         defer { server.stop() }
         let folder = TestSupport.directory.appendingPathComponent("failed-render-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let binary = CommandLineTests.root.appendingPathComponent(".build/debug/graphhost")
+        let binary = TestSupport.debugGraphhost
         for (url, expected) in [(server.url("empty"), "empty response from \(server.url("empty"))"),
                                 (server.url("silent"), "no answer from \(server.url("silent")) within 5 s")] {
             let result = try TestSupport.execute(binary, ["render", streamGraph(url), "-o", folder + "/out.wav"])
@@ -210,7 +154,7 @@ final class NetworkStreamTests: XCTestCase {
         { "nodes": [ { "id": "s", "type": "stream", "url": "\(url)", "retrySeconds": 0 }, { "id": "out", "type": "output" } ],
           "links": [ { "from": "s", "to": "out" } ] }
         """)
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: graph)))
+        let session = try TestSupport.session(graph)
         defer { session.close() }
         let stream = session.graph.streams[0]
         session.graph.start()
@@ -241,7 +185,7 @@ final class NetworkStreamTests: XCTestCase {
         let server = try HTTPTestServer()
         defer { server.stop() }
         let out = TestSupport.directory.appendingPathComponent("never.wav").path
-        let binary = CommandLineTests.root.appendingPathComponent(".build/debug/graphhost")
+        let binary = TestSupport.debugGraphhost
         for (url, expected) in [(server.url("missing"), "HTTP 404 from \(server.url("missing")) (not found)"),
                                 (server.url("loop"), "cannot stream \(server.url("loop")): Maximum (5) redirects followed"),
                                 ("http://127.0.0.1:9/none.mp3", "cannot stream http://127.0.0.1:9/none.mp3")] {
@@ -270,7 +214,7 @@ final class NetworkStreamTests: XCTestCase {
         let mp3 = try TestSupport.mp3(rate: 44100, channels: 2, seconds: 1)
         let server = try HTTPTestServer()
         defer { server.stop() }
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: TestSupport.streamGraph(mp3))))
+        let session = try TestSupport.session(TestSupport.streamGraph(mp3))
         defer { session.close() }
         session.rendersConcurrently = true
         let running = session.graph
@@ -287,7 +231,7 @@ final class NetworkStreamTests: XCTestCase {
         let server = try HTTPTestServer()
         defer { server.stop() }
         let url = try server.serve(mp3, as: "stall.mp3", query: "rate=40000&stall=1.5@20000")
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: streamGraph(url, bufferSeconds: 0.3))))
+        let session = try TestSupport.session(streamGraph(url, bufferSeconds: 0.3))
         defer { session.close() }
         let stream = session.graph.streams[0]
         session.graph.start()
@@ -323,7 +267,7 @@ final class NetworkStreamTests: XCTestCase {
         let server = try HTTPTestServer()
         defer { server.stop() }
         let url = try server.serve(mp3, as: "long.mp3")
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: streamGraph(url))))
+        let session = try TestSupport.session(streamGraph(url))
         defer { session.close() }
         session.graph.start()
         let stream = session.graph.streams[0]
@@ -358,17 +302,6 @@ final class NetworkStreamTests: XCTestCase {
         XCTAssertTrue(online == (try TestSupport.renderStream(mp3)))
     }
 
-    static func startIcecast() throws -> (dir: String, url: String) {
-        let start = try TestSupport.execute(Self.icecastScript, ["start"])
-        let exports = String(decoding: start.out, as: UTF8.self)
-        guard start.status == 0 else { throw TestSupport.ToolFailure(description: "icecast-loopback start: " + String(decoding: start.err, as: UTF8.self)) }
-        let env = TestSupport.exports(exports)
-        guard let dir = env["ICECAST_DIR"], let url = env["ICECAST_URL"] else { throw TestSupport.ToolFailure(description: "no ICECAST_URL in \(exports)") }
-        return (dir, url)
-    }
-
-    static let icecastScript = CommandLineTests.root.appendingPathComponent("scripts/icecast-loopback")
-
     /// `run` plays a local file (1 kHz) and two listeners of one Icecast mount (440 Hz) that retry for 60 s and for
     /// 2 s, while the Icecast source goes away (the mount answers 404) and comes back. The run plays on: both radios
     /// report the 404 (event, `status`); the brief one gives up (a streamFailed event, state failed), the other comes
@@ -376,8 +309,8 @@ final class NetworkStreamTests: XCTestCase {
     func testAnIcecastSourceThatRestartsLeavesTheRestPlaying() throws {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
-        let (dir, url) = try Self.startIcecast()
-        defer { _ = try? TestSupport.execute(Self.icecastScript, ["stop", dir]) }
+        let (dir, url) = try IcecastLoopback.start()
+        defer { _ = try? TestSupport.execute(IcecastLoopback.script, ["stop", dir]) }
         let sine = try TestSupport.sine(seconds: 2)
         let graph = TestSupport.graph("""
         { "nodes": [ { "id": "file", "type": "stream", "url": "\(sine)", "loop": true },
@@ -402,7 +335,7 @@ final class NetworkStreamTests: XCTestCase {
         func state(_ id: String) throws -> String? { try streams()[id]?["state"] as? String }
         XCTAssertTrue(try TestSupport.waitUntil { try ["file", "radio", "brief"].allSatisfy { try state($0) == "playing" } })
 
-        XCTAssertEqual(try TestSupport.execute(Self.icecastScript, ["pause", dir]).status, 0)
+        XCTAssertEqual(try TestSupport.execute(IcecastLoopback.script, ["pause", dir]).status, 0)
         // Events are JSON lines with sorted keys (and slashes escaped).
         func waitForEvent(_ parts: String...) -> Bool {
             subscriber.waitFor { $0.split(separator: "\n").contains { line in parts.allSatisfy { line.contains($0) } } }
@@ -418,7 +351,7 @@ final class NetworkStreamTests: XCTestCase {
         XCTAssertTrue((brief["error"] as? String)?.contains("gave up retrying after 2 s") ?? false, "\(brief)")
         let away = try control.position()
 
-        XCTAssertEqual(try TestSupport.execute(Self.icecastScript, ["resume", dir]).status, 0)
+        XCTAssertEqual(try TestSupport.execute(IcecastLoopback.script, ["resume", dir]).status, 0)
         XCTAssertTrue(subscriber.waitForLine(containing: "\"event\":\"streamRecovered\""), subscriber.text)
         XCTAssertTrue(try TestSupport.waitUntil { try state("radio") == "playing" })
         let back = try control.position()
@@ -463,10 +396,10 @@ final class NetworkStreamTests: XCTestCase {
     /// Icecast radio (icecast2 fed by ezstream, both on loopback): audio arrives, the ICY metadata is stripped from
     /// it, and two title changes made through the admin API are both seen, quotes and UTF-8 intact.
     func testIcecastRadioAudioAndTitles() throws {
-        let script = Self.icecastScript
-        let (dir, url) = try Self.startIcecast()
+        let script = IcecastLoopback.script
+        let (dir, url) = try IcecastLoopback.start()
         defer { _ = try? TestSupport.execute(script, ["stop", dir]) }
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: streamGraph(url))))
+        let session = try TestSupport.session(streamGraph(url))
         defer { session.close() }
         let titles = ["First Title", "Café 'quoted' – ünïcode"]
         // The titles change after 1 s and 4 s of rendered audio (the render runs at the pace the radio sends).
@@ -524,8 +457,8 @@ final class NetworkStreamTests: XCTestCase {
         XCTAssertEqual(missing.status, 1, missing.err)
         XCTAssertTrue(missing.err.contains("HTTP 404 from \(server.url("missing"))"), missing.err)
 
-        let (dir, url) = try Self.startIcecast()
-        defer { _ = try? TestSupport.execute(Self.icecastScript, ["stop", dir]) }
+        let (dir, url) = try IcecastLoopback.start()
+        defer { _ = try? TestSupport.execute(IcecastLoopback.script, ["stop", dir]) }
         let socket = TestSupport.directory.appendingPathComponent("radio/radio.sock").path
         let run = try pw.graphhost(["run", streamGraph(url), "--socket", socket])
         let control = pw.control(socket)
@@ -534,7 +467,7 @@ final class NetworkStreamTests: XCTestCase {
         XCTAssertTrue(subscriber.waitForLine(containing: "\"subscribed\":true"), subscriber.text)
         func state() throws -> String? { ((try control.status()["streams"] as? [[String: Any]])?.first?["state"] as? String) }
         XCTAssertTrue(try TestSupport.waitUntil { try state() == "playing" })
-        XCTAssertEqual(try TestSupport.execute(Self.icecastScript, ["meta", dir, "Live Title"]).status, 0)
+        XCTAssertEqual(try TestSupport.execute(IcecastLoopback.script, ["meta", dir, "Live Title"]).status, 0)
         XCTAssertTrue(subscriber.waitForLine(containing: "Live Title"), subscriber.text)
         let eventText = subscriber.text
         XCTAssertTrue(eventText.contains("\"event\":\"title\""), eventText)

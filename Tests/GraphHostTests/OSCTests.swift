@@ -192,8 +192,8 @@ final class OSCTests: XCTestCase {
     /// The server without a daemon: replies go to the sender, subscriptions by port or URL reach another socket,
     /// events follow, the number of subscribers is bounded, a subscription cannot name another host.
     func testSubscriptionsRepliesAndLimits() throws {
-        let path = TestSupport.graph(try LiveRunnerTests.eqGraph(preset: "Rock"))
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: path)))
+        let path = TestSupport.graph(try TestSupport.eqGraph(preset: "Rock"))
+        let session = try TestSupport.session(path)
         let control = LiveControl(session: session, status: { _ in ["playing": true] }, quit: {})
         let server = OSCServer(port: 0)
         try server.start(control: control)

@@ -8,7 +8,7 @@ final class OutputFormatTests: XCTestCase {
     /// A 440 Hz tone through a mixer at `volume`.
     func graph(volume: Double) throws -> String {
         TestSupport.graph("""
-        { "nodes": [ { "id": "song", "type": "stream", "url": "\(try LV2PortLinkTests.tones([440]))" },
+        { "nodes": [ { "id": "song", "type": "stream", "url": "\(try TestSupport.tones([440]))" },
                      { "id": "mix", "type": "mixer", "inputs": 1, "volume": \(volume) }, { "id": "out", "type": "output" } ],
           "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "out" } ] }
         """)
@@ -16,7 +16,7 @@ final class OutputFormatTests: XCTestCase {
 
     func render(_ graph: String, _ ext: String) throws -> (path: String, out: String) {
         let path = TestSupport.directory.appendingPathComponent("out-\(UUID().uuidString).\(ext)").path
-        let r = try CommandLineTests.graphhost(["render", graph, "-o", path, "--duration", "2"])
+        let r = try TestSupport.graphhost(["render", graph, "-o", path, "--duration", "2"])
         XCTAssertEqual(r.status, 0, r.err)
         return (path, r.out)
     }
@@ -49,19 +49,19 @@ final class OutputFormatTests: XCTestCase {
     func testOggVorbisAndOpus() throws {
         let g = try graph(volume: 0.5)
         let reference = try SoundFile(path: try render(g, "wav").path)
-        let level = LV2PortLinkTests.amplitude(reference.samples, 440, start: 0.5, seconds: 1)
+        let level = ToneMeasure.amplitude(reference.samples, 440, start: 0.5, seconds: 1)
         for ext in ["ogg", "opus"] {
             let decoded = try SoundFile(path: try render(g, ext).path)
             XCTAssertEqual(decoded.sampleRate, 48000, ext)
             XCTAssertEqual(decoded.channels, 2, ext)
             XCTAssertEqual(Double(decoded.frames) / 48000, 2, accuracy: 0.05, ext)
-            XCTAssertEqual(LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(decoded.samples, 440, start: 0.5, seconds: 1) / level), 0, accuracy: 0.5, ext)
-            XCTAssertLessThan(LV2PortLinkTests.amplitude(decoded.samples, 470, start: 0.5, seconds: 1), level / 100, ext)
+            XCTAssertEqual(ToneMeasure.dB(ToneMeasure.amplitude(decoded.samples, 440, start: 0.5, seconds: 1) / level), 0, accuracy: 0.5, ext)
+            XCTAssertLessThan(ToneMeasure.amplitude(decoded.samples, 470, start: 0.5, seconds: 1), level / 100, ext)
         }
     }
 
     func testUnknownExtensionsAndOpusRatesAreRefused() throws {
-        let r = try CommandLineTests.graphhost(["render", try graph(volume: 1), "-o", TestSupport.directory.appendingPathComponent("x.mp3").path, "--duration", "1"])
+        let r = try TestSupport.graphhost(["render", try graph(volume: 1), "-o", TestSupport.directory.appendingPathComponent("x.mp3").path, "--duration", "1"])
         XCTAssertNotEqual(r.status, 0)
         XCTAssertTrue(r.err.contains("unknown extension '.mp3' (use .wav, .flac, .ogg or .opus)"), r.err)
         XCTAssertThrowsError(try SoundFileWriter(path: TestSupport.directory.appendingPathComponent("x.opus").path, sampleRate: 44100, channels: 2)) {
@@ -80,7 +80,7 @@ final class OutputFormatTests: XCTestCase {
         """)
         for signal in [SIGINT, SIGTERM] {
             let render = Process()
-            render.executableURL = CommandLineTests.root.appendingPathComponent(".build/debug/graphhost")
+            render.executableURL = TestSupport.debugGraphhost
             render.arguments = ["render", graph, "-o", folder + "/long.flac", "--duration", "36000"]
             let err = Pipe()
             render.standardError = err

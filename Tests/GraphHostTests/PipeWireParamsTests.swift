@@ -115,7 +115,7 @@ final class PipeWireParamsTests: XCTestCase {
         let samples = try SoundFile(path: recording).samples
         let hop = 0.05
         let levels = stride(from: 0, to: samples.count / 2 - 2400, by: 2400).map {
-            LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(samples, 1000, start: Double($0) / 48000, seconds: hop))
+            ToneMeasure.dB(ToneMeasure.amplitude(samples, 1000, start: Double($0) / 48000, seconds: hop))
         }
         let onset = try XCTUnwrap(levels.firstIndex { $0 > -30 })
         let reference = levels[onset + 4]
@@ -219,10 +219,10 @@ final class PipeWireParamsTests: XCTestCase {
         XCTAssertEqual(try find("combo:bypass").value, 0)
         XCTAssertNil(all.first { $0.name.hasPrefix("in:") }, "a stream has no parameters")
         // A chain's nodes are named by their path, as `set` names them.
-        let chains = PublishedParameter.all(try GraphDocument.load(path: HeadlessPipeWire.root.appendingPathComponent("Graphs/chains.json").path))
+        let chains = PublishedParameter.all(try GraphDocument.load(path: TestSupport.root.appendingPathComponent("Graphs/chains.json").path))
         XCTAssertEqual(chains.first { $0.name == "fx/eq:preset" }?.value, 2, "\(chains.map(\.name))")
         // graphhost's EQ as an LV2 plugin has a control named preset: it is set, not an LV2 preset chosen.
-        let bright = try GraphDocument.load(path: HeadlessPipeWire.root.appendingPathComponent("Graphs/chains.json").path).selecting(chain: "bright", for: "fx")
+        let bright = try GraphDocument.load(path: TestSupport.root.appendingPathComponent("Graphs/chains.json").path).selecting(chain: "bright", for: "fx")
         let lv2Preset = try XCTUnwrap(PublishedParameter.all(bright).first { $0.name == "fx/lv2eq:preset" })
         XCTAssertEqual(lv2Preset.kind, .int)
         XCTAssertEqual(try lv2Preset.line(16), "set fx/lv2eq preset 16")

@@ -5,7 +5,7 @@ import XCTest
 
 /// `graphhost run` against a real, private PipeWire daemon (started by each test; never skipped).
 final class PipeWireTests: XCTestCase {
-    var demo: String { HeadlessPipeWire.root.appendingPathComponent("Graphs/demo.json").path }
+    var demo: String { TestSupport.root.appendingPathComponent("Graphs/demo.json").path }
 
     func summaryNumbers(_ out: String) -> (underruns: Int, xruns: Int)? {
         guard let line = out.split(separator: "\n").last(where: { $0.hasPrefix("played ") }) else { return nil }
@@ -299,7 +299,7 @@ final class PipeWireTests: XCTestCase {
         defer { pw.stop() }
         setenv("PIPEWIRE_REMOTE", pw.environment["PIPEWIRE_REMOTE"]!, 1)
         defer { unsetenv("PIPEWIRE_REMOTE") }
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: demo)))
+        let session = try TestSupport.session(demo)
         defer { session.close() }
         let graph = session.graph
         var logger = Logger(label: "test")
@@ -405,18 +405,6 @@ extension PipeWireTests {
         return (run, control, recording)
     }
 
-    /// The voluntary context switches (sleeps) of the thread of `pid` whose name starts with `name`, nil if none.
-    static func threadWakeups(_ pid: Int32, named name: String) -> Int? {
-        let tasks = "/proc/\(pid)/task"
-        for task in (try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? [] {
-            guard let comm = try? String(contentsOfFile: "\(tasks)/\(task)/comm", encoding: .utf8), comm.hasPrefix(name),
-                  let status = try? String(contentsOfFile: "\(tasks)/\(task)/status", encoding: .utf8),
-                  let line = status.split(separator: "\n").first(where: { $0.hasPrefix("voluntary_ctxt_switches:") }) else { continue }
-            return Int(line.split(separator: ":").last!.trimmingCharacters(in: .whitespaces))
-        }
-        return nil
-    }
-
     func testAPausedRunLetsItsStreamIdle() throws {
         let pw = try HeadlessPipeWire(quantum: 1024)
         defer { pw.stop() }
@@ -428,16 +416,16 @@ extension PipeWireTests {
         // Once idle, the callbacks stop while the position goes on.
         XCTAssertTrue(try control.waitForPosition(pausedAt + 1))
         let callbacks = try XCTUnwrap(try control.status()["callbacks"] as? Int)
-        let decoderWakeups = try XCTUnwrap(Self.threadWakeups(run.process.processIdentifier, named: "graphhost-decod"))
-        let writerWakeups = try XCTUnwrap(Self.threadWakeups(run.process.processIdentifier, named: "graphhost-recor"))
+        let decoderWakeups = try XCTUnwrap(ProcessThreads.wakeups(run.process.processIdentifier, named: "graphhost-decod"))
+        let writerWakeups = try XCTUnwrap(ProcessThreads.wakeups(run.process.processIdentifier, named: "graphhost-recor"))
         let idleFrom = try control.position()
         XCTAssertTrue(try control.waitForPosition(idleFrom + 2))
         XCTAssertEqual(try control.status()["callbacks"] as? Int, callbacks, "the paused stream was still called")
         // The decoder, its ring full, sleeps on its semaphore until the render world reads room free, and the recording
         // writer until the render world captures a chunk: no timer wakes either.
-        XCTAssertEqual(Self.threadWakeups(run.process.processIdentifier, named: "graphhost-decod"), decoderWakeups,
+        XCTAssertEqual(ProcessThreads.wakeups(run.process.processIdentifier, named: "graphhost-decod"), decoderWakeups,
                        "the paused stream's decoder woke")
-        XCTAssertEqual(Self.threadWakeups(run.process.processIdentifier, named: "graphhost-recor"), writerWakeups,
+        XCTAssertEqual(ProcessThreads.wakeups(run.process.processIdentifier, named: "graphhost-recor"), writerWakeups,
                        "the recording writer woke while nothing was captured")
         // A command for the render world while idle is carried out (the stream wakes for it and rests again).
         XCTAssertEqual(try control.ctl(["seek", "s", "10"]).status, 0)

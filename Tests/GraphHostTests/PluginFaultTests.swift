@@ -5,7 +5,7 @@ import XCTest
 /// Plugins that misbehave (Tests/Fixtures/faults.lv2, built here): NaN/Inf output is silenced and reported,
 /// denormals are flushed, a failed instantiation refuses the graph or the swap, a slow run is an xrun with a name.
 final class PluginFaultTests: XCTestCase {
-    static let bundle = LV2HostTests.fixtures + "/faults.lv2"
+    static let bundle = TestPlugins.fixtures + "/faults.lv2"
 
     override class func setUp() {
         super.setUp()
@@ -21,9 +21,7 @@ final class PluginFaultTests: XCTestCase {
         """)
     }
 
-    var binary: URL { CommandLineTests.root.appendingPathComponent(".build/debug/graphhost") }
-    /// Lets a graphhost process find the fixture bundles.
-    static var lv2Path: [String: String] { ["LV2_PATH": LV2HostTests.fixtures + ":/usr/lib/x86_64-linux-gnu/lv2:/usr/lib/lv2"] }
+    var binary: URL { TestSupport.debugGraphhost }
 
     func testNaNAndInfAreSilencedAndReported() throws {
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
@@ -35,7 +33,7 @@ final class PluginFaultTests: XCTestCase {
         XCTAssertEqual(out[48000...].max(), 0)
         let wav = TestSupport.directory.appendingPathComponent("nan.wav").path
         let cli = try TestSupport.execute(binary, ["render", path, "-o", wav, "--at", "0.5", "set fx poison 1"],
-                                          environment: ProcessInfo.processInfo.environment.merging(Self.lv2Path) { $1 })
+                                          environment: ProcessInfo.processInfo.environment.merging(TestPlugins.lv2Path) { $1 })
         XCTAssertEqual(cli.status, 0)
         XCTAssertTrue(String(decoding: cli.err, as: UTF8.self).contains("node 'fx' (urn:graphhost:test:nan) produced NaN, Inf or a burst above +24 dBFS: silenced"),
                       String(decoding: cli.err, as: UTF8.self))
@@ -60,7 +58,7 @@ final class PluginFaultTests: XCTestCase {
         XCTAssertTrue(fadeIn.isEmpty, "louder than the input while fading in at \(fadeIn.prefix(3))")
         let wav = TestSupport.directory.appendingPathComponent("burst.wav").path
         let cli = try TestSupport.execute(binary, ["render", path, "-o", wav, "--at", "0.5", "set fx burst 1", "--at", "0.75", "set fx burst 0"],
-                                          environment: ProcessInfo.processInfo.environment.merging(Self.lv2Path) { $1 })
+                                          environment: ProcessInfo.processInfo.environment.merging(TestPlugins.lv2Path) { $1 })
         let err = String(decoding: cli.err, as: UTF8.self)
         XCTAssertEqual(cli.status, 0, err)
         XCTAssertTrue(err.contains("node 'fx' (urn:graphhost:test:burst) produced NaN, Inf or a burst above +24 dBFS: silenced"), err)
@@ -75,7 +73,7 @@ final class PluginFaultTests: XCTestCase {
         let socket = TestSupport.directory.appendingPathComponent("burst-\(getpid()).sock").path
         let record = TestSupport.directory.appendingPathComponent("burst-\(getpid()).wav").path
         let run = try pw.graphhost(["run", graph(mp3, plugin: "burst"), "--socket", socket, "--record", record],
-                                   extraEnvironment: Self.lv2Path)
+                                   extraEnvironment: TestPlugins.lv2Path)
         let control = pw.control(socket)
         XCTAssertTrue(control.waitForSocket())
         let events = try HeadlessPipeWire.SocketClient.subscriber(socket)
@@ -98,7 +96,7 @@ final class PluginFaultTests: XCTestCase {
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
         let path = graph(mp3, plugin: "freewheel")
         XCTAssertEqual(try TestSupport.render(path).samples, try TestSupport.renderStream(mp3))
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: path)))
+        let session = try TestSupport.session(path)
         defer { session.close() }
         XCTAssertTrue(session.graph.instances["fx"]!.parameters.isEmpty)
         session.rendersConcurrently = true
@@ -126,7 +124,7 @@ final class PluginFaultTests: XCTestCase {
         XCTAssertThrowsError(try CompiledGraph(try GraphDocument.load(path: failing))) {
             XCTAssertTrue("\($0)".contains("urn:graphhost:test:fail failed to instantiate"), "\($0)")
         }
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: TestSupport.streamGraph(mp3))))
+        let session = try TestSupport.session(TestSupport.streamGraph(mp3))
         defer { session.close() }
         let running = session.graph
         XCTAssertThrowsError(try session.apply(ControlRequest.parse("load \(failing)")))
@@ -141,7 +139,7 @@ final class PluginFaultTests: XCTestCase {
         defer { pw.stop() }
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 4)
         let socket = TestSupport.directory.appendingPathComponent("slow/slow.sock").path
-        let run = try pw.graphhost(["run", graph(mp3, plugin: "slow"), "--socket", socket], extraEnvironment: Self.lv2Path)
+        let run = try pw.graphhost(["run", graph(mp3, plugin: "slow"), "--socket", socket], extraEnvironment: TestPlugins.lv2Path)
         let control = pw.control(socket)
         XCTAssertTrue(control.waitForSocket())
         XCTAssertTrue(try control.waitForPosition(0.5))

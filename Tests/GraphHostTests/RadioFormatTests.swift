@@ -55,7 +55,7 @@ final class RadioFormatTests: XCTestCase {
         { "nodes": [ { "id": "s", "type": "stream", "url": "\(url)", "bufferSeconds": 0.3 }, { "id": "out", "type": "output" } ],
           "links": [ { "from": "s", "to": "out" } ] }
         """)
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: graph)))
+        let session = try TestSupport.session(graph)
         defer { session.close() }
         var samples: [Float] = [], titles: [String] = []
         _ = try OfflineRenderer(session: session).render(durationFrames: 48000 * seconds) { block, frames in
@@ -68,7 +68,7 @@ final class RadioFormatTests: XCTestCase {
 
     /// The loopback Icecast's folder and its address (`http://127.0.0.1:PORT`).
     func startIcecast() throws -> (dir: String, server: String) {
-        let (dir, url) = try NetworkStreamTests.startIcecast()
+        let (dir, url) = try IcecastLoopback.start()
         let address = try XCTUnwrap(URL(string: url))
         return (dir, "http://\(try XCTUnwrap(address.host)):\(try XCTUnwrap(address.port))")
     }
@@ -76,7 +76,7 @@ final class RadioFormatTests: XCTestCase {
     /// Sends `file` to `mount` at about real time (its bytes over `seconds`, a little faster).
     func source(_ icecast: (dir: String, server: String), _ file: String, mount: String, type: String, seconds: Double) throws -> String {
         let size = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int)
-        let result = try TestSupport.execute(NetworkStreamTests.icecastScript,
+        let result = try TestSupport.execute(IcecastLoopback.script,
                                              ["source", icecast.dir, file, mount, type, "\(Int(Double(size) / seconds * 1.25))"])
         XCTAssertEqual(result.status, 0, String(decoding: result.err, as: UTF8.self))
         return icecast.server + mount
@@ -86,7 +86,7 @@ final class RadioFormatTests: XCTestCase {
     /// then Vorbis again. Each plays at its pitch and its title (Vorbis comment, Opus tags) reaches the stream.
     func testChainedOggRadioChangesCodecRateChannelsAndTitle() throws {
         let icecast = try startIcecast()
-        defer { _ = try? TestSupport.execute(NetworkStreamTests.icecastScript, ["stop", icecast.dir]) }
+        defer { _ = try? TestSupport.execute(IcecastLoopback.script, ["stop", icecast.dir]) }
         let a = try Self.tone(440, seconds: 3, rate: 44100, channels: 2, ext: "ogg", title: "Song A")
         let b = try Self.tone(660, seconds: 3, rate: 48000, channels: 1, ext: "opus", title: "Song B")
         let chain = try Self.joined([a, b, a, b], as: "radio-chain.ogg")
@@ -99,7 +99,7 @@ final class RadioFormatTests: XCTestCase {
     /// Opus and AAC (ADTS) mounts play at their pitch; the Opus mount's title comes from its tags.
     func testOpusAndAACMounts() throws {
         let icecast = try startIcecast()
-        defer { _ = try? TestSupport.execute(NetworkStreamTests.icecastScript, ["stop", icecast.dir]) }
+        defer { _ = try? TestSupport.execute(IcecastLoopback.script, ["stop", icecast.dir]) }
         let opus = try Self.tone(550, seconds: 6, rate: 48000, channels: 2, ext: "opus", title: "Opus Radio")
         let aac = try Self.tone(330, seconds: 6, rate: 22050, channels: 2, ext: "aac", title: "")
         for (file, mount, type, pitch, title) in [(opus, "/radio.opus", "audio/ogg", 550, "Opus Radio" as String?),

@@ -56,8 +56,8 @@ final class RobustnessTests: XCTestCase {
 
     /// The render entry point makes no heap allocation, counted at run time by an allocator interposer.
     func testRenderPathMakesNoAllocations() throws {
-        let demo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Graphs/demo.json").standardizedFileURL.path
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: demo)))
+        let demo = TestSupport.root.appendingPathComponent("Graphs/demo.json").path
+        let session = try TestSupport.session(demo)
         defer { session.close() }
         let graph = session.graph
         graph.start()
@@ -99,7 +99,7 @@ extension RobustnessTests {
     /// instrument, a sidechain fed by name, a look-ahead limiter whose latency the mixer compensates, and live
     /// changes to them.
     func testEventAndPortPathsMakeNoAllocations() throws {
-        let midi = try LV2HostTests.twoNotes(), song = try TestSupport.sine(seconds: 4)
+        let midi = try TestSupport.twoNotes(), song = try TestSupport.sine(seconds: 4)
         let path = TestSupport.graph("""
         { "format": { "sampleRate": 48000, "channels": 2 },
           "nodes": [ { "id": "keys", "type": "midi", "file": "\(midi)" },
@@ -113,7 +113,7 @@ extension RobustnessTests {
                      { "from": "song", "to": "lim" }, { "from": "lim", "to": "duck" }, { "from": "song", "to": "duck:sidechain" },
                      { "from": "duck", "to": "mix:1" }, { "from": "mix", "to": "out" } ] }
         """)
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: path)))
+        let session = try TestSupport.session(path)
         defer { session.close() }
         XCTAssertGreaterThan(session.graph.compensation.delays["mix"]?.first ?? 0, 0, "the piano path is not delayed")
         session.graph.start()

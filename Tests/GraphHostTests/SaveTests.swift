@@ -3,21 +3,20 @@ import XCTest
 
 /// `save FILE` writes the live graph; `load` resets kept nodes that changed live to the file's values.
 final class SaveTests: XCTestCase {
-    static let amp = "http://plugin.org.uk/swh-plugins/amp"
 
     /// A graph with every kind of live setting: mixer volumes, an EQ, an LV2 plugin, a chain node and a transport.
     static func graph(volumes: String = "[1]", eq: String = "\"preset\": \"Flat\"", gain: Double = 0, chain: String = "clean",
                       bpm: Int = 120, media: String? = nil) throws -> String {
-        let song = try media ?? LV2PortLinkTests.tones([200, 2000])
+        let song = try media ?? TestSupport.tones([200, 2000])
         return """
         { "format": { "sampleRate": 48000, "channels": 2 },
           "transport": { "bpm": \(bpm) },
           "chains": { "clean": [ { "id": "eq", "type": "ipod-eq", "preset": "Flat" } ],
-                      "loud": [ { "id": "amp", "type": "lv2", "uri": "\(amp)", "controls": { "gain": 6 } } ] },
+                      "loud": [ { "id": "amp", "type": "lv2", "uri": "\(TestPlugins.amp)", "controls": { "gain": 6 } } ] },
           "nodes": [ { "id": "song", "type": "stream", "url": "\(song)" },
                      { "id": "mix", "type": "mixer", "inputs": 1, "volumes": \(volumes) },
                      { "id": "eq", "type": "ipod-eq", \(eq) },
-                     { "id": "gain", "type": "lv2", "uri": "\(amp)", "controls": { "gain": \(gain) } },
+                     { "id": "gain", "type": "lv2", "uri": "\(TestPlugins.amp)", "controls": { "gain": \(gain) } },
                      { "id": "fx", "type": "chain", "chain": "\(chain)" },
                      { "id": "out", "type": "output" } ],
           "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" }, { "from": "eq", "to": "gain" },
@@ -41,7 +40,7 @@ final class SaveTests: XCTestCase {
     /// differs from the original.
     func testSavedGraphRendersLikeTheChangedGraph() throws {
         let original = TestSupport.graph(try Self.graph())
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: original)))
+        let session = try TestSupport.session(original)
         defer { session.close() }
         for line in Self.changes { try session.apply(try ControlRequest.parse(line)) }
         let saved = TestSupport.directory.appendingPathComponent("saved-\(UUID().uuidString).json").path
@@ -61,14 +60,14 @@ final class SaveTests: XCTestCase {
 
     /// Saved into another folder, relative media paths still resolve (the saved graph names the original folder).
     func testSaveIntoAnotherFolderKeepsRelativeMedia() throws {
-        let song = try LV2PortLinkTests.tones([200, 2000])
+        let song = try TestSupport.tones([200, 2000])
         let folder = URL(fileURLWithPath: song).deletingLastPathComponent().path
         let original = TestSupport.graph(try Self.graph(media: URL(fileURLWithPath: song).lastPathComponent))
         XCTAssertEqual(URL(fileURLWithPath: original).deletingLastPathComponent().path, folder)
         let other = FileManager.default.temporaryDirectory.appendingPathComponent("save-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
         let saved = other.appendingPathComponent("moved.json").path
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: original)))
+        let session = try TestSupport.session(original)
         try session.apply(.save(path: saved))
         session.close()
         let text = try String(contentsOfFile: saved, encoding: .utf8)
@@ -78,7 +77,7 @@ final class SaveTests: XCTestCase {
 
     /// A save that cannot be written says why and leaves nothing behind.
     func testSaveErrorsNameTheProblem() throws {
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: TestSupport.graph(try Self.graph()))))
+        let session = try TestSupport.session(TestSupport.graph(try Self.graph()))
         defer { session.close() }
         XCTAssertThrowsError(try session.apply(.save(path: "/nonexistent-folder/x.json"))) {
             XCTAssertTrue("\($0)".contains("/nonexistent-folder does not exist"), "\($0)")
@@ -95,10 +94,10 @@ final class SaveTests: XCTestCase {
         let events = [TimedCommand(frame: 24000, request: .node(try Command.parse("set mix volume.0 0.25"))),
                       TimedCommand(frame: 72000, request: .load(path: path))]
         let out = try TestSupport.render(path, durationFrames: 120000, events: events).samples
-        let before = LV2PortLinkTests.amplitude(out, 200, start: 0.2, seconds: 0.25, rate: rate)
-        let changed = LV2PortLinkTests.amplitude(out, 200, start: 1.0, seconds: 0.25, rate: rate)
-        let reloaded = LV2PortLinkTests.amplitude(out, 200, start: 2.0, seconds: 0.25, rate: rate)
-        XCTAssertEqual(LV2PortLinkTests.dB(changed / before), -12.04, accuracy: 0.2)
-        XCTAssertEqual(LV2PortLinkTests.dB(reloaded / before), 0, accuracy: 0.2, "the reload kept the live volume")
+        let before = ToneMeasure.amplitude(out, 200, start: 0.2, seconds: 0.25, rate: rate)
+        let changed = ToneMeasure.amplitude(out, 200, start: 1.0, seconds: 0.25, rate: rate)
+        let reloaded = ToneMeasure.amplitude(out, 200, start: 2.0, seconds: 0.25, rate: rate)
+        XCTAssertEqual(ToneMeasure.dB(changed / before), -12.04, accuracy: 0.2)
+        XCTAssertEqual(ToneMeasure.dB(reloaded / before), 0, accuracy: 0.2, "the reload kept the live volume")
     }
 }

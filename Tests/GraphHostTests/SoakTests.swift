@@ -19,7 +19,7 @@ final class SoakTests: XCTestCase {
 
     func testSwapsAndPresetsDoNotLeak() throws {
         let seconds = Int(ProcessInfo.processInfo.environment["GRAPHHOST_SOAK_SECONDS"] ?? "") ?? 120
-        let media = CommandLineTests.root.appendingPathComponent("Graphs/media/demo.mp3").path
+        let media = TestSupport.root.appendingPathComponent("Graphs/media/demo.mp3").path
         let path = TestSupport.graph("""
         { "chains": { "warm": [ { "id": "eq", "type": "ipod-eq", "preset": "Bass Booster" } ],
                       "bright": [ { "id": "eq", "type": "ipod-eq", "preset": "Treble Booster" }, { "id": "lv", "type": "lv2", "uri": "urn:graphhost:ipod-eq" } ],
@@ -37,7 +37,7 @@ final class SoakTests: XCTestCase {
             if (i * 14400) % 48000 != 0 { events.append(TimedCommand(frame: i * 14400, command: Command(node: "fx/eq", action: .preset(presets[i % presets.count])))) }
             i += 1
         }
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: path)))
+        let session = try TestSupport.session(path)
         defer { session.close() }
         var samples: [Sample] = []
         var nextSample = 0

@@ -38,7 +38,7 @@ final class SpilloverTests: XCTestCase {
     }
 
     func level(_ x: [Float], _ f: Double, _ start: Double, _ seconds: Double) -> Double {
-        LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(x, f, start: start, seconds: seconds, rate: Self.rate))
+        ToneMeasure.dB(ToneMeasure.amplitude(x, f, start: start, seconds: seconds, rate: Self.rate))
     }
 
     func testTheTailRingsOutAndTheOldChainHearsNothingNew() throws {
@@ -54,7 +54,7 @@ final class SpilloverTests: XCTestCase {
         XCTAssertGreaterThan(level(spill, 3000, 1.0, 0.15), -20)
         XCTAssertLessThan(level(spill, 3000, 1.25, 0.8), -90, "the old chain took input after the switch")
         // The tail rings until it is below −80 dBFS; then the old chain is gone.
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: graph)))
+        let session = try TestSupport.session(graph)
         defer { session.close() }
         let renderer = OfflineRenderer(session: session, events: [TimedCommand(frame: 24000, request: try ControlRequest.parse("chain fx dry spillover"))])
         var frames = 0, retiredAt: Int?
@@ -123,7 +123,7 @@ final class LiveSpilloverAndSaveTests: XCTestCase {
 
         let samples = try SoundFile(path: recording).samples
         let onset = Double(try XCTUnwrap(SignalMatch.firstSound(samples)) / 2) / 48000 - 0.1
-        let tail = LV2PortLinkTests.dB(LV2PortLinkTests.amplitude(samples, 1000, start: onset + switched + 0.1, seconds: 0.2))
+        let tail = ToneMeasure.dB(ToneMeasure.amplitude(samples, 1000, start: onset + switched + 0.1, seconds: 0.2))
         print("live spillover tail: \(tail) dB at \(switched) s")
         XCTAssertGreaterThan(tail, -50, "the reverb's tail was cut at the switch")
 

@@ -71,7 +71,7 @@ final class SwapTests: XCTestCase {
         { "format": { "channels": 1 }, "nodes": [ { "id": "song", "type": "stream", "url": "\(mp3)" }, { "id": "out", "type": "output" } ],
           "links": [ { "from": "song", "to": "out" } ] }
         """)
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: path)))
+        let session = try TestSupport.session(path)
         defer { session.close() }
         let running = session.graph
         for (line, reason) in [("load /nonexistent/graph.json", "no such file"), ("load \(broken)", "malformed JSON"),
@@ -92,14 +92,14 @@ final class SwapTests: XCTestCase {
             graph(mp3, nodes: #"{ "id": "lv", "type": "lv2", "uri": "\#(uri)" \#(preset.map { #", "preset": "\#($0)""# } ?? "") }"#,
                   links: #"{ "from": "song", "to": "lv" }, { "from": "lv", "to": "out" }"#)
         }
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: lv2Graph("Rock"))))
+        let session = try TestSupport.session(lv2Graph("Rock"))
         defer { session.close() }
         let plugin = session.graph.instances["lv"]
         try session.apply(ControlRequest.parse("load \(lv2Graph("Pop"))"))
         XCTAssertTrue(session.graph.instances["lv"] === plugin)
         XCTAssertEqual(session.graph.keptIDs, ["song", "lv", "out"])
 
-        let dir = LV2HostTests.fixtures + "/bad-binary.lv2"
+        let dir = TestPlugins.fixtures + "/bad-binary.lv2"
         try TestSupport.run(["cc", "-shared", "-fPIC", "-Wl,--allow-shlib-undefined", "-o", dir + "/bad_binary.so", dir + "/bad_binary.c"])
         LV2World.shared.loadBundle(dir)
         let running = session.graph
@@ -116,7 +116,7 @@ final class SwapTests: XCTestCase {
         let path = graph(mp3, chains: #""a": [ { "id": "eq", "type": "ipod-eq" } ], "b": [ { "id": "lv", "type": "lv2", "uri": "urn:graphhost:ipod-eq" } ]"#,
                          nodes: #"{ "id": "fx", "type": "chain", "chain": "a" }"#,
                          links: #"{ "from": "song", "to": "fx" }, { "from": "fx", "to": "out" }"#)
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: path)))
+        let session = try TestSupport.session(path)
         defer { session.close() }
         let first = session.graph
         first.start()

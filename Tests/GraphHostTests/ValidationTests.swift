@@ -104,7 +104,7 @@ final class ValidationTests: XCTestCase {
     }
 
     func testDemoGraphIsValidAndOrdered() throws {
-        let demo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Graphs/demo.json").standardizedFileURL.path
+        let demo = TestSupport.root.appendingPathComponent("Graphs/demo.json").path
         let doc = try GraphDocument.load(path: demo)
         XCTAssertEqual(doc.order.map { doc.nodes[$0].id }, ["song", "mix", "eq", "out"])
         XCTAssertTrue(GraphPrinter.text(doc).contains("render order: song -> mix -> eq -> out"))
@@ -117,8 +117,8 @@ final class ValidationTests: XCTestCase {
         XCTAssertEqual(try Command.parse("set fx mode Low pass"), Command(node: "fx", action: .choose(parameter: "mode", label: "Low pass")))
         XCTAssertThrowsError(try Command.parse("set mix volume.1 inf"))
         XCTAssertThrowsError(try Command.parse("set mix volume.1"))
-        let demo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Graphs/demo.json").standardizedFileURL.path
-        let session = GraphSession(graph: try CompiledGraph(try GraphDocument.load(path: demo)))
+        let demo = TestSupport.root.appendingPathComponent("Graphs/demo.json").path
+        let session = try TestSupport.session(demo)
         defer { session.close() }
         XCTAssertThrowsError(try session.apply(Command.parse("set mix volume.1 loud"))) {
             XCTAssertEqual("\($0)", "'loud' is not a number ('mix' volume.1 takes a number)")

@@ -2,8 +2,14 @@ import Foundation
 import XCTest
 @testable import GraphHost
 
-/// Test media made on the fly with sox and lame, and small helpers to run tools and graphs.
+/// The repository's paths, test media made on the fly (sox, lame), and helpers to run tools, `graphhost` and graphs
+/// (sessions and offline renders).
 enum TestSupport {
+    /// The repository's root folder.
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../..").standardizedFileURL
+    /// The debug `graphhost` executable (`swift build`).
+    static let debugGraphhost = root.appendingPathComponent(".build/debug/graphhost")
+
     static let directory: URL = {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("graphhost-tests-\(getpid())")
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
@@ -27,6 +33,12 @@ enum TestSupport {
         let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationStatus, o, e)
+    }
+
+    /// Runs the debug `graphhost` with `arguments`.
+    static func graphhost(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+        let r = try execute(debugGraphhost, arguments)
+        return (r.status, String(decoding: r.out, as: UTF8.self), String(decoding: r.err, as: UTF8.self))
     }
 
     /// Runs a program found on PATH and returns its standard output; throws if it fails.
@@ -60,6 +72,44 @@ enum TestSupport {
         return path
     }
 
+    /// An MP3 of sine tones at `frequencies` (Hz), each at -12 dBFS, stereo at 48 kHz.
+    static func tones(_ frequencies: [Int], seconds: Int = 3) throws -> String {
+        let name = "tones-" + frequencies.map(String.init).joined(separator: "-") + (seconds == 3 ? "" : "-\(seconds)s")
+        let path = TestSupport.directory.appendingPathComponent("\(name).mp3").path
+        if FileManager.default.fileExists(atPath: path) { return path }
+        var parts: [String] = []
+        for f in frequencies {
+            let part = TestSupport.directory.appendingPathComponent("\(name)-\(f).wav").path
+            try TestSupport.run(["sox", "-q", "-n", "-r", "48000", "-c", "2", part, "synth", "\(seconds)", "sine", "\(f)", "gain", "-n", "-12"])
+            parts.append(part)
+        }
+        let wav = path + ".wav"
+        try TestSupport.run(parts.count == 1 ? ["cp", parts[0], wav] : ["sox", "-q", "-m", "-v", "1"] + parts.flatMap { [$0, "-v", "1"] }.dropLast(2) + [wav])
+        try TestSupport.run(["lame", "--quiet", "-b", "320", wav, path])
+        return path
+    }
+
+    /// A Standard MIDI File, format 0 at 120 bpm (480 ticks a quarter): A4 for half a second, then C5 for half a second.
+    static func twoNotes() throws -> String {
+        let path = TestSupport.directory.appendingPathComponent("two-notes.mid").path
+        let track: [UInt8] = [0x00, 0x90, 69, 100, 0x83, 0x60, 0x80, 69, 0,
+                              0x00, 0x90, 72, 100, 0x83, 0x60, 0x80, 72, 0,
+                              0x00, 0xFF, 0x2F, 0x00]
+        var bytes: [UInt8] = Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0x01, 0xE0]
+        bytes += Array("MTrk".utf8) + [0, 0, 0, UInt8(track.count)] + track
+        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        return path
+    }
+
+    /// An MP3 through an EQ with `preset`.
+    static func eqGraph(preset: String) throws -> String {
+        """
+        { "nodes": [ { "id": "s", "type": "stream", "url": "\(try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1))" },
+                     { "id": "eq", "type": "ipod-eq", "preset": "\(preset)" }, { "id": "out", "type": "output" } ],
+          "links": [ { "from": "s", "to": "eq" }, { "from": "eq", "to": "out" } ] }
+        """
+    }
+
     /// Writes a graph file next to the test media and returns its path.
     static func graph(_ json: String, name: String = UUID().uuidString) -> String {
         let path = directory.appendingPathComponent("\(name).json").path
@@ -81,6 +131,16 @@ enum TestSupport {
         try render(streamGraph(mp3, channels: channels)).samples
     }
 
+    /// A session on the graph file at `path`, compiled for `nominalFrames` when given.
+    static func session(_ path: String, nominalFrames: Int? = nil) throws -> GraphSession {
+        try session(document: try GraphDocument.load(path: path), nominalFrames: nominalFrames)
+    }
+
+    /// A session on a loaded graph, compiled for `nominalFrames` when given.
+    static func session(document: GraphDocument, nominalFrames: Int? = nil) throws -> GraphSession {
+        GraphSession(graph: try CompiledGraph(document, nominalFrames: nominalFrames))
+    }
+
     /// Renders a graph file offline and returns interleaved samples.
     static func render(_ path: String, durationFrames: Int? = nil, events: [TimedCommand] = [],
                        frameSizes: [Int]? = nil) throws -> (samples: [Float], summary: OfflineRenderer.Summary) {
@@ -90,7 +150,7 @@ enum TestSupport {
     /// Renders a loaded graph offline and returns interleaved samples.
     static func render(document: GraphDocument, durationFrames: Int? = nil, events: [TimedCommand] = [],
                        frameSizes: [Int]? = nil) throws -> (samples: [Float], summary: OfflineRenderer.Summary) {
-        let session = GraphSession(graph: try CompiledGraph(document))
+        let session = try Self.session(document: document)
         defer { session.close() }
         let channels = session.format.channels
         var samples: [Float] = []
