@@ -341,7 +341,7 @@ public final class GraphSession {
                 tooShort.append(id)
                 continue
             }
-            for (input, frames) in delays.enumerated() { try? send(.mixer(mixer.kernelPointer, .delay(input: input, frames: frames))) }
+            for (input, frames) in delays.enumerated() { try? send(.kernel(.mixer(mixer.kernelPointer, .delay(input: input, frames: frames)))) }
         }
         return tooShort
     }

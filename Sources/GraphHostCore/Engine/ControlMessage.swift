@@ -1,11 +1,7 @@
-/// A change sent from the control world to the render world, applied at the start of a render call. Plain data:
-/// each case names its kernel by pointer and carries that kernel's own kind of change, so a change cannot reach
-/// a kernel of another kind.
+/// A change sent from the control world to the render world, applied at the start of a render call. Plain data.
 public enum ControlMessage {
-    case mixer(UnsafeMutablePointer<MixerKernel>, MixerKernel.Change)
-    case ipodEQ(UnsafeMutablePointer<IPodEQKernel>, IPodEQKernel.Change)
-    case lv2(UnsafeMutablePointer<LV2Kernel>, LV2Kernel.Change)
-    case stream(UnsafeMutablePointer<StreamKernel>, StreamKernel.Change)
+    /// A change for one kernel (KernelKinds.swift).
+    case kernel(KernelChange)
     /// Pause or play the whole output.
     case transport(Transport.Change)
     /// Tempo, meter or rolling of the graph's musical transport.

@@ -130,10 +130,7 @@ public struct RenderEngine {
         var applied = false
         while let message = messages.peek() {
             switch message {
-            case .mixer(let k, let change): k.pointee.apply(change)
-            case .ipodEQ(let k, let change): k.pointee.apply(change)
-            case .lv2(let k, let change): k.pointee.apply(change)
-            case .stream(let k, let change): k.pointee.apply(change)
+            case .kernel(let change): change.apply()
             case .transport(let change):
                 transport.apply(change)
                 switch change {

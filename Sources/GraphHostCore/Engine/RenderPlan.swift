@@ -27,35 +27,11 @@ public struct RenderPlan {
     @_noLocks
     public func runSlice(frames: Int, timing: UnsafeMutablePointer<StepTiming>, guardOutput: Bool = false,
                          time: UnsafePointer<MusicalTime>? = nil) {
+        let slice = RenderSlice(frames: frames, channels: channels, channelStride: maxFrames, guardOutput: guardOutput, time: time)
         for step in steps {
             let started = MonotonicClock.nanos()
-            run(step, frames: frames, guardOutput: guardOutput, time: time)
+            step.kernel.render(step, slice)
             timing.pointee.note(MonotonicClock.nanos() - started, step.kernel)
         }
-    }
-
-    @_noLocks @inline(__always)
-    func run(_ step: RenderStep, frames: Int, guardOutput: Bool, time: UnsafePointer<MusicalTime>?) {
-            switch step.kernel {
-            case .stream(let k):
-                k.pointee.process(output: step.output!, channelStride: maxFrames, channels: channels, frames: frames)
-            case .mixer(let k):
-                k.pointee.process(inputs: step.inputs, output: step.output!, channelStride: maxFrames,
-                                  channels: channels, frames: frames)
-            case .ipodEQ(let k):
-                k.pointee.process(input: step.inputs[0], output: step.output!, channelStride: maxFrames,
-                                  channels: channels, frames: frames)
-            case .lv2(let k):
-                k.pointee.process(input: step.inputs[0], output: step.output!, channelStride: maxFrames,
-                                  channels: channels, frames: frames, guardOutput: guardOutput,
-                                  portInputs: step.inputCount > 1 ? step.inputs + 1 : nil, portOutputs: step.extraOutputs, time: time)
-            case .crossfade(let k):
-                k.pointee.process(inputs: step.inputs, output: step.output!, channelStride: maxFrames,
-                                  channels: channels, frames: frames)
-            case .midi(let k):
-                k.pointee.process(output: step.output!, frames: frames)
-            case .output:
-                break
-            }
     }
 }

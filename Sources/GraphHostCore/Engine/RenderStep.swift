@@ -1,17 +1,5 @@
 /// One node's work in a render plan: its kernel and the bus buffers it reads and writes.
 public struct RenderStep {
-    /// Every kind of render kernel, addressed by pointer into memory the control world owns.
-    /// A new node kind adds a case here, in `RenderPlan.runSlice` and, if it takes changes, in `ControlMessage`.
-    public enum Kernel {
-        case stream(UnsafeMutablePointer<StreamKernel>)
-        case mixer(UnsafeMutablePointer<MixerKernel>)
-        case ipodEQ(UnsafeMutablePointer<IPodEQKernel>)
-        case lv2(UnsafeMutablePointer<LV2Kernel>)
-        case crossfade(UnsafeMutablePointer<CrossfadeKernel>)
-        case midi(UnsafeMutablePointer<MIDISourceKernel>)
-        case output
-    }
-
     public var kernel: Kernel
     public var inputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     public var inputCount: Int

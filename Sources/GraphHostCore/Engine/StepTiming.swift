@@ -19,20 +19,3 @@ public struct StepTiming {
         slowestKernel = kernel.address
     }
 }
-
-extension RenderStep.Kernel {
-    /// The kernel's memory address: its identity across plans.
-    public var address: UnsafeMutableRawPointer? {
-        @_noLocks get {
-            switch self {
-            case .stream(let k): return UnsafeMutableRawPointer(k)
-            case .mixer(let k): return UnsafeMutableRawPointer(k)
-            case .ipodEQ(let k): return UnsafeMutableRawPointer(k)
-            case .lv2(let k): return UnsafeMutableRawPointer(k)
-            case .crossfade(let k): return UnsafeMutableRawPointer(k)
-            case .midi(let k): return UnsafeMutableRawPointer(k)
-            case .output: return nil
-            }
-        }
-    }
-}

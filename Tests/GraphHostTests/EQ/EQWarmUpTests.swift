@@ -231,7 +231,7 @@ final class EQWarmUpTests: XCTestCase {
             var phase: Float = 0
             while !stop.load(ordering: .relaxed) || queue.index.readable() > 0 {
                 while let message = queue.peek() {
-                    if case .ipodEQ(let target, let change) = message { target.pointee.apply(change) }
+                    if case .kernel(.ipodEQ(let target, let change)) = message { target.pointee.apply(change) }
                     queue.dropFirst()
                 }
                 for f in 0..<n {
@@ -251,10 +251,10 @@ final class EQWarmUpTests: XCTestCase {
             let message: ControlMessage
             if let ticket = k.workspace.warm(c) {
                 warmed += 1
-                message = .ipodEQ(kernel, .warmed(c, through: ticket.through, slot: ticket.slot))
+                message = .kernel(.ipodEQ(kernel, .warmed(c, through: ticket.through, slot: ticket.slot)))
             } else {
                 declined += 1
-                message = .ipodEQ(kernel, .coefficients(c))
+                message = .kernel(.ipodEQ(kernel, .coefficients(c)))
             }
             XCTAssertTrue(queue.push(message), "the queue holds every change")
         }

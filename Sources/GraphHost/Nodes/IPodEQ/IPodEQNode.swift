@@ -190,22 +190,22 @@ final class IPodEQInstance: NodeInstance {
 
     func messages(for command: NodeCommand) throws -> [ControlMessage] {
         if case .bypass(let on) = command {
-            return [.ipodEQ(kernelPointer, .bypass(on))]
+            return [.kernel(.ipodEQ(kernelPointer, .bypass(on)))]
         }
         settings = try settings(after: command)
-        return [.ipodEQ(kernelPointer, .coefficients(settings.coefficients(sampleRate: format.sampleRate)))]
+        return [.kernel(.ipodEQ(kernelPointer, .coefficients(settings.coefficients(sampleRate: format.sampleRate))))]
     }
 
     /// New coefficients go with a bank warmed here on the input history, so the callback that takes them runs only
     /// the frames that came since; when that fails the render world warms it (`IPodEQKernel.warmPace`).
     func perform(_ command: NodeCommand, concurrent: Bool, send: (ControlMessage) throws -> Void) throws {
         for message in try messages(for: command) {
-            guard case .ipodEQ(let kernel, .coefficients(let coefficients)) = message, let warmed = workspace.warm(coefficients) else {
+            guard case .kernel(.ipodEQ(let kernel, .coefficients(let coefficients))) = message, let warmed = workspace.warm(coefficients) else {
                 try send(message)
                 continue
             }
             do {
-                try send(.ipodEQ(kernel, .warmed(coefficients, through: warmed.through, slot: warmed.slot)))
+                try send(.kernel(.ipodEQ(kernel, .warmed(coefficients, through: warmed.through, slot: warmed.slot))))
             } catch {
                 workspace.release(slot: warmed.slot)
                 throw error

@@ -475,9 +475,9 @@ final class LV2Instance: NodeInstance {
     func messages(for command: NodeCommand) throws -> [ControlMessage] {
         if case .bypass(let on) = command {
             bypassed = on
-            return [.lv2(kernelPointer, .bypass(on))]
+            return [.kernel(.lv2(kernelPointer, .bypass(on)))]
         }
-        return try targets(of: command).map { .lv2(kernelPointer, .control(port: $0.port, value: $0.value)) }
+        return try targets(of: command).map { .kernel(.lv2(kernelPointer, .control(port: $0.port, value: $0.value))) }
     }
 
     func close() {
@@ -563,11 +563,11 @@ final class LV2Instance: NodeInstance {
     /// through meanwhile), fading it back in afterwards.
     func whilePaused(_ mustPause: Bool, send: (ControlMessage) throws -> Void, what: String, _ body: () -> Void) throws {
         if mustPause {
-            try send(.lv2(kernelPointer, .pause))
+            try send(.kernel(.lv2(kernelPointer, .pause)))
             let deadline = Date().addingTimeInterval(2)
             while !paused.load(ordering: .acquiring) {
                 guard Date() < deadline else {
-                    try send(.lv2(kernelPointer, .resume))
+                    try send(.kernel(.lv2(kernelPointer, .resume)))
                     throw CommandError("'\(id)' did not pause to take \(what); not applied")
                 }
                 usleep(1000)
@@ -575,8 +575,8 @@ final class LV2Instance: NodeInstance {
         }
         body()
         if mustPause {
-            try send(.lv2(kernelPointer, .resume))
-            if bypassed { try send(.lv2(kernelPointer, .bypass(true))) }
+            try send(.kernel(.lv2(kernelPointer, .resume)))
+            if bypassed { try send(.kernel(.lv2(kernelPointer, .bypass(true)))) }
         }
     }
 }

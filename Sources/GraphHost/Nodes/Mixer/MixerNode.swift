@@ -136,7 +136,7 @@ final class MixerInstance: NodeInstance {
     func check(_ command: NodeCommand) throws { _ = try change(for: command) }
 
     func messages(for command: NodeCommand) throws -> [ControlMessage] {
-        [.mixer(kernelPointer, try change(for: command))]
+        [.kernel(.mixer(kernelPointer, try change(for: command)))]
     }
 
     func close() {

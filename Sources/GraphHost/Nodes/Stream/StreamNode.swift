@@ -228,7 +228,7 @@ public final class StreamInstance: NodeInstance, Sendable {
             return count
         }
         decoder.seek(to: seconds, number: number)
-        return [.stream(kernelPointer, .seek(number))]
+        return [.kernel(.stream(kernelPointer, .seek(number)))]
     }
 
     public func start() { decoder.start() }

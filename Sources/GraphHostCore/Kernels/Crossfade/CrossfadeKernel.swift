@@ -95,3 +95,10 @@ public struct CrossfadeKernel {
         }
     }
 }
+
+extension CrossfadeKernel: RenderKernel {
+    @_noLocks
+    public func render(_ step: RenderStep, _ slice: RenderSlice) {
+        process(inputs: step.inputs, output: step.output!, channelStride: slice.channelStride, channels: slice.channels, frames: slice.frames)
+    }
+}

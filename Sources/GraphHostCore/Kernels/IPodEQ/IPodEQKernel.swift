@@ -289,3 +289,10 @@ enum Lanes {
                highHalf: SIMD8(lowHalf: SIMD4(lowHalf: tail, highHalf: .zero), highHalf: .zero))
     }
 }
+
+extension IPodEQKernel: RenderKernel {
+    @_noLocks
+    public mutating func render(_ step: RenderStep, _ slice: RenderSlice) {
+        process(input: step.inputs[0], output: step.output!, channelStride: slice.channelStride, channels: slice.channels, frames: slice.frames)
+    }
+}

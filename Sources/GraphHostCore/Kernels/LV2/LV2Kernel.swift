@@ -473,3 +473,13 @@ public struct LV2Kernel {
         }
     }
 }
+
+extension LV2Kernel: RenderKernel {
+    /// Inputs 1, 2, … of the step feed ports linked by name; extra outputs are the step's.
+    @_noLocks
+    public mutating func render(_ step: RenderStep, _ slice: RenderSlice) {
+        process(input: step.inputs[0], output: step.output!, channelStride: slice.channelStride, channels: slice.channels,
+                frames: slice.frames, guardOutput: slice.guardOutput, portInputs: step.inputCount > 1 ? step.inputs + 1 : nil,
+                portOutputs: step.extraOutputs, time: slice.time)
+    }
+}

@@ -83,3 +83,10 @@ public struct MIDISourceKernel {
     /// True once every event of the file has been sent.
     public var finished: Bool { next >= count }
 }
+
+extension MIDISourceKernel: RenderKernel {
+    @_noLocks
+    public mutating func render(_ step: RenderStep, _ slice: RenderSlice) {
+        process(output: step.output!, frames: slice.frames)
+    }
+}

@@ -72,3 +72,10 @@ public struct MixerKernel {
         }
     }
 }
+
+extension MixerKernel: RenderKernel {
+    @_noLocks
+    public func render(_ step: RenderStep, _ slice: RenderSlice) {
+        process(inputs: step.inputs, output: step.output!, channelStride: slice.channelStride, channels: slice.channels, frames: slice.frames)
+    }
+}

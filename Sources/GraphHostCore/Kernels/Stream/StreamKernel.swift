@@ -262,3 +262,10 @@ public struct StreamKernel {
         }
     }
 }
+
+extension StreamKernel: RenderKernel {
+    @_noLocks
+    public mutating func render(_ step: RenderStep, _ slice: RenderSlice) {
+        process(output: step.output!, channelStride: slice.channelStride, channels: slice.channels, frames: slice.frames)
+    }
+}
