@@ -171,23 +171,42 @@ struct RenderCommand: ParsableCommand {
 }
 
 struct EQCurveCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "eq-curve", abstract: "Draw an iPod EQ preset's target and achieved response.")
-    @Argument(help: "Preset name or index.") var preset: String
-    @Option(help: "Sample rate in Hz.") var rate: Int = 48000
+    static let configuration = CommandConfiguration(
+        commandName: "eq-curve", abstract: "Draw an iPod EQ preset's target and achieved response, or the response of a graph's EQ node.")
+    @Argument(help: "Preset name or index.") var preset: String?
+    @Option(help: "Draw the response of this graph's node --node instead (a node kind with a frequency response: peq).") var graph: String?
+    @Option(help: "The node of --graph.") var node: String?
+    @Option(help: "Sample rate in Hz (default 48000, or the graph's).") var rate: Int?
     @Option(help: "Write an SVG chart here.") var svg: String?
     @Option(help: "Write CSV here ('-' for standard output).") var csv: String?
 
     func run() throws {
-        guard let p = IPodEQPreset.named(preset) else {
-            throw ValidationError("unknown preset '\(preset)'; valid: \(IPodEQPreset.all.map(\.name).joined(separator: ", "))")
-        }
         guard svg != nil || csv != nil else { throw ValidationError("give --svg FILE and/or --csv FILE") }
-        let curve = EQCurve(preset: p, sampleRate: rate)
+        let curve: (csv: String, svg: String)
+        if let graph {
+            guard let node, preset == nil else { throw ValidationError("give --graph FILE with --node ID and no preset") }
+            let doc = try loadGraph(graph)
+            guard let found = doc.nodes.first(where: { $0.id == node }) else {
+                throw ValidationError("\(graph) has no node '\(node)'; nodes: \(doc.nodes.map(\.id).joined(separator: ", "))")
+            }
+            guard let filter = found.definition as? any FrequencyResponding else {
+                throw ValidationError("node '\(node)' (\(found.definition.typeName)) has no fixed frequency response")
+            }
+            let response = NodeResponse(filter, id: node, sampleRate: rate ?? doc.format.sampleRate)
+            curve = (response.csv, response.svg())
+        } else {
+            guard let preset else { throw ValidationError("give a preset, or --graph FILE --node ID") }
+            guard let p = IPodEQPreset.named(preset) else {
+                throw ValidationError("unknown preset '\(preset)'; valid: \(IPodEQPreset.all.map(\.name).joined(separator: ", "))")
+            }
+            let response = EQCurve(preset: p, sampleRate: rate ?? 48000)
+            curve = (response.csv, response.svg())
+        }
         if let csv {
             if csv == "-" { print(curve.csv, terminator: "") } else { try curve.csv.write(toFile: csv, atomically: true, encoding: .utf8) }
         }
         if let svg {
-            try curve.svg().write(toFile: svg, atomically: true, encoding: .utf8)
+            try curve.svg.write(toFile: svg, atomically: true, encoding: .utf8)
             print("wrote \(svg)")
         }
     }

@@ -1,0 +1,40 @@
+import Glibc
+
+/// A node definition whose effect is a fixed filter: `graphhost eq-curve --graph FILE --node ID` plots its response.
+public protocol FrequencyResponding {
+    /// What the chart's title says the node is.
+    var responseTitle: String { get }
+    /// The node's gain in dB at `frequency` when it runs at `sampleRate` (bypass aside).
+    func responseDB(at frequency: Double, sampleRate: Int) -> Double
+}
+
+/// The response of a `FrequencyResponding` node at 1/24-octave steps, as CSV or an SVG chart.
+public struct NodeResponse {
+    public var title: String
+    public var sampleRate: Int
+    public var points: [(frequency: Double, dB: Double)]
+
+    public init(_ node: any FrequencyResponding, id: String, sampleRate: Int) {
+        title = "\(id): \(node.responseTitle) at \(sampleRate) Hz"
+        self.sampleRate = sampleRate
+        var points: [(Double, Double)] = []
+        var f = ResponsePlot.frequencyRange.lowerBound
+        while f <= min(ResponsePlot.frequencyRange.upperBound, 0.475 * Double(sampleRate)) {
+            points.append((f, node.responseDB(at: f, sampleRate: sampleRate)))
+            f *= pow(2, 1.0 / 24)
+        }
+        self.points = points
+    }
+
+    public var csv: String {
+        points.reduce("frequency_hz,response_db\n") { $0 + Format.printf("%.2f,%.3f\n", $1.frequency, $1.dB) }
+    }
+
+    /// The curve over ±12 dB, or wider when the response goes beyond that.
+    public func svg() -> String {
+        let finite = points.map(\.dB).filter(\.isFinite)
+        let low = min(-12, ((finite.min() ?? 0) / 6).rounded(.down) * 6), high = max(12, ((finite.max() ?? 0) / 6).rounded(.up) * 6)
+        let curve = ResponsePlot.Curve(label: "response", color: "#dc3c28", points: points)
+        return ResponsePlot(title: title, curves: [curve], dBRange: max(low, -60)...high).svg()
+    }
+}
