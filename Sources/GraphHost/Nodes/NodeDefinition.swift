@@ -102,7 +102,7 @@ extension NodeInstance {
 /// The registry of node kinds.
 public enum NodeKinds {
     public static let all: [any NodeDefinition.Type] = [
-        StreamNode.self, CaptureNode.self, SinkNode.self, MixerNode.self, IPodEQNode.self, LV2Node.self, MIDINode.self, OutputNode.self,
+        StreamNode.self, CaptureNode.self, SinkNode.self, MixerNode.self, IPodEQNode.self, PEQNode.self, LV2Node.self, MIDINode.self, OutputNode.self,
     ]
 
     public static func named(_ type: String) -> (any NodeDefinition.Type)? {

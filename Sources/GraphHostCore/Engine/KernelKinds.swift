@@ -9,6 +9,7 @@ extension RenderStep {
         case lv2(UnsafeMutablePointer<LV2Kernel>)
         case crossfade(UnsafeMutablePointer<CrossfadeKernel>)
         case midi(UnsafeMutablePointer<MIDISourceKernel>)
+        case peq(UnsafeMutablePointer<PEQKernel>)
         case output
     }
 }
@@ -20,6 +21,7 @@ public enum KernelChange {
     case mixer(UnsafeMutablePointer<MixerKernel>, MixerKernel.Change)
     case ipodEQ(UnsafeMutablePointer<IPodEQKernel>, IPodEQKernel.Change)
     case lv2(UnsafeMutablePointer<LV2Kernel>, LV2Kernel.Change)
+    case peq(UnsafeMutablePointer<PEQKernel>, PEQKernel.Change)
 }
 
 extension RenderStep.Kernel {
@@ -33,6 +35,7 @@ extension RenderStep.Kernel {
         case .lv2(let k): k.pointee.render(step, slice)
         case .crossfade(let k): k.pointee.render(step, slice)
         case .midi(let k): k.pointee.render(step, slice)
+        case .peq(let k): k.pointee.render(step, slice)
         case .output: break
         }
     }
@@ -47,6 +50,7 @@ extension RenderStep.Kernel {
             case .lv2(let k): return UnsafeMutableRawPointer(k)
             case .crossfade(let k): return UnsafeMutableRawPointer(k)
             case .midi(let k): return UnsafeMutableRawPointer(k)
+            case .peq(let k): return UnsafeMutableRawPointer(k)
             case .output: return nil
             }
         }
@@ -62,6 +66,7 @@ extension KernelChange {
         case .mixer(let k, let change): k.pointee.apply(change)
         case .ipodEQ(let k, let change): k.pointee.apply(change)
         case .lv2(let k, let change): k.pointee.apply(change)
+        case .peq(let k, let change): k.pointee.apply(change)
         }
     }
 }

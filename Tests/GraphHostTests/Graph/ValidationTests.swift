@@ -32,7 +32,7 @@ final class ValidationTests: XCTestCase {
 
     func testUnknownNodeTypeListsKnownTypes() {
         assertError(#"{ "nodes": [ { "id": "x", "type": "reverb" }, { "id": "out", "type": "output" } ], "links": [] }"#,
-                    contains: ["nodes[0].type", "unknown node type 'reverb'", "known types: stream, capture, sink, mixer, ipod-eq, lv2, midi, output, chain"])
+                    contains: ["nodes[0].type", "unknown node type 'reverb'", "known types: stream, capture, sink, mixer, ipod-eq, peq, lv2, midi, output, chain"])
     }
 
     func testDuplicateID() {

@@ -1,0 +1,180 @@
+/// `peq`: a parametric EQ of up to 16 bands in series, each peaking, low or high shelf, low or high pass, band pass
+/// or notch (`bands`: `{"type", "frequency", "gain", "q"}`), then a `preamp` in dB; `bypass` starts it bypassed.
+/// Every band is the Audio EQ Cookbook's biquad; changes crossfade to a settled new bank (`PEQKernel`).
+public struct PEQNode: NodeDefinition {
+    public static let typeName = "peq"
+    public static let settingKeys = ["bands", "preamp", "bypass"]
+
+    public var bands: [ParametricBand]
+    public var preamp: Double
+    public var bypass: Bool
+
+    public init(bands: [ParametricBand], preamp: Double = 0, bypass: Bool = false) {
+        self.bands = bands
+        self.preamp = preamp
+        self.bypass = bypass
+    }
+
+    public var inputBuses: Int { 1 }
+    public var outputBuses: Int { 1 }
+    public var summary: [(String, String)] {
+        var items = bands.enumerated().map { b, band in
+            ("band.\(b)", "\(band.shape.rawValue) \(Format.number(band.frequency)) Hz"
+                + (band.shape.hasGain ? " \(Format.number(band.gain)) dB" : "") + " q \(Format.number(band.q))")
+        }
+        items.append(("preamp", Format.number(preamp) + " dB"))
+        if bypass { items.append(("bypass", "on")) }
+        return items
+    }
+
+    public static func parse(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> PEQNode? {
+        let before = issues.errors.count
+        var bands: [ParametricBand] = []
+        if let given = settings.object["bands"] {
+            if let items = given.arrayValue {
+                if items.count > PEQParameter.maxBands {
+                    issues.report(settings.path("bands"), "\(items.count) bands; a peq node has at most \(PEQParameter.maxBands)", at: given)
+                }
+                for (i, item) in items.enumerated() {
+                    let band = NodeSettings(object: item, path: "\(settings.path("bands"))[\(i)]")
+                    if let parsed = parseBand(band, sampleRate: context.format.sampleRate, issues: &issues) { bands.append(parsed) }
+                }
+            } else {
+                issues.report(settings.path("bands"), "expected an array of bands (\(bandShape)), found \(given.typeName)", at: given)
+            }
+        }
+        let preamp = settings.number("preamp", in: PEQParameter.preampRange, issues: &issues) ?? 0
+        let bypass = settings.bool("bypass", issues: &issues) ?? false
+        guard issues.errors.count == before else { return nil }
+        return PEQNode(bands: bands, preamp: preamp, bypass: bypass)
+    }
+
+    static let bandShape = #"{"type", "frequency", "gain", "q"}"#
+
+    static func parseBand(_ band: NodeSettings, sampleRate: Int, issues: inout GraphIssues) -> ParametricBand? {
+        guard band.object.objectMembers != nil else {
+            issues.report(band.path, "expected a band object (\(bandShape)), found \(band.object.typeName)", at: band.object)
+            return nil
+        }
+        let before = issues.errors.count
+        band.rejectUnknownKeys(PEQParameter.Field.allCases.map(\.rawValue), issues: &issues)
+        var shape: ParametricBand.Shape?
+        if let name = band.string("type", issues: &issues) {
+            shape = ParametricBand.Shape(rawValue: name)
+            if shape == nil {
+                issues.report(band.path("type"), "unknown band type '\(name)'; valid types: \(PEQParameter.shapeNames)", at: band.object["type"])
+            }
+        } else if band.object["type"] == nil {
+            issues.report(band.path("type"), "missing; valid types: \(PEQParameter.shapeNames)", at: band.object)
+        }
+        let frequency = band.number("frequency", in: PEQParameter.Field.frequency.range, issues: &issues)
+        if band.object["frequency"] == nil {
+            issues.report(band.path("frequency"), "missing; a frequency in Hz, 10…20000", at: band.object)
+        } else if let frequency, let problem = Self.frequencyProblem(frequency, sampleRate: sampleRate) {
+            issues.report(band.path("frequency"), problem, at: band.object["frequency"])
+        }
+        let gain = band.number("gain", in: PEQParameter.Field.gain.range, issues: &issues) ?? PEQParameter.defaultGain
+        let q = band.number("q", in: PEQParameter.Field.q.range, issues: &issues) ?? PEQParameter.defaultQ
+        guard issues.errors.count == before, let shape, let frequency else { return nil }
+        return ParametricBand(shape: shape, frequency: frequency, gain: gain, q: q)
+    }
+
+    /// Why a frequency in range cannot be designed at `sampleRate`, or nil.
+    static func frequencyProblem(_ frequency: Double, sampleRate: Int) -> String? {
+        let limit = 0.49 * Double(sampleRate)
+        guard frequency >= limit else { return nil }
+        return "\(Format.number(frequency)) Hz must be below \(Format.number(limit)) Hz (just under half the sample rate, \(sampleRate) Hz)"
+    }
+
+    public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance {
+        PEQInstance(id: id, node: self, format: format)
+    }
+
+    public var parameters: [ParameterInfo] { PEQParameter.all(bands: bands.count).map(\.info) }
+
+    public func value(of parameter: String) -> Double? {
+        switch PEQParameter(name: parameter, bands: bands.count) {
+        case .band(let b, let field): return bands[b].value(of: field)
+        case .preamp: return preamp
+        case nil: return nil
+        }
+    }
+
+    public var initialCommands: [NodeCommand] { bypass ? [.bypass(true)] : [] }
+
+    public func liveChanges(from old: any NodeDefinition) -> [NodeCommand]? {
+        guard let old = old as? PEQNode, old.bands.count == bands.count else { return nil }
+        var commands: [NodeCommand] = []
+        for (b, band) in bands.enumerated() {
+            for field in PEQParameter.Field.allCases where band.value(of: field) != old.bands[b].value(of: field) {
+                let name = PEQParameter.band(b, field).name
+                commands.append(field == .type ? .choose(parameter: name, label: band.shape.rawValue)
+                                               : .set(parameter: name, value: band.value(of: field)))
+            }
+        }
+        if old.preamp != preamp { commands.append(.set(parameter: "preamp", value: preamp)) }
+        if old.bypass != bypass { commands.append(.bypass(bypass)) }
+        return commands
+    }
+
+    public func applying(_ command: NodeCommand) -> any NodeDefinition {
+        (try? applied(command)) ?? self
+    }
+
+    /// This definition after `command`; throws what does not fit (`id` names the node; frequencies are checked against
+    /// `sampleRate` when given).
+    func applied(_ command: NodeCommand, id: String = typeName, sampleRate: Int? = nil) throws -> PEQNode {
+        var next = self
+        switch command {
+        case .bypass(let on):
+            next.bypass = on
+        case .preset:
+            throw CommandError("'\(id)' has no presets")
+        case .seek:
+            throw NodeCommand.onlyStreamsSeek(id)
+        case .set(let name, let value):
+            guard let parameter = PEQParameter(name: name, bands: bands.count) else { throw unknown(name, id: id) }
+            let range = parameter.range
+            guard range.contains(value) else {
+                let unit = parameter.unit.isEmpty ? "" : " \(parameter.unit)"
+                throw CommandError("\(name) \(Format.number(value)) is out of range "
+                                   + "\(Format.number(range.lowerBound))…\(Format.number(range.upperBound))\(unit)")
+            }
+            switch parameter {
+            case .preamp: next.preamp = value
+            case .band(let b, let field):
+                if field == .type && value != value.rounded() {
+                    throw CommandError("\(name) takes a type's index or name: \(PEQParameter.shapeNames)")
+                }
+                if field == .frequency, let sampleRate, let problem = Self.frequencyProblem(value, sampleRate: sampleRate) {
+                    throw CommandError("\(name): \(problem)")
+                }
+                next.bands[b] = bands[b].setting(field, to: value)
+            }
+        case .choose(let name, let label):
+            guard let parameter = PEQParameter(name: name, bands: bands.count) else { throw unknown(name, id: id) }
+            guard case .band(let b, .type) = parameter else { throw NodeCommand.numbersOnly(id, name, label) }
+            guard let shape = ParametricBand.Shape(rawValue: label) else {
+                throw CommandError("unknown band type '\(label)' for \(name); valid types: \(PEQParameter.shapeNames)")
+            }
+            next.bands[b].shape = shape
+        }
+        return next
+    }
+
+    func unknown(_ name: String, id: String) -> CommandError {
+        CommandError("'\(id)' has no parameter '\(name)'; parameters: \(PEQParameter.list(bands: bands.count))")
+    }
+
+    public var liveSettings: [(key: String, value: JSONValue?)] {
+        [("bands", .array(bands.map(\.json))), ("preamp", preamp == 0 ? nil : .number(preamp)), ("bypass", bypass ? .bool(true) : nil)]
+    }
+}
+
+extension PEQNode: FrequencyResponding {
+    public var responseTitle: String { "peq, \(bands.count) bands" }
+
+    public func responseDB(at frequency: Double, sampleRate: Int) -> Double {
+        bands.reduce(preamp) { $0 + $1.coefficients(sampleRate: Double(sampleRate)).magnitudeDB(at: frequency, sampleRate: Double(sampleRate)) }
+    }
+}
