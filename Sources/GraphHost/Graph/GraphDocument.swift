@@ -67,7 +67,7 @@ public struct GraphDocument: Sendable {
     public func node(_ id: String) -> GraphNode? { nodes.first { $0.id == id } }
 
     /// The output nodes' ids in file order: output 0 is what `render -o FILE` writes and `run` plays first.
-    public var outputIDs: [String] { nodes.filter { $0.definition is OutputNode }.map(\.id) }
+    public var outputIDs: [String] { nodes.filter { $0.definition.traits.contains(.isOutput) }.map(\.id) }
 
     /// Reads and validates a graph file; throws `GraphErrors` listing every problem.
     public static func load(path: String) throws -> GraphDocument {
@@ -171,16 +171,11 @@ public struct GraphDocument: Sendable {
         }
         if valid.count == nodes.count { checkEventLinks(nodes: valid, links: links, issues: &issues) }
         for node in valid {
-            guard let plugin = node.definition as? LV2Node else { continue }
-            let linked = Set(plugin.portInputs.map(\.port) + plugin.mainInputs)
-            for port in plugin.plugin.ports where port.kind == .audio && port.isInput && !linked.contains(port.index) && plugin.copies == 1 {
-                let what = port.isSideChain ? "sidechain input" : "audio input"
-                issues.warn(node.path, "\(what) '\(port.symbol)' of '\(node.id)' is not linked and reads silence (link it with \"to\": \"\(node.id):\(port.symbol)\")")
-            }
+            for warning in node.definition.unlinkedInputWarnings(id: node.id) { issues.warn(node.path, warning) }
         }
         var ports: [String: String] = [:]
         for node in valid {
-            guard let port = (node.definition as? MIDINode)?.port else { continue }
+            guard let port = node.definition.midiInputPort else { continue }
             if let other = ports[port] {
                 issues.report(node.path, "MIDI port '\(port)' is already the port of '\(other)'; link that midi node to several instruments instead")
             }
@@ -193,7 +188,7 @@ public struct GraphDocument: Sendable {
                 issues.report("midiControl.port", "MIDI port '\(port)' is the port of midi node '\(owner)'; the control port needs a name of its own", at: value["port"])
             }
         }
-        let outputs = valid.filter { $0.definition is OutputNode }
+        let outputs = valid.filter { $0.definition.traits.contains(.isOutput) }
         if outputs.isEmpty && valid.count == nodes.count {
             issues.report("nodes", "the graph has no output node (add { \"id\": \"out\", \"type\": \"output\" } and link to it)")
         }
@@ -280,7 +275,7 @@ public struct GraphDocument: Sendable {
                 result.append(nil)
                 continue
             }
-            settings.rejectUnknownKeys(["id", "type"] + kind.settingKeys, issues: &issues)
+            settings.rejectUnknownKeys(["id", "type"] + kind.descriptor.settingKeys, issues: &issues)
             let before = issues.errors.count
             let definition = kind.parseDefinition(settings, context: context, issues: &issues)
             if let definition, let id, issues.errors.count == before {
@@ -332,8 +327,8 @@ public struct GraphDocument: Sendable {
             var eventInput: String?
             if let from, let target = s.object["to"]?.stringValue, !target.contains(":"), nodes[from.0].map(Self.sendsEvents) == true,
                let node = nodes.first(where: { $0?.id == (chainEnds[target]?.first ?? target) }) ?? nil,
-               let port = (node.definition as? LV2Node)?.plugin.eventInputBesideAudio {
-                eventInput = "\(target):\(port.symbol)"
+               let port = node.definition.mainEventInput {
+                eventInput = "\(target):\(port)"
             }
             switch portEndpoint(s, key: "to", naming: eventInput, nodes: &nodes, chainEnds: chainEnds, issues: &issues) {
             case .ports(let node, let buses, let symbols):
@@ -364,13 +359,7 @@ public struct GraphDocument: Sendable {
         case ports(node: Int, buses: [Int], symbols: [String])
     }
 
-    /// A link end `"NODE:PORT"` or `"NODE:PORT,PORT…"` naming LV2 audio or CV ports. On "to", input ports that are not
-    /// the node's main inputs (sidechains, extra inputs, CV): each gets an input bus of its own, reading the source's
-    /// channel i for the i-th port (or `"channel"`, or the channels' average for a single port). On "from", output
-    /// ports: together they make one output bus of the node (channel i is the i-th port; a single port fills every
-    /// channel), shared by every link naming the same ports.
-    // Swift 6.3.1 crashes optimizing this function (CopyPropagation, "Found ownership error"); it runs once per link.
-    @_optimize(none)
+    /// A link end `"NODE:PORT"` or `"NODE:PORT,PORT…"` naming ports, which the node links (`NodeDefinition.linkPorts`).
     static func portEndpoint(_ s: NodeSettings, key: String, naming written: String? = nil, nodes: inout [GraphNode?],
                              chainEnds: [String: (first: String, last: String)], issues: inout GraphIssues) -> PortTarget {
         let input = key == "to"
@@ -381,81 +370,13 @@ public struct GraphDocument: Sendable {
         let id = chainEnds[written].map { input ? $0.first : $0.last } ?? written
         let symbols = parts[1].split(separator: ",", omittingEmptySubsequences: false).map { String($0) }
         let position = nodes.firstIndex { $0?.id == id }
-        guard let position, let found = nodes[position], let lv2 = found.definition as? LV2Node else {
-            issues.report(s.path(key), "'\(text)': only an lv2 node's ports can be linked by name; other nodes take a bus number after ':'", at: s.object[key])
+        guard let position, var node = nodes[position] else {
+            LinkEnd(settings: s, key: key, text: text, nodeID: id).reportNotPorts(issues: &issues)
             return .invalid
         }
-        var node = found, plugin = lv2
-        let main = Set(plugin.mainInputs)
-        let eventInputs = input && plugin.plugin.eventInputBesideAudio != nil
-            ? plugin.plugin.ports.filter { $0.kind == .atom && $0.isInput && $0.supportsMIDI } : []
-        let candidates = plugin.plugin.ports.filter {
-            ($0.kind == .audio || $0.kind == .cv) && $0.isInput == input && !(input && main.contains($0.index))
-        } + eventInputs
-        var ports: [LV2Port] = []
-        for symbol in symbols {
-            guard let port = candidates.first(where: { $0.symbol == symbol }) else {
-                let known = candidates.map(\.symbol)
-                let why = input && plugin.plugin.ports.contains { $0.symbol == symbol && main.contains($0.index) }
-                    ? "'\(symbol)' is one of its main inputs, which link to '\(id)' itself"
-                    : "it has no such \(input ? "input" : "output") port"
-                issues.report(s.path(key), "'\(text)': \(why); ports to link by name: \(known.isEmpty ? "none" : known.joined(separator: ", "))", at: s.object[key])
-                return .invalid
-            }
-            guard !ports.contains(where: { $0.index == port.index }) else {
-                issues.report(s.path(key), "'\(text)' names '\(symbol)' twice", at: s.object[key])
-                return .invalid
-            }
-            ports.append(port)
-        }
-        if let events = ports.first(where: { $0.kind == .atom }) {
-            guard ports.count == 1, s.object["channel"] == nil else {
-                issues.report(s.path(key), "'\(text)': the MIDI input '\(events.symbol)' takes a link of its own, without \"channel\"", at: s.object[key])
-                return .invalid
-            }
-            if let linked = plugin.portInputs.first(where: \.carriesEvents) {
-                issues.report(s.path(key), "'\(id)' takes events on one MIDI input and '\(linked.symbol)' is linked already; a midi node or a MIDI processor feeds one plugin", at: s.object[key])
-                return .invalid
-            }
-            plugin.portInputs.append(LV2Node.PortInput(port: events.index, symbol: events.symbol, channel: nil, carriesEvents: true))
-            node.definition = plugin
-            nodes[position] = node
-            return .ports(node: position, buses: [plugin.portInputs.count], symbols: symbols)
-        }
-        guard plugin.copies == 1 else {
-            issues.report(s.path(key), "'\(text)': ports can be linked by name only on a plugin that runs once, not once per channel", at: s.object[key])
+        guard let buses = node.definition.linkPorts(symbols, end: LinkEnd(settings: s, key: key, text: text, nodeID: id), issues: &issues) else {
             return .invalid
         }
-        if !input {
-            let output = LV2Node.PortOutput(ports: ports.map(\.index), symbols: symbols)
-            if let k = plugin.portOutputs.firstIndex(of: output) { return .ports(node: position, buses: [k + 1], symbols: symbols) }
-            plugin.portOutputs.append(output)
-            node.definition = plugin
-            nodes[position] = node
-            return .ports(node: position, buses: [plugin.portOutputs.count], symbols: symbols)
-        }
-        var channel: Int?
-        if let value = s.object["channel"] {
-            guard let c = value.numberValue.map(Int.init), Double(c) == value.numberValue, c >= 0 else {
-                issues.report(s.path("channel"), "expected a channel number (0 is the first), found \(value.typeName)", at: value)
-                return .invalid
-            }
-            guard ports.count == 1 else {
-                issues.report(s.path("channel"), "\"channel\" picks the source channel for a link to one port; '\(text)' names \(ports.count), which read channels 0…\(ports.count - 1)", at: value)
-                return .invalid
-            }
-            channel = c
-        }
-        var buses: [Int] = []
-        for (i, port) in ports.enumerated() {
-            guard !plugin.portInputs.contains(where: { $0.port == port.index }) else {
-                issues.report(s.path(key), "'\(id):\(port.symbol)' is linked more than once; feed a mixer to combine signals", at: s.object[key])
-                return .invalid
-            }
-            plugin.portInputs.append(LV2Node.PortInput(port: port.index, symbol: port.symbol, channel: ports.count > 1 ? i : channel))
-            buses.append(plugin.portInputs.count)
-        }
-        node.definition = plugin
         nodes[position] = node
         return .ports(node: position, buses: buses, symbols: symbols)
     }
@@ -497,7 +418,7 @@ public struct GraphDocument: Sendable {
 
     /// Whether a node's output bus carries events (a `midi` node, a plugin sending MIDI).
     static func sendsEvents(_ node: GraphNode) -> Bool {
-        node.definition is MIDINode || (node.definition as? LV2Node)?.plugin.sendsEvents == true
+        node.definition.traits.contains(.sendsEvents)
     }
 
     /// Event buses (`midi` nodes and MIDI processors send them) go to event inputs (instruments and MIDI processors
@@ -506,7 +427,7 @@ public struct GraphDocument: Sendable {
         for (i, link) in links.enumerated() {
             let source = nodes[link.from], target = nodes[link.to]
             let fromEvents = sendsEvents(source)
-            let toEvents = (target.definition as? LV2Node)?.carriesEvents(bus: link.toBus) == true
+            let toEvents = target.definition.carriesEvents(bus: link.toBus)
             let input = link.toPort.map { "'\(target.id):\($0)'" } ?? "'\(target.id)'"
             if fromEvents && !toEvents {
                 issues.report("links[\(i)]", "'\(source.id)' sends MIDI events: link it to an instrument, a MIDI processor or a plugin's MIDI input (an lv2 plugin with a MIDI input), not to \(input)")
@@ -523,7 +444,7 @@ public struct GraphDocument: Sendable {
                 if feeding.count > 1 {
                     let list = feeding.map { "links[\($0)]" }.joined(separator: ", ")
                     issues.report(node.path, "input '\(node.id):\(bus)' is connected \(feeding.count) times (\(list)); feed a mixer to combine signals")
-                } else if feeding.isEmpty && !(node.definition is MixerNode) && !(bus == 0 && (node.definition as? LV2Node)?.plugin.isSource == true) {
+                } else if feeding.isEmpty && !node.definition.traits.contains(.mixesInputs) && !(bus == 0 && node.definition.traits.contains(.isSource)) {
                     issues.report(node.path, "input '\(node.id):\(bus)' is not connected")
                 }
             }

@@ -10,7 +10,7 @@ extension GraphDocument {
             guard let node = document.node(id) else {
                 throw CommandError("--input \(id)=\(file): no node '\(id)'; nodes: \(nodes.map(\.id).joined(separator: ", "))")
             }
-            guard node.definition is CaptureNode || node.definition is SinkNode else {
+            guard node.definition.traits.contains(.isLiveInput) else {
                 throw CommandError("--input \(id)=\(file): '\(id)' is a \(node.definition.typeName) node; only capture and sink nodes take an input file")
             }
             let path = URL(fileURLWithPath: file).standardizedFileURL.path

@@ -8,7 +8,7 @@ import Logging
 
 /// A running `lv2` node: its lilv instances (activated here, in the control world), the memory its
 /// kernel reads, and the translation of `set`/`preset` commands into control messages.
-final class LV2Instance: NodeInstance {
+final class LV2Instance: NodeInstance, HostedPlugin {
     let id: String
     let node: LV2Node
     let features: LV2Features
@@ -334,7 +334,8 @@ final class LV2Instance: NodeInstance {
     /// Whether `command` sets a property rather than a control port.
     func isProperty(_ command: NodeCommand) -> Bool {
         switch command {
-        case .set(let symbol, _), .choose(let symbol, _):
+        case .set(let parameter, _), .choose(let parameter, _):
+            let symbol = parameter.description
             return !node.plugin.controlInputs.contains { $0.symbol == symbol } && node.plugin.properties.contains { $0.symbol == symbol }
         default:
             return false
@@ -344,8 +345,8 @@ final class LV2Instance: NodeInstance {
     /// The value text of a property command.
     static func text(of command: NodeCommand) -> (symbol: String, text: String)? {
         switch command {
-        case .set(let symbol, let value): return (symbol, Format.number(value))
-        case .choose(let symbol, let label): return (symbol, label)
+        case .set(let parameter, let value): return (parameter.description, Format.number(value))
+        case .choose(let parameter, let label): return (parameter.description, label)
         default: return nil
         }
     }
@@ -369,9 +370,13 @@ final class LV2Instance: NodeInstance {
     /// Waits until the plugin's worker has answered every request made so far (true at once without a worker).
     func waitForWorker(timeout: TimeInterval = 10) -> Bool { workerThread?.waitUntilIdle(timeout: timeout) ?? true }
 
-    var parameters: [ParameterInfo] { node.parameters }
+    var parameters: [ParameterDescriptor] { node.descriptor.parameters }
 
-    var presetNames: [String] { node.plugin.presets.map(\.label) }
+    var presetNames: [String] { node.descriptor.presets }
+
+    var hostedPlugin: (any HostedPlugin)? { self }
+
+    var reportsLatency: Bool { node.plugin.latencyPort != nil }
 
     private var reportedNonFinite = 0
 
@@ -429,12 +434,14 @@ final class LV2Instance: NodeInstance {
     func targets(of command: NodeCommand) throws -> [(port: Int, value: Float)] {
         let plugin = node.plugin
         switch command {
-        case .set(let symbol, let value):
+        case .set(let parameter, let value):
+            let symbol = parameter.description
             let port = try control(symbol)
             let fitted = port.conform(Float(value))
             if fitted != Float(value) { Self.logger.warning("\(id).\(symbol): \(Format.number(value)) is not \(port.rangeText); using \(Format.number(fitted))") }
             return [(port.index, fitted)]
-        case .choose(let symbol, let label):
+        case .choose(let parameter, let label):
+            let symbol = parameter.description
             let port = try control(symbol)
             guard let value = port.value(named: label) else {
                 let names = port.valueNames

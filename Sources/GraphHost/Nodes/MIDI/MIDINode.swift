@@ -7,7 +7,16 @@ import Glibc
 /// carries events, not audio.
 public struct MIDINode: NodeDefinition {
     public static let typeName = "midi"
-    public static let settingKeys = ["file", "port"]
+
+    static let fileSetting = SettingDescriptor("file", .string, doc: "A Standard MIDI File, relative to the graph, played from the start.")
+    static let portSetting = SettingDescriptor("port", .string, doc: "The name of a PipeWire MIDI input `run` opens (a word without spaces, '/' or ':').")
+
+    public static let descriptor = NodeDescriptor(
+        typeName: typeName, summary: "A source of MIDI events for instruments and MIDI processors: a file or a live input.",
+        ports: [PortDescriptor(.event, .output, name: "out")], traits: [.isSource, .sendsEvents, .takesFiles],
+        settings: [fileSetting, portSetting])
+
+    public var midiInputPort: String? { port }
 
     public var path: String?
     var file: MIDIFile?
@@ -26,12 +35,12 @@ public struct MIDINode: NodeDefinition {
     }
 
     public static func parse(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> MIDINode? {
-        let port = settings.string("port", issues: &issues)
+        let port = settings.string(portSetting, issues: &issues)
         if let port, port.isEmpty || port.contains(where: { $0.isWhitespace || $0 == "/" || $0 == ":" }) {
             issues.report(settings.path("port"), "'\(port)': a port name is a word without spaces, '/' or ':'", at: settings.object["port"])
             return nil
         }
-        guard let given = settings.string("file", issues: &issues) else {
+        guard let given = settings.string(fileSetting, issues: &issues) else {
             if settings.object["file"] == nil && settings.object["port"] == nil {
                 issues.report(settings.path, "missing \"file\" (a Standard MIDI File) or \"port\" (a live MIDI input's name)", at: settings.object)
             }

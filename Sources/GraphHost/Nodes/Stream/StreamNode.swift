@@ -7,7 +7,23 @@ import Synchronization
 /// the graph rate and mapped to the graph's channels by layout (or by `channelMatrix`). `seek NODE SECONDS` moves a file or finite download.
 public struct StreamNode: Sendable, NodeDefinition {
     public static let typeName = "stream"
-    public static let settingKeys = ["url", "loop", "bufferSeconds", "cache", "retrySeconds", "channelMatrix", "lfeMix"]
+
+    static let urlSetting = SettingDescriptor("url", .string, required: true,
+                                              doc: "A media file (relative to the graph), a file: URL or an http/https URL (also HLS).")
+    static let loopSetting = SettingDescriptor("loop", .boolean, default: .bool(false), doc: "Plays a file again from the start when it ends.")
+    static let bufferSetting = SettingDescriptor("bufferSeconds", .number, range: 0...60, default: .number(0.5),
+                                                 doc: "Decoded audio buffered before playback starts, in seconds.")
+    static let cacheSetting = SettingDescriptor("cache", .string, doc: "Where a network stream's complete download is kept, and played from once there.")
+    static let retrySetting = SettingDescriptor("retrySeconds", .number, range: 0...3600, default: .number(HTTPByteSource.defaultRetrySeconds),
+                                                doc: "How long a network stream that has played is retried after its connection failed, in seconds.")
+    static let matrixSetting = SettingDescriptor("channelMatrix", .numberRows, range: -ChannelMixing.matrixGainLimit...ChannelMixing.matrixGainLimit,
+                                                 doc: "One row per graph channel of one linear gain per media channel, instead of the layout's mapping.")
+    static let lfeSetting = SettingDescriptor("lfeMix", .number, range: -60...10, doc: "The gain in dB of the media's LFE channel in a downmix.")
+
+    public static let descriptor = NodeDescriptor(
+        typeName: typeName, summary: "Decodes a media file or a network stream on its own thread, resampled to the graph.",
+        ports: [PortDescriptor(.audio, .output, name: "out")], traits: [.isSource, .takesFiles, .canSeek],
+        settings: [urlSetting, loopSetting, bufferSetting, cacheSetting, retrySetting, matrixSetting, lfeSetting])
 
     public var url: String
     /// The resolved local path, or the URL of a network stream.
@@ -58,14 +74,14 @@ public struct StreamNode: Sendable, NodeDefinition {
     }
 
     public static func parse(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> StreamNode? {
-        guard let url = settings.string("url", issues: &issues) else {
+        guard let url = settings.string(urlSetting, issues: &issues) else {
             if settings.object["url"] == nil { issues.report(settings.path, "missing \"url\" (a media file path or an http:// or https:// URL)", at: settings.object) }
             return nil
         }
-        let loop = settings.bool("loop", issues: &issues) ?? false
-        let bufferSeconds = settings.number("bufferSeconds", in: 0...60, issues: &issues) ?? 0.5
-        let retrySeconds = settings.number("retrySeconds", in: 0...3600, issues: &issues) ?? HTTPByteSource.defaultRetrySeconds
-        let cache = settings.string("cache", issues: &issues).map { $0.hasPrefix("/") ? $0 : context.baseDirectory.appendingPathComponent($0).standardizedFileURL.path }
+        let loop = settings.bool(loopSetting, issues: &issues) ?? false
+        let bufferSeconds = settings.number(bufferSetting, issues: &issues) ?? 0.5
+        let retrySeconds = settings.number(retrySetting, issues: &issues) ?? HTTPByteSource.defaultRetrySeconds
+        let cache = settings.string(cacheSetting, issues: &issues).map { $0.hasPrefix("/") ? $0 : context.baseDirectory.appendingPathComponent($0).standardizedFileURL.path }
         do {
             let (path, remote) = try resolve(url, base: context.baseDirectory)
             if cache != nil && !remote {
@@ -74,7 +90,7 @@ public struct StreamNode: Sendable, NodeDefinition {
             }
             // A network stream's format is learnt when it plays (probing would download it now).
             let media = remote ? nil : try MediaProbe.probe(path: path)
-            let lfeMix = settings.number("lfeMix", in: -60...10, issues: &issues)
+            let lfeMix = settings.number(lfeSetting, issues: &issues)
             let matrix: [[Double]]?
             switch channelMatrix(settings, graphChannels: context.format.channels, media: media, url: url, issues: &issues) {
             case .invalid: return nil
@@ -232,6 +248,8 @@ public final class StreamInstance: NodeInstance, Sendable {
     }
 
     public func start() { decoder.start() }
+
+    public var mediaStream: StreamInstance? { self }
 
     /// The decoder's error, if it stopped on one.
     public var failure: Error? { decoder.failure }
