@@ -97,7 +97,7 @@ public final class CompiledGraph {
     /// The instance a command addresses, or an error listing the node ids.
     public func instance(for command: Command) throws -> NodeInstance {
         guard let instance = instances[command.node] else {
-            throw CommandError("no node '\(command.node)'; nodes: \(document.nodes.map(\.id).joined(separator: ", "))")
+            throw GraphChangeError.unknownNode(command.node, known: document.nodes.map(\.id))
         }
         return instance
     }

@@ -102,11 +102,10 @@ public struct GraphDocument: Sendable {
     /// The same graph with chain node `node` running the chain `name` (for `chain NODE NAME`).
     public func selecting(chain name: String, for node: String) throws -> GraphDocument {
         guard let current = chainNodes.first(where: { $0.id == node }) else {
-            let list = chainNodes.map(\.id)
-            throw CommandError("'\(node)' is not a chain node; chain nodes: \(list.isEmpty ? "none" : list.joined(separator: ", "))")
+            throw GraphChangeError.notAChainNode(node, chainNodes: chainNodes.map(\.id))
         }
         guard chains[name] != nil else {
-            throw CommandError("no chain '\(name)'; chains: \(chains.keys.sorted().joined(separator: ", "))")
+            throw GraphChangeError.unknownChain(name, known: chains.keys.sorted())
         }
         var selection = Dictionary(uniqueKeysWithValues: chainNodes.map { ($0.id, $0.chain) })
         selection[current.id] = name

@@ -22,18 +22,6 @@ public enum NodeCommand: Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-extension NodeCommand {
-    /// The error for a named value given to a node whose parameters take only numbers.
-    static func numbersOnly(_ node: String, _ parameter: ParameterID, _ label: String) -> CommandError {
-        CommandError("'\(label)' is not a number ('\(node)' \(parameter) takes a number)")
-    }
-
-    /// The error for `seek` sent to a node that does not play media.
-    static func onlyStreamsSeek(_ node: String) -> CommandError {
-        CommandError("'\(node)' does not play media; only stream nodes seek")
-    }
-}
-
 /// One line of the command language shared by `render --at`, the console and the control socket.
 public struct Command: Equatable, Sendable, CustomStringConvertible {
     public var node: String

@@ -182,24 +182,29 @@ final class IPodEQInstance: NodeInstance {
         switch command {
         case .preset(let name):
             guard let preset = IPodEQPreset.named(name) else {
-                throw CommandError("unknown preset '\(name)' for '\(id)'; valid presets (name or index): \(IPodEQNode.presetList)")
+                throw NodeCommandError.unknownPreset(node: id, name: name, heading: "valid presets (name or index)", known: IPodEQNode.descriptor.presets)
             }
             next.gains = preset.gains
         case .bypass:
             break
         case .choose(let parameter, let label):
-            throw NodeCommand.numbersOnly(id, parameter, label)
+            throw NodeCommandError.numbersOnly(node: id, parameter: parameter, label: label)
         case .seek:
-            throw NodeCommand.onlyStreamsSeek(id)
+            throw NodeCommandError.seekNotSupported(node: id)
         case .set(let parameter, let value):
             if parameter == .preamp {
-                guard IPodEQNode.preampRange.contains(value) else { throw CommandError("preamp \(Format.number(value)) dB is out of range -24…24") }
+                guard IPodEQNode.preampRange.contains(value) else {
+                    throw NodeCommandError.outOfRange(parameter: "preamp", value: value, range: IPodEQNode.preampRange, unit: "dB")
+                }
                 next.preamp = value
             } else if parameter.name == "band", let b = parameter.index, (0..<GraphicEQDesign.bandCount).contains(b) {
-                guard (-12.0...12.0).contains(value) else { throw CommandError("band gain \(Format.number(value)) dB is out of range -12…12") }
+                guard IPodEQNode.bandRange.contains(value) else {
+                    throw NodeCommandError.outOfRange(parameter: "band gain", value: value, range: IPodEQNode.bandRange, unit: "dB")
+                }
                 next.gains[b] = value
             } else {
-                throw CommandError("'\(id)' has no parameter '\(parameter)'; parameters: preamp, band.0 … band.9 (32 Hz … 16 kHz)")
+                throw NodeCommandError.unknownParameter(node: "'\(id)'", parameter: parameter,
+                                                        known: "parameters: preamp, band.0 … band.9 (32 Hz … 16 kHz)")
             }
         }
         return next

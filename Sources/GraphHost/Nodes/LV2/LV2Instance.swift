@@ -97,7 +97,7 @@ final class LV2Instance: NodeInstance, HostedPlugin {
                 features.drainLog(to: Self.logger, plugin: node.uri)
                 created.forEach { lilv_instance_free($0) }
                 owned.forEach { $0.deallocateRender() }
-                throw CommandError("LV2 plugin \(node.uri) failed to instantiate (node '\(id)')")
+                throw NodeCommandError.failed("LV2 plugin \(node.uri) failed to instantiate (node '\(id)')")
             }
             created.append(instance)
             let descriptor = lilv_instance_get_descriptor(instance)!
@@ -315,7 +315,7 @@ final class LV2Instance: NodeInstance, HostedPlugin {
             return
         }
         guard let patchMessages, message.withUnsafeBytes({ patchMessages.write($0.baseAddress!, size: $0.count) }) else {
-            throw CommandError("'\(id)': the property queue is full; try again")
+            throw NodeCommandError.failed("'\(id)': the property queue is full; try again")
         }
         propertyValues[symbol] = text
     }
@@ -323,11 +323,13 @@ final class LV2Instance: NodeInstance, HostedPlugin {
     /// The message setting a property, or the reason it cannot be built.
     func propertyMessage(_ symbol: String, _ text: String) throws -> [UInt8] {
         guard let property = node.plugin.properties.first(where: { $0.symbol == symbol }) else {
-            throw CommandError("'\(id)' (\(node.uri)) has no control or property '\(symbol)'; controls: \(node.plugin.controlInputs.map(\.symbol).joined(separator: ", "))" +
-                               (node.plugin.properties.isEmpty ? "" : "; properties: \(node.plugin.properties.map(\.symbol).joined(separator: ", "))"))
+            throw NodeCommandError.unknownParameter(
+                node: "'\(id)' (\(node.uri))", parameter: ParameterID(symbol), noun: "control or property",
+                known: "controls: \(node.plugin.controlInputs.map(\.symbol).joined(separator: ", "))"
+                    + (node.plugin.properties.isEmpty ? "" : "; properties: \(node.plugin.properties.map(\.symbol).joined(separator: ", "))"))
         }
         let message = try PatchMessage.set(property, text: text)
-        guard message.count <= LV2Kernel.messageScratchSize - 64 else { throw CommandError("\(symbol): the value is too long") }
+        guard message.count <= LV2Kernel.messageScratchSize - 64 else { throw NodeCommandError.invalidValue("\(symbol): the value is too long") }
         return message
     }
 
@@ -445,17 +447,17 @@ final class LV2Instance: NodeInstance, HostedPlugin {
             let port = try control(symbol)
             guard let value = port.value(named: label) else {
                 let names = port.valueNames
-                throw CommandError("'\(id)' \(symbol) has no value named '\(label)'; " + (names.isEmpty ? "it takes a number, \(port.rangeText)" : "names: \(names.joined(separator: ", "))"))
+                throw NodeCommandError.unknownLabel(node: id, parameter: parameter, label: label,
+                                                    known: names.isEmpty ? "it takes a number, \(port.rangeText)" : "names: \(names.joined(separator: ", "))")
             }
             return [(port.index, value)]
         case .bypass:
             return []
         case .seek:
-            throw NodeCommand.onlyStreamsSeek(id)
+            throw NodeCommandError.seekNotSupported(node: id)
         case .preset(let name):
             guard let preset = plugin.preset(name) else {
-                let list = plugin.presets.map(\.label)
-                throw CommandError("unknown preset '\(name)' for '\(id)'; presets: \(list.isEmpty ? "none" : list.joined(separator: ", "))")
+                throw NodeCommandError.unknownPreset(node: id, name: name, known: plugin.presets.map(\.label))
             }
             return plugin.portValues(of: preset).compactMap { symbol, value in
                 plugin.controlInputs.first { $0.symbol == symbol }.map { ($0.index, $0.conform(value)) }
@@ -466,7 +468,8 @@ final class LV2Instance: NodeInstance, HostedPlugin {
     /// The input control port with this symbol.
     func control(_ symbol: String) throws -> LV2Port {
         guard let port = node.plugin.controlInputs.first(where: { $0.symbol == symbol }) else {
-            throw CommandError("'\(id)' (\(node.uri)) has no control '\(symbol)'; controls: \(node.plugin.controlInputs.map(\.symbol).joined(separator: ", "))")
+            throw NodeCommandError.unknownParameter(node: "'\(id)' (\(node.uri))", parameter: ParameterID(symbol), noun: "control",
+                                                    known: "controls: \(node.plugin.controlInputs.map(\.symbol).joined(separator: ", "))")
         }
         return port
     }
@@ -544,7 +547,7 @@ final class LV2Instance: NodeInstance, HostedPlugin {
                 }
             }
         }
-        if restored == nil { throw CommandError("'\(id)': the state for \(what) could not be made") }
+        if restored == nil { throw NodeCommandError.failed("'\(id)': the state for \(what) could not be made") }
     }
 
     /// The block length the plugin was told it runs most of the time (bufsz:nominalBlockLength).
@@ -575,7 +578,7 @@ final class LV2Instance: NodeInstance, HostedPlugin {
             while !paused.load(ordering: .acquiring) {
                 guard Date() < deadline else {
                     try send(.lv2(kernelPointer, .resume))
-                    throw CommandError("'\(id)' did not pause to take \(what); not applied")
+                    throw NodeCommandError.failed("'\(id)' did not pause to take \(what); not applied")
                 }
                 usleep(1000)
             }

@@ -215,7 +215,7 @@ public struct LV2Node: NodeDefinition {
     public func settingFile(_ command: NodeCommand) throws -> (any NodeDefinition)? {
         guard let (symbol, text) = LV2Instance.text(of: command), !plugin.controlInputs.contains(where: { $0.symbol == symbol }),
               let property = plugin.properties.first(where: { $0.symbol == symbol }), property.range == LV2URI.atomPath else { return nil }
-        if let problem = PatchMessage.problem(property, text: text) { throw CommandError("\(symbol): \(problem)") }
+        if let problem = PatchMessage.problem(property, text: text) { throw NodeCommandError.invalidValue("\(symbol): \(problem)") }
         var node = self
         node.propertyValues[symbol] = text
         return node

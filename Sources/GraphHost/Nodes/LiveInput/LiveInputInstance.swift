@@ -40,7 +40,7 @@ public final class LiveInputInstance: NodeInstance, @unchecked Sendable {
     public var dropouts: Int { counters.underruns.load(ordering: .relaxed) }
 
     public func check(_ command: NodeCommand) throws {
-        throw CommandError("'\(id)' is a live input; it has no parameters or presets")
+        throw NodeCommandError.notSupported("'\(id)' is a live input; it has no parameters or presets")
     }
 
     public func messages(for command: NodeCommand) throws -> [ControlMessage] {

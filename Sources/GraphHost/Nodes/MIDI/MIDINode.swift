@@ -98,7 +98,7 @@ final class MIDIInstance: NodeInstance {
     var kernel: RenderStep.Kernel { .midi(kernelPointer) }
 
     func check(_ command: NodeCommand) throws {
-        throw CommandError("midi node '\(id)' has no parameters or presets")
+        throw NodeCommandError.notSupported("midi node '\(id)' has no parameters or presets")
     }
 
     func messages(for command: NodeCommand) throws -> [ControlMessage] {

@@ -150,16 +150,16 @@ final class MixerInstance: NodeInstance {
     /// The kernel change a command asks for.
     func change(for command: NodeCommand) throws -> MixerKernel.Change {
         let valid = parameters.map(\.name).joined(separator: ", ")
-        if case .bypass = command { throw CommandError("mixer '\(id)' cannot be bypassed (set its volumes instead)") }
-        if case .choose(let parameter, let label) = command { throw NodeCommand.numbersOnly(id, parameter, label) }
+        if case .bypass = command { throw NodeCommandError.notSupported("mixer '\(id)' cannot be bypassed (set its volumes instead)") }
+        if case .choose(let parameter, let label) = command { throw NodeCommandError.numbersOnly(node: id, parameter: parameter, label: label) }
         guard case .set(let parameter, let value) = command else {
-            throw CommandError("mixer '\(id)' has no presets; parameters: \(valid)")
+            throw NodeCommandError.notSupported("mixer '\(id)' has no presets; parameters: \(valid)")
         }
         guard let input = MixerNode.input(of: parameter, inputs: inputs) else {
-            throw CommandError("mixer '\(id)' has no parameter '\(parameter)'; parameters: \(valid)")
+            throw NodeCommandError.unknownParameter(node: "mixer '\(id)'", parameter: parameter, known: "parameters: \(valid)")
         }
         guard MixerNode.volumeRange.contains(value) else {
-            throw CommandError("volume \(Format.number(value)) is out of range 0…16 (linear gain)")
+            throw NodeCommandError.outOfRange(parameter: "volume", value: value, range: MixerNode.volumeRange, note: "linear gain")
         }
         return input.map { .volume(input: $0, gain: Float(value)) } ?? .master(gain: Float(value))
     }

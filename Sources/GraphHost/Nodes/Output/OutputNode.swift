@@ -27,7 +27,7 @@ public struct OutputNode: NodeDefinition {
 final class OutputInstance: NodeInstance {
     var kernel: RenderStep.Kernel { .output }
     func check(_ command: NodeCommand) throws {
-        throw CommandError("the output node has no parameters or presets")
+        throw NodeCommandError.notSupported("the output node has no parameters or presets")
     }
 
     func messages(for command: NodeCommand) throws -> [ControlMessage] {

@@ -222,17 +222,17 @@ public final class StreamInstance: NodeInstance, Sendable {
 
     public func check(_ command: NodeCommand) throws {
         guard case .seek(let seconds) = command else {
-            throw CommandError("stream nodes have no presets or parameters; they take `seek \(id) SECONDS`")
+            throw NodeCommandError.notSupported("stream nodes have no presets or parameters; they take `seek \(id) SECONDS`")
         }
-        guard seconds >= 0 else { throw CommandError("seek \(id): \(Format.number(seconds)) s is before the start") }
+        guard seconds >= 0 else { throw NodeCommandError.cannotSeek(node: id, reason: "\(Format.number(seconds)) s is before the start") }
         if let duration = tags?.durationSeconds ?? node.media?.durationSeconds, seconds > duration {
-            throw CommandError("seek \(id): \(Format.number(seconds)) s is past the end of '\(node.url)' (\(Format.number(duration)) s)")
+            throw NodeCommandError.cannotSeek(node: id, reason: "\(Format.number(seconds)) s is past the end of '\(node.url)' (\(Format.number(duration)) s)")
         }
         if let network, network.connected, network.totalBytes == nil {
-            throw CommandError("seek \(id): '\(node.url)' is a live stream or a download of unknown length (only files and downloads with a Content-Length can seek)")
+            throw NodeCommandError.cannotSeek(node: id, reason: "'\(node.url)' is a live stream or a download of unknown length (only files and downloads with a Content-Length can seek)")
         }
         if counters.decoderFinished.load(ordering: .acquiring) {
-            throw CommandError("seek \(id): '\(node.url)' has been decoded to its end")
+            throw NodeCommandError.cannotSeek(node: id, reason: "'\(node.url)' has been decoded to its end")
         }
     }
 
