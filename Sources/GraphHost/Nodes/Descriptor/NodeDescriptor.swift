@@ -12,11 +12,13 @@ public struct NodeDescriptor: Sendable {
     public var presets: [String]
     public var traits: NodeTraits
     public var settings: [SettingDescriptor]
+    /// Settings of which a node must give at least one (a `midi` node's `file` or `port`).
+    public var requiresAnyOf: [String] = []
 
     public init(typeName: String, summary: String, ports: [PortDescriptor], parameters: [ParameterDescriptor] = [],
-                presets: [String] = [], traits: NodeTraits = [], settings: [SettingDescriptor]) {
+                presets: [String] = [], traits: NodeTraits = [], settings: [SettingDescriptor], requiresAnyOf: [String] = []) {
         (self.typeName, self.summary, self.ports, self.parameters) = (typeName, summary, ports, parameters)
-        (self.presets, self.traits, self.settings) = (presets, traits, settings)
+        (self.presets, self.traits, self.settings, self.requiresAnyOf) = (presets, traits, settings, requiresAnyOf)
     }
 
     /// The JSON keys a node of this kind accepts besides `id` and `type`.

@@ -23,13 +23,19 @@ public struct SettingDescriptor: Sendable {
     public var defaultValue: JSONValue?
     /// Whether a node of the kind must give it.
     public var isRequired = false
+    /// A regular expression a string must match (for the schema; the parser says what is wrong in words).
+    public var pattern: String?
+    /// How many items an array has at least and at most (rows, for `numberRows`).
+    public var itemCount: ClosedRange<Int>?
     /// One line of doc.
     public var doc: String
 
     public init(_ key: String, _ type: ValueType, range: ClosedRange<Double>? = nil, allowed: [String]? = nil,
-                default defaultValue: JSONValue? = nil, required: Bool = false, doc: String) {
+                default defaultValue: JSONValue? = nil, required: Bool = false, pattern: String? = nil,
+                itemCount: ClosedRange<Int>? = nil, doc: String) {
         (self.key, self.type, self.range, self.allowed, self.defaultValue, self.isRequired, self.doc) =
             (key, type, range, allowed, defaultValue, required, doc)
+        (self.pattern, self.itemCount) = (pattern, itemCount)
     }
 
     /// The integer range, for `integer` settings.

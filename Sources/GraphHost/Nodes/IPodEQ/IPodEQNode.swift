@@ -39,10 +39,10 @@ public struct IPodEQNode: NodeDefinition {
 
     static let presetSetting = SettingDescriptor("preset", .stringOrInteger, range: 0...Double(IPodEQPreset.all.count - 1),
                                                  allowed: IPodEQPreset.all.map(\.name), default: .string(IPodEQPreset.all[0].name),
-                                                 doc: "A factory preset, by name or index.")
+                                                 doc: "A factory preset: its name (case-insensitive) or index.")
     static let preampSetting = SettingDescriptor("preamp", .number, range: preampRange, default: .number(0), doc: "Gain before the EQ, in dB.")
-    static let bandsSetting = SettingDescriptor("bands", .numbers, range: bandRange,
-                                                doc: "The ten band gains in dB (32 Hz … 16 kHz) instead of the preset's.")
+    static let bandsSetting = SettingDescriptor("bands", .numbers, range: bandRange, itemCount: 10...10,
+                                                doc: "The ten band gains in dB (32 Hz … 16 kHz), instead of the preset's.")
     static let bypassSetting = SettingDescriptor("bypass", .boolean, default: .bool(false), doc: "Starts bypassed.")
 
     public static let descriptor = NodeDescriptor(

@@ -15,12 +15,15 @@ import Logging
 public struct LV2Node: NodeDefinition {
     public static let typeName = "lv2"
 
-    static let uriSetting = SettingDescriptor("uri", .string, required: true, doc: "The plugin's URI (see `graphhost plugins`).")
-    static let controlsSetting = SettingDescriptor("controls", .object(members: ["number", "string", "boolean"]),
-                                                   doc: "Input control ports by symbol: a number, a scale point's label, or true/false for a toggle.")
-    static let presetSetting = SettingDescriptor("preset", .string, doc: "A preset, by label or URI.")
-    static let propertiesSetting = SettingDescriptor("properties", .object(members: ["string", "number", "boolean"]),
-                                                     doc: "Properties (patch:writable) by symbol; a path is relative to the graph file.")
+    static let uriSetting = SettingDescriptor("uri", .string, required: true, pattern: "^.+$",
+                                              doc: "An LV2 plugin URI (see `graphhost plugins`).")
+    static let controlsSetting = SettingDescriptor(
+        "controls", .object(members: ["number", "string", "boolean"]),
+        doc: "Input control port values by symbol: a number (fitted to the port, with a warning: its range, whole for lv2:integer, the nearest scale point for lv2:enumeration; lv2:sampleRate ports in Hz), a scale point's label (any case), or true/false (or on/off) for a toggle.")
+    static let presetSetting = SettingDescriptor("preset", .string, doc: "A preset label (case-insensitive) or URI (see `graphhost presets URI`).")
+    static let propertiesSetting = SettingDescriptor(
+        "properties", .object(members: ["string", "number", "boolean"]),
+        doc: "Values of the plugin's properties (patch:writable, see `graphhost plugins`) by name, sent as patch:Set before the first slice and live with `set NODE NAME VALUE`; a path is relative to the graph file and must be readable.")
     static let bypassSetting = SettingDescriptor("bypass", .boolean, default: .bool(false), doc: "Starts bypassed.")
 
     public static let descriptor = NodeDescriptor(

@@ -4,9 +4,9 @@
 public struct CaptureNode: NodeDefinition {
     public static let typeName = "capture"
 
-    static let targetSetting = SettingDescriptor("target", .string, doc: "A PipeWire node.name or object.serial; without it the default source.")
+    static let targetSetting = SettingDescriptor("target", .string, doc: "A PipeWire node.name or object.serial (default: the default source).")
     static let monitorSetting = SettingDescriptor("monitor", .boolean, default: .bool(false),
-                                                  doc: "Capture a sink's monitor (what is played into it) rather than a source.")
+                                                  doc: "Record a sink's monitor, what is played into it, rather than a source.")
 
     public static let descriptor = NodeDescriptor(
         typeName: typeName, summary: "Live sound from a PipeWire source or a sink's monitor.",

@@ -4,8 +4,9 @@
 public struct SinkNode: NodeDefinition {
     public static let typeName = "sink"
 
-    static let nameSetting = SettingDescriptor("name", .string, doc: "The sink's node.name (default GRAPHNAME.ID): a word without spaces.")
-    static let descriptionSetting = SettingDescriptor("description", .string, doc: "What desktop mixers show (default the node id).")
+    static let nameSetting = SettingDescriptor("name", .string, pattern: #"^\S+$"#,
+                                               doc: "The virtual sink's node.name (default GRAPHNAME.ID; `pw-play --target NAME`, `wpctl set-default`).")
+    static let descriptionSetting = SettingDescriptor("description", .string, doc: "What `wpctl status` and pavucontrol show (default: the id).")
 
     public static let descriptor = NodeDescriptor(
         typeName: typeName, summary: "A virtual PipeWire sink that applications play into; its sound enters the graph here.",

@@ -8,13 +8,17 @@ import Glibc
 public struct MIDINode: NodeDefinition {
     public static let typeName = "midi"
 
-    static let fileSetting = SettingDescriptor("file", .string, doc: "A Standard MIDI File, relative to the graph, played from the start.")
-    static let portSetting = SettingDescriptor("port", .string, doc: "The name of a PipeWire MIDI input `run` opens (a word without spaces, '/' or ':').")
+    static let fileSetting = SettingDescriptor(
+        "file", .string,
+        doc: "A Standard MIDI File (format 0 or 1, tempo changes followed), relative to the graph file; played from the start of the graph offline, and live when there is no port.")
+    static let portSetting = SettingDescriptor(
+        "port", .string, pattern: #"^[^\s/:]+$"#,
+        doc: "A live MIDI input's name: `graphhost run` opens the PipeWire MIDI input GRAPHNAME.PORT (one midi node per port).")
 
     public static let descriptor = NodeDescriptor(
         typeName: typeName, summary: "A source of MIDI events for instruments and MIDI processors: a file or a live input.",
         ports: [PortDescriptor(.event, .output, name: "out")], traits: [.isSource, .sendsEvents, .takesFiles],
-        settings: [fileSetting, portSetting])
+        settings: [fileSetting, portSetting], requiresAnyOf: ["file", "port"])
 
     public var midiInputPort: String? { port }
 

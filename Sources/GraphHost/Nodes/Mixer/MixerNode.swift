@@ -19,7 +19,7 @@ public struct MixerNode: NodeDefinition {
 
     static let inputsSetting = SettingDescriptor("inputs", .integer, range: 1...64, default: .number(2), doc: "How many input buses it sums.")
     static let volumesSetting = SettingDescriptor("volumes", .numbers, range: volumeRange,
-                                                  doc: "Each input's volume (linear gain), in input order; missing ones are 1.")
+                                                  doc: "Linear gain per input, in input order (missing ones are 1).")
     static let volumeSetting = SettingDescriptor("volume", .number, range: volumeRange, default: .number(1), doc: "The master volume (linear gain).")
 
     public static let descriptor = NodeDescriptor(

@@ -3,8 +3,8 @@
 /// A graph may have several.
 public struct OutputNode: NodeDefinition {
     public static let typeName = "output"
-    static let targetSetting = SettingDescriptor("target", .string,
-                                                 doc: "A PipeWire node.name or object.serial to play to; without it the default sink.")
+    static let targetSetting = SettingDescriptor(
+        "target", .string, doc: "A PipeWire node.name or object.serial (default: the default sink; `run --target` overrides the first output's).")
     public static let descriptor = NodeDescriptor(
         typeName: typeName, summary: "Where the graph's sound leaves: a file when rendering, a PipeWire stream when running.",
         ports: [PortDescriptor(.audio, .input, name: "in")], traits: [.isOutput], settings: [targetSetting])

@@ -8,17 +8,23 @@ import Synchronization
 public struct StreamNode: Sendable, NodeDefinition {
     public static let typeName = "stream"
 
-    static let urlSetting = SettingDescriptor("url", .string, required: true,
-                                              doc: "A media file (relative to the graph), a file: URL or an http/https URL (also HLS).")
+    static let urlSetting = SettingDescriptor(
+        "url", .string, required: true, pattern: "^.+$",
+        doc: "A media file path (relative to the graph file's folder), a `file:` URL, or an `http://` / `https://` URL (a file, Icecast radio or an HLS playlist).")
     static let loopSetting = SettingDescriptor("loop", .boolean, default: .bool(false), doc: "Plays a file again from the start when it ends.")
     static let bufferSetting = SettingDescriptor("bufferSeconds", .number, range: 0...60, default: .number(0.5),
-                                                 doc: "Decoded audio buffered before playback starts, in seconds.")
-    static let cacheSetting = SettingDescriptor("cache", .string, doc: "Where a network stream's complete download is kept, and played from once there.")
-    static let retrySetting = SettingDescriptor("retrySeconds", .number, range: 0...3600, default: .number(HTTPByteSource.defaultRetrySeconds),
-                                                doc: "How long a network stream that has played is retried after its connection failed, in seconds.")
-    static let matrixSetting = SettingDescriptor("channelMatrix", .numberRows, range: -ChannelMixing.matrixGainLimit...ChannelMixing.matrixGainLimit,
-                                                 doc: "One row per graph channel of one linear gain per media channel, instead of the layout's mapping.")
-    static let lfeSetting = SettingDescriptor("lfeMix", .number, range: -60...10, doc: "The gain in dB of the media's LFE channel in a downmix.")
+                                                 doc: "Seconds of decoded audio buffered before playback starts, and again after an underrun.")
+    static let cacheSetting = SettingDescriptor(
+        "cache", .string, pattern: "^.+$",
+        doc: "Network streams: a file that keeps the complete download, played from instead of the network once it exists.")
+    static let retrySetting = SettingDescriptor(
+        "retrySeconds", .number, range: 0...3600, default: .number(HTTPByteSource.defaultRetrySeconds),
+        doc: "Network streams: how long a stream that has played is retried, with backoff, after its connection ended, broke or was refused; then it fails (fades out, is reported, counts as finished).")
+    static let matrixSetting = SettingDescriptor(
+        "channelMatrix", .numberRows, range: -ChannelMixing.matrixGainLimit...ChannelMixing.matrixGainLimit, itemCount: 1...8,
+        doc: "Explicit channel mapping: one row per graph channel of one linear gain per media channel (in the media's layout order).")
+    static let lfeSetting = SettingDescriptor("lfeMix", .number, range: -60...10,
+                                              doc: "dB: mix the LFE into a downmix that has no LFE channel (left out by default).")
 
     public static let descriptor = NodeDescriptor(
         typeName: typeName, summary: "Decodes a media file or a network stream on its own thread, resampled to the graph.",
