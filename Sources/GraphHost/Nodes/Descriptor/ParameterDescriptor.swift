@@ -54,6 +54,9 @@ public struct ParameterDescriptor: Sendable, Equatable {
         }
     }
 
+    /// The id with what it takes (`band.3 -12…12 dB`, `ir text`), for `show`.
+    public var summary: String { "\(name) " + (valueType == .text ? "text" : rangeText) }
+
     /// The range in words with its unit (`-12…12 dB`).
     public var rangeText: String {
         let low = minimum.isFinite ? Format.number(minimum) : "-∞", high = maximum.isFinite ? Format.number(maximum) : "∞"
