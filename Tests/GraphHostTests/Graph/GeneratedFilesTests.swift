@@ -9,7 +9,7 @@ final class GeneratedFilesTests: XCTestCase {
         let path = TestSupport.root.appendingPathComponent("Graphs/graph.schema.json").path
         let committed = try String(contentsOfFile: path, encoding: .utf8)
         XCTAssertTrue(committed == GraphSchema.text,
-                      "\(path) differs from the schema the descriptors give; regenerate it: swift run graphhost schema > Graphs/graph.schema.json")
+                      "\(path) differs from the schema the descriptors give; regenerate it: swift build && .build/debug/graphhost schema > Graphs/graph.schema.json")
     }
 
     func testCommittedSettingsTablesAreTheGeneratedOnes() throws {
@@ -18,6 +18,6 @@ final class GeneratedFilesTests: XCTestCase {
         let generated = try XCTUnwrap(NodeSettingsTables.replacingSection(in: committed), "\(path) has no marked node settings section")
         XCTAssertTrue(committed.contains("**`lv2`**"), "the node settings section lists no lv2 settings")
         XCTAssertTrue(committed == generated,
-                      "the node settings tables of \(path) differ from what the descriptors give; regenerate them: swift run graphhost schema --update-doc docs/graph-format.md")
+                      "the node settings tables of \(path) differ from what the descriptors give; regenerate them: swift build && .build/debug/graphhost schema --update-doc docs/graph-format.md")
     }
 }
