@@ -15,7 +15,7 @@ struct GraphHostCommand: ParsableCommand {
         `graphhost run` plays a graph and takes live commands from its console, its socket (`graphhost ctl`), OSC, \
         MPRIS and MIDI; `graphhost render` renders one into a file, faster than real time.
         """,
-        subcommands: [ValidateCommand.self, ShowCommand.self, RenderCommand.self, RunCommand.self, CtlCommand.self, PluginsCommand.self, PresetsCommand.self, EQCurveCommand.self, BenchKernelCommand.self]
+        subcommands: [ValidateCommand.self, ShowCommand.self, RenderCommand.self, RunCommand.self, CtlCommand.self, PluginsCommand.self, PresetsCommand.self, EQCurveCommand.self, BenchKernelCommand.self, SchemaCommand.self]
     )
 }
 
@@ -54,7 +54,7 @@ struct ShowCommand: ParsableCommand {
     func run() throws {
         let doc = try loadGraph(graph)
         print(dot ? GraphPrinter.dot(doc) : GraphPrinter.text(doc), terminator: "")
-        guard !dot, doc.nodes.contains(where: { ($0.definition as? LV2Node)?.plugin.latencyPort != nil }) else { return }
+        guard !dot, doc.nodes.contains(where: { $0.definition.traits.contains(.hasLatency) }) else { return }
         let compiled = try CompiledGraph(doc)
         defer { compiled.close() }
         let compensation = compiled.compensation
@@ -96,7 +96,7 @@ struct RenderCommand: ParsableCommand {
             printError("error: \(error)")
             throw ExitCode(2)
         }
-        for node in doc.nodes where node.definition is CaptureNode || node.definition is SinkNode {
+        for node in doc.nodes where node.definition.traits.contains(.isLiveInput) {
             printError("warning: \(node.definition.typeName) node '\(node.id)' has no --input file; it is silent offline")
         }
         let rate = Double(doc.format.sampleRate)
@@ -163,9 +163,9 @@ struct RenderCommand: ParsableCommand {
             print("\(files[k]!): clipped \(writer.clippedSamples) samples at full scale (the graph peaks at \(peakDB); lower a volume, or write .wav, which keeps them)")
         }
         for node in doc.nodes {
-            guard let eq = node.definition as? IPodEQNode else { continue }
+            guard node.definition.traits.contains(.numberedPresets), let preset = node.definition.presetName else { continue }
             let changes = events.compactMap { e in e.command.flatMap { $0.node == node.id ? "at \(Format.printf("%.3f", Double(e.frame) / rate)) s: \($0.action)" : nil } }
-            print("\(node.id): preset \(eq.preset.name)" + (changes.isEmpty ? "" : ", then " + changes.joined(separator: ", ")))
+            print("\(node.id): preset \(preset)" + (changes.isEmpty ? "" : ", then " + changes.joined(separator: ", ")))
         }
     }
 }

@@ -17,7 +17,7 @@ struct PluginsCommand: ParsableCommand {
                 [
                     "uri": p.uri, "name": p.name,
                     "audioInputs": p.audioPorts(input: true).count, "audioOutputs": p.audioPorts(input: false).count, "instrument": p.isInstrument, "midiProcessor": p.isMIDIProcessor,
-                    "source": p.isSource, "sendsEvents": p.sendsEvents,
+                    "source": p.isSource, "sendsEvents": p.sendsEvents, "traits": p.descriptor.traits.names,
                     "signalPorts": p.signalPorts.map { ["index": $0.index, "symbol": $0.symbol, "kind": $0.kind.rawValue, "input": $0.isInput, "sidechain": $0.isSideChain] },
                     "controls": p.controlInputs.map { c -> [String: Any] in
                         var d: [String: Any] = ["symbol": c.symbol, "name": c.name]
@@ -47,6 +47,7 @@ struct PluginsCommand: ParsableCommand {
             for f in p.requiredFeatures { print("  requires \(f)\(p.unsupportedFeatures.contains(f) ? " (not supported)" : "")") }
             if !p.isHardRTCapable { print("  not lv2:hardRTCapable: run() may block or allocate (live playback may drop out)") }
             print("  presets: \(p.presets.count)")
+            print("  traits: \(p.descriptor.traits.names.joined(separator: ", "))")
         }
         if plugins.isEmpty { print("no LV2 plugins found in \(LV2World.shared.searchPath)") }
     }

@@ -47,6 +47,39 @@ final class LayoutTests: XCTestCase {
         }
     }
 
+    /// The Swift files under Sources/, as (path relative to Sources/, text).
+    func swiftSources() throws -> [(path: String, text: String)] {
+        guard let files = FileManager.default.enumerator(atPath: Self.sources.path) else { throw CocoaError(.fileNoSuchFile) }
+        var found: [(String, String)] = []
+        for case let file as String in files where file.hasSuffix(".swift") {
+            found.append((file, try String(contentsOf: Self.sources.appendingPathComponent(file), encoding: .utf8)))
+        }
+        return found
+    }
+
+    /// A node kind is known by its descriptor and protocol members: only Sources/GraphHost/Nodes/ names the concrete
+    /// definitions and instances (`as? LV2Node`, `is MixerNode`, `case let x as StreamInstance`).
+    func testNoDowncastToANodeKindOutsideNodes() throws {
+        let sources = try swiftSources()
+        let declaration = try NSRegularExpression(pattern: #"(?:struct|class)\s+(\w+)\s*:[^{]*\b(?:NodeDefinition|NodeInstance)\b"#)
+        var kinds: Set<String> = []
+        for (path, text) in sources where path.hasPrefix("GraphHost/Nodes/") {
+            for match in declaration.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+                kinds.insert(String(text[Range(match.range(at: 1), in: text)!]))
+            }
+        }
+        XCTAssertTrue(kinds.isSuperset(of: ["MixerNode", "LV2Node", "LV2Instance", "StreamInstance"]), "node kinds found: \(kinds.sorted())")
+        let cast = try NSRegularExpression(pattern: #"\b(?:as[?!]?|is)\s+(?:any\s+)?(\#(kinds.sorted().joined(separator: "|")))\b"#)
+        for (path, text) in sources where !path.hasPrefix("GraphHost/Nodes/") {
+            for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let line = String(line)
+                if let match = cast.firstMatch(in: line, range: NSRange(line.startIndex..., in: line)) {
+                    XCTFail("Sources/\(path):\(n + 1): downcast to the node kind \(line[Range(match.range(at: 1), in: line)!]); use its descriptor or a NodeDefinition/NodeInstance member")
+                }
+            }
+        }
+    }
+
     /// The C targets under Sources/ (a folder named C + a capital): the system-library shims and graphhost's glue.
     func cTargets() throws -> [String] {
         let names = try FileManager.default.contentsOfDirectory(atPath: Self.sources.path)

@@ -26,9 +26,9 @@ public final class CompiledGraph {
 
     public var busCount: Int { compiled.busCount }
 
-    public var streams: [StreamInstance] { document.order.compactMap { instances[document.nodes[$0].id] as? StreamInstance } }
+    public var streams: [StreamInstance] { document.order.compactMap { instances[document.nodes[$0].id]?.mediaStream } }
     /// The `capture` and `sink` nodes, in render order.
-    public var liveInputs: [LiveInputInstance] { document.order.compactMap { instances[document.nodes[$0].id] as? LiveInputInstance } }
+    public var liveInputs: [LiveInputInstance] { document.order.compactMap { instances[document.nodes[$0].id]?.liveInput } }
 
     /// Instantiates every node (taking the instances of `keeping` for the ids in `keep`) and compiles the plan.
     /// `nominalFrames`: the slice length the graph will mostly run (`GraphFormat.nominalFrames`).
@@ -56,14 +56,14 @@ public final class CompiledGraph {
         self.instances = instances
         keptIDs = kept
         // A plugin reports its latency from run(): new ones run once on silence before anything renders.
-        for case let (id, plugin as LV2Instance) in instances where !kept.contains(id) && plugin.node.plugin.latencyPort != nil {
-            _ = plugin.measuredLatency(maxFrames: format.maxFrames, channels: format.channels)
+        for (id, instance) in instances where !kept.contains(id) {
+            if let plugin = instance.hostedPlugin, plugin.reportsLatency { _ = plugin.measuredLatency(maxFrames: format.maxFrames, channels: format.channels) }
         }
         compensation = LatencyCompensation(document: document, instances: instances)
-        for case let (id, mixer as MixerInstance) in instances where !kept.contains(id) {
-            mixer.compensate(compensation.delays[id] ?? [], format: format)
+        for (id, instance) in instances where !kept.contains(id) {
+            instance.compensate(compensation.delays[id] ?? [], format: format)
         }
-        let steps = document.order.filter { !(document.nodes[$0].definition is OutputNode) }
+        let steps = document.order.filter { !document.nodes[$0].definition.traits.contains(.isOutput) }
         let stepOf = Dictionary(uniqueKeysWithValues: steps.enumerated().map { ($1, $0) })
         let sources = steps.map { n -> PlanStepSource in
             let node = document.nodes[n]
@@ -85,9 +85,7 @@ public final class CompiledGraph {
     /// iPod EQ warms a new filter bank); nodes
     /// in `kept` are left as they are (they render already). Call before the graph renders.
     public func setRealTime(_ live: Bool, except kept: Set<String> = []) {
-        for case let (id, plugin as LV2Instance) in instances where !kept.contains(id) { plugin.setRealTime(live) }
-        for case let (id, midi as MIDIInstance) in instances where !kept.contains(id) { midi.setRealTime(live) }
-        for case let (id, eq as IPodEQInstance) in instances where !kept.contains(id) { eq.setRealTime(live) }
+        for (id, instance) in instances where !kept.contains(id) { instance.setRealTime(live) }
     }
 
     public func start() {
@@ -99,7 +97,7 @@ public final class CompiledGraph {
     /// The instance a command addresses, or an error listing the node ids.
     public func instance(for command: Command) throws -> NodeInstance {
         guard let instance = instances[command.node] else {
-            throw CommandError("no node '\(command.node)'; nodes: \(document.nodes.map(\.id).joined(separator: ", "))")
+            throw GraphChangeError.unknownNode(command.node, known: document.nodes.map(\.id))
         }
         return instance
     }
@@ -118,7 +116,9 @@ public final class CompiledGraph {
     /// Slices silenced per LV2 node because the plugin output NaN, Inf or a burst above +24 dBFS (nodes with none left out).
     public var silencedSlices: [String: Int] {
         var result: [String: Int] = [:]
-        for case let (id, plugin as LV2Instance) in instances where plugin.silencedSlices > 0 { result[id] = plugin.silencedSlices }
+        for (id, instance) in instances {
+            if let plugin = instance.hostedPlugin, plugin.silencedSlices > 0 { result[id] = plugin.silencedSlices }
+        }
         return result
     }
 
@@ -127,7 +127,7 @@ public final class CompiledGraph {
 
     /// Moves what plugins logged (possibly from the render thread) into swift-log.
     public func drainPluginLogs() {
-        for case let plugin as LV2Instance in instances.values { plugin.drainLog() }
+        for instance in instances.values { instance.hostedPlugin?.drainLog() }
     }
 
     /// Latency in frames reported by each LV2 node that reports one (runs each such plugin once on silence:
@@ -135,7 +135,7 @@ public final class CompiledGraph {
     public func measuredPluginLatencies() -> [String: Float] {
         var result: [String: Float] = [:]
         for (id, instance) in instances {
-            if let plugin = instance as? LV2Instance,
+            if let plugin = instance.hostedPlugin,
                let latency = plugin.measuredLatency(maxFrames: plan.maxFrames, channels: plan.channels) { result[id] = latency }
         }
         return result
@@ -144,14 +144,16 @@ public final class CompiledGraph {
     /// The values given to each LV2 node's properties (patch:Set), by node id and property symbol.
     public var pluginProperties: [String: [String: String]] {
         var result: [String: [String: String]] = [:]
-        for case let (id, plugin as LV2Instance) in instances where !plugin.propertyValues.isEmpty { result[id] = plugin.propertyValues }
+        for (id, instance) in instances {
+            if let plugin = instance.hostedPlugin, !plugin.propertyValues.isEmpty { result[id] = plugin.propertyValues }
+        }
         return result
     }
 
     /// Control output values (latency, meters) of each LV2 node, by node id and port symbol.
     public var pluginOutputs: [String: [String: Float]] {
         var result: [String: [String: Float]] = [:]
-        for (id, instance) in instances { if let plugin = instance as? LV2Instance { result[id] = plugin.controlOutputs } }
+        for (id, instance) in instances { if let plugin = instance.hostedPlugin { result[id] = plugin.controlOutputs } }
         return result
     }
 

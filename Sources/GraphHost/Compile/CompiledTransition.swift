@@ -45,14 +45,13 @@ final class CompiledTransition {
             return doc.links.first { $0.to == n }.map { Source(key: key(doc.nodes[$0.from].id), bus: $0.fromBus) }
         }
         var nodes: [UnionNode] = []
-        for n in new.order where !(new.nodes[n].definition is OutputNode) {
+        for n in new.order where !new.nodes[n].definition.traits.contains(.isOutput) {
             let node = new.nodes[n]
             var inputs = sources(new, n, key: { $0 })
             if kept.contains(node.id), let o = old.node(node.id) {
                 let before = sources(old, o.index, key: oldKey)
                 // Event inputs (an instrument's, a MIDI processor's, a MIDI gate's) are switched, not crossfaded.
-                let plugin = node.definition as? LV2Node
-                for b in inputs.indices where (b < before.count ? before[b] : nil) != inputs[b] && plugin?.carriesEvents(bus: b) != true {
+                for b in inputs.indices where (b < before.count ? before[b] : nil) != inputs[b] && !node.definition.carriesEvents(bus: b) {
                     let key = "crossfade:\(node.id):\(b)"
                     nodes.append(UnionNode(key: key, role: .crossfade, inputs: [b < before.count ? before[b] : nil, inputs[b]], outputs: 1))
                     inputs[b] = Source(key: key)
@@ -60,7 +59,7 @@ final class CompiledTransition {
             }
             nodes.append(UnionNode(key: node.id, role: .new(node.id), inputs: inputs, outputs: node.definition.outputBuses))
         }
-        for n in old.order where !kept.contains(old.nodes[n].id) && !(old.nodes[n].definition is OutputNode) {
+        for n in old.order where !kept.contains(old.nodes[n].id) && !old.nodes[n].definition.traits.contains(.isOutput) {
             let node = old.nodes[n]
             nodes.append(UnionNode(key: oldKey(node.id), role: .old(node.id), inputs: sources(old, n, key: oldKey),
                                    outputs: node.definition.outputBuses))
@@ -110,8 +109,8 @@ final class CompiledTransition {
         for var node in nodes {
             switch node.role {
             case .old(let id):
-                let plugin = old.node(id)?.definition as? LV2Node
-                for b in node.inputs.indices where plugin?.carriesEvents(bus: b) != true { node.inputs[b] = gate(node.inputs[b], into: node.key, b) }
+                let definition = old.node(id)?.definition
+                for b in node.inputs.indices where definition?.carriesEvents(bus: b) != true { node.inputs[b] = gate(node.inputs[b], into: node.key, b) }
             case .crossfade:
                 node.role = .spill
                 node.inputs[0] = gate(node.inputs[0], into: node.key, 0)

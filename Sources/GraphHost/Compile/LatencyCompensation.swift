@@ -20,7 +20,7 @@ public struct LatencyCompensation: Equatable, Sendable {
                 arrivals[link.toBus] = atNode[link.from] ?? 0
             }
             let latest = arrivals.max() ?? 0
-            if instances[node.id] is MixerInstance { delays[node.id] = arrivals.map { latest - $0 } }
+            if node.definition.traits.contains(.mixesInputs) { delays[node.id] = arrivals.map { latest - $0 } }
             atNode[n] = latest + (instances[node.id]?.latency ?? 0)
             latency[node.id] = atNode[n]
             if node.definition.outputBuses == 0 { total = max(total, atNode[n]!) }

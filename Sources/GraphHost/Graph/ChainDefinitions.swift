@@ -65,7 +65,7 @@ struct ChainDefinitions: Sendable {
             issues.report("\(path).type", "unknown node type '\(type)'; known types: \(GraphDocument.knownTypes)", at: item["type"])
             return nil
         }
-        settings.rejectUnknownKeys(["id", "type"] + kind.settingKeys, issues: &issues)
+        settings.rejectUnknownKeys(["id", "type"] + kind.descriptor.settingKeys, issues: &issues)
         let before = issues.errors.count
         guard let definition = kind.parseDefinition(settings, context: context, issues: &issues), issues.errors.count == before else { return nil }
         guard definition.inputBuses == 1, definition.outputBuses == 1 else {

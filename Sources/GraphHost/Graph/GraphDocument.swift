@@ -1,38 +1,6 @@
 import FoundationEssentials
 import Glibc
 
-/// One node of a checked graph.
-public struct GraphNode: Sendable {
-    public var id: String
-    /// Position in `GraphDocument.nodes`.
-    public var index: Int
-    public var definition: any NodeDefinition
-    /// Where the node is written in the file (`nodes[2]`, or `chains.warm[0]` for a member of a chain).
-    public var path: String
-}
-
-/// A `chain` node: which of the graph's named chains runs in its place.
-public struct ChainPlacement: Equatable, Sendable {
-    public var id: String
-    public var chain: String
-}
-
-/// One link from a node's output bus to another node's input bus. A link to an LV2 node's port by symbol
-/// (`"to": "comp:sidechain"`) feeds that port alone, on an input bus of its own (`toPort` names it); a link from
-/// output ports by symbol (`"from": "xover:lo_l,lo_r"`) reads an output bus made of those ports (`fromPort`).
-public struct GraphLink: Equatable, Sendable {
-    public var from: Int
-    public var fromBus: Int
-    public var to: Int
-    public var toBus: Int
-    public var toPort: String?
-    public var fromPort: String?
-
-    public init(from: Int, fromBus: Int, to: Int, toBus: Int, toPort: String? = nil, fromPort: String? = nil) {
-        (self.from, self.fromBus, self.to, self.toBus, self.toPort, self.fromPort) = (from, fromBus, to, toBus, toPort, fromPort)
-    }
-}
-
 /// A graph file read and checked completely: everything a render needs, with the render order.
 public struct GraphDocument: Sendable {
     public var file: URL
@@ -67,7 +35,7 @@ public struct GraphDocument: Sendable {
     public func node(_ id: String) -> GraphNode? { nodes.first { $0.id == id } }
 
     /// The output nodes' ids in file order: output 0 is what `render -o FILE` writes and `run` plays first.
-    public var outputIDs: [String] { nodes.filter { $0.definition is OutputNode }.map(\.id) }
+    public var outputIDs: [String] { nodes.filter { $0.definition.traits.contains(.isOutput) }.map(\.id) }
 
     /// Reads and validates a graph file; throws `GraphErrors` listing every problem.
     public static func load(path: String) throws -> GraphDocument {
@@ -102,11 +70,10 @@ public struct GraphDocument: Sendable {
     /// The same graph with chain node `node` running the chain `name` (for `chain NODE NAME`).
     public func selecting(chain name: String, for node: String) throws -> GraphDocument {
         guard let current = chainNodes.first(where: { $0.id == node }) else {
-            let list = chainNodes.map(\.id)
-            throw CommandError("'\(node)' is not a chain node; chain nodes: \(list.isEmpty ? "none" : list.joined(separator: ", "))")
+            throw GraphChangeError.notAChainNode(node, chainNodes: chainNodes.map(\.id))
         }
         guard chains[name] != nil else {
-            throw CommandError("no chain '\(name)'; chains: \(chains.keys.sorted().joined(separator: ", "))")
+            throw GraphChangeError.unknownChain(name, known: chains.keys.sorted())
         }
         var selection = Dictionary(uniqueKeysWithValues: chainNodes.map { ($0.id, $0.chain) })
         selection[current.id] = name
@@ -171,16 +138,11 @@ public struct GraphDocument: Sendable {
         }
         if valid.count == nodes.count { checkEventLinks(nodes: valid, links: links, issues: &issues) }
         for node in valid {
-            guard let plugin = node.definition as? LV2Node else { continue }
-            let linked = Set(plugin.portInputs.map(\.port) + plugin.mainInputs)
-            for port in plugin.plugin.ports where port.kind == .audio && port.isInput && !linked.contains(port.index) && plugin.copies == 1 {
-                let what = port.isSideChain ? "sidechain input" : "audio input"
-                issues.warn(node.path, "\(what) '\(port.symbol)' of '\(node.id)' is not linked and reads silence (link it with \"to\": \"\(node.id):\(port.symbol)\")")
-            }
+            for warning in node.definition.unlinkedInputWarnings(id: node.id) { issues.warn(node.path, warning) }
         }
         var ports: [String: String] = [:]
         for node in valid {
-            guard let port = (node.definition as? MIDINode)?.port else { continue }
+            guard let port = node.definition.midiInputPort else { continue }
             if let other = ports[port] {
                 issues.report(node.path, "MIDI port '\(port)' is already the port of '\(other)'; link that midi node to several instruments instead")
             }
@@ -193,7 +155,7 @@ public struct GraphDocument: Sendable {
                 issues.report("midiControl.port", "MIDI port '\(port)' is the port of midi node '\(owner)'; the control port needs a name of its own", at: value["port"])
             }
         }
-        let outputs = valid.filter { $0.definition is OutputNode }
+        let outputs = valid.filter { $0.definition.traits.contains(.isOutput) }
         if outputs.isEmpty && valid.count == nodes.count {
             issues.report("nodes", "the graph has no output node (add { \"id\": \"out\", \"type\": \"output\" } and link to it)")
         }
@@ -225,342 +187,5 @@ public struct GraphDocument: Sendable {
         if let c = s.integer("channels", in: 1...8, issues: &issues) { format.channels = c }
         if let m = s.integer("maxFrames", in: 16...16384, issues: &issues) { format.maxFrames = m }
         return format
-    }
-
-    static func parseNodes(_ value: JSONValue?, context: NodeContext, chains: ChainDefinitions, selection: [String: String],
-                           placements: inout [ChainPlacement], issues: inout GraphIssues) -> [GraphNode?] {
-        guard let value else {
-            issues.report("nodes", "missing: the graph needs a \"nodes\" array")
-            return []
-        }
-        guard let items = value.arrayValue else {
-            issues.report("nodes", "expected an array of nodes, found \(value.typeName)", at: value)
-            return []
-        }
-        var seen: [String: Int] = [:]
-        var result: [GraphNode?] = []
-        for (i, item) in items.enumerated() {
-            let path = "nodes[\(i)]"
-            guard item.objectMembers != nil else {
-                issues.report(path, "expected a node object, found \(item.typeName)", at: item)
-                result.append(nil)
-                continue
-            }
-            let settings = NodeSettings(object: item, path: path)
-            let id = settings.string("id", issues: &issues)
-            if item["id"] == nil { issues.report(path, "missing \"id\"", at: item) }
-            if let id {
-                if !isValidID(id) {
-                    issues.report("\(path).id", "'\(id)' is not a valid id (non-empty, no ':', '/' or spaces)", at: item["id"])
-                } else if let first = seen[id] {
-                    issues.report("\(path).id", "duplicate id '\(id)' (also nodes[\(first)].id)", at: item["id"])
-                } else {
-                    seen[id] = i
-                }
-            }
-            guard let type = settings.string("type", issues: &issues) else {
-                if item["type"] == nil { issues.report(path, "missing \"type\"; known types: \(knownTypes)", at: item) }
-                result.append(nil)
-                continue
-            }
-            if type == ChainDefinitions.typeName {
-                guard let id, let chain = chains.placement(settings, issues: &issues) else {
-                    result.append(nil)
-                    continue
-                }
-                let selected = selection[id] ?? chain
-                placements.append(ChainPlacement(id: id, chain: selected))
-                for member in chains.members[selected]! {
-                    result.append(GraphNode(id: "\(id)/\(member.id)", index: result.count, definition: member.definition, path: member.path))
-                }
-                continue
-            }
-            guard let kind = NodeKinds.named(type) else {
-                issues.report("\(path).type", "unknown node type '\(type)'; known types: \(knownTypes)", at: item["type"])
-                result.append(nil)
-                continue
-            }
-            settings.rejectUnknownKeys(["id", "type"] + kind.settingKeys, issues: &issues)
-            let before = issues.errors.count
-            let definition = kind.parseDefinition(settings, context: context, issues: &issues)
-            if let definition, let id, issues.errors.count == before {
-                result.append(GraphNode(id: id, index: result.count, definition: definition, path: path))
-            } else {
-                result.append(nil)
-            }
-        }
-        return result
-    }
-
-    static func isValidID(_ id: String) -> Bool {
-        !id.isEmpty && !id.contains(":") && !id.contains("/") && !id.contains(where: \.isWhitespace)
-    }
-
-    static var knownTypes: String { (NodeKinds.all.map { $0.typeName } + [ChainDefinitions.typeName]).joined(separator: ", ") }
-
-    /// `declared` holds every id written in the file, so a link to a node that failed its own checks is not reported again.
-    /// `chainEnds` maps a chain node's id to its first member (links into it) and last member (links out of it).
-    static func parseLinks(_ value: JSONValue?, nodes: inout [GraphNode?], declared: Set<String>,
-                           chainEnds: [String: (first: String, last: String)], issues: inout GraphIssues) -> [GraphLink] {
-        guard let value else {
-            issues.report("links", "missing: the graph needs a \"links\" array")
-            return []
-        }
-        guard let items = value.arrayValue else {
-            issues.report("links", "expected an array of links, found \(value.typeName)", at: value)
-            return []
-        }
-        var links: [GraphLink] = []
-        for (i, item) in items.enumerated() {
-            let path = "links[\(i)]"
-            guard item.objectMembers != nil else {
-                issues.report(path, "expected a link object like {\"from\": \"a\", \"to\": \"b:0\"}, found \(item.typeName)", at: item)
-                continue
-            }
-            let s = NodeSettings(object: item, path: path)
-            s.rejectUnknownKeys(["from", "to", "channel"], issues: &issues)
-            var from: (Int, Int)?, fromPort: String?
-            switch portEndpoint(s, key: "from", nodes: &nodes, chainEnds: chainEnds, issues: &issues) {
-            case .ports(let node, let buses, let symbols):
-                (from, fromPort) = ((node, buses[0]), symbols.joined(separator: ","))
-            case .invalid:
-                continue
-            case .notAPort:
-                from = endpoint("from", s, nodes: nodes, declared: declared, output: true, chainEnds: chainEnds, issues: &issues)
-            }
-            // Events linked to a plugin with audio inputs go to its main MIDI input.
-            var eventInput: String?
-            if let from, let target = s.object["to"]?.stringValue, !target.contains(":"), nodes[from.0].map(Self.sendsEvents) == true,
-               let node = nodes.first(where: { $0?.id == (chainEnds[target]?.first ?? target) }) ?? nil,
-               let port = (node.definition as? LV2Node)?.plugin.eventInputBesideAudio {
-                eventInput = "\(target):\(port.symbol)"
-            }
-            switch portEndpoint(s, key: "to", naming: eventInput, nodes: &nodes, chainEnds: chainEnds, issues: &issues) {
-            case .ports(let node, let buses, let symbols):
-                guard let from else { continue }
-                for (bus, symbol) in zip(buses, symbols) {
-                    links.append(GraphLink(from: from.0, fromBus: from.1, to: node, toBus: bus, toPort: symbol, fromPort: fromPort))
-                }
-                continue
-            case .invalid:
-                continue
-            case .notAPort:
-                break
-            }
-            if s.object["channel"] != nil {
-                issues.report(s.path("channel"), "\"channel\" picks the source channel for a link to one port (\"to\": \"NODE:PORT\")", at: s.object["channel"])
-            }
-            let to = endpoint("to", s, nodes: nodes, declared: declared, output: false, chainEnds: chainEnds, issues: &issues)
-            if let from, let to { links.append(GraphLink(from: from.0, fromBus: from.1, to: to.0, toBus: to.1, fromPort: fromPort)) }
-        }
-        return links
-    }
-
-    /// What an end of a link names: a bus (not a port), ports that cannot be linked (reported), or ports with the
-    /// node's buses they take.
-    enum PortTarget {
-        case notAPort
-        case invalid
-        case ports(node: Int, buses: [Int], symbols: [String])
-    }
-
-    /// A link end `"NODE:PORT"` or `"NODE:PORT,PORT…"` naming LV2 audio or CV ports. On "to", input ports that are not
-    /// the node's main inputs (sidechains, extra inputs, CV): each gets an input bus of its own, reading the source's
-    /// channel i for the i-th port (or `"channel"`, or the channels' average for a single port). On "from", output
-    /// ports: together they make one output bus of the node (channel i is the i-th port; a single port fills every
-    /// channel), shared by every link naming the same ports.
-    // Swift 6.3.1 crashes optimizing this function (CopyPropagation, "Found ownership error"); it runs once per link.
-    @_optimize(none)
-    static func portEndpoint(_ s: NodeSettings, key: String, naming written: String? = nil, nodes: inout [GraphNode?],
-                             chainEnds: [String: (first: String, last: String)], issues: inout GraphIssues) -> PortTarget {
-        let input = key == "to"
-        guard let text = written ?? s.object[key]?.stringValue else { return .notAPort }
-        let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2, Int(parts[1]) == nil, !parts[1].isEmpty else { return .notAPort }
-        let written = String(parts[0])
-        let id = chainEnds[written].map { input ? $0.first : $0.last } ?? written
-        let symbols = parts[1].split(separator: ",", omittingEmptySubsequences: false).map { String($0) }
-        let position = nodes.firstIndex { $0?.id == id }
-        guard let position, let found = nodes[position], let lv2 = found.definition as? LV2Node else {
-            issues.report(s.path(key), "'\(text)': only an lv2 node's ports can be linked by name; other nodes take a bus number after ':'", at: s.object[key])
-            return .invalid
-        }
-        var node = found, plugin = lv2
-        let main = Set(plugin.mainInputs)
-        let eventInputs = input && plugin.plugin.eventInputBesideAudio != nil
-            ? plugin.plugin.ports.filter { $0.kind == .atom && $0.isInput && $0.supportsMIDI } : []
-        let candidates = plugin.plugin.ports.filter {
-            ($0.kind == .audio || $0.kind == .cv) && $0.isInput == input && !(input && main.contains($0.index))
-        } + eventInputs
-        var ports: [LV2Port] = []
-        for symbol in symbols {
-            guard let port = candidates.first(where: { $0.symbol == symbol }) else {
-                let known = candidates.map(\.symbol)
-                let why = input && plugin.plugin.ports.contains { $0.symbol == symbol && main.contains($0.index) }
-                    ? "'\(symbol)' is one of its main inputs, which link to '\(id)' itself"
-                    : "it has no such \(input ? "input" : "output") port"
-                issues.report(s.path(key), "'\(text)': \(why); ports to link by name: \(known.isEmpty ? "none" : known.joined(separator: ", "))", at: s.object[key])
-                return .invalid
-            }
-            guard !ports.contains(where: { $0.index == port.index }) else {
-                issues.report(s.path(key), "'\(text)' names '\(symbol)' twice", at: s.object[key])
-                return .invalid
-            }
-            ports.append(port)
-        }
-        if let events = ports.first(where: { $0.kind == .atom }) {
-            guard ports.count == 1, s.object["channel"] == nil else {
-                issues.report(s.path(key), "'\(text)': the MIDI input '\(events.symbol)' takes a link of its own, without \"channel\"", at: s.object[key])
-                return .invalid
-            }
-            if let linked = plugin.portInputs.first(where: \.carriesEvents) {
-                issues.report(s.path(key), "'\(id)' takes events on one MIDI input and '\(linked.symbol)' is linked already; a midi node or a MIDI processor feeds one plugin", at: s.object[key])
-                return .invalid
-            }
-            plugin.portInputs.append(LV2Node.PortInput(port: events.index, symbol: events.symbol, channel: nil, carriesEvents: true))
-            node.definition = plugin
-            nodes[position] = node
-            return .ports(node: position, buses: [plugin.portInputs.count], symbols: symbols)
-        }
-        guard plugin.copies == 1 else {
-            issues.report(s.path(key), "'\(text)': ports can be linked by name only on a plugin that runs once, not once per channel", at: s.object[key])
-            return .invalid
-        }
-        if !input {
-            let output = LV2Node.PortOutput(ports: ports.map(\.index), symbols: symbols)
-            if let k = plugin.portOutputs.firstIndex(of: output) { return .ports(node: position, buses: [k + 1], symbols: symbols) }
-            plugin.portOutputs.append(output)
-            node.definition = plugin
-            nodes[position] = node
-            return .ports(node: position, buses: [plugin.portOutputs.count], symbols: symbols)
-        }
-        var channel: Int?
-        if let value = s.object["channel"] {
-            guard let c = value.numberValue.map(Int.init), Double(c) == value.numberValue, c >= 0 else {
-                issues.report(s.path("channel"), "expected a channel number (0 is the first), found \(value.typeName)", at: value)
-                return .invalid
-            }
-            guard ports.count == 1 else {
-                issues.report(s.path("channel"), "\"channel\" picks the source channel for a link to one port; '\(text)' names \(ports.count), which read channels 0…\(ports.count - 1)", at: value)
-                return .invalid
-            }
-            channel = c
-        }
-        var buses: [Int] = []
-        for (i, port) in ports.enumerated() {
-            guard !plugin.portInputs.contains(where: { $0.port == port.index }) else {
-                issues.report(s.path(key), "'\(id):\(port.symbol)' is linked more than once; feed a mixer to combine signals", at: s.object[key])
-                return .invalid
-            }
-            plugin.portInputs.append(LV2Node.PortInput(port: port.index, symbol: port.symbol, channel: ports.count > 1 ? i : channel))
-            buses.append(plugin.portInputs.count)
-        }
-        node.definition = plugin
-        nodes[position] = node
-        return .ports(node: position, buses: buses, symbols: symbols)
-    }
-
-    /// Resolves `id` or `id:bus` to (node position, bus).
-    static func endpoint(_ key: String, _ s: NodeSettings, nodes: [GraphNode?], declared: Set<String>, output: Bool,
-                         chainEnds: [String: (first: String, last: String)], issues: inout GraphIssues) -> (Int, Int)? {
-        guard let text = s.string(key, issues: &issues) else {
-            if s.object[key] == nil { issues.report(s.path, "missing \"\(key)\"", at: s.object) }
-            return nil
-        }
-        let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
-        let written = String(parts[0])
-        let id = chainEnds[written].map { output ? $0.last : $0.first } ?? written
-        var bus = 0
-        if parts.count == 2 {
-            guard let b = Int(parts[1]), b >= 0 else {
-                issues.report(s.path(key), "'\(text)': the bus after ':' must be a number", at: s.object[key])
-                return nil
-            }
-            bus = b
-        }
-        guard let position = nodes.firstIndex(where: { $0?.id == id }) else {
-            if declared.contains(written) { return nil }
-            let ids = nodes.compactMap { $0?.id }
-            issues.report(s.path(key), "dangling link: no node with id '\(id)' (ids: \(ids.joined(separator: ", ")))", at: s.object[key])
-            return nil
-        }
-        guard let node = nodes[position] else { return nil }
-        let count = output ? node.definition.outputBuses : node.definition.inputBuses
-        guard bus < count else {
-            let what = output ? "output" : "input"
-            let has = count == 0 ? "has no \(what) buses" : "has \(what) buses 0…\(count - 1)"
-            issues.report(s.path(key), "dangling link: '\(id)' (\(node.definition.typeName)) \(has), not \(bus)", at: s.object[key])
-            return nil
-        }
-        return (position, bus)
-    }
-
-    /// Whether a node's output bus carries events (a `midi` node, a plugin sending MIDI).
-    static func sendsEvents(_ node: GraphNode) -> Bool {
-        node.definition is MIDINode || (node.definition as? LV2Node)?.plugin.sendsEvents == true
-    }
-
-    /// Event buses (`midi` nodes and MIDI processors send them) go to event inputs (instruments and MIDI processors
-    /// take them on their input bus, other plugins with a MIDI input on a bus of its own), and nothing else does.
-    static func checkEventLinks(nodes: [GraphNode], links: [GraphLink], issues: inout GraphIssues) {
-        for (i, link) in links.enumerated() {
-            let source = nodes[link.from], target = nodes[link.to]
-            let fromEvents = sendsEvents(source)
-            let toEvents = (target.definition as? LV2Node)?.carriesEvents(bus: link.toBus) == true
-            let input = link.toPort.map { "'\(target.id):\($0)'" } ?? "'\(target.id)'"
-            if fromEvents && !toEvents {
-                issues.report("links[\(i)]", "'\(source.id)' sends MIDI events: link it to an instrument, a MIDI processor or a plugin's MIDI input (an lv2 plugin with a MIDI input), not to \(input)")
-            } else if toEvents && !fromEvents {
-                issues.report("links[\(i)]", "\(input) takes MIDI events (a midi node's or a MIDI processor's), not the audio of '\(source.id)'")
-            }
-        }
-    }
-
-    static func checkInputs(nodes: [GraphNode], links: [GraphLink], issues: inout GraphIssues) {
-        for node in nodes {
-            for bus in 0..<node.definition.inputBuses {
-                let feeding = links.indices.filter { links[$0].to == node.index && links[$0].toBus == bus }
-                if feeding.count > 1 {
-                    let list = feeding.map { "links[\($0)]" }.joined(separator: ", ")
-                    issues.report(node.path, "input '\(node.id):\(bus)' is connected \(feeding.count) times (\(list)); feed a mixer to combine signals")
-                } else if feeding.isEmpty && !(node.definition is MixerNode) && !(bus == 0 && (node.definition as? LV2Node)?.plugin.isSource == true) {
-                    issues.report(node.path, "input '\(node.id):\(bus)' is not connected")
-                }
-            }
-        }
-    }
-
-    /// Kahn's algorithm, stable in file order; a cycle is reported with its nodes.
-    static func topologicalOrder(nodes: [GraphNode], links: [GraphLink], issues: inout GraphIssues) -> [Int] {
-        var indegree = Array(repeating: 0, count: nodes.count)
-        for l in links { indegree[l.to] += 1 }
-        var order: [Int] = []
-        var ready = (0..<nodes.count).filter { indegree[$0] == 0 }
-        while !ready.isEmpty {
-            let n = ready.removeFirst()
-            order.append(n)
-            for l in links where l.from == n {
-                indegree[l.to] -= 1
-                if indegree[l.to] == 0 { ready.append(l.to); ready.sort() }
-            }
-        }
-        if order.count < nodes.count {
-            // Walk backwards along links among the remaining nodes until a node repeats.
-            let remaining = Set((0..<nodes.count).filter { !order.contains($0) })
-            var path: [Int] = [remaining.min()!]
-            while true {
-                let next = links.first { $0.to == path.last! && remaining.contains($0.from) }!.from
-                if let start = path.firstIndex(of: next) {
-                    var cycle = Array(path[start...].reversed())
-                    let first = cycle.firstIndex(of: cycle.min()!)!
-                    cycle = Array(cycle[first...] + cycle[..<first])
-                    let names = (cycle + [cycle[0]]).map { nodes[$0].id }.joined(separator: " → ")
-                    issues.report("links", "the links form a cycle: \(names)")
-                    break
-                }
-                path.append(next)
-            }
-        }
-        return order
     }
 }

@@ -19,6 +19,8 @@ public enum GraphPrinter {
             out += "  \(node.id) (\(typeName(node))) in \(d.inputBuses) out \(d.outputBuses)"
             let settings = d.summary.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
             out += settings.isEmpty ? "\n" : "  \(settings)\n"
+            let parameters = d.descriptor.parameters
+            if !parameters.isEmpty { out += "    parameters: " + parameters.map(\.summary).joined(separator: ", ") + "\n" }
         }
         out += "links:\n"
         for l in doc.links {

@@ -37,18 +37,18 @@ extension GraphDocument {
         do {
             try Data(text.utf8).write(to: url, options: .atomic)
         } catch {
-            throw CommandError("cannot write \(path): \(error)")
+            throw GraphChangeError.cannotSave("cannot write \(path): \(error)")
         }
     }
 
     /// Throws the reason when a graph file cannot be written at `path` (no folder, not a .json name).
     public static func checkWritable(_ path: String) throws {
         let url = URL(fileURLWithPath: path)
-        guard url.pathExtension == "json" else { throw CommandError("save: '\(path)' is not a .json file name") }
+        guard url.pathExtension == "json" else { throw GraphChangeError.cannotSave("save: '\(path)' is not a .json file name") }
         let folder = url.deletingLastPathComponent().path
         guard isDirectory(folder) else {
-            throw CommandError("save: the folder \(folder) does not exist")
+            throw GraphChangeError.cannotSave("save: the folder \(folder) does not exist")
         }
-        guard FileManager.default.isWritableFile(atPath: folder) else { throw CommandError("save: the folder \(folder) is not writable") }
+        guard FileManager.default.isWritableFile(atPath: folder) else { throw GraphChangeError.cannotSave("save: the folder \(folder) is not writable") }
     }
 }

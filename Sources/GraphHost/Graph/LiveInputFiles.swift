@@ -8,10 +8,10 @@ extension GraphDocument {
         var document = self
         for (id, file) in inputs {
             guard let node = document.node(id) else {
-                throw CommandError("--input \(id)=\(file): no node '\(id)'; nodes: \(nodes.map(\.id).joined(separator: ", "))")
+                throw GraphChangeError.inputFile(node: id, file: file, reason: GraphChangeError.unknownNode(id, known: nodes.map(\.id)).description)
             }
-            guard node.definition is CaptureNode || node.definition is SinkNode else {
-                throw CommandError("--input \(id)=\(file): '\(id)' is a \(node.definition.typeName) node; only capture and sink nodes take an input file")
+            guard node.definition.traits.contains(.isLiveInput) else {
+                throw GraphChangeError.inputFile(node: id, file: file, reason: "'\(id)' is a \(node.definition.typeName) node; only capture and sink nodes take an input file")
             }
             let path = URL(fileURLWithPath: file).standardizedFileURL.path
             do {
@@ -19,7 +19,7 @@ extension GraphDocument {
                 document.nodes[node.index].definition = StreamNode(url: path, path: path, isRemote: false, cachePath: nil, loop: false,
                                                                    bufferSeconds: 0, retrySeconds: 0, media: media)
             } catch {
-                throw CommandError("--input \(id)=\(file): \(error)")
+                throw GraphChangeError.inputFile(node: id, file: file, reason: "\(error)")
             }
         }
         return document

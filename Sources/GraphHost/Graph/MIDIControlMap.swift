@@ -20,7 +20,7 @@ public struct MIDIControlMap: Sendable, Equatable {
         public var channel: Int?
         public var controller: Int
         public var node: String
-        public var parameter: String
+        public var parameter: ParameterID
         public var minimum: Double
         public var maximum: Double
         public var curve: Curve
@@ -95,7 +95,7 @@ public struct MIDIControlMap: Sendable, Equatable {
                 issues.report(s.path("curve"), "a log curve needs min and max above 0 (found \(Format.number(low))…\(Format.number(high)))", at: item["curve"])
                 continue
             }
-            map.controls.append(ControlMapping(channel: channel, controller: cc, node: node, parameter: info.name, minimum: low, maximum: high, curve: curve))
+            map.controls.append(ControlMapping(channel: channel, controller: cc, node: node, parameter: info.id, minimum: low, maximum: high, curve: curve))
         }
         for (i, item) in (value["program"]?.arrayValue ?? []).enumerated() {
             let s = NodeSettings(object: item, path: "midiControl.program[\(i)]")
@@ -134,7 +134,7 @@ public struct MIDIControlMap: Sendable, Equatable {
     }
 
     /// The node and parameter a mapping names, or nil (reported).
-    static func parameter(_ s: NodeSettings, nodes: [GraphNode], issues: inout GraphIssues) -> (String, ParameterInfo)? {
+    static func parameter(_ s: NodeSettings, nodes: [GraphNode], issues: inout GraphIssues) -> (String, ParameterDescriptor)? {
         guard let node = s.string("node", issues: &issues), let name = s.string("param", issues: &issues) else {
             issues.report(s.path, "a control mapping needs \"node\" and \"param\"", at: s.object)
             return nil
@@ -143,8 +143,9 @@ public struct MIDIControlMap: Sendable, Equatable {
             issues.report(s.path("node"), "no node '\(node)'; nodes: \(nodes.map(\.id).joined(separator: ", "))", at: s.object["node"])
             return nil
         }
-        guard let info = definition.parameters.first(where: { $0.name == name }) else {
-            let names = definition.parameters.map(\.name)
+        let parameters = definition.descriptor.parameters
+        guard let info = parameters.first(where: { $0.id == ParameterID(name) }) else {
+            let names = parameters.map(\.name)
             issues.report(s.path("param"), "'\(node)' has no parameter '\(name)'; parameters: \(names.isEmpty ? "none" : names.joined(separator: ", "))", at: s.object["param"])
             return nil
         }
@@ -155,7 +156,7 @@ public struct MIDIControlMap: Sendable, Equatable {
     public var json: JSONValue {
         func channel(_ c: Int?) -> [(key: String, value: JSONValue)] { c.map { [("channel", .number(Double($0)))] } ?? [] }
         let cc = controls.map { m -> JSONValue in
-            .object(channel(m.channel) + [("cc", .number(Double(m.controller))), ("node", .string(m.node)), ("param", .string(m.parameter)),
+            .object(channel(m.channel) + [("cc", .number(Double(m.controller))), ("node", .string(m.node)), ("param", .string(m.parameter.description)),
                                           ("min", .number(m.minimum)), ("max", .number(m.maximum)), ("curve", .string(m.curve.rawValue))])
         }
         let programs = programs.map { m -> JSONValue in
@@ -169,17 +170,9 @@ public struct MIDIControlMap: Sendable, Equatable {
     var statusObject: [String: Any] {
         ["port": port,
          "cc": controls.map { m -> [String: Any] in
-             ["channel": m.channel ?? 0, "cc": m.controller, "node": m.node, "param": m.parameter, "min": m.minimum, "max": m.maximum, "curve": m.curve.rawValue]
+             ["channel": m.channel ?? 0, "cc": m.controller, "node": m.node, "param": m.parameter.description, "min": m.minimum, "max": m.maximum, "curve": m.curve.rawValue]
          },
          "program": programs.map { m -> [String: Any] in ["channel": m.channel ?? 0, "program": m.program, "command": m.line] }]
     }
 }
 
-extension NodeDefinition {
-    /// Whether `preset NODE name` names one of this node's presets.
-    func hasPreset(_ name: String) -> Bool {
-        if self is IPodEQNode { return IPodEQPreset.named(name) != nil }
-        if let lv2 = self as? LV2Node { return lv2.plugin.preset(name) != nil }
-        return false
-    }
-}

@@ -97,6 +97,21 @@ public struct NodeSettings {
     }
 }
 
+extension NodeSettings {
+    /// A setting as its descriptor says: its key, with its range.
+    public func string(_ setting: SettingDescriptor, issues: inout GraphIssues) -> String? { string(setting.key, issues: &issues) }
+    public func bool(_ setting: SettingDescriptor, issues: inout GraphIssues) -> Bool? { bool(setting.key, issues: &issues) }
+    public func number(_ setting: SettingDescriptor, issues: inout GraphIssues) -> Double? {
+        number(setting.key, in: setting.range, issues: &issues)
+    }
+    public func integer(_ setting: SettingDescriptor, issues: inout GraphIssues) -> Int? {
+        integer(setting.key, in: setting.integerRange, issues: &issues)
+    }
+    public func numbers(_ setting: SettingDescriptor, issues: inout GraphIssues) -> [Double]? {
+        numbers(setting.key, in: setting.range ?? -Double.infinity...Double.infinity, issues: &issues)
+    }
+}
+
 /// Number formatting shared by messages and printouts.
 public enum Format {
     /// A number without a trailing ".0" when it is whole.

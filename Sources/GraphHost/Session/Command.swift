@@ -4,9 +4,9 @@ import Glibc
 /// What a command asks of one node.
 public enum NodeCommand: Equatable, Sendable, CustomStringConvertible {
     case preset(String)
-    case set(parameter: String, value: Double)
+    case set(parameter: ParameterID, value: Double)
     /// A value by name: a scale point's label, or on/off for a toggle.
-    case choose(parameter: String, label: String)
+    case choose(parameter: ParameterID, label: String)
     case bypass(Bool)
     /// Moves a stream to a time in its media (seconds).
     case seek(Double)
@@ -19,18 +19,6 @@ public enum NodeCommand: Equatable, Sendable, CustomStringConvertible {
         case .bypass(let on): return "bypass \(on ? "on" : "off")"
         case .seek(let seconds): return "seek \(Format.number(seconds))"
         }
-    }
-}
-
-extension NodeCommand {
-    /// The error for a named value given to a node whose parameters take only numbers.
-    static func numbersOnly(_ node: String, _ parameter: String, _ label: String) -> CommandError {
-        CommandError("'\(label)' is not a number ('\(node)' \(parameter) takes a number)")
-    }
-
-    /// The error for `seek` sent to a node that does not play media.
-    static func onlyStreamsSeek(_ node: String) -> CommandError {
-        CommandError("'\(node)' does not play media; only stream nodes seek")
     }
 }
 
@@ -71,9 +59,9 @@ public struct Command: Equatable, Sendable, CustomStringConvertible {
             guard words.count >= 4 else { throw CommandError("usage: set NODE PARAM VALUE|LABEL") }
             if words.count == 4, let value = Double(words[3]) {
                 guard value.isFinite else { throw CommandError("'\(words[3])' is not a finite number (in: \(line))") }
-                return Command(node: words[1], action: .set(parameter: words[2], value: value))
+                return Command(node: words[1], action: .set(parameter: ParameterID(words[2]), value: value))
             }
-            return Command(node: words[1], action: .choose(parameter: words[2], label: words[3...].joined(separator: " ")))
+            return Command(node: words[1], action: .choose(parameter: ParameterID(words[2]), label: words[3...].joined(separator: " ")))
         default:
             throw CommandError("unknown command '\(verb)'; commands: \(usage)")
         }

@@ -34,10 +34,10 @@ public struct CommandCompletion {
         case ("set", 2):
             return instances[words[1]]?.parameters.map(\.name) ?? []
         case ("set", _):
-            let port = (instances[words[1]] as? LV2Instance).flatMap { try? $0.control(words[2]) }
-            return Self.names(port?.valueNames ?? [], typed: Array(words.dropFirst(3)), partial: partial)
+            let parameter = instances[words[1]]?.parameters.first { $0.id == ParameterID(words[2]) }
+            return Self.names(parameter?.valueNames ?? [], typed: Array(words.dropFirst(3)), partial: partial)
         case ("bypass", 1):
-            return nodeIDs.filter { instances[$0] is IPodEQInstance || instances[$0] is LV2Instance }
+            return nodeIDs.filter { document.node($0)?.definition.traits.contains(.canBypass) == true }
         case ("bypass", 2):
             return ["on", "off"]
         case ("chain", 1):

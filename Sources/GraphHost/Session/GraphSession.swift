@@ -33,15 +33,15 @@ public final class GraphSession {
     public var afterSwap: (@Sendable (CompiledGraph) -> Void)?
 
     /// The parameter the next control change on the MIDI control port is bound to (`learn`).
-    public private(set) var learning: (node: String, parameter: ParameterInfo)?
+    public private(set) var learning: (node: String, parameter: ParameterDescriptor)?
 
     /// The parameter `learn` names, with a range a controller can sweep; throws the reason otherwise.
-    func learnable(_ node: String, _ parameter: String) throws -> (node: String, parameter: ParameterInfo) {
+    func learnable(_ node: String, _ parameter: String) throws -> (node: String, parameter: ParameterDescriptor) {
         guard let port = graph.document.midiControl?.port else {
             throw CommandError("the graph has no MIDI control port; declare one with \"midiControl\": {\"port\": \"control\"}")
         }
-        let instance = try graph.instance(for: Command(node: node, action: .set(parameter: parameter, value: 0)))
-        guard let info = instance.parameters.first(where: { $0.name == parameter }) else {
+        let instance = try graph.instance(for: Command(node: node, action: .set(parameter: ParameterID(parameter), value: 0)))
+        guard let info = instance.parameters.first(where: { $0.id == ParameterID(parameter) }) else {
             throw CommandError("'\(node)' has no parameter '\(parameter)'; parameters: \(instance.parameters.map(\.name).joined(separator: ", "))")
         }
         guard info.minimum.isFinite && info.maximum.isFinite else {
@@ -55,7 +55,7 @@ public final class GraphSession {
     public func bindLearned(channel: Int, controller: Int) -> MIDIControlMap.ControlMapping? {
         guard let (node, info) = learning, graph.document.midiControl != nil else { return nil }
         learning = nil
-        let mapping = MIDIControlMap.ControlMapping(channel: channel, controller: controller, node: node, parameter: info.name,
+        let mapping = MIDIControlMap.ControlMapping(channel: channel, controller: controller, node: node, parameter: info.id,
                                                     minimum: info.minimum, maximum: info.maximum, curve: .linear)
         graph.document.midiControl!.controls.removeAll { $0.controller == controller && ($0.channel == nil || $0.channel == channel) }
         graph.document.midiControl!.controls.append(mapping)
@@ -184,7 +184,7 @@ public final class GraphSession {
     public func swapTarget(for request: ControlRequest) throws -> GraphDocument? {
         switch request {
         case .node(let command):
-            guard let node = graph.document.node(command.node), let changed = try (node.definition as? LV2Node)?.settingFile(command.action) else { return nil }
+            guard let node = graph.document.node(command.node), let changed = try node.definition.settingFile(command.action) else { return nil }
             // A new file is loaded by a new instance, warmed and crossfaded to, like a swapped chain.
             var document = graph.document
             document.nodes[node.index].definition = changed
@@ -236,7 +236,8 @@ public final class GraphSession {
         var told = format
         told.nominalFrames = frames
         var renew: Set<String> = []
-        for case let (id, plugin as LV2Instance) in graph.instances where plugin.nominalBlockLength != told.nominalBlockLength {
+        for (id, instance) in graph.instances {
+            guard let plugin = instance.hostedPlugin, plugin.nominalBlockLength != told.nominalBlockLength else { continue }
             if plugin.takesNominalBlockLength {
                 try plugin.setNominalBlockLength(told.nominalBlockLength, concurrent: rendersConcurrently, send: send)
             } else {
@@ -249,7 +250,7 @@ public final class GraphSession {
 
     /// The nominal block length each LV2 plugin was told, by node id.
     public var pluginBlockLengths: [String: Int] {
-        graph.instances.compactMapValues { ($0 as? LV2Instance)?.nominalBlockLength }
+        graph.instances.compactMapValues { $0.hostedPlugin?.nominalBlockLength }
     }
 
     /// Puts the built graph in place of the running one: the render world crossfades to it, and kept nodes get the
@@ -283,7 +284,7 @@ public final class GraphSession {
         }
         let rate = Double(document.format.sampleRate)
         // New plugins that load a file (a convolver's impulse response) run unheard on the live input first.
-        let loadsFiles = next.instances.contains { !keep.contains($0.key) && ($0.value as? LV2Instance)?.loadsFiles == true }
+        let loadsFiles = next.instances.contains { !keep.contains($0.key) && $0.value.hostedPlugin?.loadsFiles == true }
         let transition = CompiledTransition(from: pending.old, to: next, fadeFrames: Int(document.crossfadeSeconds * rate),
                                             preroll: loadsFiles ? Int(Self.filePrerollSeconds * rate) : 0,
                                             spillover: pending.mode == .spillover ? (SwapMode.tailThreshold, Int(document.tailSeconds * rate)) : nil)
@@ -336,12 +337,12 @@ public final class GraphSession {
     func sendDelays(_ compensation: LatencyCompensation, to ids: Set<String>) -> [String] {
         var tooShort: [String] = []
         for id in ids.sorted() {
-            guard let mixer = graph.instances[id] as? MixerInstance, let delays = compensation.delays[id] else { continue }
-            guard mixer.delayCapacity >= (delays.max() ?? 0) else {
+            guard let instance = graph.instances[id], let delays = compensation.delays[id] else { continue }
+            guard let messages = instance.delayMessages(delays) else {
                 tooShort.append(id)
                 continue
             }
-            for (input, frames) in delays.enumerated() { try? send(.kernel(.mixer(mixer.kernelPointer, .delay(input: input, frames: frames)))) }
+            for message in messages { try? send(message) }
         }
         return tooShort
     }

@@ -119,7 +119,8 @@ public final class LiveControl: Sendable {
             return [
                 "id": node.id, "type": node.definition.typeName,
                 "parameters": instance.parameters.map { p -> [String: Any] in
-                    var entry: [String: Any] = ["name": p.name]
+                    var entry: [String: Any] = ["name": p.name, "label": p.label, "type": p.valueType.rawValue]
+                    if !p.unit.isEmpty { entry["unit"] = p.unit }
                     if p.minimum.isFinite { entry["minimum"] = p.minimum }
                     if p.maximum.isFinite { entry["maximum"] = p.maximum }
                     return entry

@@ -53,11 +53,11 @@ public struct LivePlay {
         let engine = UnsafeMutablePointer<RenderEngine>(bitPattern: Int(bitPattern: session.engine))!
         var options = playback
         if options.target == nil, let first = session.graph.document.outputIDs.first {
-            options.target = (session.graph.document.node(first)?.definition as? OutputNode)?.target
+            options.target = session.graph.document.node(first)?.definition.outputTarget
         }
         let player = try PipeWirePlayer(engine: engine, format: format, options: options, logger: logger)
         player.setLiveInputs(session.graph.liveInputs.map(\.spec))
-        let outputs = session.graph.document.outputIDs.map { ($0, (session.graph.document.node($0)?.definition as? OutputNode)?.target) }
+        let outputs = session.graph.document.outputIDs.map { ($0, session.graph.document.node($0)?.definition.outputTarget) }
         player.setExtraOutputs(Array(outputs.dropFirst()))
         // The MIDI control port is claimed before the player connects, which opens every claimed port.
         let surfaces = surfaces + (document.midiControl.map { [MIDIControlSurface(port: $0.port)] } ?? []) + [PipeWireParams(player: player)]

@@ -54,7 +54,7 @@ final class MIDIControlTests: XCTestCase {
     }
 
     func testCurves() {
-        var m = MIDIControlMap.ControlMapping(channel: nil, controller: 1, node: "n", parameter: "p", minimum: 20, maximum: 20000, curve: .linear)
+        var m = MIDIControlMap.ControlMapping(channel: nil, controller: 1, node: "n", parameter: ParameterID("p"), minimum: 20, maximum: 20000, curve: .linear)
         XCTAssertEqual(m.value(0), 20)
         XCTAssertEqual(m.value(127), 20000)
         XCTAssertEqual(m.value(64), 20 + 19980 * 64 / 127, accuracy: 1e-9)
@@ -62,7 +62,7 @@ final class MIDIControlTests: XCTestCase {
         XCTAssertEqual(m.value(127), 20000, accuracy: 1e-9)
         XCTAssertEqual(m.value(0), 20, accuracy: 1e-9)
         XCTAssertEqual(m.value(127 / 2), 20 * pow(1000, 63.0 / 127), accuracy: 1e-9)
-        m = MIDIControlMap.ControlMapping(channel: nil, controller: 1, node: "n", parameter: "p", minimum: 0, maximum: 1, curve: .db)
+        m = MIDIControlMap.ControlMapping(channel: nil, controller: 1, node: "n", parameter: ParameterID("p"), minimum: 0, maximum: 1, curve: .db)
         XCTAssertEqual(m.value(0), 0)
         XCTAssertEqual(m.value(127), 1)
         XCTAssertEqual(20 * log10(m.value(107)), -10, accuracy: 1e-9)

@@ -113,8 +113,8 @@ final class ValidationTests: XCTestCase {
 
     func testCommandParser() throws {
         XCTAssertEqual(try Command.parse("preset eq Bass Booster"), Command(node: "eq", action: .preset("Bass Booster")))
-        XCTAssertEqual(try Command.parse("set mix volume.1 0.25"), Command(node: "mix", action: .set(parameter: "volume.1", value: 0.25)))
-        XCTAssertEqual(try Command.parse("set fx mode Low pass"), Command(node: "fx", action: .choose(parameter: "mode", label: "Low pass")))
+        XCTAssertEqual(try Command.parse("set mix volume.1 0.25"), Command(node: "mix", action: .set(parameter: .volume(input: 1), value: 0.25)))
+        XCTAssertEqual(try Command.parse("set fx mode Low pass"), Command(node: "fx", action: .choose(parameter: ParameterID("mode"), label: "Low pass")))
         XCTAssertThrowsError(try Command.parse("set mix volume.1 inf"))
         XCTAssertThrowsError(try Command.parse("set mix volume.1"))
         let demo = TestSupport.root.appendingPathComponent("Graphs/demo.json").path

@@ -449,8 +449,8 @@ extension LV2HostTests {
         let session = try TestSupport.session(path)
         defer { session.close() }
         let instance = try XCTUnwrap(session.graph.instances["fx"] as? LV2Instance)
-        XCTAssertEqual(try instance.targets(of: .set(parameter: "cutoff", value: 1000)).first?.value, 1000)
-        XCTAssertEqual(try instance.targets(of: .set(parameter: "stages", value: 2.6)).first?.value, 3, "lv2:integer rounds")
+        XCTAssertEqual(try instance.targets(of: .set(parameter: ParameterID("cutoff"), value: 1000)).first?.value, 1000)
+        XCTAssertEqual(try instance.targets(of: .set(parameter: ParameterID("stages"), value: 2.6)).first?.value, 3, "lv2:integer rounds")
     }
 
     /// x42 balance: an enumeration chosen by label in the graph file (Downmix to Mono: both channels equal), a toggle

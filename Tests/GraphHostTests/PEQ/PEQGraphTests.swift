@@ -48,11 +48,11 @@ final class PEQGraphTests: XCTestCase {
         let session = try TestSupport.session(path)
         defer { session.close() }
         let refused: [(Command, String)] = [
-            (Command(node: "eq", action: .set(parameter: "band.0.q", value: 50)), "band.0.q 50 is out of range 0.1…20"),
-            (Command(node: "eq", action: .set(parameter: "band.1.gain", value: 1)), "'eq' has no parameter 'band.1.gain'"),
-            (Command(node: "eq", action: .choose(parameter: "band.0.type", label: "shelf")), "unknown band type 'shelf'"),
-            (Command(node: "eq", action: .set(parameter: "band.0.type", value: 7)), "band.0.type 7 is out of range 0…6"),
-            (Command(node: "eq", action: .set(parameter: "band.0.frequency", value: 0)), "band.0.frequency 0 is out of range 10…20000 Hz"),
+            (Command(node: "eq", action: .set(parameter: .band(0, .q), value: 50)), "band.0.q 50 is out of range 0.1…20"),
+            (Command(node: "eq", action: .set(parameter: .band(1, .gain), value: 1)), "'eq' has no parameter 'band.1.gain'"),
+            (Command(node: "eq", action: .choose(parameter: .band(0, .type), label: "shelf")), "has no value named 'shelf'; valid types"),
+            (Command(node: "eq", action: .set(parameter: .band(0, .type), value: 7)), "band.0.type 7 is out of range 0…6"),
+            (Command(node: "eq", action: .set(parameter: .band(0, .frequency), value: 0)), "band.0.frequency 0 Hz is out of range 10…20000"),
             (Command(node: "eq", action: .preset("Rock")), "'eq' has no presets"),
         ]
         for (command, reason) in refused {

@@ -60,7 +60,7 @@ public final class MIDIControlSurface: ControlSurface, @unchecked Sendable {
         guard !changes.isEmpty || !programs.isEmpty else { return }
         if let first = changes.first, let learned = control.withSession({ $0.bindLearned(channel: first.channel, controller: first.controller) }) {
             logger.info("learned: controller \(learned.controller) on channel \(first.channel) moves \(learned.node) \(learned.parameter)")
-            control.publish(["event": "learned", "channel": first.channel, "cc": learned.controller, "node": learned.node, "param": learned.parameter])
+            control.publish(["event": "learned", "channel": first.channel, "cc": learned.controller, "node": learned.node, "param": learned.parameter.description])
         }
         guard let map = control.withSession({ $0.graph.document.midiControl }) else { return }
         for change in changes {

@@ -19,51 +19,35 @@ public struct PublishedParameter: Equatable, Sendable {
     public var kind = Kind.float
     public var action = Action.set
 
-    /// Every published parameter of `document`, in render order.
+    /// Every published parameter of `document`, in render order: read from each node's descriptor.
     public static func all(_ document: GraphDocument) -> [PublishedParameter] {
         document.order.flatMap { n -> [PublishedParameter] in
             let node = document.nodes[n], definition = node.definition, id = node.id
+            let descriptor = definition.descriptor
             var list: [PublishedParameter] = []
-            if let eq = definition as? IPodEQNode {
-                list.append(PublishedParameter(name: "\(id):preset", description: presetDescription(id),
-                                               value: Double(eq.preset.index), minimum: 0,
-                                               maximum: Double(IPodEQPreset.all.count - 1), kind: .int, action: .preset))
+            if descriptor.traits.contains(.numberedPresets), let name = definition.presetName,
+               let index = descriptor.presets.firstIndex(of: name) {
+                list.append(PublishedParameter(name: "\(id):preset", description: presetDescription(id, descriptor.presets),
+                                               value: Double(index), minimum: 0, maximum: Double(descriptor.presets.count - 1),
+                                               kind: .int, action: .preset))
             }
-            for p in definition.parameters where p.minimum.isFinite && p.maximum.isFinite {
-                guard let value = definition.value(of: p.name) else { continue }
-                var parameter = PublishedParameter(name: "\(id):\(p.name)", description: "\(id): \(p.name)", value: value,
-                                                   minimum: p.minimum, maximum: p.maximum)
-                describe(&parameter, node: id, parameter: p.name, definition: definition)
-                list.append(parameter)
+            for p in descriptor.parameters where p.isBounded {
+                guard let value = definition.value(of: p.id) else { continue }
+                list.append(PublishedParameter(name: "\(id):\(p.name)", description: "\(id): \(p.label)" + (p.unit.isEmpty ? "" : " (\(p.unit))"),
+                                               value: value, minimum: p.minimum, maximum: p.maximum,
+                                               kind: p.valueType == .bool ? .bool : p.isWhole ? .int : .float))
             }
-            if let eq = definition as? IPodEQNode { list.append(.toggle(id, eq.bypass)) }
             // A plugin's own control named `bypass` keeps the name.
-            if let lv2 = definition as? LV2Node, !lv2.plugin.controlInputs.contains(where: { $0.symbol == "bypass" }) {
-                list.append(.toggle(id, lv2.bypass))
+            if descriptor.traits.contains(.canBypass) && descriptor.parameter(ParameterID("bypass")) == nil {
+                let bypassed = definition.liveSettings.first { $0.key == "bypass" }?.value?.boolValue ?? false
+                list.append(.toggle(id, bypassed))
             }
             return list
         }
     }
 
-    /// Words and type for a node kind's parameter.
-    private static func describe(_ p: inout PublishedParameter, node: String, parameter: String, definition: any NodeDefinition) {
-        if definition is MixerNode {
-            p.description = parameter == "volume" ? "\(node): volume (linear)" : "\(node): input \(parameter.dropFirst(7)) volume (linear)"
-        } else if definition is IPodEQNode {
-            if parameter == "preamp" { p.description = "\(node): preamp (dB)" }
-            else if let band = Int(parameter.dropFirst(5)), IPodEQPreset.bandCenters.indices.contains(band) {
-                p.description = "\(node): \(Format.number(IPodEQPreset.bandCenters[band])) Hz band (dB)"
-            }
-        } else if let lv2 = definition as? LV2Node, let port = lv2.plugin.controlInputs.first(where: { $0.symbol == parameter }) {
-            p.description = "\(node): \(port.name)"
-            let whole = port.isInteger || port.isEnumeration && port.scalePoints.allSatisfy { $0.value == $0.value.rounded() }
-            p.kind = port.isToggled ? .bool : whole ? .int : .float
-        }
-    }
-
-    private static func presetDescription(_ node: String) -> String {
-        let presets = IPodEQPreset.all
-        return "\(node): preset number (0 \(presets[0].name) … \(presets.count - 1) \(presets[presets.count - 1].name))"
+    private static func presetDescription(_ node: String, _ presets: [String]) -> String {
+        "\(node): preset number (0 \(presets[0]) … \(presets.count - 1) \(presets[presets.count - 1]))"
     }
 
     static func toggle(_ node: String, _ on: Bool) -> PublishedParameter {

@@ -7,7 +7,6 @@ import Glibc
 /// `bypass` starts the node bypassed.
 public struct IPodEQNode: NodeDefinition {
     public static let typeName = "ipod-eq"
-    public static let settingKeys = ["preset", "preamp", "bands", "bypass"]
     /// Preset and parameter changes crossfade over this long.
     public static let rampSeconds = IPodEQKernel.rampSeconds
 
@@ -38,6 +37,27 @@ public struct IPodEQNode: NodeDefinition {
     static let preampRange = -24.0...24.0
     static var presetList: String { IPodEQPreset.all.map(\.name).joined(separator: ", ") }
 
+    static let presetSetting = SettingDescriptor("preset", .stringOrInteger, range: 0...Double(IPodEQPreset.all.count - 1),
+                                                 allowed: IPodEQPreset.all.map(\.name), default: .string(IPodEQPreset.all[0].name),
+                                                 doc: "A factory preset: its name (case-insensitive) or index.")
+    static let preampSetting = SettingDescriptor("preamp", .number, range: preampRange, default: .number(0), doc: "Gain before the EQ, in dB.")
+    static let bandsSetting = SettingDescriptor("bands", .numbers, range: bandRange, itemCount: 10...10,
+                                                doc: "The ten band gains in dB (32 Hz … 16 kHz), instead of the preset's.")
+    static let bypassSetting = SettingDescriptor("bypass", .boolean, default: .bool(false), doc: "Starts bypassed.")
+
+    public static let descriptor = NodeDescriptor(
+        typeName: typeName, summary: "The 10-band iPod-style graphic EQ with its factory presets and automatic headroom.",
+        ports: [PortDescriptor(.audio, .input, name: "in"), PortDescriptor(.audio, .output, name: "out")],
+        parameters: [ParameterDescriptor(id: .preamp, label: "preamp", unit: "dB", minimum: preampRange.lowerBound,
+                                         maximum: preampRange.upperBound, defaultValue: 0, smoothingSeconds: rampSeconds)]
+            + IPodEQPreset.bandCenters.indices.map { b in
+                ParameterDescriptor(id: .band(b), label: "\(Format.number(IPodEQPreset.bandCenters[b])) Hz band", unit: "dB",
+                                    minimum: bandRange.lowerBound, maximum: bandRange.upperBound, defaultValue: 0,
+                                    smoothingSeconds: rampSeconds)
+            },
+        presets: IPodEQPreset.all.map(\.name), traits: [.hasPresets, .numberedPresets, .canBypass],
+        settings: [presetSetting, preampSetting, bandsSetting, bypassSetting])
+
     public static func parse(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> IPodEQNode? {
         var preset = IPodEQPreset.all[0]
         if let value = settings.object["preset"] {
@@ -56,26 +76,25 @@ public struct IPodEQNode: NodeDefinition {
             }
             preset = found
         }
-        let preamp = settings.number("preamp", in: preampRange, issues: &issues) ?? 0
-        let bands = settings.numbers("bands", in: bandRange, issues: &issues)
+        let preamp = settings.number(preampSetting, issues: &issues) ?? 0
+        let bands = settings.numbers(bandsSetting, issues: &issues)
         if let bands, bands.count != GraphicEQDesign.bandCount {
             issues.report(settings.path("bands"), "\(bands.count) gains for \(GraphicEQDesign.bandCount) bands (32 Hz … 16 kHz)", at: settings.object["bands"])
         }
-        return IPodEQNode(preset: preset, preamp: preamp, gains: bands, bypass: settings.bool("bypass", issues: &issues) ?? false)
+        return IPodEQNode(preset: preset, preamp: preamp, gains: bands, bypass: settings.bool(bypassSetting, issues: &issues) ?? false)
     }
 
     static let bandRange = -12.0...12.0
 
-    public var parameters: [ParameterInfo] { Self.parameterList }
-
-    public func value(of parameter: String) -> Double? {
-        if parameter == "preamp" { return preamp }
-        guard parameter.hasPrefix("band."), let b = Int(parameter.dropFirst(5)), gains.indices.contains(b) else { return nil }
+    public func value(of parameter: ParameterID) -> Double? {
+        if parameter == .preamp { return preamp }
+        guard parameter.name == "band", let b = parameter.index, gains.indices.contains(b) else { return nil }
         return gains[b]
     }
 
-    static let parameterList = [ParameterInfo(name: "preamp", minimum: preampRange.lowerBound, maximum: preampRange.upperBound)]
-        + (0..<GraphicEQDesign.bandCount).map { ParameterInfo(name: "band.\($0)", minimum: bandRange.lowerBound, maximum: bandRange.upperBound) }
+    public var presetName: String? { preset.name }
+
+    public func hasPreset(_ name: String) -> Bool { IPodEQPreset.named(name) != nil }
 
     public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance {
         IPodEQInstance(id: id, settings: IPodEQSettings(gains: gains, preamp: preamp), format: format)
@@ -91,10 +110,10 @@ public struct IPodEQNode: NodeDefinition {
             if gains == preset.gains {
                 commands.append(.preset(preset.name))
             } else {
-                commands += gains.indices.filter { gains[$0] != old.gains[$0] }.map { .set(parameter: "band.\($0)", value: gains[$0]) }
+                commands += gains.indices.filter { gains[$0] != old.gains[$0] }.map { .set(parameter: .band($0), value: gains[$0]) }
             }
         }
-        if old.preamp != preamp { commands.append(.set(parameter: "preamp", value: preamp)) }
+        if old.preamp != preamp { commands.append(.set(parameter: .preamp, value: preamp)) }
         if old.bypass != bypass { commands.append(.bypass(bypass)) }
         return commands
     }
@@ -105,8 +124,8 @@ public struct IPodEQNode: NodeDefinition {
         case .preset(let name):
             if let found = IPodEQPreset.named(name) { next.preset = found; next.gains = found.gains }
         case .set(let parameter, let value):
-            if parameter == "preamp" { next.preamp = value }
-            if parameter.hasPrefix("band."), let b = Int(parameter.dropFirst(5)), gains.indices.contains(b) { next.gains[b] = value }
+            if parameter == .preamp { next.preamp = value }
+            if parameter.name == "band", let b = parameter.index, gains.indices.contains(b) { next.gains[b] = value }
         case .bypass(let on): next.bypass = on
         case .choose, .seek: break
         }
@@ -153,7 +172,7 @@ final class IPodEQInstance: NodeInstance {
         kernelPointer.pointee.warmPace = live ? IPodEQKernel.liveWarmPace : 0
     }
 
-    var parameters: [ParameterInfo] { IPodEQNode.parameterList }
+    var parameters: [ParameterDescriptor] { IPodEQNode.descriptor.parameters }
 
     var presetNames: [String] { IPodEQPreset.all.map(\.name) }
 
@@ -163,24 +182,29 @@ final class IPodEQInstance: NodeInstance {
         switch command {
         case .preset(let name):
             guard let preset = IPodEQPreset.named(name) else {
-                throw CommandError("unknown preset '\(name)' for '\(id)'; valid presets (name or index): \(IPodEQNode.presetList)")
+                throw NodeCommandError.unknownPreset(node: id, name: name, heading: "valid presets (name or index)", known: IPodEQNode.descriptor.presets)
             }
             next.gains = preset.gains
         case .bypass:
             break
         case .choose(let parameter, let label):
-            throw NodeCommand.numbersOnly(id, parameter, label)
+            throw NodeCommandError.numbersOnly(node: id, parameter: parameter, label: label)
         case .seek:
-            throw NodeCommand.onlyStreamsSeek(id)
+            throw NodeCommandError.seekNotSupported(node: id)
         case .set(let parameter, let value):
-            if parameter == "preamp" {
-                guard IPodEQNode.preampRange.contains(value) else { throw CommandError("preamp \(Format.number(value)) dB is out of range -24…24") }
+            if parameter == .preamp {
+                guard IPodEQNode.preampRange.contains(value) else {
+                    throw NodeCommandError.outOfRange(parameter: "preamp", value: value, range: IPodEQNode.preampRange, unit: "dB")
+                }
                 next.preamp = value
-            } else if parameter.hasPrefix("band."), let b = Int(parameter.dropFirst(5)), (0..<GraphicEQDesign.bandCount).contains(b) {
-                guard (-12.0...12.0).contains(value) else { throw CommandError("band gain \(Format.number(value)) dB is out of range -12…12") }
+            } else if parameter.name == "band", let b = parameter.index, (0..<GraphicEQDesign.bandCount).contains(b) {
+                guard IPodEQNode.bandRange.contains(value) else {
+                    throw NodeCommandError.outOfRange(parameter: "band gain", value: value, range: IPodEQNode.bandRange, unit: "dB")
+                }
                 next.gains[b] = value
             } else {
-                throw CommandError("'\(id)' has no parameter '\(parameter)'; parameters: preamp, band.0 … band.9 (32 Hz … 16 kHz)")
+                throw NodeCommandError.unknownParameter(node: "'\(id)'", parameter: parameter,
+                                                        known: "parameters: preamp, band.0 … band.9 (32 Hz … 16 kHz)")
             }
         }
         return next
@@ -218,4 +242,11 @@ final class IPodEQInstance: NodeInstance {
         state.deinitialize(count: 2 * format.channels).deallocateRender()
         workspace.deallocate()
     }
+}
+
+extension ParameterID {
+    /// An iPod EQ's gain before the bands.
+    public static let preamp = ParameterID(name: "preamp")
+    /// An iPod EQ's band `band` (0 is 32 Hz, 9 is 16 kHz).
+    public static func band(_ band: Int) -> ParameterID { ParameterID(name: "band", index: band) }
 }

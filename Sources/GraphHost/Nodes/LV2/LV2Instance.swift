@@ -8,7 +8,7 @@ import Logging
 
 /// A running `lv2` node: its lilv instances (activated here, in the control world), the memory its
 /// kernel reads, and the translation of `set`/`preset` commands into control messages.
-final class LV2Instance: NodeInstance {
+final class LV2Instance: NodeInstance, HostedPlugin {
     let id: String
     let node: LV2Node
     let features: LV2Features
@@ -97,7 +97,7 @@ final class LV2Instance: NodeInstance {
                 features.drainLog(to: Self.logger, plugin: node.uri)
                 created.forEach { lilv_instance_free($0) }
                 owned.forEach { $0.deallocateRender() }
-                throw CommandError("LV2 plugin \(node.uri) failed to instantiate (node '\(id)')")
+                throw NodeCommandError.failed("LV2 plugin \(node.uri) failed to instantiate (node '\(id)')")
             }
             created.append(instance)
             let descriptor = lilv_instance_get_descriptor(instance)!
@@ -315,7 +315,7 @@ final class LV2Instance: NodeInstance {
             return
         }
         guard let patchMessages, message.withUnsafeBytes({ patchMessages.write($0.baseAddress!, size: $0.count) }) else {
-            throw CommandError("'\(id)': the property queue is full; try again")
+            throw NodeCommandError.failed("'\(id)': the property queue is full; try again")
         }
         propertyValues[symbol] = text
     }
@@ -323,18 +323,21 @@ final class LV2Instance: NodeInstance {
     /// The message setting a property, or the reason it cannot be built.
     func propertyMessage(_ symbol: String, _ text: String) throws -> [UInt8] {
         guard let property = node.plugin.properties.first(where: { $0.symbol == symbol }) else {
-            throw CommandError("'\(id)' (\(node.uri)) has no control or property '\(symbol)'; controls: \(node.plugin.controlInputs.map(\.symbol).joined(separator: ", "))" +
-                               (node.plugin.properties.isEmpty ? "" : "; properties: \(node.plugin.properties.map(\.symbol).joined(separator: ", "))"))
+            throw NodeCommandError.unknownParameter(
+                node: "'\(id)' (\(node.uri))", parameter: ParameterID(symbol), noun: "control or property",
+                known: "controls: \(node.plugin.controlInputs.map(\.symbol).joined(separator: ", "))"
+                    + (node.plugin.properties.isEmpty ? "" : "; properties: \(node.plugin.properties.map(\.symbol).joined(separator: ", "))"))
         }
         let message = try PatchMessage.set(property, text: text)
-        guard message.count <= LV2Kernel.messageScratchSize - 64 else { throw CommandError("\(symbol): the value is too long") }
+        guard message.count <= LV2Kernel.messageScratchSize - 64 else { throw NodeCommandError.invalidValue("\(symbol): the value is too long") }
         return message
     }
 
     /// Whether `command` sets a property rather than a control port.
     func isProperty(_ command: NodeCommand) -> Bool {
         switch command {
-        case .set(let symbol, _), .choose(let symbol, _):
+        case .set(let parameter, _), .choose(let parameter, _):
+            let symbol = parameter.description
             return !node.plugin.controlInputs.contains { $0.symbol == symbol } && node.plugin.properties.contains { $0.symbol == symbol }
         default:
             return false
@@ -344,8 +347,8 @@ final class LV2Instance: NodeInstance {
     /// The value text of a property command.
     static func text(of command: NodeCommand) -> (symbol: String, text: String)? {
         switch command {
-        case .set(let symbol, let value): return (symbol, Format.number(value))
-        case .choose(let symbol, let label): return (symbol, label)
+        case .set(let parameter, let value): return (parameter.description, Format.number(value))
+        case .choose(let parameter, let label): return (parameter.description, label)
         default: return nil
         }
     }
@@ -369,9 +372,13 @@ final class LV2Instance: NodeInstance {
     /// Waits until the plugin's worker has answered every request made so far (true at once without a worker).
     func waitForWorker(timeout: TimeInterval = 10) -> Bool { workerThread?.waitUntilIdle(timeout: timeout) ?? true }
 
-    var parameters: [ParameterInfo] { node.parameters }
+    var parameters: [ParameterDescriptor] { node.descriptor.parameters }
 
-    var presetNames: [String] { node.plugin.presets.map(\.label) }
+    var presetNames: [String] { node.descriptor.presets }
+
+    var hostedPlugin: (any HostedPlugin)? { self }
+
+    var reportsLatency: Bool { node.plugin.latencyPort != nil }
 
     private var reportedNonFinite = 0
 
@@ -429,26 +436,28 @@ final class LV2Instance: NodeInstance {
     func targets(of command: NodeCommand) throws -> [(port: Int, value: Float)] {
         let plugin = node.plugin
         switch command {
-        case .set(let symbol, let value):
+        case .set(let parameter, let value):
+            let symbol = parameter.description
             let port = try control(symbol)
             let fitted = port.conform(Float(value))
             if fitted != Float(value) { Self.logger.warning("\(id).\(symbol): \(Format.number(value)) is not \(port.rangeText); using \(Format.number(fitted))") }
             return [(port.index, fitted)]
-        case .choose(let symbol, let label):
+        case .choose(let parameter, let label):
+            let symbol = parameter.description
             let port = try control(symbol)
             guard let value = port.value(named: label) else {
                 let names = port.valueNames
-                throw CommandError("'\(id)' \(symbol) has no value named '\(label)'; " + (names.isEmpty ? "it takes a number, \(port.rangeText)" : "names: \(names.joined(separator: ", "))"))
+                throw NodeCommandError.unknownLabel(node: id, parameter: parameter, label: label,
+                                                    known: names.isEmpty ? "it takes a number, \(port.rangeText)" : "names: \(names.joined(separator: ", "))")
             }
             return [(port.index, value)]
         case .bypass:
             return []
         case .seek:
-            throw NodeCommand.onlyStreamsSeek(id)
+            throw NodeCommandError.seekNotSupported(node: id)
         case .preset(let name):
             guard let preset = plugin.preset(name) else {
-                let list = plugin.presets.map(\.label)
-                throw CommandError("unknown preset '\(name)' for '\(id)'; presets: \(list.isEmpty ? "none" : list.joined(separator: ", "))")
+                throw NodeCommandError.unknownPreset(node: id, name: name, known: plugin.presets.map(\.label))
             }
             return plugin.portValues(of: preset).compactMap { symbol, value in
                 plugin.controlInputs.first { $0.symbol == symbol }.map { ($0.index, $0.conform(value)) }
@@ -459,7 +468,8 @@ final class LV2Instance: NodeInstance {
     /// The input control port with this symbol.
     func control(_ symbol: String) throws -> LV2Port {
         guard let port = node.plugin.controlInputs.first(where: { $0.symbol == symbol }) else {
-            throw CommandError("'\(id)' (\(node.uri)) has no control '\(symbol)'; controls: \(node.plugin.controlInputs.map(\.symbol).joined(separator: ", "))")
+            throw NodeCommandError.unknownParameter(node: "'\(id)' (\(node.uri))", parameter: ParameterID(symbol), noun: "control",
+                                                    known: "controls: \(node.plugin.controlInputs.map(\.symbol).joined(separator: ", "))")
         }
         return port
     }
@@ -537,7 +547,7 @@ final class LV2Instance: NodeInstance {
                 }
             }
         }
-        if restored == nil { throw CommandError("'\(id)': the state for \(what) could not be made") }
+        if restored == nil { throw NodeCommandError.failed("'\(id)': the state for \(what) could not be made") }
     }
 
     /// The block length the plugin was told it runs most of the time (bufsz:nominalBlockLength).
@@ -568,7 +578,7 @@ final class LV2Instance: NodeInstance {
             while !paused.load(ordering: .acquiring) {
                 guard Date() < deadline else {
                     try send(.kernel(.lv2(kernelPointer, .resume)))
-                    throw CommandError("'\(id)' did not pause to take \(what); not applied")
+                    throw NodeCommandError.failed("'\(id)' did not pause to take \(what); not applied")
                 }
                 usleep(1000)
             }

@@ -14,7 +14,25 @@ import Logging
 /// `controls` set input control ports by symbol; `preset` picks a preset by label or URI.
 public struct LV2Node: NodeDefinition {
     public static let typeName = "lv2"
-    public static let settingKeys = ["uri", "controls", "preset", "properties", "bypass"]
+
+    static let uriSetting = SettingDescriptor("uri", .string, required: true, pattern: "^.+$",
+                                              doc: "An LV2 plugin URI (see `graphhost plugins`).")
+    static let controlsSetting = SettingDescriptor(
+        "controls", .object(members: ["number", "string", "boolean"]),
+        doc: "Input control port values by symbol: a number (fitted to the port, with a warning: its range, whole for lv2:integer, the nearest scale point for lv2:enumeration; lv2:sampleRate ports in Hz), a scale point's label (any case), or true/false (or on/off) for a toggle.")
+    static let presetSetting = SettingDescriptor("preset", .string, doc: "A preset label (case-insensitive) or URI (see `graphhost presets URI`).")
+    static let propertiesSetting = SettingDescriptor(
+        "properties", .object(members: ["string", "number", "boolean"]),
+        doc: "Values of the plugin's properties (patch:writable, see `graphhost plugins`) by name, sent as patch:Set before the first slice and live with `set NODE NAME VALUE`; a path is relative to the graph file and must be readable.")
+    static let bypassSetting = SettingDescriptor("bypass", .boolean, default: .bool(false), doc: "Starts bypassed.")
+
+    public static let descriptor = NodeDescriptor(
+        typeName: typeName, summary: "An LV2 plugin loaded through lilv; its ports, controls and presets come from the plugin.",
+        ports: [PortDescriptor(.audio, .input, name: "in"), PortDescriptor(.audio, .output, name: "out")], traits: [.canBypass],
+        settings: [uriSetting, controlsSetting, presetSetting, propertiesSetting, bypassSetting])
+
+    /// The plugin's descriptor, read from lilv when the node is read.
+    public var descriptor: NodeDescriptor = LV2Node.descriptor
 
     public var uri: String
     public var plugin: LV2PluginInfo
@@ -55,6 +73,7 @@ public struct LV2Node: NodeDefinition {
     public var inputBuses: Int { 1 + portInputs.count }
     /// Whether input bus `bus` carries events (switched on a swap, never crossfaded) rather than audio.
     public func carriesEvents(bus: Int) -> Bool { bus == 0 ? plugin.readsEvents : portInputs[bus - 1].carriesEvents }
+    public var mainEventInput: String? { plugin.eventInputBesideAudio?.symbol }
     public var outputBuses: Int { 1 + portOutputs.count }
     public var summary: [(String, String)] {
         var items = [("uri", uri), ("instances", "\(copies)")]
@@ -66,7 +85,7 @@ public struct LV2Node: NodeDefinition {
     }
 
     public static func parse(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> LV2Node? {
-        guard let uri = settings.string("uri", issues: &issues) else {
+        guard let uri = settings.string(uriSetting, issues: &issues) else {
             if settings.object["uri"] == nil { issues.report(settings.path, "missing \"uri\" (an LV2 plugin URI; see `graphhost plugins`)", at: settings.object) }
             return nil
         }
@@ -107,7 +126,7 @@ public struct LV2Node: NodeDefinition {
         var values: [Int: Float] = [:]
         for port in plugin.controlInputs { values[port.index] = port.conform(port.defaultValue ?? port.minimum ?? 0) }
         var presetLabel: String?, presetURI: String?
-        if let name = settings.string("preset", issues: &issues) {
+        if let name = settings.string(presetSetting, issues: &issues) {
             guard let preset = plugin.preset(name) else {
                 let list = plugin.presets.map(\.label)
                 issues.report(settings.path("preset"), "unknown preset '\(name)' for \(uri); presets: \(list.isEmpty ? "none" : list.joined(separator: ", "))", at: settings.object["preset"])
@@ -151,7 +170,8 @@ public struct LV2Node: NodeDefinition {
         guard let properties = parseProperties(settings, plugin: plugin, context: context, issues: &issues) else { return nil }
         var node = LV2Node(uri: uri, plugin: plugin, controlValues: values, presetLabel: presetLabel, presetURI: presetURI, copies: copies)
         node.propertyValues = properties
-        node.bypass = settings.bool("bypass", issues: &issues) ?? false
+        node.bypass = settings.bool(bypassSetting, issues: &issues) ?? false
+        node.descriptor = plugin.descriptor
         node.mainInputs = main(ins) ?? []
         node.mainOutputs = main(outs) ?? []
         return node
@@ -195,10 +215,10 @@ public struct LV2Node: NodeDefinition {
 
     /// This node with a file property set by `command` (`set NODE PROPERTY PATH`), or nil when the command sets no file
     /// property. Throws when the file cannot be used.
-    public func settingFile(_ command: NodeCommand) throws -> LV2Node? {
+    public func settingFile(_ command: NodeCommand) throws -> (any NodeDefinition)? {
         guard let (symbol, text) = LV2Instance.text(of: command), !plugin.controlInputs.contains(where: { $0.symbol == symbol }),
               let property = plugin.properties.first(where: { $0.symbol == symbol }), property.range == LV2URI.atomPath else { return nil }
-        if let problem = PatchMessage.problem(property, text: text) { throw CommandError("\(symbol): \(problem)") }
+        if let problem = PatchMessage.problem(property, text: text) { throw NodeCommandError.invalidValue("\(symbol): \(problem)") }
         var node = self
         node.propertyValues[symbol] = text
         return node
@@ -219,10 +239,10 @@ public struct LV2Node: NodeDefinition {
         var commands: [NodeCommand] = []
         if let presetURI, presetURI != old.presetURI { commands.append(.preset(presetURI)) }
         for port in plugin.controlInputs where controlValues[port.index] != old.controlValues[port.index] {
-            if let value = controlValues[port.index] { commands.append(.set(parameter: port.symbol, value: Double(value))) }
+            if let value = controlValues[port.index] { commands.append(.set(parameter: ParameterID(port.symbol), value: Double(value))) }
         }
         for (symbol, text) in propertyValues.sorted(by: { $0.key < $1.key }) where old.propertyValues[symbol] != text {
-            commands.append(.choose(parameter: symbol, label: text))
+            commands.append(.choose(parameter: ParameterID(symbol), label: text))
         }
         if bypass != old.bypass { commands.append(.bypass(bypass)) }
         return commands
@@ -230,14 +250,13 @@ public struct LV2Node: NodeDefinition {
 
     public var initialCommands: [NodeCommand] { bypass ? [.bypass(true)] : [] }
 
-    public func value(of parameter: String) -> Double? {
-        plugin.controlInputs.first { $0.symbol == parameter }.flatMap { controlValues[$0.index] }.map { Double($0) }
+    public func value(of parameter: ParameterID) -> Double? {
+        plugin.controlInputs.first { $0.symbol == parameter.description }.flatMap { controlValues[$0.index] }.map { Double($0) }
     }
 
-    public var parameters: [ParameterInfo] {
-        plugin.controlInputs.map { ParameterInfo(name: $0.symbol, minimum: Double($0.minimum ?? -.infinity), maximum: Double($0.maximum ?? .infinity)) }
-            + plugin.properties.map { ParameterInfo(name: $0.symbol, minimum: -.infinity, maximum: .infinity) }
-    }
+    public var presetName: String? { presetLabel }
+
+    public func hasPreset(_ name: String) -> Bool { plugin.preset(name) != nil }
 
     public func applying(_ command: NodeCommand) -> any NodeDefinition {
         var next = self
@@ -251,13 +270,15 @@ public struct LV2Node: NodeDefinition {
             for (symbol, value) in plugin.portValues(of: preset) {
                 if let port = plugin.controlInputs.first(where: { $0.symbol == symbol }) { next.controlValues[port.index] = port.conform(value) }
             }
-        case .set(let symbol, let value):
+        case .set(let parameter, let value):
+            let symbol = parameter.description
             if let port = plugin.controlInputs.first(where: { $0.symbol == symbol }) {
                 next.controlValues[port.index] = port.conform(Float(value))
             } else if plugin.properties.contains(where: { $0.symbol == symbol }) {
                 next.propertyValues[symbol] = Format.number(value)
             }
-        case .choose(let symbol, let label):
+        case .choose(let parameter, let label):
+            let symbol = parameter.description
             if let port = plugin.controlInputs.first(where: { $0.symbol == symbol }) {
                 if let value = port.value(named: label) { next.controlValues[port.index] = value }
             } else if plugin.properties.contains(where: { $0.symbol == symbol }) {

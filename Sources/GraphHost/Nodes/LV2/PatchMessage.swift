@@ -20,18 +20,18 @@ enum PatchMessage {
         case LV2URI.atomPath?:
             let path = Format.expandingTilde(text)
             guard FileManager.default.isReadableFile(atPath: path) else {
-                throw CommandError("\(property.symbol): cannot read '\(path)' (\(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"))")
+                throw NodeCommandError.invalidValue("\(property.symbol): cannot read '\(path)' (\(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"))")
             }
             value = (LV2URI.atomPath, Array(URL(fileURLWithPath: path).standardizedFileURL.path.utf8) + [0])
         case LV2URI.atomFloat?, LV2URI.atomDouble?:
-            guard let number = Float(text), number.isFinite else { throw CommandError("\(property.symbol) takes a number, not '\(text)'") }
+            guard let number = Float(text), number.isFinite else { throw NodeCommandError.invalidValue("\(property.symbol) takes a number, not '\(text)'") }
             value = (LV2URI.atomFloat, bytes(of: number))
         case LV2URI.atomInt?, LV2URI.atomLong?:
-            guard let number = Int32(text) else { throw CommandError("\(property.symbol) takes a whole number, not '\(text)'") }
+            guard let number = Int32(text) else { throw NodeCommandError.invalidValue("\(property.symbol) takes a whole number, not '\(text)'") }
             value = (LV2URI.atomInt, bytes(of: number))
         case LV2URI.atomBool?:
             guard let flag = ["on": true, "true": true, "yes": true, "1": true, "off": false, "false": false, "no": false, "0": false][text.lowercased()] else {
-                throw CommandError("\(property.symbol) takes on or off, not '\(text)'")
+                throw NodeCommandError.invalidValue("\(property.symbol) takes on or off, not '\(text)'")
             }
             value = (LV2URI.atomBool, bytes(of: Int32(flag ? 1 : 0)))
         default:

@@ -3,7 +3,15 @@
 /// a file; without one it is silent.
 public struct CaptureNode: NodeDefinition {
     public static let typeName = "capture"
-    public static let settingKeys = ["target", "monitor"]
+
+    static let targetSetting = SettingDescriptor("target", .string, doc: "A PipeWire node.name or object.serial (default: the default source).")
+    static let monitorSetting = SettingDescriptor("monitor", .boolean, default: .bool(false),
+                                                  doc: "Record a sink's monitor, what is played into it, rather than a source.")
+
+    public static let descriptor = NodeDescriptor(
+        typeName: typeName, summary: "Live sound from a PipeWire source or a sink's monitor.",
+        ports: [PortDescriptor(.audio, .output, name: "out")], traits: [.isSource, .isLiveInput],
+        settings: [targetSetting, monitorSetting])
 
     public var target: String?
     /// Capture a sink's monitor (what is played into it) rather than a source.
@@ -16,7 +24,7 @@ public struct CaptureNode: NodeDefinition {
     }
 
     public static func parse(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> CaptureNode? {
-        CaptureNode(target: settings.string("target", issues: &issues), monitor: settings.bool("monitor", issues: &issues) ?? false)
+        CaptureNode(target: settings.string(targetSetting, issues: &issues), monitor: settings.bool(monitorSetting, issues: &issues) ?? false)
     }
 
     public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance {

@@ -5,6 +5,8 @@ import Synchronization
 /// (a stream kernel kept one cycle behind the output by `LiveInputAlignment`; a slice that finds the ring short is
 /// silence, counted as a dropout).
 public final class LiveInputInstance: NodeInstance, @unchecked Sendable {
+    public var liveInput: LiveInputInstance? { self }
+
     /// Where the sound comes from.
     public enum Source: Equatable, Sendable {
         case capture(target: String?, monitor: Bool)
@@ -38,7 +40,7 @@ public final class LiveInputInstance: NodeInstance, @unchecked Sendable {
     public var dropouts: Int { counters.underruns.load(ordering: .relaxed) }
 
     public func check(_ command: NodeCommand) throws {
-        throw CommandError("'\(id)' is a live input; it has no parameters or presets")
+        throw NodeCommandError.notSupported("'\(id)' is a live input; it has no parameters or presets")
     }
 
     public func messages(for command: NodeCommand) throws -> [ControlMessage] {

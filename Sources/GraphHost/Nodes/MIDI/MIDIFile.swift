@@ -15,7 +15,7 @@ struct MIDIFile {
 
     init(path: String) throws {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw CommandError("cannot read the MIDI file '\(path)' (\(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"))")
+            throw MIDIFileError("cannot read the MIDI file '\(path)' (\(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"))")
         }
         try self.init(bytes: [UInt8](data), name: path)
     }
@@ -74,7 +74,7 @@ struct MIDIFile {
         let name: String
         var offset = 0
 
-        func error(_ why: String) -> CommandError { CommandError("MIDI file '\(name)' at byte \(offset): \(why)") }
+        func error(_ why: String) -> MIDIFileError { MIDIFileError("MIDI file '\(name)' at byte \(offset): \(why)") }
 
         mutating func byte() throws -> UInt8 {
             guard offset < bytes.count else { throw error("ends early") }
@@ -99,4 +99,10 @@ struct MIDIFile {
             throw error("a variable-length number longer than 4 bytes")
         }
     }
+}
+
+/// A MIDI file that cannot be read, with the file, the byte and what is wrong.
+struct MIDIFileError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
 }

@@ -7,7 +7,20 @@ import Glibc
 /// carries events, not audio.
 public struct MIDINode: NodeDefinition {
     public static let typeName = "midi"
-    public static let settingKeys = ["file", "port"]
+
+    static let fileSetting = SettingDescriptor(
+        "file", .string,
+        doc: "A Standard MIDI File (format 0 or 1, tempo changes followed), relative to the graph file; played from the start of the graph offline, and live when there is no port.")
+    static let portSetting = SettingDescriptor(
+        "port", .string, pattern: #"^[^\s/:]+$"#,
+        doc: "A live MIDI input's name: `graphhost run` opens the PipeWire MIDI input GRAPHNAME.PORT (one midi node per port).")
+
+    public static let descriptor = NodeDescriptor(
+        typeName: typeName, summary: "A source of MIDI events for instruments and MIDI processors: a file or a live input.",
+        ports: [PortDescriptor(.event, .output, name: "out")], traits: [.isSource, .sendsEvents, .takesFiles],
+        settings: [fileSetting, portSetting], requiresAnyOf: ["file", "port"])
+
+    public var midiInputPort: String? { port }
 
     public var path: String?
     var file: MIDIFile?
@@ -26,12 +39,12 @@ public struct MIDINode: NodeDefinition {
     }
 
     public static func parse(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> MIDINode? {
-        let port = settings.string("port", issues: &issues)
+        let port = settings.string(portSetting, issues: &issues)
         if let port, port.isEmpty || port.contains(where: { $0.isWhitespace || $0 == "/" || $0 == ":" }) {
             issues.report(settings.path("port"), "'\(port)': a port name is a word without spaces, '/' or ':'", at: settings.object["port"])
             return nil
         }
-        guard let given = settings.string("file", issues: &issues) else {
+        guard let given = settings.string(fileSetting, issues: &issues) else {
             if settings.object["file"] == nil && settings.object["port"] == nil {
                 issues.report(settings.path, "missing \"file\" (a Standard MIDI File) or \"port\" (a live MIDI input's name)", at: settings.object)
             }
@@ -89,7 +102,7 @@ final class MIDIInstance: NodeInstance {
     var kernel: RenderStep.Kernel { .midi(kernelPointer) }
 
     func check(_ command: NodeCommand) throws {
-        throw CommandError("midi node '\(id)' has no parameters or presets")
+        throw NodeCommandError.notSupported("midi node '\(id)' has no parameters or presets")
     }
 
     func messages(for command: NodeCommand) throws -> [ControlMessage] {

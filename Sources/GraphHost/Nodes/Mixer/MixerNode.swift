@@ -1,7 +1,6 @@
 /// `mixer`: sums `inputs` buses with per-input `volumes` and a master `volume` (linear), each change smoothed.
 public struct MixerNode: NodeDefinition {
     public static let typeName = "mixer"
-    public static let settingKeys = ["inputs", "volumes", "volume"]
     /// Volume changes glide over this long.
     public static let rampSeconds = 0.010
 
@@ -18,14 +17,40 @@ public struct MixerNode: NodeDefinition {
 
     static let volumeRange = 0.0...16.0
 
+    static let inputsSetting = SettingDescriptor("inputs", .integer, range: 1...64, default: .number(2), doc: "How many input buses it sums.")
+    static let volumesSetting = SettingDescriptor("volumes", .numbers, range: volumeRange,
+                                                  doc: "Linear gain per input, in input order (missing ones are 1).")
+    static let volumeSetting = SettingDescriptor("volume", .number, range: volumeRange, default: .number(1), doc: "The master volume (linear gain).")
+
+    public static let descriptor = NodeDescriptor(
+        typeName: typeName, summary: "Sums its inputs with a volume each and a master volume, every change smoothed.",
+        ports: [PortDescriptor(.audio, .input, name: "in.N"), PortDescriptor(.audio, .output, name: "out")],
+        parameters: [volumeParameter(.volume, label: "volume")], traits: [.mixesInputs],
+        settings: [inputsSetting, volumesSetting, volumeSetting])
+
+    static func volumeParameter(_ id: ParameterID, label: String) -> ParameterDescriptor {
+        ParameterDescriptor(id: id, label: label, unit: "linear", minimum: volumeRange.lowerBound, maximum: volumeRange.upperBound,
+                            defaultValue: 1, curve: .decibel, smoothingSeconds: rampSeconds)
+    }
+
+    /// The mixer with its inputs: a volume parameter and an input port each.
+    static func descriptor(inputs: Int) -> NodeDescriptor {
+        var descriptor = Self.descriptor
+        descriptor.ports = (0..<inputs).map { PortDescriptor(.audio, .input, name: "in.\($0)") } + [PortDescriptor(.audio, .output, name: "out")]
+        descriptor.parameters += (0..<inputs).map { volumeParameter(.volume(input: $0), label: "input \($0) volume") }
+        return descriptor
+    }
+
+    public var descriptor: NodeDescriptor { Self.descriptor(inputs: inputs) }
+
     public static func parse(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> MixerNode? {
-        let inputs = settings.integer("inputs", in: 1...64, issues: &issues) ?? 2
-        var volumes = settings.numbers("volumes", in: volumeRange, issues: &issues) ?? []
+        let inputs = settings.integer(inputsSetting, issues: &issues) ?? 2
+        var volumes = settings.numbers(volumesSetting, issues: &issues) ?? []
         if volumes.count > inputs {
             issues.report(settings.path("volumes"), "\(volumes.count) volumes for \(inputs) inputs", at: settings.object["volumes"])
         }
         volumes += Array(repeating: 1, count: max(0, inputs - volumes.count))
-        let volume = settings.number("volume", in: volumeRange, issues: &issues) ?? 1
+        let volume = settings.number(volumeSetting, issues: &issues) ?? 1
         return MixerNode(inputs: inputs, volumes: Array(volumes.prefix(inputs)), volume: volume)
     }
 
@@ -35,28 +60,34 @@ public struct MixerNode: NodeDefinition {
 
     public func liveChanges(from old: any NodeDefinition) -> [NodeCommand]? {
         guard let old = old as? MixerNode, old.inputs == inputs else { return nil }
-        var commands = volumes.indices.filter { volumes[$0] != old.volumes[$0] }.map { NodeCommand.set(parameter: "volume.\($0)", value: volumes[$0]) }
-        if volume != old.volume { commands.append(.set(parameter: "volume", value: volume)) }
+        var commands = volumes.indices.filter { volumes[$0] != old.volumes[$0] }.map { NodeCommand.set(parameter: .volume(input: $0), value: volumes[$0]) }
+        if volume != old.volume { commands.append(.set(parameter: .volume, value: volume)) }
         return commands
     }
 
-    public var parameters: [ParameterInfo] { Self.parameters(inputs: inputs) }
-
-    public func value(of parameter: String) -> Double? {
-        if parameter == "volume" { return volume }
-        guard parameter.hasPrefix("volume."), let i = Int(parameter.dropFirst(7)), volumes.indices.contains(i) else { return nil }
-        return volumes[i]
+    public func value(of parameter: ParameterID) -> Double? {
+        switch Self.input(of: parameter, inputs: inputs) {
+        case .some(.some(let i)): return volumes[i]
+        case .some(.none): return volume
+        case .none: return nil
+        }
     }
 
-    static func parameters(inputs: Int) -> [ParameterInfo] {
-        (["volume"] + (0..<inputs).map { "volume.\($0)" }).map { ParameterInfo(name: $0, minimum: volumeRange.lowerBound, maximum: volumeRange.upperBound) }
+    /// The input a volume parameter sets: nil for the master volume; nil outside when `parameter` is none of the mixer's.
+    static func input(of parameter: ParameterID, inputs: Int) -> Int?? {
+        guard parameter.name == ParameterID.volume.name else { return nil }
+        guard let i = parameter.index else { return .some(nil) }
+        return (0..<inputs).contains(i) ? .some(i) : nil
     }
 
     public func applying(_ command: NodeCommand) -> any NodeDefinition {
         guard case .set(let parameter, let value) = command else { return self }
         var next = self
-        if parameter == "volume" { next.volume = value }
-        if parameter.hasPrefix("volume."), let i = Int(parameter.dropFirst(7)), volumes.indices.contains(i) { next.volumes[i] = value }
+        switch Self.input(of: parameter, inputs: inputs) {
+        case .some(.some(let i)): next.volumes[i] = value
+        case .some(.none): next.volume = value
+        case .none: break
+        }
         return next
     }
 
@@ -109,26 +140,26 @@ final class MixerInstance: NodeInstance {
         for (i, f) in frames.enumerated() where i < inputs { kernelPointer.pointee.apply(.delay(input: i, frames: f)) }
     }
 
-    var parameters: [ParameterInfo] { MixerNode.parameters(inputs: inputs) }
+    var parameters: [ParameterDescriptor] { MixerNode.descriptor(inputs: inputs).parameters }
+
+    func delayMessages(_ frames: [Int]) -> [ControlMessage]? {
+        guard delayCapacity >= (frames.max() ?? 0) else { return nil }
+        return frames.enumerated().map { .kernel(.mixer(kernelPointer, .delay(input: $0.offset, frames: $0.element))) }
+    }
 
     /// The kernel change a command asks for.
     func change(for command: NodeCommand) throws -> MixerKernel.Change {
-        let valid = "volume, " + (0..<inputs).map { "volume.\($0)" }.joined(separator: ", ")
-        if case .bypass = command { throw CommandError("mixer '\(id)' cannot be bypassed (set its volumes instead)") }
-        if case .choose(let parameter, let label) = command { throw NodeCommand.numbersOnly(id, parameter, label) }
+        let valid = parameters.map(\.name).joined(separator: ", ")
+        if case .bypass = command { throw NodeCommandError.notSupported("mixer '\(id)' cannot be bypassed (set its volumes instead)") }
+        if case .choose(let parameter, let label) = command { throw NodeCommandError.numbersOnly(node: id, parameter: parameter, label: label) }
         guard case .set(let parameter, let value) = command else {
-            throw CommandError("mixer '\(id)' has no presets; parameters: \(valid)")
+            throw NodeCommandError.notSupported("mixer '\(id)' has no presets; parameters: \(valid)")
         }
-        let input: Int?
-        if parameter == "volume" {
-            input = nil
-        } else if parameter.hasPrefix("volume."), let i = Int(parameter.dropFirst(7)), (0..<inputs).contains(i) {
-            input = i
-        } else {
-            throw CommandError("mixer '\(id)' has no parameter '\(parameter)'; parameters: \(valid)")
+        guard let input = MixerNode.input(of: parameter, inputs: inputs) else {
+            throw NodeCommandError.unknownParameter(node: "mixer '\(id)'", parameter: parameter, known: "parameters: \(valid)")
         }
         guard MixerNode.volumeRange.contains(value) else {
-            throw CommandError("volume \(Format.number(value)) is out of range 0…16 (linear gain)")
+            throw NodeCommandError.outOfRange(parameter: "volume", value: value, range: MixerNode.volumeRange, note: "linear gain")
         }
         return input.map { .volume(input: $0, gain: Float(value)) } ?? .master(gain: Float(value))
     }
@@ -148,4 +179,11 @@ final class MixerInstance: NodeInstance {
         kernelPointer.deinitialize(count: 1).deallocateRender()
         gains.deinitialize(count: inputs + 1).deallocateRender()
     }
+}
+
+extension ParameterID {
+    /// A mixer's master volume.
+    public static let volume = ParameterID(name: "volume")
+    /// A mixer's volume of input `input`.
+    public static func volume(input: Int) -> ParameterID { ParameterID(name: "volume", index: input) }
 }

@@ -26,7 +26,7 @@ final class PEQInstance: NodeInstance {
 
     var kernel: RenderStep.Kernel { .peq(kernelPointer) }
 
-    var parameters: [ParameterInfo] { node.parameters }
+    var parameters: [ParameterDescriptor] { node.descriptor.parameters }
 
     func check(_ command: NodeCommand) throws { _ = try node.applied(command, id: id, sampleRate: format.sampleRate) }
 

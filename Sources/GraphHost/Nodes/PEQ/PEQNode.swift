@@ -3,7 +3,27 @@
 /// Every band is the Audio EQ Cookbook's biquad; changes crossfade to a settled new bank (`PEQKernel`).
 public struct PEQNode: NodeDefinition {
     public static let typeName = "peq"
-    public static let settingKeys = ["bands", "preamp", "bypass"]
+
+    static let bandsSetting = SettingDescriptor("bands", .records(fields: PEQParameter.bandFields), itemCount: 0...PEQParameter.maxBands,
+                                                doc: "The bands, in series, each the Audio EQ Cookbook's biquad.")
+    static let preampSetting = SettingDescriptor("preamp", .number, range: PEQParameter.preampRange, default: .number(0),
+                                                 doc: "Gain after the bands, in dB.")
+    static let bypassSetting = SettingDescriptor("bypass", .boolean, default: .bool(false), doc: "Starts bypassed.")
+
+    public static let descriptor = NodeDescriptor(
+        typeName: typeName, summary: "A parametric EQ of up to 16 bands: peaking, shelves, passes, band pass and notch.",
+        ports: [PortDescriptor(.audio, .input, name: "in"), PortDescriptor(.audio, .output, name: "out")],
+        parameters: [PEQParameter.preamp.descriptor], traits: [.canBypass],
+        settings: [bandsSetting, preampSetting, bypassSetting])
+
+    /// The descriptor of a node of `bands` bands: its parameters band by band.
+    static func descriptor(bands: Int) -> NodeDescriptor {
+        var descriptor = Self.descriptor
+        descriptor.parameters = PEQParameter.all(bands: bands).map(\.descriptor)
+        return descriptor
+    }
+
+    public var descriptor: NodeDescriptor { Self.descriptor(bands: bands.count) }
 
     public var bands: [ParametricBand]
     public var preamp: Double
@@ -43,8 +63,8 @@ public struct PEQNode: NodeDefinition {
                 issues.report(settings.path("bands"), "expected an array of bands (\(bandShape)), found \(given.typeName)", at: given)
             }
         }
-        let preamp = settings.number("preamp", in: PEQParameter.preampRange, issues: &issues) ?? 0
-        let bypass = settings.bool("bypass", issues: &issues) ?? false
+        let preamp = settings.number(preampSetting, issues: &issues) ?? 0
+        let bypass = settings.bool(bypassSetting, issues: &issues) ?? false
         guard issues.errors.count == before else { return nil }
         return PEQNode(bands: bands, preamp: preamp, bypass: bypass)
     }
@@ -90,10 +110,8 @@ public struct PEQNode: NodeDefinition {
         PEQInstance(id: id, node: self, format: format)
     }
 
-    public var parameters: [ParameterInfo] { PEQParameter.all(bands: bands.count).map(\.info) }
-
-    public func value(of parameter: String) -> Double? {
-        switch PEQParameter(name: parameter, bands: bands.count) {
+    public func value(of parameter: ParameterID) -> Double? {
+        switch PEQParameter(parameter, bands: bands.count) {
         case .band(let b, let field): return bands[b].value(of: field)
         case .preamp: return preamp
         case nil: return nil
@@ -107,12 +125,12 @@ public struct PEQNode: NodeDefinition {
         var commands: [NodeCommand] = []
         for (b, band) in bands.enumerated() {
             for field in PEQParameter.Field.allCases where band.value(of: field) != old.bands[b].value(of: field) {
-                let name = PEQParameter.band(b, field).name
-                commands.append(field == .type ? .choose(parameter: name, label: band.shape.rawValue)
-                                               : .set(parameter: name, value: band.value(of: field)))
+                let id = ParameterID.band(b, field)
+                commands.append(field == .type ? .choose(parameter: id, label: band.shape.rawValue)
+                                               : .set(parameter: id, value: band.value(of: field)))
             }
         }
-        if old.preamp != preamp { commands.append(.set(parameter: "preamp", value: preamp)) }
+        if old.preamp != preamp { commands.append(.set(parameter: .preamp, value: preamp)) }
         if old.bypass != bypass { commands.append(.bypass(bypass)) }
         return commands
     }
@@ -129,41 +147,38 @@ public struct PEQNode: NodeDefinition {
         case .bypass(let on):
             next.bypass = on
         case .preset:
-            throw CommandError("'\(id)' has no presets")
+            throw NodeCommandError.notSupported("'\(id)' has no presets")
         case .seek:
-            throw NodeCommand.onlyStreamsSeek(id)
+            throw NodeCommandError.seekNotSupported(node: id)
         case .set(let name, let value):
-            guard let parameter = PEQParameter(name: name, bands: bands.count) else { throw unknown(name, id: id) }
-            let range = parameter.range
-            guard range.contains(value) else {
-                let unit = parameter.unit.isEmpty ? "" : " \(parameter.unit)"
-                throw CommandError("\(name) \(Format.number(value)) is out of range "
-                                   + "\(Format.number(range.lowerBound))…\(Format.number(range.upperBound))\(unit)")
+            guard let parameter = PEQParameter(name, bands: bands.count) else { throw unknown(name, id: id) }
+            guard parameter.range.contains(value) else {
+                throw NodeCommandError.outOfRange(parameter: name.description, value: value, range: parameter.range, unit: parameter.unit)
             }
             switch parameter {
             case .preamp: next.preamp = value
             case .band(let b, let field):
                 if field == .type && value != value.rounded() {
-                    throw CommandError("\(name) takes a type's index or name: \(PEQParameter.shapeNames)")
+                    throw NodeCommandError.invalidValue("\(name) takes a type's index or name: \(PEQParameter.shapeNames)")
                 }
                 if field == .frequency, let sampleRate, let problem = Self.frequencyProblem(value, sampleRate: sampleRate) {
-                    throw CommandError("\(name): \(problem)")
+                    throw NodeCommandError.invalidValue("\(name): \(problem)")
                 }
                 next.bands[b] = bands[b].setting(field, to: value)
             }
         case .choose(let name, let label):
-            guard let parameter = PEQParameter(name: name, bands: bands.count) else { throw unknown(name, id: id) }
-            guard case .band(let b, .type) = parameter else { throw NodeCommand.numbersOnly(id, name, label) }
+            guard let parameter = PEQParameter(name, bands: bands.count) else { throw unknown(name, id: id) }
+            guard case .band(let b, .type) = parameter else { throw NodeCommandError.numbersOnly(node: id, parameter: name, label: label) }
             guard let shape = ParametricBand.Shape(rawValue: label) else {
-                throw CommandError("unknown band type '\(label)' for \(name); valid types: \(PEQParameter.shapeNames)")
+                throw NodeCommandError.unknownLabel(node: id, parameter: name, label: label, known: "valid types: \(PEQParameter.shapeNames)")
             }
             next.bands[b].shape = shape
         }
         return next
     }
 
-    func unknown(_ name: String, id: String) -> CommandError {
-        CommandError("'\(id)' has no parameter '\(name)'; parameters: \(PEQParameter.list(bands: bands.count))")
+    func unknown(_ name: ParameterID, id: String) -> NodeCommandError {
+        .unknownParameter(node: "'\(id)'", parameter: name, known: "parameters: \(PEQParameter.list(bands: bands.count))")
     }
 
     public var liveSettings: [(key: String, value: JSONValue?)] {

@@ -35,22 +35,21 @@ enum PEQParameter: Hashable {
     static let defaultQ = 0.7071067811865476
     static var shapeNames: String { ParametricBand.Shape.allCases.map(\.rawValue).joined(separator: ", ") }
 
-    /// The parameter named `name` on a node of `bands` bands.
-    init?(name: String, bands: Int) {
-        if name == "preamp" {
+    /// The parameter `id` names on a node of `bands` bands.
+    init?(_ id: ParameterID, bands: Int) {
+        if id == .preamp {
             self = .preamp
             return
         }
-        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0] == "band", let b = Int(parts[1]), (0..<bands).contains(b),
-              let field = Field(rawValue: String(parts[2])) else { return nil }
+        guard id.name == "band", let b = id.index, (0..<bands).contains(b), let field = id.field.flatMap(Field.init(rawValue:))
+        else { return nil }
         self = .band(b, field)
     }
 
-    var name: String {
+    var id: ParameterID {
         switch self {
-        case .band(let b, let field): return "band.\(b).\(field.rawValue)"
-        case .preamp: return "preamp"
+        case .band(let b, let field): return .band(b, field)
+        case .preamp: return .preamp
         }
     }
 
@@ -73,13 +72,43 @@ enum PEQParameter: Hashable {
         (0..<bands).flatMap { b in Field.allCases.map { PEQParameter.band(b, $0) } } + [.preamp]
     }
 
-    var info: ParameterInfo { ParameterInfo(name: name, minimum: range.lowerBound, maximum: range.upperBound) }
+    var descriptor: ParameterDescriptor {
+        switch self {
+        case .preamp:
+            return ParameterDescriptor(id: id, label: "preamp", unit: unit, minimum: range.lowerBound, maximum: range.upperBound,
+                                       defaultValue: 0, smoothingSeconds: PEQKernel.rampSeconds)
+        case .band(let b, .type):
+            return ParameterDescriptor(id: id, label: "band \(b) type", minimum: range.lowerBound, maximum: range.upperBound,
+                                       valueType: .enumeration, labels: ParametricBand.Shape.allCases.enumerated().map {
+                                           ParameterDescriptor.ValueLabel(label: $0.element.rawValue, value: Double($0.offset))
+                                       })
+        case .band(let b, let field):
+            return ParameterDescriptor(id: id, label: "band \(b) \(field.rawValue)", unit: unit, minimum: range.lowerBound,
+                                       maximum: range.upperBound, defaultValue: field == .gain ? Self.defaultGain : field == .q ? Self.defaultQ : nil,
+                                       curve: field == .frequency || field == .q ? .log : .linear, smoothingSeconds: PEQKernel.rampSeconds)
+        }
+    }
 
     /// The names for an error listing what a node of `bands` bands takes.
     static func list(bands: Int) -> String {
         let fields = Field.allCases.map(\.rawValue).joined(separator: "|")
         return bands == 0 ? "preamp" : "band.N.\(fields) (N = 0…\(bands - 1)), preamp"
     }
+
+    /// The settings of one band in a graph file (`bands[]`).
+    static let bandFields = [
+        SettingDescriptor("type", .string, allowed: ParametricBand.Shape.allCases.map(\.rawValue), required: true, doc: "The band's shape."),
+        SettingDescriptor("frequency", .number, range: Field.frequency.range, required: true,
+                          doc: "Centre or corner frequency in Hz, below 0.49 × the sample rate."),
+        SettingDescriptor("gain", .number, range: Field.gain.range, default: .number(defaultGain),
+                          doc: "Gain in dB (peaking and shelves; kept but unused by the others)."),
+        SettingDescriptor("q", .number, range: Field.q.range, default: .number(defaultQ), doc: "Q (for shelves the cookbook's shelf Q)."),
+    ]
+}
+
+extension ParameterID {
+    /// One field of a `peq` band (`band.3.gain`).
+    static func band(_ b: Int, _ field: PEQParameter.Field) -> ParameterID { ParameterID(name: "band", index: b, field: field.rawValue) }
 }
 
 extension ParametricBand {

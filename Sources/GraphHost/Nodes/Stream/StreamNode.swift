@@ -7,7 +7,29 @@ import Synchronization
 /// the graph rate and mapped to the graph's channels by layout (or by `channelMatrix`). `seek NODE SECONDS` moves a file or finite download.
 public struct StreamNode: Sendable, NodeDefinition {
     public static let typeName = "stream"
-    public static let settingKeys = ["url", "loop", "bufferSeconds", "cache", "retrySeconds", "channelMatrix", "lfeMix"]
+
+    static let urlSetting = SettingDescriptor(
+        "url", .string, required: true, pattern: "^.+$",
+        doc: "A media file path (relative to the graph file's folder), a `file:` URL, or an `http://` / `https://` URL (a file, Icecast radio or an HLS playlist).")
+    static let loopSetting = SettingDescriptor("loop", .boolean, default: .bool(false), doc: "Plays a file again from the start when it ends.")
+    static let bufferSetting = SettingDescriptor("bufferSeconds", .number, range: 0...60, default: .number(0.5),
+                                                 doc: "Seconds of decoded audio buffered before playback starts, and again after an underrun.")
+    static let cacheSetting = SettingDescriptor(
+        "cache", .string, pattern: "^.+$",
+        doc: "Network streams: a file that keeps the complete download, played from instead of the network once it exists.")
+    static let retrySetting = SettingDescriptor(
+        "retrySeconds", .number, range: 0...3600, default: .number(HTTPByteSource.defaultRetrySeconds),
+        doc: "Network streams: how long a stream that has played is retried, with backoff, after its connection ended, broke or was refused; then it fails (fades out, is reported, counts as finished).")
+    static let matrixSetting = SettingDescriptor(
+        "channelMatrix", .numberRows, range: -ChannelMixing.matrixGainLimit...ChannelMixing.matrixGainLimit, itemCount: 1...8,
+        doc: "Explicit channel mapping: one row per graph channel of one linear gain per media channel (in the media's layout order).")
+    static let lfeSetting = SettingDescriptor("lfeMix", .number, range: -60...10,
+                                              doc: "dB: mix the LFE into a downmix that has no LFE channel (left out by default).")
+
+    public static let descriptor = NodeDescriptor(
+        typeName: typeName, summary: "Decodes a media file or a network stream on its own thread, resampled to the graph.",
+        ports: [PortDescriptor(.audio, .output, name: "out")], traits: [.isSource, .takesFiles, .canSeek],
+        settings: [urlSetting, loopSetting, bufferSetting, cacheSetting, retrySetting, matrixSetting, lfeSetting])
 
     public var url: String
     /// The resolved local path, or the URL of a network stream.
@@ -58,14 +80,14 @@ public struct StreamNode: Sendable, NodeDefinition {
     }
 
     public static func parse(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> StreamNode? {
-        guard let url = settings.string("url", issues: &issues) else {
+        guard let url = settings.string(urlSetting, issues: &issues) else {
             if settings.object["url"] == nil { issues.report(settings.path, "missing \"url\" (a media file path or an http:// or https:// URL)", at: settings.object) }
             return nil
         }
-        let loop = settings.bool("loop", issues: &issues) ?? false
-        let bufferSeconds = settings.number("bufferSeconds", in: 0...60, issues: &issues) ?? 0.5
-        let retrySeconds = settings.number("retrySeconds", in: 0...3600, issues: &issues) ?? HTTPByteSource.defaultRetrySeconds
-        let cache = settings.string("cache", issues: &issues).map { $0.hasPrefix("/") ? $0 : context.baseDirectory.appendingPathComponent($0).standardizedFileURL.path }
+        let loop = settings.bool(loopSetting, issues: &issues) ?? false
+        let bufferSeconds = settings.number(bufferSetting, issues: &issues) ?? 0.5
+        let retrySeconds = settings.number(retrySetting, issues: &issues) ?? HTTPByteSource.defaultRetrySeconds
+        let cache = settings.string(cacheSetting, issues: &issues).map { $0.hasPrefix("/") ? $0 : context.baseDirectory.appendingPathComponent($0).standardizedFileURL.path }
         do {
             let (path, remote) = try resolve(url, base: context.baseDirectory)
             if cache != nil && !remote {
@@ -74,7 +96,7 @@ public struct StreamNode: Sendable, NodeDefinition {
             }
             // A network stream's format is learnt when it plays (probing would download it now).
             let media = remote ? nil : try MediaProbe.probe(path: path)
-            let lfeMix = settings.number("lfeMix", in: -60...10, issues: &issues)
+            let lfeMix = settings.number(lfeSetting, issues: &issues)
             let matrix: [[Double]]?
             switch channelMatrix(settings, graphChannels: context.format.channels, media: media, url: url, issues: &issues) {
             case .invalid: return nil
@@ -206,17 +228,17 @@ public final class StreamInstance: NodeInstance, Sendable {
 
     public func check(_ command: NodeCommand) throws {
         guard case .seek(let seconds) = command else {
-            throw CommandError("stream nodes have no presets or parameters; they take `seek \(id) SECONDS`")
+            throw NodeCommandError.notSupported("stream nodes have no presets or parameters; they take `seek \(id) SECONDS`")
         }
-        guard seconds >= 0 else { throw CommandError("seek \(id): \(Format.number(seconds)) s is before the start") }
+        guard seconds >= 0 else { throw NodeCommandError.cannotSeek(node: id, reason: "\(Format.number(seconds)) s is before the start") }
         if let duration = tags?.durationSeconds ?? node.media?.durationSeconds, seconds > duration {
-            throw CommandError("seek \(id): \(Format.number(seconds)) s is past the end of '\(node.url)' (\(Format.number(duration)) s)")
+            throw NodeCommandError.cannotSeek(node: id, reason: "\(Format.number(seconds)) s is past the end of '\(node.url)' (\(Format.number(duration)) s)")
         }
         if let network, network.connected, network.totalBytes == nil {
-            throw CommandError("seek \(id): '\(node.url)' is a live stream or a download of unknown length (only files and downloads with a Content-Length can seek)")
+            throw NodeCommandError.cannotSeek(node: id, reason: "'\(node.url)' is a live stream or a download of unknown length (only files and downloads with a Content-Length can seek)")
         }
         if counters.decoderFinished.load(ordering: .acquiring) {
-            throw CommandError("seek \(id): '\(node.url)' has been decoded to its end")
+            throw NodeCommandError.cannotSeek(node: id, reason: "'\(node.url)' has been decoded to its end")
         }
     }
 
@@ -232,6 +254,8 @@ public final class StreamInstance: NodeInstance, Sendable {
     }
 
     public func start() { decoder.start() }
+
+    public var mediaStream: StreamInstance? { self }
 
     /// The decoder's error, if it stopped on one.
     public var failure: Error? { decoder.failure }

@@ -1,0 +1,9 @@
+/// One node of a checked graph.
+public struct GraphNode: Sendable {
+    public var id: String
+    /// Position in `GraphDocument.nodes`.
+    public var index: Int
+    public var definition: any NodeDefinition
+    /// Where the node is written in the file (`nodes[2]`, or `chains.warm[0]` for a member of a chain).
+    public var path: String
+}

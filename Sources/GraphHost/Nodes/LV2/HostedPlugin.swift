@@ -1,0 +1,22 @@
+/// The plugin an `lv2` node hosts, as the session, the plan and `status` see it (`NodeInstance.hostedPlugin`).
+public protocol HostedPlugin: AnyObject {
+    /// The slice length the plugin was told it mostly runs.
+    var nominalBlockLength: Int { get }
+    /// Whether it takes a new nominal block length while it runs (the options interface).
+    var takesNominalBlockLength: Bool { get }
+    func setNominalBlockLength(_ frames: Int, concurrent: Bool, send: (ControlMessage) throws -> Void) throws
+    /// Whether it loads a file before it is heard (a convolver's impulse response).
+    var loadsFiles: Bool { get }
+    /// Slices silenced because the plugin output NaN, Inf or a burst.
+    var silencedSlices: Int { get }
+    /// Moves what the plugin logged into swift-log.
+    func drainLog()
+    /// Whether it reports a latency through a port.
+    var reportsLatency: Bool { get }
+    /// The latency it reports, after running once on silence (nil when it reports none).
+    func measuredLatency(maxFrames: Int, channels: Int) -> Float?
+    /// The values given to its properties (patch:Set), by property symbol.
+    var propertyValues: [String: String] { get }
+    /// Its control output values (latency, meters) by port symbol.
+    var controlOutputs: [String: Float] { get }
+}
