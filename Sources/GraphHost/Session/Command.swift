@@ -54,7 +54,7 @@ public struct Command: Equatable, Sendable, CustomStringConvertible {
 
     /// Parses `preset NODE NAME` (the name may contain spaces), `set NODE PARAM VALUE` (a number, or a label that
     /// may contain spaces) or `bypass NODE on|off`.
-    public static func parse(_ line: String) throws -> Command {
+    public static func parse(_ line: String) throws(CommandError) -> Command {
         let words = line.split(whereSeparator: \.isWhitespace).map(String.init)
         guard let verb = words.first else { throw CommandError("empty command; commands: \(usage)") }
         switch verb {
@@ -80,7 +80,7 @@ public struct Command: Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// A command that cannot be carried out, with the reason in plain words.
+/// A line the text language cannot read, with the reason in plain words (the usage, the known commands).
 public struct CommandError: Error, CustomStringConvertible, Sendable {
     public var description: String
     public init(_ description: String) { self.description = description }
@@ -148,10 +148,10 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    public static func parse(_ line: String) throws -> ControlRequest {
+    public static func parse(_ line: String) throws(CommandError) -> ControlRequest {
         let words = line.split(whereSeparator: \.isWhitespace).map(String.init)
         let verb = words.first ?? ""
-        func bare(_ request: ControlRequest) throws -> ControlRequest {
+        func bare(_ request: ControlRequest) throws(CommandError) -> ControlRequest {
             guard words.count == 1 else { throw CommandError("'\(verb)' takes no arguments") }
             return request
         }
@@ -163,7 +163,8 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
         case "quit": return try bare(.quit)
         case "help":
             guard words.count <= 2 else { throw CommandError("usage: \(try CommandHelp.named("help").synopsis)") }
-            return .help(try words.dropFirst().first.map { try CommandHelp.named($0).verb })
+            guard let verb = words.dropFirst().first else { return .help(nil) }
+            return .help(try CommandHelp.named(verb).verb)
         case "chain":
             guard words.count == 3 || (words.count == 4 && SwapMode(rawValue: words[3]) != nil) else {
                 throw CommandError("usage: chain NODE NAME [\(SwapMode.names)]")
@@ -189,8 +190,8 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
             }
             return .load(path: rest, swap: swap)
         default:
-            do { return .node(try Command.parse(line)) } catch let e as CommandError where e.description.hasPrefix("unknown command") {
-                throw CommandError("unknown command '\(verb)'; commands: \(usage)")
+            do { return .node(try Command.parse(line)) } catch {
+                throw error.description.hasPrefix("unknown command") ? CommandError("unknown command '\(verb)'; commands: \(usage)") : error
             }
         }
     }

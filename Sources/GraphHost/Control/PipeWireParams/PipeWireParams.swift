@@ -46,7 +46,7 @@ public final class PipeWireParams: ControlSurface, @unchecked Sendable {
         publish(control)
         let queue = queue
         control.addListener { event in
-            guard event["event"] as? String == "command" else { return }
+            guard case .command = event else { return }
             queue.shared.withLock { $0.publish = true }
             queue.wakeup.signal()
         }
@@ -71,9 +71,16 @@ public final class PipeWireParams: ControlSurface, @unchecked Sendable {
         do {
             // A name graphhost does not publish becomes `set`, whose reply says what is wrong with it.
             let line = try current?.line(value) ?? PublishedParameter.line(name: name, value: value)
-            let reply = control.handle(line)
-            if !reply.contains("\"ok\":true") {
-                logger.warning("PipeWire param '\(name)' = \(Format.number(value)) (\(line)): \(LiveControl.describe(reply: reply)); nothing changed")
+            let request: ControlRequest
+            do {
+                request = try ControlRequest.parse(line)
+            } catch {
+                return logger.warning("PipeWire param '\(name)' = \(Format.number(value)) (\(line)): \(error); nothing changed")
+            }
+            do {
+                _ = try control.perform(request)
+            } catch {
+                logger.warning("PipeWire param '\(name)' = \(Format.number(value)) (\(line)): \(error); nothing changed")
             }
         } catch {
             logger.warning("PipeWire param '\(name)' = \(Format.number(value)): \(error); nothing changed")

@@ -1,0 +1,58 @@
+/// What `list` answers: every node with its parameters and presets, chain nodes with their chain and the choices,
+/// and the graph's chains.
+public struct NodeListing: Sendable {
+    public var nodes: [Node]
+    /// The graph's chains with their member ids in order.
+    public var chains: [String: [String]]
+
+    /// One node as `list` shows it.
+    public struct Node: Sendable, Equatable {
+        public var id: String
+        public var type: String
+        public var parameters: [ParameterInfo]
+        public var presets: [String]
+        /// For a chain node: the chain it plays and the graph's chains.
+        public var chain: (current: String, all: [String])?
+
+        public static func == (a: Node, b: Node) -> Bool {
+            a.id == b.id && a.type == b.type && a.parameters.map(\.name) == b.parameters.map(\.name) && a.presets == b.presets
+                && a.chain?.current == b.chain?.current && a.chain?.all == b.chain?.all
+        }
+    }
+
+    init(_ session: GraphSession) {
+        let document = session.graph.document
+        nodes = document.order.map { index in
+            let node = document.nodes[index]
+            let instance = session.graph.instances[node.id]!
+            return Node(id: node.id, type: node.definition.typeName, parameters: instance.parameters, presets: instance.presetNames)
+        }
+        nodes += document.chainNodes.map { p in
+            Node(id: p.id, type: ChainDefinitions.typeName, parameters: [], presets: [], chain: (p.chain, document.chains.keys.sorted()))
+        }
+        chains = document.chains
+    }
+}
+
+extension NodeListing.Node {
+    public var json: JSONValue {
+        if let chain {
+            return .object([("id", .string(id)), ("type", .string(type)), ("chain", .string(chain.current)),
+                            ("chains", .array(chain.all.map(JSONValue.string)))])
+        }
+        return .object([
+            ("id", .string(id)), ("type", .string(type)),
+            ("parameters", .array(parameters.map { p in
+                .members([("name", .string(p.name)), ("minimum", p.minimum.isFinite ? .number(p.minimum) : nil),
+                          ("maximum", p.maximum.isFinite ? .number(p.maximum) : nil)])
+            })),
+            ("presets", .array(presets.map(JSONValue.string))),
+        ])
+    }
+}
+
+extension NodeListing {
+    public var json: [(key: String, value: JSONValue)] {
+        [("nodes", .array(nodes.map(\.json))), ("chains", .dictionary(chains) { .array($0.map(JSONValue.string)) })]
+    }
+}
