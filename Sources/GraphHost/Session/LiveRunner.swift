@@ -306,7 +306,7 @@ public final class LiveRunner {
                 logger.info("\(shown) changed: swapped to the new version")
             } catch {
                 ok = false
-                logger.error("\(shown) changed but was not loaded; still playing the previous version: \(error)")
+                logger.error("\(shown) changed but was not loaded; still playing the previous version: error: \(error)")
             }
             control.publish(.reload(ok: ok))
             reloading.store(false, ordering: .releasing)

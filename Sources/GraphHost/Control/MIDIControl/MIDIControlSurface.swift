@@ -79,7 +79,7 @@ public final class MIDIControlSurface: ControlSurface, @unchecked Sendable {
         do {
             _ = try control.perform(request)
         } catch {
-            logger.warning("MIDI control: '\(request)': \(error)")
+            logger.warning("MIDI control: '\(request)': error: \(error)")
         }
     }
 }

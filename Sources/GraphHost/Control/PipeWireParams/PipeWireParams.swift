@@ -75,12 +75,12 @@ public final class PipeWireParams: ControlSurface, @unchecked Sendable {
             do {
                 request = try ControlRequest.parse(line)
             } catch {
-                return logger.warning("PipeWire param '\(name)' = \(Format.number(value)) (\(line)): \(error); nothing changed")
+                return logger.warning("PipeWire param '\(name)' = \(Format.number(value)) (\(line)): error: \(error); nothing changed")
             }
             do {
                 _ = try control.perform(request)
             } catch {
-                logger.warning("PipeWire param '\(name)' = \(Format.number(value)) (\(line)): \(error); nothing changed")
+                logger.warning("PipeWire param '\(name)' = \(Format.number(value)) (\(line)): error: \(error); nothing changed")
             }
         } catch {
             logger.warning("PipeWire param '\(name)' = \(Format.number(value)): \(error); nothing changed")
