@@ -34,7 +34,7 @@ extension NodeCommand {
     }
 }
 
-/// One line of the command language shared by `render --at`, the console and the control socket.
+/// A node command addressed to a node: what `preset`, `set`, `bypass` and `seek` ask (`ControlRequest.node`).
 public struct Command: Equatable, Sendable, CustomStringConvertible {
     public var node: String
     public var action: NodeCommand
@@ -86,8 +86,8 @@ public struct CommandError: Error, CustomStringConvertible, Sendable {
     public init(_ description: String) { self.description = description }
 }
 
-/// One line of the live-control language (console, socket, `render --at`): a node command or a request about
-/// the whole graph.
+/// A typed control command, what every surface hands `LiveControl.perform`: a node command or a request about the
+/// whole graph. `parse` reads it from a line of the text language (console, socket, `ctl`, `render --at`).
 public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
     case node(Command)
     /// A swap; `swap` overrides the new graph's own `"swap"` mode for this one.

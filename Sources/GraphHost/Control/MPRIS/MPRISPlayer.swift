@@ -99,7 +99,7 @@ final class MPRISPlayer {
         do {
             _ = try control.perform(request)
         } catch {
-            return remember("\(error)")
+            return remember("error: \(error)")
         }
         if method == "Stop" { stopped = true }
         refresh()
