@@ -13,7 +13,6 @@ struct PluginsCommand: ParsableCommand {
             filter.map { f in p.uri.lowercased().contains(f.lowercased()) || p.name.lowercased().contains(f.lowercased()) } ?? true
         }
         if json {
-            func float(_ x: Float) -> JSONValue { .number(Double(Format.number(x)) ?? Double(x)) }
             let list = plugins.map { p -> JSONValue in
                 .object([
                     ("uri", .string(p.uri)), ("name", .string(p.name)),
@@ -28,12 +27,12 @@ struct PluginsCommand: ParsableCommand {
                         let properties = [(c.isToggled, "toggled"), (c.isInteger, "integer"), (c.isEnumeration, "enumeration"),
                                           (c.isLogarithmic, "logarithmic")].filter(\.0).map(\.1)
                         return .members([
-                            ("symbol", .string(c.symbol)), ("name", .string(c.name)), ("minimum", c.minimum.map(float)),
-                            ("maximum", c.maximum.map(float)), ("default", c.defaultValue.map(float)),
+                            ("symbol", .string(c.symbol)), ("name", .string(c.name)), ("minimum", c.minimum.map(JSONValue.number)),
+                            ("maximum", c.maximum.map(JSONValue.number)), ("default", c.defaultValue.map(JSONValue.number)),
                             ("boundsInSampleRates", c.boundsInSampleRates ? .bool(true) : nil),
                             ("properties", properties.isEmpty ? nil : .array(properties.map(JSONValue.string))),
                             ("scalePoints", c.scalePoints.isEmpty ? nil
-                                : .array(c.scalePoints.map { .object([("label", .string($0.label)), ("value", float($0.value))]) })),
+                                : .array(c.scalePoints.map { .object([("label", .string($0.label)), ("value", .number($0.value))]) })),
                         ])
                     })),
                     ("requiredFeatures", .array(p.requiredFeatures.map {

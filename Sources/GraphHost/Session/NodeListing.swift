@@ -6,18 +6,18 @@ public struct NodeListing: Sendable {
     public var chains: [String: [String]]
 
     /// One node as `list` shows it.
-    public struct Node: Sendable, Equatable {
+    public struct Node: Sendable {
         public var id: String
         public var type: String
         public var parameters: [ParameterInfo]
         public var presets: [String]
-        /// For a chain node: the chain it plays and the graph's chains.
-        public var chain: (current: String, all: [String])?
+        public var chain: Chain?
+    }
 
-        public static func == (a: Node, b: Node) -> Bool {
-            a.id == b.id && a.type == b.type && a.parameters.map(\.name) == b.parameters.map(\.name) && a.presets == b.presets
-                && a.chain?.current == b.chain?.current && a.chain?.all == b.chain?.all
-        }
+    /// What a chain node plays: its chain, and the graph's chains it can swap to.
+    public struct Chain: Sendable, Equatable {
+        public var current: String
+        public var all: [String]
     }
 
     init(_ session: GraphSession) {
@@ -28,7 +28,7 @@ public struct NodeListing: Sendable {
             return Node(id: node.id, type: node.definition.typeName, parameters: instance.parameters, presets: instance.presetNames)
         }
         nodes += document.chainNodes.map { p in
-            Node(id: p.id, type: ChainDefinitions.typeName, parameters: [], presets: [], chain: (p.chain, document.chains.keys.sorted()))
+            Node(id: p.id, type: ChainDefinitions.typeName, parameters: [], presets: [], chain: Chain(current: p.chain, all: document.chains.keys.sorted()))
         }
         chains = document.chains
     }

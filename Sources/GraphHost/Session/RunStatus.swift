@@ -98,7 +98,7 @@ extension RunStatus {
             ("streams", .array(streams.map(\.json))), ("streamsFinished", .array(streamsFinished.map(JSONValue.bool))),
             ("inputs", .array(inputs.map(\.json))),
             ("pluginBlockLengths", .dictionary(pluginBlockLengths) { .number($0) }),
-            ("pluginOutputs", .dictionary(pluginOutputs) { .dictionary($0) { .number(Double(Format.number($0)) ?? 0) } }),
+            ("pluginOutputs", .dictionary(pluginOutputs) { .dictionary($0) { .number($0) } }),
             ("pluginProperties", .dictionary(pluginProperties) { .dictionary($0) { .string($0) } }),
             ("silencedSlices", .dictionary(silencedSlices) { .number($0) }),
             ("chains", .dictionary(chains) { .string($0) }),

@@ -53,6 +53,9 @@ extension JSONValue {
 
     public static func number(_ x: Int) -> JSONValue { .number(Double(x)) }
 
+    /// A Float as its shortest decimal (0.45, not 0.44999998807907104).
+    public static func number(_ x: Float) -> JSONValue { .number(Double(Format.number(x)) ?? Double(x)) }
+
     /// An object with a member per key, sorted.
     public static func dictionary<T>(_ values: [String: T], _ value: (T) -> JSONValue) -> JSONValue {
         .object(values.keys.sorted().map { ($0, value(values[$0]!)) })
