@@ -85,13 +85,9 @@ public final class LiveControl: Sendable {
     /// Reads one line of the text language, carries it out and answers with the socket's JSON reply
     /// (`{"ok":true,...}` or `{"ok":false,"error":...}`).
     public func reply(to line: String) -> String {
-        do {
-            return try perform(ControlRequest.parse(line)).reply
-        } catch let error as ControlError {
-            return error.reply
-        } catch {
-            return ControlError.reply("\(error)")
-        }
+        let request: ControlRequest
+        do { request = try ControlRequest.parse(line) } catch { return ControlError.unreadable(error).reply }
+        do { return try perform(request).reply } catch { return error.reply }
     }
 
     /// Tells the graph's plugins the slice length the stream now runs (`GraphSession.followBlockLength`), building the
