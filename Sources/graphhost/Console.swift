@@ -21,19 +21,19 @@ final class Console {
     /// How long `stop` waits for the console thread.
     static let stopTimeout = DispatchTimeInterval.milliseconds(500)
 
-    private let handle: @Sendable (String) -> String
+    private let answer: @Sendable (String) -> String
     private let complete: @Sendable (String) -> [String]
     private let onEnd: @Sendable () -> Void
     private var shared: ConsoleShared?
     private var savedError: Int32 = -1
     private var savedTerminal = termios()
 
-    /// `handle` answers a line with a JSON reply (shown in words, or as it is after `--json`); `complete` lists the
+    /// `answer` answers a line in words (or with the socket's JSON after `--json`); `complete` lists the
     /// whole lines a line's start can become;
     /// `onEnd` runs on Ctrl-C, Ctrl-D on an empty line or `quit`.
-    init(handle: @escaping @Sendable (String) -> String, complete: @escaping @Sendable (String) -> [String],
+    init(answer: @escaping @Sendable (String) -> String, complete: @escaping @Sendable (String) -> [String],
          onEnd: @escaping @Sendable () -> Void) {
-        self.handle = handle
+        self.answer = answer
         self.complete = complete
         self.onEnd = onEnd
     }
@@ -60,7 +60,7 @@ final class Console {
         }
         let shared = ConsoleShared(wakePipe: wakePipe, errorPipe: error.read)
         self.shared = shared
-        let editor = ConsoleEditor(shared: shared, handle: handle, complete: complete, onEnd: onEnd)
+        let editor = ConsoleEditor(shared: shared, answer: answer, complete: complete, onEnd: onEnd)
         DetachedThread.start(name: "graphhost-console") {
             editor.run()
             shared.stopped.signal()
@@ -131,7 +131,7 @@ final class ConsoleEditor {
     static let historyLimit = 1000
 
     private let shared: ConsoleShared
-    private let handle: @Sendable (String) -> String
+    private let answer: @Sendable (String) -> String
     private let complete: @Sendable (String) -> [String]
     private let onEnd: @Sendable () -> Void
     private var editor: OpaquePointer?
@@ -145,10 +145,10 @@ final class ConsoleEditor {
     private var accepted: String?
     private var endRequested = false
 
-    init(shared: ConsoleShared, handle: @escaping @Sendable (String) -> String, complete: @escaping @Sendable (String) -> [String],
+    init(shared: ConsoleShared, answer: @escaping @Sendable (String) -> String, complete: @escaping @Sendable (String) -> [String],
          onEnd: @escaping @Sendable () -> Void) {
         self.shared = shared
-        self.handle = handle
+        self.answer = answer
         self.complete = complete
         self.onEnd = onEnd
     }
@@ -248,7 +248,7 @@ final class ConsoleEditor {
         guard !text.isEmpty else { return }
         remember(text)
         above.append(Self.prompt + text)
-        above.append(ReplyText.answer(text, by: handle))
+        above.append(answer(text))
         if text == "quit" { onEnd() }
     }
 

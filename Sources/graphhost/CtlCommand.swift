@@ -15,25 +15,35 @@ struct CtlCommand: ParsableCommand {
 
     func run() throws {
         let path = try socketPath()
+        let text = command.joined(separator: " ")
+        var line = text
+        if command != ["subscribe"] {
+            // The line is read here, once: an unreadable one is answered as the run would, without connecting.
+            let request: ControlRequest
+            do {
+                request = try ControlRequest.parse(text)
+            } catch {
+                print(ControlError.unreadable(error).reply)
+                throw ExitCode(1)
+            }
+            // The server resolves relative paths against its own folder; send the path as this shell sees it.
+            if case .load(let file, let swap) = request, !file.hasPrefix("/") {
+                line = ControlRequest.load(path: FileManager.default.currentDirectoryPath + "/" + file, swap: swap).description
+            }
+        }
         let fd = CommandServer.connectClient(path)
         guard fd >= 0 else {
             printError("error: cannot connect to \(path): \(String(cString: strerror(errno))) (is `graphhost run` playing?)")
             throw ExitCode(1)
         }
         defer { close(fd) }
-        var words = command
-        // The server resolves relative paths against its own folder; send the path as this shell sees it.
-        if words.first == "load", words.count > 1 {
-            let path = words[1...].joined(separator: " ")
-            words = ["load", path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path]
-        }
-        let line = Array((words.joined(separator: " ") + "\n").utf8)
-        _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         var reply: [UInt8] = []
         var byte: UInt8 = 0
         while read(fd, &byte, 1) == 1 && byte != UInt8(ascii: "\n") { reply.append(byte) }
-        let text = String(decoding: reply, as: UTF8.self)
-        print(text)
+        let answer = String(decoding: reply, as: UTF8.self)
+        print(answer)
         if command == ["subscribe"] {
             var event: [UInt8] = []
             while read(fd, &byte, 1) == 1 {
@@ -46,8 +56,7 @@ struct CtlCommand: ParsableCommand {
                 }
             }
         }
-        let object = JSONText.value(String(decoding: reply, as: UTF8.self)) as? [String: Any]
-        if object?["ok"] as? Bool != true { throw ExitCode(1) }
+        if (try? JSONParser.parse(answer))?["ok"]?.boolValue != true { throw ExitCode(1) }
     }
 
     func socketPath() throws -> String {

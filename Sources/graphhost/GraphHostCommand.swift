@@ -140,7 +140,7 @@ struct RenderCommand: ParsableCommand {
         signal(SIGTERM) { _ in renderInterrupted = 1 }
         do {
             summary = try renderer.render(durationFrames: duration.map { Int(($0 * rate).rounded()) }, outputs: ids.count) { k, block, frames in
-                if renderInterrupted != 0 { throw CommandError("interrupted; no file written") }
+                if renderInterrupted != 0 { throw RenderError.interrupted }
                 try writers[k]?.write(block, frames: frames)
             }
         } catch {

@@ -13,30 +13,40 @@ struct PluginsCommand: ParsableCommand {
             filter.map { f in p.uri.lowercased().contains(f.lowercased()) || p.name.lowercased().contains(f.lowercased()) } ?? true
         }
         if json {
-            let list: [[String: Any]] = plugins.map { p in
-                [
-                    "uri": p.uri, "name": p.name,
-                    "audioInputs": p.audioPorts(input: true).count, "audioOutputs": p.audioPorts(input: false).count, "instrument": p.isInstrument, "midiProcessor": p.isMIDIProcessor,
-                    "source": p.isSource, "sendsEvents": p.sendsEvents, "traits": p.descriptor.traits.names,
-                    "signalPorts": p.signalPorts.map { ["index": $0.index, "symbol": $0.symbol, "kind": $0.kind.rawValue, "input": $0.isInput, "sidechain": $0.isSideChain] },
-                    "controls": p.controlInputs.map { c -> [String: Any] in
-                        var d: [String: Any] = ["symbol": c.symbol, "name": c.name]
-                        if let v = c.minimum { d["minimum"] = v }
-                        if let v = c.maximum { d["maximum"] = v }
-                        if let v = c.defaultValue { d["default"] = v }
-                        if c.boundsInSampleRates { d["boundsInSampleRates"] = true }
+            let list = plugins.map { p -> JSONValue in
+                .object([
+                    ("uri", .string(p.uri)), ("name", .string(p.name)),
+                    ("audioInputs", .number(p.audioPorts(input: true).count)), ("audioOutputs", .number(p.audioPorts(input: false).count)),
+                    ("instrument", .bool(p.isInstrument)), ("midiProcessor", .bool(p.isMIDIProcessor)),
+                    ("source", .bool(p.isSource)), ("sendsEvents", .bool(p.sendsEvents)),
+                    ("traits", .array(p.descriptor.traits.names.map(JSONValue.string))),
+                    ("signalPorts", .array(p.signalPorts.map {
+                        .object([("index", .number($0.index)), ("symbol", .string($0.symbol)), ("kind", .string($0.kind.rawValue)),
+                                 ("input", .bool($0.isInput)), ("sidechain", .bool($0.isSideChain))])
+                    })),
+                    ("controls", .array(p.controlInputs.map { c -> JSONValue in
                         let properties = [(c.isToggled, "toggled"), (c.isInteger, "integer"), (c.isEnumeration, "enumeration"),
                                           (c.isLogarithmic, "logarithmic")].filter(\.0).map(\.1)
-                        if !properties.isEmpty { d["properties"] = properties }
-                        if !c.scalePoints.isEmpty { d["scalePoints"] = c.scalePoints.map { ["label": $0.label, "value": $0.value] } }
-                        return d
-                    },
-                    "requiredFeatures": p.requiredFeatures.map { ["uri": $0, "supported": !p.unsupportedFeatures.contains($0)] },
-                    "presets": p.presets.count, "hardRTCapable": p.isHardRTCapable,
-                    "properties": p.properties.map { ["symbol": $0.symbol, "uri": $0.uri, "label": $0.label, "range": $0.range ?? ""] },
-                ]
+                        return .members([
+                            ("symbol", .string(c.symbol)), ("name", .string(c.name)), ("minimum", c.minimum.map(JSONValue.number)),
+                            ("maximum", c.maximum.map(JSONValue.number)), ("default", c.defaultValue.map(JSONValue.number)),
+                            ("boundsInSampleRates", c.boundsInSampleRates ? .bool(true) : nil),
+                            ("properties", properties.isEmpty ? nil : .array(properties.map(JSONValue.string))),
+                            ("scalePoints", c.scalePoints.isEmpty ? nil
+                                : .array(c.scalePoints.map { .object([("label", .string($0.label)), ("value", .number($0.value))]) })),
+                        ])
+                    })),
+                    ("requiredFeatures", .array(p.requiredFeatures.map {
+                        .object([("uri", .string($0)), ("supported", .bool(!p.unsupportedFeatures.contains($0)))])
+                    })),
+                    ("presets", .number(p.presets.count)), ("hardRTCapable", .bool(p.isHardRTCapable)),
+                    ("properties", .array(p.properties.map {
+                        .object([("symbol", .string($0.symbol)), ("uri", .string($0.uri)), ("label", .string($0.label)),
+                                 ("range", .string($0.range ?? ""))])
+                    })),
+                ])
             }
-            print(JSONText.indented(list))
+            print(JSONValue.array(list).indented())
             return
         }
         for p in plugins {

@@ -40,7 +40,7 @@ struct RunCommand: ParsableCommand {
         if !noMpris { play.surfaces.append(MPRISService(name: nodeName, logger: Logger(label: "graphhost"))) }
         let status = try play.run(console: { runner in
             let control = runner.control
-            return Console(handle: { control.handle($0) }, complete: { line in control.withSession { CommandCompletion(session: $0).complete(line) } },
+            return Console(answer: { ReplyText.answer($0, control: control) }, complete: { line in control.withSession { CommandCompletion(session: $0).complete(line) } },
                            onEnd: { control.requestQuit() })
         }, shouldStop: { stopSignal != 0 })
         if status != 0 { throw ExitCode(status) }

@@ -80,6 +80,23 @@ final class LayoutTests: XCTestCase {
         }
     }
 
+    /// Results, statuses and events are typed values, encoded to JSON only at the edge: no `[String: Any]` anywhere.
+    func testTheControlWorldHasNoUntypedDictionaries() throws {
+        for module in ["GraphHost", "graphhost"] {
+            let folder = Self.sources.appendingPathComponent(module)
+            guard let files = FileManager.default.enumerator(atPath: folder.path) else { throw CocoaError(.fileNoSuchFile) }
+            var read = 0
+            for case let file as String in files where file.hasSuffix(".swift") {
+                let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+                read += 1
+                for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() where line.contains("String: Any]") {
+                    XCTFail("\(module)/\(file):\(n + 1): \(line.trimmingCharacters(in: .whitespaces))")
+                }
+            }
+            XCTAssertGreaterThan(read, 0, "no Swift files under \(folder.path)")
+        }
+    }
+
     /// The C targets under Sources/ (a folder named C + a capital): the system-library shims and graphhost's glue.
     func cTargets() throws -> [String] {
         let names = try FileManager.default.contentsOfDirectory(atPath: Self.sources.path)

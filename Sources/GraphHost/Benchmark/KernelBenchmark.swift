@@ -49,7 +49,7 @@ public enum KernelBenchmark {
     /// Runs an LV2 plugin through graphhost's `LV2Kernel` on noise, like `lv2bench -b block -n frames`:
     /// returns the seconds spent in the kernel. The bus has as many channels as the plugin has audio inputs.
     public static func lv2(uri: String, blockFrames: Int, frames: Int, sampleRate: Int = 48000) throws -> Double {
-        guard let plugin = LV2World.shared.plugin(uri) else { throw CommandError("no LV2 plugin '\(uri)'") }
+        guard let plugin = LV2World.shared.plugin(uri) else { throw BenchmarkError.noPlugin(uri: uri) }
         let channels = max(1, plugin.audioPorts(input: true).count)
         let text = """
         { "format": { "sampleRate": \(sampleRate), "channels": \(channels), "maxFrames": \(blockFrames) },
@@ -58,7 +58,7 @@ public enum KernelBenchmark {
         """
         let graph = try CompiledGraph(try GraphDocument.parse(text: text, file: URL(fileURLWithPath: "/tmp/bench.json")))
         defer { graph.close() }
-        guard case .lv2(let kernel) = graph.instances["fx"]!.kernel else { throw CommandError("not an LV2 kernel") }
+        guard case .lv2(let kernel) = graph.instances["fx"]!.kernel else { throw BenchmarkError.notLV2Kernel }
         // Cache-line aligned, as a host's buffers usually are (lv2bench's among them).
         let input = UnsafeMutableRawPointer.allocate(byteCount: 4 * channels * blockFrames, alignment: 64).bindMemory(to: Float.self, capacity: channels * blockFrames)
         let output = UnsafeMutableRawPointer.allocate(byteCount: 4 * channels * blockFrames, alignment: 64).bindMemory(to: Float.self, capacity: channels * blockFrames)

@@ -61,24 +61,26 @@ public final class CommandServer: Sendable {
             chmod(dir, 0o700)
         }
         if FileManager.default.fileExists(atPath: path) {
-            if Self.isAlive(path) { throw CommandError("another graphhost is listening on \(path); choose another --name") }
+            if Self.isAlive(path) { throw SocketError.taken(path) }
             unlink(path)
         }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw CommandError("cannot create a socket: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw SocketError.system("cannot create a socket", errno: errno) }
         var address = Self.address(path)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard bound == 0, chmod(path, 0o600) == 0, listen(fd, 16) == 0 else {
+            let code = errno
             close(fd)
-            throw CommandError("cannot listen on \(path): \(String(cString: strerror(errno)))")
+            throw SocketError.system("cannot listen on \(path)", errno: code)
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         var stopPipe: [Int32] = [-1, -1]
         guard pipe(&stopPipe) == 0 else {
+            let code = errno
             close(fd)
-            throw CommandError("cannot create a pipe: \(String(cString: strerror(errno)))")
+            throw SocketError.system("cannot create a pipe", errno: code)
         }
         shared.withLock { shared in
             shared.listener = fd
@@ -142,8 +144,8 @@ public final class CommandServer: Sendable {
     }
 
     /// Queues an event (a JSON line) for every subscribed client.
-    public func publish(_ event: [String: Any]) {
-        let line = Self.json(event)
+    public func publish(_ event: ControlEvent) {
+        let line = event.line
         shared.withLock { shared in
             for key in shared.clients.keys where shared.clients[key]!.subscribed { shared.clients[key]!.events.append(line) }
         }
@@ -226,7 +228,7 @@ public final class CommandServer: Sendable {
                         client.tokens -= 1
                         let key = client.key
                         shared.withLock { $0.clients[key]?.subscribed = true }
-                        if !reply(client.fd, Self.json(["ok": true, "subscribed": true])) { return false }
+                        if !reply(client.fd, JSONValue.object([("ok", .bool(true)), ("subscribed", .bool(true))]).compact) { return false }
                     } else {
                         client.tokens -= 1
                         if !reply(client.fd, handler(line)) { return false }
@@ -253,12 +255,5 @@ public final class CommandServer: Sendable {
     }
 
     /// A JSON error reply.
-    public static func error(_ message: String) -> String {
-        json(["ok": false, "error": message])
-    }
-
-    /// Serializes a reply object as one line of JSON.
-    public static func json(_ object: [String: Any]) -> String {
-        JSONText.line(object)
-    }
+    static func error(_ message: String) -> String { ControlError.reply(message) }
 }

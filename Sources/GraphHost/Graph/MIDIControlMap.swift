@@ -165,14 +165,5 @@ public struct MIDIControlMap: Sendable, Equatable {
         }
         return .object([("port", .string(port)), ("cc", .array(cc)), ("program", .array(programs))])
     }
-
-    /// The mappings as `status` shows them.
-    var statusObject: [String: Any] {
-        ["port": port,
-         "cc": controls.map { m -> [String: Any] in
-             ["channel": m.channel ?? 0, "cc": m.controller, "node": m.node, "param": m.parameter.description, "min": m.minimum, "max": m.maximum, "curve": m.curve.rawValue]
-         },
-         "program": programs.map { m -> [String: Any] in ["channel": m.channel ?? 0, "program": m.program, "command": m.line] }]
-    }
 }
 

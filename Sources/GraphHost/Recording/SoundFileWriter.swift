@@ -40,15 +40,15 @@ public final class SoundFileWriter: Sendable {
         case "ogg": info.format = Int32(SF_FORMAT_OGG | SF_FORMAT_VORBIS)
         case "opus":
             guard [48000, 24000, 16000, 12000, 8000].contains(sampleRate) else {
-                throw CommandError("cannot write '\(path)': Opus takes 48000, 24000, 16000, 12000 or 8000 Hz, and the graph runs at \(sampleRate) Hz")
+                throw RecordingError.cannotWrite(path: path, reason: "Opus takes 48000, 24000, 16000, 12000 or 8000 Hz, and the graph runs at \(sampleRate) Hz")
             }
             info.format = Int32(SF_FORMAT_OGG | SF_FORMAT_OPUS)
-        default: throw CommandError("cannot write '\(path)': unknown extension '.\(ext)' (use \(Self.extensions))")
+        default: throw RecordingError.cannotWrite(path: path, reason: "unknown extension '.\(ext)' (use \(Self.extensions))")
         }
         let url = URL(fileURLWithPath: path)
         writingPath = staged ? url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid()).part").path : path
         guard let f = sf_open(writingPath, Int32(SFM_WRITE), &info) else {
-            throw CommandError("cannot write '\(path)': \(String(cString: sf_strerror(nil)))")
+            throw RecordingError.cannotWrite(path: path, reason: "\(String(cString: sf_strerror(nil)))")
         }
         if ext == "wav", channels > 2, var map = CodecChannelOrder.sndfileMap(channels: channels) {
             sf_command(f, Int32(SFC_SET_CHANNEL_MAP_INFO), &map, Int32(map.count * MemoryLayout<Int32>.size))
@@ -62,7 +62,7 @@ public final class SoundFileWriter: Sendable {
 
     public func write(_ samples: UnsafePointer<Float>, frames: Int) throws {
         try state.withLock { state in
-            guard !state.closed else { throw CommandError("writing '\(path)' failed: the file is closed") }
+            guard !state.closed else { throw RecordingError.writeFailed(path: path, reason: "the file is closed") }
             let count = frames * channels
             let written: sf_count_t
             if clips {
@@ -81,7 +81,7 @@ public final class SoundFileWriter: Sendable {
             } else {
                 written = sf_writef_float(file, samples, sf_count_t(frames))
             }
-            if written != frames { throw CommandError("writing '\(path)' failed: \(String(cString: sf_strerror(file)))") }
+            if written != frames { throw RecordingError.writeFailed(path: path, reason: "\(String(cString: sf_strerror(file)))") }
         }
     }
 
@@ -103,7 +103,7 @@ public final class SoundFileWriter: Sendable {
         if rename(writingPath, path) != 0 {
             let why = String(cString: strerror(errno))
             unlink(writingPath)
-            throw CommandError("cannot write '\(path)': \(why)")
+            throw RecordingError.cannotWrite(path: path, reason: "\(why)")
         }
     }
 
@@ -124,7 +124,7 @@ public struct SoundFile {
     public init(path: String) throws {
         var info = SF_INFO()
         guard let f = sf_open(path, Int32(SFM_READ), &info) else {
-            throw CommandError("cannot read '\(path)': \(String(cString: sf_strerror(nil)))")
+            throw RecordingError.cannotRead(path: path, reason: "\(String(cString: sf_strerror(nil)))")
         }
         defer { sf_close(f) }
         sampleRate = Int(info.samplerate)

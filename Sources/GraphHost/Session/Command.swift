@@ -22,7 +22,7 @@ public enum NodeCommand: Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// One line of the command language shared by `render --at`, the console and the control socket.
+/// A node command addressed to a node: what `preset`, `set`, `bypass` and `seek` ask (`ControlRequest.node`).
 public struct Command: Equatable, Sendable, CustomStringConvertible {
     public var node: String
     public var action: NodeCommand
@@ -42,7 +42,7 @@ public struct Command: Equatable, Sendable, CustomStringConvertible {
 
     /// Parses `preset NODE NAME` (the name may contain spaces), `set NODE PARAM VALUE` (a number, or a label that
     /// may contain spaces) or `bypass NODE on|off`.
-    public static func parse(_ line: String) throws -> Command {
+    public static func parse(_ line: String) throws(CommandError) -> Command {
         let words = line.split(whereSeparator: \.isWhitespace).map(String.init)
         guard let verb = words.first else { throw CommandError("empty command; commands: \(usage)") }
         switch verb {
@@ -68,14 +68,14 @@ public struct Command: Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// A command that cannot be carried out, with the reason in plain words.
+/// A line the text language cannot read, with the reason in plain words (the usage, the known commands).
 public struct CommandError: Error, CustomStringConvertible, Sendable {
     public var description: String
     public init(_ description: String) { self.description = description }
 }
 
-/// One line of the live-control language (console, socket, `render --at`): a node command or a request about
-/// the whole graph.
+/// A typed control command, what every surface hands `LiveControl.perform`: a node command or a request about the
+/// whole graph. `parse` reads it from a line of the text language (console, socket, `ctl`, `render --at`).
 public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
     case node(Command)
     /// A swap; `swap` overrides the new graph's own `"swap"` mode for this one.
@@ -87,7 +87,7 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
     /// Writes the live graph (every setting as it is heard now) as a graph file.
     case save(path: String)
     /// Binds the next control change on the graph's MIDI control port to a parameter.
-    case learn(node: String, parameter: String)
+    case learn(node: String, parameter: ParameterID)
     case status, list, quit
     /// The commands, or one command's usage (`help COMMAND`).
     case help(String?)
@@ -136,10 +136,10 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    public static func parse(_ line: String) throws -> ControlRequest {
+    public static func parse(_ line: String) throws(CommandError) -> ControlRequest {
         let words = line.split(whereSeparator: \.isWhitespace).map(String.init)
         let verb = words.first ?? ""
-        func bare(_ request: ControlRequest) throws -> ControlRequest {
+        func bare(_ request: ControlRequest) throws(CommandError) -> ControlRequest {
             guard words.count == 1 else { throw CommandError("'\(verb)' takes no arguments") }
             return request
         }
@@ -151,7 +151,8 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
         case "quit": return try bare(.quit)
         case "help":
             guard words.count <= 2 else { throw CommandError("usage: \(try CommandHelp.named("help").synopsis)") }
-            return .help(try words.dropFirst().first.map { try CommandHelp.named($0).verb })
+            guard let verb = words.dropFirst().first else { return .help(nil) }
+            return .help(try CommandHelp.named(verb).verb)
         case "chain":
             guard words.count == 3 || (words.count == 4 && SwapMode(rawValue: words[3]) != nil) else {
                 throw CommandError("usage: chain NODE NAME [\(SwapMode.names)]")
@@ -159,7 +160,7 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
             return .chain(node: words[1], name: words[2], swap: words.count == 4 ? SwapMode(rawValue: words[3]) : nil)
         case "learn":
             guard words.count == 3 else { throw CommandError("usage: learn NODE PARAM (the next control change on the MIDI control port moves it)") }
-            return .learn(node: words[1], parameter: words[2])
+            return .learn(node: words[1], parameter: ParameterID(words[2]))
         case "tempo":
             guard words.count == 2, let bpm = Double(words[1]), (1...999).contains(bpm) else {
                 throw CommandError("usage: tempo BPM (beats per minute, 1…999)")
@@ -177,8 +178,8 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
             }
             return .load(path: rest, swap: swap)
         default:
-            do { return .node(try Command.parse(line)) } catch let e as CommandError where e.description.hasPrefix("unknown command") {
-                throw CommandError("unknown command '\(verb)'; commands: \(usage)")
+            do { return .node(try Command.parse(line)) } catch {
+                throw error.description.hasPrefix("unknown command") ? CommandError("unknown command '\(verb)'; commands: \(usage)") : error
             }
         }
     }

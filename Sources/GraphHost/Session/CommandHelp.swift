@@ -65,7 +65,7 @@ public struct CommandHelp: Sendable, Equatable {
     public static var verbs: [String] { all.map(\.verb) }
 
     /// The help of `verb`; an error naming the known verbs when there is no such command.
-    public static func named(_ verb: String) throws -> CommandHelp {
+    public static func named(_ verb: String) throws(CommandError) -> CommandHelp {
         guard let help = all.first(where: { $0.verb == verb }) else {
             throw CommandError("unknown command '\(verb)'; commands: \(verbs.joined(separator: ", "))")
         }

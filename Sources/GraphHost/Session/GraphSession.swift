@@ -36,17 +36,13 @@ public final class GraphSession {
     public private(set) var learning: (node: String, parameter: ParameterDescriptor)?
 
     /// The parameter `learn` names, with a range a controller can sweep; throws the reason otherwise.
-    func learnable(_ node: String, _ parameter: String) throws -> (node: String, parameter: ParameterDescriptor) {
-        guard let port = graph.document.midiControl?.port else {
-            throw CommandError("the graph has no MIDI control port; declare one with \"midiControl\": {\"port\": \"control\"}")
+    func learnable(_ node: String, _ parameter: ParameterID) throws(ControlError) -> (node: String, parameter: ParameterDescriptor) {
+        guard let port = graph.document.midiControl?.port else { throw .noMIDIControlPort }
+        let instance = try instance(node)
+        guard let info = instance.parameters.first(where: { $0.id == parameter }) else {
+            throw .unknownParameter(node: node, parameter: parameter, known: instance.parameters.map(\.name))
         }
-        let instance = try graph.instance(for: Command(node: node, action: .set(parameter: ParameterID(parameter), value: 0)))
-        guard let info = instance.parameters.first(where: { $0.id == ParameterID(parameter) }) else {
-            throw CommandError("'\(node)' has no parameter '\(parameter)'; parameters: \(instance.parameters.map(\.name).joined(separator: ", "))")
-        }
-        guard info.minimum.isFinite && info.maximum.isFinite else {
-            throw CommandError("'\(node)' \(parameter) has no bounded range for a controller on '\(port)'; map it in the graph file with min and max")
-        }
+        guard info.minimum.isFinite && info.maximum.isFinite else { throw .unboundedRange(node: node, parameter: parameter, port: port) }
         return (node, info)
     }
 
@@ -111,25 +107,34 @@ public final class GraphSession {
         return (retiring.map(\.graph) + [graph]).flatMap(\.streams).filter { seen.insert(ObjectIdentifier($0)).inserted }
     }
 
+    /// The instance of the node `id`; an error naming the graph's nodes when there is none.
+    func instance(_ id: String) throws(ControlError) -> NodeInstance {
+        guard let instance = graph.instances[id] else { throw .unknownNode(id, known: graph.document.nodes.map(\.id)) }
+        return instance
+    }
+
     /// Throws the reason when `request` cannot apply now; changes nothing. Swaps are checked by building them.
-    public func check(_ request: ControlRequest) throws {
+    public func check(_ request: ControlRequest) throws(ControlError) {
         switch request {
-        case .node(let command): try graph.check(command)
-        case .chain(let node, let name, _): _ = try graph.document.selecting(chain: name, for: node)
-        case .load(let path, _): _ = try GraphDocument.load(path: path)
-        case .tempo: if musicalTime == nil { throw CommandError("the graph has no transport; declare one with \"transport\": {\"bpm\": 120}") }
-        case .save(let path): try GraphDocument.checkWritable(path)
+        case .node(let command):
+            let instance = try instance(command.node)
+            try ControlError.wrapping(ControlError.node) { try instance.check(command.action) }
+        case .chain(let node, let name, _): _ = try ControlError.wrapping(ControlError.graph) { try graph.document.selecting(chain: name, for: node) }
+        case .load(let path, _): _ = try ControlError.wrapping(ControlError.graph) { try GraphDocument.load(path: path) }
+        case .tempo: if musicalTime == nil { throw .noTransport }
+        case .save(let path): try ControlError.wrapping(ControlError.graph) { try GraphDocument.checkWritable(path) }
         case .learn(let node, let parameter): _ = try learnable(node, parameter)
         case .pause, .play, .status, .list, .help, .quit: break
         }
     }
 
     /// Carries out a command, pause, play, chain or load; on error nothing changes.
-    public func apply(_ request: ControlRequest) throws {
+    public func apply(_ request: ControlRequest) throws(ControlError) {
         switch request {
         case .node(let command):
             if let document = try swapTarget(for: request) { return try swap(to: document) }
-            try graph.instance(for: command).perform(command.action, concurrent: rendersConcurrently, send: send)
+            let instance = try instance(command.node)
+            try ControlError.wrapping(ControlError.node) { try instance.perform(command.action, concurrent: rendersConcurrently, send: send) }
             if let node = graph.document.node(command.node) {
                 graph.document.nodes[node.index].definition = node.definition.applying(command.action)
             }
@@ -145,34 +150,34 @@ public final class GraphSession {
         case .chain(_, _, let mode), .load(_, let mode):
             try swap(to: swapTarget(for: request)!, mode: mode)
         case .save(let path):
-            try graph.document.save(to: path)
+            try ControlError.wrapping(ControlError.graph) { try graph.document.save(to: path) }
         case .learn(let node, let parameter):
             learning = try learnable(node, parameter)
         case .status, .list, .help, .quit:
-            throw CommandError("'\(request)' does not change the graph")
+            throw .notAChange(request)
         }
     }
 
     /// Carries out a node command.
-    public func apply(_ command: Command) throws { try apply(.node(command)) }
+    public func apply(_ command: Command) throws(ControlError) { try apply(.node(command)) }
 
     /// Renders on the calling thread (offline rendering and tests); the real-time path calls the engine directly.
     public func render(frames: Int, interleaved destination: UnsafeMutablePointer<Float>) {
         engine.pointee.render(frames: frames, interleaved: destination)
     }
 
-    func send(_ message: ControlMessage) throws {
-        guard engine.pointee.messages.push(message) else { throw CommandError("the control queue is full; try again") }
+    func send(_ message: ControlMessage) throws(ControlError) {
+        guard engine.pointee.messages.push(message) else { throw .queueFull }
     }
 
     /// Replaces the running graph by `document`, crossfading over its `crossfadeSeconds`. Nodes with the same id
     /// and type whose differences are live settings keep running (state, position, buffer); the rest is built
     /// fresh. If anything fails the running graph is untouched. `LiveControl` runs the three steps apart, so the
     /// long one (building and warming up) does not hold the session.
-    public func swap(to document: GraphDocument, mode: SwapMode? = nil) throws {
+    public func swap(to document: GraphDocument, mode: SwapMode? = nil) throws(ControlError) {
         let pending = try prepareSwap(to: document, mode: mode)
         do {
-            try pending.build()
+            try ControlError.wrapping(ControlError.swapFailed) { try pending.build() }
             try commit(pending)
         } catch {
             abandon(pending)
@@ -181,16 +186,18 @@ public final class GraphSession {
     }
 
     /// The graph a request swaps to (`chain`, `load`, a new file for a plugin), or nil when it applies in place.
-    public func swapTarget(for request: ControlRequest) throws -> GraphDocument? {
+    public func swapTarget(for request: ControlRequest) throws(ControlError) -> GraphDocument? {
         switch request {
         case .node(let command):
-            guard let node = graph.document.node(command.node), let changed = try node.definition.settingFile(command.action) else { return nil }
+            guard let node = graph.document.node(command.node),
+                  let changed = try ControlError.wrapping(ControlError.node, { try node.definition.settingFile(command.action) })
+            else { return nil }
             // A new file is loaded by a new instance, warmed and crossfaded to, like a swapped chain.
             var document = graph.document
             document.nodes[node.index].definition = changed
             return document
-        case .chain(let node, let name, _): return try graph.document.selecting(chain: name, for: node)
-        case .load(let path, _): return try GraphDocument.load(path: path)
+        case .chain(let node, let name, _): return try ControlError.wrapping(ControlError.graph) { try graph.document.selecting(chain: name, for: node) }
+        case .load(let path, _): return try ControlError.wrapping(ControlError.graph) { try GraphDocument.load(path: path) }
         default: return nil
         }
     }
@@ -198,19 +205,17 @@ public final class GraphSession {
     /// Checks a swap to `document` and decides which nodes it keeps; one swap at a time.
     /// `mode` overrides the new graph's own swap mode.
     /// `renewing`: nodes built afresh even when they could be kept.
-    public func prepareSwap(to document: GraphDocument, mode: SwapMode? = nil, renewing: Set<String> = []) throws -> PendingSwap {
-        guard pendingSwap == nil else {
-            throw CommandError("another swap is being built (\(pendingSwap!.document.displayName)); try again when it is done")
-        }
+    public func prepareSwap(to document: GraphDocument, mode: SwapMode? = nil, renewing: Set<String> = []) throws(ControlError) -> PendingSwap {
+        guard pendingSwap == nil else { throw .swapBusy(pendingSwap!.document.displayName) }
         let old = graph
         guard document.format == old.document.format else {
-            throw CommandError("\(document.displayName): its format (\(document.format)) differs from the running graph's (\(old.document.format)); a swap cannot change the format")
+            throw .swapRefused("\(document.displayName): its format (\(document.format)) differs from the running graph's (\(old.document.format)); a swap cannot change the format")
         }
         guard document.outputIDs.count == old.document.outputIDs.count else {
-            throw CommandError("\(document.displayName) has \(document.outputIDs.count) outputs and the running graph \(old.document.outputIDs.count); a swap cannot change the number of outputs")
+            throw .swapRefused("\(document.displayName) has \(document.outputIDs.count) outputs and the running graph \(old.document.outputIDs.count); a swap cannot change the number of outputs")
         }
         if let before = old.document.midiControl?.port, let after = document.midiControl?.port, before != after {
-            throw CommandError("\(document.displayName): its MIDI control port '\(after)' differs from the running graph's '\(before)'; a swap cannot change the port")
+            throw .swapRefused("\(document.displayName): its MIDI control port '\(after)' differs from the running graph's '\(before)'; a swap cannot change the port")
         }
         var keep = Set(document.nodes.filter { node in
             guard let before = old.document.node(node.id), before.definition.typeName == node.definition.typeName else { return false }
@@ -231,7 +236,7 @@ public final class GraphSession {
     /// the options interface are told at once (paused around it while a real-time thread renders); for those without
     /// it, returns a swap to the same graph that builds them afresh, told the new length, for the caller to build and
     /// commit (nil when none is needed, or while another swap is being built: the next call makes it).
-    public func followBlockLength(_ frames: Int) throws -> PendingSwap? {
+    public func followBlockLength(_ frames: Int) throws(ControlError) -> PendingSwap? {
         nominalFrames = frames
         var told = format
         told.nominalFrames = frames
@@ -239,7 +244,9 @@ public final class GraphSession {
         for (id, instance) in graph.instances {
             guard let plugin = instance.hostedPlugin, plugin.nominalBlockLength != told.nominalBlockLength else { continue }
             if plugin.takesNominalBlockLength {
-                try plugin.setNominalBlockLength(told.nominalBlockLength, concurrent: rendersConcurrently, send: send)
+                try ControlError.wrapping(ControlError.node) {
+                    try plugin.setNominalBlockLength(told.nominalBlockLength, concurrent: rendersConcurrently, send: send)
+                }
             } else {
                 renew.insert(id)
             }
@@ -258,26 +265,26 @@ public final class GraphSession {
     /// swap was built are taken into account). A swap that renews nodes of the running graph itself
     /// (`followBlockLength`) changes nothing that is heard: kept nodes stay as they are, and the renewed ones get
     /// the changes made while they were built.
-    public func commit(_ pending: PendingSwap) throws {
+    public func commit(_ pending: PendingSwap) throws(ControlError) {
         guard !closed, pendingSwap === pending, graph === pending.old, let next = pending.next else {
-            throw CommandError("the swap to \(pending.document.displayName) is no longer current")
+            throw .swapStale("the swap to \(pending.document.displayName) is no longer current")
         }
         let keep = pending.keep, document = pending.document
         var changes: [String: [NodeCommand]] = [:]
         if pending.renewing.isEmpty {
             for id in keep {
                 guard let commands = document.node(id)!.definition.liveChanges(from: graph.document.node(id)!.definition) else {
-                    throw CommandError("'\(id)' changed while \(document.displayName) was being built; load it again")
+                    throw .swapStale("'\(id)' changed while \(document.displayName) was being built; load it again")
                 }
-                for command in commands { try next.instances[id]!.check(command) }
+                for command in commands { try ControlError.wrapping(ControlError.node) { try next.instances[id]!.check(command) } }
                 changes[id] = commands
             }
         } else {
             for id in pending.renewing {
                 guard let commands = graph.document.node(id)!.definition.liveChanges(from: document.node(id)!.definition) else {
-                    throw CommandError("'\(id)' changed while it was being renewed; try again")
+                    throw .swapStale("'\(id)' changed while it was being renewed; try again")
                 }
-                for command in commands { try next.instances[id]!.check(command) }
+                for command in commands { try ControlError.wrapping(ControlError.node) { try next.instances[id]!.check(command) } }
                 changes[id] = commands
             }
             next.document = graph.document
@@ -306,7 +313,9 @@ public final class GraphSession {
         }
         afterSwap?(next)
         for id in changes.keys.sorted() {
-            for command in changes[id]! { try next.instances[id]!.perform(command, concurrent: rendersConcurrently, send: send) }
+            for command in changes[id]! {
+                try ControlError.wrapping(ControlError.node) { try next.instances[id]!.perform(command, concurrent: rendersConcurrently, send: send) }
+            }
         }
     }
 

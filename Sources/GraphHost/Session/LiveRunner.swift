@@ -87,12 +87,12 @@ public final class LiveRunner {
         // A swap that adds or drops live inputs leaves their list here; the run loop hands it to the player.
         let swappedInputs = swappedInputs
         session.afterSwap = { graph in swappedInputs.list.withLock { $0 = graph.liveInputs.map(\.spec) } }
-        control = LiveControl(session: session, status: { status.dictionary($0) }, quit: {
+        control = LiveControl(session: session, status: { status.snapshot($0) }, quit: {
             quitRequested.store(true, ordering: .releasing)
             wakeup.signal()
         })
         let control = control
-        server = CommandServer(path: socketPath, handler: { control.handle($0) })
+        server = CommandServer(path: socketPath, handler: { control.reply(to: $0) })
         control.addListener { [weak server] event in server?.publish(event) }
         control.addListener { _ in wakeup.signal() }
     }
@@ -160,7 +160,7 @@ public final class LiveRunner {
             if reconnection.isLost && player.streaming {
                 let gap = reconnection.recovered(now: clock.now)
                 logger.info("reconnected to PipeWire; continuing from \(status.positionText) after a gap of \(Format.printf("%.2f", gap)) s")
-                control.publish(["event": "reconnected", "position": status.seconds, "gapSeconds": gap])
+                control.publish(.reconnected(position: status.seconds, gapSeconds: gap))
             }
             _ = control.withSession { $0.collectRetired() }
             if options.watch && clock.now >= nextWatch {
@@ -181,7 +181,7 @@ public final class LiveRunner {
             if let limit = options.durationFrames, frames >= limit { return .durationReached }
             if options.durationFrames == nil && !streams.isEmpty && streams.allSatisfy({ $0.finished }) {
                 logger.info("every stream has finished")
-                control.publish(["event": "finished", "position": status.seconds])
+                control.publish(.finished(position: status.seconds))
                 return .finished
             }
             if clock.now >= nextStatus {
@@ -300,14 +300,15 @@ public final class LiveRunner {
         reloading.store(true, ordering: .releasing)
         let (control, logger, shown, reloading) = (control, logger, options.graphPath, reloading)
         reloadThread = JoinableThread(name: "graphhost-reload") {
-            let reply = control.handle("load " + path)
-            let ok = reply.contains("\"ok\":true")
-            if ok {
+            var ok = true
+            do {
+                _ = try control.perform(.load(path: path))
                 logger.info("\(shown) changed: swapped to the new version")
-            } else {
-                logger.error("\(shown) changed but was not loaded; still playing the previous version: \(LiveControl.describe(reply: reply))")
+            } catch {
+                ok = false
+                logger.error("\(shown) changed but was not loaded; still playing the previous version: error: \(error)")
             }
-            control.publish(["event": "reload", "ok": ok])
+            control.publish(.reload(ok: ok))
             reloading.store(false, ordering: .releasing)
         }
     }
@@ -340,7 +341,7 @@ public final class LiveRunner {
         for id in tooShort {
             logger.warning("mixer '\(id)' has no room for the delays that would align its inputs (\(compensation.delays[id] ?? [])); reload the graph to compensate")
         }
-        control.publish(["event": "latency", "frames": compensation.total, "position": status.seconds])
+        control.publish(.latency(frames: compensation.total, position: status.seconds))
     }
 
     /// What has been reported so far, so each change is reported once.
@@ -359,7 +360,7 @@ public final class LiveRunner {
             if let failure = stream.failure {
                 guard reported.failed.insert(stream.id).inserted else { continue }
                 logger.error("stream '\(stream.id)' failed at \(status.positionText): \(failure); it fades out and the rest of the graph plays on")
-                control.publish(["event": "streamFailed", "node": stream.id, "error": "\(failure)", "position": status.seconds])
+                control.publish(.streamFailed(node: stream.id, error: "\(failure)", position: status.seconds))
                 continue
             }
             let problem = stream.network?.problem
@@ -367,18 +368,17 @@ public final class LiveRunner {
             reported.problems[stream.id] = problem
             if let problem {
                 logger.warning("stream '\(stream.id)': \(problem); retrying for up to \(Format.number(stream.node.retrySeconds)) s")
-                control.publish(["event": "streamRetrying", "node": stream.id, "reason": problem, "position": status.seconds])
+                control.publish(.streamRetrying(node: stream.id, reason: problem, position: status.seconds))
             } else {
                 logger.info("stream '\(stream.id)' is back")
-                control.publish(["event": "streamRecovered", "node": stream.id, "position": status.seconds])
+                control.publish(.streamRecovered(node: stream.id, position: status.seconds))
             }
         }
         for stream in streams {
             guard let title = stream.title, reported.titles[stream.id] != title else { continue }
             reported.titles[stream.id] = title
-            var event: [String: Any] = ["event": "title", "node": stream.id, "title": title, "position": status.seconds]
-            if stream.network?.title?.isEmpty ?? true, let artist = stream.tags?.artist { event["artist"] = artist }
-            control.publish(event)
+            let artist = stream.network?.title?.isEmpty ?? true ? stream.tags?.artist : nil
+            control.publish(.title(node: stream.id, title: title, artist: artist, position: status.seconds))
         }
         for stream in streams {
             let damage = stream.damage
@@ -387,8 +387,8 @@ public final class LiveRunner {
             if !options.isTerminal {
                 logger.warning("stream '\(stream.id)': damaged MPEG data, \(damage.silencedFrames) frames silenced, \(damage.skippedBytes) bytes skipped")
             }
-            control.publish(["event": "damaged", "node": stream.id, "silencedFrames": damage.silencedFrames,
-                            "skippedBytes": damage.skippedBytes, "position": status.seconds])
+            control.publish(.damaged(node: stream.id, silencedFrames: damage.silencedFrames, skippedBytes: damage.skippedBytes,
+                                     position: status.seconds))
         }
     }
 
@@ -400,33 +400,33 @@ public final class LiveRunner {
             let node = control.withSession { $0.graph.nodeID(kernelAddress: c.slowKernel.load(ordering: .relaxed)) } ?? "?"
             let took = Double(c.slowNanos.load(ordering: .relaxed)) / 1e6, budget = Double(c.budgetNanos.load(ordering: .relaxed)) / 1e6
             logger.warning("a callback overran its quantum (\(overruns) so far): node '\(node)' took \(Format.printf("%.2f", took)) ms of \(Format.printf("%.2f", budget)) ms")
-            control.publish(["event": "overrun", "node": node, "milliseconds": took, "count": overruns])
+            control.publish(.overrun(node: node, milliseconds: took, count: overruns))
         }
         let (x, u) = control.withSession { (status.xruns, status.underruns($0)) }
         if x > reported.xruns {
             if !options.isTerminal { logger.warning("xruns: \(x)") }
-            control.publish(["event": "xruns", "count": x, "position": status.seconds])
+            control.publish(.xruns(count: x, position: status.seconds))
         }
         if u > reported.underruns {
             if !options.isTerminal { logger.warning("underruns: \(u)") }
-            control.publish(["event": "underruns", "count": u, "position": status.seconds])
+            control.publish(.underruns(count: u, position: status.seconds))
         }
         (reported.xruns, reported.underruns) = (x, u)
         for (node, slices) in control.withSession({ $0.graph.silencedSlices }).sorted(by: { $0.key < $1.key })
         where slices > reported.silenced[node, default: 0] {
             reported.silenced[node] = slices
-            control.publish(["event": "silenced", "node": node, "slices": slices, "position": status.seconds])
+            control.publish(.silenced(node: node, slices: slices, position: status.seconds))
         }
         let memory = RenderMemory.report
         if memory.failedBytes > reported.unlockedBytes {
             reported.unlockedBytes = memory.failedBytes
             logger.warning("could not lock \(memory.failedBytes / 1024) KiB of render memory (mlock: \(String(cString: strerror(memory.lastError)))); the render thread may wait on page faults. Raise the memlock limit (LimitMEMLOCK= in a systemd unit, memlock in /etc/security/limits.conf)")
-            control.publish(["event": "memoryNotLocked", "bytes": memory.failedBytes])
+            control.publish(.memoryNotLocked(bytes: memory.failedBytes))
         }
         if let dropped = recorder?.droppedFrames, dropped > reported.droppedFrames {
             reported.droppedFrames = dropped
             logger.warning("recording: \(dropped) frames dropped so far (the writer fell behind)")
-            control.publish(["event": "recordingDropped", "frames": dropped, "position": status.seconds])
+            control.publish(.recordingDropped(frames: dropped, position: status.seconds))
         }
     }
 

@@ -46,9 +46,9 @@ public final class PendingSwap: @unchecked Sendable {
         for stream in next.streams where !next.keptIDs.contains(stream.id) {
             while !stream.canRender(frames: 1) {
                 if let failure = stream.failure { throw failure }
-                if cancelled.load(ordering: .acquiring) { throw CommandError("the swap to \(document.displayName) was cancelled") }
+                if cancelled.load(ordering: .acquiring) { throw ControlError.swapCancelled(document.displayName) }
                 guard Date() < deadline else {
-                    throw CommandError("stream '\(stream.id)' did not buffer \(Format.number(stream.node.bufferSeconds)) s within \(Format.number(GraphSession.warmUpTimeout)) s")
+                    throw ControlError.warmUpTimeout(stream: stream.id, bufferSeconds: stream.node.bufferSeconds)
                 }
                 stream.wakeup.waitForData()
             }

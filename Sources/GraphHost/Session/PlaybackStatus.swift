@@ -21,66 +21,55 @@ public struct PlaybackStatus: Sendable {
     }
     public var xruns: Int { counters.xruns.load(ordering: .relaxed) }
 
-    /// The status as a JSON-ready dictionary (the `status` command).
-    public func dictionary(_ session: GraphSession) -> [String: Any] {
+    /// The status the `status` command answers.
+    public func snapshot(_ session: GraphSession) -> RunStatus {
         let graph = session.graph
-        var status: [String: Any] = [
-            "position": seconds, "playing": !session.paused, "underruns": underruns(session), "xruns": xruns,
-            "quantum": counters.quantum.load(ordering: .relaxed), "callbacks": counters.callbacks.load(ordering: .relaxed),
-            "pluginBlockLengths": session.pluginBlockLengths,
-            "firstSoundNanos": counters.firstSoundNanos.load(ordering: .relaxed),
-            "streamsFinished": graph.streams.map(\.finished),
-            "streams": graph.streams.map { s -> [String: Any] in
-                var entry: [String: Any] = ["id": s.id, "state": s.state.rawValue, "bufferFill": Double(s.ring.index.readable()) / Double(s.ring.capacityFrames),
-                                            "underruns": s.counters.underruns.load(ordering: .relaxed),
-                                            "silencedFrames": s.damage.silencedFrames, "skippedBytes": s.damage.skippedBytes]
-                entry["url"] = s.mediaURL
-                entry["position"] = s.position(rate: sampleRate)
-                if let title = s.title { entry["title"] = title }
-                if s.network?.title?.isEmpty ?? true, let artist = s.tags?.artist { entry["artist"] = artist }
-                if let duration = s.tags?.durationSeconds { entry["duration"] = duration }
-                if let media = s.media {
-                    entry["media"] = media.description
-                    entry["codec"] = media.codec
-                }
-                if let failure = s.failure { entry["error"] = "\(failure)" }
-                if let n = s.network {
-                    if let problem = n.problem { entry["problem"] = problem }
-                    entry["bytesLoaded"] = n.bytesLoaded
-                    if let total = n.totalBytes { entry["totalBytes"] = total }
-                    entry["reconnects"] = n.reconnects
-                }
-                return entry
-            },
-            "inputs": graph.liveInputs.map { input -> [String: Any] in
-                // The latest slice's peak; silence reads -120.
-                let peak = Double(input.counters.peak)
-                return ["id": input.id, "dropouts": input.dropouts, "playing": input.counters.playing.load(ordering: .relaxed),
-                        "resamplerFrames": input.resamplerFrames.load(ordering: .relaxed),
-                        "trimmedFrames": input.counters.trimmedFrames.load(ordering: .relaxed),
-                        "levelDBFS": peak > 1e-6 ? (20 * log10(peak) * 10).rounded() / 10 : -120]
-            },
-            "pluginOutputs": graph.pluginOutputs,
-            "pluginProperties": graph.pluginProperties,
-            "silencedSlices": graph.silencedSlices,
-            "overruns": counters.overruns.load(ordering: .relaxed),
-            "chains": Dictionary(uniqueKeysWithValues: graph.document.chainNodes.map { ($0.id, $0.chain) }),
-            "applied": ["messages": session.appliedMessages.load(ordering: .acquiring), "nanos": session.appliedNanos.load(ordering: .relaxed)],
-        ]
-        if let pending = session.pendingSwap { status["building"] = pending.document.displayName }
-        if var midi = graph.document.midiControl?.statusObject {
-            if let (node, parameter) = session.learning { midi["learning"] = "\(node) \(parameter.name)" }
-            status["midiControl"] = midi
+        let streams = graph.streams.map { s -> RunStatus.Stream in
+            var entry = RunStatus.Stream(id: s.id, state: s.state.rawValue, url: s.mediaURL, position: s.position(rate: sampleRate),
+                                         bufferFill: Double(s.ring.index.readable()) / Double(s.ring.capacityFrames),
+                                         underruns: s.counters.underruns.load(ordering: .relaxed),
+                                         silencedFrames: s.damage.silencedFrames, skippedBytes: s.damage.skippedBytes)
+            entry.title = s.title
+            if s.network?.title?.isEmpty ?? true { entry.artist = s.tags?.artist }
+            entry.duration = s.tags?.durationSeconds
+            entry.media = s.media?.description
+            entry.codec = s.media?.codec
+            entry.error = s.failure.map { "\($0)" }
+            if let n = s.network {
+                entry.problem = n.problem
+                entry.bytesLoaded = n.bytesLoaded
+                entry.totalBytes = n.totalBytes
+                entry.reconnects = n.reconnects
+            }
+            return entry
+        }
+        let inputs = graph.liveInputs.map { input -> RunStatus.Input in
+            let peak = Double(input.counters.peak)
+            return RunStatus.Input(id: input.id, playing: input.counters.playing.load(ordering: .relaxed), dropouts: input.dropouts,
+                                   resamplerFrames: input.resamplerFrames.load(ordering: .relaxed),
+                                   trimmedFrames: input.counters.trimmedFrames.load(ordering: .relaxed),
+                                   levelDBFS: peak > 1e-6 ? (20 * log10(peak) * 10).rounded() / 10 : -120)
         }
         let compensation = graph.compensation
-        status["latency"] = ["frames": compensation.total, "milliseconds": Double(compensation.total) * 1000 / sampleRate,
-                             "mixerDelays": compensation.delays.filter { $0.value.contains { $0 > 0 } }]
         let memory = RenderMemory.report
-        status["memory"] = ["lockedBytes": memory.lockedBytes, "notLockedBytes": memory.failedBytes]
-        if let recorder {
-            status["recording"] = ["path": recorder.path, "seconds": Double(recorder.framesWritten) / sampleRate, "droppedFrames": recorder.droppedFrames]
-        }
-        return status
+        return RunStatus(
+            position: seconds, playing: !session.paused, underruns: underruns(session), xruns: xruns,
+            overruns: counters.overruns.load(ordering: .relaxed), quantum: counters.quantum.load(ordering: .relaxed),
+            callbacks: counters.callbacks.load(ordering: .relaxed), firstSoundNanos: counters.firstSoundNanos.load(ordering: .relaxed),
+            streams: streams, streamsFinished: graph.streams.map(\.finished), inputs: inputs,
+            pluginBlockLengths: session.pluginBlockLengths, pluginOutputs: graph.pluginOutputs, pluginProperties: graph.pluginProperties,
+            silencedSlices: graph.silencedSlices,
+            chains: Dictionary(uniqueKeysWithValues: graph.document.chainNodes.map { ($0.id, $0.chain) }),
+            appliedMessages: session.appliedMessages.load(ordering: .acquiring), appliedNanos: session.appliedNanos.load(ordering: .relaxed),
+            building: session.pendingSwap?.document.displayName,
+            midiControl: graph.document.midiControl.map { map in
+                RunStatus.MIDIControl(map: map, learning: session.learning.map { "\($0.node) \($0.parameter.name)" })
+            },
+            latency: RunStatus.Latency(frames: compensation.total, milliseconds: Double(compensation.total) * 1000 / sampleRate,
+                                       mixerDelays: compensation.delays.filter { $0.value.contains { $0 > 0 } }),
+            memory: RunStatus.Memory(lockedBytes: memory.lockedBytes, notLockedBytes: memory.failedBytes),
+            recording: recorder.map { RunStatus.Recording(path: $0.path, seconds: Double($0.framesWritten) / sampleRate,
+                                                          droppedFrames: $0.droppedFrames) })
     }
 
     public func line(_ session: GraphSession) -> String {

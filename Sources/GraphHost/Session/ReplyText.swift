@@ -1,124 +1,112 @@
 import FoundationEssentials
 import Glibc
 
-/// A control reply in words for the console: `help`, `status` and `list` as aligned tables with units and paths
-/// shown plainly; an error as `error: ...`; anything else as `LiveControl.describe` shows it.
+/// A control result in words for the console: `help`, `status` and `list` as aligned tables with units and paths
+/// shown plainly; an error as `error: ...`; a change carried out as `ok`.
 public enum ReplyText {
-    /// The console's answer to `line`: `status --json`, `list --json` and `help --json` give the reply's JSON as the
-    /// socket sends it; every other line, the reply in words.
-    public static func answer(_ line: String, by handle: (String) -> String) -> String {
+    /// The console's answer to `line`: `status --json`, `list --json` and `help --json` give the JSON the socket
+    /// sends; every other line, the result in words.
+    public static func answer(_ line: String, control: LiveControl) -> String {
         let words = line.split(whereSeparator: \.isWhitespace)
         if words.count >= 2, words.last == "--json", ["status", "list", "help"].contains(words[0]) {
-            return handle(words.dropLast().joined(separator: " "))
+            return control.reply(to: words.dropLast().joined(separator: " "))
         }
-        return describe(handle(line))
+        do {
+            return describe(try control.perform(ControlRequest.parse(line)))
+        } catch {
+            return "error: \(error)"
+        }
     }
 
-    public static func describe(_ reply: String) -> String {
-        guard let object = JSONText.value(reply) as? [String: Any], object["ok"] as? Bool == true else {
-            return LiveControl.describe(reply: reply)
+    public static func describe(_ result: ControlResult) -> String {
+        switch result {
+        case .help(let entries, let detailed): return helpText(entries, detailed: detailed)
+        case .status(let status): return statusText(status)
+        case .listing(let listing): return listText(listing)
+        case .done, .quitting: return "ok"
         }
-        if let help = object["help"] as? [[String: Any]] { return helpText(help) }
-        if let status = object["status"] as? [String: Any] { return statusText(status) }
-        if let nodes = object["nodes"] as? [[String: Any]] { return listText(nodes, chains: object["chains"] as? [String: Any] ?? [:]) }
-        return LiveControl.describe(reply: reply)
     }
 
     // MARK: help
 
-    /// Every command a line; one command (an entry with its example) as its usage, arguments and example.
-    static func helpText(_ entries: [[String: Any]]) -> String {
-        if entries.count == 1, let entry = entries.first, let example = entry["example"] as? String {
-            let arguments = (entry["arguments"] as? [[String: Any]] ?? []).map { [text($0["name"]), text($0["meaning"])] }
-            var lines = ["usage: " + text(entry["synopsis"]), text(entry["summary"])]
+    /// Every command a line; one command as its usage, arguments and example.
+    static func helpText(_ entries: [CommandHelp], detailed: Bool) -> String {
+        if detailed, entries.count == 1, let entry = entries.first {
+            let arguments = entry.arguments.map { [$0.name, $0.meaning] }
+            var lines = ["usage: " + entry.synopsis, entry.summary]
             if !arguments.isEmpty { lines += ["", "arguments:"] + table(arguments) }
-            lines += ["", "example: " + example]
+            lines += ["", "example: " + entry.example]
             return lines.joined(separator: "\n")
         }
-        let rows = entries.map { [text($0["synopsis"]), text($0["summary"])] }
+        let rows = entries.map { [$0.synopsis, $0.summary] }
         return (["commands:"] + table(rows) + ["help COMMAND shows a command's arguments and an example."]).joined(separator: "\n")
     }
 
     // MARK: status
 
-    static func statusText(_ status: [String: Any]) -> String {
-        let playing = status["playing"] as? Bool ?? false
-        let latency = status["latency"] as? [String: Any] ?? [:]
+    static func statusText(_ status: RunStatus) -> String {
+        let latency = status.latency
         var lines = [
-            (playing ? "playing" : "paused") + " at " + seconds(status["position"])
-                + " | quantum \(integer(status["quantum"])) frames"
-                + " | latency \(integer(latency["frames"])) frames (" + Format.printf("%.1f", number(latency["milliseconds"])) + " ms)",
-            "underruns \(integer(status["underruns"])) | xruns \(integer(status["xruns"])) | overruns \(integer(status["overruns"]))"
-                + " | callbacks \(integer(status["callbacks"]))",
+            (status.playing ? "playing" : "paused") + " at " + seconds(status.position)
+                + " | quantum \(status.quantum) frames"
+                + " | latency \(latency.frames) frames (" + Format.printf("%.1f", latency.milliseconds) + " ms)",
+            "underruns \(status.underruns) | xruns \(status.xruns) | overruns \(status.overruns) | callbacks \(status.callbacks)",
         ]
-        if let building = status["building"] as? String { lines.append("building a swap to \(building)") }
-        let streams = status["streams"] as? [[String: Any]] ?? []
-        if !streams.isEmpty {
+        if let building = status.building { lines.append("building a swap to \(building)") }
+        if !status.streams.isEmpty {
             lines += ["", "streams:"] + table(header: ["ID", "STATE", "POSITION", "DURATION", "BUFFER", "UNDERRUNS", "LOADED", "SOURCE"],
-                                               streams.map(streamRow))
-            for stream in streams {
-                let title = [stream["artist"], stream["title"]].compactMap { $0 as? String }.joined(separator: " - ")
-                let about = [stream["media"] as? String, title.isEmpty ? nil : "♪ " + title].compactMap { $0 }
-                if !about.isEmpty { lines.append("  \(text(stream["id"])): " + about.joined(separator: " | ")) }
+                                               status.streams.map(streamRow))
+            for stream in status.streams {
+                let title = [stream.artist, stream.title].compactMap { $0 }.joined(separator: " - ")
+                let about = [stream.media, title.isEmpty ? nil : "♪ " + title].compactMap { $0 }
+                if !about.isEmpty { lines.append("  \(stream.id): " + about.joined(separator: " | ")) }
             }
         }
-        let inputs = status["inputs"] as? [[String: Any]] ?? []
-        if !inputs.isEmpty {
-            lines += ["", "inputs:"] + table(header: ["ID", "STATE", "LEVEL", "DROPOUTS", "TRIMMED"], inputs.map { input in
-                [text(input["id"]), input["playing"] as? Bool == true ? "playing" : "waiting",
-                 Format.printf("%.1f dBFS", number(input["levelDBFS"])), "\(integer(input["dropouts"]))",
-                 "\(integer(input["trimmedFrames"])) frames"]
+        if !status.inputs.isEmpty {
+            lines += ["", "inputs:"] + table(header: ["ID", "STATE", "LEVEL", "DROPOUTS", "TRIMMED"], status.inputs.map { input in
+                [input.id, input.playing ? "playing" : "waiting", Format.printf("%.1f dBFS", input.levelDBFS), "\(input.dropouts)",
+                 "\(input.trimmedFrames) frames"]
             })
         }
-        let chains = (status["chains"] as? [String: Any] ?? [:]).sorted { $0.key < $1.key }
-        if !chains.isEmpty { lines += ["", "chains:"] + table(chains.map { [$0.key, text($0.value)] }) }
+        let chains = status.chains.sorted { $0.key < $1.key }
+        if !chains.isEmpty { lines += ["", "chains:"] + table(chains.map { [$0.key, $0.value] }) }
         lines += pluginLines(status)
-        let mixerDelays = (latency["mixerDelays"] as? [String: Any] ?? [:]).sorted { $0.key < $1.key }
+        let mixerDelays = latency.mixerDelays.sorted { $0.key < $1.key }
         if !mixerDelays.isEmpty {
             lines += ["", "latency compensation:"] + table(mixerDelays.map { delay in
-                [delay.key, "inputs delayed by " + ((delay.value as? [Any]) ?? []).map { "\(integer($0))" }.joined(separator: ", ") + " frames"]
+                [delay.key, "inputs delayed by " + delay.value.map { "\($0)" }.joined(separator: ", ") + " frames"]
             })
         }
-        if let midi = status["midiControl"] as? [String: Any] {
-            let mapped = (midi["cc"] as? [Any] ?? []).count + (midi["program"] as? [Any] ?? []).count
-            lines += ["", "MIDI control: port \(text(midi["port"])), \(mapped) mapped"
-                      + ((midi["learning"] as? String).map { ", learning \($0)" } ?? "")]
+        if let midi = status.midiControl {
+            let mapped = midi.map.controls.count + midi.map.programs.count
+            lines += ["", "MIDI control: port \(midi.map.port), \(mapped) mapped" + (midi.learning.map { ", learning \($0)" } ?? "")]
         }
-        if let recording = status["recording"] as? [String: Any] {
-            lines += ["", "recording: \(text(recording["path"])) (\(seconds(recording["seconds"])), "
-                      + "\(integer(recording["droppedFrames"])) frames dropped)"]
+        if let recording = status.recording {
+            lines += ["", "recording: \(recording.path) (\(seconds(recording.seconds)), \(recording.droppedFrames) frames dropped)"]
         }
-        if let memory = status["memory"] as? [String: Any] {
-            lines.append("")
-            lines.append("memory: \(bytes(memory["lockedBytes"])) locked, \(bytes(memory["notLockedBytes"])) not locked")
-        }
+        lines.append("")
+        lines.append("memory: \(bytes(status.memory.lockedBytes)) locked, \(bytes(status.memory.notLockedBytes)) not locked")
         return lines.joined(separator: "\n")
     }
 
-    static func streamRow(_ stream: [String: Any]) -> [String] {
-        let fill = stream["bufferFill"].map { Format.printf("%.0f %%", 100 * number($0)) } ?? ""
-        var loaded = ""
-        if let bytesLoaded = stream["bytesLoaded"] {
-            loaded = bytes(bytesLoaded) + (stream["totalBytes"].map { " of " + bytes($0) } ?? "")
-        }
-        return [text(stream["id"]), text(stream["state"]), stream["position"].map(seconds) ?? "",
-                stream["duration"].map(seconds) ?? "", fill, "\(integer(stream["underruns"]))", loaded, source(stream["url"])]
+    static func streamRow(_ stream: RunStatus.Stream) -> [String] {
+        let fill = Format.printf("%.0f %%", 100 * stream.bufferFill)
+        let loaded = stream.bytesLoaded.map { bytes($0) + (stream.totalBytes.map { " of " + bytes($0) } ?? "") } ?? ""
+        return [stream.id, stream.state, seconds(stream.position), stream.duration.map(seconds) ?? "", fill, "\(stream.underruns)", loaded,
+                source(stream.url)]
     }
 
     /// LV2 nodes' control outputs, properties, block lengths and silenced slices, a node a line.
-    static func pluginLines(_ status: [String: Any]) -> [String] {
-        let outputs = status["pluginOutputs"] as? [String: Any] ?? [:]
-        let properties = status["pluginProperties"] as? [String: Any] ?? [:]
-        let blocks = status["pluginBlockLengths"] as? [String: Any] ?? [:]
-        let silenced = status["silencedSlices"] as? [String: Any] ?? [:]
+    static func pluginLines(_ status: RunStatus) -> [String] {
+        let (outputs, properties) = (status.pluginOutputs, status.pluginProperties)
+        let (blocks, silenced) = (status.pluginBlockLengths, status.silencedSlices)
         let ids = Set(outputs.keys).union(properties.keys).union(blocks.keys).union(silenced.keys).sorted()
         guard !ids.isEmpty else { return [] }
         let rows = ids.map { id -> [String] in
-            var parts = blocks[id].map { ["block \(integer($0)) frames"] } ?? []
-            let values = (outputs[id] as? [String: Any] ?? [:]).sorted { $0.key < $1.key }
-            parts += values.map { "\($0.key) \(Format.number(number($0.value)))" }
-            parts += (properties[id] as? [String: Any] ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \(text($0.value))" }
-            if let count = silenced[id] { parts.append("silenced \(integer(count)) slices") }
+            var parts = blocks[id].map { ["block \($0) frames"] } ?? []
+            parts += (outputs[id] ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \(Format.number($0.value))" }
+            parts += (properties[id] ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+            if let count = silenced[id] { parts.append("silenced \(count) slices") }
             return [id, parts.joined(separator: ", ")]
         }
         return ["", "plugins:"] + table(rows)
@@ -126,44 +114,41 @@ public enum ReplyText {
 
     // MARK: list
 
-    static func listText(_ nodes: [[String: Any]], chains: [String: Any]) -> String {
-        let rows = nodes.map { node -> [String] in
-            let parameters = parameterGroups(node["parameters"] as? [[String: Any]] ?? []).map { group -> String in
+    static func listText(_ listing: NodeListing) -> String {
+        let rows = listing.nodes.map { node -> [String] in
+            let parameters = parameterGroups(node.parameters).map { group -> String in
                 let range = group.minimum == nil && group.maximum == nil ? "" : " " + (group.minimum ?? "") + "…" + (group.maximum ?? "")
                 return group.name + range
             }
             var details = parameters.joined(separator: ", ")
-            if let chain = node["chain"] as? String {
-                details = "chain \(chain) of " + ((node["chains"] as? [Any]) ?? []).map(text).joined(separator: ", ")
-            }
-            return [text(node["id"]), text(node["type"]), "\((node["presets"] as? [Any] ?? []).count)", details]
+            if let chain = node.chain { details = "chain \(chain.current) of " + chain.all.joined(separator: ", ") }
+            return [node.id, node.type, "\(node.presets.count)", details]
         }
         var lines = table(header: ["ID", "TYPE", "PRESETS", "PARAMETERS (RANGE)"], rows)
         // Nodes with the same presets (EQs of one kind) share a line.
         var presets: [(ids: [String], names: [String])] = []
-        for node in nodes {
-            let names = (node["presets"] as? [Any] ?? []).map(text)
-            guard !names.isEmpty else { continue }
-            if let same = presets.firstIndex(where: { $0.names == names }) {
-                presets[same].ids.append(text(node["id"]))
+        for node in listing.nodes where !node.presets.isEmpty {
+            if let same = presets.firstIndex(where: { $0.names == node.presets }) {
+                presets[same].ids.append(node.id)
             } else {
-                presets.append(([text(node["id"])], names))
+                presets.append(([node.id], node.presets))
             }
         }
         lines += presets.map { "presets of \($0.ids.joined(separator: ", ")): " + $0.names.joined(separator: ", ") }
-        if !chains.isEmpty { lines.append("chains: " + chains.keys.sorted().joined(separator: ", ")) }
+        if !listing.chains.isEmpty { lines.append("chains: " + listing.chains.keys.sorted().joined(separator: ", ")) }
         return lines.joined(separator: "\n")
     }
 
     /// Parameters with their ranges, numbered runs with one range joined: `band.0`…`band.9` as `band.0…9`.
-    static func parameterGroups(_ parameters: [[String: Any]]) -> [(name: String, minimum: String?, maximum: String?)] {
+    static func parameterGroups(_ parameters: [ParameterDescriptor]) -> [(name: String, minimum: String?, maximum: String?)] {
         var groups: [(name: String, minimum: String?, maximum: String?, base: String?, last: Int)] = []
         for parameter in parameters {
-            let name = text(parameter["name"])
-            let minimum = parameter["minimum"].map { Format.number(number($0)) }
-            let maximum = parameter["maximum"].map { Format.number(number($0)) }
-            let dot = name.lastIndex(of: ".")
-            let base = dot.map { String(name[...$0]) }, index = dot.flatMap { Int(name[name.index(after: $0)...]) }
+            let name = parameter.name
+            let unit = parameter.unit.isEmpty ? "" : " " + parameter.unit
+            let minimum = parameter.minimum.isFinite ? Format.number(parameter.minimum) : nil
+            let maximum = parameter.maximum.isFinite ? Format.number(parameter.maximum) + unit : nil
+            let dot = parameter.id.field == nil ? name.lastIndex(of: ".") : nil
+            let base = dot.map { String(name[...$0]) }, index = parameter.id.field == nil ? parameter.id.index : nil
             if let index, let previous = groups.last, previous.base == base, previous.last + 1 == index,
                previous.minimum == minimum, previous.maximum == maximum {
                 let first = previous.name.split(separator: "…").first.map(String.init) ?? previous.name
@@ -191,29 +176,16 @@ public enum ReplyText {
         }
     }
 
-    static func text(_ value: Any?) -> String {
-        switch value {
-        case let s as String: return s
-        case let n as Double: return Format.number(n)
-        case let b as Bool: return b ? "yes" : "no"
-        case nil: return ""
-        case let other?: return JSONText.line(other)
-        }
-    }
-
     /// A media URL; a local file's as its path.
-    static func source(_ value: Any?) -> String {
-        let url = text(value)
-        return url.hasPrefix("file://") ? String(url.dropFirst("file://".count)) : url
+    static func source(_ url: String) -> String {
+        url.hasPrefix("file://") ? String(url.dropFirst("file://".count)) : url
     }
 
-    static func number(_ value: Any?) -> Double { value as? Double ?? 0 }
-    static func integer(_ value: Any?) -> Int { Int(number(value)) }
-    static func seconds(_ value: Any?) -> String { Format.printf("%.2f s", number(value)) }
+    static func seconds(_ value: Double) -> String { Format.printf("%.2f s", value) }
 
     /// A byte count in B, kB, MB or GB (powers of 1000).
-    static func bytes(_ value: Any?) -> String {
-        let count = number(value)
+    static func bytes(_ value: Int) -> String {
+        let count = Double(value)
         for (unit, size) in [("GB", 1e9), ("MB", 1e6), ("kB", 1e3)] where count >= size {
             return Format.printf("%.1f ", count / size) + unit
         }

@@ -19,7 +19,7 @@ final class ConsoleTextTests: XCTestCase {
         let session = try TestSupport.session(path)
         let counters = PlaybackCounters.create()
         let status = PlaybackStatus(counters: counters, recorder: nil, sampleRate: 48000)
-        return (LiveControl(session: session, status: { status.dictionary($0) }, quit: {}), counters, song)
+        return (LiveControl(session: session, status: { status.snapshot($0) }, quit: {}), counters, song)
     }
 
     func testStatusAndListAreTablesWithUnits() throws {
@@ -28,7 +28,7 @@ final class ConsoleTextTests: XCTestCase {
         counters.frames.store(48000 * 3 / 2, ordering: .relaxed)
         counters.quantum.store(256, ordering: .relaxed)
 
-        let status = ReplyText.answer("status", by: control.handle)
+        let status = ReplyText.answer("status", control: control)
         XCTAssertFalse(status.contains("{") || status.contains("\\/"), status)
         let lines = status.split(separator: "\n").map(String.init)
         XCTAssertEqual(lines.first, "playing at 1.50 s | quantum 256 frames | latency 0 frames (0.0 ms)", status)
@@ -43,13 +43,13 @@ final class ConsoleTextTests: XCTestCase {
         XCTAssertTrue(lines.contains("  fx  warm"), status)
         XCTAssertNotNil(status.firstMatch(of: /memory: [\d.]+ [kMG]?B locked/), status)
 
-        let list = ReplyText.answer("list", by: control.handle)
+        let list = ReplyText.answer("list", control: control)
         XCTAssertFalse(list.contains("{") || list.contains("\\/"), list)
         let listed = list.split(separator: "\n").map(String.init)
-        let volume = "0…" + Format.number(MixerNode.volumeRange.upperBound)
+        let volume = "0…" + Format.number(MixerNode.volumeRange.upperBound) + " linear"
         let eq = "\(IPodEQPreset.all.count)       preamp \(Format.number(IPodEQNode.preampRange.lowerBound))…"
-            + "\(Format.number(IPodEQNode.preampRange.upperBound)), band.0…9 \(Format.number(IPodEQNode.bandRange.lowerBound))…"
-            + Format.number(IPodEQNode.bandRange.upperBound)
+            + "\(Format.number(IPodEQNode.preampRange.upperBound)) dB, band.0…9 \(Format.number(IPodEQNode.bandRange.lowerBound))…"
+            + Format.number(IPodEQNode.bandRange.upperBound) + " dB"
         XCTAssertEqual(Array(listed.prefix(8)), ["  ID     TYPE     PRESETS  PARAMETERS (RANGE)",
                                                  "  song   stream   0",
                                                  "  mix    mixer    0        volume \(volume), volume.0 \(volume)",
@@ -64,15 +64,16 @@ final class ConsoleTextTests: XCTestCase {
     func testJSONOnTheSocketAndUnderJSONFlag() throws {
         let (control, _, song) = try makeControl()
         defer { control.withSession { $0.close() } }
-        let reply = control.handle("status")
-        XCTAssertEqual(ReplyText.answer("status --json", by: control.handle).split(separator: ",").first, reply.split(separator: ",").first)
+        let reply = control.reply(to: "status")
+        XCTAssertEqual(ReplyText.answer("status --json", control: control).split(separator: ",").first, reply.split(separator: ",").first)
         XCTAssertTrue(reply.contains("\"url\":\"file://\(song)\""), reply)
         XCTAssertFalse(reply.contains("\\/"), reply)
-        let list = ReplyText.answer("list --json", by: control.handle)
+        let list = ReplyText.answer("list --json", control: control)
         let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(list.utf8)) as? [String: Any], list)
         XCTAssertEqual(object["ok"] as? Bool, true)
         XCTAssertEqual((object["nodes"] as? [[String: Any]])?.map { $0["id"] as? String }, ["song", "mix", "eq", "fx/eq", "out", "fx"])
-        XCTAssertEqual(JSONText.line(["path": "/a/b", "url": "http://127.0.0.1/x"]), #"{"path":"/a/b","url":"http://127.0.0.1/x"}"#)
+        XCTAssertEqual(JSONValue.object([("url", .string("http://127.0.0.1/x")), ("path", .string("/a/b"))]).compact,
+                       #"{"path":"/a/b","url":"http://127.0.0.1/x"}"#)
     }
 
     /// `help` lists every verb of the one table completion reads; `help COMMAND` shows usage, arguments and an
@@ -80,7 +81,7 @@ final class ConsoleTextTests: XCTestCase {
     func testHelpComesFromTheCommandTable() throws {
         let (control, _, _) = try makeControl()
         defer { control.withSession { $0.close() } }
-        let help = ReplyText.answer("help", by: control.handle)
+        let help = ReplyText.answer("help", control: control)
         XCTAssertFalse(help.contains("{"), help)
         for command in CommandHelp.all {
             XCTAssertTrue(help.split(separator: "\n").contains { $0.hasPrefix("  " + command.synopsis + " ") },
@@ -92,15 +93,15 @@ final class ConsoleTextTests: XCTestCase {
         XCTAssertEqual(control.withSession { CommandCompletion(session: $0).complete("") }, CommandHelp.verbs.sorted().map { $0 + " " })
         XCTAssertEqual(control.withSession { CommandCompletion(session: $0).complete("help pr") }, ["help preset "])
 
-        let preset = ReplyText.answer("help preset", by: control.handle)
+        let preset = ReplyText.answer("help preset", control: control)
         XCTAssertEqual(preset.split(separator: "\n").first, "usage: preset NODE NAME|INDEX", preset)
         XCTAssertTrue(preset.contains("arguments:\n  NODE  "), preset)
         XCTAssertTrue(preset.hasSuffix("example: preset eq Bass Booster"), preset)
 
-        let unknown = ReplyText.answer("help nope", by: control.handle)
+        let unknown = ReplyText.answer("help nope", control: control)
         XCTAssertEqual(unknown, "error: unknown command 'nope'; commands: " + CommandHelp.verbs.joined(separator: ", "))
 
-        let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(control.handle("help").utf8)) as? [String: Any])
+        let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(control.reply(to: "help").utf8)) as? [String: Any])
         XCTAssertEqual(json["ok"] as? Bool, true)
         XCTAssertEqual((json["help"] as? [[String: Any]])?.compactMap { $0["command"] as? String }, CommandHelp.verbs)
         XCTAssertThrowsError(try ControlRequest.parse("help preset set"))

@@ -194,7 +194,8 @@ final class OSCTests: XCTestCase {
     func testSubscriptionsRepliesAndLimits() throws {
         let path = TestSupport.graph(try TestSupport.eqGraph(preset: "Rock"))
         let session = try TestSupport.session(path)
-        let control = LiveControl(session: session, status: { _ in ["playing": true] }, quit: {})
+        let status = PlaybackStatus(counters: PlaybackCounters.create(), recorder: nil, sampleRate: 48000)
+        let control = LiveControl(session: session, status: { status.snapshot($0) }, quit: {})
         let server = OSCServer(port: 0)
         try server.start(control: control)
         defer { server.stop() }
@@ -255,25 +256,27 @@ final class OSCTests: XCTestCase {
         XCTAssertTrue(garbage.hasPrefix(#"{"error":"not an OSC message (liblo error "#), garbage)
     }
 
-    /// The mapping from messages to control lines and its errors.
-    func testRequestsBecomeControlLines() throws {
+    /// The mapping from messages to typed commands and its errors.
+    func testRequestsBecomeCommands() throws {
         func line(_ address: String, _ arguments: [OSCArgument]) throws -> OSCRequest {
             try OSCRequest.parse(OSCMessage(address: "/graphhost/" + address, arguments: arguments))
         }
-        XCTAssertEqual(try line("set", [.string("mix"), .string("volume"), .float(0.25)]), .control("set mix volume 0.25"))
-        XCTAssertEqual(try line("set", [.string("mix"), .string("volume"), .int(1)]), .control("set mix volume 1"))
-        XCTAssertEqual(try line("set", [.string("lv"), .string("mode"), .string("Low Pass")]), .control("set lv mode Low Pass"))
-        XCTAssertEqual(try line("set", [.string("lv"), .string("enable"), .bool(true)]), .control("set lv enable on"))
-        XCTAssertEqual(try line("preset", [.string("eq"), .string("Bass Booster")]), .control("preset eq Bass Booster"))
-        XCTAssertEqual(try line("preset", [.string("eq"), .int(3)]), .control("preset eq 3"))
-        XCTAssertEqual(try line("bypass", [.string("eq"), .bool(false)]), .control("bypass eq off"))
-        XCTAssertEqual(try line("bypass", [.string("eq"), .int(1)]), .control("bypass eq on"))
-        XCTAssertEqual(try line("load", [.string("/tmp/a b.json")]), .control("load /tmp/a b.json"))
-        XCTAssertEqual(try line("chain", [.string("fx"), .string("b"), .string("spillover")]), .control("chain fx b spillover"))
-        XCTAssertEqual(try line("load", [.string("/tmp/a b.json"), .string("crossfade")]), .control("load /tmp/a b.json crossfade"))
-        XCTAssertEqual(try line("tempo", [.double(120.5)]), .control("tempo 120.5"))
-        XCTAssertEqual(try line("seek", [.string("song"), .float(12.5)]), .control("seek song 12.5"))
-        XCTAssertEqual(try line("play", []), .control("play"))
+        func node(_ id: String, _ action: NodeCommand) -> OSCRequest { .control(.node(Command(node: id, action: action))) }
+        XCTAssertEqual(try line("set", [.string("mix"), .string("volume"), .float(0.25)]), node("mix", .set(parameter: .volume, value: 0.25)))
+        XCTAssertEqual(try line("set", [.string("mix"), .string("volume"), .float(0.1)]), node("mix", .set(parameter: .volume, value: 0.1)))
+        XCTAssertEqual(try line("set", [.string("mix"), .string("volume"), .int(1)]), node("mix", .set(parameter: .volume, value: 1)))
+        XCTAssertEqual(try line("set", [.string("lv"), .string("mode"), .string("Low Pass")]), node("lv", .choose(parameter: ParameterID("mode"), label: "Low Pass")))
+        XCTAssertEqual(try line("set", [.string("lv"), .string("enable"), .bool(true)]), node("lv", .choose(parameter: ParameterID("enable"), label: "on")))
+        XCTAssertEqual(try line("preset", [.string("eq"), .string("Bass Booster")]), node("eq", .preset("Bass Booster")))
+        XCTAssertEqual(try line("preset", [.string("eq"), .int(3)]), node("eq", .preset("3")))
+        XCTAssertEqual(try line("bypass", [.string("eq"), .bool(false)]), node("eq", .bypass(false)))
+        XCTAssertEqual(try line("bypass", [.string("eq"), .int(1)]), node("eq", .bypass(true)))
+        XCTAssertEqual(try line("load", [.string("/tmp/a b.json")]), .control(.load(path: "/tmp/a b.json")))
+        XCTAssertEqual(try line("chain", [.string("fx"), .string("b"), .string("spillover")]), .control(.chain(node: "fx", name: "b", swap: .spillover)))
+        XCTAssertEqual(try line("load", [.string("/tmp/a b.json"), .string("crossfade")]), .control(.load(path: "/tmp/a b.json", swap: .crossfade)))
+        XCTAssertEqual(try line("tempo", [.double(120.5)]), .control(.tempo(120.5)))
+        XCTAssertEqual(try line("seek", [.string("song"), .float(12.5)]), node("song", .seek(12.5)))
+        XCTAssertEqual(try line("play", []), .control(.play))
         XCTAssertEqual(try line("subscribe", []), .subscribe(.sender))
         XCTAssertEqual(try line("unsubscribe", [.int(9001)]), .unsubscribe(.port(9001)))
         for (address, arguments, error) in [
@@ -284,6 +287,8 @@ final class OSCTests: XCTestCase {
             ("status", [.int(1)], "/graphhost/status expects no arguments; got type tags 'i'"),
             ("seek", [.string("song"), .string("soon")], "/graphhost/seek expects NODE SECONDS: type tags sf, sd or si; got type tags 'ss'"),
             ("subscribe", [.int(70000)], "/graphhost/subscribe: port 70000 is not 1…65535"),
+            ("tempo", [.int(1000)], "/graphhost/tempo: BPM 1000 is not 1…999"),
+            ("seek", [.string("song"), .double(.infinity)], "/graphhost/seek: SECONDS inf is not a finite number"),
         ] as [(String, [OSCArgument], String)] {
             XCTAssertThrowsError(try line(address, arguments)) { XCTAssertEqual("\($0)", error) }
         }

@@ -152,17 +152,17 @@ extension RobustnessTests {
         XCTAssertEqual(bound, 0)
         close(stale)
         XCTAssertTrue(FileManager.default.fileExists(atPath: path))
-        let first = CommandServer(path: path) { _ in CommandServer.json(["ok": true]) }
+        let first = CommandServer(path: path) { _ in #"{"ok":true}"# }
         try first.start()
         defer { first.stop() }
         XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int, 0o600)
         XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: dir)[.posixPermissions] as? Int, 0o755, "an existing folder's mode changed")
         let made = dir + "/made/y.sock"
-        let third = CommandServer(path: made) { _ in CommandServer.json(["ok": true]) }
+        let third = CommandServer(path: made) { _ in #"{"ok":true}"# }
         try third.start()
         defer { third.stop() }
         XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: dir + "/made")[.posixPermissions] as? Int, 0o700)
-        let second = CommandServer(path: path) { _ in CommandServer.json(["ok": true]) }
+        let second = CommandServer(path: path) { _ in #"{"ok":true}"# }
         XCTAssertThrowsError(try second.start()) { XCTAssertTrue("\($0)".contains("another graphhost is listening on \(path)"), "\($0)") }
         XCTAssertTrue(CommandServer.isAlive(path), "the live socket was kept")
     }

@@ -54,10 +54,13 @@ final class NodeDescriptorTests: XCTestCase {
         XCTAssertThrowsError(try instance.check(.set(parameter: .volume, value: 20))) { error in
             XCTAssertEqual("\(error)", "volume 20 is out of range 0…16 (linear gain)")
         }
-        let entry = try XCTUnwrap(LiveControl.nodeList(session).first { $0["id"] as? String == "mix" })
-        let parameters = try XCTUnwrap(entry["parameters"] as? [[String: Any]])
-        XCTAssertEqual(parameters.map { $0["unit"] as? String }, ["linear", "linear"])
-        XCTAssertEqual(parameters.map { $0["label"] as? String }, ["volume", "input 0 volume"])
-        XCTAssertEqual(parameters.first?["maximum"] as? Double, 16)
+        let entry = try XCTUnwrap(NodeListing(session).nodes.first { $0.id == "mix" })
+        XCTAssertEqual(entry.parameters.map(\.unit), ["linear", "linear"])
+        XCTAssertEqual(entry.parameters.map(\.label), ["volume", "input 0 volume"])
+        XCTAssertEqual(entry.parameters.first?.maximum, 16)
+        let json = entry.json.compact
+        for field in [#""label":"input 0 volume""#, #""unit":"linear""#, #""type":"float""#, #""maximum":16"#] {
+            XCTAssertTrue(json.contains(field), "\(field) in \(json)")
+        }
     }
 }

@@ -43,11 +43,11 @@ public struct OfflineRenderer {
 
     /// Checks timed requests before rendering: each against the graph it will meet (requests after a `chain` or
     /// `load` are checked when they apply, against the graph the swap built).
-    public static func check(_ events: [TimedCommand], session: GraphSession) throws {
+    public static func check(_ events: [TimedCommand], session: GraphSession) throws(RenderError) {
         var swapped = false
         for event in events.sorted(by: { $0.frame < $1.frame }) {
-            do {
-                guard event.request.appliesOffline else { throw CommandError("not a command for an offline render") }
+            do throws(ControlError) {
+                guard event.request.appliesOffline else { throw .notOffline(event.request) }
                 switch event.request {
                 case .chain, .load:
                     try session.check(event.request)
@@ -56,7 +56,7 @@ public struct OfflineRenderer {
                     if !swapped { try session.check(event.request) }
                 }
             } catch {
-                throw CommandError("at \(Format.number(Double(event.frame) / Double(session.format.sampleRate))) s, '\(event.request)': \(error)")
+                throw .command(seconds: Double(event.frame) / Double(session.format.sampleRate), request: event.request, error)
             }
         }
     }
@@ -84,7 +84,7 @@ public struct OfflineRenderer {
         let channels = session.format.channels
         let initial = session.graph.streams
         if durationFrames == nil && (initial.isEmpty || initial.contains { $0.node.loop }) {
-            throw CommandError("this graph never ends by itself (no stream, or a looping stream): give --duration")
+            throw RenderError.endless
         }
         try Self.check(events, session: session)
         let capacity = max(blockFrames, frameSizes?.max() ?? 0)
@@ -117,7 +117,7 @@ public struct OfflineRenderer {
             while nextEvent < events.count && events[nextEvent].frame <= position {
                 let event = events[nextEvent]
                 do { try session.apply(event.request) } catch {
-                    throw CommandError("at \(Format.number(Double(event.frame) / Double(session.format.sampleRate))) s, '\(event.request)': \(error)")
+                    throw RenderError.command(seconds: Double(event.frame) / Double(session.format.sampleRate), request: event.request, error)
                 }
                 nextEvent += 1
             }

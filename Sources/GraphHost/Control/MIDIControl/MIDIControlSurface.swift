@@ -7,8 +7,8 @@ import Logging
 /// The graph's MIDI control port: PipeWire's data thread queues the port's messages (the player opens it as
 /// GRAPHNAME.PORT, like a `midi` node's port), and this surface's thread sleeps until a message arrives, then takes
 /// what is queued, at most one turn every few milliseconds while messages keep coming. Control changes become `set`
-/// lines (only each controller's latest value per turn), program changes `chain` or `preset` lines, through
-/// `LiveControl.handle`; a control change while `learn` waits is bound first.
+/// commands (only each controller's latest value per turn), program changes `chain` or `preset` commands, through
+/// `LiveControl.perform`; a control change while `learn` waits is bound first.
 public final class MIDIControlSurface: ControlSurface, @unchecked Sendable {
     public let port: String
     private let ring: MIDIEventRing
@@ -60,23 +60,26 @@ public final class MIDIControlSurface: ControlSurface, @unchecked Sendable {
         guard !changes.isEmpty || !programs.isEmpty else { return }
         if let first = changes.first, let learned = control.withSession({ $0.bindLearned(channel: first.channel, controller: first.controller) }) {
             logger.info("learned: controller \(learned.controller) on channel \(first.channel) moves \(learned.node) \(learned.parameter)")
-            control.publish(["event": "learned", "channel": first.channel, "cc": learned.controller, "node": learned.node, "param": learned.parameter.description])
+            control.publish(.learned(channel: first.channel, controller: learned.controller, node: learned.node, parameter: learned.parameter))
         }
         guard let map = control.withSession({ $0.graph.document.midiControl }) else { return }
         for change in changes {
             for m in map.controls where m.controller == change.controller && (m.channel == nil || m.channel == change.channel) {
-                run("set \(m.node) \(m.parameter) \(Format.number(m.value(change.value)))", control)
+                run(.node(Command(node: m.node, action: .set(parameter: m.parameter, value: m.value(change.value)))), control)
             }
         }
         for program in programs {
             for m in map.programs where m.program == program.program && (m.channel == nil || m.channel == program.channel) {
-                run(m.line, control)
+                run(m.chain.map { .chain(node: m.node, name: $0) } ?? .node(Command(node: m.node, action: .preset(m.preset ?? ""))), control)
             }
         }
     }
 
-    static func run(_ line: String, _ control: LiveControl) {
-        let reply = control.handle(line)
-        if !reply.contains("\"ok\":true") { logger.warning("MIDI control: '\(line)': \(LiveControl.describe(reply: reply))") }
+    static func run(_ request: ControlRequest, _ control: LiveControl) {
+        do {
+            _ = try control.perform(request)
+        } catch {
+            logger.warning("MIDI control: '\(request)': error: \(error)")
+        }
     }
 }

@@ -9,7 +9,7 @@ final class BusWakeup: Sendable {
 
     init() throws {
         let fd = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
-        guard fd >= 0 else { throw CommandError("cannot create an eventfd: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw SocketError.system("cannot create an eventfd", errno: errno) }
         descriptor = Mutex(fd)
     }
 

@@ -3,7 +3,7 @@ import FoundationEssentials
 import Glibc
 
 /// The MPRIS object of a run, owned by the bus thread: everything that touches sd-bus runs there. Methods arrive
-/// from sd-bus as callbacks and become control lines; `refresh` reads `status` and emits PropertiesChanged for
+/// from sd-bus as callbacks and become commands for `LiveControl.perform`; `refresh` reads `status` and emits PropertiesChanged for
 /// PlaybackStatus and Metadata when they changed.
 final class MPRISPlayer {
     /// What `Stop` does on a live graph: it pauses (with the transport's fade) and reports "Stopped" until the next
@@ -56,7 +56,7 @@ final class MPRISPlayer {
     /// Emits what changed since the last refresh.
     func refresh() {
         guard let handle, let status = status() else { return }
-        let playing = status["playing"] as? Bool ?? false
+        let playing = status.playing
         if playing { stopped = false }
         let playbackStatus = playing ? "Playing" : stopped ? "Stopped" : "Paused"
         if playbackStatus != shownStatus {
@@ -86,19 +86,21 @@ final class MPRISPlayer {
 
     /// Play, Pause, PlayPause, Stop or Quit; nil when done, else the reason.
     private func command(_ method: String) -> UnsafePointer<CChar>? {
-        let line: String
+        let request: ControlRequest
         switch method {
-        case "Play": line = "play"
-        case "Pause": line = "pause"
-        case "PlayPause": line = control.withSession { $0.paused } ? "play" : "pause"
-        case "Stop": line = "pause"
+        case "Play": request = .play
+        case "Pause", "Stop": request = .pause
+        case "PlayPause": request = control.withSession { $0.paused } ? .play : .pause
         case "Quit":
             control.requestQuit()
             return nil
         default: return remember("unknown method \(method)")
         }
-        let reply = control.handle(line)
-        guard reply.contains("\"ok\":true") else { return remember(LiveControl.describe(reply: reply)) }
+        do {
+            _ = try control.perform(request)
+        } catch {
+            return remember("error: \(error)")
+        }
         if method == "Stop" { stopped = true }
         refresh()
         return nil
@@ -107,14 +109,13 @@ final class MPRISPlayer {
     /// The first stream's position in its media, else the run's; microseconds.
     private func positionMicroseconds() -> Int64 {
         guard let status = status() else { return 0 }
-        let stream = (status["streams"] as? [[String: Any]])?.first
-        let seconds = stream?["position"] as? Double ?? status["position"] as? Double ?? 0
+        let seconds = status.streams.first?.position ?? status.position
         return Int64((seconds * 1e6).rounded())
     }
 
-    private func status() -> [String: Any]? {
-        let reply = control.handle("status")
-        return (JSONText.value(reply) as? [String: Any])?["status"] as? [String: Any]
+    private func status() -> RunStatus? {
+        guard case .status(let status) = try? control.perform(.status) else { return nil }
+        return status
     }
 
     private func remember(_ message: String) -> UnsafePointer<CChar>? {

@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Glibc
 
-/// What MPRIS shows as the track: the graph's first stream, read from a `status` reply. A network stream's ICY
+/// What MPRIS shows as the track: the graph's first stream, read from the run's status. A network stream's ICY
 /// title "Artist - Title" is split into artist and title; a file gives its ID3 title and artist and its length.
 struct MPRISTrack: Equatable {
     var title: String?
@@ -11,16 +11,16 @@ struct MPRISTrack: Equatable {
     var lengthMicroseconds: Int64?
 
     /// The track of the status reply's first stream (nil: the graph has none).
-    init?(status: [String: Any]) {
-        guard let stream = (status["streams"] as? [[String: Any]])?.first else { return nil }
-        url = stream["url"] as? String
-        title = stream["title"] as? String
-        artist = stream["artist"] as? String
+    init?(status: RunStatus) {
+        guard let stream = status.streams.first else { return nil }
+        url = stream.url
+        title = stream.title
+        artist = stream.artist
         let isNetwork = url.map { $0.hasPrefix("http://") || $0.hasPrefix("https://") } ?? false
         if isNetwork, artist == nil, let icy = title {
             (artist, title) = Self.split(icy: icy)
         }
-        if !isNetwork, let seconds = stream["duration"] as? Double { lengthMicroseconds = Int64((seconds * 1e6).rounded()) }
+        if !isNetwork, let seconds = stream.duration { lengthMicroseconds = Int64((seconds * 1e6).rounded()) }
     }
 
     /// Splits an ICY StreamTitle at its first " - " into artist and title; a title without one has no artist.

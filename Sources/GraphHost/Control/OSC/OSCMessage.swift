@@ -45,7 +45,7 @@ public struct OSCMessage: Equatable, Sendable {
     /// Reads one datagram; throws for a bundle or anything that is not a well-formed OSC message.
     public init(datagram: [UInt8]) throws {
         if datagram.starts(with: Array("#bundle".utf8)) {
-            throw CommandError("OSC bundles are not supported; send each message on its own")
+            throw OSCError.bundle
         }
         var bytes = datagram
         var result: Int32 = 0
@@ -55,7 +55,7 @@ public struct OSCMessage: Equatable, Sendable {
             return (String(cString: path), message)
         }
         guard let (address, message) = decoded else {
-            throw CommandError("not an OSC message (liblo error \(result))")
+            throw OSCError.notAMessage(liblo: result)
         }
         defer { lo_message_free(message) }
         let count = Int(lo_message_get_argc(message))

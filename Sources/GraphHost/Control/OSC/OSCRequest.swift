@@ -1,10 +1,9 @@
 import FoundationEssentials
 import Glibc
 
-/// What an OSC message asks of graphhost: one control line for `LiveControl.handle`, or a change of who receives
-/// events.
+/// What an OSC message asks of graphhost: one command for `LiveControl.perform`, or a change of who receives events.
 public enum OSCRequest: Equatable, Sendable {
-    case control(String)
+    case control(ControlRequest)
     case subscribe(OSCReturnAddress)
     case unsubscribe(OSCReturnAddress)
 
@@ -32,95 +31,90 @@ public enum OSCRequest: Equatable, Sendable {
     ]
 
     /// The request an OSC message makes; throws an error that names the address and what it expects.
-    public static func parse(_ message: OSCMessage) throws -> OSCRequest {
-        let known = forms.map { prefix + $0.address }.joined(separator: ", ")
+    public static func parse(_ message: OSCMessage) throws(OSCError) -> OSCRequest {
         guard message.address.hasPrefix(prefix),
               let form = forms.first(where: { prefix + $0.address == message.address }) else {
-            throw CommandError("unknown OSC address '\(message.address)'; addresses: \(known)")
+            throw .unknownAddress(message.address, known: forms.map { prefix + $0.address })
         }
-        func wrong() -> CommandError {
-            CommandError("\(message.address) expects \(form.expects); got type tags '\(message.typeTags)'")
+        func wrong() -> OSCError {
+            .wrongArguments(address: message.address, expects: form.expects, typeTags: message.typeTags)
         }
-        func word(_ argument: OSCArgument, _ what: String) throws -> String {
+        func word(_ argument: OSCArgument, _ what: String) throws(OSCError) -> String {
             guard case .string(let text) = argument else { throw wrong() }
             guard !text.isEmpty, !text.contains(where: { $0.isWhitespace || $0.isNewline }), !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-                throw CommandError("\(message.address): \(what) '\(text)' must be one word without spaces or control characters")
+                throw .invalid("\(message.address): \(what) '\(text)' must be one word without spaces or control characters")
             }
             return text
         }
-        func text(_ argument: OSCArgument, _ what: String) throws -> String {
+        func text(_ argument: OSCArgument, _ what: String) throws(OSCError) -> String {
             guard case .string(let text) = argument else { throw wrong() }
             let trimmed = text.trimmingSpaces()
             guard !trimmed.isEmpty, !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-                throw CommandError("\(message.address): \(what) '\(text)' must be non-empty text without control characters")
+                throw .invalid("\(message.address): \(what) '\(text)' must be non-empty text without control characters")
             }
             return trimmed
         }
-        func number(_ argument: OSCArgument) -> String? {
+        /// A finite number (a float as its shortest decimal: 0.1, not 0.10000000149).
+        func number(_ argument: OSCArgument, _ what: String) throws(OSCError) -> Double {
+            let value: Double
             switch argument {
-            case .int(let value): return String(value)
-            case .float(let value): return String(describing: value)
-            case .double(let value): return String(describing: value)
-            default: return nil
+            case .int(let n): value = Double(n)
+            case .float(let n): value = Double(String(describing: n)) ?? Double(n)
+            case .double(let n): value = n
+            default: throw wrong()
             }
+            guard value.isFinite else { throw .invalid("\(message.address): \(what) \(value) is not a finite number") }
+            return value
         }
-        /// A swap mode after a chain or a path, as the control line's last word.
-        func mode(_ argument: OSCArgument?) throws -> String {
-            guard let argument else { return "" }
+        /// A swap mode after a chain or a path.
+        func mode(_ argument: OSCArgument?) throws(OSCError) -> SwapMode? {
+            guard let argument else { return nil }
             guard case .string(let name) = argument else { throw wrong() }
-            guard SwapMode(rawValue: name) != nil else { throw CommandError("\(message.address): MODE '\(name)' is not \(SwapMode.names)") }
-            return " " + name
+            guard let mode = SwapMode(rawValue: name) else { throw .invalid("\(message.address): MODE '\(name)' is not \(SwapMode.names)") }
+            return mode
         }
+        func node(_ node: String, _ action: NodeCommand) -> OSCRequest { .control(.node(Command(node: node, action: action))) }
         let arguments = message.arguments
         switch (form.address, arguments.count) {
         case ("set", 3):
-            let node = try word(arguments[0], "NODE"), parameter = try word(arguments[1], "PARAM")
-            let value: String
+            let id = try word(arguments[0], "NODE"), parameter = ParameterID(try word(arguments[1], "PARAM"))
             switch arguments[2] {
-            case .bool(let on): value = on ? "on" : "off"
-            case .string: value = try text(arguments[2], "VALUE")
-            default:
-                guard let n = number(arguments[2]) else { throw wrong() }
-                value = n
+            case .bool(let on): return node(id, .choose(parameter: parameter, label: on ? "on" : "off"))
+            case .string: return node(id, .choose(parameter: parameter, label: try text(arguments[2], "VALUE")))
+            default: return node(id, .set(parameter: parameter, value: try number(arguments[2], "VALUE")))
             }
-            return .control("set \(node) \(parameter) \(value)")
         case ("preset", 2):
-            let node = try word(arguments[0], "NODE")
-            if case .int(let index) = arguments[1] { return .control("preset \(node) \(index)") }
-            return .control("preset \(node) \(try text(arguments[1], "NAME"))")
+            let id = try word(arguments[0], "NODE")
+            if case .int(let index) = arguments[1] { return node(id, .preset(String(index))) }
+            return node(id, .preset(try text(arguments[1], "NAME")))
         case ("chain", 2), ("chain", 3):
-            return .control("chain \(try word(arguments[0], "NODE")) \(try word(arguments[1], "NAME"))" + (try mode(arguments.dropFirst(2).first)))
+            return .control(.chain(node: try word(arguments[0], "NODE"), name: try word(arguments[1], "NAME"), swap: try mode(arguments.dropFirst(2).first)))
         case ("bypass", 2):
-            let node = try word(arguments[0], "NODE")
+            let id = try word(arguments[0], "NODE")
             switch arguments[1] {
-            case .bool(let on): return .control("bypass \(node) \(on ? "on" : "off")")
-            case .int(let flag) where flag == 0 || flag == 1: return .control("bypass \(node) \(flag == 1 ? "on" : "off")")
-            case .string(let flag) where flag == "on" || flag == "off": return .control("bypass \(node) \(flag)")
+            case .bool(let on): return node(id, .bypass(on))
+            case .int(let flag) where flag == 0 || flag == 1: return node(id, .bypass(flag == 1))
+            case .string(let flag) where flag == "on" || flag == "off": return node(id, .bypass(flag == "on"))
             default: throw wrong()
             }
         case ("seek", 2):
-            let node = try word(arguments[0], "NODE")
-            guard case .string = arguments[1] else {
-                guard let seconds = number(arguments[1]) else { throw wrong() }
-                return .control("seek \(node) \(seconds)")
-            }
-            throw wrong()
+            return node(try word(arguments[0], "NODE"), .seek(try number(arguments[1], "SECONDS")))
         case ("load", 1), ("load", 2):
-            return .control("load \(try text(arguments[0], "PATH"))" + (try mode(arguments.dropFirst(1).first)))
+            return .control(.load(path: try text(arguments[0], "PATH"), swap: try mode(arguments.dropFirst(1).first)))
         case ("tempo", 1):
-            guard case .string = arguments[0] else {
-                guard let bpm = number(arguments[0]) else { throw wrong() }
-                return .control("tempo \(bpm)")
-            }
-            throw wrong()
-        case ("status", 0), ("list", 0), ("pause", 0), ("play", 0):
-            return .control(form.address)
+            let bpm = try number(arguments[0], "BPM")
+            guard (1...999).contains(bpm) else { throw .invalid("\(message.address): BPM \(Format.number(bpm)) is not 1…999") }
+            return .control(.tempo(bpm))
+        case ("status", 0): return .control(.status)
+        case ("list", 0): return .control(.list)
+        case ("pause", 0): return .control(.pause)
+        case ("play", 0): return .control(.play)
         case ("subscribe", _), ("unsubscribe", _):
             let target: OSCReturnAddress
             switch arguments.first {
             case nil where arguments.isEmpty: target = .sender
             case .int(let port) where arguments.count == 1:
-                guard (1...65535).contains(port) else { throw CommandError("\(message.address): port \(port) is not 1…65535") }
+                guard (1...65535).contains(port) else { throw .invalid("\(message.address): port \(port) is not 1…65535") }
                 target = .port(Int(port))
             case .string(let url) where arguments.count == 1: target = .url(url)
             default: throw wrong()

@@ -4,7 +4,7 @@ import Glibc
 import Logging
 import Synchronization
 
-/// Open Sound Control over UDP: each message under `/graphhost/` becomes one control line for `LiveControl.handle`
+/// Open Sound Control over UDP: each message under `/graphhost/` becomes one command for `LiveControl.perform`
 /// (`OSCRequest`), answered with `/graphhost/reply ss ADDRESS JSON` to the sender. `/graphhost/subscribe` makes an
 /// address (the sender, another port of its host, or an osc.udp URL on its host) receive every event as
 /// `/graphhost/event s JSON` and every reply. Bound to 127.0.0.1 unless another host is given.
@@ -38,14 +38,14 @@ public final class OSCServer: ControlSurface, Sendable {
     public var endpoint: UDPEndpoint? { shared.withLock { $0.local } }
 
     public func start(control: LiveControl) throws {
-        guard (0...65535).contains(requestedPort) else { throw CommandError("OSC port \(requestedPort) is not 0…65535") }
+        guard (0...65535).contains(requestedPort) else { throw SocketError.other("OSC port \(requestedPort) is not 0…65535") }
         let wanted = try UDPEndpoint.resolve(host: host, port: requestedPort, passive: true)
         let fd = socket(wanted.family, Int32(SOCK_DGRAM.rawValue), 0)
-        guard fd >= 0 else { throw CommandError("cannot create an OSC socket: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw SocketError.system("cannot create an OSC socket", errno: errno) }
         guard wanted.withSockaddr({ bind(fd, $0, wanted.length) }) == 0 else {
             let reason = String(cString: strerror(errno))
             close(fd)
-            throw CommandError("cannot listen for OSC on \(wanted): \(reason)\(errno == EADDRINUSE ? " (choose another --osc-port)" : "")")
+            throw SocketError.other("cannot listen for OSC on \(wanted): \(reason)\(errno == EADDRINUSE ? " (choose another --osc-port)" : "")")
         }
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -57,7 +57,7 @@ public final class OSCServer: ControlSurface, Sendable {
             shared.local = local
         }
         control.addListener { [weak self] event in
-            self?.sendToSubscribers(OSCMessage(address: Self.prefix + "event", arguments: [.string(CommandServer.json(event))]), except: nil)
+            self?.sendToSubscribers(OSCMessage(address: Self.prefix + "event", arguments: [.string(event.line)]), except: nil)
         }
         let thread = JoinableThread(name: "graphhost-osc") { [self] in serve(socket: fd, control: control) }
         shared.withLock { $0.thread = thread }
@@ -97,7 +97,7 @@ public final class OSCServer: ControlSurface, Sendable {
             guard size >= 0, let sender else { continue }
             let (address, reply): (String, String)
             if size > buffer.count {
-                (address, reply) = ("", CommandServer.error("OSC message of \(size) bytes is longer than \(Self.maxDatagram)"))
+                (address, reply) = ("", ControlError.reply("OSC message of \(size) bytes is longer than \(Self.maxDatagram)"))
             } else {
                 (address, reply) = answer(Array(buffer[0..<size]), from: sender, control: control)
             }
@@ -114,29 +114,29 @@ public final class OSCServer: ControlSurface, Sendable {
             let message = try OSCMessage(datagram: datagram)
             address = message.address
             switch try OSCRequest.parse(message) {
-            case .control(let line):
-                return (address, control.handle(line))
+            case .control(let request):
+                return (address, try control.perform(request).reply)
             case .subscribe(let target):
                 let subscriber = try resolve(target, sender: sender)
                 try shared.withLock { shared in
                     guard !shared.subscribers.contains(subscriber) else { return }
                     guard shared.subscribers.count < Self.maxSubscribers else {
-                        throw CommandError("too many OSC subscribers (\(Self.maxSubscribers)); unsubscribe one first")
+                        throw OSCError.invalid("too many OSC subscribers (\(Self.maxSubscribers)); unsubscribe one first")
                     }
                     shared.subscribers.append(subscriber)
                 }
-                return (address, CommandServer.json(["ok": true, "subscribed": "\(subscriber)"]))
+                return (address, JSONValue.object([("ok", .bool(true)), ("subscribed", .string("\(subscriber)"))]).compact)
             case .unsubscribe(let target):
                 let subscriber = try resolve(target, sender: sender)
                 let removed = shared.withLock { shared in
                     defer { shared.subscribers.removeAll { $0 == subscriber } }
                     return shared.subscribers.contains(subscriber)
                 }
-                guard removed else { throw CommandError("\(subscriber) is not subscribed") }
-                return (address, CommandServer.json(["ok": true, "unsubscribed": "\(subscriber)"]))
+                guard removed else { throw OSCError.invalid("\(subscriber) is not subscribed") }
+                return (address, JSONValue.object([("ok", .bool(true)), ("unsubscribed", .string("\(subscriber)"))]).compact)
             }
         } catch {
-            return (address, CommandServer.error("\(error)"))
+            return (address, ControlError.reply("\(error)"))
         }
     }
 
@@ -147,15 +147,15 @@ public final class OSCServer: ControlSurface, Sendable {
         case .port(let port): return sender.with(port: port)
         case .url(let url):
             guard lo_url_get_protocol_id(url) == LO_UDP else {
-                throw CommandError("'\(url)' is not an osc.udp://HOST:PORT URL")
+                throw OSCError.invalid("'\(url)' is not an osc.udp://HOST:PORT URL")
             }
             let host = Self.take(lo_url_get_hostname(url)), port = Self.take(lo_url_get_port(url))
             guard !host.isEmpty, let number = Int(port), (1...65535).contains(number) else {
-                throw CommandError("'\(url)' is not an osc.udp://HOST:PORT URL")
+                throw OSCError.invalid("'\(url)' is not an osc.udp://HOST:PORT URL")
             }
             let endpoint = try UDPEndpoint.resolve(host: host, port: number, family: sender.family)
             guard endpoint.sameHost(sender) else {
-                throw CommandError("a subscription may name only the sender's own host (\(sender.host)), not \(endpoint.host)")
+                throw OSCError.invalid("a subscription may name only the sender's own host (\(sender.host)), not \(endpoint.host)")
             }
             return endpoint
         }

@@ -41,14 +41,14 @@ public struct UDPEndpoint: Hashable, Sendable, CustomStringConvertible {
         hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0) | (family == AF_INET6 ? AI_V4MAPPED : 0)
         var list: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, String(port), &hints, &list)
-        guard status == 0, let list else { throw CommandError("cannot resolve '\(host)': \(String(cString: gai_strerror(status)))") }
+        guard status == 0, let list else { throw SocketError.other("cannot resolve '\(host)': \(String(cString: gai_strerror(status)))") }
         defer { freeaddrinfo(list) }
         var entry: UnsafeMutablePointer<addrinfo>? = list
         while let current = entry {
             if let address = current.pointee.ai_addr, let endpoint = UDPEndpoint(address) { return endpoint }
             entry = current.pointee.ai_next
         }
-        throw CommandError("'\(host)' has no IPv4 or IPv6 address")
+        throw SocketError.other("'\(host)' has no IPv4 or IPv6 address")
     }
 
     public var family: Int32 { Int32(withSockaddr { $0.pointee.sa_family }) }

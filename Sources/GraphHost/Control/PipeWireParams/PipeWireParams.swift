@@ -46,7 +46,7 @@ public final class PipeWireParams: ControlSurface, @unchecked Sendable {
         publish(control)
         let queue = queue
         control.addListener { event in
-            guard event["event"] as? String == "command" else { return }
+            guard case .command = event else { return }
             queue.shared.withLock { $0.publish = true }
             queue.wakeup.signal()
         }
@@ -70,10 +70,11 @@ public final class PipeWireParams: ControlSurface, @unchecked Sendable {
         if let current, current.holds(value) { return }
         do {
             // A name graphhost does not publish becomes `set`, whose reply says what is wrong with it.
-            let line = try current?.line(value) ?? PublishedParameter.line(name: name, value: value)
-            let reply = control.handle(line)
-            if !reply.contains("\"ok\":true") {
-                logger.warning("PipeWire param '\(name)' = \(Format.number(value)) (\(line)): \(LiveControl.describe(reply: reply)); nothing changed")
+            let request = try current?.request(value) ?? PublishedParameter.request(name: name, value: value)
+            do {
+                _ = try control.perform(request)
+            } catch {
+                logger.warning("PipeWire param '\(name)' = \(Format.number(value)) (\(request)): error: \(error); nothing changed")
             }
         } catch {
             logger.warning("PipeWire param '\(name)' = \(Format.number(value)): \(error); nothing changed")

@@ -64,23 +64,38 @@ public struct PublishedParameter: Equatable, Sendable {
         }
     }
 
-    /// The control line that sets this parameter to `value` (from a Props change), or the reason it cannot.
-    public func line(_ value: Double) throws -> String { try Self.line(name: name, value: value, action: action) }
+    /// The request that sets this parameter to `value` (from a Props change), or the reason it cannot.
+    public func request(_ value: Double) throws(PropsError) -> ControlRequest {
+        try Self.request(name: name, value: value, action: action)
+    }
 
-    /// The control line that sets `NODE:PARAM` to `value` (from a Props change), or the reason it cannot.
-    public static func line(name: String, value: Double, action: Action = .set) throws -> String {
-        guard let colon = name.firstIndex(of: ":"), colon != name.startIndex, name.index(after: colon) != name.endIndex else {
-            throw CommandError("'\(name)' is not NODE:PARAM")
+    /// Why a Props change names no parameter graphhost can set.
+    public enum PropsError: Error, CustomStringConvertible {
+        case notNodeParameter(String)
+        case notFinite(String)
+
+        public var description: String {
+            switch self {
+            case .notNodeParameter(let name): return "'\(name)' is not NODE:PARAM"
+            case .notFinite(let name): return "\(name): the value is not a finite number"
+            }
         }
-        let node = name[..<colon], parameter = name[name.index(after: colon)...]
-        guard value.isFinite else { throw CommandError("\(name): the value is not a finite number") }
+    }
+
+    /// The request that sets `NODE:PARAM` to `value` (from a Props change), or the reason it cannot.
+    public static func request(name: String, value: Double, action: Action = .set) throws(PropsError) -> ControlRequest {
+        guard let colon = name.firstIndex(of: ":"), colon != name.startIndex, name.index(after: colon) != name.endIndex else {
+            throw .notNodeParameter(name)
+        }
+        let node = String(name[..<colon]), parameter = ParameterID(String(name[name.index(after: colon)...]))
+        guard value.isFinite else { throw .notFinite(name) }
         switch action {
-        case .bypass: return "bypass \(node) \(value > 0.5 ? "on" : "off")"
-        case .preset: return "preset \(node) \(Int(value.rounded()))"
+        case .bypass: return .node(Command(node: node, action: .bypass(value > 0.5)))
+        case .preset: return .node(Command(node: node, action: .preset(String(Int(value.rounded())))))
         case .set:
-            // A float pod's value reads as its shortest decimal (6.1, not 6.099999904632568).
-            let text = Double(Float(value)) == value ? Format.number(Float(value)) : Format.number(value)
-            return "set \(node) \(parameter) \(text)"
+            // A float pod's value is taken as its shortest decimal (6.1, not 6.099999904632568).
+            let shortest = Double(Float(value)) == value ? Double(Format.number(Float(value))) ?? value : value
+            return .node(Command(node: node, action: .set(parameter: parameter, value: shortest)))
         }
     }
 }

@@ -1,0 +1,154 @@
+/// What `status` answers about a playing graph: position, counters, streams, inputs, plugins, latency, MIDI control,
+/// recording and memory.
+public struct RunStatus: Sendable, Equatable {
+    public var position: Double
+    public var playing: Bool
+    public var underruns: Int
+    public var xruns: Int
+    public var overruns: Int
+    public var quantum: Int
+    public var callbacks: Int
+    /// Monotonic time of the first callback that played sound (0: none yet).
+    public var firstSoundNanos: Int
+    public var streams: [Stream]
+    public var streamsFinished: [Bool]
+    public var inputs: [Input]
+    public var pluginBlockLengths: [String: Int]
+    public var pluginOutputs: [String: [String: Float]]
+    public var pluginProperties: [String: [String: String]]
+    public var silencedSlices: [String: Int]
+    /// The chain each chain node plays, by node id.
+    public var chains: [String: String]
+    public var appliedMessages: Int
+    public var appliedNanos: Int
+    /// The graph a swap being built goes to.
+    public var building: String?
+    public var midiControl: MIDIControl?
+    public var latency: Latency
+    public var memory: Memory
+    public var recording: Recording?
+
+    /// A stream node's state, buffer, damage, tags and download.
+    public struct Stream: Sendable, Equatable {
+        public var id: String
+        public var state: String
+        public var url: String
+        /// The place in the media, seconds.
+        public var position: Double
+        public var bufferFill: Double
+        public var underruns: Int
+        public var silencedFrames: Int
+        public var skippedBytes: Int
+        public var title: String?
+        public var artist: String?
+        public var duration: Double?
+        public var media: String?
+        public var codec: String?
+        public var error: String?
+        public var problem: String?
+        /// A network stream's download (nil for a file).
+        public var bytesLoaded: Int?
+        public var totalBytes: Int?
+        public var reconnects: Int?
+    }
+
+    /// A live input's level and counters.
+    public struct Input: Sendable, Equatable {
+        public var id: String
+        public var playing: Bool
+        public var dropouts: Int
+        public var resamplerFrames: Int
+        public var trimmedFrames: Int
+        /// The latest slice's peak; silence reads -120.
+        public var levelDBFS: Double
+    }
+
+    /// The graph's latency and the mixer inputs delayed to align it.
+    public struct Latency: Sendable, Equatable {
+        public var frames: Int
+        public var milliseconds: Double
+        public var mixerDelays: [String: [Int]]
+    }
+
+    public struct Memory: Sendable, Equatable {
+        public var lockedBytes: Int
+        public var notLockedBytes: Int
+    }
+
+    public struct Recording: Sendable, Equatable {
+        public var path: String
+        public var seconds: Double
+        public var droppedFrames: Int
+    }
+
+    /// The MIDI control port, its mappings and the parameter `learn` waits to bind.
+    public struct MIDIControl: Sendable, Equatable {
+        public var map: MIDIControlMap
+        /// `NODE PARAM`.
+        public var learning: String?
+    }
+}
+
+extension RunStatus {
+    public var json: JSONValue {
+        .members([
+            ("position", .number(position)), ("playing", .bool(playing)), ("underruns", .number(underruns)),
+            ("xruns", .number(xruns)), ("overruns", .number(overruns)), ("quantum", .number(quantum)),
+            ("callbacks", .number(callbacks)), ("firstSoundNanos", .number(firstSoundNanos)),
+            ("streams", .array(streams.map(\.json))), ("streamsFinished", .array(streamsFinished.map(JSONValue.bool))),
+            ("inputs", .array(inputs.map(\.json))),
+            ("pluginBlockLengths", .dictionary(pluginBlockLengths) { .number($0) }),
+            ("pluginOutputs", .dictionary(pluginOutputs) { .dictionary($0) { .number($0) } }),
+            ("pluginProperties", .dictionary(pluginProperties) { .dictionary($0) { .string($0) } }),
+            ("silencedSlices", .dictionary(silencedSlices) { .number($0) }),
+            ("chains", .dictionary(chains) { .string($0) }),
+            ("applied", .object([("messages", .number(appliedMessages)), ("nanos", .number(appliedNanos))])),
+            ("building", building.map(JSONValue.string)),
+            ("midiControl", midiControl.map(\.json)),
+            ("latency", .object([("frames", .number(latency.frames)), ("milliseconds", .number(latency.milliseconds)),
+                                 ("mixerDelays", .dictionary(latency.mixerDelays) { .array($0.map { .number($0) }) })])),
+            ("memory", .object([("lockedBytes", .number(memory.lockedBytes)), ("notLockedBytes", .number(memory.notLockedBytes))])),
+            ("recording", recording.map { .object([("path", .string($0.path)), ("seconds", .number($0.seconds)),
+                                                   ("droppedFrames", .number($0.droppedFrames))]) }),
+        ])
+    }
+}
+
+extension RunStatus.Stream {
+    public var json: JSONValue {
+        .members([
+            ("id", .string(id)), ("state", .string(state)), ("url", .string(url)), ("position", .number(position)),
+            ("bufferFill", .number(bufferFill)), ("underruns", .number(underruns)), ("silencedFrames", .number(silencedFrames)),
+            ("skippedBytes", .number(skippedBytes)), ("title", title.map(JSONValue.string)), ("artist", artist.map(JSONValue.string)),
+            ("duration", duration.map(JSONValue.number)), ("media", media.map(JSONValue.string)), ("codec", codec.map(JSONValue.string)),
+            ("error", error.map(JSONValue.string)), ("problem", problem.map(JSONValue.string)),
+            ("bytesLoaded", bytesLoaded.map { .number($0) }), ("totalBytes", totalBytes.map { .number($0) }),
+            ("reconnects", reconnects.map { .number($0) }),
+        ])
+    }
+}
+
+extension RunStatus.Input {
+    public var json: JSONValue {
+        .object([("id", .string(id)), ("playing", .bool(playing)), ("dropouts", .number(dropouts)),
+                 ("resamplerFrames", .number(resamplerFrames)), ("trimmedFrames", .number(trimmedFrames)),
+                 ("levelDBFS", .number(levelDBFS))])
+    }
+}
+
+extension RunStatus.MIDIControl {
+    public var json: JSONValue {
+        .members([
+            ("port", .string(map.port)),
+            ("cc", .array(map.controls.map { m in
+                .object([("channel", .number(m.channel ?? 0)), ("cc", .number(m.controller)), ("node", .string(m.node)),
+                         ("param", .string(m.parameter.description)), ("min", .number(m.minimum)), ("max", .number(m.maximum)),
+                         ("curve", .string(m.curve.rawValue))])
+            })),
+            ("program", .array(map.programs.map { m in
+                .object([("channel", .number(m.channel ?? 0)), ("program", .number(m.program)), ("command", .string(m.line))])
+            })),
+            ("learning", learning.map(JSONValue.string)),
+        ])
+    }
+}
