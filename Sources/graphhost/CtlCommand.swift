@@ -7,7 +7,7 @@ struct CtlCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ctl",
         abstract: "Send one command to a running `graphhost run` and print its JSON reply (exit 1 on an error reply).",
-        discussion: "Commands: \(ControlRequest.usage). `subscribe` prints events (one JSON line each) until the run ends."
+        discussion: "Commands: \(Command.usage). `subscribe` prints events (one JSON line each) until the run ends."
     )
     @Option(help: "The control socket.") var socket: String?
     @Option(help: "The run's name (its socket is $XDG_RUNTIME_DIR/graphhost/NAME.sock).") var name: String?
@@ -19,16 +19,16 @@ struct CtlCommand: ParsableCommand {
         var line = text
         if command != ["subscribe"] {
             // The line is read here, once: an unreadable one is answered as the run would, without connecting.
-            let request: ControlRequest
+            let request: Command
             do {
-                request = try ControlRequest.parse(text)
+                request = try Command.parse(text)
             } catch {
                 print(ControlError.unreadable(error).reply)
                 throw ExitCode(1)
             }
             // The server resolves relative paths against its own folder; send the path as this shell sees it.
             if case .load(let file, let swap) = request, !file.hasPrefix("/") {
-                line = ControlRequest.load(path: FileManager.default.currentDirectoryPath + "/" + file, swap: swap).description
+                line = Command.load(path: FileManager.default.currentDirectoryPath + "/" + file, swap: swap).description
             }
         }
         let fd = CommandServer.connectClient(path)

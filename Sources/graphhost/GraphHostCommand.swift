@@ -106,8 +106,8 @@ struct RenderCommand: ParsableCommand {
             guard let seconds = Double(at[i]), seconds >= 0, i + 1 < at.count else {
                 throw ValidationError("--at takes SECONDS and a COMMAND, e.g. --at 2.5 'preset eq Rock'")
             }
-            let request: ControlRequest
-            do { request = try ControlRequest.parse(at[i + 1]) } catch { throw ValidationError("--at \(at[i]) '\(at[i + 1])': \(error)") }
+            let request: Command
+            do { request = try Command.parse(at[i + 1]) } catch { throw ValidationError("--at \(at[i]) '\(at[i + 1])': \(error)") }
             events.append(TimedCommand(frame: Int((seconds * rate).rounded()), request: request))
             i += 2
         }

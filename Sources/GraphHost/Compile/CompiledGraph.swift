@@ -95,7 +95,7 @@ public final class CompiledGraph {
     }
 
     /// The instance a command addresses, or an error listing the node ids.
-    public func instance(for command: Command) throws -> NodeInstance {
+    public func instance(for command: NodeRequest) throws -> NodeInstance {
         guard let instance = instances[command.node] else {
             throw GraphChangeError.unknownNode(command.node, known: document.nodes.map(\.id))
         }
@@ -103,7 +103,7 @@ public final class CompiledGraph {
     }
 
     /// Throws the reason if `command` cannot apply to this graph; changes nothing.
-    public func check(_ command: Command) throws {
+    public func check(_ command: NodeRequest) throws {
         try instance(for: command).check(command.action)
     }
 

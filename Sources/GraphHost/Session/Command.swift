@@ -22,8 +22,8 @@ public enum NodeCommand: Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// A node command addressed to a node: what `preset`, `set`, `bypass` and `seek` ask (`ControlRequest.node`).
-public struct Command: Equatable, Sendable, CustomStringConvertible {
+/// A node command addressed to a node: what `preset`, `set`, `bypass` and `seek` ask (`Command.node`).
+public struct NodeRequest: Equatable, Sendable, CustomStringConvertible {
     public var node: String
     public var action: NodeCommand
 
@@ -42,26 +42,26 @@ public struct Command: Equatable, Sendable, CustomStringConvertible {
 
     /// Parses `preset NODE NAME` (the name may contain spaces), `set NODE PARAM VALUE` (a number, or a label that
     /// may contain spaces) or `bypass NODE on|off`.
-    public static func parse(_ line: String) throws(CommandError) -> Command {
+    public static func parse(_ line: String) throws(CommandError) -> NodeRequest {
         let words = line.split(whereSeparator: \.isWhitespace).map(String.init)
         guard let verb = words.first else { throw CommandError("empty command; commands: \(usage)") }
         switch verb {
         case "preset":
             guard words.count >= 3 else { throw CommandError("usage: preset NODE NAME|INDEX") }
-            return Command(node: words[1], action: .preset(words[2...].joined(separator: " ")))
+            return NodeRequest(node: words[1], action: .preset(words[2...].joined(separator: " ")))
         case "bypass":
             guard words.count == 3, ["on", "off"].contains(words[2]) else { throw CommandError("usage: bypass NODE on|off") }
-            return Command(node: words[1], action: .bypass(words[2] == "on"))
+            return NodeRequest(node: words[1], action: .bypass(words[2] == "on"))
         case "seek":
             guard words.count == 3, let seconds = Double(words[2]), seconds.isFinite else { throw CommandError("usage: seek NODE SECONDS") }
-            return Command(node: words[1], action: .seek(seconds))
+            return NodeRequest(node: words[1], action: .seek(seconds))
         case "set":
             guard words.count >= 4 else { throw CommandError("usage: set NODE PARAM VALUE|LABEL") }
             if words.count == 4, let value = Double(words[3]) {
                 guard value.isFinite else { throw CommandError("'\(words[3])' is not a finite number (in: \(line))") }
-                return Command(node: words[1], action: .set(parameter: ParameterID(words[2]), value: value))
+                return NodeRequest(node: words[1], action: .set(parameter: ParameterID(words[2]), value: value))
             }
-            return Command(node: words[1], action: .choose(parameter: ParameterID(words[2]), label: words[3...].joined(separator: " ")))
+            return NodeRequest(node: words[1], action: .choose(parameter: ParameterID(words[2]), label: words[3...].joined(separator: " ")))
         default:
             throw CommandError("unknown command '\(verb)'; commands: \(usage)")
         }
@@ -76,8 +76,8 @@ public struct CommandError: Error, CustomStringConvertible, Sendable {
 
 /// A typed control command, what every surface hands `LiveControl.perform`: a node command or a request about the
 /// whole graph. `parse` reads it from a line of the text language (console, socket, `ctl`, `render --at`).
-public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
-    case node(Command)
+public enum Command: Equatable, Sendable, CustomStringConvertible {
+    case node(NodeRequest)
     /// A swap; `swap` overrides the new graph's own `"swap"` mode for this one.
     case chain(node: String, name: String, swap: SwapMode? = nil)
     case load(path: String, swap: SwapMode? = nil)
@@ -136,10 +136,10 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    public static func parse(_ line: String) throws(CommandError) -> ControlRequest {
+    public static func parse(_ line: String) throws(CommandError) -> Command {
         let words = line.split(whereSeparator: \.isWhitespace).map(String.init)
         let verb = words.first ?? ""
-        func bare(_ request: ControlRequest) throws(CommandError) -> ControlRequest {
+        func bare(_ request: Command) throws(CommandError) -> Command {
             guard words.count == 1 else { throw CommandError("'\(verb)' takes no arguments") }
             return request
         }
@@ -178,7 +178,7 @@ public enum ControlRequest: Equatable, Sendable, CustomStringConvertible {
             }
             return .load(path: rest, swap: swap)
         default:
-            do { return .node(try Command.parse(line)) } catch {
+            do { return .node(try NodeRequest.parse(line)) } catch {
                 throw error.description.hasPrefix("unknown command") ? CommandError("unknown command '\(verb)'; commands: \(usage)") : error
             }
         }

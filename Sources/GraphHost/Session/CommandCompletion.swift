@@ -22,7 +22,7 @@ public struct CommandCompletion {
     }
 
     func candidates(after words: [String], partial: String) -> [String] {
-        guard let verb = words.first else { return ControlRequest.verbs }
+        guard let verb = words.first else { return Command.verbs }
         let nodeIDs = document.nodes.map(\.id)
         switch (verb, words.count) {
         case ("preset", 1):
@@ -51,7 +51,7 @@ public struct CommandCompletion {
         case ("load", 2):
             return SwapMode.allCases.map(\.rawValue)
         case ("help", 1):
-            return ControlRequest.verbs
+            return Command.verbs
         case ("status", 1), ("list", 1):
             return ["--json"]
         default:

@@ -9,9 +9,9 @@ public enum ControlError: Error, CustomStringConvertible, Sendable {
     case noMIDIControlPort
     case noTransport
     /// `status`, `list`, `help` or `quit` given where a change is expected.
-    case notAChange(ControlRequest)
+    case notAChange(Command)
     /// A command `render --at` cannot carry out.
-    case notOffline(ControlRequest)
+    case notOffline(Command)
     case queueFull
     /// Another swap is being built (the graph it swaps to).
     case swapBusy(String)

@@ -2,7 +2,7 @@
 public enum ControlResult: Sendable {
     /// A change carried out: the command, when it arrived (monotonic nanoseconds) and how many render messages the
     /// engine had applied before it (a client waits for the count to pass to know the change is heard).
-    case done(ControlRequest, arrival: Int, appliedBefore: Int)
+    case done(Command, arrival: Int, appliedBefore: Int)
     case status(RunStatus)
     case listing(NodeListing)
     /// Every command's help, or one command's (`detailed`: with its arguments and example).

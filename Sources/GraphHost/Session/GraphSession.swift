@@ -114,7 +114,7 @@ public final class GraphSession {
     }
 
     /// Throws the reason when `request` cannot apply now; changes nothing. Swaps are checked by building them.
-    public func check(_ request: ControlRequest) throws(ControlError) {
+    public func check(_ request: Command) throws(ControlError) {
         switch request {
         case .node(let command):
             let instance = try instance(command.node)
@@ -129,7 +129,7 @@ public final class GraphSession {
     }
 
     /// Carries out a command, pause, play, chain or load; on error nothing changes.
-    public func apply(_ request: ControlRequest) throws(ControlError) {
+    public func apply(_ request: Command) throws(ControlError) {
         switch request {
         case .node(let command):
             if let document = try swapTarget(for: request) { return try swap(to: document) }
@@ -159,7 +159,7 @@ public final class GraphSession {
     }
 
     /// Carries out a node command.
-    public func apply(_ command: Command) throws(ControlError) { try apply(.node(command)) }
+    public func apply(_ command: NodeRequest) throws(ControlError) { try apply(.node(command)) }
 
     /// Renders on the calling thread (offline rendering and tests); the real-time path calls the engine directly.
     public func render(frames: Int, interleaved destination: UnsafeMutablePointer<Float>) {
@@ -186,7 +186,7 @@ public final class GraphSession {
     }
 
     /// The graph a request swaps to (`chain`, `load`, a new file for a plugin), or nil when it applies in place.
-    public func swapTarget(for request: ControlRequest) throws(ControlError) -> GraphDocument? {
+    public func swapTarget(for request: Command) throws(ControlError) -> GraphDocument? {
         switch request {
         case .node(let command):
             guard let node = graph.document.node(command.node),

@@ -3,7 +3,7 @@ import Glibc
 import Synchronization
 
 /// The one entry point of live control for a playing graph: every surface (console, socket, OSC, MPRIS, MIDI control,
-/// PipeWire params, the watched file) hands it a `ControlRequest` and gets a `ControlResult` or a `ControlError`.
+/// PipeWire params, the watched file) hands it a `Command` and gets a `ControlResult` or a `ControlError`.
 /// It owns the session: every thread reaches it through `perform` or `withSession`, one at a time.
 public final class LiveControl: Sendable {
     private let session: Mutex<GraphSession>
@@ -35,7 +35,7 @@ public final class LiveControl: Sendable {
     /// Carries out one command. A swap (`load`, `chain`, a new file for a plugin) is built and warmed up without
     /// holding the session, so other commands, `status` and `quit` are answered meanwhile; one swap is built at a time.
     /// A change publishes a `command` event.
-    public func perform(_ request: ControlRequest) throws(ControlError) -> ControlResult {
+    public func perform(_ request: Command) throws(ControlError) -> ControlResult {
         let arrival = MonotonicClock.nanos()
         enum Step: Sendable {
             case done(ControlResult)
@@ -85,8 +85,8 @@ public final class LiveControl: Sendable {
     /// Reads one line of the text language, carries it out and answers with the socket's JSON reply
     /// (`{"ok":true,...}` or `{"ok":false,"error":...}`).
     public func reply(to line: String) -> String {
-        let request: ControlRequest
-        do { request = try ControlRequest.parse(line) } catch { return ControlError.unreadable(error).reply }
+        let request: Command
+        do { request = try Command.parse(line) } catch { return ControlError.unreadable(error).reply }
         do { return try perform(request).reply } catch { return error.reply }
     }
 

@@ -12,7 +12,7 @@ public enum ReplyText {
             return control.reply(to: words.dropLast().joined(separator: " "))
         }
         do {
-            return describe(try control.perform(ControlRequest.parse(line)))
+            return describe(try control.perform(Command.parse(line)))
         } catch {
             return "error: \(error)"
         }

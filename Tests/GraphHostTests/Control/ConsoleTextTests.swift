@@ -86,7 +86,7 @@ final class ConsoleTextTests: XCTestCase {
         for command in CommandHelp.all {
             XCTAssertTrue(help.split(separator: "\n").contains { $0.hasPrefix("  " + command.synopsis + " ") },
                           "\(command.verb) missing from:\n\(help)")
-            XCTAssertEqual(try ControlRequest.parse(command.example).description.split(separator: " ").first.map(String.init), command.verb)
+            XCTAssertEqual(try Command.parse(command.example).description.split(separator: " ").first.map(String.init), command.verb)
         }
         XCTAssertEqual(Set(CommandHelp.verbs), ["preset", "set", "bypass", "seek", "chain", "load", "save", "learn", "tempo",
                                                 "pause", "play", "status", "list", "help", "quit"])
@@ -104,7 +104,7 @@ final class ConsoleTextTests: XCTestCase {
         let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(control.reply(to: "help").utf8)) as? [String: Any])
         XCTAssertEqual(json["ok"] as? Bool, true)
         XCTAssertEqual((json["help"] as? [[String: Any]])?.compactMap { $0["command"] as? String }, CommandHelp.verbs)
-        XCTAssertThrowsError(try ControlRequest.parse("help preset set"))
+        XCTAssertThrowsError(try Command.parse("help preset set"))
     }
 
     func testTableAlignsColumns() {

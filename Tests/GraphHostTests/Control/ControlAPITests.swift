@@ -19,7 +19,7 @@ final class ControlAPITests: XCTestCase {
         let events = Mutex<[ControlEvent]>([])
         control.addListener { event in events.withLock { $0.append(event) } }
 
-        let preset = ControlRequest.node(Command(node: "eq", action: .preset("Bass Booster")))
+        let preset = Command.node(NodeRequest(node: "eq", action: .preset("Bass Booster")))
         guard case .done(let request, _, _) = try control.perform(preset) else { return XCTFail("a preset is a change") }
         XCTAssertEqual(request, preset)
         XCTAssertEqual(events.withLock { $0 }, [.command("preset eq Bass Booster")])
@@ -39,7 +39,7 @@ final class ControlAPITests: XCTestCase {
     func testErrorsAreTypedAndChangeNothing() throws {
         let control = try makeControl()
         defer { control.withSession { $0.close() } }
-        func error(_ request: ControlRequest) -> ControlError? {
+        func error(_ request: Command) -> ControlError? {
             do {
                 _ = try control.perform(request)
                 return nil
@@ -47,13 +47,13 @@ final class ControlAPITests: XCTestCase {
                 return error
             }
         }
-        guard case .unknownNode("nope", let known) = error(.node(Command(node: "nope", action: .bypass(true)))) else {
+        guard case .unknownNode("nope", let known) = error(.node(NodeRequest(node: "nope", action: .bypass(true)))) else {
             return XCTFail("an unknown node")
         }
         XCTAssertEqual(known, ["s", "eq", "out"])
         guard case .noTransport = error(.tempo(128)) else { return XCTFail("tempo without a transport") }
         guard case .noMIDIControlPort = error(.learn(node: "eq", parameter: .preamp)) else { return XCTFail("learn without a port") }
-        guard case .node(let refused) = error(.node(Command(node: "eq", action: .preset("No Such Preset")))) else {
+        guard case .node(let refused) = error(.node(NodeRequest(node: "eq", action: .preset("No Such Preset")))) else {
             return XCTFail("a preset the node does not have is the node's error")
         }
         XCTAssertTrue("\(refused)".contains("No Such Preset"), "\(refused)")

@@ -261,7 +261,7 @@ final class OSCTests: XCTestCase {
         func line(_ address: String, _ arguments: [OSCArgument]) throws -> OSCRequest {
             try OSCRequest.parse(OSCMessage(address: "/graphhost/" + address, arguments: arguments))
         }
-        func node(_ id: String, _ action: NodeCommand) -> OSCRequest { .control(.node(Command(node: id, action: action))) }
+        func node(_ id: String, _ action: NodeCommand) -> OSCRequest { .control(.node(NodeRequest(node: id, action: action))) }
         XCTAssertEqual(try line("set", [.string("mix"), .string("volume"), .float(0.25)]), node("mix", .set(parameter: .volume, value: 0.25)))
         XCTAssertEqual(try line("set", [.string("mix"), .string("volume"), .float(0.1)]), node("mix", .set(parameter: .volume, value: 0.1)))
         XCTAssertEqual(try line("set", [.string("mix"), .string("volume"), .int(1)]), node("mix", .set(parameter: .volume, value: 1)))

@@ -223,17 +223,17 @@ final class PipeWireParamsTests: XCTestCase {
         XCTAssertEqual(chains.first { $0.name == "fx/eq:preset" }?.value, 2, "\(chains.map(\.name))")
         // graphhost's EQ as an LV2 plugin has a control named preset: it is set, not an LV2 preset chosen.
         let bright = try GraphDocument.load(path: TestSupport.root.appendingPathComponent("Graphs/chains.json").path).selecting(chain: "bright", for: "fx")
-        func set(_ node: String, _ parameter: ParameterID, _ value: Double) -> ControlRequest {
-            .node(Command(node: node, action: .set(parameter: parameter, value: value)))
+        func set(_ node: String, _ parameter: ParameterID, _ value: Double) -> Command {
+            .node(NodeRequest(node: node, action: .set(parameter: parameter, value: value)))
         }
         let lv2Preset = try XCTUnwrap(PublishedParameter.all(bright).first { $0.name == "fx/lv2eq:preset" })
         XCTAssertEqual(lv2Preset.kind, .int)
         XCTAssertEqual(try lv2Preset.request(16), set("fx/lv2eq", ParameterID("preset"), 16))
 
         XCTAssertEqual(try PublishedParameter.request(name: "eq:band.3", value: Double(Float(6.1))), set("eq", .band(3), 6.1))
-        XCTAssertEqual(try find("eq:preset").request(16), .node(Command(node: "eq", action: .preset("16"))))
-        XCTAssertEqual(try find("eq:bypass").request(1), .node(Command(node: "eq", action: .bypass(true))))
-        XCTAssertEqual(try find("combo:bypass").request(0), .node(Command(node: "combo", action: .bypass(false))))
+        XCTAssertEqual(try find("eq:preset").request(16), .node(NodeRequest(node: "eq", action: .preset("16"))))
+        XCTAssertEqual(try find("eq:bypass").request(1), .node(NodeRequest(node: "eq", action: .bypass(true))))
+        XCTAssertEqual(try find("combo:bypass").request(0), .node(NodeRequest(node: "combo", action: .bypass(false))))
         XCTAssertEqual(try find("combo:stereo").request(0), set("combo", ParameterID("stereo"), 0))
         XCTAssertEqual(try PublishedParameter.request(name: "fx/eq:preamp", value: -3), set("fx/eq", .preamp, -3))
         XCTAssertThrowsError(try PublishedParameter.request(name: "eq", value: 1))

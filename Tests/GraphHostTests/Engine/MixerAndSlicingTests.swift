@@ -35,7 +35,7 @@ final class MixerAndSlicingTests: XCTestCase {
     func testVolumeChangeIsSmoothed() throws {
         let (path, a, _) = try twoStreamGraph(volumes: "[1, 1, 0]")
         let at = 24000
-        let out = try TestSupport.render(path, events: [TimedCommand(frame: at, command: try Command.parse("set mix volume.0 0"))]).samples
+        let out = try TestSupport.render(path, events: [TimedCommand(frame: at, command: try NodeRequest.parse("set mix volume.0 0"))]).samples
         let sa = try TestSupport.renderStream(a)
         // Before the command: unchanged; 10 ms after: silent; in between: gain falls monotonically from 1 to 0.
         XCTAssertEqual(Array(out[0..<(2 * at)]), Array(sa[0..<(2 * at)]))
@@ -53,10 +53,10 @@ final class MixerAndSlicingTests: XCTestCase {
     /// Rendering with frame counts that vary call to call gives bit-identical output, commands included.
     func testVariableSliceSizesGiveIdenticalOutput() throws {
         let demo = TestSupport.root.appendingPathComponent("Graphs/demo.json").path
-        let events = [TimedCommand(frame: 30000, command: try Command.parse("preset eq Dance")),
-                      TimedCommand(frame: 50001, command: try Command.parse("set mix volume 0.5")),
+        let events = [TimedCommand(frame: 30000, command: try NodeRequest.parse("preset eq Dance")),
+                      TimedCommand(frame: 50001, command: try NodeRequest.parse("set mix volume 0.5")),
                       TimedCommand(frame: 60000, request: .pause), TimedCommand(frame: 66000, request: .play),
-                      TimedCommand(frame: 70000, command: try Command.parse("set eq preamp -3"))]
+                      TimedCommand(frame: 70000, command: try NodeRequest.parse("set eq preamp -3"))]
         let seconds = 2 * 48000
         let fixed = try TestSupport.render(demo, durationFrames: seconds, events: events).samples
         let varied = try TestSupport.render(demo, durationFrames: seconds, events: events,
@@ -105,8 +105,8 @@ extension MixerAndSlicingTests {
             let dry = try TestSupport.renderStream(mp3)
             let wet = try TestSupport.render(path, durationFrames: 72000).samples
             let out = try TestSupport.render(path, durationFrames: 72000, events: [
-                TimedCommand(frame: 24000, command: try Command.parse("bypass fx on")),
-                TimedCommand(frame: 48000, command: try Command.parse("bypass fx off")),
+                TimedCommand(frame: 24000, command: try NodeRequest.parse("bypass fx on")),
+                TimedCommand(frame: 48000, command: try NodeRequest.parse("bypass fx off")),
             ]).samples
             let early = (0..<48000).first { out[$0] != wet[$0] }
             XCTAssertNil(early, "\(fx): differs before the bypass at frame \((early ?? 0) / 2) channel \((early ?? 0) % 2)")
@@ -116,7 +116,7 @@ extension MixerAndSlicingTests {
         }
         let graph = try CompiledGraph(try GraphDocument.load(path: TestSupport.root.appendingPathComponent("Graphs/demo.json").path))
         defer { graph.close() }
-        XCTAssertThrowsError(try graph.check(Command.parse("bypass mix on"))) { XCTAssertTrue("\($0)".contains("cannot be bypassed"), "\($0)") }
-        XCTAssertThrowsError(try Command.parse("bypass eq maybe"))
+        XCTAssertThrowsError(try graph.check(NodeRequest.parse("bypass mix on"))) { XCTAssertTrue("\($0)".contains("cannot be bypassed"), "\($0)") }
+        XCTAssertThrowsError(try NodeRequest.parse("bypass eq maybe"))
     }
 }

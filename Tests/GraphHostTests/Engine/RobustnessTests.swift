@@ -69,11 +69,11 @@ final class RobustnessTests: XCTestCase {
         let probe = [Int](repeating: 1, count: 100)
         XCTAssertGreaterThan(gh_allocation_counter_end(), 0)
         XCTAssertEqual(probe.count, 100)
-        try session.apply(Command.parse("preset eq Dance"))
-        try session.apply(Command.parse("set mix volume.0 0.7"))
+        try session.apply(NodeRequest.parse("preset eq Dance"))
+        try session.apply(NodeRequest.parse("set mix volume.0 0.7"))
         XCTAssertEqual(Self.allocations(rendering: session, stream: stream, into: buffer, slices: 100), 0)
         // A seek's crossfade (old audio read, new audio peeked) allocates nothing either.
-        try session.apply(Command.parse("seek \(stream.id) 1.5"))
+        try session.apply(NodeRequest.parse("seek \(stream.id) 1.5"))
         XCTAssertEqual(Self.allocations(rendering: session, stream: stream, into: buffer, slices: 100), 0)
         XCTAssertEqual(stream.counters.seekHandled.load(ordering: .acquiring), 1, "the seek was crossed")
     }
@@ -120,8 +120,8 @@ extension RobustnessTests {
         let stream = session.graph.streams[0]
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 8192)
         defer { buffer.deallocate() }
-        try session.apply(Command.parse("set lim threshold -3"))
-        try session.apply(Command.parse("bypass up on"))
+        try session.apply(NodeRequest.parse("set lim threshold -3"))
+        try session.apply(NodeRequest.parse("bypass up on"))
         XCTAssertEqual(Self.allocations(rendering: session, stream: stream, into: buffer, slices: 100), 0)
     }
 }

@@ -34,7 +34,7 @@ final class SoakTests: XCTestCase {
         var i = 1
         while i * 14400 < seconds * 48000 {
             // 0.3 s apart, never on a swap's frame (the swap's preset is then the chain's own).
-            if (i * 14400) % 48000 != 0 { events.append(TimedCommand(frame: i * 14400, command: Command(node: "fx/eq", action: .preset(presets[i % presets.count])))) }
+            if (i * 14400) % 48000 != 0 { events.append(TimedCommand(frame: i * 14400, command: NodeRequest(node: "fx/eq", action: .preset(presets[i % presets.count])))) }
             i += 1
         }
         let session = try TestSupport.session(path)

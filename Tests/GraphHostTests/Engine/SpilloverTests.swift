@@ -33,7 +33,7 @@ final class SpilloverTests: XCTestCase {
     }
 
     func render(_ path: String, switchAt seconds: Double = 0.5, _ line: String = "chain fx dry") throws -> [Float] {
-        let events = [TimedCommand(frame: Int(seconds * Self.rate), request: try ControlRequest.parse(line))]
+        let events = [TimedCommand(frame: Int(seconds * Self.rate), request: try Command.parse(line))]
         return try TestSupport.render(path, durationFrames: Int(3.5 * Self.rate), events: events).samples
     }
 
@@ -56,7 +56,7 @@ final class SpilloverTests: XCTestCase {
         // The tail rings until it is below −80 dBFS; then the old chain is gone.
         let session = try TestSupport.session(graph)
         defer { session.close() }
-        let renderer = OfflineRenderer(session: session, events: [TimedCommand(frame: 24000, request: try ControlRequest.parse("chain fx dry spillover"))])
+        let renderer = OfflineRenderer(session: session, events: [TimedCommand(frame: 24000, request: try Command.parse("chain fx dry spillover"))])
         var frames = 0, retiredAt: Int?
         _ = try renderer.render(durationFrames: Int(10 * Self.rate), frameSizes: [512]) { _, n in
             frames += n

@@ -13,7 +13,7 @@ final class SwapTests: XCTestCase {
     }
 
     func at(_ seconds: Double, _ line: String) throws -> TimedCommand {
-        TimedCommand(frame: Int(seconds * 48000), request: try ControlRequest.parse(line))
+        TimedCommand(frame: Int(seconds * 48000), request: try Command.parse(line))
     }
 
     /// Loading the running graph again keeps every node: the output is bit-identical to no swap at all.
@@ -76,7 +76,7 @@ final class SwapTests: XCTestCase {
         let running = session.graph
         for (line, reason) in [("load /nonexistent/graph.json", "no such file"), ("load \(broken)", "malformed JSON"),
                                ("load \(mono)", "differs from the running graph's"), ("chain eq warm", "'eq' is not a chain node")] {
-            XCTAssertThrowsError(try session.apply(ControlRequest.parse(line)), line) { error in
+            XCTAssertThrowsError(try session.apply(Command.parse(line)), line) { error in
                 XCTAssertTrue("\(error)".contains(reason), "\(line): \(error)")
             }
             XCTAssertTrue(session.graph === running)
@@ -95,7 +95,7 @@ final class SwapTests: XCTestCase {
         let session = try TestSupport.session(lv2Graph("Rock"))
         defer { session.close() }
         let plugin = session.graph.instances["lv"]
-        try session.apply(ControlRequest.parse("load \(lv2Graph("Pop"))"))
+        try session.apply(Command.parse("load \(lv2Graph("Pop"))"))
         XCTAssertTrue(session.graph.instances["lv"] === plugin)
         XCTAssertEqual(session.graph.keptIDs, ["song", "lv", "out"])
 
@@ -103,7 +103,7 @@ final class SwapTests: XCTestCase {
         try TestSupport.run(["cc", "-shared", "-fPIC", "-Wl,--allow-shlib-undefined", "-o", dir + "/bad_binary.so", dir + "/bad_binary.c"])
         LV2World.shared.loadBundle(dir)
         let running = session.graph
-        XCTAssertThrowsError(try session.apply(ControlRequest.parse("load \(lv2Graph(nil, uri: "urn:graphhost:test:bad-binary"))"))) { error in
+        XCTAssertThrowsError(try session.apply(Command.parse("load \(lv2Graph(nil, uri: "urn:graphhost:test:bad-binary"))"))) { error in
             XCTAssertTrue("\(error)".contains("failed to instantiate"), "\(error)")
         }
         XCTAssertTrue(session.graph === running)
@@ -120,7 +120,7 @@ final class SwapTests: XCTestCase {
         defer { session.close() }
         let first = session.graph
         first.start()
-        try session.apply(ControlRequest.parse("chain fx b"))
+        try session.apply(Command.parse("chain fx b"))
         XCTAssertFalse(first.isClosed)
         XCTAssertEqual(session.collectRetired(), 1, "still fading: nothing rendered yet")
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 4096)

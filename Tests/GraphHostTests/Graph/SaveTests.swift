@@ -42,7 +42,7 @@ final class SaveTests: XCTestCase {
         let original = TestSupport.graph(try Self.graph())
         let session = try TestSupport.session(original)
         defer { session.close() }
-        for line in Self.changes { try session.apply(try ControlRequest.parse(line)) }
+        for line in Self.changes { try session.apply(try Command.parse(line)) }
         let saved = TestSupport.directory.appendingPathComponent("saved-\(UUID().uuidString).json").path
         try session.apply(.save(path: saved))
 
@@ -91,7 +91,7 @@ final class SaveTests: XCTestCase {
     func testLoadResetsLiveChangesToTheFilesValues() throws {
         let path = TestSupport.graph(try Self.graph())
         let rate = 48000.0
-        let events = [TimedCommand(frame: 24000, request: .node(try Command.parse("set mix volume.0 0.25"))),
+        let events = [TimedCommand(frame: 24000, request: .node(try NodeRequest.parse("set mix volume.0 0.25"))),
                       TimedCommand(frame: 72000, request: .load(path: path))]
         let out = try TestSupport.render(path, durationFrames: 120000, events: events).samples
         let before = ToneMeasure.amplitude(out, 200, start: 0.2, seconds: 0.25, rate: rate)

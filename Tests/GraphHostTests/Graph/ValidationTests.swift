@@ -112,20 +112,20 @@ final class ValidationTests: XCTestCase {
     }
 
     func testCommandParser() throws {
-        XCTAssertEqual(try Command.parse("preset eq Bass Booster"), Command(node: "eq", action: .preset("Bass Booster")))
-        XCTAssertEqual(try Command.parse("set mix volume.1 0.25"), Command(node: "mix", action: .set(parameter: .volume(input: 1), value: 0.25)))
-        XCTAssertEqual(try Command.parse("set fx mode Low pass"), Command(node: "fx", action: .choose(parameter: ParameterID("mode"), label: "Low pass")))
-        XCTAssertThrowsError(try Command.parse("set mix volume.1 inf"))
-        XCTAssertThrowsError(try Command.parse("set mix volume.1"))
+        XCTAssertEqual(try NodeRequest.parse("preset eq Bass Booster"), NodeRequest(node: "eq", action: .preset("Bass Booster")))
+        XCTAssertEqual(try NodeRequest.parse("set mix volume.1 0.25"), NodeRequest(node: "mix", action: .set(parameter: .volume(input: 1), value: 0.25)))
+        XCTAssertEqual(try NodeRequest.parse("set fx mode Low pass"), NodeRequest(node: "fx", action: .choose(parameter: ParameterID("mode"), label: "Low pass")))
+        XCTAssertThrowsError(try NodeRequest.parse("set mix volume.1 inf"))
+        XCTAssertThrowsError(try NodeRequest.parse("set mix volume.1"))
         let demo = TestSupport.root.appendingPathComponent("Graphs/demo.json").path
         let session = try TestSupport.session(demo)
         defer { session.close() }
-        XCTAssertThrowsError(try session.apply(Command.parse("set mix volume.1 loud"))) {
+        XCTAssertThrowsError(try session.apply(NodeRequest.parse("set mix volume.1 loud"))) {
             XCTAssertEqual("\($0)", "'loud' is not a number ('mix' volume.1 takes a number)")
         }
-        XCTAssertThrowsError(try session.apply(Command.parse("set eq band.3 high"))) {
+        XCTAssertThrowsError(try session.apply(NodeRequest.parse("set eq band.3 high"))) {
             XCTAssertEqual("\($0)", "'high' is not a number ('eq' band.3 takes a number)")
         }
-        XCTAssertThrowsError(try Command.parse("explode eq"))
+        XCTAssertThrowsError(try NodeRequest.parse("explode eq"))
     }
 }

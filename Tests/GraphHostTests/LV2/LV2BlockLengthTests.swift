@@ -80,12 +80,12 @@ final class LV2BlockLengthTests: XCTestCase {
         let session = try TestSupport.session(path, nominalFrames: 1024)
         defer { session.close() }
         session.graph.start()
-        try session.apply(ControlRequest.parse("set amp gain -3"))
+        try session.apply(Command.parse("set amp gain -3"))
         let pending = try XCTUnwrap(try session.followBlockLength(256))
         XCTAssertEqual(pending.renewing, ["amp"])
         try pending.build()
-        try session.apply(ControlRequest.parse("set amp gain -6"))
-        try session.apply(ControlRequest.parse("set mix volume 0.5"))
+        try session.apply(Command.parse("set amp gain -6"))
+        try session.apply(Command.parse("set mix volume 0.5"))
         try session.commit(pending)
         XCTAssertEqual(session.pluginBlockLengths, ["amp": 256])
         let saved = session.graph.document.savedJSON(folder: URL(fileURLWithPath: path).deletingLastPathComponent()).text()
@@ -114,7 +114,7 @@ final class LV2BlockLengthTests: XCTestCase {
         var samples: [Float] = []
         _ = try OfflineRenderer(session: session).render(durationFrames: 48000) { samples.append(contentsOf: UnsafeBufferPointer(start: $0, count: 2 * $1)) }
         XCTAssertEqual(Set(samples.suffix(48000)), [2 * 256 / 8192], "once the swap's crossfade is over")
-        try session.apply(ControlRequest.parse("load \(try Self.graph(Self.plugins[1]))"))
+        try session.apply(Command.parse("load \(try Self.graph(Self.plugins[1]))"))
         XCTAssertEqual(session.pluginBlockLengths, ["probe": 256])
     }
 

@@ -53,7 +53,7 @@ final class LV2FilePropertyTests: XCTestCase {
         let first = try Self.impulseResponse(gain: 0.5, at: 480), second = try Self.impulseResponse(gain: 0.25, at: 240)
         let path = try graph(ir: first)
         let out = try TestSupport.render(path, durationFrames: 3 * 48000,
-                                         events: [TimedCommand(frame: 72012, request: .node(try Command.parse("set conv ir \(second)")))]).samples
+                                         events: [TimedCommand(frame: 72012, request: .node(try NodeRequest.parse("set conv ir \(second)")))]).samples
         func level(_ start: Double) -> Double { ToneMeasure.dB(ToneMeasure.amplitude(out, 1000, start: start)) }
         XCTAssertEqual(level(0.4), -18, accuracy: 0.3, "before the command")
         XCTAssertEqual(level(1.6), -24, accuracy: 0.3, "after the command")
@@ -63,9 +63,9 @@ final class LV2FilePropertyTests: XCTestCase {
 
         let session = try TestSupport.session(path)
         defer { session.close() }
-        XCTAssertThrowsError(try session.apply(Command.parse("set conv ir /no/such/ir.wav"))) { XCTAssertTrue("\($0)".contains("/no/such/ir.wav"), "\($0)") }
+        XCTAssertThrowsError(try session.apply(NodeRequest.parse("set conv ir /no/such/ir.wav"))) { XCTAssertTrue("\($0)".contains("/no/such/ir.wav"), "\($0)") }
         XCTAssertEqual((session.graph.instances["conv"] as? LV2Instance)?.propertyValues["ir"], first)
-        try session.apply(Command.parse("set conv ir \(second)"))
+        try session.apply(NodeRequest.parse("set conv ir \(second)"))
         XCTAssertEqual((session.graph.instances["conv"] as? LV2Instance)?.propertyValues["ir"], second)
     }
 

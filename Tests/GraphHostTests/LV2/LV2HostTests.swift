@@ -58,16 +58,16 @@ final class LV2HostTests: XCTestCase {
         for port in plugin.controlInputs {
             if let value = stored[port.symbol] { XCTAssertEqual(node.controlValues[port.index], value, port.symbol) }
         }
-        let out = try TestSupport.render(path, events: [TimedCommand(frame: 24000, command: try Command.parse("preset fx Out Of Tune"))]).samples
+        let out = try TestSupport.render(path, events: [TimedCommand(frame: 24000, command: try NodeRequest.parse("preset fx Out Of Tune"))]).samples
         XCTAssertTrue(out.allSatisfy(\.isFinite))
         XCTAssertGreaterThan(TestSupport.peak(out), 0.05)
         let session = try TestSupport.session(path)
         defer { session.close() }
         let graph = session.graph
-        XCTAssertThrowsError(try graph.check(Command.parse("preset fx Nope"))) { error in
+        XCTAssertThrowsError(try graph.check(NodeRequest.parse("preset fx Nope"))) { error in
             XCTAssertTrue("\(error)".contains("presets: Out Of Tune, Stereo Detune, Symphonic"), "\(error)")
         }
-        XCTAssertThrowsError(try graph.check(Command.parse("set fx detuen 1"))) { error in
+        XCTAssertThrowsError(try graph.check(NodeRequest.parse("set fx detuen 1"))) { error in
             XCTAssertTrue("\(error)".contains("controls: detune"), "\(error)")
         }
     }
@@ -144,7 +144,7 @@ final class LV2HostTests: XCTestCase {
             usleep(200_000)
             XCTAssertLessThanOrEqual(worker.passes.load(ordering: .acquiring) - passes, 1)
         }
-        try session.apply(Command.parse("set fx gain 2"))
+        try session.apply(NodeRequest.parse("set fx gain 2"))
         for _ in 0..<3 {
             session.render(frames: 1024, interleaved: buffer)
             XCTAssertTrue(fx.waitForWorker())
@@ -257,7 +257,7 @@ extension LV2HostTests {
     /// crossfade is over the plugin sounds like the built-in node changed at the same moment; before it, like Rock.
     func testOwnIPodEQBundleChangesPresetLikeTheBuiltInNode() throws {
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 8)
-        let change = [TimedCommand(frame: 48000, command: try Command.parse("preset fx Bass Booster"))]
+        let change = [TimedCommand(frame: 48000, command: try NodeRequest.parse("preset fx Bass Booster"))]
         func render(_ node: String, events: [TimedCommand] = change) throws -> [Float] {
             try TestSupport.render(graph(mp3, lv2: node), durationFrames: 8 * 48000, events: events).samples
         }
@@ -286,7 +286,7 @@ extension LV2HostTests {
     func testPresetStateRestoredAtTheCommandFrame() throws {
         let (graph, dry) = try stateGainGraph()
         var out: [Float] = []
-        _ = try OfflineRenderer(graph: graph, events: [TimedCommand(frame: 24000, command: try Command.parse("preset fx Quarter"))])
+        _ = try OfflineRenderer(graph: graph, events: [TimedCommand(frame: 24000, command: try NodeRequest.parse("preset fx Quarter"))])
             .render(durationFrames: 48000) { out += UnsafeBufferPointer(start: $0, count: $1) }
         graph.close()
         XCTAssertEqual(Array(out[0..<24000]), Array(dry[0..<24000]))
@@ -326,7 +326,7 @@ extension LV2HostTests {
         }
         renderThread.start()
         XCTAssertTrue(TestSupport.waitUntil { rendered.load(ordering: .acquiring) >= 4096 })
-        try session.apply(Command.parse("preset fx Quarter"))
+        try session.apply(NodeRequest.parse("preset fx Quarter"))
         // The plugin was restored while paused; what follows is the fade back in (30 ms) and then the new state.
         let restoredAt = rendered.load(ordering: .acquiring)
         XCTAssertTrue(TestSupport.waitUntil { rendered.load(ordering: .acquiring) >= min(restoredAt + 24000, 90000) })
@@ -463,20 +463,20 @@ extension LV2HostTests {
         for f in (frames / 2)..<frames { XCTAssertEqual(mono[2 * f], mono[2 * f + 1], accuracy: 1e-6, "frame \(f)") }
         let path = graph(mp3, lv2: #"{ "id": "fx", "type": "lv2", "uri": "\#(Self.balance)" }"#)
         let straight = try TestSupport.render(path).samples
-        let inverted = try TestSupport.render(path, events: [TimedCommand(frame: 0, command: try Command.parse("set fx phaseL on"))]).samples
+        let inverted = try TestSupport.render(path, events: [TimedCommand(frame: 0, command: try NodeRequest.parse("set fx phaseL on"))]).samples
         for f in (frames / 2)..<frames {
             XCTAssertEqual(inverted[2 * f], -straight[2 * f], accuracy: 1e-5, "left, frame \(f)")
             XCTAssertEqual(inverted[2 * f + 1], straight[2 * f + 1], accuracy: 1e-5, "right, frame \(f)")
         }
         let session = try TestSupport.session(path)
         defer { session.close() }
-        XCTAssertThrowsError(try session.apply(Command.parse("set fx monoswap Upside Down"))) { error in
+        XCTAssertThrowsError(try session.apply(NodeRequest.parse("set fx monoswap Upside Down"))) { error in
             XCTAssertTrue("\(error)".contains("'fx' monoswap has no value named 'Upside Down'; names: L->L, R->R (Straight), "), "\(error)")
         }
-        XCTAssertThrowsError(try session.apply(Command.parse("set fx balance loud"))) { error in
+        XCTAssertThrowsError(try session.apply(NodeRequest.parse("set fx balance loud"))) { error in
             XCTAssertTrue("\(error)".contains("it takes a number, -1…1"), "\(error)")
         }
-        XCTAssertNoThrow(try session.apply(Command.parse("set fx monoswap L->R, R->L (Swap Channels)")))
+        XCTAssertNoThrow(try session.apply(NodeRequest.parse("set fx monoswap L->R, R->L (Swap Channels)")))
         let completion = CommandCompletion(session: session)
         XCTAssertEqual(completion.complete("set fx monoswap Down"), ["set fx monoswap Downmix to Mono "])
         XCTAssertEqual(completion.complete("set fx monoswap Downmix t"), ["set fx monoswap Downmix to Mono "])
@@ -534,7 +534,7 @@ extension LV2HostTests {
         session.graph.start()
         let fx = try XCTUnwrap(session.graph.instances["fx"] as? LV2Instance)
         let before = fx.workers[0].restoreRequests.index.written.load(ordering: .acquiring)
-        try session.apply(Command.parse("preset fx No-OP Stereo"))
+        try session.apply(NodeRequest.parse("preset fx No-OP Stereo"))
         XCTAssertGreaterThan(fx.workers[0].restoreRequests.index.written.load(ordering: .acquiring), before)
         XCTAssertTrue(fx.waitForWorker())
         XCTAssertEqual(fx.workers[0].restoreRequests.index.readable(), 0, "the worker thread did not take the restore's work")
@@ -627,14 +627,14 @@ extension LV2HostTests {
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 1, seconds: 2)
         let path = graph(mp3, channels: 1, lv2: #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:file-gain", "properties": { "gainFile": "gain-half.txt" } }"#)
         let dry = try TestSupport.renderStream(mp3, channels: 1)
-        let out = try TestSupport.render(path, events: [TimedCommand(frame: 48000, command: try Command.parse("set fx gainFile \(quarter)"))]).samples
+        let out = try TestSupport.render(path, events: [TimedCommand(frame: 48000, command: try NodeRequest.parse("set fx gainFile \(quarter)"))]).samples
         XCTAssertEqual(Array(out[0..<48000]), dry[0..<48000].map { $0 * 0.5 })
         // A new file makes a new instance, which loads it, runs unheard for the pre-roll and is crossfaded to.
         let switched = 48000 + Int((GraphSession.filePrerollSeconds + GraphDocument.defaultCrossfadeSeconds) * 48000)
         XCTAssertTrue(Array(out[switched...]) == dry[switched...].map { $0 * 0.25 }, "the new gain is not applied after the swap")
         let session = try TestSupport.session(path)
         defer { session.close() }
-        XCTAssertThrowsError(try session.apply(Command.parse("set fx gainFile /no/such.txt"))) {
+        XCTAssertThrowsError(try session.apply(NodeRequest.parse("set fx gainFile /no/such.txt"))) {
             XCTAssertTrue("\($0)".contains("gainFile: cannot read '/no/such.txt' (no such file)"), "\($0)")
         }
         XCTAssertThrowsError(try GraphDocument.load(path: graph(mp3, channels: 1, lv2: #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:file-gain", "properties": { "gainFile": "missing.txt", "colour": "red" } }"#))) {
@@ -762,7 +762,7 @@ extension LV2HostTests {
         func left(_ x: [Float]) -> [Float] { stride(from: 0, to: x.count, by: 2).map { x[$0] } }
         let raised = left(try TestSupport.render(path, durationFrames: 48000).samples)
         XCTAssertEqual(Double(ToneMeasure.period(raised[9600..<14400], shortest: 30, longest: 240)), 48000 / 880, accuracy: 1)
-        let passed = left(try TestSupport.render(path, durationFrames: 48000, events: [TimedCommand(frame: 0, command: try Command.parse("bypass up on"))]).samples)
+        let passed = left(try TestSupport.render(path, durationFrames: 48000, events: [TimedCommand(frame: 0, command: try NodeRequest.parse("bypass up on"))]).samples)
         XCTAssertEqual(Double(ToneMeasure.period(passed[9600..<14400], shortest: 60, longest: 240)), 48000 / 440, accuracy: 1)
         XCTAssertThrowsError(try GraphDocument.load(path: TestSupport.graph("""
             { "nodes": [ { "id": "keys", "type": "midi", "file": "\(midi)" },

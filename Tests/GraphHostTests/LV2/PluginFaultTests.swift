@@ -27,7 +27,7 @@ final class PluginFaultTests: XCTestCase {
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
         let path = graph(mp3, plugin: "nan")
         let dry = try TestSupport.renderStream(mp3)
-        let out = try TestSupport.render(path, events: [TimedCommand(frame: 24000, command: try Command.parse("set fx poison 1"))]).samples
+        let out = try TestSupport.render(path, events: [TimedCommand(frame: 24000, command: try NodeRequest.parse("set fx poison 1"))]).samples
         XCTAssertEqual(Array(out[0..<48000]), Array(dry[0..<48000]))
         XCTAssertTrue(out.allSatisfy { $0.isFinite })
         XCTAssertEqual(out[48000...].max(), 0)
@@ -45,8 +45,8 @@ final class PluginFaultTests: XCTestCase {
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
         let path = graph(mp3, plugin: "burst")
         let dry = try TestSupport.renderStream(mp3)
-        let events = [TimedCommand(frame: 24000, command: try Command.parse("set fx burst 1")),
-                      TimedCommand(frame: 36000, command: try Command.parse("set fx burst 0"))]
+        let events = [TimedCommand(frame: 24000, command: try NodeRequest.parse("set fx burst 1")),
+                      TimedCommand(frame: 36000, command: try NodeRequest.parse("set fx burst 0"))]
         let out = try TestSupport.render(path, events: events).samples
         XCTAssertLessThanOrEqual(TestSupport.peak(out), Bus.safePeak)
         XCTAssertEqual(Array(out[0..<48000]), Array(dry[0..<48000]), "before the burst the plugin passes its input")
@@ -127,7 +127,7 @@ final class PluginFaultTests: XCTestCase {
         let session = try TestSupport.session(TestSupport.streamGraph(mp3))
         defer { session.close() }
         let running = session.graph
-        XCTAssertThrowsError(try session.apply(ControlRequest.parse("load \(failing)")))
+        XCTAssertThrowsError(try session.apply(Command.parse("load \(failing)")))
         XCTAssertTrue(session.graph === running)
         XCTAssertNil(session.engine.pointee.messages.peek())
     }

@@ -24,7 +24,7 @@ final class LiveInputTests: XCTestCase {
         XCTAssertTrue(base.nodes.contains { $0.definition is CaptureNode })
         let frames = 3 * 48000
         func render(_ document: GraphDocument, volumes: [Float]? = nil) throws -> [Float] {
-            let events = volumes.map { v in v.enumerated().map { TimedCommand(frame: 0, request: .node(try! Command.parse("set mix volume.\($0.offset) \($0.element)"))) } } ?? []
+            let events = volumes.map { v in v.enumerated().map { TimedCommand(frame: 0, request: .node(try! NodeRequest.parse("set mix volume.\($0.offset) \($0.element)"))) } } ?? []
             return try TestSupport.render(document: document, durationFrames: frames, events: events).samples
         }
         let fed = try base.feeding([("mic", voice)])
@@ -243,7 +243,7 @@ final class LiveInputTests: XCTestCase {
         let document = try GraphDocument.load(path: graph)
         let songOnly = try TestSupport.render(document: document, durationFrames: 3 * 48000).samples
         let voiceOnly = try TestSupport.render(document: try document.feeding([("mic", try TestSupport.tones([2500]))]), durationFrames: 3 * 48000,
-                                               events: [TimedCommand(frame: 0, request: .node(try Command.parse("set mix volume.0 0")))]).samples
+                                               events: [TimedCommand(frame: 0, request: .node(try NodeRequest.parse("set mix volume.0 0")))]).samples
         func rms(_ x: [Float], from: Int, frames: Int) -> Double { LiveInputTests.rms(Array(x[(2 * from)..<(2 * (from + frames))])) }
         let liveOnset = try XCTUnwrap(live.firstIndex { abs($0) > 1e-3 }) / 2, offlineOnset = try XCTUnwrap(songOnly.firstIndex { abs($0) > 1e-3 }) / 2
         XCTAssertEqual(ToneMeasure.dB(rms(live, from: liveOnset + 4800, frames: 24000) / rms(songOnly, from: offlineOnset + 4800, frames: 24000)), 0,

@@ -313,9 +313,9 @@ final class PipeWireTests: XCTestCase {
         graph.start()
         try player.connect()
         func played(_ seconds: Int) -> Bool { player.counters.frames.load(ordering: .relaxed) >= seconds * 48000 }
-        try session.apply(Command.parse("preset eq Dance"))
+        try session.apply(NodeRequest.parse("preset eq Dance"))
         XCTAssertTrue(TestSupport.waitUntil { played(5) })
-        try session.apply(Command.parse("set mix volume 0.5"))
+        try session.apply(NodeRequest.parse("set mix volume 0.5"))
         XCTAssertTrue(TestSupport.waitUntil { played(10) })
         let callbacks = player.counters.callbacks.load(ordering: .relaxed)
         player.stop()

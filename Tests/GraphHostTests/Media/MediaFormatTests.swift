@@ -118,7 +118,7 @@ final class MediaFormatTests: XCTestCase {
             let plain = try TestSupport.render(graph).samples
             let at = rate, to = 4.0
             let seeked = try TestSupport.render(graph, durationFrames: 2 * rate,
-                                                events: [TimedCommand(frame: at, request: try ControlRequest.parse("seek s 4"))])
+                                                events: [TimedCommand(frame: at, request: try Command.parse("seek s 4"))])
             let fade = Int(GraphDocument.defaultCrossfadeSeconds * Double(rate))
             // Settled: 0.1 s after the crossfade (lossy decoders start cold after a seek).
             let settle = fade + rate / 10, length = rate / 2
@@ -155,7 +155,7 @@ final class MediaFormatTests: XCTestCase {
         defer { server.stop() }
         for (ext, query) in [("flac", ""), ("mp3", ""), ("ogg", "norange=1")] {
             let path = try EncodedMedia.file(ext)
-            let events = [TimedCommand(frame: 48000, request: try ControlRequest.parse("seek s 3.5"))]
+            let events = [TimedCommand(frame: 48000, request: try Command.parse("seek s 3.5"))]
             let local = try TestSupport.render(TestSupport.streamGraph(path), events: events).samples
             let url = try server.serve(path, as: "seek.\(ext)", query: query)
             let remote = try TestSupport.render(TestSupport.streamGraph(url), events: events).samples

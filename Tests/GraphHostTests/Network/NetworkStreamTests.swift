@@ -218,7 +218,7 @@ final class NetworkStreamTests: XCTestCase {
         defer { session.close() }
         session.rendersConcurrently = true
         let running = session.graph
-        XCTAssertThrowsError(try session.apply(ControlRequest.parse("load \(streamGraph(server.url("missing")))"))) { error in
+        XCTAssertThrowsError(try session.apply(Command.parse("load \(streamGraph(server.url("missing")))"))) { error in
             XCTAssertTrue("\(error)".contains("HTTP 404 from \(server.url("missing"))"), "\(error)")
         }
         XCTAssertTrue(session.graph === running)

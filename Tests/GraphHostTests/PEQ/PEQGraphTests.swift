@@ -47,13 +47,13 @@ final class PEQGraphTests: XCTestCase {
         let path = try Self.graph(#""bands": [{ "type": "peaking", "frequency": 1000, "gain": -3, "q": 1 }]"#, name: "peq-live-errors")
         let session = try TestSupport.session(path)
         defer { session.close() }
-        let refused: [(Command, String)] = [
-            (Command(node: "eq", action: .set(parameter: .band(0, .q), value: 50)), "band.0.q 50 is out of range 0.1…20"),
-            (Command(node: "eq", action: .set(parameter: .band(1, .gain), value: 1)), "'eq' has no parameter 'band.1.gain'"),
-            (Command(node: "eq", action: .choose(parameter: .band(0, .type), label: "shelf")), "has no value named 'shelf'; valid types"),
-            (Command(node: "eq", action: .set(parameter: .band(0, .type), value: 7)), "band.0.type 7 is out of range 0…6"),
-            (Command(node: "eq", action: .set(parameter: .band(0, .frequency), value: 0)), "band.0.frequency 0 Hz is out of range 10…20000"),
-            (Command(node: "eq", action: .preset("Rock")), "'eq' has no presets"),
+        let refused: [(NodeRequest, String)] = [
+            (NodeRequest(node: "eq", action: .set(parameter: .band(0, .q), value: 50)), "band.0.q 50 is out of range 0.1…20"),
+            (NodeRequest(node: "eq", action: .set(parameter: .band(1, .gain), value: 1)), "'eq' has no parameter 'band.1.gain'"),
+            (NodeRequest(node: "eq", action: .choose(parameter: .band(0, .type), label: "shelf")), "has no value named 'shelf'; valid types"),
+            (NodeRequest(node: "eq", action: .set(parameter: .band(0, .type), value: 7)), "band.0.type 7 is out of range 0…6"),
+            (NodeRequest(node: "eq", action: .set(parameter: .band(0, .frequency), value: 0)), "band.0.frequency 0 Hz is out of range 10…20000"),
+            (NodeRequest(node: "eq", action: .preset("Rock")), "'eq' has no presets"),
         ]
         for (command, reason) in refused {
             XCTAssertThrowsError(try session.apply(command), "\(command)") { XCTAssertTrue("\($0)".contains(reason), "\($0)") }

@@ -3,19 +3,19 @@ import CThreadGlue
 /// A request scheduled at an exact frame of an offline render: a node command, `chain`, `load`, `pause` or `play`.
 public struct TimedCommand: Equatable {
     public var frame: Int
-    public var request: ControlRequest
+    public var request: Command
 
-    public init(frame: Int, request: ControlRequest) {
+    public init(frame: Int, request: Command) {
         self.frame = frame
         self.request = request
     }
 
-    public init(frame: Int, command: Command) {
+    public init(frame: Int, command: NodeRequest) {
         self.init(frame: frame, request: .node(command))
     }
 
     /// The node command, if this is one.
-    public var command: Command? {
+    public var command: NodeRequest? {
         if case .node(let c) = request { return c }
         return nil
     }

@@ -1,7 +1,7 @@
 /// Why an offline render stopped or did not start.
 public enum RenderError: Error, CustomStringConvertible, Sendable {
     /// A timed command (`--at`) that cannot apply, with the time it was for (seconds).
-    case command(seconds: Double, request: ControlRequest, ControlError)
+    case command(seconds: Double, request: Command, ControlError)
     /// Nothing ends the render: no stream, or a looping one, and no duration.
     case endless
     /// SIGINT or SIGTERM arrived.

@@ -65,17 +65,17 @@ public final class MIDIControlSurface: ControlSurface, @unchecked Sendable {
         guard let map = control.withSession({ $0.graph.document.midiControl }) else { return }
         for change in changes {
             for m in map.controls where m.controller == change.controller && (m.channel == nil || m.channel == change.channel) {
-                run(.node(Command(node: m.node, action: .set(parameter: m.parameter, value: m.value(change.value)))), control)
+                run(.node(NodeRequest(node: m.node, action: .set(parameter: m.parameter, value: m.value(change.value)))), control)
             }
         }
         for program in programs {
             for m in map.programs where m.program == program.program && (m.channel == nil || m.channel == program.channel) {
-                run(m.chain.map { .chain(node: m.node, name: $0) } ?? .node(Command(node: m.node, action: .preset(m.preset ?? ""))), control)
+                run(m.chain.map { .chain(node: m.node, name: $0) } ?? .node(NodeRequest(node: m.node, action: .preset(m.preset ?? ""))), control)
             }
         }
     }
 
-    static func run(_ request: ControlRequest, _ control: LiveControl) {
+    static func run(_ request: Command, _ control: LiveControl) {
         do {
             _ = try control.perform(request)
         } catch {

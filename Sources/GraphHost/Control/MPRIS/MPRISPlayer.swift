@@ -86,7 +86,7 @@ final class MPRISPlayer {
 
     /// Play, Pause, PlayPause, Stop or Quit; nil when done, else the reason.
     private func command(_ method: String) -> UnsafePointer<CChar>? {
-        let request: ControlRequest
+        let request: Command
         switch method {
         case "Play": request = .play
         case "Pause", "Stop": request = .pause

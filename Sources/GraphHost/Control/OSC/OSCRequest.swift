@@ -3,7 +3,7 @@ import Glibc
 
 /// What an OSC message asks of graphhost: one command for `LiveControl.perform`, or a change of who receives events.
 public enum OSCRequest: Equatable, Sendable {
-    case control(ControlRequest)
+    case control(Command)
     case subscribe(OSCReturnAddress)
     case unsubscribe(OSCReturnAddress)
 
@@ -73,7 +73,7 @@ public enum OSCRequest: Equatable, Sendable {
             guard let mode = SwapMode(rawValue: name) else { throw .invalid("\(message.address): MODE '\(name)' is not \(SwapMode.names)") }
             return mode
         }
-        func node(_ node: String, _ action: NodeCommand) -> OSCRequest { .control(.node(Command(node: node, action: action))) }
+        func node(_ node: String, _ action: NodeCommand) -> OSCRequest { .control(.node(NodeRequest(node: node, action: action))) }
         let arguments = message.arguments
         switch (form.address, arguments.count) {
         case ("set", 3):

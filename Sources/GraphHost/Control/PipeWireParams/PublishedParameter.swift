@@ -65,7 +65,7 @@ public struct PublishedParameter: Equatable, Sendable {
     }
 
     /// The request that sets this parameter to `value` (from a Props change), or the reason it cannot.
-    public func request(_ value: Double) throws(PropsError) -> ControlRequest {
+    public func request(_ value: Double) throws(PropsError) -> Command {
         try Self.request(name: name, value: value, action: action)
     }
 
@@ -83,19 +83,19 @@ public struct PublishedParameter: Equatable, Sendable {
     }
 
     /// The request that sets `NODE:PARAM` to `value` (from a Props change), or the reason it cannot.
-    public static func request(name: String, value: Double, action: Action = .set) throws(PropsError) -> ControlRequest {
+    public static func request(name: String, value: Double, action: Action = .set) throws(PropsError) -> Command {
         guard let colon = name.firstIndex(of: ":"), colon != name.startIndex, name.index(after: colon) != name.endIndex else {
             throw .notNodeParameter(name)
         }
         let node = String(name[..<colon]), parameter = ParameterID(String(name[name.index(after: colon)...]))
         guard value.isFinite else { throw .notFinite(name) }
         switch action {
-        case .bypass: return .node(Command(node: node, action: .bypass(value > 0.5)))
-        case .preset: return .node(Command(node: node, action: .preset(String(Int(value.rounded())))))
+        case .bypass: return .node(NodeRequest(node: node, action: .bypass(value > 0.5)))
+        case .preset: return .node(NodeRequest(node: node, action: .preset(String(Int(value.rounded())))))
         case .set:
             // A float pod's value is taken as its shortest decimal (6.1, not 6.099999904632568).
             let shortest = Double(Float(value)) == value ? Double(Format.number(Float(value))) ?? value : value
-            return .node(Command(node: node, action: .set(parameter: parameter, value: shortest)))
+            return .node(NodeRequest(node: node, action: .set(parameter: parameter, value: shortest)))
         }
     }
 }
