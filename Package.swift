@@ -49,7 +49,8 @@ let package = Package(
             name: "GraphHost",
             dependencies: [
                 "GraphHostCore", "GraphHostDSP",
-                "CMPG123", "CFFmpegGlue", "CSoxr", "CSndfile", "CThreadGlue", "CCleanAllocationGlue", "CPipeWireGlue", "CLV2", "CLilv", "CLV2Glue", "CCurlGlue", "CLo", "CSystemdGlue",
+                "CMPG123", "CFFmpegGlue", "CSoxr", "CSndfile", "CThreadGlue", "CCleanAllocationGlue", "CPipeWireGlue",
+                "CLV2", "CLilv", "CLV2Glue", "CCurlGlue", "CLo", "CSystemdGlue",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -65,8 +66,10 @@ let package = Package(
         .target(name: "AllocationCounter", dependencies: ["CCleanAllocationGlue"], path: "Tests/AllocationCounter"),
         .testTarget(
             name: "GraphHostTests",
-            dependencies: ["GraphHost", "AllocationCounter", .product(name: "Logging", package: "swift-log"),
-                           .product(name: "Atomics", package: "swift-atomics")]
+            dependencies: [
+                "GraphHost", "AllocationCounter", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Atomics", package: "swift-atomics"),
+            ]
         ),
     ]
 )
@@ -77,6 +80,7 @@ package.targets += [
     .target(name: "CIPodEQLV2Glue"),
     // nodelete: Swift registers the library's type metadata with the runtime, so it must never be unloaded
     // (hosts dlclose plugins when an instance is freed).
-    .target(name: "GraphHostIPodEQLV2", dependencies: ["GraphHostCore", "GraphHostDSP", "CIPodEQLV2Glue"],
-            linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "nodelete"])]),
+    .target(
+        name: "GraphHostIPodEQLV2", dependencies: ["GraphHostCore", "GraphHostDSP", "CIPodEQLV2Glue"],
+        linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "nodelete"])]),
 ]

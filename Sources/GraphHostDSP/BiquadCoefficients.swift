@@ -19,7 +19,9 @@ public struct BiquadCoefficients: Equatable, Sendable {
     /// Peaking (bell) section after the Audio EQ Cookbook: `gainDB` at `frequency`,
     /// `bandwidth` in octaves between the half-gain (dB) points, with the cookbook's
     /// bilinear-warping bandwidth correction. A gain of exactly 0 dB yields `identity`.
-    public static func peaking(frequency: Double, gainDB: Double, bandwidth: Double, sampleRate: Double) -> BiquadCoefficients {
+    public static func peaking(frequency: Double, gainDB: Double, bandwidth: Double, sampleRate: Double)
+        -> BiquadCoefficients
+    {
         if gainDB == 0 { return .identity }
         let w0 = 2 * Double.pi * frequency / sampleRate
         let sinW0 = sin(w0)

@@ -130,7 +130,8 @@ public enum GraphicEQDesign {
         return (0..<bandCount).map { section($0, g[$0]) }
     }
 
-    /// The target curve in dB at `frequency`: slider gains interpolated linearly over log2 frequency, held constant outside 32..16k.
+    /// The target curve in dB at `frequency`: slider gains interpolated linearly over log2 frequency, held constant
+    /// outside 32..16k.
     public static func target(gains: [Double], at frequency: Double) -> Double {
         let sliders = normalized(gains)
         let centers = IPodEQPreset.bandCenters
@@ -151,8 +152,9 @@ public enum GraphicEQDesign {
         return 10 * log10(max(squared, 1e-300))
     }
 
-    /// Largest gain (dB) of the cascade between 20 Hz and min(20 kHz, 0.95 * Nyquist) on a dense log grid (≥ 1/48 octave); used for automatic headroom = -max(0, peakGain).
-    /// The grid has 96 points per octave and includes both ends.
+    /// Largest gain (dB) of the cascade between 20 Hz and min(20 kHz, 0.95 * Nyquist) on a dense log grid (≥ 1/48
+    /// octave); used for automatic headroom = -max(0, peakGain). The grid has 96 points per octave and includes both
+    /// ends.
     public static func peakGain(_ sections: [BiquadCoefficients], sampleRate: Double) -> Double {
         let low = 20.0
         let high = min(20_000, 0.95 * 0.5 * sampleRate)

@@ -40,7 +40,8 @@ public struct ParallelForm: Equatable, Sendable {
                 }
                 return r
             }
-            let rp = residue(p, other: q), rq = residue(q, other: p)
+            let rp = residue(p, other: q)
+            let rq = residue(q, other: p)
             let c0 = rp + rq
             let c1 = (rp * q + rq * p) * -1
             terms[k] = Term(c0: c0.re, c1: c1.re, a1: sections[k].a1, a2: sections[k].a2)
@@ -64,10 +65,16 @@ public struct ParallelForm: Equatable, Sendable {
 /// Minimal complex arithmetic for the residue computation.
 struct Complex {
     var re: Double, im: Double
-    init(_ re: Double, _ im: Double) { self.re = re; self.im = im }
+    init(_ re: Double, _ im: Double) {
+        self.re = re
+        self.im = im
+    }
     static func + (a: Complex, b: Complex) -> Complex { Complex(a.re + b.re, a.im + b.im) }
     static func - (a: Complex, b: Complex) -> Complex { Complex(a.re - b.re, a.im - b.im) }
     static func * (a: Complex, b: Complex) -> Complex { Complex(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re) }
     static func * (a: Complex, s: Double) -> Complex { Complex(a.re * s, a.im * s) }
-    var reciprocal: Complex { let m = re * re + im * im; return Complex(re / m, -im / m) }
+    var reciprocal: Complex {
+        let m = re * re + im * im
+        return Complex(re / m, -im / m)
+    }
 }

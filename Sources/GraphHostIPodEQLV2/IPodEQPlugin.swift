@@ -5,8 +5,8 @@ import GraphHostDSP
 /// The built-in `ipod-eq` as an LV2 plugin (Plugins/graphhost-ipod-eq.lv2); the C target
 /// CIPodEQLV2Glue supplies `lv2_descriptor` and forwards every callback to the functions below.
 ///
-/// run() is hard real-time (`@_noLocks`, checked by the compiler): it never allocates, locks or waits. Designing coefficients allocates,
-/// so it runs on a designer thread the instance owns, exactly as the control world does for the
+/// run() is hard real-time (`@_noLocks`, checked by the compiler): it never allocates, locks or waits. Designing
+/// coefficients allocates, so it runs on a designer thread the instance owns, exactly as the control world does for the
 /// built-in node: run() posts changed controls through a lock-free queue, the thread designs the
 /// coefficients, warms their filter bank on the input history (`IPodEQWorkspace.warm`) and posts them
 /// back, and run() crossfades to them over 30 ms (`IPodEQKernel.apply`) after running the bank over the
@@ -62,13 +62,18 @@ final class IPodEQPlugin {
         ports.initialize(repeating: nil, count: Port.count)
         state.initialize(repeating: SIMD16<Float>(), count: 4)
         requested = Self.defaults
-        kernel.initialize(to: Self.kernel(state: state, controls: Self.defaults, sampleRate: self.sampleRate, workspace: workspace))
+        kernel.initialize(
+            to: Self.kernel(state: state, controls: Self.defaults, sampleRate: self.sampleRate, workspace: workspace))
         sem_init(wake, 0, 0)
         let context = Unmanaged.passUnretained(self).toOpaque()
-        guard pthread_create(&thread, nil, { context in
-            Unmanaged<IPodEQPlugin>.fromOpaque(context!).takeUnretainedValue().designLoop()
-            return nil
-        }, context) == 0 else {
+        guard
+            pthread_create(
+                &thread, nil,
+                { context in
+                    Unmanaged<IPodEQPlugin>.fromOpaque(context!).takeUnretainedValue().designLoop()
+                    return nil
+                }, context) == 0
+        else {
             release()
             return nil
         }
@@ -112,15 +117,20 @@ final class IPodEQPlugin {
 
     /// Coefficients for a control snapshot (allocates: not for run()).
     static func coefficients(_ c: SIMD16<Float>, sampleRate: Int) -> ParallelEQCoefficients {
-        let settings = IPodEQSettings(gains: (0..<GraphicEQDesign.bandCount).map { Double(c[$0]) }, preamp: Double(c[Layout.preampLane]))
-        return ParallelEQCoefficients(sections: GraphicEQDesign.bandCount, values: settings.kernelValues(sampleRate: sampleRate))
+        let settings = IPodEQSettings(
+            gains: (0..<GraphicEQDesign.bandCount).map { Double(c[$0]) }, preamp: Double(c[Layout.preampLane]))
+        return ParallelEQCoefficients(
+            sections: GraphicEQDesign.bandCount, values: settings.kernelValues(sampleRate: sampleRate))
     }
 
     /// A kernel on the coefficients of `controls`, warming unwarmed changes at the live pace.
-    static func kernel(state: UnsafeMutablePointer<SIMD16<Float>>, controls: SIMD16<Float>, sampleRate: Int,
-                       workspace: IPodEQWorkspace) -> IPodEQKernel {
-        var kernel = IPodEQKernel(state: state, coefficients: coefficients(controls, sampleRate: sampleRate),
-                                  rampSamples: Int(IPodEQKernel.rampSeconds * Double(sampleRate)), workspace: workspace)
+    static func kernel(
+        state: UnsafeMutablePointer<SIMD16<Float>>, controls: SIMD16<Float>, sampleRate: Int,
+        workspace: IPodEQWorkspace
+    ) -> IPodEQKernel {
+        var kernel = IPodEQKernel(
+            state: state, coefficients: coefficients(controls, sampleRate: sampleRate),
+            rampSamples: Int(IPodEQKernel.rampSeconds * Double(sampleRate)), workspace: workspace)
         kernel.warmPace = IPodEQKernel.liveWarmPace
         return kernel
     }
@@ -132,7 +142,9 @@ final class IPodEQPlugin {
             while sem_wait(wake) != 0 {}
             if stopping { return }
             var newest: SIMD16<Float>?
-            while requests.read(into: &controls, capacity: MemoryLayout<SIMD16<Float>>.size) != nil { newest = controls }
+            while requests.read(into: &controls, capacity: MemoryLayout<SIMD16<Float>>.size) != nil {
+                newest = controls
+            }
             guard let newest else { continue }
             var result = Design(coefficients: Self.coefficients(newest, sampleRate: sampleRate), controls: newest)
             if let warmed = workspace.warm(result.coefficients) { (result.slot, result.through) = warmed }
@@ -172,7 +184,9 @@ final class IPodEQPlugin {
                 _unsafePerformance { _ = sem_post(semaphore) }
             }
         }
-        guard let inL = ports[Port.inL], let inR = ports[Port.inR], let outL = ports[Port.outL], let outR = ports[Port.outR] else { return }
+        guard let inL = ports[Port.inL], let inR = ports[Port.inR], let outL = ports[Port.outL],
+            let outR = ports[Port.outR]
+        else { return }
         let right = scratch + Layout.blockFrames
         var done = 0
         while done < frames {
@@ -181,7 +195,8 @@ final class IPodEQPlugin {
                 scratch[i] = inL[done + i]
                 right[i] = inR[done + i]
             }
-            kernel.pointee.process(input: scratch, output: scratch, channelStride: Layout.blockFrames, channels: 2, frames: n)
+            kernel.pointee.process(
+                input: scratch, output: scratch, channelStride: Layout.blockFrames, channels: 2, frames: n)
             for i in 0..<n {
                 outL[done + i] = scratch[i]
                 outR[done + i] = right[i]
@@ -202,7 +217,9 @@ private func plugin(_ handle: UnsafeMutableRawPointer) -> IPodEQPlugin {
 }
 
 @_cdecl("gh_ipod_eq_connect_port")
-public func graphhostIPodEQConnectPort(_ handle: UnsafeMutableRawPointer, _ port: UInt32, _ data: UnsafeMutableRawPointer?) {
+public func graphhostIPodEQConnectPort(
+    _ handle: UnsafeMutableRawPointer, _ port: UInt32, _ data: UnsafeMutableRawPointer?
+) {
     let p = plugin(handle)
     guard Int(port) < IPodEQPlugin.Port.count else { return }
     p.ports[Int(port)] = data?.assumingMemoryBound(to: Float.self)

@@ -31,8 +31,10 @@ final class Console {
     /// `answer` answers a line in words (or with the socket's JSON after `--json`); `complete` lists the
     /// whole lines a line's start can become;
     /// `onEnd` runs on Ctrl-C, Ctrl-D on an empty line or `quit`.
-    init(answer: @escaping @Sendable (String) -> String, complete: @escaping @Sendable (String) -> [String],
-         onEnd: @escaping @Sendable () -> Void) {
+    init(
+        answer: @escaping @Sendable (String) -> String, complete: @escaping @Sendable (String) -> [String],
+        onEnd: @escaping @Sendable () -> Void
+    ) {
         self.answer = answer
         self.complete = complete
         self.onEnd = onEnd
@@ -145,8 +147,11 @@ final class ConsoleEditor {
     private var accepted: String?
     private var endRequested = false
 
-    init(shared: ConsoleShared, answer: @escaping @Sendable (String) -> String, complete: @escaping @Sendable (String) -> [String],
-         onEnd: @escaping @Sendable () -> Void) {
+    init(
+        shared: ConsoleShared, answer: @escaping @Sendable (String) -> String,
+        complete: @escaping @Sendable (String) -> [String],
+        onEnd: @escaping @Sendable () -> Void
+    ) {
         self.shared = shared
         self.answer = answer
         self.complete = complete
@@ -156,12 +161,14 @@ final class ConsoleEditor {
     func run() {
         guard openEditor() else { return }
         defer { closeEditor() }
-        var descriptors = [pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: shared.wakePipe.read, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: shared.errorPipe, events: Int16(POLLIN), revents: 0)]
+        var descriptors = [
+            pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: shared.wakePipe.read, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: shared.errorPipe, events: Int16(POLLIN), revents: 0),
+        ]
         while true {
             if poll(&descriptors, nfds_t(descriptors.count), -1) < 0 {
-                if errno == EINTR { continue }   // a signal; SIGWINCH's handler has also written to the wake pipe
+                if errno == EINTR { continue }  // a signal; SIGWINCH's handler has also written to the wake pipe
                 return
             }
             _ = Self.readAll(shared.wakePipe.read)
@@ -180,7 +187,7 @@ final class ConsoleEditor {
             if input & Int16(POLLIN) != 0 {
                 readKey()
             } else if input & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 {
-                descriptors[0].fd = -1   // the terminal is gone
+                descriptors[0].fd = -1  // the terminal is gone
                 onEnd()
             }
             if !above.isEmpty {
@@ -198,20 +205,24 @@ final class ConsoleEditor {
         gh_edit_history_set_size(history, Int32(Self.historyLimit))
         loadHistory()
         gh_edit_configure(editor, { _ in ConsoleEditor.promptText }, history, Unmanaged.passUnretained(self).toOpaque())
-        gh_edit_setty(editor, "-isig")   // Ctrl-C is a key; Ctrl-Z does not suspend a raw terminal
+        gh_edit_setty(editor, "-isig")  // Ctrl-C is a key; Ctrl-Z does not suspend a raw terminal
         gh_edit_add_command(editor, "graphhost-accept", "Run the line", { el, _ in ConsoleEditor.of(el).acceptLine() })
-        gh_edit_add_command(editor, "graphhost-complete", "Complete the line", { el, _ in ConsoleEditor.of(el).completeLine() })
+        gh_edit_add_command(
+            editor, "graphhost-complete", "Complete the line", { el, _ in ConsoleEditor.of(el).completeLine() })
         gh_edit_add_command(editor, "graphhost-end", "Stop playing", { el, _ in ConsoleEditor.of(el).end() })
-        gh_edit_add_command(editor, "graphhost-end-or-delete", "Stop playing on an empty line, else delete a character",
-                              { el, _ in ConsoleEditor.of(el).endOrDelete() })
-        for (key, command) in [("^M", "graphhost-accept"), ("^J", "graphhost-accept"), ("^I", "graphhost-complete"),
-                               ("^C", "graphhost-end"), ("^D", "graphhost-end-or-delete"),
-                               ("^W", "ed-delete-prev-word"), ("^U", "vi-kill-line-prev")] {
+        gh_edit_add_command(
+            editor, "graphhost-end-or-delete", "Stop playing on an empty line, else delete a character",
+            { el, _ in ConsoleEditor.of(el).endOrDelete() })
+        for (key, command) in [
+            ("^M", "graphhost-accept"), ("^J", "graphhost-accept"), ("^I", "graphhost-complete"),
+            ("^C", "graphhost-end"), ("^D", "graphhost-end-or-delete"),
+            ("^W", "ed-delete-prev-word"), ("^U", "vi-kill-line-prev"),
+        ] {
             gh_edit_bind(editor, key, command)
         }
         columns = Self.terminalWidth()
         output("\r" + statusLine() + "\r\n")
-        gh_edit_set_unbuffered(editor, 1)   // raw mode; draws the prompt
+        gh_edit_set_unbuffered(editor, 1)  // raw mode; draws the prompt
         return true
     }
 
@@ -242,7 +253,7 @@ final class ConsoleEditor {
         guard let line = accepted else { return }
         accepted = nil
         output(clearToStatusLine() + statusLine() + "\r\n")
-        gh_edit_set_unbuffered(editor, 0)   // an empty line and a new prompt; the history walk starts over
+        gh_edit_set_unbuffered(editor, 0)  // an empty line and a new prompt; the history walk starts over
         gh_edit_set_unbuffered(editor, 1)
         let text = Format.trimmed(line)
         guard !text.isEmpty else { return }
@@ -323,7 +334,8 @@ final class ConsoleEditor {
 
     /// The status, cut to the terminal's width in display columns.
     private func statusLine() -> String {
-        var shown = String.UnicodeScalarView(), used = 0
+        var shown = String.UnicodeScalarView()
+        var used = 0
         for scalar in status.unicodeScalars {
             let width = Self.columns(scalar)
             if used + width > columns { break }
@@ -338,12 +350,19 @@ final class ConsoleEditor {
     /// character that does not fit at the end of a row to the next one.
     private func cursorRow() -> Int {
         let (before, after) = lineScalars()
-        var row = 0, column = 0
+        var row = 0
+        var column = 0
         for scalar in Array(Self.prompt.unicodeScalars) + before {
             let width = Self.columns(scalar)
-            if column + width > columns { row += 1; column = 0 }
+            if column + width > columns {
+                row += 1
+                column = 0
+            }
             column += width
-            if column >= columns { row += 1; column = 0 }
+            if column >= columns {
+                row += 1
+                column = 0
+            }
         }
         if let next = after.first, column + Self.columns(next) > columns { row += 1 }
         return row
@@ -379,12 +398,14 @@ final class ConsoleEditor {
 
     private func loadHistory() {
         let environment = ProcessInfo.processInfo.environment
-        let state = environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+        let state =
+            environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
             ?? (environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path) + "/.local/state"
         let folder = state + "/graphhost"
         do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                atPath: folder, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
         } catch {
             above.append("history is not saved: cannot create \(folder): \(error)")
             return
@@ -436,7 +457,8 @@ final class ConsoleEditor {
     }
 
     static func readAll(_ fd: Int32) -> [UInt8] {
-        var bytes: [UInt8] = [], chunk = [UInt8](repeating: 0, count: 4096)
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
             let count = read(fd, &chunk, chunk.count)
             guard count > 0 else { return bytes }

@@ -33,7 +33,8 @@ struct CtlCommand: ParsableCommand {
         }
         let fd = CommandServer.connectClient(path)
         guard fd >= 0 else {
-            printError("error: cannot connect to \(path): \(String(cString: strerror(errno))) (is `graphhost run` playing?)")
+            printError(
+                "error: cannot connect to \(path): \(String(cString: strerror(errno))) (is `graphhost run` playing?)")
             throw ExitCode(1)
         }
         defer { close(fd) }
@@ -63,9 +64,14 @@ struct CtlCommand: ParsableCommand {
         if let socket { return socket }
         if let name { return CommandServer.defaultPath(name: name) }
         let dir = CommandServer.defaultFolder()
-        let sockets = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasSuffix(".sock") }
+        let sockets = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter {
+            $0.hasSuffix(".sock")
+        }
         guard sockets.count == 1 else {
-            throw ValidationError(sockets.isEmpty ? "no running graphhost in \(dir)" : "several runs (\(sockets.joined(separator: ", "))): give --name or --socket")
+            throw ValidationError(
+                sockets.isEmpty
+                    ? "no running graphhost in \(dir)"
+                    : "several runs (\(sockets.joined(separator: ", "))): give --name or --socket")
         }
         return dir + "/" + sockets[0]
     }

@@ -8,14 +8,17 @@ struct GraphHostCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "graphhost",
         abstract: """
-        A real-time DSP effects host for Linux: JSON graphs of streams (files, HTTP, Icecast, HLS), mixers, an iPod-style \
-        EQ, LV2 plugins, live inputs, virtual sinks and outputs, played through PipeWire or rendered offline.
-        """,
+            A real-time DSP effects host for Linux: JSON graphs of streams (files, HTTP, Icecast, HLS), mixers, an iPod-style \
+            EQ, LV2 plugins, live inputs, virtual sinks and outputs, played through PipeWire or rendered offline.
+            """,
         discussion: """
-        `graphhost run` plays a graph and takes live commands from its console, its socket (`graphhost ctl`), OSC, \
-        MPRIS and MIDI; `graphhost render` renders one into a file, faster than real time.
-        """,
-        subcommands: [ValidateCommand.self, ShowCommand.self, RenderCommand.self, RunCommand.self, CtlCommand.self, PluginsCommand.self, PresetsCommand.self, EQCurveCommand.self, BenchKernelCommand.self, SchemaCommand.self]
+            `graphhost run` plays a graph and takes live commands from its console, its socket (`graphhost ctl`), OSC, \
+            MPRIS and MIDI; `graphhost render` renders one into a file, faster than real time.
+            """,
+        subcommands: [
+            ValidateCommand.self, ShowCommand.self, RenderCommand.self, RunCommand.self, CtlCommand.self,
+            PluginsCommand.self, PresetsCommand.self, EQCurveCommand.self, BenchKernelCommand.self, SchemaCommand.self,
+        ]
     )
 }
 
@@ -37,7 +40,8 @@ func loadGraph(_ path: String) throws -> GraphDocument {
 }
 
 struct ValidateCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "validate", abstract: "Check a graph file; print each problem with its JSON path.")
+    static let configuration = CommandConfiguration(
+        commandName: "validate", abstract: "Check a graph file; print each problem with its JSON path.")
     @Argument(help: "The graph JSON file.") var graph: String
 
     func run() throws {
@@ -47,7 +51,8 @@ struct ValidateCommand: ParsableCommand {
 }
 
 struct ShowCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "show", abstract: "Print a graph: nodes, formats, links and render order.")
+    static let configuration = CommandConfiguration(
+        commandName: "show", abstract: "Print a graph: nodes, formats, links and render order.")
     @Argument(help: "The graph JSON file.") var graph: String
     @Flag(help: "Print Graphviz DOT instead of text.") var dot = false
 
@@ -61,10 +66,15 @@ struct ShowCommand: ParsableCommand {
         for (id, instance) in compiled.instances.sorted(by: { $0.key < $1.key }) where instance.latency > 0 {
             print("latency: \(id) reports \(instance.latency) frames")
         }
-        for (id, delays) in compensation.delays.sorted(by: { $0.key < $1.key }) where delays.contains(where: { $0 > 0 }) {
-            print("latency: \(id) delays its inputs by \(delays.map(String.init).joined(separator: ", ")) frames to align them")
+        for (id, delays) in compensation.delays.sorted(by: { $0.key < $1.key }) where delays.contains(where: { $0 > 0 })
+        {
+            print(
+                "latency: \(id) delays its inputs by \(delays.map(String.init).joined(separator: ", ")) frames to align them"
+            )
         }
-        print("latency: the graph adds \(compensation.total) frames (\(compensation.milliseconds(compensation.total, sampleRate: doc.format.sampleRate)) ms)")
+        print(
+            "latency: the graph adds \(compensation.total) frames (\(compensation.milliseconds(compensation.total, sampleRate: doc.format.sampleRate)) ms)"
+        )
     }
 }
 
@@ -75,19 +85,26 @@ struct RenderCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "render",
         abstract: "Render a graph offline, as fast as possible, into a .wav, .flac, .ogg (Vorbis) or .opus file.",
-        discussion: "--at SECONDS COMMAND applies a command at that exact frame, e.g. --at 2.5 'preset eq Rock', --at 4 'set mix volume.1 0.25', --at 6 'chain fx bright' or --at 8 'load other.json'."
+        discussion:
+            "--at SECONDS COMMAND applies a command at that exact frame, e.g. --at 2.5 'preset eq Rock', --at 4 'set mix volume.1 0.25', --at 6 'chain fx bright' or --at 8 'load other.json'."
     )
     @Argument(help: "The graph JSON file.") var graph: String
-    @Option(name: .shortAndLong, help: "Output file (.wav, .flac, .ogg or .opus; all but .wav clip at full scale); with several output nodes, NODE=FILE for each to write (repeatable).") var output: [String]
+    @Option(
+        name: .shortAndLong,
+        help:
+            "Output file (.wav, .flac, .ogg or .opus; all but .wav clip at full scale); with several output nodes, NODE=FILE for each to write (repeatable)."
+    ) var output: [String]
     @Option(help: "Seconds to render (default: until every stream has finished).") var duration: Double?
-    @Option(parsing: .upToNextOption, help: "SECONDS COMMAND: apply COMMAND at that time (repeatable).") var at: [String] = []
+    @Option(parsing: .upToNextOption, help: "SECONDS COMMAND: apply COMMAND at that time (repeatable).") var at:
+        [String] = []
     @Option(help: "Frames per render call (LV2 plugins are told it as their nominal block length).") var block: Int?
     @Option(help: "NODE=FILE: feed a capture or sink node from an MP3 file (repeatable).") var input: [String] = []
 
     func run() throws {
         var doc = try loadGraph(graph)
         let inputs = try input.map { item -> (node: String, file: String) in
-            guard let eq = item.firstIndex(of: "="), eq != item.startIndex, item.index(after: eq) != item.endIndex else {
+            guard let eq = item.firstIndex(of: "="), eq != item.startIndex, item.index(after: eq) != item.endIndex
+            else {
                 throw ValidationError("--input takes NODE=FILE, e.g. --input mic=voice.mp3; got '\(item)'")
             }
             return (String(item[..<eq]), String(item[item.index(after: eq)...]))
@@ -97,7 +114,8 @@ struct RenderCommand: ParsableCommand {
             throw ExitCode(2)
         }
         for node in doc.nodes where node.definition.traits.contains(.isLiveInput) {
-            printError("warning: \(node.definition.typeName) node '\(node.id)' has no --input file; it is silent offline")
+            printError(
+                "warning: \(node.definition.typeName) node '\(node.id)' has no --input file; it is silent offline")
         }
         let rate = Double(doc.format.sampleRate)
         var events: [TimedCommand] = []
@@ -107,7 +125,9 @@ struct RenderCommand: ParsableCommand {
                 throw ValidationError("--at takes SECONDS and a COMMAND, e.g. --at 2.5 'preset eq Rock'")
             }
             let request: Command
-            do { request = try Command.parse(at[i + 1]) } catch { throw ValidationError("--at \(at[i]) '\(at[i + 1])': \(error)") }
+            do { request = try Command.parse(at[i + 1]) } catch {
+                throw ValidationError("--at \(at[i]) '\(at[i + 1])': \(error)")
+            }
             events.append(TimedCommand(frame: Int((seconds * rate).rounded()), request: request))
             i += 2
         }
@@ -122,13 +142,18 @@ struct RenderCommand: ParsableCommand {
             } else if ids.count == 1 {
                 files[0] = item
             } else {
-                throw ValidationError("the graph has \(ids.count) outputs (\(ids.joined(separator: ", "))): give -o NODE=FILE for each to write, not '\(item)'")
+                throw ValidationError(
+                    "the graph has \(ids.count) outputs (\(ids.joined(separator: ", "))): give -o NODE=FILE for each to write, not '\(item)'"
+                )
             }
         }
         // Each file is written beside its target and renamed once the render succeeded: a failure leaves none behind.
         var writers: [Int: SoundFileWriter] = [:]
         do {
-            for (k, path) in files { writers[k] = try SoundFileWriter(path: path, sampleRate: doc.format.sampleRate, channels: doc.format.channels, staged: true) }
+            for (k, path) in files {
+                writers[k] = try SoundFileWriter(
+                    path: path, sampleRate: doc.format.sampleRate, channels: doc.format.channels, staged: true)
+            }
         } catch {
             writers.values.forEach { $0.discard() }
             throw error
@@ -139,7 +164,9 @@ struct RenderCommand: ParsableCommand {
         signal(SIGINT) { _ in renderInterrupted = 1 }
         signal(SIGTERM) { _ in renderInterrupted = 1 }
         do {
-            summary = try renderer.render(durationFrames: duration.map { Int(($0 * rate).rounded()) }, outputs: ids.count) { k, block, frames in
+            summary = try renderer.render(
+                durationFrames: duration.map { Int(($0 * rate).rounded()) }, outputs: ids.count
+            ) { k, block, frames in
                 if renderInterrupted != 0 { throw RenderError.interrupted }
                 try writers[k]?.write(block, frames: frames)
             }
@@ -157,14 +184,26 @@ struct RenderCommand: ParsableCommand {
         let seconds = Double(summary.frames) / rate
         let elapsed = Date().timeIntervalSince(started)
         let peakDB = summary.peak > 0 ? Format.printf("%.2f dBFS", 20 * log10(Double(summary.peak))) : "-inf dBFS"
-        print("wrote \(files.sorted { $0.key < $1.key }.map(\.value).joined(separator: ", ")): \(Format.printf("%.3f", seconds)) s, peak \(peakDB), \(Format.printf("%.0f", seconds / max(elapsed, 1e-9)))x real time, underruns \(summary.underruns)"
-              + (summary.damage == StreamDamage() ? "" : ", damaged stream data: \(summary.damage.silencedFrames) frames silenced, \(summary.damage.skippedBytes) bytes skipped"))
+        print(
+            "wrote \(files.sorted { $0.key < $1.key }.map(\.value).joined(separator: ", ")): \(Format.printf("%.3f", seconds)) s, peak \(peakDB), \(Format.printf("%.0f", seconds / max(elapsed, 1e-9)))x real time, underruns \(summary.underruns)"
+                + (summary.damage == StreamDamage()
+                    ? ""
+                    : ", damaged stream data: \(summary.damage.silencedFrames) frames silenced, \(summary.damage.skippedBytes) bytes skipped")
+        )
         for (k, writer) in writers.sorted(by: { $0.key < $1.key }) where writer.clippedSamples > 0 {
-            print("\(files[k]!): clipped \(writer.clippedSamples) samples at full scale (the graph peaks at \(peakDB); lower a volume, or write .wav, which keeps them)")
+            print(
+                "\(files[k]!): clipped \(writer.clippedSamples) samples at full scale (the graph peaks at \(peakDB); lower a volume, or write .wav, which keeps them)"
+            )
         }
         for node in doc.nodes {
-            guard node.definition.traits.contains(.numberedPresets), let preset = node.definition.presetName else { continue }
-            let changes = events.compactMap { e in e.command.flatMap { $0.node == node.id ? "at \(Format.printf("%.3f", Double(e.frame) / rate)) s: \($0.action)" : nil } }
+            guard node.definition.traits.contains(.numberedPresets), let preset = node.definition.presetName else {
+                continue
+            }
+            let changes = events.compactMap { e in
+                e.command.flatMap {
+                    $0.node == node.id ? "at \(Format.printf("%.3f", Double(e.frame) / rate)) s: \($0.action)" : nil
+                }
+            }
             print("\(node.id): preset \(preset)" + (changes.isEmpty ? "" : ", then " + changes.joined(separator: ", ")))
         }
     }
@@ -172,9 +211,11 @@ struct RenderCommand: ParsableCommand {
 
 struct EQCurveCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "eq-curve", abstract: "Draw an iPod EQ preset's target and achieved response, or the response of a graph's EQ node.")
+        commandName: "eq-curve",
+        abstract: "Draw an iPod EQ preset's target and achieved response, or the response of a graph's EQ node.")
     @Argument(help: "Preset name or index.") var preset: String?
-    @Option(help: "Draw the response of this graph's node --node instead (a node kind with a frequency response: peq).") var graph: String?
+    @Option(help: "Draw the response of this graph's node --node instead (a node kind with a frequency response: peq).")
+    var graph: String?
     @Option(help: "The node of --graph.") var node: String?
     @Option(help: "Sample rate in Hz (default 48000, or the graph's).") var rate: Int?
     @Option(help: "Write an SVG chart here.") var svg: String?
@@ -184,10 +225,13 @@ struct EQCurveCommand: ParsableCommand {
         guard svg != nil || csv != nil else { throw ValidationError("give --svg FILE and/or --csv FILE") }
         let curve: (csv: String, svg: String)
         if let graph {
-            guard let node, preset == nil else { throw ValidationError("give --graph FILE with --node ID and no preset") }
+            guard let node, preset == nil else {
+                throw ValidationError("give --graph FILE with --node ID and no preset")
+            }
             let doc = try loadGraph(graph)
             guard let found = doc.nodes.first(where: { $0.id == node }) else {
-                throw ValidationError("\(graph) has no node '\(node)'; nodes: \(doc.nodes.map(\.id).joined(separator: ", "))")
+                throw ValidationError(
+                    "\(graph) has no node '\(node)'; nodes: \(doc.nodes.map(\.id).joined(separator: ", "))")
             }
             guard let filter = found.definition as? any FrequencyResponding else {
                 throw ValidationError("node '\(node)' (\(found.definition.typeName)) has no fixed frequency response")
@@ -197,13 +241,18 @@ struct EQCurveCommand: ParsableCommand {
         } else {
             guard let preset else { throw ValidationError("give a preset, or --graph FILE --node ID") }
             guard let p = IPodEQPreset.named(preset) else {
-                throw ValidationError("unknown preset '\(preset)'; valid: \(IPodEQPreset.all.map(\.name).joined(separator: ", "))")
+                throw ValidationError(
+                    "unknown preset '\(preset)'; valid: \(IPodEQPreset.all.map(\.name).joined(separator: ", "))")
             }
             let response = EQCurve(preset: p, sampleRate: rate ?? 48000)
             curve = (response.csv, response.svg())
         }
         if let csv {
-            if csv == "-" { print(curve.csv, terminator: "") } else { try curve.csv.write(toFile: csv, atomically: true, encoding: .utf8) }
+            if csv == "-" {
+                print(curve.csv, terminator: "")
+            } else {
+                try curve.csv.write(toFile: csv, atomically: true, encoding: .utf8)
+            }
         }
         if let svg {
             try curve.svg.write(toFile: svg, atomically: true, encoding: .utf8)
@@ -213,13 +262,18 @@ struct EQCurveCommand: ParsableCommand {
 }
 
 struct BenchKernelCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "bench-kernel", abstract: "Time the iPod EQ kernel alone (stereo, 10 bands) and print its real-time factor; or an LV2 plugin, or a decoder.")
+    static let configuration = CommandConfiguration(
+        commandName: "bench-kernel",
+        abstract:
+            "Time the iPod EQ kernel alone (stereo, 10 bands) and print its real-time factor; or an LV2 plugin, or a decoder."
+    )
     @Option(help: "Seconds of audio to process.") var seconds: Double = 600
     @Option(help: "Sample rate in Hz.") var rate: Int = 48000
     @Option(help: "Time this LV2 plugin in graphhost's LV2 kernel instead (compare with lv2bench).") var lv2: String?
     @Option(help: "Block size for --lv2.") var block: Int = 512
     @Option(help: "Frames for --lv2.") var frames: Int = 4_800_000
-    @Option(help: "Decode this media file with the stream node's decoders instead (compare with ffmpeg -f null).") var decode: String?
+    @Option(help: "Decode this media file with the stream node's decoders instead (compare with ffmpeg -f null).")
+    var decode: String?
 
     func run() throws {
         if let decode {

@@ -4,58 +4,106 @@ import Glibc
 import GraphHost
 
 struct PluginsCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "plugins", abstract: "List installed LV2 plugins (LV2_PATH and the repository's Plugins/).")
+    static let configuration = CommandConfiguration(
+        commandName: "plugins", abstract: "List installed LV2 plugins (LV2_PATH and the repository's Plugins/).")
     @Flag(help: "Print JSON.") var json = false
     @Argument(help: "Only plugins whose URI or name contains this (case-insensitive).") var filter: String?
 
     func run() throws {
         let plugins = LV2World.shared.plugins.filter { p in
-            filter.map { f in p.uri.lowercased().contains(f.lowercased()) || p.name.lowercased().contains(f.lowercased()) } ?? true
+            filter.map { f in
+                p.uri.lowercased().contains(f.lowercased()) || p.name.lowercased().contains(f.lowercased())
+            } ?? true
         }
         if json {
             let list = plugins.map { p -> JSONValue in
                 .object([
                     ("uri", .string(p.uri)), ("name", .string(p.name)),
-                    ("audioInputs", .number(p.audioPorts(input: true).count)), ("audioOutputs", .number(p.audioPorts(input: false).count)),
+                    ("audioInputs", .number(p.audioPorts(input: true).count)),
+                    ("audioOutputs", .number(p.audioPorts(input: false).count)),
                     ("instrument", .bool(p.isInstrument)), ("midiProcessor", .bool(p.isMIDIProcessor)),
                     ("source", .bool(p.isSource)), ("sendsEvents", .bool(p.sendsEvents)),
                     ("traits", .array(p.descriptor.traits.names.map(JSONValue.string))),
-                    ("signalPorts", .array(p.signalPorts.map {
-                        .object([("index", .number($0.index)), ("symbol", .string($0.symbol)), ("kind", .string($0.kind.rawValue)),
-                                 ("input", .bool($0.isInput)), ("sidechain", .bool($0.isSideChain))])
-                    })),
-                    ("controls", .array(p.controlInputs.map { c -> JSONValue in
-                        let properties = [(c.isToggled, "toggled"), (c.isInteger, "integer"), (c.isEnumeration, "enumeration"),
-                                          (c.isLogarithmic, "logarithmic")].filter(\.0).map(\.1)
-                        return .members([
-                            ("symbol", .string(c.symbol)), ("name", .string(c.name)), ("minimum", c.minimum.map(JSONValue.number)),
-                            ("maximum", c.maximum.map(JSONValue.number)), ("default", c.defaultValue.map(JSONValue.number)),
-                            ("boundsInSampleRates", c.boundsInSampleRates ? .bool(true) : nil),
-                            ("properties", properties.isEmpty ? nil : .array(properties.map(JSONValue.string))),
-                            ("scalePoints", c.scalePoints.isEmpty ? nil
-                                : .array(c.scalePoints.map { .object([("label", .string($0.label)), ("value", .number($0.value))]) })),
-                        ])
-                    })),
-                    ("requiredFeatures", .array(p.requiredFeatures.map {
-                        .object([("uri", .string($0)), ("supported", .bool(!p.unsupportedFeatures.contains($0)))])
-                    })),
+                    (
+                        "signalPorts",
+                        .array(
+                            p.signalPorts.map {
+                                .object([
+                                    ("index", .number($0.index)), ("symbol", .string($0.symbol)),
+                                    ("kind", .string($0.kind.rawValue)),
+                                    ("input", .bool($0.isInput)), ("sidechain", .bool($0.isSideChain)),
+                                ])
+                            })
+                    ),
+                    (
+                        "controls",
+                        .array(
+                            p.controlInputs.map { c -> JSONValue in
+                                let properties = [
+                                    (c.isToggled, "toggled"), (c.isInteger, "integer"),
+                                    (c.isEnumeration, "enumeration"),
+                                    (c.isLogarithmic, "logarithmic"),
+                                ].filter(\.0).map(\.1)
+                                return .members([
+                                    ("symbol", .string(c.symbol)), ("name", .string(c.name)),
+                                    ("minimum", c.minimum.map(JSONValue.number)),
+                                    ("maximum", c.maximum.map(JSONValue.number)),
+                                    ("default", c.defaultValue.map(JSONValue.number)),
+                                    ("boundsInSampleRates", c.boundsInSampleRates ? .bool(true) : nil),
+                                    ("properties", properties.isEmpty ? nil : .array(properties.map(JSONValue.string))),
+                                    (
+                                        "scalePoints",
+                                        c.scalePoints.isEmpty
+                                            ? nil
+                                            : .array(
+                                                c.scalePoints.map {
+                                                    .object([
+                                                        ("label", .string($0.label)), ("value", .number($0.value)),
+                                                    ])
+                                                })
+                                    ),
+                                ])
+                            })
+                    ),
+                    (
+                        "requiredFeatures",
+                        .array(
+                            p.requiredFeatures.map {
+                                .object([
+                                    ("uri", .string($0)), ("supported", .bool(!p.unsupportedFeatures.contains($0))),
+                                ])
+                            })
+                    ),
                     ("presets", .number(p.presets.count)), ("hardRTCapable", .bool(p.isHardRTCapable)),
-                    ("properties", .array(p.properties.map {
-                        .object([("symbol", .string($0.symbol)), ("uri", .string($0.uri)), ("label", .string($0.label)),
-                                 ("range", .string($0.range ?? ""))])
-                    })),
+                    (
+                        "properties",
+                        .array(
+                            p.properties.map {
+                                .object([
+                                    ("symbol", .string($0.symbol)), ("uri", .string($0.uri)),
+                                    ("label", .string($0.label)),
+                                    ("range", .string($0.range ?? "")),
+                                ])
+                            })
+                    ),
                 ])
             }
             print(JSONValue.array(list).indented())
             return
         }
         for p in plugins {
-            print("\(p.uri)\n  name: \(p.name)\n  audio: \(p.audioPorts(input: true).count) in, \(p.audioPorts(input: false).count) out")
+            print(
+                "\(p.uri)\n  name: \(p.name)\n  audio: \(p.audioPorts(input: true).count) in, \(p.audioPorts(input: false).count) out"
+            )
             for port in p.signalPorts { print("  port \(port.description)") }
             for c in p.controlInputs { print("  control \(c.description)") }
             for property in p.properties { print("  property \(property.description)") }
-            for f in p.requiredFeatures { print("  requires \(f)\(p.unsupportedFeatures.contains(f) ? " (not supported)" : "")") }
-            if !p.isHardRTCapable { print("  not lv2:hardRTCapable: run() may block or allocate (live playback may drop out)") }
+            for f in p.requiredFeatures {
+                print("  requires \(f)\(p.unsupportedFeatures.contains(f) ? " (not supported)" : "")")
+            }
+            if !p.isHardRTCapable {
+                print("  not lv2:hardRTCapable: run() may block or allocate (live playback may drop out)")
+            }
             print("  presets: \(p.presets.count)")
             print("  traits: \(p.descriptor.traits.names.joined(separator: ", "))")
         }

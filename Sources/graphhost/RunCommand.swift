@@ -13,14 +13,20 @@ struct RunCommand: ParsableCommand {
         abstract: "Play a graph through PipeWire, rendering it in the stream's real-time process callback."
     )
     @Argument(help: "The graph JSON file.") var graph: String
-    @Option(help: "Play to this node (node.name, object.serial or id); falls back to the default sink if missing.") var target: String?
+    @Option(help: "Play to this node (node.name, object.serial or id); falls back to the default sink if missing.")
+    var target: String?
     @Option(help: "Requested latency in frames (node.latency).") var latency: Int?
     @Option(help: "Stop after this many seconds of audio.") var duration: Double?
     @Option(help: "The stream's node.name (default: the graph file's name).") var name: String?
     @Option(help: "The control socket (default: $XDG_RUNTIME_DIR/graphhost/NAME.sock).") var socket: String?
-    @Option(help: "Record what is played (every live change included) to this .wav, .flac, .ogg or .opus file.") var record: String?
-    @Flag(help: "Reload the graph file when it changes (a crossfaded swap; a broken edit is reported and ignored).") var watch = false
-    @Option(help: "Take OSC control messages (/graphhost/...) on this UDP port (0: any free port, logged). Off unless given.") var oscPort: Int?
+    @Option(help: "Record what is played (every live change included) to this .wav, .flac, .ogg or .opus file.")
+    var record: String?
+    @Flag(help: "Reload the graph file when it changes (a crossfaded swap; a broken edit is reported and ignored).")
+    var watch = false
+    @Option(
+        help:
+            "Take OSC control messages (/graphhost/...) on this UDP port (0: any free port, logged). Off unless given.")
+    var oscPort: Int?
     @Option(help: "The address the OSC port binds to (0.0.0.0: every interface).") var oscHost = "127.0.0.1"
     @Flag(help: "Do not offer MPRIS (org.mpris.MediaPlayer2.graphhost.NAME) on the session bus.") var noMpris = false
 
@@ -33,16 +39,20 @@ struct RunCommand: ParsableCommand {
         signal(SIGINT) { _ in stopSignal = 1 }
         signal(SIGTERM) { _ in stopSignal = 1 }
         let nodeName = name ?? URL(fileURLWithPath: graph).deletingPathExtension().lastPathComponent
-        var play = LivePlay(document: try loadGraph(graph), graphPath: graph,
-                            playback: PlaybackOptions(name: nodeName, target: target, latencyFrames: latency),
-                            socketPath: socket, durationSeconds: duration, recordPath: record, watch: watch)
+        var play = LivePlay(
+            document: try loadGraph(graph), graphPath: graph,
+            playback: PlaybackOptions(name: nodeName, target: target, latencyFrames: latency),
+            socketPath: socket, durationSeconds: duration, recordPath: record, watch: watch)
         if let oscPort { play.surfaces.append(OSCServer(host: oscHost, port: oscPort)) }
         if !noMpris { play.surfaces.append(MPRISService(name: nodeName, logger: Logger(label: "graphhost"))) }
-        let status = try play.run(console: { runner in
-            let control = runner.control
-            return Console(answer: { ReplyText.answer($0, control: control) }, complete: { line in control.withSession { CommandCompletion(session: $0).complete(line) } },
-                           onEnd: { control.requestQuit() })
-        }, shouldStop: { stopSignal != 0 })
+        let status = try play.run(
+            console: { runner in
+                let control = runner.control
+                return Console(
+                    answer: { ReplyText.answer($0, control: control) },
+                    complete: { line in control.withSession { CommandCompletion(session: $0).complete(line) } },
+                    onEnd: { control.requestQuit() })
+            }, shouldStop: { stopSignal != 0 })
         if status != 0 { throw ExitCode(status) }
     }
 }

@@ -1,2 +1,3 @@
 import ArgumentParser
+
 GraphHostCommand.main()

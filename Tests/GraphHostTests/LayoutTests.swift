@@ -16,7 +16,9 @@ final class LayoutTests: XCTestCase {
             let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
             for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 let words = line.split(separator: " ")
-                if let i = words.firstIndex(of: "import"), i + 1 < words.count, words[..<i].allSatisfy({ $0.hasPrefix("@") }) {
+                if let i = words.firstIndex(of: "import"), i + 1 < words.count,
+                    words[..<i].allSatisfy({ $0.hasPrefix("@") })
+                {
                     found.append(("\(module)/\(file):\(n + 1)", String(words[i + 1])))
                 }
             }
@@ -27,7 +29,8 @@ final class LayoutTests: XCTestCase {
 
     func testTheRenderCoreImportsOnlyWhatTheCallbackMayUse() throws {
         for (place, module) in try imports(of: "GraphHostCore") {
-            XCTAssertTrue(["Atomics", "CLV2", "Glibc", "Synchronization"].contains(module), "\(place) imports \(module)")
+            XCTAssertTrue(
+                ["Atomics", "CLV2", "Glibc", "Synchronization"].contains(module), "\(place) imports \(module)")
         }
     }
 
@@ -42,14 +45,18 @@ final class LayoutTests: XCTestCase {
     func testNothingImportsFoundation() throws {
         for module in ["GraphHost", "graphhost", "GraphHostIPodEQLV2"] {
             for (place, imported) in try imports(of: module) {
-                XCTAssertFalse(["Foundation", "FoundationNetworking", "FoundationXML"].contains(imported), "\(place) imports \(imported)")
+                XCTAssertFalse(
+                    ["Foundation", "FoundationNetworking", "FoundationXML"].contains(imported),
+                    "\(place) imports \(imported)")
             }
         }
     }
 
     /// The Swift files under Sources/, as (path relative to Sources/, text).
     func swiftSources() throws -> [(path: String, text: String)] {
-        guard let files = FileManager.default.enumerator(atPath: Self.sources.path) else { throw CocoaError(.fileNoSuchFile) }
+        guard let files = FileManager.default.enumerator(atPath: Self.sources.path) else {
+            throw CocoaError(.fileNoSuchFile)
+        }
         var found: [(String, String)] = []
         for case let file as String in files where file.hasSuffix(".swift") {
             found.append((file, try String(contentsOf: Self.sources.appendingPathComponent(file), encoding: .utf8)))
@@ -61,20 +68,26 @@ final class LayoutTests: XCTestCase {
     /// definitions and instances (`as? LV2Node`, `is MixerNode`, `case let x as StreamInstance`).
     func testNoDowncastToANodeKindOutsideNodes() throws {
         let sources = try swiftSources()
-        let declaration = try NSRegularExpression(pattern: #"(?:struct|class)\s+(\w+)\s*:[^{]*\b(?:NodeDefinition|NodeInstance)\b"#)
+        let declaration = try NSRegularExpression(
+            pattern: #"(?:struct|class)\s+(\w+)\s*:[^{]*\b(?:NodeDefinition|NodeInstance)\b"#)
         var kinds: Set<String> = []
         for (path, text) in sources where path.hasPrefix("GraphHost/Nodes/") {
             for match in declaration.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
                 kinds.insert(String(text[Range(match.range(at: 1), in: text)!]))
             }
         }
-        XCTAssertTrue(kinds.isSuperset(of: ["MixerNode", "LV2Node", "LV2Instance", "StreamInstance"]), "node kinds found: \(kinds.sorted())")
-        let cast = try NSRegularExpression(pattern: #"\b(?:as[?!]?|is)\s+(?:any\s+)?(\#(kinds.sorted().joined(separator: "|")))\b"#)
+        XCTAssertTrue(
+            kinds.isSuperset(of: ["MixerNode", "LV2Node", "LV2Instance", "StreamInstance"]),
+            "node kinds found: \(kinds.sorted())")
+        let cast = try NSRegularExpression(
+            pattern: #"\b(?:as[?!]?|is)\s+(?:any\s+)?(\#(kinds.sorted().joined(separator: "|")))\b"#)
         for (path, text) in sources where !path.hasPrefix("GraphHost/Nodes/") {
             for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 let line = String(line)
                 if let match = cast.firstMatch(in: line, range: NSRange(line.startIndex..., in: line)) {
-                    XCTFail("Sources/\(path):\(n + 1): downcast to the node kind \(line[Range(match.range(at: 1), in: line)!]); use its descriptor or a NodeDefinition/NodeInstance member")
+                    XCTFail(
+                        "Sources/\(path):\(n + 1): downcast to the node kind \(line[Range(match.range(at: 1), in: line)!]); use its descriptor or a NodeDefinition/NodeInstance member"
+                    )
                 }
             }
         }
@@ -84,12 +97,15 @@ final class LayoutTests: XCTestCase {
     func testTheControlWorldHasNoUntypedDictionaries() throws {
         for module in ["GraphHost", "graphhost"] {
             let folder = Self.sources.appendingPathComponent(module)
-            guard let files = FileManager.default.enumerator(atPath: folder.path) else { throw CocoaError(.fileNoSuchFile) }
+            guard let files = FileManager.default.enumerator(atPath: folder.path) else {
+                throw CocoaError(.fileNoSuchFile)
+            }
             var read = 0
             for case let file as String in files where file.hasSuffix(".swift") {
                 let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
                 read += 1
-                for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() where line.contains("String: Any]") {
+                for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+                where line.contains("String: Any]") {
                     XCTFail("\(module)/\(file):\(n + 1): \(line.trimmingCharacters(in: .whitespaces))")
                 }
             }
@@ -112,12 +128,15 @@ final class LayoutTests: XCTestCase {
             let folder = Self.sources.appendingPathComponent(target)
             let map = folder.appendingPathComponent("module.modulemap")
             if FileManager.default.fileExists(atPath: map.path) {
-                XCTAssertFalse(target.hasSuffix("Glue") || target.hasPrefix("CLib"), "\(target) is a shim named like glue or with lib")
+                XCTAssertFalse(
+                    target.hasSuffix("Glue") || target.hasPrefix("CLib"),
+                    "\(target) is a shim named like glue or with lib")
                 let text = try String(contentsOf: map, encoding: .utf8)
                 XCTAssertTrue(text.hasPrefix("module \(target) "), "\(target)/module.modulemap declares another module")
             } else {
                 XCTAssertTrue(target.hasSuffix("Glue"), "\(target) holds C code but is not named ...Glue")
-                let headers = try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("include").path)
+                let headers = try FileManager.default.contentsOfDirectory(
+                    atPath: folder.appendingPathComponent("include").path)
                 XCTAssertFalse(headers.isEmpty, "\(target) has no header")
                 for header in headers {
                     XCTAssertTrue(header.hasSuffix("_glue.h"), "\(target)/include/\(header) is not named ..._glue.h")
@@ -149,7 +168,9 @@ final class LayoutTests: XCTestCase {
                     if topLevel { names += declarations.compactMap { line.firstMatch(of: $0).map { String($0.1) } } }
                     for name in names {
                         checked += 1
-                        XCTAssertTrue(name.hasPrefix("gh_") || name.hasPrefix("GH_"), "\(target)/include/\(header):\(n + 1) declares \(name)")
+                        XCTAssertTrue(
+                            name.hasPrefix("gh_") || name.hasPrefix("GH_"),
+                            "\(target)/include/\(header):\(n + 1) declares \(name)")
                     }
                 }
             }

@@ -16,22 +16,32 @@ public enum KernelBenchmark {
         return (frames, decoder.info?.description ?? "unknown")
     }
 
-    /// Renders `seconds` of audio at `sampleRate` through the kernel in `blockFrames` slices; returns the real-time factor.
-    public static func ipodEQ(seconds: Double, sampleRate: Int = 48000, blockFrames: Int = 4096, preset: String = "Rock") -> Double {
+    /// Renders `seconds` of audio at `sampleRate` through the kernel in `blockFrames` slices; returns the real-time
+    /// factor.
+    public static func ipodEQ(
+        seconds: Double, sampleRate: Int = 48000, blockFrames: Int = 4096, preset: String = "Rock"
+    ) -> Double {
         let channels = 2
         let format = GraphFormat(sampleRate: sampleRate, channels: channels, maxFrames: blockFrames)
-        let instance = IPodEQInstance(id: "eq", settings: IPodEQSettings(gains: IPodEQPreset.named(preset)!.gains, preamp: 0), format: format)
+        let instance = IPodEQInstance(
+            id: "eq", settings: IPodEQSettings(gains: IPodEQPreset.named(preset)!.gains, preamp: 0), format: format)
         defer { instance.close() }
         // Cache-line aligned, as a host's buffers usually are (lv2bench's among them).
-        let input = UnsafeMutableRawPointer.allocate(byteCount: 4 * channels * blockFrames, alignment: 64).bindMemory(to: Float.self, capacity: channels * blockFrames)
-        let output = UnsafeMutableRawPointer.allocate(byteCount: 4 * channels * blockFrames, alignment: 64).bindMemory(to: Float.self, capacity: channels * blockFrames)
-        defer { input.deallocate(); output.deallocate() }
+        let input = UnsafeMutableRawPointer.allocate(byteCount: 4 * channels * blockFrames, alignment: 64).bindMemory(
+            to: Float.self, capacity: channels * blockFrames)
+        let output = UnsafeMutableRawPointer.allocate(byteCount: 4 * channels * blockFrames, alignment: 64).bindMemory(
+            to: Float.self, capacity: channels * blockFrames)
+        defer {
+            input.deallocate()
+            output.deallocate()
+        }
         fillWithNoise(input, count: channels * blockFrames, seed: 1)
         let blocks = Int(seconds * Double(sampleRate)) / blockFrames
         let start = DispatchTime.now().uptimeNanoseconds
         for _ in 0..<blocks {
-            instance.kernelPointer.pointee.process(input: input, output: output, channelStride: blockFrames,
-                                                   channels: channels, frames: blockFrames)
+            instance.kernelPointer.pointee.process(
+                input: input, output: output, channelStride: blockFrames,
+                channels: channels, frames: blockFrames)
         }
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         return Double(blocks * blockFrames) / Double(sampleRate) / elapsed
@@ -52,24 +62,31 @@ public enum KernelBenchmark {
         guard let plugin = LV2World.shared.plugin(uri) else { throw BenchmarkError.noPlugin(uri: uri) }
         let channels = max(1, plugin.audioPorts(input: true).count)
         let text = """
-        { "format": { "sampleRate": \(sampleRate), "channels": \(channels), "maxFrames": \(blockFrames) },
-          "nodes": [ { "id": "in", "type": "mixer", "inputs": 1 }, { "id": "fx", "type": "lv2", "uri": "\(uri)" }, { "id": "out", "type": "output" } ],
-          "links": [ { "from": "in", "to": "fx" }, { "from": "fx", "to": "out" } ] }
-        """
-        let graph = try CompiledGraph(try GraphDocument.parse(text: text, file: URL(fileURLWithPath: "/tmp/bench.json")))
+            { "format": { "sampleRate": \(sampleRate), "channels": \(channels), "maxFrames": \(blockFrames) },
+              "nodes": [ { "id": "in", "type": "mixer", "inputs": 1 }, { "id": "fx", "type": "lv2", "uri": "\(uri)" }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "in", "to": "fx" }, { "from": "fx", "to": "out" } ] }
+            """
+        let graph = try CompiledGraph(
+            try GraphDocument.parse(text: text, file: URL(fileURLWithPath: "/tmp/bench.json")))
         defer { graph.close() }
         guard case .lv2(let kernel) = graph.instances["fx"]!.kernel else { throw BenchmarkError.notLV2Kernel }
         // Cache-line aligned, as a host's buffers usually are (lv2bench's among them).
-        let input = UnsafeMutableRawPointer.allocate(byteCount: 4 * channels * blockFrames, alignment: 64).bindMemory(to: Float.self, capacity: channels * blockFrames)
-        let output = UnsafeMutableRawPointer.allocate(byteCount: 4 * channels * blockFrames, alignment: 64).bindMemory(to: Float.self, capacity: channels * blockFrames)
-        defer { input.deallocate(); output.deallocate() }
+        let input = UnsafeMutableRawPointer.allocate(byteCount: 4 * channels * blockFrames, alignment: 64).bindMemory(
+            to: Float.self, capacity: channels * blockFrames)
+        let output = UnsafeMutableRawPointer.allocate(byteCount: 4 * channels * blockFrames, alignment: 64).bindMemory(
+            to: Float.self, capacity: channels * blockFrames)
+        defer {
+            input.deallocate()
+            output.deallocate()
+        }
         fillWithNoise(input, count: channels * blockFrames, seed: 7)
         gh_enable_flush_to_zero()
         let start = DispatchTime.now().uptimeNanoseconds
         var done = 0
         while done < frames {
             let n = min(blockFrames, frames - done)
-            kernel.pointee.process(input: input, output: output, channelStride: blockFrames, channels: channels, frames: n)
+            kernel.pointee.process(
+                input: input, output: output, channelStride: blockFrames, channels: channels, frames: n)
             done += n
         }
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9

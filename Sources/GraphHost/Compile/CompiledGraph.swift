@@ -28,12 +28,16 @@ public final class CompiledGraph {
 
     public var streams: [StreamInstance] { document.order.compactMap { instances[document.nodes[$0].id]?.mediaStream } }
     /// The `capture` and `sink` nodes, in render order.
-    public var liveInputs: [LiveInputInstance] { document.order.compactMap { instances[document.nodes[$0].id]?.liveInput } }
+    public var liveInputs: [LiveInputInstance] {
+        document.order.compactMap { instances[document.nodes[$0].id]?.liveInput }
+    }
 
     /// Instantiates every node (taking the instances of `keeping` for the ids in `keep`) and compiles the plan.
     /// `nominalFrames`: the slice length the graph will mostly run (`GraphFormat.nominalFrames`).
-    public init(_ document: GraphDocument, keeping previous: CompiledGraph? = nil, keep: Set<String> = [],
-                nominalFrames: Int? = nil) throws {
+    public init(
+        _ document: GraphDocument, keeping previous: CompiledGraph? = nil, keep: Set<String> = [],
+        nominalFrames: Int? = nil
+    ) throws {
         self.document = document
         self.nominalFrames = nominalFrames
         var format = document.format
@@ -57,7 +61,9 @@ public final class CompiledGraph {
         keptIDs = kept
         // A plugin reports its latency from run(): new ones run once on silence before anything renders.
         for (id, instance) in instances where !kept.contains(id) {
-            if let plugin = instance.hostedPlugin, plugin.reportsLatency { _ = plugin.measuredLatency(maxFrames: format.maxFrames, channels: format.channels) }
+            if let plugin = instance.hostedPlugin, plugin.reportsLatency {
+                _ = plugin.measuredLatency(maxFrames: format.maxFrames, channels: format.channels)
+            }
         }
         compensation = LatencyCompensation(document: document, instances: instances)
         for (id, instance) in instances where !kept.contains(id) {
@@ -71,13 +77,17 @@ public final class CompiledGraph {
             for link in document.links where link.to == n {
                 inputs[link.toBus] = stepOf[link.from].map { PlanStepSource.Source(step: $0, bus: link.fromBus) }
             }
-            return PlanStepSource(kernel: instances[node.id]!.kernel, inputs: inputs, outputs: node.definition.outputBuses)
+            return PlanStepSource(
+                kernel: instances[node.id]!.kernel, inputs: inputs, outputs: node.definition.outputBuses)
         }
         let outputs = document.outputIDs.map { id -> PlanStepSource.Source? in
             let n = document.node(id)!.index
-            return document.links.first { $0.to == n }.flatMap { link in stepOf[link.from].map { PlanStepSource.Source(step: $0, bus: link.fromBus) } }
+            return document.links.first { $0.to == n }.flatMap { link in
+                stepOf[link.from].map { PlanStepSource.Source(step: $0, bus: link.fromBus) }
+            }
         }
-        compiled = CompiledPlan(steps: sources, outputs: outputs, channels: format.channels, maxFrames: format.maxFrames)
+        compiled = CompiledPlan(
+            steps: sources, outputs: outputs, channels: format.channels, maxFrames: format.maxFrames)
     }
 
     /// Starts background work (decoder and worker threads) of the instances this graph created.
@@ -91,7 +101,9 @@ public final class CompiledGraph {
     public func start() {
         guard !started else { return }
         started = true
-        for n in document.order where !keptIDs.contains(document.nodes[n].id) { instances[document.nodes[n].id]!.start() }
+        for n in document.order where !keptIDs.contains(document.nodes[n].id) {
+            instances[document.nodes[n].id]!.start()
+        }
     }
 
     /// The instance a command addresses, or an error listing the node ids.
@@ -113,7 +125,8 @@ public final class CompiledGraph {
         return instances.first { Int(bitPattern: $0.value.kernel.address) == address }?.key
     }
 
-    /// Slices silenced per LV2 node because the plugin output NaN, Inf or a burst above +24 dBFS (nodes with none left out).
+    /// Slices silenced per LV2 node because the plugin output NaN, Inf or a burst above +24 dBFS (nodes with none left
+    /// out).
     public var silencedSlices: [String: Int] {
         var result: [String: Int] = [:]
         for (id, instance) in instances {
@@ -136,7 +149,10 @@ public final class CompiledGraph {
         var result: [String: Float] = [:]
         for (id, instance) in instances {
             if let plugin = instance.hostedPlugin,
-               let latency = plugin.measuredLatency(maxFrames: plan.maxFrames, channels: plan.channels) { result[id] = latency }
+                let latency = plugin.measuredLatency(maxFrames: plan.maxFrames, channels: plan.channels)
+            {
+                result[id] = latency
+            }
         }
         return result
     }

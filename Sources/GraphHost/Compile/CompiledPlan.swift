@@ -25,7 +25,7 @@ final class CompiledPlan {
     /// `outputs`: the bus each output plays (nil: silence), at least one.
     init(steps sources: [PlanStepSource], outputs: [PlanStepSource.Source?], channels: Int, maxFrames: Int) {
         typealias Source = PlanStepSource.Source
-        var lastUse: [Source: Int] = [:]      // producing bus → last step reading it
+        var lastUse: [Source: Int] = [:]  // producing bus → last step reading it
         for (p, s) in sources.enumerated() {
             for case let i? in s.inputs { lastUse[i] = max(lastUse[i] ?? -1, p) }
         }
@@ -38,7 +38,12 @@ final class CompiledPlan {
             free += live.filter { $0.until < p }.map(\.slot)
             live.removeAll { $0.until < p }
             for b in 0..<s.outputs {
-                let slot = free.popLast() ?? { slotCount += 1; return slotCount - 1 }()
+                let slot =
+                    free.popLast()
+                    ?? {
+                        slotCount += 1
+                        return slotCount - 1
+                    }()
                 slotOf[Source(step: p, bus: b)] = slot
                 live.append((slot, lastUse[Source(step: p, bus: b)] ?? p))
             }
@@ -61,12 +66,16 @@ final class CompiledPlan {
         for (p, s) in sources.enumerated() {
             let inputs = table(s.inputs.map { $0.map { bus(slotOf[$0]!) } ?? bus(0) })
             let extra = s.outputs > 1 ? table((1..<s.outputs).map { bus(slotOf[Source(step: p, bus: $0)]!) }) : nil
-            (steps.baseAddress! + p).initialize(to: RenderStep(kernel: s.kernel, inputs: inputs, inputCount: s.inputs.count,
-                                                               output: slotOf[Source(step: p)].map { bus($0) }, extraOutputs: extra))
+            (steps.baseAddress! + p).initialize(
+                to: RenderStep(
+                    kernel: s.kernel, inputs: inputs, inputCount: s.inputs.count,
+                    output: slotOf[Source(step: p)].map { bus($0) }, extraOutputs: extra))
         }
         let outputTable = table(outputs.map { $0.flatMap { slotOf[$0] }.map { bus($0) } ?? bus(0) })
         self.tables = tables
-        plan = RenderPlan(steps: steps, channels: channels, maxFrames: maxFrames, outputBuses: outputTable, outputCount: max(1, outputs.count))
+        plan = RenderPlan(
+            steps: steps, channels: channels, maxFrames: maxFrames, outputBuses: outputTable,
+            outputCount: max(1, outputs.count))
     }
 
     deinit {

@@ -17,7 +17,11 @@ final class CompiledTransition {
     struct UnionNode {
         /// `spill`: a crossfade whose old side rings out (spillover); `gate`: fades its one input out (the old
         /// graph's input in a spillover).
-        enum Role { case old(String), new(String), crossfade, spill, gate }
+        enum Role {
+            case old(String)
+            case new(String)
+            case crossfade, spill, gate
+        }
         var key: String
         var role: Role
         var inputs: [Source?]
@@ -33,11 +37,15 @@ final class CompiledTransition {
     /// outputs; nil when keeping those nodes would need a cycle (they appear in a different order in the two graphs).
     /// With `spillover`, the crossfades let their old side ring out, and every input of the old graph's effects from
     /// outside them (kept nodes, sources) is gated, as is a crossfade's old side that is no tail.
-    static func union(old: GraphDocument, new: GraphDocument, kept: Set<String>, spillover: Bool = false) -> (nodes: [UnionNode], outputs: [Source?])? {
+    static func union(old: GraphDocument, new: GraphDocument, kept: Set<String>, spillover: Bool = false) -> (
+        nodes: [UnionNode], outputs: [Source?]
+    )? {
         func oldKey(_ id: String) -> String { kept.contains(id) ? id : "old:" + id }
         func sources(_ doc: GraphDocument, _ n: Int, key: (String) -> String) -> [Source?] {
             var inputs = [Source?](repeating: nil, count: doc.nodes[n].definition.inputBuses)
-            for link in doc.links where link.to == n { inputs[link.toBus] = Source(key: key(doc.nodes[link.from].id), bus: link.fromBus) }
+            for link in doc.links where link.to == n {
+                inputs[link.toBus] = Source(key: key(doc.nodes[link.from].id), bus: link.fromBus)
+            }
             return inputs
         }
         func outputSource(_ doc: GraphDocument, _ id: String, key: (String) -> String) -> Source? {
@@ -51,18 +59,26 @@ final class CompiledTransition {
             if kept.contains(node.id), let o = old.node(node.id) {
                 let before = sources(old, o.index, key: oldKey)
                 // Event inputs (an instrument's, a MIDI processor's, a MIDI gate's) are switched, not crossfaded.
-                for b in inputs.indices where (b < before.count ? before[b] : nil) != inputs[b] && !node.definition.carriesEvents(bus: b) {
+                for b in inputs.indices
+                where (b < before.count ? before[b] : nil) != inputs[b] && !node.definition.carriesEvents(bus: b) {
                     let key = "crossfade:\(node.id):\(b)"
-                    nodes.append(UnionNode(key: key, role: .crossfade, inputs: [b < before.count ? before[b] : nil, inputs[b]], outputs: 1))
+                    nodes.append(
+                        UnionNode(
+                            key: key, role: .crossfade, inputs: [b < before.count ? before[b] : nil, inputs[b]],
+                            outputs: 1))
                     inputs[b] = Source(key: key)
                 }
             }
-            nodes.append(UnionNode(key: node.id, role: .new(node.id), inputs: inputs, outputs: node.definition.outputBuses))
+            nodes.append(
+                UnionNode(key: node.id, role: .new(node.id), inputs: inputs, outputs: node.definition.outputBuses))
         }
-        for n in old.order where !kept.contains(old.nodes[n].id) && !old.nodes[n].definition.traits.contains(.isOutput) {
+        for n in old.order where !kept.contains(old.nodes[n].id) && !old.nodes[n].definition.traits.contains(.isOutput)
+        {
             let node = old.nodes[n]
-            nodes.append(UnionNode(key: oldKey(node.id), role: .old(node.id), inputs: sources(old, n, key: oldKey),
-                                   outputs: node.definition.outputBuses))
+            nodes.append(
+                UnionNode(
+                    key: oldKey(node.id), role: .old(node.id), inputs: sources(old, n, key: oldKey),
+                    outputs: node.definition.outputBuses))
         }
         // Each output crossfades from what the old graph played there (its output of the same id, or its first output
         // when the ids differ) to the new source.
@@ -85,7 +101,9 @@ final class CompiledTransition {
         var placed: Set<String> = []
         var ordered: [UnionNode] = []
         while !remaining.isEmpty {
-            guard let i = remaining.firstIndex(where: { $0.inputs.allSatisfy { $0 == nil || placed.contains($0!.key) } }) else { return nil }
+            guard
+                let i = remaining.firstIndex(where: { $0.inputs.allSatisfy { $0 == nil || placed.contains($0!.key) } })
+            else { return nil }
             placed.insert(remaining[i].key)
             ordered.append(remaining.remove(at: i))
         }
@@ -96,7 +114,9 @@ final class CompiledTransition {
     static func gated(_ nodes: [UnionNode], old: GraphDocument) -> [UnionNode] {
         // A tail comes out of an effect only the old graph has; everything else is live signal.
         func isTail(_ source: Source) -> Bool {
-            guard source.key.hasPrefix("old:"), let node = old.node(String(source.key.dropFirst(4))) else { return false }
+            guard source.key.hasPrefix("old:"), let node = old.node(String(source.key.dropFirst(4))) else {
+                return false
+            }
             return node.definition.inputBuses > 0
         }
         var result: [UnionNode] = []
@@ -110,7 +130,9 @@ final class CompiledTransition {
             switch node.role {
             case .old(let id):
                 let definition = old.node(id)?.definition
-                for b in node.inputs.indices where definition?.carriesEvents(bus: b) != true { node.inputs[b] = gate(node.inputs[b], into: node.key, b) }
+                for b in node.inputs.indices where definition?.carriesEvents(bus: b) != true {
+                    node.inputs[b] = gate(node.inputs[b], into: node.key, b)
+                }
             case .crossfade:
                 node.role = .spill
                 node.inputs[0] = gate(node.inputs[0], into: node.key, 0)
@@ -132,18 +154,25 @@ final class CompiledTransition {
     /// begins.
     /// `spillover`: the old graph's tails ring out until quieter than `threshold` (linear), for at most `limit` frames
     /// after the fade.
-    init(from old: CompiledGraph, to new: CompiledGraph, fadeFrames: Int, preroll: Int = 0,
-         spillover: (threshold: Float, limit: Int)? = nil) {
+    init(
+        from old: CompiledGraph, to new: CompiledGraph, fadeFrames: Int, preroll: Int = 0,
+        spillover: (threshold: Float, limit: Int)? = nil
+    ) {
         let format = new.document.format
-        guard let (nodes, outputs) = Self.union(old: old.document, new: new.document, kept: new.keptIDs, spillover: spillover != nil) else {
+        guard
+            let (nodes, outputs) = Self.union(
+                old: old.document, new: new.document, kept: new.keptIDs, spillover: spillover != nil)
+        else {
             preconditionFailure("the kept set was checked for cycles before the new graph was built")
         }
         let table = Self.fadeGains(frames: max(1, fadeFrames), preroll: max(0, preroll))
         gains = .allocateRender(capacity: table.count)
         gains.initialize(from: table, count: table.count)
         clock = .allocateRender(capacity: 1)
-        clock.initialize(to: FadeClock(frames: table.count - 1, gains: gains,
-                                       spillover: spillover.map { (max(0, preroll), $0.threshold, table.count - 1 + $0.limit) }))
+        clock.initialize(
+            to: FadeClock(
+                frames: table.count - 1, gains: gains,
+                spillover: spillover.map { (max(0, preroll), $0.threshold, table.count - 1 + $0.limit) }))
         let kernelNodes = nodes.filter {
             switch $0.role {
             case .crossfade, .spill, .gate: return true
@@ -168,11 +197,17 @@ final class CompiledTransition {
                 kernel = .crossfade(crossfades + nextCrossfade)
                 nextCrossfade += 1
             }
-            let inputs = node.inputs.map { $0.flatMap { s in index[s.key].map { PlanStepSource.Source(step: $0, bus: s.bus) } } }
+            let inputs = node.inputs.map {
+                $0.flatMap { s in index[s.key].map { PlanStepSource.Source(step: $0, bus: s.bus) } }
+            }
             return PlanStepSource(kernel: kernel, inputs: inputs, outputs: node.outputs)
         }
-        compiled = CompiledPlan(steps: sources, outputs: outputs.map { $0.flatMap { o in index[o.key].map { PlanStepSource.Source(step: $0, bus: o.bus) } } },
-                                channels: format.channels, maxFrames: format.maxFrames)
+        compiled = CompiledPlan(
+            steps: sources,
+            outputs: outputs.map {
+                $0.flatMap { o in index[o.key].map { PlanStepSource.Source(step: $0, bus: o.bus) } }
+            },
+            channels: format.channels, maxFrames: format.maxFrames)
         transition = .allocateRender(capacity: 1)
         transition.initialize(to: PlanTransition(plan: compiled.plan, next: new.plan, clock: clock))
     }

@@ -37,7 +37,9 @@ public final class CommandServer: Sendable {
     static let pollMilliseconds: Int32 = 50
 
     /// The default socket: $XDG_RUNTIME_DIR/graphhost/NAME.sock (or /tmp/graphhost-UID/NAME.sock).
-    public static func defaultPath(name: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    public static func defaultPath(name: String, environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> String
+    {
         defaultFolder(environment: environment) + "/" + name + ".sock"
     }
 
@@ -57,7 +59,8 @@ public final class CommandServer: Sendable {
         // A folder made here is the owner's alone; one that exists (`--socket /tmp/x.sock`) keeps its permissions, and
         // the socket's own mode 0600 keeps others out.
         if !FileManager.default.fileExists(atPath: dir) {
-            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             chmod(dir, 0o700)
         }
         if FileManager.default.fileExists(atPath: path) {
@@ -68,7 +71,9 @@ public final class CommandServer: Sendable {
         guard fd >= 0 else { throw SocketError.system("cannot create a socket", errno: errno) }
         var address = Self.address(path)
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard bound == 0, chmod(path, 0o600) == 0, listen(fd, 16) == 0 else {
             let code = errno
@@ -126,7 +131,9 @@ public final class CommandServer: Sendable {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         var address = address(path)
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         if result != 0 {
             let saved = errno
@@ -147,14 +154,19 @@ public final class CommandServer: Sendable {
     public func publish(_ event: ControlEvent) {
         let line = event.line
         shared.withLock { shared in
-            for key in shared.clients.keys where shared.clients[key]!.subscribed { shared.clients[key]!.events.append(line) }
+            for key in shared.clients.keys where shared.clients[key]!.subscribed {
+                shared.clients[key]!.events.append(line)
+            }
         }
     }
 
     /// The listening thread: accepts clients and starts a thread for each.
     private func accept(listener: Int32, stopEvent: Int32) {
         while !shared.withLock({ $0.stopping }) {
-            var entries = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0), pollfd(fd: stopEvent, events: Int16(POLLIN), revents: 0)]
+            var entries = [
+                pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: stopEvent, events: Int16(POLLIN), revents: 0),
+            ]
             guard poll(&entries, 2, -1) > 0, entries[1].revents == 0 else { continue }
             let fd = Glibc.accept(listener, nil, nil)
             guard fd >= 0 else { continue }
@@ -219,16 +231,29 @@ public final class CommandServer: Sendable {
                 } else {
                     let line = String(decoding: client.pending, as: UTF8.self).trimmingWhitespace()
                     let now = Date()
-                    client.tokens = min(Self.commandsPerSecond, client.tokens + now.timeIntervalSince(client.refilled) * Self.commandsPerSecond)
+                    client.tokens = min(
+                        Self.commandsPerSecond,
+                        client.tokens + now.timeIntervalSince(client.refilled) * Self.commandsPerSecond)
                     client.refilled = now
                     if line.isEmpty {
                     } else if client.tokens < 1 {
-                        if !reply(client.fd, Self.error("too many commands (at most \(Int(Self.commandsPerSecond)) a second); this one was ignored")) { return false }
+                        if !reply(
+                            client.fd,
+                            Self.error(
+                                "too many commands (at most \(Int(Self.commandsPerSecond)) a second); this one was ignored"
+                            ))
+                        {
+                            return false
+                        }
                     } else if line == "subscribe" {
                         client.tokens -= 1
                         let key = client.key
                         shared.withLock { $0.clients[key]?.subscribed = true }
-                        if !reply(client.fd, JSONValue.object([("ok", .bool(true)), ("subscribed", .bool(true))]).compact) { return false }
+                        if !reply(
+                            client.fd, JSONValue.object([("ok", .bool(true)), ("subscribed", .bool(true))]).compact)
+                        {
+                            return false
+                        }
                     } else {
                         client.tokens -= 1
                         if !reply(client.fd, handler(line)) { return false }

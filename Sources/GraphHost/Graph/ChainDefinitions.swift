@@ -32,22 +32,30 @@ struct ChainDefinitions: Sendable {
             }
             var members: [Member] = []
             for (i, item) in items.enumerated() {
-                if let member = parseMember(item, path: "\(path)[\(i)]", position: i, context: context, issues: &issues) {
+                if let member = parseMember(item, path: "\(path)[\(i)]", position: i, context: context, issues: &issues)
+                {
                     if members.contains(where: { $0.id == member.id }) {
-                        issues.report("\(path)[\(i)].id", "duplicate id '\(member.id)' in chain '\(name)'", at: item["id"])
+                        issues.report(
+                            "\(path)[\(i)].id", "duplicate id '\(member.id)' in chain '\(name)'", at: item["id"])
                     }
                     members.append(member)
                 }
             }
-            if members.count < items.count { result.invalid.insert(name) } else {
-                result.members[name] = members.isEmpty
-                    ? [Member(id: "through", definition: MixerNode(inputs: 1, volumes: [1], volume: 1), path: path)] : members
+            if members.count < items.count {
+                result.invalid.insert(name)
+            } else {
+                result.members[name] =
+                    members.isEmpty
+                    ? [Member(id: "through", definition: MixerNode(inputs: 1, volumes: [1], volume: 1), path: path)]
+                    : members
             }
         }
         return result
     }
 
-    static func parseMember(_ item: JSONValue, path: String, position: Int, context: NodeContext, issues: inout GraphIssues) -> Member? {
+    static func parseMember(
+        _ item: JSONValue, path: String, position: Int, context: NodeContext, issues: inout GraphIssues
+    ) -> Member? {
         guard item.objectMembers != nil else {
             issues.report(path, "expected a node object, found \(item.typeName)", at: item)
             return nil
@@ -62,14 +70,21 @@ struct ChainDefinitions: Sendable {
             return nil
         }
         guard let kind = NodeKinds.named(type) else {
-            issues.report("\(path).type", "unknown node type '\(type)'; known types: \(GraphDocument.knownTypes)", at: item["type"])
+            issues.report(
+                "\(path).type", "unknown node type '\(type)'; known types: \(GraphDocument.knownTypes)",
+                at: item["type"])
             return nil
         }
         settings.rejectUnknownKeys(["id", "type"] + kind.descriptor.settingKeys, issues: &issues)
         let before = issues.errors.count
-        guard let definition = kind.parseDefinition(settings, context: context, issues: &issues), issues.errors.count == before else { return nil }
+        guard let definition = kind.parseDefinition(settings, context: context, issues: &issues),
+            issues.errors.count == before
+        else { return nil }
         guard definition.inputBuses == 1, definition.outputBuses == 1 else {
-            issues.report("\(path).type", "a chain holds effects with one input and one output; '\(type)' has \(definition.inputBuses) and \(definition.outputBuses)", at: item["type"])
+            issues.report(
+                "\(path).type",
+                "a chain holds effects with one input and one output; '\(type)' has \(definition.inputBuses) and \(definition.outputBuses)",
+                at: item["type"])
             return nil
         }
         return Member(id: id, definition: definition, path: path)
@@ -79,13 +94,19 @@ struct ChainDefinitions: Sendable {
     func placement(_ settings: NodeSettings, issues: inout GraphIssues) -> String? {
         settings.rejectUnknownKeys(["id", "type", "chain"], issues: &issues)
         guard let name = settings.string("chain", issues: &issues) else {
-            if settings.object["chain"] == nil { issues.report(settings.path, "missing \"chain\" (the name of one of the graph's chains)", at: settings.object) }
+            if settings.object["chain"] == nil {
+                issues.report(
+                    settings.path, "missing \"chain\" (the name of one of the graph's chains)", at: settings.object)
+            }
             return nil
         }
         guard members[name] != nil else {
             if invalid.contains(name) { return nil }
             let names = members.keys.sorted()
-            issues.report(settings.path("chain"), "no chain '\(name)'; chains: \(names.isEmpty ? "none (declare them in \"chains\")" : names.joined(separator: ", "))", at: settings.object["chain"])
+            issues.report(
+                settings.path("chain"),
+                "no chain '\(name)'; chains: \(names.isEmpty ? "none (declare them in \"chains\")" : names.joined(separator: ", "))",
+                at: settings.object["chain"])
             return nil
         }
         return name

@@ -28,7 +28,10 @@ public struct GraphDocument: Sendable {
     var shownName: String?
 
     public static let defaultCrossfadeSeconds = 0.03
-    static let topLevelKeys = ["format", "nodes", "links", "chains", "crossfadeSeconds", "swap", "tailSeconds", "transport", "baseDirectory", "midiControl"]
+    static let topLevelKeys = [
+        "format", "nodes", "links", "chains", "crossfadeSeconds", "swap", "tailSeconds", "transport", "baseDirectory",
+        "midiControl",
+    ]
 
     public var displayName: String { shownName ?? file.path }
 
@@ -42,7 +45,10 @@ public struct GraphDocument: Sendable {
         let url = URL(fileURLWithPath: path)
         var issues = GraphIssues(file: path)
         guard let data = FileManager.default.contents(atPath: path) else {
-            issues.report("", "cannot read the graph file (\(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"))")
+            issues.report(
+                "",
+                "cannot read the graph file (\(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"))"
+            )
             throw GraphErrors(errors: issues.errors)
         }
         guard let text = String(data: data, encoding: .utf8) else {
@@ -77,11 +83,14 @@ public struct GraphDocument: Sendable {
         }
         var selection = Dictionary(uniqueKeysWithValues: chainNodes.map { ($0.id, $0.chain) })
         selection[current.id] = name
-        var next = try Self.parse(root: root!, file: file, displayName: shownName, selection: selection,
-                                  issues: GraphIssues(file: displayName))
+        var next = try Self.parse(
+            root: root!, file: file, displayName: shownName, selection: selection,
+            issues: GraphIssues(file: displayName))
         // Nodes outside the switched chain keep their live settings.
         for (i, node) in next.nodes.enumerated() {
-            if let live = self.node(node.id), live.path == node.path, live.definition.typeName == node.definition.typeName {
+            if let live = self.node(node.id), live.path == node.path,
+                live.definition.typeName == node.definition.typeName
+            {
                 next.nodes[i].definition = live.definition
             }
         }
@@ -90,21 +99,27 @@ public struct GraphDocument: Sendable {
         return next
     }
 
-    static func parse(root: JSONValue, file: URL, displayName: String?, selection: [String: String], issues: GraphIssues) throws -> GraphDocument {
+    static func parse(
+        root: JSONValue, file: URL, displayName: String?, selection: [String: String], issues: GraphIssues
+    ) throws -> GraphDocument {
         var issues = issues
         guard root.objectMembers != nil else {
-            issues.report("", "the graph must be a JSON object with \"nodes\" and \"links\", found \(root.typeName)", at: root)
+            issues.report(
+                "", "the graph must be a JSON object with \"nodes\" and \"links\", found \(root.typeName)", at: root)
             throw GraphErrors(errors: issues.errors)
         }
         for (key, value) in root.objectMembers! where !topLevelKeys.contains(key) {
-            issues.report(key, "unknown top-level key '\(key)'; valid keys: \(topLevelKeys.joined(separator: ", "))", at: value)
+            issues.report(
+                key, "unknown top-level key '\(key)'; valid keys: \(topLevelKeys.joined(separator: ", "))", at: value)
         }
         let format = parseFormat(root["format"], issues: &issues)
         let top = NodeSettings(object: root, path: "")
         let crossfade = top.number("crossfadeSeconds", in: 0.001...1, issues: &issues) ?? defaultCrossfadeSeconds
         var swapMode = SwapMode.crossfade
         if let name = top.string("swap", issues: &issues) {
-            if let mode = SwapMode(rawValue: name) { swapMode = mode } else {
+            if let mode = SwapMode(rawValue: name) {
+                swapMode = mode
+            } else {
                 issues.report("swap", "unknown swap mode '\(name)'; valid: \(SwapMode.names)", at: root["swap"])
             }
         }
@@ -113,21 +128,34 @@ public struct GraphDocument: Sendable {
         // Relative media paths resolve against the graph's folder, or `baseDirectory` (which `save` writes when it
         // puts a graph into another folder).
         let folder = file.deletingLastPathComponent()
-        let base = top.string("baseDirectory", issues: &issues).map { URL(fileURLWithPath: $0, relativeTo: folder).standardizedFileURL } ?? folder
+        let base =
+            top.string("baseDirectory", issues: &issues).map {
+                URL(fileURLWithPath: $0, relativeTo: folder).standardizedFileURL
+            } ?? folder
         let context = NodeContext(format: format, baseDirectory: base)
         let chains = ChainDefinitions.parse(root["chains"], context: context, issues: &issues)
         var placements: [ChainPlacement] = []
-        var nodes = parseNodes(root["nodes"], context: context, chains: chains, selection: selection,
-                               placements: &placements, issues: &issues)
+        var nodes = parseNodes(
+            root["nodes"], context: context, chains: chains, selection: selection,
+            placements: &placements, issues: &issues)
         let declared = Set((root["nodes"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue })
-        let ends = Dictionary(uniqueKeysWithValues: placements.map { p in
-            (p.id, (first: "\(p.id)/\(chains.members[p.chain]!.first!.id)", last: "\(p.id)/\(chains.members[p.chain]!.last!.id)"))
-        })
+        let ends = Dictionary(
+            uniqueKeysWithValues: placements.map { p in
+                (
+                    p.id,
+                    (
+                        first: "\(p.id)/\(chains.members[p.chain]!.first!.id)",
+                        last: "\(p.id)/\(chains.members[p.chain]!.last!.id)"
+                    )
+                )
+            })
         var links = parseLinks(root["links"], nodes: &nodes, declared: declared, chainEnds: ends, issues: &issues)
         for p in placements {
             let ids = chains.members[p.chain]!.map { "\(p.id)/\($0.id)" }
             for (a, b) in zip(ids, ids.dropFirst()) {
-                if let from = nodes.firstIndex(where: { $0?.id == a }), let to = nodes.firstIndex(where: { $0?.id == b }) {
+                if let from = nodes.firstIndex(where: { $0?.id == a }),
+                    let to = nodes.firstIndex(where: { $0?.id == b })
+                {
                     links.append(GraphLink(from: from, fromBus: 0, to: to, toBus: 0))
                 }
             }
@@ -144,24 +172,33 @@ public struct GraphDocument: Sendable {
         for node in valid {
             guard let port = node.definition.midiInputPort else { continue }
             if let other = ports[port] {
-                issues.report(node.path, "MIDI port '\(port)' is already the port of '\(other)'; link that midi node to several instruments instead")
+                issues.report(
+                    node.path,
+                    "MIDI port '\(port)' is already the port of '\(other)'; link that midi node to several instruments instead"
+                )
             }
             ports[port] = node.id
         }
         var midiControl: MIDIControlMap?
         if let value = root["midiControl"], valid.count == nodes.count {
-            midiControl = MIDIControlMap.parse(value, nodes: valid, chains: chains, chainNodes: placements.map(\.id), issues: &issues)
+            midiControl = MIDIControlMap.parse(
+                value, nodes: valid, chains: chains, chainNodes: placements.map(\.id), issues: &issues)
             if let port = midiControl?.port, let owner = ports[port] {
-                issues.report("midiControl.port", "MIDI port '\(port)' is the port of midi node '\(owner)'; the control port needs a name of its own", at: value["port"])
+                issues.report(
+                    "midiControl.port",
+                    "MIDI port '\(port)' is the port of midi node '\(owner)'; the control port needs a name of its own",
+                    at: value["port"])
             }
         }
         let outputs = valid.filter { $0.definition.traits.contains(.isOutput) }
         if outputs.isEmpty && valid.count == nodes.count {
-            issues.report("nodes", "the graph has no output node (add { \"id\": \"out\", \"type\": \"output\" } and link to it)")
+            issues.report(
+                "nodes", "the graph has no output node (add { \"id\": \"out\", \"type\": \"output\" } and link to it)")
         }
         let order = issues.errors.isEmpty ? topologicalOrder(nodes: valid, links: links, issues: &issues) : []
         if !issues.errors.isEmpty { throw GraphErrors(errors: issues.errors) }
-        var document = GraphDocument(file: file, format: format, nodes: valid, links: links, order: order, warnings: issues.warnings)
+        var document = GraphDocument(
+            file: file, format: format, nodes: valid, links: links, order: order, warnings: issues.warnings)
         document.chains = chains.members.mapValues { $0.map(\.id) }
         document.chainNodes = placements
         document.crossfadeSeconds = crossfade

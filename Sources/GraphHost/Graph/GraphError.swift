@@ -1,4 +1,5 @@
-/// A problem found in a graph file: the file, the JSON path (e.g. `nodes[2].preset`), where it stands, and what is wrong.
+/// A problem found in a graph file: the file, the JSON path (e.g. `nodes[2].preset`), where it stands, and what is
+/// wrong.
 public struct GraphError: Error, CustomStringConvertible, Sendable {
     public var file: String
     public var path: String

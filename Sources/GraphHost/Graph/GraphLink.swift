@@ -10,6 +10,8 @@ public struct GraphLink: Equatable, Sendable {
     public var fromPort: String?
 
     public init(from: Int, fromBus: Int, to: Int, toBus: Int, toPort: String? = nil, fromPort: String? = nil) {
-        (self.from, self.fromBus, self.to, self.toBus, self.toPort, self.fromPort) = (from, fromBus, to, toBus, toPort, fromPort)
+        (self.from, self.fromBus, self.to, self.toBus, self.toPort, self.fromPort) = (
+            from, fromBus, to, toBus, toPort, fromPort
+        )
     }
 }

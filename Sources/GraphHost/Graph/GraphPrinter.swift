@@ -12,7 +12,8 @@ public enum GraphPrinter {
     public static func text(_ doc: GraphDocument) -> String {
         let f = doc.format
         var out = "graph \(doc.displayName)\n"
-        out += "format: \(f.sampleRate) Hz, \(f.channels) channels, planar Float32, up to \(f.maxFrames) frames per slice\n"
+        out +=
+            "format: \(f.sampleRate) Hz, \(f.channels) channels, planar Float32, up to \(f.maxFrames) frames per slice\n"
         out += "nodes:\n"
         for node in doc.nodes {
             let d = node.definition
@@ -20,7 +21,9 @@ public enum GraphPrinter {
             let settings = d.summary.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
             out += settings.isEmpty ? "\n" : "  \(settings)\n"
             let parameters = d.descriptor.parameters
-            if !parameters.isEmpty { out += "    parameters: " + parameters.map(\.summary).joined(separator: ", ") + "\n" }
+            if !parameters.isEmpty {
+                out += "    parameters: " + parameters.map(\.summary).joined(separator: ", ") + "\n"
+            }
         }
         out += "links:\n"
         for l in doc.links {
@@ -31,21 +34,26 @@ public enum GraphPrinter {
         out += "render order: " + doc.order.map { doc.nodes[$0].id }.joined(separator: " -> ") + "\n"
         if !doc.chains.isEmpty {
             out += "chains (swap with `chain NODE NAME`; crossfade \(Format.number(doc.crossfadeSeconds * 1000)) ms):\n"
-            for name in doc.chains.keys.sorted() { out += "  \(name): " + doc.chains[name]!.joined(separator: " -> ") + "\n" }
+            for name in doc.chains.keys.sorted() {
+                out += "  \(name): " + doc.chains[name]!.joined(separator: " -> ") + "\n"
+            }
             for p in doc.chainNodes { out += "  node \(p.id) runs \(p.chain)\n" }
         }
         return out
     }
 
     public static func dot(_ doc: GraphDocument) -> String {
-        func quote(_ s: String) -> String { "\"" + s.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\"" }
+        func quote(_ s: String) -> String {
+            "\"" + s.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\""
+        }
         var out = "digraph graphhost {\n  rankdir=LR;\n  node [shape=box];\n"
         for node in doc.nodes {
             let lines = ["\(node.id) (\(typeName(node)))"] + node.definition.summary.map { "\($0.0)=\($0.1)" }
             out += "  \(quote(node.id)) [label=\(quote(lines.joined(separator: "\n")))];\n"
         }
         for l in doc.links {
-            out += "  \(quote(doc.nodes[l.from].id)) -> \(quote(doc.nodes[l.to].id)) [label=\(quote("\(l.fromPort ?? String(l.fromBus))→\(l.toPort ?? String(l.toBus))"))];\n"
+            out +=
+                "  \(quote(doc.nodes[l.from].id)) -> \(quote(doc.nodes[l.to].id)) [label=\(quote("\(l.fromPort ?? String(l.fromBus))→\(l.toPort ?? String(l.toBus))"))];\n"
         }
         return out + "}\n"
     }

@@ -13,18 +13,29 @@ extension GraphDocument {
             }
         }
         for (i, item) in (saved["nodes"]?.arrayValue ?? []).enumerated() {
-            guard let id = item["id"]?.stringValue, let placement = chainNodes.first(where: { $0.id == id }) else { continue }
+            guard let id = item["id"]?.stringValue, let placement = chainNodes.first(where: { $0.id == id }) else {
+                continue
+            }
             saved = saved.updating(path: "nodes[\(i)]") { $0.setting("chain", .string(placement.chain)) }
         }
         if let time = musicalTime {
-            saved = saved.setting("transport", .object([("bpm", .number(time.beatsPerMinute)), ("beatsPerBar", .number(time.beatsPerBar)),
-                                                        ("beatUnit", .number(Double(time.beatUnit))), ("rolling", .bool(time.rolling))]))
+            saved = saved.setting(
+                "transport",
+                .object([
+                    ("bpm", .number(time.beatsPerMinute)), ("beatsPerBar", .number(time.beatsPerBar)),
+                    ("beatUnit", .number(Double(time.beatUnit))), ("rolling", .bool(time.rolling)),
+                ]))
         }
         saved = saved.setting("midiControl", midiControl?.json)
-        let base = saved["baseDirectory"] == nil ? file.deletingLastPathComponent().standardizedFileURL
-            : URL(fileURLWithPath: saved["baseDirectory"]!.stringValue ?? "", relativeTo: file.deletingLastPathComponent()).standardizedFileURL
+        let base =
+            saved["baseDirectory"] == nil
+            ? file.deletingLastPathComponent().standardizedFileURL
+            : URL(
+                fileURLWithPath: saved["baseDirectory"]!.stringValue ?? "", relativeTo: file.deletingLastPathComponent()
+            ).standardizedFileURL
         if base.path != folder.standardizedFileURL.path || saved["baseDirectory"] != nil {
-            saved = saved.setting("baseDirectory", base.path == folder.standardizedFileURL.path ? nil : .string(base.path))
+            saved = saved.setting(
+                "baseDirectory", base.path == folder.standardizedFileURL.path ? nil : .string(base.path))
         }
         return saved
     }
@@ -44,11 +55,15 @@ extension GraphDocument {
     /// Throws the reason when a graph file cannot be written at `path` (no folder, not a .json name).
     public static func checkWritable(_ path: String) throws {
         let url = URL(fileURLWithPath: path)
-        guard url.pathExtension == "json" else { throw GraphChangeError.cannotSave("save: '\(path)' is not a .json file name") }
+        guard url.pathExtension == "json" else {
+            throw GraphChangeError.cannotSave("save: '\(path)' is not a .json file name")
+        }
         let folder = url.deletingLastPathComponent().path
         guard isDirectory(folder) else {
             throw GraphChangeError.cannotSave("save: the folder \(folder) does not exist")
         }
-        guard FileManager.default.isWritableFile(atPath: folder) else { throw GraphChangeError.cannotSave("save: the folder \(folder) is not writable") }
+        guard FileManager.default.isWritableFile(atPath: folder) else {
+            throw GraphChangeError.cannotSave("save: the folder \(folder) is not writable")
+        }
     }
 }

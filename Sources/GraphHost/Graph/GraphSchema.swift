@@ -24,20 +24,47 @@ public enum GraphSchema {
     static var nodeSchema: JSONValue {
         let kinds = NodeKinds.all.map { $0.descriptor }
         let chain = JSONValue.object([
-            ("if", .object([("properties", .object([("type", .object([("const", .string(ChainDefinitions.typeName))]))]))])),
-            ("then", .object([
-                ("additionalProperties", .bool(false)), ("required", .array([.string("chain")])),
-                ("properties", .object([("id", .bool(true)), ("type", .bool(true)),
-                                        ("chain", .object([("type", .string("string")),
-                                                           ("description", .string("The name of one of the graph's chains, run in this node's place."))]))])),
-            ])),
+            (
+                "if",
+                .object([("properties", .object([("type", .object([("const", .string(ChainDefinitions.typeName))]))]))])
+            ),
+            (
+                "then",
+                .object([
+                    ("additionalProperties", .bool(false)), ("required", .array([.string("chain")])),
+                    (
+                        "properties",
+                        .object([
+                            ("id", .bool(true)), ("type", .bool(true)),
+                            (
+                                "chain",
+                                .object([
+                                    ("type", .string("string")),
+                                    (
+                                        "description",
+                                        .string("The name of one of the graph's chains, run in this node's place.")
+                                    ),
+                                ])
+                            ),
+                        ])
+                    ),
+                ])
+            ),
         ])
         return .object([
             ("type", .string("object")), ("required", .array([.string("type")])),
-            ("properties", .object([
-                ("id", .object([("type", .string("string")), ("pattern", .string(#"^[^:/\s]+$"#))])),
-                ("type", .object([("enum", .array((kinds.map(\.typeName) + [ChainDefinitions.typeName]).map { .string($0) }))])),
-            ])),
+            (
+                "properties",
+                .object([
+                    ("id", .object([("type", .string("string")), ("pattern", .string(#"^[^:/\s]+$"#))])),
+                    (
+                        "type",
+                        .object([
+                            ("enum", .array((kinds.map(\.typeName) + [ChainDefinitions.typeName]).map { .string($0) }))
+                        ])
+                    ),
+                ])
+            ),
             ("allOf", .array(kinds.map(kindSchema) + [chain])),
         ])
     }
@@ -50,7 +77,12 @@ public enum GraphSchema {
         if !kind.requiresAnyOf.isEmpty {
             then.append(("anyOf", .array(kind.requiresAnyOf.map { .object([("required", .array([.string($0)]))]) })))
         }
-        then.append(("properties", .object([("id", .bool(true)), ("type", .bool(true))] + kind.settings.map { ($0.key, settingSchema($0)) })))
+        then.append(
+            (
+                "properties",
+                .object(
+                    [("id", .bool(true)), ("type", .bool(true))] + kind.settings.map { ($0.key, settingSchema($0)) })
+            ))
         return .object([
             ("if", .object([("properties", .object([("type", .object([("const", .string(kind.typeName))]))]))])),
             ("then", .object(then)),
@@ -67,7 +99,8 @@ public enum GraphSchema {
             return members
         }
         func count(_ range: ClosedRange<Int>?) -> [(key: String, value: JSONValue)] {
-            range.map { [("minItems", .number(Double($0.lowerBound))), ("maxItems", .number(Double($0.upperBound)))] } ?? []
+            range.map { [("minItems", .number(Double($0.lowerBound))), ("maxItems", .number(Double($0.upperBound)))] }
+                ?? []
         }
         var members: [(key: String, value: JSONValue)]
         switch setting.type {
@@ -84,16 +117,35 @@ public enum GraphSchema {
         case .numbers:
             members = [("type", .string("array")), ("items", .object(number("number")))] + count(setting.itemCount)
         case .numberRows:
-            members = [("type", .string("array"))] + count(setting.itemCount) + [
-                ("items", .object([("type", .string("array")), ("minItems", .number(1)), ("items", .object(number("number")))])),
-            ]
+            members =
+                [("type", .string("array"))] + count(setting.itemCount) + [
+                    (
+                        "items",
+                        .object([
+                            ("type", .string("array")), ("minItems", .number(1)), ("items", .object(number("number"))),
+                        ])
+                    )
+                ]
         case .stringOrInteger:
             let names = setting.allowed.map { "One of: " + $0.joined(separator: ", ") + " (case-insensitive)." } ?? ""
-            members = [("oneOf", .array([.object(number("integer")), .object([("type", .string("string")), ("description", .string(names))])]))]
+            members = [
+                (
+                    "oneOf",
+                    .array([
+                        .object(number("integer")),
+                        .object([("type", .string("string")), ("description", .string(names))]),
+                    ])
+                )
+            ]
         case .object(let types):
-            members = [("type", .string("object")), ("additionalProperties", .object([("type", .array(types.map { .string($0) }))]))]
+            members = [
+                ("type", .string("object")),
+                ("additionalProperties", .object([("type", .array(types.map { .string($0) }))])),
+            ]
         case .records(let fields):
-            var record: [(key: String, value: JSONValue)] = [("type", .string("object")), ("additionalProperties", .bool(false))]
+            var record: [(key: String, value: JSONValue)] = [
+                ("type", .string("object")), ("additionalProperties", .bool(false)),
+            ]
             let required = fields.filter(\.isRequired).map(\.key)
             if !required.isEmpty { record.append(("required", .array(required.map { .string($0) }))) }
             record.append(("properties", .object(fields.map { ($0.key, settingSchema($0)) })))
@@ -105,250 +157,250 @@ public enum GraphSchema {
     }
 
     static let frame = #"""
-{
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "$id": "https://graphhost.invalid/graph.schema.json",
-  "title": "graphhost graph",
-  "description": "A DSP graph for graphhost: nodes joined by links. See docs/graph-format.md.",
-  "type": "object",
-  "required": [
-    "nodes",
-    "links"
-  ],
-  "additionalProperties": false,
-  "properties": {
-    "format": {
-      "type": "object",
-      "additionalProperties": false,
-      "properties": {
-        "sampleRate": {
-          "type": "integer",
-          "minimum": 8000,
-          "maximum": 384000,
-          "default": 48000
-        },
-        "channels": {
-          "type": "integer",
-          "minimum": 1,
-          "maximum": 8,
-          "default": 2
-        },
-        "maxFrames": {
-          "type": "integer",
-          "minimum": 16,
-          "maximum": 16384,
-          "default": 4096
-        }
-      }
-    },
-    "nodes": {
-      "type": "array",
-      "items": {
-        "allOf": [
-          {
-            "$ref": "#/$defs/node"
-          }
-        ],
-        "required": [
-          "id"
-        ]
-      }
-    },
-    "links": {
-      "type": "array",
-      "items": {
-        "type": "object",
-        "required": [
-          "from",
-          "to"
-        ],
-        "additionalProperties": false,
-        "properties": {
-          "from": {
-            "type": "string",
-            "pattern": "^[^:\\s]+(:[^:\\s]+)?$",
-            "description": "NODE, NODE:BUS, or NODE:PORT[,PORT…] for an lv2 node's output ports (port i on channel i; one port on every channel)."
-          },
-          "to": {
-            "type": "string",
-            "pattern": "^[^:\\s]+(:[^:\\s]+)?$",
-            "description": "NODE, NODE:BUS, or NODE:PORT[,PORT…] for an lv2 node's input ports that are not main inputs (sidechains, extra inputs; channel i to port i)."
-          },
-          "channel": {
-            "type": "integer",
-            "minimum": 0,
-            "description": "For a link to one port: the source channel it reads (default: the channels' average)."
-          }
-        }
-      }
-    },
-    "chains": {
-      "type": "object",
-      "description": "Named effect chains for `chain` nodes; `chain NODE NAME` swaps while playing.",
-      "propertyNames": {
-        "pattern": "^[^:/\\s]+$"
-      },
-      "additionalProperties": {
-        "type": "array",
-        "items": {
-          "description": "An effect in a chain: one input, one output. `id` is optional (default: its position).",
+        {
+          "$schema": "https://json-schema.org/draft/2020-12/schema",
+          "$id": "https://graphhost.invalid/graph.schema.json",
+          "title": "graphhost graph",
+          "description": "A DSP graph for graphhost: nodes joined by links. See docs/graph-format.md.",
           "type": "object",
           "required": [
-            "type"
+            "nodes",
+            "links"
           ],
+          "additionalProperties": false,
           "properties": {
-            "type": {
-              "enum": []
-            }
-          },
-          "allOf": [
-            {
-              "$ref": "#/$defs/node"
-            }
-          ]
-        }
-      }
-    },
-    "crossfadeSeconds": {
-      "type": "number",
-      "minimum": 0.001,
-      "maximum": 1,
-      "default": 0.03,
-      "description": "How long a swap to this graph (`chain`, `load`) crossfades."
-    },
-    "transport": {
-      "type": "object",
-      "additionalProperties": false,
-      "description": "The musical transport plugins that follow the host receive (time:Position).",
-      "properties": {
-        "bpm": {
-          "type": "number",
-          "minimum": 1,
-          "maximum": 999
-        },
-        "beatsPerBar": {
-          "type": "number",
-          "minimum": 1,
-          "maximum": 64
-        },
-        "beatUnit": {
-          "type": "integer",
-          "minimum": 1,
-          "maximum": 64
-        },
-        "rolling": {
-          "type": "boolean"
-        }
-      }
-    },
-    "baseDirectory": {
-      "type": "string",
-      "description": "The folder relative media paths resolve against (default: the graph file's folder); `save` writes it when it saves into another folder."
-    },
-    "swap": {
-      "enum": [
-        "crossfade",
-        "spillover"
-      ],
-      "default": "crossfade",
-      "description": "How swaps to this graph replace the running one: a crossfade, or a spillover where the old graph stops taking input and its tails ring out (to -80 dBFS or tailSeconds)."
-    },
-    "tailSeconds": {
-      "type": "number",
-      "minimum": 0.1,
-      "maximum": 60,
-      "default": 10,
-      "description": "The longest a spillover's tails ring before they fade out."
-    },
-    "midiControl": {
-      "type": "object",
-      "additionalProperties": false,
-      "required": [
-        "port"
-      ],
-      "description": "A MIDI input for control (GRAPHNAME.PORT): control changes move parameters, program changes select chains or presets.",
-      "properties": {
-        "port": {
-          "type": "string"
-        },
-        "cc": {
-          "type": "array",
-          "items": {
-            "type": "object",
-            "additionalProperties": false,
-            "required": [
-              "cc",
-              "node",
-              "param"
-            ],
-            "properties": {
-              "channel": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": 16
-              },
-              "cc": {
-                "type": "integer",
-                "minimum": 0,
-                "maximum": 127
-              },
-              "node": {
-                "type": "string"
-              },
-              "param": {
-                "type": "string"
-              },
-              "min": {
-                "type": "number"
-              },
-              "max": {
-                "type": "number"
-              },
-              "curve": {
-                "enum": [
-                  "linear",
-                  "log",
-                  "db"
+            "format": {
+              "type": "object",
+              "additionalProperties": false,
+              "properties": {
+                "sampleRate": {
+                  "type": "integer",
+                  "minimum": 8000,
+                  "maximum": 384000,
+                  "default": 48000
+                },
+                "channels": {
+                  "type": "integer",
+                  "minimum": 1,
+                  "maximum": 8,
+                  "default": 2
+                },
+                "maxFrames": {
+                  "type": "integer",
+                  "minimum": 16,
+                  "maximum": 16384,
+                  "default": 4096
+                }
+              }
+            },
+            "nodes": {
+              "type": "array",
+              "items": {
+                "allOf": [
+                  {
+                    "$ref": "#/$defs/node"
+                  }
+                ],
+                "required": [
+                  "id"
                 ]
               }
-            }
-          }
-        },
-        "program": {
-          "type": "array",
-          "items": {
-            "type": "object",
-            "additionalProperties": false,
-            "required": [
-              "program",
-              "node"
-            ],
-            "properties": {
-              "channel": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": 16
+            },
+            "links": {
+              "type": "array",
+              "items": {
+                "type": "object",
+                "required": [
+                  "from",
+                  "to"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "from": {
+                    "type": "string",
+                    "pattern": "^[^:\\s]+(:[^:\\s]+)?$",
+                    "description": "NODE, NODE:BUS, or NODE:PORT[,PORT…] for an lv2 node's output ports (port i on channel i; one port on every channel)."
+                  },
+                  "to": {
+                    "type": "string",
+                    "pattern": "^[^:\\s]+(:[^:\\s]+)?$",
+                    "description": "NODE, NODE:BUS, or NODE:PORT[,PORT…] for an lv2 node's input ports that are not main inputs (sidechains, extra inputs; channel i to port i)."
+                  },
+                  "channel": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "For a link to one port: the source channel it reads (default: the channels' average)."
+                  }
+                }
+              }
+            },
+            "chains": {
+              "type": "object",
+              "description": "Named effect chains for `chain` nodes; `chain NODE NAME` swaps while playing.",
+              "propertyNames": {
+                "pattern": "^[^:/\\s]+$"
               },
-              "program": {
-                "type": "integer",
-                "minimum": 0,
-                "maximum": 127
-              },
-              "node": {
-                "type": "string"
-              },
-              "chain": {
-                "type": "string"
-              },
-              "preset": {
-                "type": "string"
+              "additionalProperties": {
+                "type": "array",
+                "items": {
+                  "description": "An effect in a chain: one input, one output. `id` is optional (default: its position).",
+                  "type": "object",
+                  "required": [
+                    "type"
+                  ],
+                  "properties": {
+                    "type": {
+                      "enum": []
+                    }
+                  },
+                  "allOf": [
+                    {
+                      "$ref": "#/$defs/node"
+                    }
+                  ]
+                }
+              }
+            },
+            "crossfadeSeconds": {
+              "type": "number",
+              "minimum": 0.001,
+              "maximum": 1,
+              "default": 0.03,
+              "description": "How long a swap to this graph (`chain`, `load`) crossfades."
+            },
+            "transport": {
+              "type": "object",
+              "additionalProperties": false,
+              "description": "The musical transport plugins that follow the host receive (time:Position).",
+              "properties": {
+                "bpm": {
+                  "type": "number",
+                  "minimum": 1,
+                  "maximum": 999
+                },
+                "beatsPerBar": {
+                  "type": "number",
+                  "minimum": 1,
+                  "maximum": 64
+                },
+                "beatUnit": {
+                  "type": "integer",
+                  "minimum": 1,
+                  "maximum": 64
+                },
+                "rolling": {
+                  "type": "boolean"
+                }
+              }
+            },
+            "baseDirectory": {
+              "type": "string",
+              "description": "The folder relative media paths resolve against (default: the graph file's folder); `save` writes it when it saves into another folder."
+            },
+            "swap": {
+              "enum": [
+                "crossfade",
+                "spillover"
+              ],
+              "default": "crossfade",
+              "description": "How swaps to this graph replace the running one: a crossfade, or a spillover where the old graph stops taking input and its tails ring out (to -80 dBFS or tailSeconds)."
+            },
+            "tailSeconds": {
+              "type": "number",
+              "minimum": 0.1,
+              "maximum": 60,
+              "default": 10,
+              "description": "The longest a spillover's tails ring before they fade out."
+            },
+            "midiControl": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "port"
+              ],
+              "description": "A MIDI input for control (GRAPHNAME.PORT): control changes move parameters, program changes select chains or presets.",
+              "properties": {
+                "port": {
+                  "type": "string"
+                },
+                "cc": {
+                  "type": "array",
+                  "items": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": [
+                      "cc",
+                      "node",
+                      "param"
+                    ],
+                    "properties": {
+                      "channel": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": 16
+                      },
+                      "cc": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "maximum": 127
+                      },
+                      "node": {
+                        "type": "string"
+                      },
+                      "param": {
+                        "type": "string"
+                      },
+                      "min": {
+                        "type": "number"
+                      },
+                      "max": {
+                        "type": "number"
+                      },
+                      "curve": {
+                        "enum": [
+                          "linear",
+                          "log",
+                          "db"
+                        ]
+                      }
+                    }
+                  }
+                },
+                "program": {
+                  "type": "array",
+                  "items": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": [
+                      "program",
+                      "node"
+                    ],
+                    "properties": {
+                      "channel": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": 16
+                      },
+                      "program": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "maximum": 127
+                      },
+                      "node": {
+                        "type": "string"
+                      },
+                      "chain": {
+                        "type": "string"
+                      },
+                      "preset": {
+                        "type": "string"
+                      }
+                    }
+                  }
+                }
               }
             }
           }
         }
-      }
-    }
-  }
-}
-"""#
+        """#
 }

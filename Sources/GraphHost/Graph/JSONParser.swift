@@ -38,7 +38,10 @@ public struct JSONParser {
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x09, 0x0D: index += 1
-            case 0x0A: index += 1; line += 1; lineStart = index
+            case 0x0A:
+                index += 1
+                line += 1
+                lineStart = index
             default: return
             }
         }
@@ -58,9 +61,15 @@ public struct JSONParser {
         case UInt8(ascii: "{"): return make(try parseObject())
         case UInt8(ascii: "["): return make(try parseArray())
         case UInt8(ascii: "\""): return make(.string(try parseString()))
-        case UInt8(ascii: "t"): try expectWord("true"); return make(.bool(true))
-        case UInt8(ascii: "f"): try expectWord("false"); return make(.bool(false))
-        case UInt8(ascii: "n"): try expectWord("null"); return make(.null)
+        case UInt8(ascii: "t"):
+            try expectWord("true")
+            return make(.bool(true))
+        case UInt8(ascii: "f"):
+            try expectWord("false")
+            return make(.bool(false))
+        case UInt8(ascii: "n"):
+            try expectWord("null")
+            return make(.null)
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return make(.number(try parseNumber()))
         default: throw error("expected a value but found \(describeNext())")
         }
@@ -79,11 +88,15 @@ public struct JSONParser {
     }
 
     private mutating func parseObject() throws -> JSONValue.Kind {
-        try enter(); defer { depth -= 1 }
+        try enter()
+        defer { depth -= 1 }
         index += 1
         var members: [(key: String, value: JSONValue)] = []
         skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return .object(members)
+        }
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
@@ -99,25 +112,41 @@ public struct JSONParser {
             members.append((key, try parseValue()))
             skipWhitespace()
             guard index < bytes.count else { throw error("unterminated object: expected ',' or '}'") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                continue
+            }
+            if bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                return .object(members)
+            }
             throw error("expected ',' or '}' in object but found \(describeNext())")
         }
     }
 
     private mutating func parseArray() throws -> JSONValue.Kind {
-        try enter(); defer { depth -= 1 }
+        try enter()
+        defer { depth -= 1 }
         index += 1
         var items: [JSONValue] = []
         skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return .array(items)
+        }
         while true {
             skipWhitespace()
             items.append(try parseValue())
             skipWhitespace()
             guard index < bytes.count else { throw error("unterminated array: expected ',' or ']'") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                continue
+            }
+            if bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                return .array(items)
+            }
             throw error("expected ',' or ']' in array but found \(describeNext())")
         }
     }
@@ -135,9 +164,16 @@ public struct JSONParser {
         while true {
             guard index < bytes.count else { throw error("unterminated string") }
             let b = bytes[index]
-            if b == UInt8(ascii: "\"") { index += 1; break }
+            if b == UInt8(ascii: "\"") {
+                index += 1
+                break
+            }
             if b < 0x20 { throw error("control character in string (escape it)") }
-            if b != UInt8(ascii: "\\") { raw.append(b); index += 1; continue }
+            if b != UInt8(ascii: "\\") {
+                raw.append(b)
+                index += 1
+                continue
+            }
             try flushRaw()
             index += 1
             guard index < bytes.count else { throw error("unterminated escape") }
@@ -155,7 +191,8 @@ public struct JSONParser {
             case UInt8(ascii: "u"):
                 var code = try parseHex4()
                 if (0xD800..<0xDC00).contains(code) {
-                    guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+                    guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"),
+                        bytes[index + 1] == UInt8(ascii: "u")
                     else { throw error("unpaired surrogate in \\u escape") }
                     index += 2
                     let low = try parseHex4()
@@ -174,7 +211,9 @@ public struct JSONParser {
     private mutating func parseHex4() throws -> UInt32 {
         var value: UInt32 = 0
         for _ in 0..<4 {
-            guard index < bytes.count, let digit = Self.hexDigit(bytes[index]) else { throw error("invalid \\u escape") }
+            guard index < bytes.count, let digit = Self.hexDigit(bytes[index]) else {
+                throw error("invalid \\u escape")
+            }
             value = value << 4 | digit
             index += 1
         }
@@ -210,7 +249,9 @@ public struct JSONParser {
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
             index += 1
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                index += 1
+            }
             if digits() == 0 { throw error("invalid number: digits expected in exponent") }
         }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)

@@ -15,7 +15,11 @@ extension JSONValue {
     public func setting(_ key: String, _ value: JSONValue?) -> JSONValue {
         guard var members = objectMembers else { return self }
         if let value {
-            if let i = members.lastIndex(where: { $0.key == key }) { members[i].value = value } else { members.append((key, value)) }
+            if let i = members.lastIndex(where: { $0.key == key }) {
+                members[i].value = value
+            } else {
+                members.append((key, value))
+            }
         } else {
             members.removeAll { $0.key == key }
         }
@@ -33,7 +37,9 @@ extension JSONValue {
             if let bracket = rest.firstIndex(of: "[") {
                 if bracket > rest.startIndex { steps.append(.key(String(rest[..<bracket]))) }
                 rest = rest[bracket...]
-                while rest.hasPrefix("["), let close = rest.firstIndex(of: "]"), let i = Int(rest[rest.index(after: rest.startIndex)..<close]) {
+                while rest.hasPrefix("["), let close = rest.firstIndex(of: "]"),
+                    let i = Int(rest[rest.index(after: rest.startIndex)..<close])
+                {
                     steps.append(.index(i))
                     rest = rest[rest.index(after: close)...]
                 }
@@ -44,7 +50,10 @@ extension JSONValue {
         return updating(steps[...], change)
     }
 
-    private enum Either { case key(String), index(Int) }
+    private enum Either {
+        case key(String)
+        case index(Int)
+    }
 
     private func updating(_ steps: ArraySlice<Either>, _ change: (JSONValue) -> JSONValue) -> JSONValue {
         guard let step = steps.first else { return change(self) }
@@ -69,10 +78,19 @@ extension JSONValue {
         switch kind {
         case .object(let members):
             if members.isEmpty { return "{}" }
-            let line = "{ " + members.map { Self.quoted($0.key) + ": " + $0.value.text() }.joined(separator: ", ") + " }"
-            if members.allSatisfy({ $0.value.objectMembers == nil && $0.value.arrayValue?.contains { $0.objectMembers != nil || $0.arrayValue != nil } != true })
-                && line.count + indent.count <= 110 { return line }
-            return "{\n" + members.map { inner + Self.quoted($0.key) + ": " + $0.value.text(indent: inner) }.joined(separator: ",\n") + "\n\(indent)}"
+            let line =
+                "{ " + members.map { Self.quoted($0.key) + ": " + $0.value.text() }.joined(separator: ", ") + " }"
+            if members.allSatisfy({
+                $0.value.objectMembers == nil
+                    && $0.value.arrayValue?.contains { $0.objectMembers != nil || $0.arrayValue != nil } != true
+            })
+                && line.count + indent.count <= 110
+            {
+                return line
+            }
+            return "{\n"
+                + members.map { inner + Self.quoted($0.key) + ": " + $0.value.text(indent: inner) }.joined(
+                    separator: ",\n") + "\n\(indent)}"
         case .array(let items):
             if items.isEmpty { return "[]" }
             if items.allSatisfy({ $0.objectMembers == nil && $0.arrayValue == nil }) {

@@ -8,16 +8,21 @@ extension GraphDocument {
         var document = self
         for (id, file) in inputs {
             guard let node = document.node(id) else {
-                throw GraphChangeError.inputFile(node: id, file: file, reason: GraphChangeError.unknownNode(id, known: nodes.map(\.id)).description)
+                throw GraphChangeError.inputFile(
+                    node: id, file: file, reason: GraphChangeError.unknownNode(id, known: nodes.map(\.id)).description)
             }
             guard node.definition.traits.contains(.isLiveInput) else {
-                throw GraphChangeError.inputFile(node: id, file: file, reason: "'\(id)' is a \(node.definition.typeName) node; only capture and sink nodes take an input file")
+                throw GraphChangeError.inputFile(
+                    node: id, file: file,
+                    reason:
+                        "'\(id)' is a \(node.definition.typeName) node; only capture and sink nodes take an input file")
             }
             let path = URL(fileURLWithPath: file).standardizedFileURL.path
             do {
                 let media = try MediaProbe.probe(path: path)
-                document.nodes[node.index].definition = StreamNode(url: path, path: path, isRemote: false, cachePath: nil, loop: false,
-                                                                   bufferSeconds: 0, retrySeconds: 0, media: media)
+                document.nodes[node.index].definition = StreamNode(
+                    url: path, path: path, isRemote: false, cachePath: nil, loop: false,
+                    bufferSeconds: 0, retrySeconds: 0, media: media)
             } catch {
                 throw GraphChangeError.inputFile(node: id, file: file, reason: "\(error)")
             }

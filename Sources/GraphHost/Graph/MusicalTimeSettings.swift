@@ -6,7 +6,10 @@ extension GraphDocument {
     static func parseMusicalTime(_ value: JSONValue?, issues: inout GraphIssues) -> MusicalTime.Settings? {
         guard let value else { return nil }
         guard value.objectMembers != nil else {
-            issues.report("transport", "expected an object like {\"bpm\": 120, \"beatsPerBar\": 4, \"beatUnit\": 4, \"rolling\": true}, found \(value.typeName)", at: value)
+            issues.report(
+                "transport",
+                "expected an object like {\"bpm\": 120, \"beatsPerBar\": 4, \"beatUnit\": 4, \"rolling\": true}, found \(value.typeName)",
+                at: value)
             return nil
         }
         let s = NodeSettings(object: value, path: "transport")

@@ -3,8 +3,10 @@ import Glibc
 
 /// Reading the `nodes` array: ids, types, each kind's settings through its descriptor, chain nodes.
 extension GraphDocument {
-    static func parseNodes(_ value: JSONValue?, context: NodeContext, chains: ChainDefinitions, selection: [String: String],
-                           placements: inout [ChainPlacement], issues: inout GraphIssues) -> [GraphNode?] {
+    static func parseNodes(
+        _ value: JSONValue?, context: NodeContext, chains: ChainDefinitions, selection: [String: String],
+        placements: inout [ChainPlacement], issues: inout GraphIssues
+    ) -> [GraphNode?] {
         guard let value else {
             issues.report("nodes", "missing: the graph needs a \"nodes\" array")
             return []
@@ -27,7 +29,8 @@ extension GraphDocument {
             if item["id"] == nil { issues.report(path, "missing \"id\"", at: item) }
             if let id {
                 if !isValidID(id) {
-                    issues.report("\(path).id", "'\(id)' is not a valid id (non-empty, no ':', '/' or spaces)", at: item["id"])
+                    issues.report(
+                        "\(path).id", "'\(id)' is not a valid id (non-empty, no ':', '/' or spaces)", at: item["id"])
                 } else if let first = seen[id] {
                     issues.report("\(path).id", "duplicate id '\(id)' (also nodes[\(first)].id)", at: item["id"])
                 } else {
@@ -47,12 +50,16 @@ extension GraphDocument {
                 let selected = selection[id] ?? chain
                 placements.append(ChainPlacement(id: id, chain: selected))
                 for member in chains.members[selected]! {
-                    result.append(GraphNode(id: "\(id)/\(member.id)", index: result.count, definition: member.definition, path: member.path))
+                    result.append(
+                        GraphNode(
+                            id: "\(id)/\(member.id)", index: result.count, definition: member.definition,
+                            path: member.path))
                 }
                 continue
             }
             guard let kind = NodeKinds.named(type) else {
-                issues.report("\(path).type", "unknown node type '\(type)'; known types: \(knownTypes)", at: item["type"])
+                issues.report(
+                    "\(path).type", "unknown node type '\(type)'; known types: \(knownTypes)", at: item["type"])
                 result.append(nil)
                 continue
             }
@@ -72,5 +79,7 @@ extension GraphDocument {
         !id.isEmpty && !id.contains(":") && !id.contains("/") && !id.contains(where: \.isWhitespace)
     }
 
-    static var knownTypes: String { (NodeKinds.all.map { $0.typeName } + [ChainDefinitions.typeName]).joined(separator: ", ") }
+    static var knownTypes: String {
+        (NodeKinds.all.map { $0.typeName } + [ChainDefinitions.typeName]).joined(separator: ", ")
+    }
 }

@@ -13,13 +13,16 @@ public struct NodeSettings {
     /// Reports keys other than `allowed`.
     public func rejectUnknownKeys(_ allowed: [String], issues: inout GraphIssues) {
         for (key, value) in object.objectMembers ?? [] where !allowed.contains(key) {
-            issues.report(path(key), "unknown setting '\(key)'; valid settings: \(allowed.joined(separator: ", "))", at: value)
+            issues.report(
+                path(key), "unknown setting '\(key)'; valid settings: \(allowed.joined(separator: ", "))", at: value)
         }
     }
 
     /// The members of the object setting `key` with their paths: [] when it is absent, nil (reported) when it is not
     /// an object of `shape` (e.g. "SYMBOL: number").
-    public func members(_ key: String, shape: String, issues: inout GraphIssues) -> [(path: String, name: String, value: JSONValue)]? {
+    public func members(_ key: String, shape: String, issues: inout GraphIssues) -> [(
+        path: String, name: String, value: JSONValue
+    )]? {
         guard let given = object[key] else { return [] }
         guard let members = given.objectMembers else {
             issues.report(path(key), "expected an object of \(shape), found \(given.typeName)", at: given)
@@ -44,7 +47,10 @@ public struct NodeSettings {
             return nil
         }
         if let range, !range.contains(n) {
-            issues.report(path(key), "\(Format.number(n)) is out of range \(Format.number(range.lowerBound))…\(Format.number(range.upperBound))", at: v)
+            issues.report(
+                path(key),
+                "\(Format.number(n)) is out of range \(Format.number(range.lowerBound))…\(Format.number(range.upperBound))",
+                at: v)
             return nil
         }
         return n
@@ -88,7 +94,10 @@ public struct NodeSettings {
                 return nil
             }
             guard range.contains(n) else {
-                issues.report("\(path(key))[\(i)]", "\(Format.number(n)) is out of range \(Format.number(range.lowerBound))…\(Format.number(range.upperBound))", at: item)
+                issues.report(
+                    "\(path(key))[\(i)]",
+                    "\(Format.number(n)) is out of range \(Format.number(range.lowerBound))…\(Format.number(range.upperBound))",
+                    at: item)
                 return nil
             }
             result.append(n)
@@ -99,8 +108,12 @@ public struct NodeSettings {
 
 extension NodeSettings {
     /// A setting as its descriptor says: its key, with its range.
-    public func string(_ setting: SettingDescriptor, issues: inout GraphIssues) -> String? { string(setting.key, issues: &issues) }
-    public func bool(_ setting: SettingDescriptor, issues: inout GraphIssues) -> Bool? { bool(setting.key, issues: &issues) }
+    public func string(_ setting: SettingDescriptor, issues: inout GraphIssues) -> String? {
+        string(setting.key, issues: &issues)
+    }
+    public func bool(_ setting: SettingDescriptor, issues: inout GraphIssues) -> Bool? {
+        bool(setting.key, issues: &issues)
+    }
     public func number(_ setting: SettingDescriptor, issues: inout GraphIssues) -> Double? {
         number(setting.key, in: setting.range, issues: &issues)
     }

@@ -11,9 +11,13 @@ public enum NodeSettingsTables {
 
     /// One kind: what it is, its ports and traits, and a row per setting.
     static func table(_ kind: NodeDescriptor) -> String {
-        let ports = kind.ports.map { "\($0.name) (\($0.direction.rawValue)\($0.signal == .audio ? "" : ", " + $0.signal.rawValue))" }
-        var lines = ["**`\(kind.typeName)`**: \(kind.summary) Ports: \(ports.joined(separator: ", "))."
-            + (kind.traits.isEmpty ? "" : " Traits: \(kind.traits.names.joined(separator: ", ")).")]
+        let ports = kind.ports.map {
+            "\($0.name) (\($0.direction.rawValue)\($0.signal == .audio ? "" : ", " + $0.signal.rawValue))"
+        }
+        var lines = [
+            "**`\(kind.typeName)`**: \(kind.summary) Ports: \(ports.joined(separator: ", "))."
+                + (kind.traits.isEmpty ? "" : " Traits: \(kind.traits.names.joined(separator: ", ")).")
+        ]
         if !kind.requiresAnyOf.isEmpty {
             lines[0] += " Give at least one of " + kind.requiresAnyOf.map { "`\($0)`" }.joined(separator: ", ") + "."
         }
@@ -29,8 +33,10 @@ public enum NodeSettingsTables {
 
     /// A table row for `setting`, named `key`.
     static func row(_ setting: SettingDescriptor, key: String) -> String {
-        let cells = ["`\(key)`", typeName(setting), values(setting),
-                     setting.isRequired ? "required" : setting.defaultValue.map { $0.text() } ?? "", setting.doc]
+        let cells = [
+            "`\(key)`", typeName(setting), values(setting),
+            setting.isRequired ? "required" : setting.defaultValue.map { $0.text() } ?? "", setting.doc,
+        ]
         return "| " + cells.map { $0.replacing("|", with: "\\|") }.joined(separator: " | ") + " |"
     }
 
@@ -51,16 +57,22 @@ public enum NodeSettingsTables {
     static func values(_ setting: SettingDescriptor) -> String {
         var parts: [String] = []
         if let count = setting.itemCount {
-            parts.append(count.lowerBound == count.upperBound ? "\(count.lowerBound) items" : "\(count.lowerBound)…\(count.upperBound) items")
+            parts.append(
+                count.lowerBound == count.upperBound
+                    ? "\(count.lowerBound) items" : "\(count.lowerBound)…\(count.upperBound) items")
         }
-        if let range = setting.range { parts.append("\(Format.number(range.lowerBound))…\(Format.number(range.upperBound))") }
+        if let range = setting.range {
+            parts.append("\(Format.number(range.lowerBound))…\(Format.number(range.upperBound))")
+        }
         if let allowed = setting.allowed { parts.append(allowed.joined(separator: ", ")) }
         return parts.joined(separator: "; ")
     }
 
     /// `text` (the doc) with the marked section replaced by the tables, or nil when it has no marked section.
     public static func replacingSection(in text: String) -> String? {
-        guard let start = text.firstRange(of: startMarker), let end = text[start.upperBound...].firstRange(of: endMarker) else {
+        guard let start = text.firstRange(of: startMarker),
+            let end = text[start.upperBound...].firstRange(of: endMarker)
+        else {
             return nil
         }
         return String(text[..<start.upperBound]) + "\n" + markdown + String(text[end.lowerBound...])

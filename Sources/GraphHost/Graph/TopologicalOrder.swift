@@ -11,7 +11,10 @@ extension GraphDocument {
             order.append(n)
             for l in links where l.from == n {
                 indegree[l.to] -= 1
-                if indegree[l.to] == 0 { ready.append(l.to); ready.sort() }
+                if indegree[l.to] == 0 {
+                    ready.append(l.to)
+                    ready.sort()
+                }
             }
         }
         if order.count < nodes.count {

@@ -113,9 +113,14 @@ final class MediaInput {
     private func fill() throws {
         let start = pending.count
         pending.append(contentsOf: repeatElement(0, count: Self.chunk))
-        let n = try pending.withUnsafeMutableBytes { try source.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[start...])) }
+        let n = try pending.withUnsafeMutableBytes {
+            try source.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[start...]))
+        }
         pending.removeLast(Self.chunk - n)
-        if n == 0 { sourceEnded = true; return }
+        if n == 0 {
+            sourceEnded = true
+            return
+        }
         if source.lastReadFollowsBreak { breaks.append(position + (start - head)) }
     }
 }

@@ -18,7 +18,9 @@ enum MediaKind: Equatable {
 
 enum MediaSniffer {
     static let probeBytes = 8192
-    static let hlsTypes: Set = ["application/vnd.apple.mpegurl", "application/x-mpegurl", "audio/mpegurl", "audio/x-mpegurl"]
+    static let hlsTypes: Set = [
+        "application/vnd.apple.mpegurl", "application/x-mpegurl", "audio/mpegurl", "audio/x-mpegurl",
+    ]
 
     /// Looks at the next bytes of `input` (without consuming them) and its source's Content-Type. MPEG audio, which
     /// has no signature of its own, is taken only where its frames run on (`MPEGFrameRun`): a Content-Type
@@ -39,7 +41,8 @@ enum MediaSniffer {
             return padded.withUnsafeMutableBufferPointer { p in
                 (type ?? "").withCString { mime in
                     "".withCString { filename in
-                        var probe = AVProbeData(filename: filename, buf: p.baseAddress, buf_size: Int32(buffer.count), mime_type: mime)
+                        var probe = AVProbeData(
+                            filename: filename, buf: p.baseAddress, buf_size: Int32(buffer.count), mime_type: mime)
                         return gh_av_probe_input_format3(&probe, 1, &score)
                     }
                 }
@@ -49,8 +52,10 @@ enum MediaSniffer {
         if let other, score >= 25 { return .ffmpeg(format: other) }
         if try hasMPEGAudio(input, from: tagBytes, anywhere: true) { return .mp3 }
         if let other { return .ffmpeg(format: other) }
-        throw StreamError.unsupportedMedia(input.name, "no audio format recognised: no container signature in its first \(bytes.count) bytes, and no run of MPEG audio frames"
-                                           + (type.map { " (Content-Type \($0))" } ?? ""))
+        throw StreamError.unsupportedMedia(
+            input.name,
+            "no audio format recognised: no container signature in its first \(bytes.count) bytes, and no run of MPEG audio frames"
+                + (type.map { " (Content-Type \($0))" } ?? ""))
     }
 
     /// Whether MPEG audio frames run on (`MPEGFrameRun`) from `start`, or with `anywhere` from any offset within the
@@ -62,7 +67,8 @@ enum MediaSniffer {
             let bytes = Array(try input.peek(start + span))
             let whole = bytes.count < start + span
             var cut = false
-            for offset in start..<(anywhere ? max(start, bytes.count - 3) : min(start + 1, bytes.count)) where bytes[offset] == 0xFF {
+            for offset in start..<(anywhere ? max(start, bytes.count - 3) : min(start + 1, bytes.count))
+            where bytes[offset] == 0xFF {
                 switch MPEGFrameRun(bytes, at: offset, whole: whole).verdict {
                 case .audio: return true
                 case .cut: cut = true

@@ -1,6 +1,6 @@
+import CMPG123
 import FoundationEssentials
 import Glibc
-import CMPG123
 
 /// What a finite MP3 file says about itself: its ID3 title and artist (ID3v2 TIT2/TPE1, else ID3v1) and its
 /// duration, read by libmpg123 from the file's start: the Xing/LAME header, else the file size over a constant
@@ -27,7 +27,9 @@ public struct MediaTags: Equatable, Sendable {
         mpg123_param2(handle, Int32(MPG123_ADD_FLAGS.rawValue), Int(MPG123_QUIET.rawValue), 0)
         guard mpg123_open(handle, path) == MPG123_OK.rawValue else { return nil }
         defer { mpg123_close(handle) }
-        var rate = 0, channels: Int32 = 0, encoding: Int32 = 0
+        var rate = 0
+        var channels: Int32 = 0
+        var encoding: Int32 = 0
         guard mpg123_getformat(handle, &rate, &channels, &encoding) == MPG123_OK.rawValue, rate > 0 else { return nil }
         var tags = MediaTags()
         let samples = mpg123_length(handle)

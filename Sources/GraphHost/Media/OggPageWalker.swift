@@ -2,7 +2,10 @@
 /// begins a logical stream (BOS) after pages that did not. Bytes that are not pages (damage) pass through until the
 /// next capture pattern.
 struct OggPageWalker {
-    enum Limit { case bytes(Int), linkEnds }
+    enum Limit {
+        case bytes(Int)
+        case linkEnds
+    }
 
     /// The offset of the next page header.
     private var nextPage: Int

@@ -5,7 +5,8 @@ public enum NodeCommandError: Error, CustomStringConvertible, Sendable, Equatabl
     /// `known` lists what it has, as the message shows it ("parameters: volume, volume.0").
     case unknownParameter(node: String, parameter: ParameterID, noun: String = "parameter", known: String)
     /// `value` is outside the range of `parameter` (as messages name it: "band gain"), in `unit`; `note` says more.
-    case outOfRange(parameter: String, value: Double, range: ClosedRange<Double>, unit: String = "", note: String? = nil)
+    case outOfRange(
+        parameter: String, value: Double, range: ClosedRange<Double>, unit: String = "", note: String? = nil)
     /// `node` has no preset `name`; `heading` introduces the `known` names ("presets").
     case unknownPreset(node: String, name: String, heading: String = "presets", known: [String])
     /// `parameter` of `node` has no value named `label`; `known` says what it takes.
@@ -29,9 +30,11 @@ public enum NodeCommandError: Error, CustomStringConvertible, Sendable, Equatabl
             return "\(node) has no \(noun) '\(parameter)'; \(known)"
         case .outOfRange(let parameter, let value, let range, let unit, let note):
             return "\(parameter) \(Format.number(value))\(unit.isEmpty ? "" : " " + unit) is out of range "
-                + "\(Format.number(range.lowerBound))…\(Format.number(range.upperBound))" + (note.map { " (\($0))" } ?? "")
+                + "\(Format.number(range.lowerBound))…\(Format.number(range.upperBound))"
+                + (note.map { " (\($0))" } ?? "")
         case .unknownPreset(let node, let name, let heading, let known):
-            return "unknown preset '\(name)' for '\(node)'; \(heading): \(known.isEmpty ? "none" : known.joined(separator: ", "))"
+            return
+                "unknown preset '\(name)' for '\(node)'; \(heading): \(known.isEmpty ? "none" : known.joined(separator: ", "))"
         case .unknownLabel(let node, let parameter, let label, let known):
             return "'\(node)' \(parameter) has no value named '\(label)'; \(known)"
         case .numbersOnly(let node, let parameter, let label):

@@ -85,7 +85,9 @@ extension NodeDefinition {
         return nil
     }
 
-    static func parseDefinition(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> (any NodeDefinition)? {
+    static func parseDefinition(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> (
+        any NodeDefinition
+    )? {
         parse(settings, context: context, issues: &issues)
     }
 }
@@ -101,7 +103,10 @@ public struct LinkEnd {
 
     /// Reports that the node has no ports to link by name.
     public func reportNotPorts(issues: inout GraphIssues) {
-        issues.report(settings.path(key), "'\(text)': only an lv2 node's ports can be linked by name; other nodes take a bus number after ':'", at: settings.object[key])
+        issues.report(
+            settings.path(key),
+            "'\(text)': only an lv2 node's ports can be linked by name; other nodes take a bus number after ':'",
+            at: settings.object[key])
     }
 }
 
@@ -164,7 +169,8 @@ extension NodeInstance {
 /// The registry of node kinds.
 public enum NodeKinds {
     public static let all: [any NodeDefinition.Type] = [
-        StreamNode.self, CaptureNode.self, SinkNode.self, MixerNode.self, IPodEQNode.self, PEQNode.self, LV2Node.self, MIDINode.self, OutputNode.self,
+        StreamNode.self, CaptureNode.self, SinkNode.self, MixerNode.self, IPodEQNode.self, PEQNode.self, LV2Node.self,
+        MIDINode.self, OutputNode.self,
     ]
 
     public static func named(_ type: String) -> (any NodeDefinition.Type)? {

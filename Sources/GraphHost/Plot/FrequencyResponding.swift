@@ -33,7 +33,8 @@ public struct NodeResponse {
     /// The curve over ±12 dB, or wider when the response goes beyond that.
     public func svg() -> String {
         let finite = points.map(\.dB).filter(\.isFinite)
-        let low = min(-12, ((finite.min() ?? 0) / 6).rounded(.down) * 6), high = max(12, ((finite.max() ?? 0) / 6).rounded(.up) * 6)
+        let low = min(-12, ((finite.min() ?? 0) / 6).rounded(.down) * 6)
+        let high = max(12, ((finite.max() ?? 0) / 6).rounded(.up) * 6)
         let curve = ResponsePlot.Curve(label: "response", color: "#dc3c28", points: points)
         return ResponsePlot(title: title, curves: [curve], dBRange: max(low, -60)...high).svg()
     }

@@ -61,7 +61,9 @@ public final class RecordingWriter: Sendable {
             thread.join()
             file.close()
         }
-        return Summary(frames: framesWritten, droppedFrames: droppedFrames, clippedSamples: file.clippedSamples, error: state.withLock { $0.failure })
+        return Summary(
+            frames: framesWritten, droppedFrames: droppedFrames, clippedSamples: file.clippedSamples,
+            error: state.withLock { $0.failure })
     }
 
     /// Appends `frames` of silence after what the tap holds now, for time the stream spent idle (its callback wrote
@@ -103,7 +105,10 @@ public final class RecordingWriter: Sendable {
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: chunk * tap.ring.channels)
         let zeros = UnsafeMutablePointer<Float>.allocate(capacity: chunk * tap.ring.channels)
         zeros.initialize(repeating: 0, count: chunk * tap.ring.channels)
-        defer { buffer.deallocate(); zeros.deallocate() }
+        defer {
+            buffer.deallocate()
+            zeros.deallocate()
+        }
         while true {
             let last = stopping.load(ordering: .acquiring)
             let read = tap.ring.index.read.load(ordering: .relaxed)

@@ -40,13 +40,19 @@ public final class SoundFileWriter: Sendable {
         case "ogg": info.format = Int32(SF_FORMAT_OGG | SF_FORMAT_VORBIS)
         case "opus":
             guard [48000, 24000, 16000, 12000, 8000].contains(sampleRate) else {
-                throw RecordingError.cannotWrite(path: path, reason: "Opus takes 48000, 24000, 16000, 12000 or 8000 Hz, and the graph runs at \(sampleRate) Hz")
+                throw RecordingError.cannotWrite(
+                    path: path,
+                    reason: "Opus takes 48000, 24000, 16000, 12000 or 8000 Hz, and the graph runs at \(sampleRate) Hz")
             }
             info.format = Int32(SF_FORMAT_OGG | SF_FORMAT_OPUS)
-        default: throw RecordingError.cannotWrite(path: path, reason: "unknown extension '.\(ext)' (use \(Self.extensions))")
+        default:
+            throw RecordingError.cannotWrite(path: path, reason: "unknown extension '.\(ext)' (use \(Self.extensions))")
         }
         let url = URL(fileURLWithPath: path)
-        writingPath = staged ? url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid()).part").path : path
+        writingPath =
+            staged
+            ? url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid()).part").path
+            : path
         guard let f = sf_open(writingPath, Int32(SFM_WRITE), &info) else {
             throw RecordingError.cannotWrite(path: path, reason: "\(String(cString: sf_strerror(nil)))")
         }
@@ -71,8 +77,17 @@ public final class SoundFileWriter: Sendable {
                 written = state.scratch.withUnsafeMutableBufferPointer { out in
                     for f in 0..<frames {
                         for (c, from) in order.enumerated() {
-                            let x = samples[f * channels + from], i = f * channels + c
-                            if x > 1 { out[i] = 1; clipped += 1 } else if x < -1 { out[i] = -1; clipped += 1 } else { out[i] = x }
+                            let x = samples[f * channels + from]
+                            let i = f * channels + c
+                            if x > 1 {
+                                out[i] = 1
+                                clipped += 1
+                            } else if x < -1 {
+                                out[i] = -1
+                                clipped += 1
+                            } else {
+                                out[i] = x
+                            }
                         }
                     }
                     return sf_writef_float(file, out.baseAddress, sf_count_t(frames))
@@ -81,7 +96,9 @@ public final class SoundFileWriter: Sendable {
             } else {
                 written = sf_writef_float(file, samples, sf_count_t(frames))
             }
-            if written != frames { throw RecordingError.writeFailed(path: path, reason: "\(String(cString: sf_strerror(file)))") }
+            if written != frames {
+                throw RecordingError.writeFailed(path: path, reason: "\(String(cString: sf_strerror(file)))")
+            }
         }
     }
 

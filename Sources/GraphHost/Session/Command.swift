@@ -50,10 +50,14 @@ public struct NodeRequest: Equatable, Sendable, CustomStringConvertible {
             guard words.count >= 3 else { throw CommandError("usage: preset NODE NAME|INDEX") }
             return NodeRequest(node: words[1], action: .preset(words[2...].joined(separator: " ")))
         case "bypass":
-            guard words.count == 3, ["on", "off"].contains(words[2]) else { throw CommandError("usage: bypass NODE on|off") }
+            guard words.count == 3, ["on", "off"].contains(words[2]) else {
+                throw CommandError("usage: bypass NODE on|off")
+            }
             return NodeRequest(node: words[1], action: .bypass(words[2] == "on"))
         case "seek":
-            guard words.count == 3, let seconds = Double(words[2]), seconds.isFinite else { throw CommandError("usage: seek NODE SECONDS") }
+            guard words.count == 3, let seconds = Double(words[2]), seconds.isFinite else {
+                throw CommandError("usage: seek NODE SECONDS")
+            }
             return NodeRequest(node: words[1], action: .seek(seconds))
         case "set":
             guard words.count >= 4 else { throw CommandError("usage: set NODE PARAM VALUE|LABEL") }
@@ -61,7 +65,9 @@ public struct NodeRequest: Equatable, Sendable, CustomStringConvertible {
                 guard value.isFinite else { throw CommandError("'\(words[3])' is not a finite number (in: \(line))") }
                 return NodeRequest(node: words[1], action: .set(parameter: ParameterID(words[2]), value: value))
             }
-            return NodeRequest(node: words[1], action: .choose(parameter: ParameterID(words[2]), label: words[3...].joined(separator: " ")))
+            return NodeRequest(
+                node: words[1],
+                action: .choose(parameter: ParameterID(words[2]), label: words[3...].joined(separator: " ")))
         default:
             throw CommandError("unknown command '\(verb)'; commands: \(usage)")
         }
@@ -98,7 +104,8 @@ public enum Command: Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .node(let command): return command.description
-        case .chain(let node, let name, let swap): return "chain \(node) \(name)" + (swap.map { " " + $0.rawValue } ?? "")
+        case .chain(let node, let name, let swap):
+            return "chain \(node) \(name)" + (swap.map { " " + $0.rawValue } ?? "")
         case .load(let path, let swap): return "load \(path)" + (swap.map { " " + $0.rawValue } ?? "")
         case .save(let path): return "save \(path)"
         case .learn(let node, let parameter): return "learn \(node) \(parameter)"
@@ -159,7 +166,10 @@ public enum Command: Equatable, Sendable, CustomStringConvertible {
             }
             return .chain(node: words[1], name: words[2], swap: words.count == 4 ? SwapMode(rawValue: words[3]) : nil)
         case "learn":
-            guard words.count == 3 else { throw CommandError("usage: learn NODE PARAM (the next control change on the MIDI control port moves it)") }
+            guard words.count == 3 else {
+                throw CommandError(
+                    "usage: learn NODE PARAM (the next control change on the MIDI control port moves it)")
+            }
             return .learn(node: words[1], parameter: ParameterID(words[2]))
         case "tempo":
             guard words.count == 2, let bpm = Double(words[1]), (1...999).contains(bpm) else {
@@ -179,7 +189,8 @@ public enum Command: Equatable, Sendable, CustomStringConvertible {
             return .load(path: rest, swap: swap)
         default:
             do { return .node(try NodeRequest.parse(line)) } catch {
-                throw error.description.hasPrefix("unknown command") ? CommandError("unknown command '\(verb)'; commands: \(usage)") : error
+                throw error.description.hasPrefix("unknown command")
+                    ? CommandError("unknown command '\(verb)'; commands: \(usage)") : error
             }
         }
     }

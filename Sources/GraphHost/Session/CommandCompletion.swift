@@ -28,7 +28,8 @@ public struct CommandCompletion {
         case ("preset", 1):
             return nodeIDs.filter { !(instances[$0]?.presetNames.isEmpty ?? true) }
         case ("preset", _):
-            return Self.names(instances[words[1]]?.presetNames ?? [], typed: Array(words.dropFirst(2)), partial: partial)
+            return Self.names(
+                instances[words[1]]?.presetNames ?? [], typed: Array(words.dropFirst(2)), partial: partial)
         case ("set", 1):
             return nodeIDs.filter { !(instances[$0]?.parameters.isEmpty ?? true) }
         case ("set", 2):

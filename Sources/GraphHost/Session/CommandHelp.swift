@@ -24,40 +24,54 @@ public struct CommandHelp: Sendable, Equatable {
     }
 
     private static let node = ("NODE", "a node id, as `list` shows it (a node inside a chain: CHAIN-NODE/ID)")
-    private static let swap = ("spillover|crossfade",
-                               "how the old graph ends: its tails ring out, or a crossfade (default: the graph's \"swap\")")
+    private static let swap = (
+        "spillover|crossfade",
+        "how the old graph ends: its tails ring out, or a crossfade (default: the graph's \"swap\")"
+    )
 
     public static let all: [CommandHelp] = [
-        CommandHelp("preset NODE NAME|INDEX", "Switches a node to one of its presets.",
-                    [node, ("NAME|INDEX", "the preset's name (it may contain spaces) or its number in `list`")],
-                    example: "preset eq Bass Booster"),
-        CommandHelp("set NODE PARAM VALUE|LABEL", "Sets a parameter, smoothed so that it does not click.",
-                    [node, ("PARAM", "a parameter of the node, as `list` shows it (e.g. volume, band.3, preamp)"),
-                     ("VALUE|LABEL", "a number within the parameter's range, or one of its labels (on/off for a toggle)")],
-                    example: "set mix volume 0.5"),
-        CommandHelp("bypass NODE on|off", "Passes a node's input through unchanged, or puts the node back.",
-                    [node, ("on|off", "on bypasses the node")], example: "bypass eq on"),
-        CommandHelp("seek NODE SECONDS", "Moves a stream to a time in its media.",
-                    [node, ("SECONDS", "the time from the media's start, in seconds")], example: "seek song 30"),
-        CommandHelp("chain NODE NAME [spillover|crossfade]", "Swaps a chain node to another of the graph's chains.",
-                    [("NODE", "a chain node's id"), ("NAME", "a chain of the graph's \"chains\""), swap],
-                    example: "chain fx bright"),
-        CommandHelp("load GRAPH [spillover|crossfade]",
-                    "Swaps the whole graph for another graph file; nodes that stay alike keep playing.",
-                    [("GRAPH", "a graph JSON file (a relative path starts from the folder graphhost runs in)"), swap],
-                    example: "load other.json crossfade"),
-        CommandHelp("save GRAPH", "Writes the live graph, every setting as it is heard now, to a graph file.",
-                    [("GRAPH", "the graph JSON file to write")], example: "save tweaked.json"),
-        CommandHelp("learn NODE PARAM", "Binds the next control change on the graph's MIDI control port to a parameter.",
-                    [node, ("PARAM", "a parameter of the node")], example: "learn eq preamp"),
-        CommandHelp("tempo BPM", "Sets the transport's tempo; plugins that follow the host's tempo hear it.",
-                    [("BPM", "beats per minute, 1…999")], example: "tempo 128"),
+        CommandHelp(
+            "preset NODE NAME|INDEX", "Switches a node to one of its presets.",
+            [node, ("NAME|INDEX", "the preset's name (it may contain spaces) or its number in `list`")],
+            example: "preset eq Bass Booster"),
+        CommandHelp(
+            "set NODE PARAM VALUE|LABEL", "Sets a parameter, smoothed so that it does not click.",
+            [
+                node, ("PARAM", "a parameter of the node, as `list` shows it (e.g. volume, band.3, preamp)"),
+                ("VALUE|LABEL", "a number within the parameter's range, or one of its labels (on/off for a toggle)"),
+            ],
+            example: "set mix volume 0.5"),
+        CommandHelp(
+            "bypass NODE on|off", "Passes a node's input through unchanged, or puts the node back.",
+            [node, ("on|off", "on bypasses the node")], example: "bypass eq on"),
+        CommandHelp(
+            "seek NODE SECONDS", "Moves a stream to a time in its media.",
+            [node, ("SECONDS", "the time from the media's start, in seconds")], example: "seek song 30"),
+        CommandHelp(
+            "chain NODE NAME [spillover|crossfade]", "Swaps a chain node to another of the graph's chains.",
+            [("NODE", "a chain node's id"), ("NAME", "a chain of the graph's \"chains\""), swap],
+            example: "chain fx bright"),
+        CommandHelp(
+            "load GRAPH [spillover|crossfade]",
+            "Swaps the whole graph for another graph file; nodes that stay alike keep playing.",
+            [("GRAPH", "a graph JSON file (a relative path starts from the folder graphhost runs in)"), swap],
+            example: "load other.json crossfade"),
+        CommandHelp(
+            "save GRAPH", "Writes the live graph, every setting as it is heard now, to a graph file.",
+            [("GRAPH", "the graph JSON file to write")], example: "save tweaked.json"),
+        CommandHelp(
+            "learn NODE PARAM", "Binds the next control change on the graph's MIDI control port to a parameter.",
+            [node, ("PARAM", "a parameter of the node")], example: "learn eq preamp"),
+        CommandHelp(
+            "tempo BPM", "Sets the transport's tempo; plugins that follow the host's tempo hear it.",
+            [("BPM", "beats per minute, 1…999")], example: "tempo 128"),
         CommandHelp("pause", "Pauses the graph; streams keep their place."),
         CommandHelp("play", "Plays the graph again after pause."),
         CommandHelp("status", "Shows the position, streams, inputs, latency and counters (`status --json`: the JSON)."),
         CommandHelp("list", "Lists the nodes with their parameters, ranges and presets (`list --json`: the JSON)."),
-        CommandHelp("help [COMMAND]", "Lists the commands, or shows one command's usage, arguments and an example.",
-                    [("COMMAND", "a command's name")], example: "help preset"),
+        CommandHelp(
+            "help [COMMAND]", "Lists the commands, or shows one command's usage, arguments and an example.",
+            [("COMMAND", "a command's name")], example: "help preset"),
         CommandHelp("quit", "Stops playing and ends the run."),
     ]
 

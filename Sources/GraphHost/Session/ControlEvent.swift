@@ -27,34 +27,61 @@ extension ControlEvent {
     public var line: String { json.compact }
 
     public var json: JSONValue {
-        func event(_ name: String, _ members: [(String, JSONValue?)]) -> JSONValue { .members([("event", .string(name))] + members) }
+        func event(_ name: String, _ members: [(String, JSONValue?)]) -> JSONValue {
+            .members([("event", .string(name))] + members)
+        }
         switch self {
         case .command(let line): return event("command", [("command", .string(line))])
         case .learned(let channel, let controller, let node, let parameter):
-            return event("learned", [("channel", .number(channel)), ("cc", .number(controller)), ("node", .string(node)), ("param", .string(parameter.description))])
-        case .reconnected(let position, let gap): return event("reconnected", [("position", .number(position)), ("gapSeconds", .number(gap))])
+            return event(
+                "learned",
+                [
+                    ("channel", .number(channel)), ("cc", .number(controller)), ("node", .string(node)),
+                    ("param", .string(parameter.description)),
+                ])
+        case .reconnected(let position, let gap):
+            return event("reconnected", [("position", .number(position)), ("gapSeconds", .number(gap))])
         case .finished(let position): return event("finished", [("position", .number(position))])
         case .reload(let ok): return event("reload", [("ok", .bool(ok))])
-        case .latency(let frames, let position): return event("latency", [("frames", .number(frames)), ("position", .number(position))])
+        case .latency(let frames, let position):
+            return event("latency", [("frames", .number(frames)), ("position", .number(position))])
         case .streamFailed(let node, let error, let position):
-            return event("streamFailed", [("node", .string(node)), ("error", .string(error)), ("position", .number(position))])
+            return event(
+                "streamFailed", [("node", .string(node)), ("error", .string(error)), ("position", .number(position))])
         case .streamRetrying(let node, let reason, let position):
-            return event("streamRetrying", [("node", .string(node)), ("reason", .string(reason)), ("position", .number(position))])
-        case .streamRecovered(let node, let position): return event("streamRecovered", [("node", .string(node)), ("position", .number(position))])
+            return event(
+                "streamRetrying",
+                [("node", .string(node)), ("reason", .string(reason)), ("position", .number(position))])
+        case .streamRecovered(let node, let position):
+            return event("streamRecovered", [("node", .string(node)), ("position", .number(position))])
         case .title(let node, let title, let artist, let position):
-            return event("title", [("node", .string(node)), ("title", .string(title)), ("artist", artist.map(JSONValue.string)),
-                                   ("position", .number(position))])
+            return event(
+                "title",
+                [
+                    ("node", .string(node)), ("title", .string(title)), ("artist", artist.map(JSONValue.string)),
+                    ("position", .number(position)),
+                ])
         case .damaged(let node, let silenced, let skipped, let position):
-            return event("damaged", [("node", .string(node)), ("silencedFrames", .number(silenced)), ("skippedBytes", .number(skipped)),
-                                     ("position", .number(position))])
+            return event(
+                "damaged",
+                [
+                    ("node", .string(node)), ("silencedFrames", .number(silenced)), ("skippedBytes", .number(skipped)),
+                    ("position", .number(position)),
+                ])
         case .overrun(let node, let milliseconds, let count):
-            return event("overrun", [("node", .string(node)), ("milliseconds", .number(milliseconds)), ("count", .number(count))])
-        case .xruns(let count, let position): return event("xruns", [("count", .number(count)), ("position", .number(position))])
-        case .underruns(let count, let position): return event("underruns", [("count", .number(count)), ("position", .number(position))])
+            return event(
+                "overrun",
+                [("node", .string(node)), ("milliseconds", .number(milliseconds)), ("count", .number(count))])
+        case .xruns(let count, let position):
+            return event("xruns", [("count", .number(count)), ("position", .number(position))])
+        case .underruns(let count, let position):
+            return event("underruns", [("count", .number(count)), ("position", .number(position))])
         case .silenced(let node, let slices, let position):
-            return event("silenced", [("node", .string(node)), ("slices", .number(slices)), ("position", .number(position))])
+            return event(
+                "silenced", [("node", .string(node)), ("slices", .number(slices)), ("position", .number(position))])
         case .memoryNotLocked(let bytes): return event("memoryNotLocked", [("bytes", .number(bytes))])
-        case .recordingDropped(let frames, let position): return event("recordingDropped", [("frames", .number(frames)), ("position", .number(position))])
+        case .recordingDropped(let frames, let position):
+            return event("recordingDropped", [("frames", .number(frames)), ("position", .number(position))])
         }
     }
 }

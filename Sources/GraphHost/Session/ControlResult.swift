@@ -17,10 +17,14 @@ extension ControlResult {
         var members: [(key: String, value: JSONValue)] = [("ok", .bool(true))]
         switch self {
         case .done(let request, let arrival, let before):
-            members += [("command", .string(request.description)), ("arrival", .number(arrival)), ("appliedBefore", .number(before))]
+            members += [
+                ("command", .string(request.description)), ("arrival", .number(arrival)),
+                ("appliedBefore", .number(before)),
+            ]
         case .status(let status): members.append(("status", status.json))
         case .listing(let listing): members += listing.json
-        case .help(let entries, let detailed): members.append(("help", .array(entries.map { $0.json(detailed: detailed) })))
+        case .help(let entries, let detailed):
+            members.append(("help", .array(entries.map { $0.json(detailed: detailed) })))
         case .quitting: break
         }
         return JSONValue.object(members).compact
@@ -39,9 +43,15 @@ extension ControlError {
 
 extension CommandHelp {
     func json(detailed: Bool) -> JSONValue {
-        var members: [(key: String, value: JSONValue)] = [("command", .string(verb)), ("synopsis", .string(synopsis)), ("summary", .string(summary))]
+        var members: [(key: String, value: JSONValue)] = [
+            ("command", .string(verb)), ("synopsis", .string(synopsis)), ("summary", .string(summary)),
+        ]
         if detailed {
-            members.append(("arguments", .array(arguments.map { .object([("name", .string($0.name)), ("meaning", .string($0.meaning))]) })))
+            members.append(
+                (
+                    "arguments",
+                    .array(arguments.map { .object([("name", .string($0.name)), ("meaning", .string($0.meaning))]) })
+                ))
             members.append(("example", .string(example)))
         }
         return .object(members)

@@ -36,13 +36,17 @@ public final class GraphSession {
     public private(set) var learning: (node: String, parameter: ParameterDescriptor)?
 
     /// The parameter `learn` names, with a range a controller can sweep; throws the reason otherwise.
-    func learnable(_ node: String, _ parameter: ParameterID) throws(ControlError) -> (node: String, parameter: ParameterDescriptor) {
+    func learnable(_ node: String, _ parameter: ParameterID) throws(ControlError) -> (
+        node: String, parameter: ParameterDescriptor
+    ) {
         guard let port = graph.document.midiControl?.port else { throw .noMIDIControlPort }
         let instance = try instance(node)
         guard let info = instance.parameters.first(where: { $0.id == parameter }) else {
             throw .unknownParameter(node: node, parameter: parameter, known: instance.parameters.map(\.name))
         }
-        guard info.minimum.isFinite && info.maximum.isFinite else { throw .unboundedRange(node: node, parameter: parameter, port: port) }
+        guard info.minimum.isFinite && info.maximum.isFinite else {
+            throw .unboundedRange(node: node, parameter: parameter, port: port)
+        }
         return (node, info)
     }
 
@@ -51,9 +55,12 @@ public final class GraphSession {
     public func bindLearned(channel: Int, controller: Int) -> MIDIControlMap.ControlMapping? {
         guard let (node, info) = learning, graph.document.midiControl != nil else { return nil }
         learning = nil
-        let mapping = MIDIControlMap.ControlMapping(channel: channel, controller: controller, node: node, parameter: info.id,
-                                                    minimum: info.minimum, maximum: info.maximum, curve: .linear)
-        graph.document.midiControl!.controls.removeAll { $0.controller == controller && ($0.channel == nil || $0.channel == channel) }
+        let mapping = MIDIControlMap.ControlMapping(
+            channel: channel, controller: controller, node: node, parameter: info.id,
+            minimum: info.minimum, maximum: info.maximum, curve: .linear)
+        graph.document.midiControl!.controls.removeAll {
+            $0.controller == controller && ($0.channel == nil || $0.channel == channel)
+        }
         graph.document.midiControl!.controls.append(mapping)
         return mapping
     }
@@ -79,8 +86,10 @@ public final class GraphSession {
         nominalFrames = graph.nominalFrames
         engine = .allocateRender(capacity: 1)
         let format = graph.document.format
-        engine.initialize(to: RenderEngine(plan: graph.plan, transportFadeFrames: Int(Self.transportFadeSeconds * Double(format.sampleRate)),
-                                           sampleRate: Double(format.sampleRate)))
+        engine.initialize(
+            to: RenderEngine(
+                plan: graph.plan, transportFadeFrames: Int(Self.transportFadeSeconds * Double(format.sampleRate)),
+                sampleRate: Double(format.sampleRate)))
         if let time = graph.document.musicalTime { engine.pointee.musicalTime.pointee.apply(.settings(time)) }
         musicalTime = graph.document.musicalTime
         completed = engine.pointee.completedTransitions
@@ -104,7 +113,9 @@ public final class GraphSession {
     /// Streams the render world may pull now: the current graph's and those of graphs still fading out.
     public var streamsInUse: [StreamInstance] {
         var seen = Set<ObjectIdentifier>()
-        return (retiring.map(\.graph) + [graph]).flatMap(\.streams).filter { seen.insert(ObjectIdentifier($0)).inserted }
+        return (retiring.map(\.graph) + [graph]).flatMap(\.streams).filter {
+            seen.insert(ObjectIdentifier($0)).inserted
+        }
     }
 
     /// The instance of the node `id`; an error naming the graph's nodes when there is none.
@@ -119,8 +130,10 @@ public final class GraphSession {
         case .node(let command):
             let instance = try instance(command.node)
             try ControlError.wrapping(ControlError.node) { try instance.check(command.action) }
-        case .chain(let node, let name, _): _ = try ControlError.wrapping(ControlError.graph) { try graph.document.selecting(chain: name, for: node) }
-        case .load(let path, _): _ = try ControlError.wrapping(ControlError.graph) { try GraphDocument.load(path: path) }
+        case .chain(let node, let name, _):
+            _ = try ControlError.wrapping(ControlError.graph) { try graph.document.selecting(chain: name, for: node) }
+        case .load(let path, _):
+            _ = try ControlError.wrapping(ControlError.graph) { try GraphDocument.load(path: path) }
         case .tempo: if musicalTime == nil { throw .noTransport }
         case .save(let path): try ControlError.wrapping(ControlError.graph) { try GraphDocument.checkWritable(path) }
         case .learn(let node, let parameter): _ = try learnable(node, parameter)
@@ -134,7 +147,9 @@ public final class GraphSession {
         case .node(let command):
             if let document = try swapTarget(for: request) { return try swap(to: document) }
             let instance = try instance(command.node)
-            try ControlError.wrapping(ControlError.node) { try instance.perform(command.action, concurrent: rendersConcurrently, send: send) }
+            try ControlError.wrapping(ControlError.node) {
+                try instance.perform(command.action, concurrent: rendersConcurrently, send: send)
+            }
             if let node = graph.document.node(command.node) {
                 graph.document.nodes[node.index].definition = node.definition.applying(command.action)
             }
@@ -190,14 +205,19 @@ public final class GraphSession {
         switch request {
         case .node(let command):
             guard let node = graph.document.node(command.node),
-                  let changed = try ControlError.wrapping(ControlError.node, { try node.definition.settingFile(command.action) })
+                let changed = try ControlError.wrapping(
+                    ControlError.node, { try node.definition.settingFile(command.action) })
             else { return nil }
             // A new file is loaded by a new instance, warmed and crossfaded to, like a swapped chain.
             var document = graph.document
             document.nodes[node.index].definition = changed
             return document
-        case .chain(let node, let name, _): return try ControlError.wrapping(ControlError.graph) { try graph.document.selecting(chain: name, for: node) }
-        case .load(let path, _): return try ControlError.wrapping(ControlError.graph) { try GraphDocument.load(path: path) }
+        case .chain(let node, let name, _):
+            return try ControlError.wrapping(ControlError.graph) {
+                try graph.document.selecting(chain: name, for: node)
+            }
+        case .load(let path, _):
+            return try ControlError.wrapping(ControlError.graph) { try GraphDocument.load(path: path) }
         default: return nil
         }
     }
@@ -205,29 +225,40 @@ public final class GraphSession {
     /// Checks a swap to `document` and decides which nodes it keeps; one swap at a time.
     /// `mode` overrides the new graph's own swap mode.
     /// `renewing`: nodes built afresh even when they could be kept.
-    public func prepareSwap(to document: GraphDocument, mode: SwapMode? = nil, renewing: Set<String> = []) throws(ControlError) -> PendingSwap {
+    public func prepareSwap(to document: GraphDocument, mode: SwapMode? = nil, renewing: Set<String> = [])
+        throws(ControlError) -> PendingSwap
+    {
         guard pendingSwap == nil else { throw .swapBusy(pendingSwap!.document.displayName) }
         let old = graph
         guard document.format == old.document.format else {
-            throw .swapRefused("\(document.displayName): its format (\(document.format)) differs from the running graph's (\(old.document.format)); a swap cannot change the format")
+            throw .swapRefused(
+                "\(document.displayName): its format (\(document.format)) differs from the running graph's (\(old.document.format)); a swap cannot change the format"
+            )
         }
         guard document.outputIDs.count == old.document.outputIDs.count else {
-            throw .swapRefused("\(document.displayName) has \(document.outputIDs.count) outputs and the running graph \(old.document.outputIDs.count); a swap cannot change the number of outputs")
+            throw .swapRefused(
+                "\(document.displayName) has \(document.outputIDs.count) outputs and the running graph \(old.document.outputIDs.count); a swap cannot change the number of outputs"
+            )
         }
         if let before = old.document.midiControl?.port, let after = document.midiControl?.port, before != after {
-            throw .swapRefused("\(document.displayName): its MIDI control port '\(after)' differs from the running graph's '\(before)'; a swap cannot change the port")
+            throw .swapRefused(
+                "\(document.displayName): its MIDI control port '\(after)' differs from the running graph's '\(before)'; a swap cannot change the port"
+            )
         }
-        var keep = Set(document.nodes.filter { node in
-            guard let before = old.document.node(node.id), before.definition.typeName == node.definition.typeName else { return false }
-            return node.definition.liveChanges(from: before.definition) != nil
-        }.map(\.id))
+        var keep = Set(
+            document.nodes.filter { node in
+                guard let before = old.document.node(node.id), before.definition.typeName == node.definition.typeName
+                else { return false }
+                return node.definition.liveChanges(from: before.definition) != nil
+            }.map(\.id))
         keep.subtract(renewing)
         if CompiledTransition.union(old: old.document, new: document, kept: keep) == nil {
             // Kept effects in another order cannot share one render order: keep only the sources.
             keep = keep.filter { document.node($0)!.definition.inputBuses == 0 }
         }
-        let pending = PendingSwap(document: document, old: old, keep: keep, live: rendersConcurrently, mode: mode ?? document.swapMode,
-                                  nominalFrames: nominalFrames, renewing: renewing)
+        let pending = PendingSwap(
+            document: document, old: old, keep: keep, live: rendersConcurrently, mode: mode ?? document.swapMode,
+            nominalFrames: nominalFrames, renewing: renewing)
         pendingSwap = pending
         return pending
     }
@@ -242,10 +273,13 @@ public final class GraphSession {
         told.nominalFrames = frames
         var renew: Set<String> = []
         for (id, instance) in graph.instances {
-            guard let plugin = instance.hostedPlugin, plugin.nominalBlockLength != told.nominalBlockLength else { continue }
+            guard let plugin = instance.hostedPlugin, plugin.nominalBlockLength != told.nominalBlockLength else {
+                continue
+            }
             if plugin.takesNominalBlockLength {
                 try ControlError.wrapping(ControlError.node) {
-                    try plugin.setNominalBlockLength(told.nominalBlockLength, concurrent: rendersConcurrently, send: send)
+                    try plugin.setNominalBlockLength(
+                        told.nominalBlockLength, concurrent: rendersConcurrently, send: send)
                 }
             } else {
                 renew.insert(id)
@@ -269,22 +303,31 @@ public final class GraphSession {
         guard !closed, pendingSwap === pending, graph === pending.old, let next = pending.next else {
             throw .swapStale("the swap to \(pending.document.displayName) is no longer current")
         }
-        let keep = pending.keep, document = pending.document
+        let keep = pending.keep
+        let document = pending.document
         var changes: [String: [NodeCommand]] = [:]
         if pending.renewing.isEmpty {
             for id in keep {
-                guard let commands = document.node(id)!.definition.liveChanges(from: graph.document.node(id)!.definition) else {
+                guard
+                    let commands = document.node(id)!.definition.liveChanges(from: graph.document.node(id)!.definition)
+                else {
                     throw .swapStale("'\(id)' changed while \(document.displayName) was being built; load it again")
                 }
-                for command in commands { try ControlError.wrapping(ControlError.node) { try next.instances[id]!.check(command) } }
+                for command in commands {
+                    try ControlError.wrapping(ControlError.node) { try next.instances[id]!.check(command) }
+                }
                 changes[id] = commands
             }
         } else {
             for id in pending.renewing {
-                guard let commands = graph.document.node(id)!.definition.liveChanges(from: document.node(id)!.definition) else {
+                guard
+                    let commands = graph.document.node(id)!.definition.liveChanges(from: document.node(id)!.definition)
+                else {
                     throw .swapStale("'\(id)' changed while it was being renewed; try again")
                 }
-                for command in commands { try ControlError.wrapping(ControlError.node) { try next.instances[id]!.check(command) } }
+                for command in commands {
+                    try ControlError.wrapping(ControlError.node) { try next.instances[id]!.check(command) }
+                }
                 changes[id] = commands
             }
             next.document = graph.document
@@ -292,29 +335,38 @@ public final class GraphSession {
         let rate = Double(document.format.sampleRate)
         // New plugins that load a file (a convolver's impulse response) run unheard on the live input first.
         let loadsFiles = next.instances.contains { !keep.contains($0.key) && $0.value.hostedPlugin?.loadsFiles == true }
-        let transition = CompiledTransition(from: pending.old, to: next, fadeFrames: Int(document.crossfadeSeconds * rate),
-                                            preroll: loadsFiles ? Int(Self.filePrerollSeconds * rate) : 0,
-                                            spillover: pending.mode == .spillover ? (SwapMode.tailThreshold, Int(document.tailSeconds * rate)) : nil)
+        let transition = CompiledTransition(
+            from: pending.old, to: next, fadeFrames: Int(document.crossfadeSeconds * rate),
+            preroll: loadsFiles ? Int(Self.filePrerollSeconds * rate) : 0,
+            spillover: pending.mode == .spillover ? (SwapMode.tailThreshold, Int(document.tailSeconds * rate)) : nil)
         try send(.transition(transition.transition))
         // After the transition: had it been refused (queue full), the new graph is freed, and no message may
         // point into it. The engine applies them right after the transition (usually in the same render call).
         if (try? sendInitialCommands(next, except: keep)) == nil {
-            Self.logger.warning("the control queue was full: nodes of \(document.displayName) that start bypassed may be heard unbypassed")
+            Self.logger.warning(
+                "the control queue was full: nodes of \(document.displayName) that start bypassed may be heard unbypassed"
+            )
         }
         pendingSwap = nil
         let old = pending.old
         old.release(keep)
-        if let time = document.musicalTime, time != musicalTime, (try? send(.musicalTime(.settings(time)))) != nil { musicalTime = time }
+        if let time = document.musicalTime, time != musicalTime, (try? send(.musicalTime(.settings(time)))) != nil {
+            musicalTime = time
+        }
         submitted += 1
         retiring.append((submitted, old, transition))
         graph = next
         for id in sendDelays(next.compensation, to: keep) {
-            Self.logger.warning("mixer '\(id)' kept from the previous graph has no room for the delays that would align its inputs (\(next.compensation.delays[id] ?? [])); load the graph afresh to compensate")
+            Self.logger.warning(
+                "mixer '\(id)' kept from the previous graph has no room for the delays that would align its inputs (\(next.compensation.delays[id] ?? [])); load the graph afresh to compensate"
+            )
         }
         afterSwap?(next)
         for id in changes.keys.sorted() {
             for command in changes[id]! {
-                try ControlError.wrapping(ControlError.node) { try next.instances[id]!.perform(command, concurrent: rendersConcurrently, send: send) }
+                try ControlError.wrapping(ControlError.node) {
+                    try next.instances[id]!.perform(command, concurrent: rendersConcurrently, send: send)
+                }
             }
         }
     }
@@ -337,7 +389,8 @@ public final class GraphSession {
     public func updateCompensation() -> (compensation: LatencyCompensation, tooShort: [String])? {
         let now = LatencyCompensation(document: graph.document, instances: graph.instances)
         guard now != graph.compensation else { return nil }
-        let tooShort = sendDelays(now, to: Set(now.delays.keys).filter { now.delays[$0] != graph.compensation.delays[$0] })
+        let tooShort = sendDelays(
+            now, to: Set(now.delays.keys).filter { now.delays[$0] != graph.compensation.delays[$0] })
         graph.compensation = now
         return (now, tooShort)
     }
@@ -356,12 +409,15 @@ public final class GraphSession {
         return tooShort
     }
 
-    /// Moves plugin log lines into swift-log and reports output silenced because it held NaN, Inf or a burst above +24 dBFS.
+    /// Moves plugin log lines into swift-log and reports output silenced because it held NaN, Inf or a burst above +24
+    /// dBFS.
     public func drainLogs() {
         graph.drainPluginLogs()
         let silenced = silencedOutput.load(ordering: .relaxed)
         if silenced > reportedNonFinite {
-            Self.logger.error("the graph's output held NaN, Inf or a burst above +24 dBFS: silenced \(silenced) slice(s) so far (plugins are now checked one by one)")
+            Self.logger.error(
+                "the graph's output held NaN, Inf or a burst above +24 dBFS: silenced \(silenced) slice(s) so far (plugins are now checked one by one)"
+            )
             reportedNonFinite = silenced
         }
     }

@@ -12,8 +12,10 @@ public final class LiveControl: Sendable {
     /// Receive every event: the socket's subscribers, OSC subscribers, MPRIS, the PipeWire params.
     private let listeners = Mutex<[@Sendable (ControlEvent) -> Void]>([])
 
-    public init(session: sending GraphSession, status: @escaping @Sendable (GraphSession) -> RunStatus,
-                quit: @escaping @Sendable () -> Void) {
+    public init(
+        session: sending GraphSession, status: @escaping @Sendable (GraphSession) -> RunStatus,
+        quit: @escaping @Sendable () -> Void
+    ) {
         self.session = Mutex(session)
         self.status = status
         self.quit = quit
@@ -45,7 +47,8 @@ public final class LiveControl: Sendable {
             switch request {
             case .status: return .done(.status(status(session)))
             case .list: return .done(.listing(NodeListing(session)))
-            case .help(let verb): return .done(.help(CommandHelp.all.filter { verb == nil || $0.verb == verb }, detailed: verb != nil))
+            case .help(let verb):
+                return .done(.help(CommandHelp.all.filter { verb == nil || $0.verb == verb }, detailed: verb != nil))
             case .quit:
                 session.cancelSwap()
                 quit()
@@ -93,7 +96,10 @@ public final class LiveControl: Sendable {
     /// Tells the graph's plugins the slice length the stream now runs (`GraphSession.followBlockLength`), building the
     /// swap that renews plugins without the options interface without holding the session. Throws what failed.
     public func followBlockLength(_ frames: Int) throws {
-        guard let pending = try session.withLock({ session throws(ControlError) in try session.followBlockLength(frames) }) else { return }
+        guard
+            let pending = try session.withLock({ session throws(ControlError) in try session.followBlockLength(frames) }
+            )
+        else { return }
         do {
             try pending.build()
             try session.withLock { session throws(ControlError) in try session.commit(pending) }

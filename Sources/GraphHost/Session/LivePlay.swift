@@ -10,8 +10,8 @@ public protocol LiveConsole: AnyObject {
     func setStatus(_ text: String)
 }
 
-/// `graphhost run` once its arguments are parsed: locks the render memory, builds the session, the PipeWire stream and a
-/// `LiveRunner`, plays, and prints the summary.
+/// `graphhost run` once its arguments are parsed: locks the render memory, builds the session, the PipeWire stream and
+/// a `LiveRunner`, plays, and prints the summary.
 public struct LivePlay {
     public var document: GraphDocument
     /// The graph file, shown in messages and watched under `watch`.
@@ -26,8 +26,10 @@ public struct LivePlay {
     /// Control surfaces beside the socket (OSC, MPRIS, ...), started once the stream is up.
     public var surfaces: [ControlSurface] = []
 
-    public init(document: GraphDocument, graphPath: String, playback: PlaybackOptions, socketPath: String? = nil,
-                durationSeconds: Double? = nil, recordPath: String? = nil, watch: Bool = false) {
+    public init(
+        document: GraphDocument, graphPath: String, playback: PlaybackOptions, socketPath: String? = nil,
+        durationSeconds: Double? = nil, recordPath: String? = nil, watch: Bool = false
+    ) {
         self.document = document
         self.graphPath = graphPath
         self.playback = playback
@@ -45,11 +47,15 @@ public struct LivePlay {
         let logger = Logger(label: "graphhost")
         // The render world's memory stays resident, so the real-time thread never waits on a page fault.
         RenderMemory.setLocking(true)
-        let format = document.format, rate = Double(format.sampleRate)
-        let recorder = try recordPath.map { try RecordingWriter(path: $0, sampleRate: format.sampleRate, channels: format.channels) }
+        let format = document.format
+        let rate = Double(format.sampleRate)
+        let recorder = try recordPath.map {
+            try RecordingWriter(path: $0, sampleRate: format.sampleRate, channels: format.channels)
+        }
         let session = try Self.liveSession(document, nominalFrames: playback.latencyFrames ?? Self.defaultQuantum)
         // The engine is the render world's: the player hands it to the process callback while the session, owned by
-        // the runner's control from here on, sends it messages. Its address crosses over; the session stays one owner's.
+        // the runner's control from here on, sends it messages. Its address crosses over; the session stays one
+        // owner's.
         let engine = UnsafeMutablePointer<RenderEngine>(bitPattern: Int(bitPattern: session.engine))!
         var options = playback
         if options.target == nil, let first = session.graph.document.outputIDs.first {
@@ -57,27 +63,38 @@ public struct LivePlay {
         }
         let player = try PipeWirePlayer(engine: engine, format: format, options: options, logger: logger)
         player.setLiveInputs(session.graph.liveInputs.map(\.spec))
-        let outputs = session.graph.document.outputIDs.map { ($0, session.graph.document.node($0)?.definition.outputTarget) }
+        let outputs = session.graph.document.outputIDs.map {
+            ($0, session.graph.document.node($0)?.definition.outputTarget)
+        }
         player.setExtraOutputs(Array(outputs.dropFirst()))
         // The MIDI control port is claimed before the player connects, which opens every claimed port.
-        let surfaces = surfaces + (document.midiControl.map { [MIDIControlSurface(port: $0.port)] } ?? []) + [PipeWireParams(player: player)]
-        let runner = LiveRunner(session: session, player: player, socketPath: socketPath ?? CommandServer.defaultPath(name: playback.name),
-                                recorder: recorder,
-                                options: .init(graphPath: graphPath, watch: watch, durationFrames: durationSeconds.map { Int($0 * rate) },
-                                               isTerminal: isTerminal),
-                                logger: logger, surfaces: surfaces)
+        let surfaces =
+            surfaces + (document.midiControl.map { [MIDIControlSurface(port: $0.port)] } ?? []) + [
+                PipeWireParams(player: player)
+            ]
+        let runner = LiveRunner(
+            session: session, player: player, socketPath: socketPath ?? CommandServer.defaultPath(name: playback.name),
+            recorder: recorder,
+            options: .init(
+                graphPath: graphPath, watch: watch, durationFrames: durationSeconds.map { Int($0 * rate) },
+                isTerminal: isTerminal),
+            logger: logger, surfaces: surfaces)
         defer { runner.close() }
         do { try runner.start() } catch {
             Self.printError("error: \(error)")
             return 1
         }
-        logger.info("playing \(graphPath) as '\(playback.name)' at \(format.sampleRate) Hz, \(format.channels) channels")
+        logger.info(
+            "playing \(graphPath) as '\(playback.name)' at \(format.sampleRate) Hz, \(format.channels) channels")
 
         let console = isTerminal && isatty(STDIN_FILENO) == 1 ? makeConsole(runner) : nil
         if let console {
             runner.showStatus = { console.setStatus($0) }
         } else if isTerminal {
-            runner.showStatus = { print("\r\u{1B}[K" + $0, terminator: ""); fflush(nil) }
+            runner.showStatus = {
+                print("\r\u{1B}[K" + $0, terminator: "")
+                fflush(nil)
+            }
         }
         console?.start()
         let outcome = runner.play(shouldStop: shouldStop)
@@ -90,16 +107,27 @@ public struct LivePlay {
         }
         let recorded = runner.finish()
         if let recorder, let recorded {
-            if let error = recorded.error { Self.printError("error: recording to \(recorder.path) failed: \(error)"); status = 1 }
-            print("recorded \(Format.number(Double(recorded.frames) / rate)) s to \(recorder.path), dropped frames \(recorded.droppedFrames)"
-                  + (recorded.clippedSamples > 0 ? ", clipped \(recorded.clippedSamples) samples at full scale" : ""))
+            if let error = recorded.error {
+                Self.printError("error: recording to \(recorder.path) failed: \(error)")
+                status = 1
+            }
+            print(
+                "recorded \(Format.number(Double(recorded.frames) / rate)) s to \(recorder.path), dropped frames \(recorded.droppedFrames)"
+                    + (recorded.clippedSamples > 0 ? ", clipped \(recorded.clippedSamples) samples at full scale" : ""))
         }
         if isTerminal && console == nil { print("") }
-        for (id, outputs) in runner.control.withSession({ $0.graph.pluginOutputs }).sorted(by: { $0.key < $1.key }) where !outputs.isEmpty {
-            print("\(id): " + outputs.sorted { $0.key < $1.key }.map { "\($0.key)=\(Format.number(Double($0.value)))" }.joined(separator: " "))
+        for (id, outputs) in runner.control.withSession({ $0.graph.pluginOutputs }).sorted(by: { $0.key < $1.key })
+        where !outputs.isEmpty {
+            print(
+                "\(id): "
+                    + outputs.sorted { $0.key < $1.key }.map { "\($0.key)=\(Format.number(Double($0.value)))" }.joined(
+                        separator: " "))
         }
-        let c = player.counters, played = runner.status
-        print("played \(played.positionText), underruns \(runner.control.withSession { played.underruns($0) }), xruns \(played.xruns), largest quantum \(c.largestQuantum.load(ordering: .relaxed)) frames, missed buffers \(c.missedBuffers.load(ordering: .relaxed)), longest callback \(c.maxBusyNanos.load(ordering: .relaxed) / 1000) µs")
+        let c = player.counters
+        let played = runner.status
+        print(
+            "played \(played.positionText), underruns \(runner.control.withSession { played.underruns($0) }), xruns \(played.xruns), largest quantum \(c.largestQuantum.load(ordering: .relaxed)) frames, missed buffers \(c.missedBuffers.load(ordering: .relaxed)), longest callback \(c.maxBusyNanos.load(ordering: .relaxed) / 1000) µs"
+        )
         return status
     }
 

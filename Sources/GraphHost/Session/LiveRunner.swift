@@ -73,24 +73,30 @@ public final class LiveRunner {
     let reloading = ManagedAtomic(false)
 
     /// Takes over the session: from here on it is reached through `control`.
-    public init(session: sending GraphSession, player: LivePlayback, socketPath: String, recorder: RecordingWriter?,
-                options: Options, logger: Logger, clock: LiveClock = SystemClock(), surfaces: [ControlSurface] = []) {
+    public init(
+        session: sending GraphSession, player: LivePlayback, socketPath: String, recorder: RecordingWriter?,
+        options: Options, logger: Logger, clock: LiveClock = SystemClock(), surfaces: [ControlSurface] = []
+    ) {
         self.surfaces = surfaces
         self.player = player
         self.recorder = recorder
         self.options = options
         self.logger = logger
         self.clock = clock
-        let status = PlaybackStatus(counters: player.counters, recorder: recorder, sampleRate: Double(session.format.sampleRate))
+        let status = PlaybackStatus(
+            counters: player.counters, recorder: recorder, sampleRate: Double(session.format.sampleRate))
         self.status = status
-        let quitRequested = quitRequested, wakeup = wakeup
+        let quitRequested = quitRequested
+        let wakeup = wakeup
         // A swap that adds or drops live inputs leaves their list here; the run loop hands it to the player.
         let swappedInputs = swappedInputs
         session.afterSwap = { graph in swappedInputs.list.withLock { $0 = graph.liveInputs.map(\.spec) } }
-        control = LiveControl(session: session, status: { status.snapshot($0) }, quit: {
-            quitRequested.store(true, ordering: .releasing)
-            wakeup.signal()
-        })
+        control = LiveControl(
+            session: session, status: { status.snapshot($0) },
+            quit: {
+                quitRequested.store(true, ordering: .releasing)
+                wakeup.signal()
+            })
         let control = control
         server = CommandServer(path: socketPath, handler: { control.reply(to: $0) })
         control.addListener { [weak server] event in server?.publish(event) }
@@ -113,7 +119,10 @@ public final class LiveRunner {
         control.withSession { $0.graph.start() }
         do {
             try player.connect()
-            for surface in surfaces { try surface.start(control: control); startedSurfaces += 1 }
+            for surface in surfaces {
+                try surface.start(control: control)
+                startedSurfaces += 1
+            }
         } catch {
             finish()
             throw error
@@ -141,7 +150,10 @@ public final class LiveRunner {
             } else {
                 clock.sleep(seconds: player.streaming && !reconnection.isLost ? turn(cap: Self.playingTick) : Self.tick)
             }
-            if shouldStop() || quitRequested.load(ordering: .acquiring) { logger.info("stopping"); return .stopped }
+            if shouldStop() || quitRequested.load(ordering: .acquiring) {
+                logger.info("stopping")
+                return .stopped
+            }
             if let error = player.streamError { return .failed("PipeWire stream: \(error)") }
             if player.disconnected || player.noSink {
                 if let failure = keepTrying(&reconnection) { return .failed(failure) }
@@ -151,7 +163,9 @@ public final class LiveRunner {
             if player.streaming {
                 waitingSince = nil
             } else if let since = waitingSince, clock.now.timeIntervalSince(since) >= Self.unansweredSeconds {
-                logger.warning("PipeWire has neither linked nor refused the stream within \(Format.number(Self.unansweredSeconds)) s; making it again")
+                logger.warning(
+                    "PipeWire has neither linked nor refused the stream within \(Format.number(Self.unansweredSeconds)) s; making it again"
+                )
                 _ = player.reconnect()
                 waitingSince = clock.now
             } else if waitingSince == nil {
@@ -159,7 +173,9 @@ public final class LiveRunner {
             }
             if reconnection.isLost && player.streaming {
                 let gap = reconnection.recovered(now: clock.now)
-                logger.info("reconnected to PipeWire; continuing from \(status.positionText) after a gap of \(Format.printf("%.2f", gap)) s")
+                logger.info(
+                    "reconnected to PipeWire; continuing from \(status.positionText) after a gap of \(Format.printf("%.2f", gap)) s"
+                )
                 control.publish(.reconnected(position: status.seconds, gapSeconds: gap))
             }
             _ = control.withSession { $0.collectRetired() }
@@ -173,7 +189,9 @@ public final class LiveRunner {
             }
             let streams = control.withSession { $0.graph.streams }
             // A stream that fails before it played could not be opened at all: bad input, as at start-up.
-            if let failed = streams.first(where: { $0.failure != nil && $0.counters.framesPlayed.load(ordering: .relaxed) == 0 }) {
+            if let failed = streams.first(where: {
+                $0.failure != nil && $0.counters.framesPlayed.load(ordering: .relaxed) == 0
+            }) {
                 return .failed("stream '\(failed.id)': \(failed.failure!)")
             }
             report(streams: streams, &reported)
@@ -189,7 +207,12 @@ public final class LiveRunner {
                 followQuantum(failed: &unfollowedQuantum)
                 reportLatency()
                 control.withSession { $0.drainLogs() }
-                if let inputs = swappedInputs.list.withLock({ pending in defer { pending = nil }; return pending }) { player.syncLiveInputs(inputs) }
+                if let inputs = swappedInputs.list.withLock({ pending in
+                    defer { pending = nil }
+                    return pending
+                }) {
+                    player.syncLiveInputs(inputs)
+                }
                 showStatus?(control.withSession { status.line($0) })
                 report(counters: &reported)
             }
@@ -225,10 +248,13 @@ public final class LiveRunner {
     /// world, wakes it again.
     func updateIdle(paused: Bool, _ idle: inout IdleClock) {
         let (written, taken, ended) = control.withSession { session in
-            (session.engine.pointee.messages.index.written.load(ordering: .acquiring),
-             session.engine.pointee.messages.index.read.load(ordering: .acquiring),
-             !session.graph.streams.isEmpty && session.graph.streams.allSatisfy(\.finished) && session.graph.liveInputs.isEmpty
-                && !session.graph.instances.values.contains { $0.mayMakeSoundUnprompted })
+            (
+                session.engine.pointee.messages.index.written.load(ordering: .acquiring),
+                session.engine.pointee.messages.index.read.load(ordering: .acquiring),
+                !session.graph.streams.isEmpty && session.graph.streams.allSatisfy(\.finished)
+                    && session.graph.liveInputs.isEmpty
+                    && !session.graph.instances.values.contains { $0.mayMakeSoundUnprompted }
+            )
         }
         let counters = player.counters
         if let since = idle.since {
@@ -245,8 +271,11 @@ public final class LiveRunner {
         }
         // Paused: the callback that took the last message sent left the graph at rest (one that took it and has not
         // yet said so reads as not resting). Ended: every message taken, and the output quiet long enough.
-        let rests = paused ? counters.restingThrough.load(ordering: .relaxed) == written
-            : ended && taken == written && Double(counters.quietFrames.load(ordering: .relaxed)) >= Self.quietSeconds * status.sampleRate
+        let rests =
+            paused
+            ? counters.restingThrough.load(ordering: .relaxed) == written
+            : ended && taken == written
+                && Double(counters.quietFrames.load(ordering: .relaxed)) >= Self.quietSeconds * status.sampleRate
         guard rests && player.streaming && player.canIdle else { return }
         player.setIdle(true)
         idle = IdleClock(since: clock.now, paused: paused, messages: written)
@@ -278,18 +307,27 @@ public final class LiveRunner {
     /// The stream is down: waits, retries or gives up (returns the error).
     func keepTrying(_ reconnection: inout Reconnection) -> String? {
         if player.disconnected && !reconnection.isLost {
-            logger.warning("the PipeWire daemon went away at \(status.positionText); keeping the graph and reconnecting")
+            logger.warning(
+                "the PipeWire daemon went away at \(status.positionText); keeping the graph and reconnecting")
         } else if player.noSink && !reconnection.isWaitingForSink {
-            logger.warning("PipeWire has no sink for the stream yet (\(PipeWirePlayer.noSinkMessage)); retrying for up to \(Format.number(Reconnection.noSinkLimit)) s")
+            logger.warning(
+                "PipeWire has no sink for the stream yet (\(PipeWirePlayer.noSinkMessage)); retrying for up to \(Format.number(Reconnection.noSinkLimit)) s"
+            )
         }
         switch reconnection.lost(noSink: !player.disconnected, now: clock.now) {
         case .wait:
             return nil
         case .giveUp:
-            return "PipeWire stream: no sink appeared within \(Format.number(Reconnection.noSinkLimit)) s (\(PipeWirePlayer.noSinkMessage)); start a session manager (wireplumber) with a sink, or give --target"
+            return
+                "PipeWire stream: no sink appeared within \(Format.number(Reconnection.noSinkLimit)) s (\(PipeWirePlayer.noSinkMessage)); start a session manager (wireplumber) with a sink, or give --target"
         case .retry:
-            if player.noSink { logger.info("asking PipeWire for a sink again (next attempt in \(Format.number(reconnection.backoff)) s)") }
-            if !player.reconnect() { logger.debug("PipeWire is not back yet; next attempt in \(Format.number(reconnection.backoff)) s") }
+            if player.noSink {
+                logger.info(
+                    "asking PipeWire for a sink again (next attempt in \(Format.number(reconnection.backoff)) s)")
+            }
+            if !player.reconnect() {
+                logger.debug("PipeWire is not back yet; next attempt in \(Format.number(reconnection.backoff)) s")
+            }
             return nil
         }
     }
@@ -321,7 +359,8 @@ public final class LiveRunner {
         let told = control.withSession { session -> Bool in
             var format = session.format
             format.nominalFrames = quantum
-            return session.nominalFrames == quantum && session.pluginBlockLengths.values.allSatisfy { $0 == format.nominalBlockLength }
+            return session.nominalFrames == quantum
+                && session.pluginBlockLengths.values.allSatisfy { $0 == format.nominalBlockLength }
         }
         guard !told else { return }
         do {
@@ -337,9 +376,13 @@ public final class LiveRunner {
     func reportLatency() {
         guard let (compensation, tooShort) = control.withSession({ $0.updateCompensation() }) else { return }
         let rate = status.sampleRate
-        logger.info("latency changed: the graph adds \(compensation.total) frames (\(compensation.milliseconds(compensation.total, sampleRate: Int(rate))) ms); parallel paths realigned")
+        logger.info(
+            "latency changed: the graph adds \(compensation.total) frames (\(compensation.milliseconds(compensation.total, sampleRate: Int(rate))) ms); parallel paths realigned"
+        )
         for id in tooShort {
-            logger.warning("mixer '\(id)' has no room for the delays that would align its inputs (\(compensation.delays[id] ?? [])); reload the graph to compensate")
+            logger.warning(
+                "mixer '\(id)' has no room for the delays that would align its inputs (\(compensation.delays[id] ?? [])); reload the graph to compensate"
+            )
         }
         control.publish(.latency(frames: compensation.total, position: status.seconds))
     }
@@ -359,7 +402,9 @@ public final class LiveRunner {
         for stream in streams {
             if let failure = stream.failure {
                 guard reported.failed.insert(stream.id).inserted else { continue }
-                logger.error("stream '\(stream.id)' failed at \(status.positionText): \(failure); it fades out and the rest of the graph plays on")
+                logger.error(
+                    "stream '\(stream.id)' failed at \(status.positionText): \(failure); it fades out and the rest of the graph plays on"
+                )
                 control.publish(.streamFailed(node: stream.id, error: "\(failure)", position: status.seconds))
                 continue
             }
@@ -367,7 +412,9 @@ public final class LiveRunner {
             guard problem != reported.problems[stream.id] else { continue }
             reported.problems[stream.id] = problem
             if let problem {
-                logger.warning("stream '\(stream.id)': \(problem); retrying for up to \(Format.number(stream.node.retrySeconds)) s")
+                logger.warning(
+                    "stream '\(stream.id)': \(problem); retrying for up to \(Format.number(stream.node.retrySeconds)) s"
+                )
                 control.publish(.streamRetrying(node: stream.id, reason: problem, position: status.seconds))
             } else {
                 logger.info("stream '\(stream.id)' is back")
@@ -385,10 +432,14 @@ public final class LiveRunner {
             guard damage != reported.damage[stream.id] ?? StreamDamage() else { continue }
             reported.damage[stream.id] = damage
             if !options.isTerminal {
-                logger.warning("stream '\(stream.id)': damaged MPEG data, \(damage.silencedFrames) frames silenced, \(damage.skippedBytes) bytes skipped")
+                logger.warning(
+                    "stream '\(stream.id)': damaged MPEG data, \(damage.silencedFrames) frames silenced, \(damage.skippedBytes) bytes skipped"
+                )
             }
-            control.publish(.damaged(node: stream.id, silencedFrames: damage.silencedFrames, skippedBytes: damage.skippedBytes,
-                                     position: status.seconds))
+            control.publish(
+                .damaged(
+                    node: stream.id, silencedFrames: damage.silencedFrames, skippedBytes: damage.skippedBytes,
+                    position: status.seconds))
         }
     }
 
@@ -397,9 +448,13 @@ public final class LiveRunner {
         let overruns = c.overruns.load(ordering: .acquiring)
         if overruns > reported.overruns {
             reported.overruns = overruns
-            let node = control.withSession { $0.graph.nodeID(kernelAddress: c.slowKernel.load(ordering: .relaxed)) } ?? "?"
-            let took = Double(c.slowNanos.load(ordering: .relaxed)) / 1e6, budget = Double(c.budgetNanos.load(ordering: .relaxed)) / 1e6
-            logger.warning("a callback overran its quantum (\(overruns) so far): node '\(node)' took \(Format.printf("%.2f", took)) ms of \(Format.printf("%.2f", budget)) ms")
+            let node =
+                control.withSession { $0.graph.nodeID(kernelAddress: c.slowKernel.load(ordering: .relaxed)) } ?? "?"
+            let took = Double(c.slowNanos.load(ordering: .relaxed)) / 1e6
+            let budget = Double(c.budgetNanos.load(ordering: .relaxed)) / 1e6
+            logger.warning(
+                "a callback overran its quantum (\(overruns) so far): node '\(node)' took \(Format.printf("%.2f", took)) ms of \(Format.printf("%.2f", budget)) ms"
+            )
             control.publish(.overrun(node: node, milliseconds: took, count: overruns))
         }
         let (x, u) = control.withSession { (status.xruns, status.underruns($0)) }
@@ -420,7 +475,9 @@ public final class LiveRunner {
         let memory = RenderMemory.report
         if memory.failedBytes > reported.unlockedBytes {
             reported.unlockedBytes = memory.failedBytes
-            logger.warning("could not lock \(memory.failedBytes / 1024) KiB of render memory (mlock: \(String(cString: strerror(memory.lastError)))); the render thread may wait on page faults. Raise the memlock limit (LimitMEMLOCK= in a systemd unit, memlock in /etc/security/limits.conf)")
+            logger.warning(
+                "could not lock \(memory.failedBytes / 1024) KiB of render memory (mlock: \(String(cString: strerror(memory.lastError)))); the render thread may wait on page faults. Raise the memlock limit (LimitMEMLOCK= in a systemd unit, memlock in /etc/security/limits.conf)"
+            )
             control.publish(.memoryNotLocked(bytes: memory.failedBytes))
         }
         if let dropped = recorder?.droppedFrames, dropped > reported.droppedFrames {
@@ -433,7 +490,10 @@ public final class LiveRunner {
     /// The file's modification time and size, to notice edits.
     static func modificationStamp(_ path: String) -> [Double] {
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return [] }
-        return [(attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0, Double((attributes[.size] as? Int) ?? 0)]
+        return [
+            (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0,
+            Double((attributes[.size] as? Int) ?? 0),
+        ]
     }
 }
 

@@ -25,10 +25,14 @@ public struct NodeListing: Sendable {
         nodes = document.order.map { index in
             let node = document.nodes[index]
             let instance = session.graph.instances[node.id]!
-            return Node(id: node.id, type: node.definition.typeName, parameters: instance.parameters, presets: instance.presetNames)
+            return Node(
+                id: node.id, type: node.definition.typeName, parameters: instance.parameters,
+                presets: instance.presetNames)
         }
         nodes += document.chainNodes.map { p in
-            Node(id: p.id, type: ChainDefinitions.typeName, parameters: [], presets: [], chain: Chain(current: p.chain, all: document.chains.keys.sorted()))
+            Node(
+                id: p.id, type: ChainDefinitions.typeName, parameters: [], presets: [],
+                chain: Chain(current: p.chain, all: document.chains.keys.sorted()))
         }
         chains = document.chains
     }
@@ -37,16 +41,26 @@ public struct NodeListing: Sendable {
 extension NodeListing.Node {
     public var json: JSONValue {
         if let chain {
-            return .object([("id", .string(id)), ("type", .string(type)), ("chain", .string(chain.current)),
-                            ("chains", .array(chain.all.map(JSONValue.string)))])
+            return .object([
+                ("id", .string(id)), ("type", .string(type)), ("chain", .string(chain.current)),
+                ("chains", .array(chain.all.map(JSONValue.string))),
+            ])
         }
         return .object([
             ("id", .string(id)), ("type", .string(type)),
-            ("parameters", .array(parameters.map { p in
-                .members([("name", .string(p.name)), ("label", .string(p.label)), ("type", .string(p.valueType.rawValue)),
-                          ("unit", p.unit.isEmpty ? nil : .string(p.unit)), ("minimum", p.minimum.isFinite ? .number(p.minimum) : nil),
-                          ("maximum", p.maximum.isFinite ? .number(p.maximum) : nil)])
-            })),
+            (
+                "parameters",
+                .array(
+                    parameters.map { p in
+                        .members([
+                            ("name", .string(p.name)), ("label", .string(p.label)),
+                            ("type", .string(p.valueType.rawValue)),
+                            ("unit", p.unit.isEmpty ? nil : .string(p.unit)),
+                            ("minimum", p.minimum.isFinite ? .number(p.minimum) : nil),
+                            ("maximum", p.maximum.isFinite ? .number(p.maximum) : nil),
+                        ])
+                    })
+            ),
             ("presets", .array(presets.map(JSONValue.string))),
         ])
     }

@@ -19,8 +19,10 @@ public final class PendingSwap: @unchecked Sendable {
     private(set) var next: CompiledGraph?
     private let cancelled = ManagedAtomic(false)
 
-    init(document: GraphDocument, old: CompiledGraph, keep: Set<String>, live: Bool, mode: SwapMode, nominalFrames: Int?,
-         renewing: Set<String> = []) {
+    init(
+        document: GraphDocument, old: CompiledGraph, keep: Set<String>, live: Bool, mode: SwapMode, nominalFrames: Int?,
+        renewing: Set<String> = []
+    ) {
         self.mode = mode
         self.nominalFrames = nominalFrames
         self.renewing = renewing

@@ -17,7 +17,8 @@ public struct PlaybackStatus: Sendable {
     public var positionText: String { Format.printf("%.2f s", seconds) }
     /// Streams' underruns and live inputs' dropouts.
     public func underruns(_ session: GraphSession) -> Int {
-        session.graph.streams.reduce(0) { $0 + $1.counters.underruns.load(ordering: .relaxed) } + session.graph.liveInputs.reduce(0) { $0 + $1.dropouts }
+        session.graph.streams.reduce(0) { $0 + $1.counters.underruns.load(ordering: .relaxed) }
+            + session.graph.liveInputs.reduce(0) { $0 + $1.dropouts }
     }
     public var xruns: Int { counters.xruns.load(ordering: .relaxed) }
 
@@ -25,10 +26,11 @@ public struct PlaybackStatus: Sendable {
     public func snapshot(_ session: GraphSession) -> RunStatus {
         let graph = session.graph
         let streams = graph.streams.map { s -> RunStatus.Stream in
-            var entry = RunStatus.Stream(id: s.id, state: s.state.rawValue, url: s.mediaURL, position: s.position(rate: sampleRate),
-                                         bufferFill: Double(s.ring.index.readable()) / Double(s.ring.capacityFrames),
-                                         underruns: s.counters.underruns.load(ordering: .relaxed),
-                                         silencedFrames: s.damage.silencedFrames, skippedBytes: s.damage.skippedBytes)
+            var entry = RunStatus.Stream(
+                id: s.id, state: s.state.rawValue, url: s.mediaURL, position: s.position(rate: sampleRate),
+                bufferFill: Double(s.ring.index.readable()) / Double(s.ring.capacityFrames),
+                underruns: s.counters.underruns.load(ordering: .relaxed),
+                silencedFrames: s.damage.silencedFrames, skippedBytes: s.damage.skippedBytes)
             entry.title = s.title
             if s.network?.title?.isEmpty ?? true { entry.artist = s.tags?.artist }
             entry.duration = s.tags?.durationSeconds
@@ -45,31 +47,39 @@ public struct PlaybackStatus: Sendable {
         }
         let inputs = graph.liveInputs.map { input -> RunStatus.Input in
             let peak = Double(input.counters.peak)
-            return RunStatus.Input(id: input.id, playing: input.counters.playing.load(ordering: .relaxed), dropouts: input.dropouts,
-                                   resamplerFrames: input.resamplerFrames.load(ordering: .relaxed),
-                                   trimmedFrames: input.counters.trimmedFrames.load(ordering: .relaxed),
-                                   levelDBFS: peak > 1e-6 ? (20 * log10(peak) * 10).rounded() / 10 : -120)
+            return RunStatus.Input(
+                id: input.id, playing: input.counters.playing.load(ordering: .relaxed), dropouts: input.dropouts,
+                resamplerFrames: input.resamplerFrames.load(ordering: .relaxed),
+                trimmedFrames: input.counters.trimmedFrames.load(ordering: .relaxed),
+                levelDBFS: peak > 1e-6 ? (20 * log10(peak) * 10).rounded() / 10 : -120)
         }
         let compensation = graph.compensation
         let memory = RenderMemory.report
         return RunStatus(
             position: seconds, playing: !session.paused, underruns: underruns(session), xruns: xruns,
             overruns: counters.overruns.load(ordering: .relaxed), quantum: counters.quantum.load(ordering: .relaxed),
-            callbacks: counters.callbacks.load(ordering: .relaxed), firstSoundNanos: counters.firstSoundNanos.load(ordering: .relaxed),
+            callbacks: counters.callbacks.load(ordering: .relaxed),
+            firstSoundNanos: counters.firstSoundNanos.load(ordering: .relaxed),
             streams: streams, streamsFinished: graph.streams.map(\.finished), inputs: inputs,
-            pluginBlockLengths: session.pluginBlockLengths, pluginOutputs: graph.pluginOutputs, pluginProperties: graph.pluginProperties,
+            pluginBlockLengths: session.pluginBlockLengths, pluginOutputs: graph.pluginOutputs,
+            pluginProperties: graph.pluginProperties,
             silencedSlices: graph.silencedSlices,
             chains: Dictionary(uniqueKeysWithValues: graph.document.chainNodes.map { ($0.id, $0.chain) }),
-            appliedMessages: session.appliedMessages.load(ordering: .acquiring), appliedNanos: session.appliedNanos.load(ordering: .relaxed),
+            appliedMessages: session.appliedMessages.load(ordering: .acquiring),
+            appliedNanos: session.appliedNanos.load(ordering: .relaxed),
             building: session.pendingSwap?.document.displayName,
             midiControl: graph.document.midiControl.map { map in
                 RunStatus.MIDIControl(map: map, learning: session.learning.map { "\($0.node) \($0.parameter.name)" })
             },
-            latency: RunStatus.Latency(frames: compensation.total, milliseconds: Double(compensation.total) * 1000 / sampleRate,
-                                       mixerDelays: compensation.delays.filter { $0.value.contains { $0 > 0 } }),
+            latency: RunStatus.Latency(
+                frames: compensation.total, milliseconds: Double(compensation.total) * 1000 / sampleRate,
+                mixerDelays: compensation.delays.filter { $0.value.contains { $0 > 0 } }),
             memory: RunStatus.Memory(lockedBytes: memory.lockedBytes, notLockedBytes: memory.failedBytes),
-            recording: recorder.map { RunStatus.Recording(path: $0.path, seconds: Double($0.framesWritten) / sampleRate,
-                                                          droppedFrames: $0.droppedFrames) })
+            recording: recorder.map {
+                RunStatus.Recording(
+                    path: $0.path, seconds: Double($0.framesWritten) / sampleRate,
+                    droppedFrames: $0.droppedFrames)
+            })
     }
 
     public func line(_ session: GraphSession) -> String {
@@ -80,10 +90,14 @@ public struct PlaybackStatus: Sendable {
         let quantum = counters.quantum.load(ordering: .relaxed)
         var network = ""
         if let s = graph.streams.first, let n = s.network {
-            let loaded = Format.printf("%.1f", Double(n.bytesLoaded) / 1e6) + (n.totalBytes.map { Format.printf("/%.1f", Double($0) / 1e6) } ?? "") + " MB"
+            let loaded =
+                Format.printf("%.1f", Double(n.bytesLoaded) / 1e6)
+                + (n.totalBytes.map { Format.printf("/%.1f", Double($0) / 1e6) } ?? "") + " MB"
             network = " | \(s.state.rawValue) \(loaded)" + (n.title.flatMap { $0.isEmpty ? nil : " | ♪ \($0)" } ?? "")
         }
-        return positionText + Format.printf(" | buffer %d%% | underruns %d | xruns %d | CPU %.1f%% of %d-frame quantum",
-                                     fill, underruns(session), xruns, 100 * busy / budget, quantum) + network
+        return positionText
+            + Format.printf(
+                " | buffer %d%% | underruns %d | xruns %d | CPU %.1f%% of %d-frame quantum",
+                fill, underruns(session), xruns, 100 * busy / budget, quantum) + network
     }
 }

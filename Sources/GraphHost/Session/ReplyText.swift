@@ -39,7 +39,8 @@ public enum ReplyText {
             return lines.joined(separator: "\n")
         }
         let rows = entries.map { [$0.synopsis, $0.summary] }
-        return (["commands:"] + table(rows) + ["help COMMAND shows a command's arguments and an example."]).joined(separator: "\n")
+        return (["commands:"] + table(rows) + ["help COMMAND shows a command's arguments and an example."]).joined(
+            separator: "\n")
     }
 
     // MARK: status
@@ -54,8 +55,11 @@ public enum ReplyText {
         ]
         if let building = status.building { lines.append("building a swap to \(building)") }
         if !status.streams.isEmpty {
-            lines += ["", "streams:"] + table(header: ["ID", "STATE", "POSITION", "DURATION", "BUFFER", "UNDERRUNS", "LOADED", "SOURCE"],
-                                               status.streams.map(streamRow))
+            lines +=
+                ["", "streams:"]
+                + table(
+                    header: ["ID", "STATE", "POSITION", "DURATION", "BUFFER", "UNDERRUNS", "LOADED", "SOURCE"],
+                    status.streams.map(streamRow))
             for stream in status.streams {
                 let title = [stream.artist, stream.title].compactMap { $0 }.joined(separator: " - ")
                 let about = [stream.media, title.isEmpty ? nil : "♪ " + title].compactMap { $0 }
@@ -63,37 +67,61 @@ public enum ReplyText {
             }
         }
         if !status.inputs.isEmpty {
-            lines += ["", "inputs:"] + table(header: ["ID", "STATE", "LEVEL", "DROPOUTS", "TRIMMED"], status.inputs.map { input in
-                [input.id, input.playing ? "playing" : "waiting", Format.printf("%.1f dBFS", input.levelDBFS), "\(input.dropouts)",
-                 "\(input.trimmedFrames) frames"]
-            })
+            lines +=
+                ["", "inputs:"]
+                + table(
+                    header: ["ID", "STATE", "LEVEL", "DROPOUTS", "TRIMMED"],
+                    status.inputs.map { input in
+                        [
+                            input.id, input.playing ? "playing" : "waiting",
+                            Format.printf("%.1f dBFS", input.levelDBFS), "\(input.dropouts)",
+                            "\(input.trimmedFrames) frames",
+                        ]
+                    })
         }
         let chains = status.chains.sorted { $0.key < $1.key }
         if !chains.isEmpty { lines += ["", "chains:"] + table(chains.map { [$0.key, $0.value] }) }
         lines += pluginLines(status)
         let mixerDelays = latency.mixerDelays.sorted { $0.key < $1.key }
         if !mixerDelays.isEmpty {
-            lines += ["", "latency compensation:"] + table(mixerDelays.map { delay in
-                [delay.key, "inputs delayed by " + delay.value.map { "\($0)" }.joined(separator: ", ") + " frames"]
-            })
+            lines +=
+                ["", "latency compensation:"]
+                + table(
+                    mixerDelays.map { delay in
+                        [
+                            delay.key,
+                            "inputs delayed by " + delay.value.map { "\($0)" }.joined(separator: ", ") + " frames",
+                        ]
+                    })
         }
         if let midi = status.midiControl {
             let mapped = midi.map.controls.count + midi.map.programs.count
-            lines += ["", "MIDI control: port \(midi.map.port), \(mapped) mapped" + (midi.learning.map { ", learning \($0)" } ?? "")]
+            lines += [
+                "",
+                "MIDI control: port \(midi.map.port), \(mapped) mapped"
+                    + (midi.learning.map { ", learning \($0)" } ?? ""),
+            ]
         }
         if let recording = status.recording {
-            lines += ["", "recording: \(recording.path) (\(seconds(recording.seconds)), \(recording.droppedFrames) frames dropped)"]
+            lines += [
+                "",
+                "recording: \(recording.path) (\(seconds(recording.seconds)), \(recording.droppedFrames) frames dropped)",
+            ]
         }
         lines.append("")
-        lines.append("memory: \(bytes(status.memory.lockedBytes)) locked, \(bytes(status.memory.notLockedBytes)) not locked")
+        lines.append(
+            "memory: \(bytes(status.memory.lockedBytes)) locked, \(bytes(status.memory.notLockedBytes)) not locked")
         return lines.joined(separator: "\n")
     }
 
     static func streamRow(_ stream: RunStatus.Stream) -> [String] {
         let fill = Format.printf("%.0f %%", 100 * stream.bufferFill)
         let loaded = stream.bytesLoaded.map { bytes($0) + (stream.totalBytes.map { " of " + bytes($0) } ?? "") } ?? ""
-        return [stream.id, stream.state, seconds(stream.position), stream.duration.map(seconds) ?? "", fill, "\(stream.underruns)", loaded,
-                source(stream.url)]
+        return [
+            stream.id, stream.state, seconds(stream.position), stream.duration.map(seconds) ?? "", fill,
+            "\(stream.underruns)", loaded,
+            source(stream.url),
+        ]
     }
 
     /// LV2 nodes' control outputs, properties, block lengths and silenced slices, a node a line.
@@ -117,7 +145,9 @@ public enum ReplyText {
     static func listText(_ listing: NodeListing) -> String {
         let rows = listing.nodes.map { node -> [String] in
             let parameters = parameterGroups(node.parameters).map { group -> String in
-                let range = group.minimum == nil && group.maximum == nil ? "" : " " + (group.minimum ?? "") + "…" + (group.maximum ?? "")
+                let range =
+                    group.minimum == nil && group.maximum == nil
+                    ? "" : " " + (group.minimum ?? "") + "…" + (group.maximum ?? "")
                 return group.name + range
             }
             var details = parameters.joined(separator: ", ")
@@ -140,7 +170,9 @@ public enum ReplyText {
     }
 
     /// Parameters with their ranges, numbered runs with one range joined: `band.0`…`band.9` as `band.0…9`.
-    static func parameterGroups(_ parameters: [ParameterDescriptor]) -> [(name: String, minimum: String?, maximum: String?)] {
+    static func parameterGroups(_ parameters: [ParameterDescriptor]) -> [(
+        name: String, minimum: String?, maximum: String?
+    )] {
         var groups: [(name: String, minimum: String?, maximum: String?, base: String?, last: Int)] = []
         for parameter in parameters {
             let name = parameter.name
@@ -148,9 +180,11 @@ public enum ReplyText {
             let minimum = parameter.minimum.isFinite ? Format.number(parameter.minimum) : nil
             let maximum = parameter.maximum.isFinite ? Format.number(parameter.maximum) + unit : nil
             let dot = parameter.id.field == nil ? name.lastIndex(of: ".") : nil
-            let base = dot.map { String(name[...$0]) }, index = parameter.id.field == nil ? parameter.id.index : nil
+            let base = dot.map { String(name[...$0]) }
+            let index = parameter.id.field == nil ? parameter.id.index : nil
             if let index, let previous = groups.last, previous.base == base, previous.last + 1 == index,
-               previous.minimum == minimum, previous.maximum == maximum {
+                previous.minimum == minimum, previous.maximum == maximum
+            {
                 let first = previous.name.split(separator: "…").first.map(String.init) ?? previous.name
                 groups[groups.count - 1].name = first + "…\(index)"
                 groups[groups.count - 1].last = index

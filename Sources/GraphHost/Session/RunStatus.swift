@@ -105,11 +105,28 @@ extension RunStatus {
             ("applied", .object([("messages", .number(appliedMessages)), ("nanos", .number(appliedNanos))])),
             ("building", building.map(JSONValue.string)),
             ("midiControl", midiControl.map(\.json)),
-            ("latency", .object([("frames", .number(latency.frames)), ("milliseconds", .number(latency.milliseconds)),
-                                 ("mixerDelays", .dictionary(latency.mixerDelays) { .array($0.map { .number($0) }) })])),
-            ("memory", .object([("lockedBytes", .number(memory.lockedBytes)), ("notLockedBytes", .number(memory.notLockedBytes))])),
-            ("recording", recording.map { .object([("path", .string($0.path)), ("seconds", .number($0.seconds)),
-                                                   ("droppedFrames", .number($0.droppedFrames))]) }),
+            (
+                "latency",
+                .object([
+                    ("frames", .number(latency.frames)), ("milliseconds", .number(latency.milliseconds)),
+                    ("mixerDelays", .dictionary(latency.mixerDelays) { .array($0.map { .number($0) }) }),
+                ])
+            ),
+            (
+                "memory",
+                .object([
+                    ("lockedBytes", .number(memory.lockedBytes)), ("notLockedBytes", .number(memory.notLockedBytes)),
+                ])
+            ),
+            (
+                "recording",
+                recording.map {
+                    .object([
+                        ("path", .string($0.path)), ("seconds", .number($0.seconds)),
+                        ("droppedFrames", .number($0.droppedFrames)),
+                    ])
+                }
+            ),
         ])
     }
 }
@@ -118,9 +135,12 @@ extension RunStatus.Stream {
     public var json: JSONValue {
         .members([
             ("id", .string(id)), ("state", .string(state)), ("url", .string(url)), ("position", .number(position)),
-            ("bufferFill", .number(bufferFill)), ("underruns", .number(underruns)), ("silencedFrames", .number(silencedFrames)),
-            ("skippedBytes", .number(skippedBytes)), ("title", title.map(JSONValue.string)), ("artist", artist.map(JSONValue.string)),
-            ("duration", duration.map(JSONValue.number)), ("media", media.map(JSONValue.string)), ("codec", codec.map(JSONValue.string)),
+            ("bufferFill", .number(bufferFill)), ("underruns", .number(underruns)),
+            ("silencedFrames", .number(silencedFrames)),
+            ("skippedBytes", .number(skippedBytes)), ("title", title.map(JSONValue.string)),
+            ("artist", artist.map(JSONValue.string)),
+            ("duration", duration.map(JSONValue.number)), ("media", media.map(JSONValue.string)),
+            ("codec", codec.map(JSONValue.string)),
             ("error", error.map(JSONValue.string)), ("problem", problem.map(JSONValue.string)),
             ("bytesLoaded", bytesLoaded.map { .number($0) }), ("totalBytes", totalBytes.map { .number($0) }),
             ("reconnects", reconnects.map { .number($0) }),
@@ -130,9 +150,11 @@ extension RunStatus.Stream {
 
 extension RunStatus.Input {
     public var json: JSONValue {
-        .object([("id", .string(id)), ("playing", .bool(playing)), ("dropouts", .number(dropouts)),
-                 ("resamplerFrames", .number(resamplerFrames)), ("trimmedFrames", .number(trimmedFrames)),
-                 ("levelDBFS", .number(levelDBFS))])
+        .object([
+            ("id", .string(id)), ("playing", .bool(playing)), ("dropouts", .number(dropouts)),
+            ("resamplerFrames", .number(resamplerFrames)), ("trimmedFrames", .number(trimmedFrames)),
+            ("levelDBFS", .number(levelDBFS)),
+        ])
     }
 }
 
@@ -140,14 +162,29 @@ extension RunStatus.MIDIControl {
     public var json: JSONValue {
         .members([
             ("port", .string(map.port)),
-            ("cc", .array(map.controls.map { m in
-                .object([("channel", .number(m.channel ?? 0)), ("cc", .number(m.controller)), ("node", .string(m.node)),
-                         ("param", .string(m.parameter.description)), ("min", .number(m.minimum)), ("max", .number(m.maximum)),
-                         ("curve", .string(m.curve.rawValue))])
-            })),
-            ("program", .array(map.programs.map { m in
-                .object([("channel", .number(m.channel ?? 0)), ("program", .number(m.program)), ("command", .string(m.line))])
-            })),
+            (
+                "cc",
+                .array(
+                    map.controls.map { m in
+                        .object([
+                            ("channel", .number(m.channel ?? 0)), ("cc", .number(m.controller)),
+                            ("node", .string(m.node)),
+                            ("param", .string(m.parameter.description)), ("min", .number(m.minimum)),
+                            ("max", .number(m.maximum)),
+                            ("curve", .string(m.curve.rawValue)),
+                        ])
+                    })
+            ),
+            (
+                "program",
+                .array(
+                    map.programs.map { m in
+                        .object([
+                            ("channel", .number(m.channel ?? 0)), ("program", .number(m.program)),
+                            ("command", .string(m.line)),
+                        ])
+                    })
+            ),
             ("learning", learning.map(JSONValue.string)),
         ])
     }

@@ -16,12 +16,14 @@ public enum DetachedThread {
     public static func start(name: String, _ body: sending @escaping () -> Void) {
         let start = Unmanaged.passRetained(Start(name: name, body: body)).toOpaque()
         var thread = pthread_t()
-        let created = pthread_create(&thread, nil, { argument in
-            let start = Unmanaged<Start>.fromOpaque(argument!).takeRetainedValue()
-            gh_name_thread(start.name)
-            start.body()
-            return nil
-        }, start)
+        let created = pthread_create(
+            &thread, nil,
+            { argument in
+                let start = Unmanaged<Start>.fromOpaque(argument!).takeRetainedValue()
+                gh_name_thread(start.name)
+                start.body()
+                return nil
+            }, start)
         precondition(created == 0, "cannot start the thread '\(name)': \(String(cString: strerror(created)))")
         pthread_detach(thread)
     }

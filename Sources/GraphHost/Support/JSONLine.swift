@@ -13,7 +13,10 @@ extension JSONValue {
         let inner = indent + "  "
         switch kind {
         case .object(let members) where !members.isEmpty:
-            return "{\n" + members.sorted { $0.key < $1.key }.map { inner + Self.quoted($0.key) + " : " + $0.value.indented(inner) }
+            return "{\n"
+                + members.sorted { $0.key < $1.key }.map {
+                    inner + Self.quoted($0.key) + " : " + $0.value.indented(inner)
+                }
                 .joined(separator: ",\n") + "\n" + indent + "}"
         case .array(let items) where !items.isEmpty:
             return "[\n" + items.map { inner + $0.indented(inner) }.joined(separator: ",\n") + "\n" + indent + "]"

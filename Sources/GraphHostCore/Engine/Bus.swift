@@ -1,19 +1,24 @@
 /// Helpers for planar bus buffers: channel c of a bus starts at `base + c * channelStride`.
 public enum Bus {
     @_noLocks @inline(__always)
-    public static func clear(_ base: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, from: Int, to: Int) {
+    public static func clear(_ base: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, from: Int, to: Int)
+    {
         guard to > from else { return }
         for c in 0..<channels { (base + c * channelStride + from).update(repeating: 0, count: to - from) }
     }
 
     /// The largest magnitude in frames `from..<to` of every channel (0 for an empty region).
     @_noLocks
-    public static func peak(_ base: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, from: Int, to: Int) -> Float {
+    public static func peak(_ base: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, from: Int, to: Int)
+        -> Float
+    {
         var peak: Float = 0
         for c in 0..<channels {
             let p = base + c * channelStride
             // The largest and the smallest of each lane (NaN is passed over, as below).
-            var f = from, high = SIMD8<Float>(), low = SIMD8<Float>()
+            var f = from
+            var high = SIMD8<Float>()
+            var low = SIMD8<Float>()
             while f + 8 <= to {
                 let v = UnsafeRawPointer(p + f).loadUnaligned(as: SIMD8<Float>.self)
                 high.replace(with: v, where: v .> high)
@@ -21,7 +26,11 @@ public enum Bus {
                 f += 8
             }
             peak = max(peak, max(high.max(), -low.min()))
-            while f < to { let v = abs(p[f]); if v > peak { peak = v }; f += 1 }
+            while f < to {
+                let v = abs(p[f])
+                if v > peak { peak = v }
+                f += 1
+            }
         }
         return peak
     }
@@ -32,7 +41,9 @@ public enum Bus {
     /// True when every sample of the bus region is finite and within ±`safePeak` (x − x is 0 for finite x, NaN
     /// otherwise; comparisons against the bound run on whole vectors).
     @_noLocks
-    public static func isSafe(_ base: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int) -> Bool {
+    public static func isSafe(_ base: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int)
+        -> Bool
+    {
         var nonFinite = SIMD16<Float>()
         var loud = SIMDMask<SIMD16<Int32>>(repeating: false)
         let limit = SIMD16<Float>(repeating: safePeak)

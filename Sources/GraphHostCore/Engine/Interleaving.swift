@@ -3,8 +3,10 @@
 public enum Interleaving {
     /// Writes `frames` frames of a planar buffer (channel c at `base + c * channelStride`) interleaved to `out`.
     @_noLocks @inline(__always)
-    public static func interleave(from base: UnsafePointer<Float>, channelStride: Int, channels: Int, frames: Int,
-                                  into out: UnsafeMutablePointer<Float>) {
+    public static func interleave(
+        from base: UnsafePointer<Float>, channelStride: Int, channels: Int, frames: Int,
+        into out: UnsafeMutablePointer<Float>
+    ) {
         if channels == 2 { return interleaveStereo(base, base + channelStride, into: out, frames: frames) }
         for c in 0..<channels {
             let from = base + c * channelStride
@@ -14,8 +16,10 @@ public enum Interleaving {
 
     /// Reads `frames` interleaved frames from `source` into a planar buffer (channel c at `base + c * channelStride`).
     @_noLocks @inline(__always)
-    public static func deinterleave(from source: UnsafePointer<Float>, channels: Int, frames: Int,
-                                    into base: UnsafeMutablePointer<Float>, channelStride: Int) {
+    public static func deinterleave(
+        from source: UnsafePointer<Float>, channels: Int, frames: Int,
+        into base: UnsafeMutablePointer<Float>, channelStride: Int
+    ) {
         if channels == 2 { return deinterleaveStereo(source, into: base, base + channelStride, frames: frames) }
         for c in 0..<channels {
             let to = base + c * channelStride
@@ -25,8 +29,10 @@ public enum Interleaving {
 
     /// Two channels' buffers interleaved to `out`.
     @_noLocks @inline(__always)
-    public static func interleaveStereo(_ left: UnsafePointer<Float>, _ right: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>,
-                                 frames: Int) {
+    public static func interleaveStereo(
+        _ left: UnsafePointer<Float>, _ right: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>,
+        frames: Int
+    ) {
         var f = 0
         while f + 4 <= frames {
             let l = UnsafeRawPointer(left + f).loadUnaligned(as: SIMD4<Float>.self)
@@ -44,12 +50,15 @@ public enum Interleaving {
     }
 
     @_noLocks @inline(__always)
-    static func deinterleaveStereo(_ source: UnsafePointer<Float>, into left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>,
-                                   frames: Int) {
+    static func deinterleaveStereo(
+        _ source: UnsafePointer<Float>, into left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>,
+        frames: Int
+    ) {
         var f = 0
         while f + 4 <= frames {
             let from = UnsafeRawPointer(source + 2 * f)
-            let a = from.loadUnaligned(as: SIMD4<Float>.self), b = from.loadUnaligned(fromByteOffset: 16, as: SIMD4<Float>.self)
+            let a = from.loadUnaligned(as: SIMD4<Float>.self)
+            let b = from.loadUnaligned(fromByteOffset: 16, as: SIMD4<Float>.self)
             UnsafeMutableRawPointer(left + f).storeBytes(of: SIMD4(a[0], a[2], b[0], b[2]), as: SIMD4<Float>.self)
             UnsafeMutableRawPointer(right + f).storeBytes(of: SIMD4(a[1], a[3], b[1], b[3]), as: SIMD4<Float>.self)
             f += 4

@@ -11,7 +11,9 @@ public struct RecordTap: Sendable {
     public let signal: RingSignal
 
     public static func allocate(channels: Int, sampleRate: Int, seconds: Double = 4) -> RecordTap {
-        RecordTap(ring: .allocate(minimumFrames: Int(seconds * Double(sampleRate)), channels: channels), droppedFrames: .create(0), signal: .create())
+        RecordTap(
+            ring: .allocate(minimumFrames: Int(seconds * Double(sampleRate)), channels: channels),
+            droppedFrames: .create(0), signal: .create())
     }
 
     public func deallocate() {

@@ -14,8 +14,8 @@ public struct RenderEngine {
     public let appliedMessages: UnsafeAtomic<Int>
     /// The slowest step of the latest render call.
     public let timing: UnsafeMutablePointer<StepTiming>
-    /// Slices whose output held NaN, Inf or a burst above +24 dBFS (replaced by silence); after one, plugin outputs are checked for a while
-    /// so the node can be found and silenced.
+    /// Slices whose output held NaN, Inf or a burst above +24 dBFS (replaced by silence); after one, plugin outputs are
+    /// checked for a while so the node can be found and silenced.
     public let silencedSlices: UnsafeAtomic<Int>
     /// The musical transport plugins are told about (time:Position).
     public let musicalTime: UnsafeMutablePointer<MusicalTime>
@@ -88,7 +88,9 @@ public struct RenderEngine {
     /// Renders every output: output k into the planar channels `outputs[k]`, for k below `count` and the plan's
     /// output count (a graph with several output nodes, played through one stream each).
     @_noLocks
-    public mutating func render(frames: Int, planarOutputs outputs: UnsafePointer<UnsafePointer<UnsafeMutablePointer<Float>>>, count: Int) {
+    public mutating func render(
+        frames: Int, planarOutputs outputs: UnsafePointer<UnsafePointer<UnsafeMutablePointer<Float>>>, count: Int
+    ) {
         timing.pointee.reset()
         deliverMessages()
         var done = 0
@@ -105,13 +107,16 @@ public struct RenderEngine {
 
     @_noLocks
     func copy(_ bus: UnsafeMutablePointer<Float>, frames: Int, to destination: Destination, at done: Int) {
-        let channels = plan.channels, stride = plan.maxFrames
+        let channels = plan.channels
+        let stride = plan.maxFrames
         switch destination {
         case .interleaved(let out):
-            Interleaving.interleave(from: bus, channelStride: stride, channels: channels, frames: frames, into: out + done * channels)
+            Interleaving.interleave(
+                from: bus, channelStride: stride, channels: channels, frames: frames, into: out + done * channels)
         case .planar(let out):
             for c in 0..<channels {
-                let from = bus + c * stride, to = out[c] + done
+                let from = bus + c * stride
+                let to = out[c] + done
                 for f in 0..<frames { to[f] = from[f] }
             }
         }
@@ -144,7 +149,9 @@ public struct RenderEngine {
                 // ringing spillover tail starts fading out at once.
                 if let current = transition {
                     let clock = current.pointee.clock
-                    if clock.pointee.spills && clock.pointee.position < clock.pointee.limit { clock.pointee.limit = clock.pointee.position }
+                    if clock.pointee.spills && clock.pointee.position < clock.pointee.limit {
+                        clock.pointee.limit = clock.pointee.position
+                    }
                     return noteApplied(applied)
                 }
                 transition = t
@@ -168,14 +175,19 @@ public struct RenderEngine {
     @_noLocks
     mutating func runSlice(frames: Int) -> RenderPlan {
         let active = transition?.pointee.plan ?? plan
-        let stride = active.maxFrames, channels = active.channels
+        let stride = active.maxFrames
+        let channels = active.channels
         if transport.isSilent {
-            for k in 0..<active.outputCount { Bus.clear(active.outputBuses[k], channelStride: stride, channels: channels, from: 0, to: frames) }
+            for k in 0..<active.outputCount {
+                Bus.clear(active.outputBuses[k], channelStride: stride, channels: channels, from: 0, to: frames)
+            }
             return active
         }
-        active.runSlice(frames: frames, timing: timing, guardOutput: checkFramesLeft > 0, time: UnsafePointer(musicalTime))
+        active.runSlice(
+            frames: frames, timing: timing, guardOutput: checkFramesLeft > 0, time: UnsafePointer(musicalTime))
         checkFramesLeft = checkFramesLeft > frames ? checkFramesLeft - frames : 0
-        for k in 0..<active.outputCount where !Bus.isSafe(active.outputBuses[k], channelStride: stride, channels: channels, frames: frames) {
+        for k in 0..<active.outputCount
+        where !Bus.isSafe(active.outputBuses[k], channelStride: stride, channels: channels, frames: frames) {
             Bus.clear(active.outputBuses[k], channelStride: stride, channels: channels, from: 0, to: frames)
             silencedSlices.wrappingIncrement(ordering: .relaxed)
             checkFramesLeft = Self.checkFrames

@@ -9,7 +9,10 @@ public struct RenderSlice {
     public var time: UnsafePointer<MusicalTime>?
 
     @_noLocks
-    public init(frames: Int, channels: Int, channelStride: Int, guardOutput: Bool = false, time: UnsafePointer<MusicalTime>? = nil) {
+    public init(
+        frames: Int, channels: Int, channelStride: Int, guardOutput: Bool = false,
+        time: UnsafePointer<MusicalTime>? = nil
+    ) {
         self.frames = frames
         self.channels = channels
         self.channelStride = channelStride

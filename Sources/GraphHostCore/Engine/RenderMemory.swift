@@ -41,7 +41,8 @@ public enum RenderMemory {
     public static func pin(_ address: UnsafeRawPointer, bytes: Int) {
         guard bytes > 0 else { return }
         let start = Int(bitPattern: address)
-        let first = start / pageSize, last = (start + bytes - 1) / pageSize
+        let first = start / pageSize
+        let last = (start + bytes - 1) / pageSize
         pages.withLock { pages in
             guard pages.enabled, pages.regions[start] == nil else { return }
             pages.regions[start] = (first, last)
@@ -80,8 +81,10 @@ extension UnsafeMutablePointer {
     public static func allocateRender(capacity: Int) -> UnsafeMutablePointer<Pointee> {
         // Cache-line aligned: buses and plugin buffers start where vector loads do not straddle lines.
         let bytes = capacity * MemoryLayout<Pointee>.stride
-        let memory = UnsafeMutableRawPointer.allocate(byteCount: max(1, bytes), alignment: Swift.max(64, MemoryLayout<Pointee>.alignment))
-            .bindMemory(to: Pointee.self, capacity: capacity)
+        let memory = UnsafeMutableRawPointer.allocate(
+            byteCount: max(1, bytes), alignment: Swift.max(64, MemoryLayout<Pointee>.alignment)
+        )
+        .bindMemory(to: Pointee.self, capacity: capacity)
         RenderMemory.pin(memory, bytes: bytes)
         return memory
     }
@@ -111,7 +114,8 @@ extension UnsafeMutableRawPointer {
 extension UnsafeMutableBufferPointer {
     /// Allocates elements the render world touches: pinned resident while `RenderMemory` locks (control world only).
     public static func allocateRender(capacity: Int) -> UnsafeMutableBufferPointer<Element> {
-        UnsafeMutableBufferPointer(start: UnsafeMutablePointer<Element>.allocateRender(capacity: capacity), count: capacity)
+        UnsafeMutableBufferPointer(
+            start: UnsafeMutablePointer<Element>.allocateRender(capacity: capacity), count: capacity)
     }
 
     /// Frees memory from `allocateRender` (control world only).

@@ -12,8 +12,10 @@ public struct RenderPlan {
     /// The first output's bus.
     public var outputBus: UnsafeMutablePointer<Float> { outputBuses[0] }
 
-    public init(steps: UnsafeMutableBufferPointer<RenderStep>, channels: Int, maxFrames: Int,
-                outputBuses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, outputCount: Int) {
+    public init(
+        steps: UnsafeMutableBufferPointer<RenderStep>, channels: Int, maxFrames: Int,
+        outputBuses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, outputCount: Int
+    ) {
         self.steps = steps
         self.channels = channels
         self.maxFrames = maxFrames
@@ -22,12 +24,15 @@ public struct RenderPlan {
     }
 
     /// Runs every step once over `frames` ≤ `maxFrames` frames, noting the slowest step in `timing`.
-    /// `guardOutput` makes plugin steps silence output holding NaN, Inf or a burst above +24 dBFS; `time` is the musical
-    /// transport plugins are told about.
+    /// `guardOutput` makes plugin steps silence output holding NaN, Inf or a burst above +24 dBFS; `time` is the
+    /// musical transport plugins are told about.
     @_noLocks
-    public func runSlice(frames: Int, timing: UnsafeMutablePointer<StepTiming>, guardOutput: Bool = false,
-                         time: UnsafePointer<MusicalTime>? = nil) {
-        let slice = RenderSlice(frames: frames, channels: channels, channelStride: maxFrames, guardOutput: guardOutput, time: time)
+    public func runSlice(
+        frames: Int, timing: UnsafeMutablePointer<StepTiming>, guardOutput: Bool = false,
+        time: UnsafePointer<MusicalTime>? = nil
+    ) {
+        let slice = RenderSlice(
+            frames: frames, channels: channels, channelStride: maxFrames, guardOutput: guardOutput, time: time)
         for step in steps {
             let started = MonotonicClock.nanos()
             step.kernel.render(step, slice)

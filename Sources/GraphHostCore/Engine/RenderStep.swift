@@ -7,8 +7,10 @@ public struct RenderStep {
     /// Output buses 1, 2, … of a node that has more than one (an LV2 node's outputs linked by port name).
     public var extraOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?
 
-    public init(kernel: Kernel, inputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, inputCount: Int,
-                output: UnsafeMutablePointer<Float>?, extraOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>? = nil) {
+    public init(
+        kernel: Kernel, inputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, inputCount: Int,
+        output: UnsafeMutablePointer<Float>?, extraOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>? = nil
+    ) {
         self.kernel = kernel
         self.inputs = inputs
         self.inputCount = inputCount

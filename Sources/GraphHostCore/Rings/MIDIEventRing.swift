@@ -21,8 +21,9 @@ public struct MIDIEventRing: @unchecked Sendable {
     public func push(frame: Int, bytes: UnsafePointer<UInt8>, size: Int) -> Bool {
         guard size >= 1 && size <= 3 && index.writable() > 0 else { return false }
         let w = index.written.load(ordering: .relaxed)
-        let event = MIDIEvent(frame: frame, size: UInt32(size),
-                              bytes: (bytes[0], size > 1 ? bytes[1] : 0, size > 2 ? bytes[2] : 0))
+        let event = MIDIEvent(
+            frame: frame, size: UInt32(size),
+            bytes: (bytes[0], size > 1 ? bytes[1] : 0, size > 2 ? bytes[2] : 0))
         (slots + (w & (index.capacity - 1))).initialize(to: event)
         index.written.store(w + 1, ordering: .releasing)
         signal.dataWritten(in: index)

@@ -35,7 +35,9 @@ public struct PCMRing: @unchecked Sendable {
     @_noLocks
     public func write(planar source: UnsafePointer<UnsafeMutablePointer<Float>>, frames: Int) -> Int {
         produce(frames) { ring, done, run in
-            if channels == 2 { return Interleaving.interleaveStereo(source[0] + done, source[1] + done, into: ring, frames: run) }
+            if channels == 2 {
+                return Interleaving.interleaveStereo(source[0] + done, source[1] + done, into: ring, frames: run)
+            }
             for c in 0..<channels {
                 let from = source[c] + done
                 for f in 0..<run { ring[f * channels + c] = from[f] }
@@ -47,18 +49,22 @@ public struct PCMRing: @unchecked Sendable {
     @_noLocks
     public func readPlanar(into destination: UnsafeMutablePointer<Float>, channelStride: Int, frames: Int) -> Int {
         consume(frames) { ring, done, run in
-            Interleaving.deinterleave(from: ring, channels: channels, frames: run, into: destination + done, channelStride: channelStride)
+            Interleaving.deinterleave(
+                from: ring, channels: channels, frames: run, into: destination + done, channelStride: channelStride)
         }
     }
 
     /// Consumer: copies up to `frames` frames that lie `offset` frames past the oldest into a planar bus without
     /// consuming anything; returns how many there were.
     @_noLocks
-    public func peekPlanar(offset: Int, into destination: UnsafeMutablePointer<Float>, channelStride: Int, frames: Int) -> Int {
+    public func peekPlanar(offset: Int, into destination: UnsafeMutablePointer<Float>, channelStride: Int, frames: Int)
+        -> Int
+    {
         let available = index.readable() - offset
         let count = frames < available ? frames : (available > 0 ? available : 0)
         runs(from: index.read.load(ordering: .relaxed) + offset, count: count) { ring, done, run in
-            Interleaving.deinterleave(from: ring, channels: channels, frames: run, into: destination + done, channelStride: channelStride)
+            Interleaving.deinterleave(
+                from: ring, channels: channels, frames: run, into: destination + done, channelStride: channelStride)
         }
         return count
     }
@@ -91,7 +97,8 @@ public struct PCMRing: @unchecked Sendable {
         return count
     }
 
-    /// Up to `frames` readable frames handed to `take` as contiguous runs, then released to the producer; returns how many.
+    /// Up to `frames` readable frames handed to `take` as contiguous runs, then released to the producer; returns how
+    /// many.
     @_noLocks @inline(__always)
     func consume(_ frames: Int, _ take: (UnsafeMutablePointer<Float>, Int, Int) -> Void) -> Int {
         let count = min(frames, index.readable())

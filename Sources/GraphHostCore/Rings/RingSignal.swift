@@ -36,7 +36,8 @@ public struct RingSignal: @unchecked Sendable {
         atomicMemoryFence(ordering: .sequentiallyConsistent)
         let want = wanted.load(ordering: .relaxed)
         guard want > 0, (data ? index.readable() : index.writable()) >= want,
-              wanted.compareExchange(expected: want, desired: 0, ordering: .relaxed).exchanged else { return }
+            wanted.compareExchange(expected: want, desired: 0, ordering: .relaxed).exchanged
+        else { return }
         // sem_post never blocks or allocates: it increments the count and wakes the sleeper through the kernel.
         _ = _unsafePerformance { sem_post(semaphore) }
     }

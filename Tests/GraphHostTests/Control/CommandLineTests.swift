@@ -1,18 +1,23 @@
 import XCTest
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
+
 @testable import GraphHost
+
+#if canImport(FoundationXML)
+    import FoundationXML
+#endif
 
 /// The `graphhost` executable: exit codes, messages and files, and the JSON Schema against the example graphs.
 final class CommandLineTests: XCTestCase {
-    func graphhost(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) { try TestSupport.graphhost(arguments) }
+    func graphhost(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+        try TestSupport.graphhost(arguments)
+    }
 
     var demo: String { TestSupport.root.appendingPathComponent("Graphs/demo.json").path }
 
     func testValidateExitCodes() throws {
         XCTAssertEqual(try graphhost(["validate", demo]).status, 0)
-        let bad = TestSupport.graph(#"{ "nodes": [ { "id": "eq", "type": "ipod-eq", "preset": "Rok" } ], "links": [] }"#)
+        let bad = TestSupport.graph(
+            #"{ "nodes": [ { "id": "eq", "type": "ipod-eq", "preset": "Rok" } ], "links": [] }"#)
         let result = try graphhost(["validate", bad])
         XCTAssertNotEqual(result.status, 0)
         XCTAssertTrue(result.err.contains("\(bad):1:"), result.err)
@@ -20,8 +25,8 @@ final class CommandLineTests: XCTestCase {
     }
 
     /// FFmpeg's libraries (and their hundred-odd dependencies) and libcurl are loaded only when a stream needs them:
-    /// rendering the MP3 demo maps neither; an Ogg Vorbis file loads FFmpeg, an MP3 download libcurl. The dynamic loader's own log (LD_DEBUG=files, into a
-    /// file) names every library mapped, at start or by dlopen.
+    /// rendering the MP3 demo maps neither; an Ogg Vorbis file loads FFmpeg, an MP3 download libcurl. The dynamic
+    /// loader's own log (LD_DEBUG=files, into a file) names every library mapped, at start or by dlopen.
     func testFFmpegIsLoadedOnlyForTheFormatsThatNeedIt() throws {
         func loaded(_ graph: String) throws -> String {
             let out = TestSupport.directory.appendingPathComponent("lazy.wav").path
@@ -29,12 +34,16 @@ final class CommandLineTests: XCTestCase {
             var environment = ProcessInfo.processInfo.environment
             environment["LD_DEBUG"] = "files"
             environment["LD_DEBUG_OUTPUT"] = log
-            let r = try TestSupport.execute(TestSupport.debugGraphhost,
-                                            ["render", graph, "-o", out, "--duration", "0.5"], environment: environment)
+            let r = try TestSupport.execute(
+                TestSupport.debugGraphhost,
+                ["render", graph, "-o", out, "--duration", "0.5"], environment: environment)
             XCTAssertEqual(r.status, 0, String(decoding: r.err, as: UTF8.self))
             // The loader writes LOG.PID.
             let folder = TestSupport.directory.path
-            let name = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: folder).first { $0.hasPrefix((log as NSString).lastPathComponent + ".") })
+            let name = try XCTUnwrap(
+                try FileManager.default.contentsOfDirectory(atPath: folder).first {
+                    $0.hasPrefix((log as NSString).lastPathComponent + ".")
+                })
             return try String(contentsOfFile: folder + "/" + name, encoding: .utf8)
         }
         let mp3 = try loaded(demo)
@@ -42,16 +51,20 @@ final class CommandLineTests: XCTestCase {
         XCTAssertFalse(mp3.contains("libavformat"), "the MP3 demo mapped FFmpeg")
         XCTAssertFalse(mp3.contains("libcurl"), "a graph of local files mapped libcurl")
         let ogg = TestSupport.directory.appendingPathComponent("lazy.ogg").path
-        try TestSupport.run(["sox", "-q", "-n", "-r", "44100", "-c", "2", "-b", "16", ogg + ".wav", "synth", "1", "sine", "440"])
+        try TestSupport.run([
+            "sox", "-q", "-n", "-r", "44100", "-c", "2", "-b", "16", ogg + ".wav", "synth", "1", "sine", "440",
+        ])
         try TestSupport.run(["oggenc", "-Q", "-o", ogg, ogg + ".wav"])
-        let graph = TestSupport.graph("""
-        { "nodes": [ { "id": "s", "type": "stream", "url": "\(ogg)" }, { "id": "out", "type": "output" } ],
-          "links": [ { "from": "s", "to": "out" } ] }
-        """)
+        let graph = TestSupport.graph(
+            """
+            { "nodes": [ { "id": "s", "type": "stream", "url": "\(ogg)" }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "s", "to": "out" } ] }
+            """)
         XCTAssertTrue(try loaded(graph).contains("libavformat"), "an Ogg stream did not load FFmpeg")
         let server = try HTTPTestServer()
         defer { server.stop() }
-        let http = try loaded(TestSupport.streamGraph(try server.serve(try TestSupport.sine(seconds: 1), as: "lazy.mp3")))
+        let http = try loaded(
+            TestSupport.streamGraph(try server.serve(try TestSupport.sine(seconds: 1), as: "lazy.mp3")))
         XCTAssertTrue(http.contains("libcurl"), "an HTTP stream did not load libcurl")
         XCTAssertFalse(http.contains("libavformat"), "an MP3 download mapped FFmpeg")
     }
@@ -75,17 +88,23 @@ final class CommandLineTests: XCTestCase {
         let a = try Data(contentsOf: URL(fileURLWithPath: try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)))
         let b = try Data(contentsOf: URL(fileURLWithPath: try TestSupport.sine(seconds: 1)))
         let spliced = TestSupport.directory.appendingPathComponent("spliced.mp3").path
-        FileManager.default.createFile(atPath: spliced, contents: a.prefix(a.count / 2 + 7) + b.suffix(from: b.count / 3 + 11))
+        FileManager.default.createFile(
+            atPath: spliced, contents: a.prefix(a.count / 2 + 7) + b.suffix(from: b.count / 3 + 11))
         let out = TestSupport.directory.appendingPathComponent("spliced.wav").path
         let damaged = try graphhost(["render", TestSupport.streamGraph(spliced), "-o", out])
         XCTAssertEqual(damaged.status, 0, damaged.err)
-        XCTAssertNotNil(damaged.out.range(of: #"damaged stream data: [1-9][0-9]* frames silenced, [1-9][0-9]* bytes skipped"#, options: .regularExpression), damaged.out)
+        XCTAssertNotNil(
+            damaged.out.range(
+                of: #"damaged stream data: [1-9][0-9]* frames silenced, [1-9][0-9]* bytes skipped"#,
+                options: .regularExpression), damaged.out)
         let clean = try graphhost(["render", TestSupport.streamGraph(try TestSupport.sine(seconds: 1)), "-o", out])
         XCTAssertFalse(clean.out.contains("damaged"), clean.out)
     }
 
     func testRenderRejectsBadCommandsAndOutputs() throws {
-        let bad = try graphhost(["render", demo, "-o", "/tmp/x.wav", "--at", "1", "preset ghost Rock", "--duration", "2"])
+        let bad = try graphhost([
+            "render", demo, "-o", "/tmp/x.wav", "--at", "1", "preset ghost Rock", "--duration", "2",
+        ])
         XCTAssertNotEqual(bad.status, 0)
         XCTAssertTrue(bad.err.contains("no node 'ghost'"), bad.err)
         let ext = try graphhost(["render", demo, "-o", "/tmp/x.mp4"])
@@ -93,7 +112,9 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(ext.err.contains("unknown extension '.mp4'"), ext.err)
         let record = try graphhost(["run", demo, "--record", "/tmp/x.aiff"])
         XCTAssertNotEqual(record.status, 0)
-        XCTAssertTrue(record.err.contains("cannot write '/tmp/x.aiff': unknown extension '.aiff' (use .wav, .flac, .ogg or .opus)"), record.err)
+        XCTAssertTrue(
+            record.err.contains(
+                "cannot write '/tmp/x.aiff': unknown extension '.aiff' (use .wav, .flac, .ogg or .opus)"), record.err)
     }
 
     /// `graphhost --help` says what graphhost is: a real-time effects host with LV2 plugins, played through PipeWire.
@@ -101,7 +122,10 @@ final class CommandLineTests: XCTestCase {
         let help = try graphhost(["--help"])
         XCTAssertEqual(help.status, 0, help.err)
         let overview = help.out.components(separatedBy: "USAGE:").first?.replacingOccurrences(of: "\n", with: " ") ?? ""
-        for words in ["real-time DSP effects host for Linux", "LV2 plugins", "PipeWire", "HLS", "live inputs", "virtual sinks", "rendered offline"] {
+        for words in [
+            "real-time DSP effects host for Linux", "LV2 plugins", "PipeWire", "HLS", "live inputs", "virtual sinks",
+            "rendered offline",
+        ] {
             XCTAssertTrue(overview.contains(words), "'\(words)' missing from:\n\(help.out)")
         }
     }
@@ -114,7 +138,8 @@ final class CommandLineTests: XCTestCase {
     }
 
     /// The CSV's curves agree, and the SVG chart is well-formed XML whose polylines, read against the chart's own
-    /// axis labels, sit inside the plot frame and follow the CSV point by point (1 kHz included) to within half a pixel.
+    /// axis labels, sit inside the plot frame and follow the CSV point by point (1 kHz included) to within half a
+    /// pixel.
     func testEQCurveWritesCSVAndSVG() throws {
         let csv = TestSupport.directory.appendingPathComponent("rock.csv").path
         let svg = TestSupport.directory.appendingPathComponent("rock.svg").path
@@ -127,7 +152,8 @@ final class CommandLineTests: XCTestCase {
 
         let chart = try SVGElements(contentsOf: URL(fileURLWithPath: svg))
         func number(_ element: SVGElements.Element?, _ attribute: String) throws -> Double {
-            try XCTUnwrap(element?.attributes[attribute].flatMap(Double.init), "\(element?.name ?? "no element") \(attribute)")
+            try XCTUnwrap(
+                element?.attributes[attribute].flatMap(Double.init), "\(element?.name ?? "no element") \(attribute)")
         }
         XCTAssertEqual(chart.root?.name, "svg")
         let (width, height) = (try number(chart.root, "width"), try number(chart.root, "height"))
@@ -139,10 +165,16 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(0 <= left && left < right && right <= width && 0 <= top && top < bottom && bottom <= height)
 
         // The axes as a reader sees them: label values and their positions, fitted by a line (log frequency for x).
-        func labels(_ kind: String, _ position: String, _ value: (String) -> Double?) throws -> [(value: Double, at: Double)] {
-            try chart.elements.filter { $0.attributes["class"] == kind }.map { (try XCTUnwrap(value($0.text), $0.text), try number($0, position)) }
+        func labels(_ kind: String, _ position: String, _ value: (String) -> Double?) throws -> [(
+            value: Double, at: Double
+        )] {
+            try chart.elements.filter { $0.attributes["class"] == kind }.map {
+                (try XCTUnwrap(value($0.text), $0.text), try number($0, position))
+            }
         }
-        let xLabels = try labels("x-label", "x") { $0.hasSuffix("k") ? Double($0.dropLast()).map { log10($0 * 1000) } : Double($0).map(log10) }
+        let xLabels = try labels("x-label", "x") {
+            $0.hasSuffix("k") ? Double($0.dropLast()).map { log10($0 * 1000) } : Double($0).map(log10)
+        }
         let yLabels = try labels("y-label", "y") { Double($0) }
         XCTAssertGreaterThanOrEqual(xLabels.count, 5)
         XCTAssertGreaterThanOrEqual(yLabels.count, 5)
@@ -158,12 +190,20 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(curves.map { $0.attributes["data-label"] }, ["target", "achieved"])
         for (column, curve) in zip([1, 2], curves) {
             let label = curve.attributes["data-label"]!
-            let points = curve.attributes["points", default: ""].split(separator: " ").map { $0.split(separator: ",").map { Double($0) } }
+            let points = curve.attributes["points", default: ""].split(separator: " ").map {
+                $0.split(separator: ",").map { Double($0) }
+            }
             XCTAssertEqual(points.count, rows.count, label)
             var worst = (pixels: 0.0, at: 0.0)
             for (p, row) in zip(points, rows) {
-                guard p.count == 2, let x = p[0], let y = p[1], x.isFinite, y.isFinite else { XCTFail("\(label): bad point \(p)"); break }
-                guard left <= x && x <= right && top <= y && y <= bottom else { XCTFail("\(label): (\(x), \(y)) outside the plot"); break }
+                guard p.count == 2, let x = p[0], let y = p[1], x.isFinite, y.isFinite else {
+                    XCTFail("\(label): bad point \(p)")
+                    break
+                }
+                guard left <= x && x <= right && top <= y && y <= bottom else {
+                    XCTFail("\(label): (\(x), \(y)) outside the plot")
+                    break
+                }
                 let error = max(abs(x - xOf(log10(row[0]))), abs(y - yOf(row[column])))
                 if error > worst.pixels { worst = (error, row[0]) }
             }
@@ -180,23 +220,23 @@ final class CommandLineTests: XCTestCase {
     /// inside a chain and a '/' in an id.
     func testSchemaAcceptsExamples() throws {
         let script = """
-        import json, glob, sys, jsonschema
-        root = sys.argv[1]
-        schema = json.load(open(root + "/Graphs/graph.schema.json"))
-        jsonschema.Draft202012Validator.check_schema(schema)
-        graphs = [p for p in glob.glob(root + "/Graphs/*.json") if not p.endswith("schema.json")]
-        assert graphs
-        for p in graphs: jsonschema.validate(json.load(open(p)), schema)
-        for bad in [{"nodes": [{"id": "m", "type": "mixer", "volumz": [1]}], "links": []},
-                    {"chains": {"c": [{"type": "output"}]}, "nodes": [{"id": "f", "type": "chain", "chain": "c"}], "links": []},
-                    {"nodes": [{"id": "a/b", "type": "output"}], "links": []}]:
-            try:
-                jsonschema.validate(bad, schema)
-                sys.exit("accepted: %s" % bad)
-            except jsonschema.ValidationError:
-                pass
-        print("ok", len(graphs))
-        """
+            import json, glob, sys, jsonschema
+            root = sys.argv[1]
+            schema = json.load(open(root + "/Graphs/graph.schema.json"))
+            jsonschema.Draft202012Validator.check_schema(schema)
+            graphs = [p for p in glob.glob(root + "/Graphs/*.json") if not p.endswith("schema.json")]
+            assert graphs
+            for p in graphs: jsonschema.validate(json.load(open(p)), schema)
+            for bad in [{"nodes": [{"id": "m", "type": "mixer", "volumz": [1]}], "links": []},
+                        {"chains": {"c": [{"type": "output"}]}, "nodes": [{"id": "f", "type": "chain", "chain": "c"}], "links": []},
+                        {"nodes": [{"id": "a/b", "type": "output"}], "links": []}]:
+                try:
+                    jsonschema.validate(bad, schema)
+                    sys.exit("accepted: %s" % bad)
+                except jsonschema.ValidationError:
+                    pass
+            print("ok", len(graphs))
+            """
         let out = try TestSupport.run(["/usr/bin/python3", "-c", script, TestSupport.root.path])
         XCTAssertTrue(String(decoding: out, as: UTF8.self).hasPrefix("ok"))
     }
@@ -215,7 +255,11 @@ extension CommandLineTests {
 
 /// Every element of an XML document in document order, with its attributes and its own text.
 private final class SVGElements: NSObject, XMLParserDelegate {
-    struct Element { var name: String; var attributes: [String: String]; var text = "" }
+    struct Element {
+        var name: String
+        var attributes: [String: String]
+        var text = ""
+    }
     private(set) var elements: [Element] = []
     private var open: [Int] = []
     var root: Element? { elements.first }
@@ -225,11 +269,16 @@ private final class SVGElements: NSObject, XMLParserDelegate {
         let parser = XMLParser(data: try Data(contentsOf: url))
         parser.delegate = self
         guard parser.parse() else {
-            throw NSError(domain: "SVGElements", code: 1, userInfo: [NSLocalizedDescriptionKey: "not XML: \(String(describing: parser.parserError))"])
+            throw NSError(
+                domain: "SVGElements", code: 1,
+                userInfo: [NSLocalizedDescriptionKey: "not XML: \(String(describing: parser.parserError))"])
         }
     }
 
-    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+    func parser(
+        _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+        attributes: [String: String] = [:]
+    ) {
         open.append(elements.count)
         elements.append(Element(name: name, attributes: attributes))
     }

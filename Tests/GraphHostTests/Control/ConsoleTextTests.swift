@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import GraphHost
 
 /// What the console prints, without a daemon: `help` from the one command table, `status` and `list` of a real
@@ -8,14 +9,15 @@ final class ConsoleTextTests: XCTestCase {
     /// A session on a graph whose stream reads a file in a folder (a path with slashes), and its control.
     func makeControl() throws -> (control: LiveControl, counters: PlaybackCounters, song: String) {
         let song = try TestSupport.sine(seconds: 5)
-        let path = TestSupport.graph("""
-        { "chains": { "warm": [ { "id": "eq", "type": "ipod-eq", "preset": "Bass Booster" } ], "dry": [] },
-          "nodes": [ { "id": "song", "type": "stream", "url": "\(song)" }, { "id": "mix", "type": "mixer", "inputs": 1 },
-                     { "id": "eq", "type": "ipod-eq", "preset": "Rock" }, { "id": "fx", "type": "chain", "chain": "warm" },
-                     { "id": "out", "type": "output" } ],
-          "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" }, { "from": "eq", "to": "fx" },
-                     { "from": "fx", "to": "out" } ] }
-        """, name: "console-text")
+        let path = TestSupport.graph(
+            """
+            { "chains": { "warm": [ { "id": "eq", "type": "ipod-eq", "preset": "Bass Booster" } ], "dry": [] },
+              "nodes": [ { "id": "song", "type": "stream", "url": "\(song)" }, { "id": "mix", "type": "mixer", "inputs": 1 },
+                         { "id": "eq", "type": "ipod-eq", "preset": "Rock" }, { "id": "fx", "type": "chain", "chain": "warm" },
+                         { "id": "out", "type": "output" } ],
+              "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" }, { "from": "eq", "to": "fx" },
+                         { "from": "fx", "to": "out" } ] }
+            """, name: "console-text")
         let session = try TestSupport.session(path)
         let counters = PlaybackCounters.create()
         let status = PlaybackStatus(counters: counters, recorder: nil, sampleRate: 48000)
@@ -38,8 +40,9 @@ final class ConsoleTextTests: XCTestCase {
         XCTAssertTrue(row.hasSuffix(song), "the path as it is: \(status)")
         XCTAssertNotNil(row.firstMatch(of: /\d+ %/), status)
         // Columns line up: each header word starts where its column does.
-        XCTAssertEqual(lines[header].range(of: "SOURCE")?.lowerBound.utf16Offset(in: lines[header]),
-                       row.range(of: song)?.lowerBound.utf16Offset(in: row), status)
+        XCTAssertEqual(
+            lines[header].range(of: "SOURCE")?.lowerBound.utf16Offset(in: lines[header]),
+            row.range(of: song)?.lowerBound.utf16Offset(in: row), status)
         XCTAssertTrue(lines.contains("  fx  warm"), status)
         XCTAssertNotNil(status.firstMatch(of: /memory: [\d.]+ [kMG]?B locked/), status)
 
@@ -47,17 +50,22 @@ final class ConsoleTextTests: XCTestCase {
         XCTAssertFalse(list.contains("{") || list.contains("\\/"), list)
         let listed = list.split(separator: "\n").map(String.init)
         let volume = "0…" + Format.number(MixerNode.volumeRange.upperBound) + " linear"
-        let eq = "\(IPodEQPreset.all.count)       preamp \(Format.number(IPodEQNode.preampRange.lowerBound))…"
+        let eq =
+            "\(IPodEQPreset.all.count)       preamp \(Format.number(IPodEQNode.preampRange.lowerBound))…"
             + "\(Format.number(IPodEQNode.preampRange.upperBound)) dB, band.0…9 \(Format.number(IPodEQNode.bandRange.lowerBound))…"
             + Format.number(IPodEQNode.bandRange.upperBound) + " dB"
-        XCTAssertEqual(Array(listed.prefix(8)), ["  ID     TYPE     PRESETS  PARAMETERS (RANGE)",
-                                                 "  song   stream   0",
-                                                 "  mix    mixer    0        volume \(volume), volume.0 \(volume)",
-                                                 "  eq     ipod-eq  " + eq,
-                                                 "  fx/eq  ipod-eq  " + eq,
-                                                 "  out    output   0",
-                                                 "  fx     chain    0        chain warm of dry, warm",
-                                                 "presets of eq, fx/eq: " + IPodEQPreset.all.map(\.name).joined(separator: ", ")], list)
+        XCTAssertEqual(
+            Array(listed.prefix(8)),
+            [
+                "  ID     TYPE     PRESETS  PARAMETERS (RANGE)",
+                "  song   stream   0",
+                "  mix    mixer    0        volume \(volume), volume.0 \(volume)",
+                "  eq     ipod-eq  " + eq,
+                "  fx/eq  ipod-eq  " + eq,
+                "  out    output   0",
+                "  fx     chain    0        chain warm of dry, warm",
+                "presets of eq, fx/eq: " + IPodEQPreset.all.map(\.name).joined(separator: ", "),
+            ], list)
         XCTAssertEqual(listed.last, "chains: dry, warm", list)
     }
 
@@ -65,15 +73,20 @@ final class ConsoleTextTests: XCTestCase {
         let (control, _, song) = try makeControl()
         defer { control.withSession { $0.close() } }
         let reply = control.reply(to: "status")
-        XCTAssertEqual(ReplyText.answer("status --json", control: control).split(separator: ",").first, reply.split(separator: ",").first)
+        XCTAssertEqual(
+            ReplyText.answer("status --json", control: control).split(separator: ",").first,
+            reply.split(separator: ",").first)
         XCTAssertTrue(reply.contains("\"url\":\"file://\(song)\""), reply)
         XCTAssertFalse(reply.contains("\\/"), reply)
         let list = ReplyText.answer("list --json", control: control)
         let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(list.utf8)) as? [String: Any], list)
         XCTAssertEqual(object["ok"] as? Bool, true)
-        XCTAssertEqual((object["nodes"] as? [[String: Any]])?.map { $0["id"] as? String }, ["song", "mix", "eq", "fx/eq", "out", "fx"])
-        XCTAssertEqual(JSONValue.object([("url", .string("http://127.0.0.1/x")), ("path", .string("/a/b"))]).compact,
-                       #"{"path":"/a/b","url":"http://127.0.0.1/x"}"#)
+        XCTAssertEqual(
+            (object["nodes"] as? [[String: Any]])?.map { $0["id"] as? String },
+            ["song", "mix", "eq", "fx/eq", "out", "fx"])
+        XCTAssertEqual(
+            JSONValue.object([("url", .string("http://127.0.0.1/x")), ("path", .string("/a/b"))]).compact,
+            #"{"path":"/a/b","url":"http://127.0.0.1/x"}"#)
     }
 
     /// `help` lists every verb of the one table completion reads; `help COMMAND` shows usage, arguments and an
@@ -84,13 +97,22 @@ final class ConsoleTextTests: XCTestCase {
         let help = ReplyText.answer("help", control: control)
         XCTAssertFalse(help.contains("{"), help)
         for command in CommandHelp.all {
-            XCTAssertTrue(help.split(separator: "\n").contains { $0.hasPrefix("  " + command.synopsis + " ") },
-                          "\(command.verb) missing from:\n\(help)")
-            XCTAssertEqual(try Command.parse(command.example).description.split(separator: " ").first.map(String.init), command.verb)
+            XCTAssertTrue(
+                help.split(separator: "\n").contains { $0.hasPrefix("  " + command.synopsis + " ") },
+                "\(command.verb) missing from:\n\(help)")
+            XCTAssertEqual(
+                try Command.parse(command.example).description.split(separator: " ").first.map(String.init),
+                command.verb)
         }
-        XCTAssertEqual(Set(CommandHelp.verbs), ["preset", "set", "bypass", "seek", "chain", "load", "save", "learn", "tempo",
-                                                "pause", "play", "status", "list", "help", "quit"])
-        XCTAssertEqual(control.withSession { CommandCompletion(session: $0).complete("") }, CommandHelp.verbs.sorted().map { $0 + " " })
+        XCTAssertEqual(
+            Set(CommandHelp.verbs),
+            [
+                "preset", "set", "bypass", "seek", "chain", "load", "save", "learn", "tempo",
+                "pause", "play", "status", "list", "help", "quit",
+            ])
+        XCTAssertEqual(
+            control.withSession { CommandCompletion(session: $0).complete("") },
+            CommandHelp.verbs.sorted().map { $0 + " " })
         XCTAssertEqual(control.withSession { CommandCompletion(session: $0).complete("help pr") }, ["help preset "])
 
         let preset = ReplyText.answer("help preset", control: control)
@@ -101,14 +123,16 @@ final class ConsoleTextTests: XCTestCase {
         let unknown = ReplyText.answer("help nope", control: control)
         XCTAssertEqual(unknown, "error: unknown command 'nope'; commands: " + CommandHelp.verbs.joined(separator: ", "))
 
-        let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(control.reply(to: "help").utf8)) as? [String: Any])
+        let json = try XCTUnwrap(
+            try JSONSerialization.jsonObject(with: Data(control.reply(to: "help").utf8)) as? [String: Any])
         XCTAssertEqual(json["ok"] as? Bool, true)
         XCTAssertEqual((json["help"] as? [[String: Any]])?.compactMap { $0["command"] as? String }, CommandHelp.verbs)
         XCTAssertThrowsError(try Command.parse("help preset set"))
     }
 
     func testTableAlignsColumns() {
-        XCTAssertEqual(ReplyText.table(header: ["ID", "STATE", "SOURCE"], [["song", "playing", "/a/b.mp3"], ["x", "", ""]]),
-                       ["  ID    STATE    SOURCE", "  song  playing  /a/b.mp3", "  x"])
+        XCTAssertEqual(
+            ReplyText.table(header: ["ID", "STATE", "SOURCE"], [["song", "playing", "/a/b.mp3"], ["x", "", ""]]),
+            ["  ID    STATE    SOURCE", "  song  playing  /a/b.mp3", "  x"])
     }
 }

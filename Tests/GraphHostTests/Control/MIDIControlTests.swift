@@ -1,19 +1,22 @@
 import Foundation
 import XCTest
+
 @testable import GraphHost
 
 /// MIDI control: a graph's `midiControl` port takes control changes (mapped to parameters with a range and curve) and
 /// program changes (chains, presets) from another PipeWire client; `learn` binds the next controller.
 final class MIDIControlTests: XCTestCase {
-    /// A 1 kHz sine through a mixer and a chain node (`a`: flat EQ; `b`: EQ with −12 dB preamp), with a MIDI control port.
+    /// A 1 kHz sine through a mixer and a chain node (`a`: flat EQ; `b`: EQ with −12 dB preamp), with a MIDI control
+    /// port.
     func graph(_ midiControl: String) throws -> String {
-        TestSupport.graph("""
-        { "chains": { "a": [ { "id": "eq", "type": "ipod-eq" } ], "b": [ { "id": "eq", "type": "ipod-eq", "preamp": -12 } ] },
-          "nodes": [ { "id": "song", "type": "stream", "url": "\(try TestSupport.sine(seconds: 40))" }, { "id": "mix", "type": "mixer", "inputs": 1 },
-                     { "id": "fx", "type": "chain", "chain": "a" }, { "id": "out", "type": "output" } ],
-          "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "fx" }, { "from": "fx", "to": "out" } ],
-          "midiControl": \(midiControl) }
-        """)
+        TestSupport.graph(
+            """
+            { "chains": { "a": [ { "id": "eq", "type": "ipod-eq" } ], "b": [ { "id": "eq", "type": "ipod-eq", "preamp": -12 } ] },
+              "nodes": [ { "id": "song", "type": "stream", "url": "\(try TestSupport.sine(seconds: 40))" }, { "id": "mix", "type": "mixer", "inputs": 1 },
+                         { "id": "fx", "type": "chain", "chain": "a" }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "fx" }, { "from": "fx", "to": "out" } ],
+              "midiControl": \(midiControl) }
+            """)
     }
 
     static let mapping = """
@@ -38,15 +41,27 @@ final class MIDIControlTests: XCTestCase {
                 XCTAssertTrue("\($0)".contains(expected), "\($0)", file: file, line: line)
             }
         }
-        try refused(#"{ "port": "control", "cc": [ { "cc": 7, "node": "mix", "param": "vol" } ] }"#,
-                    "midiControl.cc[0].param: 'mix' has no parameter 'vol'; parameters: volume, volume.0")
-        try refused(#"{ "port": "control", "cc": [ { "cc": 200, "node": "mix", "param": "volume" } ] }"#, "midiControl.cc[0].cc: 200 is out of range")
-        try refused(#"{ "port": "control", "cc": [ { "cc": 7, "node": "mix", "param": "volume", "curve": "log" } ] }"#,
-                    "midiControl.cc[0].curve: a log curve needs min and max above 0")
-        try refused(#"{ "port": "control", "cc": [ { "cc": 7, "node": "mix", "param": "volume", "max": 20 } ] }"#, "midiControl.cc[0].max: 20 is out of range 0…16")
-        try refused(#"{ "port": "control", "program": [ { "program": 1, "node": "fx", "chain": "c" } ] }"#, "midiControl.program[0].chain: no chain 'c'; chains: a, b")
-        try refused(#"{ "port": "control", "program": [ { "program": 1, "node": "mix", "chain": "a" } ] }"#, "midiControl.program[0].node: 'mix' is not a chain node")
-        try refused(#"{ "port": "control", "program": [ { "program": 1, "node": "fx/eq", "preset": "Loud" } ] }"#, "midiControl.program[0].preset: 'fx/eq' has no preset 'Loud'")
+        try refused(
+            #"{ "port": "control", "cc": [ { "cc": 7, "node": "mix", "param": "vol" } ] }"#,
+            "midiControl.cc[0].param: 'mix' has no parameter 'vol'; parameters: volume, volume.0")
+        try refused(
+            #"{ "port": "control", "cc": [ { "cc": 200, "node": "mix", "param": "volume" } ] }"#,
+            "midiControl.cc[0].cc: 200 is out of range")
+        try refused(
+            #"{ "port": "control", "cc": [ { "cc": 7, "node": "mix", "param": "volume", "curve": "log" } ] }"#,
+            "midiControl.cc[0].curve: a log curve needs min and max above 0")
+        try refused(
+            #"{ "port": "control", "cc": [ { "cc": 7, "node": "mix", "param": "volume", "max": 20 } ] }"#,
+            "midiControl.cc[0].max: 20 is out of range 0…16")
+        try refused(
+            #"{ "port": "control", "program": [ { "program": 1, "node": "fx", "chain": "c" } ] }"#,
+            "midiControl.program[0].chain: no chain 'c'; chains: a, b")
+        try refused(
+            #"{ "port": "control", "program": [ { "program": 1, "node": "mix", "chain": "a" } ] }"#,
+            "midiControl.program[0].node: 'mix' is not a chain node")
+        try refused(
+            #"{ "port": "control", "program": [ { "program": 1, "node": "fx/eq", "preset": "Loud" } ] }"#,
+            "midiControl.program[0].preset: 'fx/eq' has no preset 'Loud'")
         try refused(#"{ "cc": [] }"#, "midiControl: missing \"port\"")
         let document = try GraphDocument.load(path: try graph(Self.mapping))
         XCTAssertEqual(document.midiControl?.controls.first?.maximum, 1)
@@ -54,7 +69,9 @@ final class MIDIControlTests: XCTestCase {
     }
 
     func testCurves() {
-        var m = MIDIControlMap.ControlMapping(channel: nil, controller: 1, node: "n", parameter: ParameterID("p"), minimum: 20, maximum: 20000, curve: .linear)
+        var m = MIDIControlMap.ControlMapping(
+            channel: nil, controller: 1, node: "n", parameter: ParameterID("p"), minimum: 20, maximum: 20000,
+            curve: .linear)
         XCTAssertEqual(m.value(0), 20)
         XCTAssertEqual(m.value(127), 20000)
         XCTAssertEqual(m.value(64), 20 + 19980 * 64 / 127, accuracy: 1e-9)
@@ -62,7 +79,8 @@ final class MIDIControlTests: XCTestCase {
         XCTAssertEqual(m.value(127), 20000, accuracy: 1e-9)
         XCTAssertEqual(m.value(0), 20, accuracy: 1e-9)
         XCTAssertEqual(m.value(127 / 2), 20 * pow(1000, 63.0 / 127), accuracy: 1e-9)
-        m = MIDIControlMap.ControlMapping(channel: nil, controller: 1, node: "n", parameter: ParameterID("p"), minimum: 0, maximum: 1, curve: .db)
+        m = MIDIControlMap.ControlMapping(
+            channel: nil, controller: 1, node: "n", parameter: ParameterID("p"), minimum: 0, maximum: 1, curve: .db)
         XCTAssertEqual(m.value(0), 0)
         XCTAssertEqual(m.value(127), 1)
         XCTAssertEqual(20 * log10(m.value(107)), -10, accuracy: 1e-9)
@@ -78,26 +96,36 @@ final class MIDIControlTests: XCTestCase {
         let socket = TestSupport.directory.appendingPathComponent("live/midictl.sock").path
         let recording = TestSupport.directory.appendingPathComponent("midictl.wav").path
         let control = pw.control(socket)
-        let run = try pw.graphhost(["run", try graph(Self.mapping), "--name", name, "--socket", socket, "--latency", "256", "--record", recording])
+        let run = try pw.graphhost([
+            "run", try graph(Self.mapping), "--name", name, "--socket", socket, "--latency", "256", "--record",
+            recording,
+        ])
         defer { run.interrupt() }
         XCTAssertTrue(control.waitForSocket())
-        XCTAssertTrue(try TestSupport.waitUntil { try pw.hasNode("\(name).control") }, "no MIDI control node \(name).control")
+        XCTAssertTrue(
+            try TestSupport.waitUntil { try pw.hasNode("\(name).control") }, "no MIDI control node \(name).control")
         XCTAssertTrue(try control.waitForPosition(1))
         func play(_ file: String) throws {
-            let cat = try HeadlessPipeWire.execute(URL(fileURLWithPath: "/usr/bin/pw-cat"), ["--midi", "--playback", file, "--target", "\(name).control"],
-                                                   environment: pw.environment)
+            let cat = try HeadlessPipeWire.execute(
+                URL(fileURLWithPath: "/usr/bin/pw-cat"), ["--midi", "--playback", file, "--target", "\(name).control"],
+                environment: pw.environment)
             XCTAssertEqual(cat.status, 0, cat.err)
         }
         // CC 7 = 64 on channel 1, then a second later program 1.
         try play(Self.midiFile("cc-pc.mid", [[0x00, 0xB0, 7, 64], [0x87, 0x40, 0xC0, 1]]))
-        XCTAssertTrue(try TestSupport.waitUntil { try (control.status()["chains"] as? [String: String])?["fx"] == "b" }, "the program change did not switch the chain")
+        XCTAssertTrue(
+            try TestSupport.waitUntil { try (control.status()["chains"] as? [String: String])?["fx"] == "b" },
+            "the program change did not switch the chain")
         XCTAssertEqual(try control.ctl(["learn", "mix", "volume.0"]).status, 0)
         XCTAssertEqual((try control.status()["midiControl"] as? [String: Any])?["learning"] as? String, "mix volume.0")
         try play(Self.midiFile("learn.mid", [[0x00, 0xB1, 20, 4]]))
-        XCTAssertTrue(try TestSupport.waitUntil {
-            let cc = (try control.status()["midiControl"] as? [String: Any])?["cc"] as? [[String: Any]] ?? []
-            return cc.contains { $0["cc"] as? Int == 20 && $0["channel"] as? Int == 2 && $0["param"] as? String == "volume.0" }
-        }, "the learned mapping is not in status")
+        XCTAssertTrue(
+            try TestSupport.waitUntil {
+                let cc = (try control.status()["midiControl"] as? [String: Any])?["cc"] as? [[String: Any]] ?? []
+                return cc.contains {
+                    $0["cc"] as? Int == 20 && $0["channel"] as? Int == 2 && $0["param"] as? String == "volume.0"
+                }
+            }, "the learned mapping is not in status")
         let saved = TestSupport.directory.appendingPathComponent("midictl-saved.json").path
         XCTAssertEqual(try control.ctl(["save", saved]).status, 0)
         let learned = try GraphDocument.load(path: saved).midiControl?.controls.last
@@ -107,7 +135,9 @@ final class MIDIControlTests: XCTestCase {
         let wakeups = try XCTUnwrap(ProcessThreads.wakeups(run.process.processIdentifier, named: "graphhost-midi-"))
         let end = try control.position()
         XCTAssertTrue(try control.waitForPosition(end + 1))
-        XCTAssertEqual(ProcessThreads.wakeups(run.process.processIdentifier, named: "graphhost-midi-"), wakeups, "the idle MIDI surface woke")
+        XCTAssertEqual(
+            ProcessThreads.wakeups(run.process.processIdentifier, named: "graphhost-midi-"), wakeups,
+            "the idle MIDI surface woke")
         XCTAssertEqual(try control.ctl(["quit"]).status, 0)
         XCTAssertEqual(run.wait().status, 0)
         XCTAssertEqual(try control.ctl(["learn", "mix", "volume"]).status, 1)
@@ -119,11 +149,16 @@ final class MIDIControlTests: XCTestCase {
         let onset = try XCTUnwrap(levels.firstIndex { $0 > -30 })
         let reference = levels[onset + 4]
         func held(_ dB: Double) -> Bool {
-            (0..<(levels.count - 10)).contains { i in levels[i..<(i + 10)].allSatisfy { abs($0 - (reference + dB)) < 0.3 } }
+            (0..<(levels.count - 10)).contains { i in
+                levels[i..<(i + 10)].allSatisfy { abs($0 - (reference + dB)) < 0.3 }
+            }
         }
-        let volume = 20 * log10(64.0 / 127), learnedVolume = 20 * log10(4.0 / 127 * 16)
+        let volume = 20 * log10(64.0 / 127)
+        let learnedVolume = 20 * log10(4.0 / 127 * 16)
         XCTAssertTrue(held(volume), "no half second at the CC 7 volume (\(volume) dB): \(levels)")
         XCTAssertTrue(held(volume - 12), "no half second on chain b (\(volume - 12) dB): \(levels)")
-        XCTAssertTrue(held(volume - 12 + learnedVolume), "no half second at the learned volume (\(volume - 12 + learnedVolume) dB): \(levels)")
+        XCTAssertTrue(
+            held(volume - 12 + learnedVolume),
+            "no half second at the learned volume (\(volume - 12 + learnedVolume) dB): \(levels)")
     }
 }

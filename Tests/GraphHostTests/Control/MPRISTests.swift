@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import GraphHost
 
 /// MPRIS on the private session bus of a private PipeWire daemon, reached with busctl, dbus-monitor and playerctl as
@@ -11,9 +12,10 @@ final class MPRISTests: XCTestCase {
 
     /// A dbus-monitor of the player's PropertiesChanged signals, once it listens, and what it has seen so far.
     static func monitorProperties(_ pw: HeadlessPipeWire) throws -> (HeadlessPipeWire.Running, () -> String) {
-        let monitor = try HeadlessPipeWire.Running(URL(fileURLWithPath: "/usr/bin/dbus-monitor"),
-                                                   ["--session", "type='signal',interface='org.freedesktop.DBus.Properties',path='\(path)'"],
-                                                   environment: pw.environment)
+        let monitor = try HeadlessPipeWire.Running(
+            URL(fileURLWithPath: "/usr/bin/dbus-monitor"),
+            ["--session", "type='signal',interface='org.freedesktop.DBus.Properties',path='\(path)'"],
+            environment: pw.environment)
         let monitored = { (try? String(contentsOf: monitor.outURL, encoding: .utf8)) ?? "" }
         XCTAssertTrue(TestSupport.waitUntil { monitored().contains("NameAcquired") }, monitored())
         return (monitor, monitored)
@@ -24,8 +26,10 @@ final class MPRISTests: XCTestCase {
     static func taggedMP3(title: String, artist: String) throws -> String {
         let path = TestSupport.directory.appendingPathComponent("tagged-\(UUID().uuidString).mp3").path
         let wav = path + ".wav"
-        try TestSupport.run(["sox", "-q", "-n", "-r", "48000", "-c", "2", wav, "synth", "30",
-                             "sine", "220-880", "pinknoise", "tremolo", "3", "60", "gain", "-n", "-3"])
+        try TestSupport.run([
+            "sox", "-q", "-n", "-r", "48000", "-c", "2", wav, "synth", "30",
+            "sine", "220-880", "pinknoise", "tremolo", "3", "60", "gain", "-n", "-3",
+        ])
         try TestSupport.run(["lame", "--quiet", "-b", "160", "--tt", title, "--ta", artist, wav, path])
         return path
     }
@@ -36,7 +40,8 @@ final class MPRISTests: XCTestCase {
         let environment: [String: String]
 
         func busctl(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-            try HeadlessPipeWire.execute(URL(fileURLWithPath: "/usr/bin/busctl"), ["--user"] + arguments, environment: environment)
+            try HeadlessPipeWire.execute(
+                URL(fileURLWithPath: "/usr/bin/busctl"), ["--user"] + arguments, environment: environment)
         }
 
         func call(_ method: String, interface: String = MPRISTests.player) throws {
@@ -63,7 +68,10 @@ final class MPRISTests: XCTestCase {
         /// Whether the name is on the bus.
         /// Asks the bus itself (`busctl status` needs the owner's credentials, which a chroot does not give).
         func isOwned() throws -> Bool {
-            try busctl(["call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner", "s", name]).out
+            try busctl([
+                "call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner", "s",
+                name,
+            ]).out
                 .trimmingCharacters(in: .whitespacesAndNewlines) == "b true"
         }
     }
@@ -76,12 +84,16 @@ final class MPRISTests: XCTestCase {
         let socket = TestSupport.directory.appendingPathComponent("mpris/mpris.sock").path
         let recording = TestSupport.directory.appendingPathComponent("mpris-record.wav").path
         // The run's name is not a valid bus name element as it stands: space and dash become underscores.
-        let run = try pw.graphhost(["run", graph, "--name", "mpris test-1", "--socket", socket, "--latency", "256", "--record", recording])
+        let run = try pw.graphhost([
+            "run", graph, "--name", "mpris test-1", "--socket", socket, "--latency", "256", "--record", recording,
+        ])
         let control = pw.control(socket)
         let bus = Bus(name: "org.mpris.MediaPlayer2.graphhost.mpris_test_1", environment: pw.environment)
         XCTAssertTrue(control.waitForSocket())
         XCTAssertTrue(try TestSupport.waitUntil { try bus.isOwned() }, run.errorText)
-        XCTAssertTrue(run.errorText.contains("MPRIS: org.mpris.MediaPlayer2.graphhost.mpris_test_1 on the session bus"), run.errorText)
+        XCTAssertTrue(
+            run.errorText.contains("MPRIS: org.mpris.MediaPlayer2.graphhost.mpris_test_1 on the session bus"),
+            run.errorText)
 
         // The root interface.
         XCTAssertEqual(try bus.property("Identity", interface: "org.mpris.MediaPlayer2") as? String, "graphhost")
@@ -90,7 +102,9 @@ final class MPRISTests: XCTestCase {
         XCTAssertEqual(try bus.property("Rate") as? Double, 1)
 
         // Metadata: the ID3 tags (read once the decoder started), the file URL and the length.
-        XCTAssertTrue(try TestSupport.waitUntil { try bus.metadata()["xesam:title"] as? String == "Bus Title" }, "\((try? bus.metadata()) ?? [:])")
+        XCTAssertTrue(
+            try TestSupport.waitUntil { try bus.metadata()["xesam:title"] as? String == "Bus Title" },
+            "\((try? bus.metadata()) ?? [:])")
         let metadata = try bus.metadata()
         XCTAssertEqual(metadata["xesam:artist"] as? [String], ["Bus Artist"])
         XCTAssertEqual(metadata["xesam:url"] as? String, URL(fileURLWithPath: mp3).absoluteString)
@@ -114,7 +128,9 @@ final class MPRISTests: XCTestCase {
         try bus.call("Pause")
         let pausedAt = try control.position()
         XCTAssertEqual(try bus.playbackStatus(), "Paused")
-        XCTAssertTrue(TestSupport.waitUntil { monitored().contains("\"PlaybackStatus\"") && monitored().contains("\"Paused\"") }, monitored())
+        XCTAssertTrue(
+            TestSupport.waitUntil { monitored().contains("\"PlaybackStatus\"") && monitored().contains("\"Paused\"") },
+            monitored())
         let heldPosition = try bus.position()
         XCTAssertTrue(try control.waitForPosition(pausedAt + 1.2))
         XCTAssertEqual(try bus.position(), heldPosition, accuracy: 0.05, "a paused stream does not advance")
@@ -137,7 +153,8 @@ final class MPRISTests: XCTestCase {
         XCTAssertTrue(TestSupport.waitUntil { monitored().contains("\"Stopped\"") }, monitored())
         XCTAssertEqual(try control.status()["playing"] as? Bool, false)
         XCTAssertEqual(try control.ctl(["play"]).status, 0)
-        XCTAssertTrue(try TestSupport.waitUntil { try bus.playbackStatus() == "Playing" }, "a play from the socket ends Stopped")
+        XCTAssertTrue(
+            try TestSupport.waitUntil { try bus.playbackStatus() == "Playing" }, "a play from the socket ends Stopped")
 
         // Refused methods say why and change nothing.
         let seek = try bus.busctl(["call", bus.name, Self.path, Self.player, "Seek", "x", "1000000"])
@@ -155,7 +172,8 @@ final class MPRISTests: XCTestCase {
         // The recording: sound before the pause, silence from the end of the fade to the play, sound after it.
         let samples = try SoundFile(path: recording).samples
         func peak(_ from: Double, _ to: Double) -> Float {
-            let a = max(0, Int(from * 48000) * 2), b = min(samples.count, Int(to * 48000) * 2)
+            let a = max(0, Int(from * 48000) * 2)
+            let b = min(samples.count, Int(to * 48000) * 2)
             return a < b ? TestSupport.peak(Array(samples[a..<b])) : -1
         }
         XCTAssertGreaterThan(peak(beforePause - 1, beforePause - 0.05), 0.05, "sound before the pause")
@@ -169,8 +187,10 @@ final class MPRISTests: XCTestCase {
         defer { pw.stop() }
         let graph = TestSupport.streamGraph(try TestSupport.mp3(rate: 48000, channels: 2, seconds: 2))
         var noBus = pw.environment
-        noBus["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=" + TestSupport.directory.appendingPathComponent("no-such-bus").path
-        let without = try pw.graphhost(["run", graph, "--name", "nobus", "--duration", "0.5"], extraEnvironment: noBus).wait(timeout: 30)
+        noBus["DBUS_SESSION_BUS_ADDRESS"] =
+            "unix:path=" + TestSupport.directory.appendingPathComponent("no-such-bus").path
+        let without = try pw.graphhost(["run", graph, "--name", "nobus", "--duration", "0.5"], extraEnvironment: noBus)
+            .wait(timeout: 30)
         XCTAssertEqual(without.status, 0, without.err)
         XCTAssertEqual(without.err.components(separatedBy: "MPRIS off: no session bus").count, 2, without.err)
 
@@ -185,13 +205,20 @@ final class MPRISTests: XCTestCase {
         defer { pw.stop() }
         // Long enough that the first run still holds the name when the second starts (it ends by Quit).
         let graph = TestSupport.streamGraph(try TestSupport.sine(seconds: 40))
-        let first = try pw.graphhost(["run", graph, "--name", "twice", "--socket", TestSupport.directory.appendingPathComponent("twice-1.sock").path])
+        let first = try pw.graphhost([
+            "run", graph, "--name", "twice", "--socket",
+            TestSupport.directory.appendingPathComponent("twice-1.sock").path,
+        ])
         let bus = Bus(name: "org.mpris.MediaPlayer2.graphhost.twice", environment: pw.environment)
         XCTAssertTrue(try TestSupport.waitUntil { try bus.isOwned() }, first.errorText)
-        let second = try pw.graphhost(["run", graph, "--name", "twice", "--duration", "0.5",
-                                      "--socket", TestSupport.directory.appendingPathComponent("twice-2.sock").path]).wait(timeout: 30)
+        let second = try pw.graphhost([
+            "run", graph, "--name", "twice", "--duration", "0.5",
+            "--socket", TestSupport.directory.appendingPathComponent("twice-2.sock").path,
+        ]).wait(timeout: 30)
         XCTAssertEqual(second.status, 0, second.err)
-        XCTAssertTrue(second.err.contains("MPRIS off: org.mpris.MediaPlayer2.graphhost.twice is owned by another process"), second.err)
+        XCTAssertTrue(
+            second.err.contains("MPRIS off: org.mpris.MediaPlayer2.graphhost.twice is owned by another process"),
+            second.err)
         try bus.call("Quit", interface: "org.mpris.MediaPlayer2")
         XCTAssertEqual(first.wait(timeout: 20).status, 0)
     }
@@ -206,12 +233,17 @@ final class MPRISTests: XCTestCase {
         let bus = Bus(name: "org.mpris.MediaPlayer2.graphhost.pc", environment: pw.environment)
         XCTAssertTrue(try TestSupport.waitUntil { try bus.isOwned() }, run.errorText)
         func playerctl(_ arguments: [String]) throws -> String {
-            let r = try HeadlessPipeWire.execute(URL(fileURLWithPath: "/usr/bin/playerctl"), ["-p", "graphhost.pc"] + arguments, environment: pw.environment)
+            let r = try HeadlessPipeWire.execute(
+                URL(fileURLWithPath: "/usr/bin/playerctl"), ["-p", "graphhost.pc"] + arguments,
+                environment: pw.environment)
             guard r.status == 0 else { throw TestSupport.ToolFailure(description: "playerctl \(arguments): \(r.err)") }
             return r.out.trimmingCharacters(in: .whitespacesAndNewlines)
         }
         XCTAssertEqual(try playerctl(["status"]), "Playing")
-        XCTAssertTrue(try TestSupport.waitUntil { try playerctl(["metadata", "--format", "{{artist}} - {{title}}"]) == "Ctl Artist - Ctl Title" })
+        XCTAssertTrue(
+            try TestSupport.waitUntil {
+                try playerctl(["metadata", "--format", "{{artist}} - {{title}}"]) == "Ctl Artist - Ctl Title"
+            })
         _ = try playerctl(["play-pause"])
         XCTAssertEqual(try playerctl(["status"]), "Paused")
         XCTAssertEqual(try pw.control(socket).status()["playing"] as? Bool, false)
@@ -221,7 +253,8 @@ final class MPRISTests: XCTestCase {
         XCTAssertEqual(run.wait(timeout: 20).status, 0)
     }
 
-    /// An Icecast stream's ICY title "Artist - Title" reaches Metadata split in two, with the stream's URL and no length.
+    /// An Icecast stream's ICY title "Artist - Title" reaches Metadata split in two, with the stream's URL and no
+    /// length.
     func testICYTitleOfARadioStreamInMetadata() throws {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
@@ -234,10 +267,14 @@ final class MPRISTests: XCTestCase {
         XCTAssertTrue(try TestSupport.waitUntil { try bus.playbackStatus() == "Playing" })
         let (monitor, monitored) = try Self.monitorProperties(pw)
         defer { monitor.interrupt() }
-        XCTAssertEqual(try TestSupport.execute(IcecastLoopback.script, ["meta", dir, "Radio Artist - Radio Song"]).status, 0)
-        XCTAssertTrue(TestSupport.waitUntil { monitored().contains("\"xesam:title\"") && monitored().contains("\"Radio Song\"") },
-                      "PropertiesChanged for Metadata: \(monitored())")
-        XCTAssertTrue(try TestSupport.waitUntil { try bus.metadata()["xesam:title"] as? String == "Radio Song" }, "\((try? bus.metadata()) ?? [:])")
+        XCTAssertEqual(
+            try TestSupport.execute(IcecastLoopback.script, ["meta", dir, "Radio Artist - Radio Song"]).status, 0)
+        XCTAssertTrue(
+            TestSupport.waitUntil { monitored().contains("\"xesam:title\"") && monitored().contains("\"Radio Song\"") },
+            "PropertiesChanged for Metadata: \(monitored())")
+        XCTAssertTrue(
+            try TestSupport.waitUntil { try bus.metadata()["xesam:title"] as? String == "Radio Song" },
+            "\((try? bus.metadata()) ?? [:])")
         let metadata = try bus.metadata()
         XCTAssertEqual(metadata["xesam:artist"] as? [String], ["Radio Artist"])
         XCTAssertEqual(metadata["xesam:url"] as? String, url)
@@ -268,7 +305,8 @@ final class MPRISTests: XCTestCase {
         XCTAssertNil(untagged.title)
         XCTAssertEqual(try XCTUnwrap(untagged.durationSeconds), 2, accuracy: 0.01)
         // ID3v1 only, at the end of the file.
-        let wav = TestSupport.directory.appendingPathComponent("v1.wav").path, v1 = wav + ".mp3"
+        let wav = TestSupport.directory.appendingPathComponent("v1.wav").path
+        let v1 = wav + ".mp3"
         try TestSupport.run(["sox", "-q", "-n", "-r", "44100", "-c", "2", wav, "synth", "3", "sine", "440"])
         try TestSupport.run(["lame", "--quiet", "--id3v1-only", "--tt", "Old Title", "--ta", "Old Artist", wav, v1])
         let old = try XCTUnwrap(MediaTags.read(path: v1))

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import GraphHost
 
 /// The graph's parameters as the playback node's PipeWire params: `pw-dump` shows them, `pw-cli set-param` changes
@@ -16,22 +17,34 @@ final class PipeWireParamsTests: XCTestCase {
     }
 
     static func published(_ pw: HeadlessPipeWire, node name: String) throws -> Published? {
-        let out = try HeadlessPipeWire.execute(URL(fileURLWithPath: "/usr/bin/pw-dump"), [], environment: pw.environment).out
-        guard let objects = try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [[String: Any]] else { return nil }
+        let out = try HeadlessPipeWire.execute(
+            URL(fileURLWithPath: "/usr/bin/pw-dump"), [], environment: pw.environment
+        ).out
+        guard let objects = try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [[String: Any]] else {
+            return nil
+        }
         for object in objects {
-            guard let info = object["info"] as? [String: Any], (info["props"] as? [String: Any])?["node.name"] as? String == name,
-                  let id = object["id"] as? Int else { continue }
+            guard let info = object["info"] as? [String: Any],
+                (info["props"] as? [String: Any])?["node.name"] as? String == name,
+                let id = object["id"] as? Int
+            else { continue }
             var result = Published(id: id, text: out.filter { !$0.isWhitespace })
             let params = info["params"] as? [String: Any]
             for entry in (params?["Props"] as? [[String: Any]]) ?? [] {
                 guard let list = entry["params"] as? [Any] else { continue }
                 for i in stride(from: 0, to: list.count - 1, by: 2) {
                     guard let key = list[i] as? String, key.contains(":") else { continue }
-                    if let v = list[i + 1] as? Double { result.values[key] = v } else if let b = list[i + 1] as? Bool { result.values[key] = b ? 1 : 0 }
+                    if let v = list[i + 1] as? Double {
+                        result.values[key] = v
+                    } else if let b = list[i + 1] as? Bool {
+                        result.values[key] = b ? 1 : 0
+                    }
                 }
             }
             for entry in (params?["PropInfo"] as? [[String: Any]]) ?? [] {
-                if let key = entry["name"] as? String, let description = entry["description"] as? String { result.descriptions[key] = description }
+                if let key = entry["name"] as? String, let description = entry["description"] as? String {
+                    result.descriptions[key] = description
+                }
             }
             return result
         }
@@ -40,7 +53,8 @@ final class PipeWireParamsTests: XCTestCase {
 
     /// Runs pw-cli set-param on node `id` with a Props pod.
     static func setProps(_ pw: HeadlessPipeWire, id: Int, _ pod: String) throws {
-        let r = try HeadlessPipeWire.execute(URL(fileURLWithPath: "/usr/bin/pw-cli"), ["set-param", "\(id)", "Props", pod], environment: pw.environment)
+        let r = try HeadlessPipeWire.execute(
+            URL(fileURLWithPath: "/usr/bin/pw-cli"), ["set-param", "\(id)", "Props", pod], environment: pw.environment)
         XCTAssertEqual(r.status, 0, r.err)
     }
 
@@ -48,24 +62,35 @@ final class PipeWireParamsTests: XCTestCase {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
         let name = "params"
-        let path = TestSupport.graph("""
-        { "nodes": [ { "id": "song", "type": "stream", "url": "\(try TestSupport.sine(seconds: 40))" }, { "id": "mix", "type": "mixer", "inputs": 1 },
-                     { "id": "eq", "type": "ipod-eq" }, { "id": "amp", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/amp" },
-                     { "id": "out", "type": "output" } ],
-          "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" }, { "from": "eq", "to": "amp" }, { "from": "amp", "to": "out" } ] }
-        """)
+        let path = TestSupport.graph(
+            """
+            { "nodes": [ { "id": "song", "type": "stream", "url": "\(try TestSupport.sine(seconds: 40))" }, { "id": "mix", "type": "mixer", "inputs": 1 },
+                         { "id": "eq", "type": "ipod-eq" }, { "id": "amp", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/amp" },
+                         { "id": "out", "type": "output" } ],
+              "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" }, { "from": "eq", "to": "amp" }, { "from": "amp", "to": "out" } ] }
+            """)
         let socket = TestSupport.directory.appendingPathComponent("live/params.sock").path
         let recording = TestSupport.directory.appendingPathComponent("params.wav").path
         let control = pw.control(socket)
-        let run = try pw.graphhost(["run", path, "--name", name, "--socket", socket, "--latency", "256", "--record", recording])
+        let run = try pw.graphhost([
+            "run", path, "--name", name, "--socket", socket, "--latency", "256", "--record", recording,
+        ])
         defer { run.interrupt() }
         XCTAssertTrue(control.waitForSocket())
         let events = try HeadlessPipeWire.SocketClient.subscriber(socket)
         var shown: Published?
-        XCTAssertTrue(try TestSupport.waitUntil { shown = try Self.published(pw, node: name); return shown?.values["mix:volume"] != nil })
+        XCTAssertTrue(
+            try TestSupport.waitUntil {
+                shown = try Self.published(pw, node: name)
+                return shown?.values["mix:volume"] != nil
+            })
         let first = try XCTUnwrap(shown)
-        XCTAssertEqual(first.values, ["mix:volume": 1, "mix:volume.0": 1, "eq:preset": 0, "eq:preamp": 0, "eq:bypass": 0,
-                                      "amp:gain": 0, "amp:bypass": 0].merging((0..<10).map { ("eq:band.\($0)", 0.0) }) { $1 })
+        XCTAssertEqual(
+            first.values,
+            [
+                "mix:volume": 1, "mix:volume.0": 1, "eq:preset": 0, "eq:preamp": 0, "eq:bypass": 0,
+                "amp:gain": 0, "amp:bypass": 0,
+            ].merging((0..<10).map { ("eq:band.\($0)", 0.0) }) { $1 })
         // The preset is an int, the bypasses bools, the rest floats.
         XCTAssertTrue(first.text.contains(#""eq:preset",0,"eq:preamp",0.000000,"#), first.text)
         XCTAssertTrue(first.text.contains(#""eq:bypass",false,"amp:gain",0.000000,"amp:bypass",false"#), first.text)
@@ -78,7 +103,9 @@ final class PipeWireParamsTests: XCTestCase {
 
         // A mixer volume and an LV2 control through PipeWire, the EQ's preamp through the socket: each published.
         try Self.setProps(pw, id: id, #"{ params = [ "mix:volume" 0.25 ] }"#)
-        XCTAssertTrue(try TestSupport.waitUntil { try Self.published(pw, node: name)?.values["mix:volume"] == 0.25 }, "the change was not applied and published back")
+        XCTAssertTrue(
+            try TestSupport.waitUntil { try Self.published(pw, node: name)?.values["mix:volume"] == 0.25 },
+            "the change was not applied and published back")
         let second = try control.position()
         XCTAssertTrue(try control.waitForPosition(second + 1))
         try Self.setProps(pw, id: id, #"{ params = [ "amp:gain" -6.0 ] }"#)
@@ -86,18 +113,28 @@ final class PipeWireParamsTests: XCTestCase {
         let third = try control.position()
         XCTAssertTrue(try control.waitForPosition(third + 1))
         XCTAssertEqual(try control.ctl(["set", "eq", "preamp", "-6"]).status, 0)
-        XCTAssertTrue(try TestSupport.waitUntil { try Self.published(pw, node: name)?.values["eq:preamp"] == -6 }, "a change through the socket was not published")
+        XCTAssertTrue(
+            try TestSupport.waitUntil { try Self.published(pw, node: name)?.values["eq:preamp"] == -6 },
+            "a change through the socket was not published")
         let fourth = try control.position()
         XCTAssertTrue(try control.waitForPosition(fourth + 1))
 
         // A client sending the list back with its changes: the unchanged volume is left alone, the preset (by index)
         // and the bypass apply, an unknown name, a value out of range and a value that is no number change nothing.
-        try Self.setProps(pw, id: id, #"{ params = [ "mix:volume" 0.25 "eq:preset" 16 "eq:bypass" true "nope:x" 1 "mix:volume.0" 99.0 "amp:gain" "loud" ] }"#)
+        try Self.setProps(
+            pw, id: id,
+            #"{ params = [ "mix:volume" 0.25 "eq:preset" 16 "eq:bypass" true "nope:x" 1 "mix:volume.0" 99.0 "amp:gain" "loud" ] }"#
+        )
         XCTAssertTrue(events.waitForLine(containing: #""command":"bypass eq on""#), events.text)
-        XCTAssertEqual(events.text.components(separatedBy: #""command":"set mix volume 0.25""#).count - 1, 1, events.text)
+        XCTAssertEqual(
+            events.text.components(separatedBy: #""command":"set mix volume 0.25""#).count - 1, 1, events.text)
         XCTAssertTrue(events.text.contains(#""command":"preset eq 16""#), events.text)
         var last: Published?
-        XCTAssertTrue(try TestSupport.waitUntil { last = try Self.published(pw, node: name); return last?.values["eq:bypass"] == 1 })
+        XCTAssertTrue(
+            try TestSupport.waitUntil {
+                last = try Self.published(pw, node: name)
+                return last?.values["eq:bypass"] == 1
+            })
         XCTAssertEqual(last?.values["eq:preset"], 16)
         let lastText = try XCTUnwrap(last).text
         XCTAssertTrue(lastText.contains(#""eq:preset",16,"#), lastText)
@@ -108,8 +145,11 @@ final class PipeWireParamsTests: XCTestCase {
         XCTAssertEqual(try control.ctl(["quit"]).status, 0)
         let result = run.wait()
         XCTAssertEqual(result.status, 0, result.err)
-        XCTAssertTrue(result.err.contains("PipeWire param 'nope:x' = 1 (set nope x 1): error: no node 'nope'"), result.err)
-        XCTAssertTrue(result.err.contains("PipeWire param 'mix:volume.0' = 99") && result.err.contains("out of range"), result.err)
+        XCTAssertTrue(
+            result.err.contains("PipeWire param 'nope:x' = 1 (set nope x 1): error: no node 'nope'"), result.err)
+        XCTAssertTrue(
+            result.err.contains("PipeWire param 'mix:volume.0' = 99") && result.err.contains("out of range"), result.err
+        )
         XCTAssertTrue(result.err.contains("PipeWire param 'amp:gain': the value is not a number or a bool"), result.err)
 
         let samples = try SoundFile(path: recording).samples
@@ -121,7 +161,9 @@ final class PipeWireParamsTests: XCTestCase {
         let reference = levels[onset + 4]
         /// The first of ten windows (half a second) at `dB` from the reference, from window `start` on.
         func held(_ dB: Double, from start: Int) -> Int? {
-            (start..<max(start, levels.count - 10)).first { i in levels[i..<(i + 10)].allSatisfy { abs($0 - (reference + dB)) < 0.3 } }
+            (start..<max(start, levels.count - 10)).first { i in
+                levels[i..<(i + 10)].allSatisfy { abs($0 - (reference + dB)) < 0.3 }
+            }
         }
         // In order: the mixer at 0.25, the plugin's -6 dB, the preamp's -6 dB, then the EQ bypassed.
         let quarter = try XCTUnwrap(held(-12.04, from: onset), "no half second at mix:volume 0.25: \(levels)")
@@ -147,34 +189,42 @@ final class PipeWireParamsTests: XCTestCase {
         let directory = pw.directory
         let name = "params-reload"
         let song = try TestSupport.sine(seconds: 40)
-        let path = TestSupport.graph("""
-        { "nodes": [ { "id": "song", "type": "stream", "url": "\(song)" }, { "id": "mix", "type": "mixer", "inputs": 1 },
-                     { "id": "eq", "type": "ipod-eq" }, { "id": "out", "type": "output" } ],
-          "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" }, { "from": "eq", "to": "out" } ] }
-        """)
-        let next = TestSupport.graph("""
-        { "nodes": [ { "id": "song", "type": "stream", "url": "\(song)" }, { "id": "mix", "type": "mixer", "inputs": 1, "volume": 0.5 },
-                     { "id": "eq", "type": "ipod-eq", "preset": "Rock" },
-                     { "id": "amp", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/amp", "controls": { "gain": -3 } },
-                     { "id": "out", "type": "output" } ],
-          "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" }, { "from": "eq", "to": "amp" }, { "from": "amp", "to": "out" } ] }
-        """)
+        let path = TestSupport.graph(
+            """
+            { "nodes": [ { "id": "song", "type": "stream", "url": "\(song)" }, { "id": "mix", "type": "mixer", "inputs": 1 },
+                         { "id": "eq", "type": "ipod-eq" }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" }, { "from": "eq", "to": "out" } ] }
+            """)
+        let next = TestSupport.graph(
+            """
+            { "nodes": [ { "id": "song", "type": "stream", "url": "\(song)" }, { "id": "mix", "type": "mixer", "inputs": 1, "volume": 0.5 },
+                         { "id": "eq", "type": "ipod-eq", "preset": "Rock" },
+                         { "id": "amp", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/amp", "controls": { "gain": -3 } },
+                         { "id": "out", "type": "output" } ],
+              "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" }, { "from": "eq", "to": "amp" }, { "from": "amp", "to": "out" } ] }
+            """)
         let socket = TestSupport.directory.appendingPathComponent("live/params-reload.sock").path
         let control = pw.control(socket)
         let run = try pw.graphhost(["run", path, "--name", name, "--socket", socket, "--latency", "256"])
         defer { run.interrupt() }
         XCTAssertTrue(control.waitForSocket())
         var shown: Published?
-        XCTAssertTrue(try TestSupport.waitUntil { shown = try Self.published(pw, node: name); return shown?.values["eq:preset"] != nil })
+        XCTAssertTrue(
+            try TestSupport.waitUntil {
+                shown = try Self.published(pw, node: name)
+                return shown?.values["eq:preset"] != nil
+            })
         XCTAssertNil(shown?.values["amp:gain"])
         XCTAssertTrue(try control.waitForPosition(1))
 
         XCTAssertEqual(try control.ctl(["load", next]).status, 0)
         var loaded: Published?
-        XCTAssertTrue(try TestSupport.waitUntil {
-            loaded = try Self.published(pw, node: name)
-            return loaded?.values["eq:preset"] == 16 && loaded?.values["amp:gain"] == -3 && loaded?.values["mix:volume"] == 0.5
-        }, "the loaded graph's parameters were not published: \(String(describing: loaded?.values))")
+        XCTAssertTrue(
+            try TestSupport.waitUntil {
+                loaded = try Self.published(pw, node: name)
+                return loaded?.values["eq:preset"] == 16 && loaded?.values["amp:gain"] == -3
+                    && loaded?.values["mix:volume"] == 0.5
+            }, "the loaded graph's parameters were not published: \(String(describing: loaded?.values))")
         let id = try XCTUnwrap(Self.published(pw, node: name)).id
         try Self.setProps(pw, id: id, #"{ params = [ "amp:gain" -6.0 ] }"#)
         XCTAssertTrue(try TestSupport.waitUntil { try Self.published(pw, node: name)?.values["amp:gain"] == -6 })
@@ -183,8 +233,12 @@ final class PipeWireParamsTests: XCTestCase {
         let again = try HeadlessPipeWire(quantum: 256, directory: directory)
         defer { again.stop() }
         var after: Published?
-        XCTAssertTrue(try TestSupport.waitUntil(timeout: 60) { after = try Self.published(again, node: name); return after?.values["amp:gain"] != nil },
-                      "the reconnected node publishes no parameters")
+        XCTAssertTrue(
+            try TestSupport.waitUntil(timeout: 60) {
+                after = try Self.published(again, node: name)
+                return after?.values["amp:gain"] != nil
+            },
+            "the reconnected node publishes no parameters")
         XCTAssertEqual(after?.values["amp:gain"], -6)
         XCTAssertEqual(after?.values["eq:preset"], 16)
         XCTAssertEqual(after?.values["mix:volume"], 0.5)
@@ -199,12 +253,13 @@ final class PipeWireParamsTests: XCTestCase {
 
     /// What a graph publishes, typed as its ports are, and the lines Props changes become.
     func testPublishedParametersAndTheirLines() throws {
-        let path = TestSupport.graph("""
-        { "nodes": [ { "id": "in", "type": "stream", "url": "\(try TestSupport.sine(seconds: 40))" }, { "id": "eq", "type": "ipod-eq", "preset": "Rock", "bypass": true },
-                     { "id": "combo", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/Combo", "controls": { "stereo": 1 } },
-                     { "id": "lim", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/Limiter" }, { "id": "out", "type": "output" } ],
-          "links": [ { "from": "in", "to": "eq" }, { "from": "eq", "to": "combo" }, { "from": "combo", "to": "lim" }, { "from": "lim", "to": "out" } ] }
-        """)
+        let path = TestSupport.graph(
+            """
+            { "nodes": [ { "id": "in", "type": "stream", "url": "\(try TestSupport.sine(seconds: 40))" }, { "id": "eq", "type": "ipod-eq", "preset": "Rock", "bypass": true },
+                         { "id": "combo", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/Combo", "controls": { "stereo": 1 } },
+                         { "id": "lim", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/Limiter" }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "in", "to": "eq" }, { "from": "eq", "to": "combo" }, { "from": "combo", "to": "lim" }, { "from": "lim", "to": "out" } ] }
+            """)
         let all = PublishedParameter.all(try GraphDocument.load(path: path))
         func find(_ name: String) throws -> PublishedParameter { try XCTUnwrap(all.first { $0.name == name }, name) }
         XCTAssertEqual(try find("eq:preset").value, 16)
@@ -219,10 +274,12 @@ final class PipeWireParamsTests: XCTestCase {
         XCTAssertEqual(try find("combo:bypass").value, 0)
         XCTAssertNil(all.first { $0.name.hasPrefix("in:") }, "a stream has no parameters")
         // A chain's nodes are named by their path, as `set` names them.
-        let chains = PublishedParameter.all(try GraphDocument.load(path: TestSupport.root.appendingPathComponent("Graphs/chains.json").path))
+        let chains = PublishedParameter.all(
+            try GraphDocument.load(path: TestSupport.root.appendingPathComponent("Graphs/chains.json").path))
         XCTAssertEqual(chains.first { $0.name == "fx/eq:preset" }?.value, 2, "\(chains.map(\.name))")
         // graphhost's EQ as an LV2 plugin has a control named preset: it is set, not an LV2 preset chosen.
-        let bright = try GraphDocument.load(path: TestSupport.root.appendingPathComponent("Graphs/chains.json").path).selecting(chain: "bright", for: "fx")
+        let bright = try GraphDocument.load(path: TestSupport.root.appendingPathComponent("Graphs/chains.json").path)
+            .selecting(chain: "bright", for: "fx")
         func set(_ node: String, _ parameter: ParameterID, _ value: Double) -> Command {
             .node(NodeRequest(node: node, action: .set(parameter: parameter, value: value)))
         }
@@ -230,7 +287,8 @@ final class PipeWireParamsTests: XCTestCase {
         XCTAssertEqual(lv2Preset.kind, .int)
         XCTAssertEqual(try lv2Preset.request(16), set("fx/lv2eq", ParameterID("preset"), 16))
 
-        XCTAssertEqual(try PublishedParameter.request(name: "eq:band.3", value: Double(Float(6.1))), set("eq", .band(3), 6.1))
+        XCTAssertEqual(
+            try PublishedParameter.request(name: "eq:band.3", value: Double(Float(6.1))), set("eq", .band(3), 6.1))
         XCTAssertEqual(try find("eq:preset").request(16), .node(NodeRequest(node: "eq", action: .preset("16"))))
         XCTAssertEqual(try find("eq:bypass").request(1), .node(NodeRequest(node: "eq", action: .bypass(true))))
         XCTAssertEqual(try find("combo:bypass").request(0), .node(NodeRequest(node: "combo", action: .bypass(false))))

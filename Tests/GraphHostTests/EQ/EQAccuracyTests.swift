@@ -1,11 +1,13 @@
 import XCTest
+
 @testable import GraphHost
 
 /// The compiled EQ kernel meets every preset's curve: ≤ 0.5 dB at the band centres, ≤ 1 dB on the
 /// 1/3-octave grid between them, after removing the constant headroom gain. Measured on the kernel's impulse response.
 final class EQAccuracyTests: XCTestCase {
     func testEveryPresetAtBothRates() {
-        var worstCentre = 0.0, worstBetween = 0.0
+        var worstCentre = 0.0
+        var worstBetween = 0.0
         for rate in [44100, 48000] {
             for preset in IPodEQPreset.all {
                 let settings = IPodEQSettings(gains: preset.gains, preamp: 0)
@@ -18,7 +20,11 @@ final class EQAccuracyTests: XCTestCase {
                         let error = abs(achieved - GraphicEQDesign.target(gains: preset.gains, at: f))
                         let limit = third == 0 ? 0.5 : 1.0
                         XCTAssertLessThanOrEqual(error, limit, "\(preset.name) at \(rate) Hz, \(Int(f)) Hz")
-                        if third == 0 { worstCentre = max(worstCentre, error) } else { worstBetween = max(worstBetween, error) }
+                        if third == 0 {
+                            worstCentre = max(worstCentre, error)
+                        } else {
+                            worstBetween = max(worstBetween, error)
+                        }
                     }
                 }
             }
@@ -41,7 +47,8 @@ final class EQAccuracyTests: XCTestCase {
             let ir = EQKernelResponse.impulseResponse(settings.coefficients(sampleRate: 48000), length: 1 << 14)
             var f = 20.0
             while f < 20000 {
-                XCTAssertLessThanOrEqual(EQKernelResponse.magnitudeDB(ir, at: f, sampleRate: 48000), 0.05, "\(preset.name) \(f) Hz")
+                XCTAssertLessThanOrEqual(
+                    EQKernelResponse.magnitudeDB(ir, at: f, sampleRate: 48000), 0.05, "\(preset.name) \(f) Hz")
                 f *= pow(2, 1.0 / 24)
             }
         }
@@ -59,7 +66,8 @@ final class EQAccuracyTests: XCTestCase {
 
     /// Flat with no preamp is transparent (the parallel form reduces to d = 1).
     func testFlatIsTransparent() {
-        let ir = EQKernelResponse.impulseResponse(IPodEQSettings(gains: IPodEQPreset.all[0].gains, preamp: 0).coefficients(sampleRate: 48000), length: 64)
+        let ir = EQKernelResponse.impulseResponse(
+            IPodEQSettings(gains: IPodEQPreset.all[0].gains, preamp: 0).coefficients(sampleRate: 48000), length: 64)
         XCTAssertEqual(ir[0], 1)
         XCTAssertEqual(ir[1...].map(abs).max()!, 0)
     }

@@ -1,5 +1,6 @@
 import Atomics
 import XCTest
+
 @testable import GraphHost
 @testable import GraphHostCore
 
@@ -12,9 +13,11 @@ final class EQWarmUpTests: XCTestCase {
     static func input(frames: Int) -> [Float] {
         var seed: UInt32 = 12345
         return (0..<2 * frames).map { i in
-            let f = i % frames, c = i / frames
+            let f = i % frames
+            let c = i / frames
             seed = seed &* 1_664_525 &+ 1_013_904_223
-            return 0.3 * sinf(2 * .pi * 40 * Float(f) / Float(rate) + Float(c)) + 0.2 * (Float(seed >> 8) / Float(1 << 23) - 1)
+            return 0.3 * sinf(2 * .pi * 40 * Float(f) / Float(rate) + Float(c)) + 0.2
+                * (Float(seed >> 8) / Float(1 << 23) - 1)
         }
     }
 
@@ -31,8 +34,9 @@ final class EQWarmUpTests: XCTestCase {
 
         init(preset: String, pace: Int) {
             state.initialize(repeating: SIMD16<Float>(), count: 4)
-            kernel = IPodEQKernel(state: state, coefficients: EQWarmUpTests.coefficients(preset),
-                                  rampSamples: Int(IPodEQKernel.rampSeconds * Double(EQWarmUpTests.rate)), workspace: workspace)
+            kernel = IPodEQKernel(
+                state: state, coefficients: EQWarmUpTests.coefficients(preset),
+                rampSamples: Int(IPodEQKernel.rampSeconds * Double(EQWarmUpTests.rate)), workspace: workspace)
             kernel.warmPace = pace
         }
 
@@ -40,7 +44,10 @@ final class EQWarmUpTests: XCTestCase {
         func process(_ input: [Float], at: Int, total: Int) {
             let n = EQWarmUpTests.slice
             var slice = (0..<2 * n).map { input[($0 / n) * total + at + $0 % n] }
-            slice.withUnsafeMutableBufferPointer { kernel.process(input: $0.baseAddress!, output: $0.baseAddress!, channelStride: n, channels: 2, frames: n) }
+            slice.withUnsafeMutableBufferPointer {
+                kernel.process(
+                    input: $0.baseAddress!, output: $0.baseAddress!, channelStride: n, channels: 2, frames: n)
+            }
             output += slice
         }
 
@@ -54,11 +61,14 @@ final class EQWarmUpTests: XCTestCase {
     /// on untouched meanwhile, the crossfade begins once the new bank is level with the input (half the history
     /// later), and from there the output is what warming at once at that moment gives, within −100 dB.
     func testALiveWarmUpIsSpreadOverTheCallsAfterTheChange() {
-        let slices = 600, total = slices * Self.slice
+        let slices = 600
+        let total = slices * Self.slice
         let input = Self.input(frames: total)
-        let live = Kernel(preset: "Rock", pace: IPodEQKernel.liveWarmPace), unchanged = Kernel(preset: "Rock", pace: 0)
+        let live = Kernel(preset: "Rock", pace: IPodEQKernel.liveWarmPace)
+        let unchanged = Kernel(preset: "Rock", pace: 0)
         let changeAt = 200
-        var caughtUpAt: Int?, mostWarmed = 0
+        var caughtUpAt: Int?
+        var mostWarmed = 0
         for s in 0..<slices {
             if s == changeAt { live.kernel.apply(.coefficients(Self.coefficients("Bass Booster"))) }
             let behind = live.kernel.warming ? live.kernel.warmBehind : 0
@@ -90,16 +100,19 @@ final class EQWarmUpTests: XCTestCase {
         let difference = zip(live.output, atOnce.output).map { abs($0 - $1) }.max()!
         print("live warm-up vs warming at once when it caught up: max abs difference \(difference)")
         XCTAssertLessThan(difference, 1e-4)
-        XCTAssertGreaterThan(zip(live.output, unchanged.output).suffix(2 * Self.slice * 100).map { abs($0 - $1) }.max()!, 0.01,
-                             "the change was not heard")
+        XCTAssertGreaterThan(
+            zip(live.output, unchanged.output).suffix(2 * Self.slice * 100).map { abs($0 - $1) }.max()!, 0.01,
+            "the change was not heard")
     }
 
     /// Changes that arrive during a warm-up or crossfade wait, the newest wins, and a warm-up that starts in the middle
     /// of a call (when a crossfade ends there) loses no history: the end is the newest preset's steady output.
     func testChangesDuringAWarmUpEndOnTheNewest() {
-        let slices = 1200, total = slices * Self.slice
+        let slices = 1200
+        let total = slices * Self.slice
         let input = Self.input(frames: total)
-        let live = Kernel(preset: "Rock", pace: IPodEQKernel.liveWarmPace), steady = Kernel(preset: "Treble Booster", pace: 0)
+        let live = Kernel(preset: "Rock", pace: IPodEQKernel.liveWarmPace)
+        let steady = Kernel(preset: "Treble Booster", pace: 0)
         for s in 0..<slices {
             if s == 10 { live.kernel.apply(.coefficients(Self.coefficients("Bass Booster"))) }
             if s == 20 { live.kernel.apply(.coefficients(Self.coefficients("Vocal Booster"))) }
@@ -117,10 +130,13 @@ final class EQWarmUpTests: XCTestCase {
     /// A bank warmed on the control side needs only the frames since; with none since, the output is the one of
     /// warming at once in the callback, sample for sample, and with a few since it differs below −80 dB.
     func testAControlWarmedChangeMatchesWarmingAtOnce() {
-        let slices = 400, total = slices * Self.slice, changeAt = 200
+        let slices = 400
+        let total = slices * Self.slice
+        let changeAt = 200
         let input = Self.input(frames: total)
         for framesSince in [0, 2 * Self.slice] {
-            let warmed = Kernel(preset: "Rock", pace: IPodEQKernel.liveWarmPace), atOnce = Kernel(preset: "Rock", pace: 0)
+            let warmed = Kernel(preset: "Rock", pace: IPodEQKernel.liveWarmPace)
+            let atOnce = Kernel(preset: "Rock", pace: 0)
             let bass = Self.coefficients("Bass Booster")
             var ticket: (slot: Int, through: Int)?
             for s in 0..<slices {
@@ -128,7 +144,8 @@ final class EQWarmUpTests: XCTestCase {
                 if s == changeAt {
                     XCTAssertEqual(warmed.workspace.warmedInUse.load(ordering: .relaxed), 1 << ticket!.slot)
                     warmed.kernel.apply(.warmed(bass, through: ticket!.through, slot: ticket!.slot))
-                    XCTAssertEqual(warmed.workspace.warmedInUse.load(ordering: .relaxed), 0, "the slot was not given back")
+                    XCTAssertEqual(
+                        warmed.workspace.warmedInUse.load(ordering: .relaxed), 0, "the slot was not given back")
                     XCTAssertEqual(warmed.kernel.warming ? warmed.kernel.warmBehind : 0, framesSince)
                     atOnce.kernel.apply(.coefficients(bass))
                 }
@@ -147,10 +164,12 @@ final class EQWarmUpTests: XCTestCase {
     /// A warmed state older than the history is not used (the bank warms from rest); a warmed change replaced
     /// before it starts gives its slot back; when every slot waits, the control side declines.
     func testWarmedSlotsAreGivenBackAndStaleStatesRefused() {
-        let slices = 700, total = slices * Self.slice
+        let slices = 700
+        let total = slices * Self.slice
         let input = Self.input(frames: total)
         let k = Kernel(preset: "Rock", pace: IPodEQKernel.liveWarmPace)
-        let bass = Self.coefficients("Bass Booster"), vocal = Self.coefficients("Vocal Booster")
+        let bass = Self.coefficients("Bass Booster")
+        let vocal = Self.coefficients("Vocal Booster")
         let stale = k.workspace.warm(bass)!
         for s in 0..<300 { k.process(input, at: s * Self.slice, total: total) }
         k.kernel.apply(.warmed(bass, through: stale.through, slot: stale.slot))
@@ -158,7 +177,8 @@ final class EQWarmUpTests: XCTestCase {
         XCTAssertEqual(k.kernel.warmBehind, IPodEQWorkspace.historyFrames)
         XCTAssertEqual(k.workspace.warmedInUse.load(ordering: .relaxed), 0)
         // Two more while that one warms: the first waits, the second replaces it.
-        let first = k.workspace.warm(vocal)!, second = k.workspace.warm(bass)!
+        let first = k.workspace.warm(vocal)!
+        let second = k.workspace.warm(bass)!
         XCTAssertNotEqual(first.slot, second.slot)
         k.kernel.apply(.warmed(vocal, through: first.through, slot: first.slot))
         k.kernel.apply(.warmed(bass, through: second.through, slot: second.slot))
@@ -174,7 +194,8 @@ final class EQWarmUpTests: XCTestCase {
     /// A control-side warm is refused once the render world has begun a write that reaches the oldest frame it read,
     /// before that write is published, and accepted while every write stays clear of it.
     func testAWriteUnderWayRefusesTheWarm() {
-        let slices = 300, total = slices * Self.slice
+        let slices = 300
+        let total = slices * Self.slice
         let input = Self.input(frames: total)
         let k = Kernel(preset: "Rock", pace: IPodEQKernel.liveWarmPace)
         for s in 0..<slices { k.process(input, at: s * Self.slice, total: total) }
@@ -186,14 +207,16 @@ final class EQWarmUpTests: XCTestCase {
         XCTAssertEqual(clear?.through, through)
         if let clear { k.workspace.release(slot: clear.slot) }
         k.workspace.writing.store(through + slack + 1, ordering: .relaxed)
-        XCTAssertNil(k.workspace.warm(Self.coefficients("Bass Booster")), "a write under way over the oldest frame read")
+        XCTAssertNil(
+            k.workspace.warm(Self.coefficients("Bass Booster")), "a write under way over the oldest frame read")
         XCTAssertEqual(k.workspace.warmedInUse.load(ordering: .relaxed), 0)
     }
 
     /// A restart (an LV2 plugin's activate) gives back the slot of a change that waited, drops the changes under way,
     /// and keeps counting history, so a warm made before it is still checked against what was written since.
     func testARestartGivesBackItsSlotAndKeepsTheHistoryCount() {
-        let slices = 300, total = slices * Self.slice
+        let slices = 300
+        let total = slices * Self.slice
         let input = Self.input(frames: total)
         let k = Kernel(preset: "Rock", pace: IPodEQKernel.liveWarmPace)
         for s in 0..<200 { k.process(input, at: s * Self.slice, total: total) }
@@ -203,7 +226,8 @@ final class EQWarmUpTests: XCTestCase {
         XCTAssertEqual(k.workspace.warmedInUse.load(ordering: .relaxed), 1 << waiting.slot)
         let remembered = k.kernel.remembered
         k.kernel.restart(coefficients: Self.coefficients("Treble Booster"))
-        XCTAssertEqual(k.workspace.warmedInUse.load(ordering: .relaxed), 0, "the waiting change's slot was not given back")
+        XCTAssertEqual(
+            k.workspace.warmedInUse.load(ordering: .relaxed), 0, "the waiting change's slot was not given back")
         XCTAssertEqual(k.kernel.remembered, remembered)
         XCTAssertFalse(k.kernel.warming || k.kernel.fading || k.kernel.hasPending)
         XCTAssertEqual(k.kernel.current, Self.coefficients("Treble Booster"))
@@ -221,7 +245,8 @@ final class EQWarmUpTests: XCTestCase {
         nonisolated(unsafe) let kernel = UnsafeMutablePointer<IPodEQKernel>.allocate(capacity: 1)
         kernel.initialize(to: k.kernel)
         defer { kernel.deallocate() }
-        let stop = ManagedAtomic(false), finite = ManagedAtomic(true)
+        let stop = ManagedAtomic(false)
+        let finite = ManagedAtomic(true)
         let ended = DispatchSemaphore(value: 0)
         let render = Thread {
             defer { ended.signal() }
@@ -240,12 +265,15 @@ final class EQWarmUpTests: XCTestCase {
                     buffer[n + f] = 0.5 * cosf(phase)
                 }
                 kernel.pointee.process(input: buffer, output: buffer, channelStride: n, channels: 2, frames: n)
-                if !(0..<2 * n).allSatisfy({ buffer[$0].isFinite && abs(buffer[$0]) < 4 }) { finite.store(false, ordering: .relaxed) }
+                if !(0..<2 * n).allSatisfy({ buffer[$0].isFinite && abs(buffer[$0]) < 4 }) {
+                    finite.store(false, ordering: .relaxed)
+                }
             }
         }
         render.start()
         let presets = ["Bass Booster", "Vocal Booster", "Treble Booster", "Rock"]
-        var warmed = 0, declined = 0
+        var warmed = 0
+        var declined = 0
         for i in 0..<60 {
             let c = Self.coefficients(presets[i % presets.count])
             let message: ControlMessage
@@ -268,7 +296,9 @@ final class EQWarmUpTests: XCTestCase {
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2 * n)
         defer { buffer.deallocate() }
         buffer.initialize(repeating: 0, count: 2 * n)
-        for _ in 0..<1000 { kernel.pointee.process(input: buffer, output: buffer, channelStride: n, channels: 2, frames: n) }
+        for _ in 0..<1000 {
+            kernel.pointee.process(input: buffer, output: buffer, channelStride: n, channels: 2, frames: n)
+        }
         XCTAssertEqual(kernel.pointee.current, Self.coefficients("Rock"))
         XCTAssertEqual(k.workspace.warmedInUse.load(ordering: .relaxed), 0)
     }
@@ -283,10 +313,13 @@ final class EQWarmUpTests: XCTestCase {
         XCTAssertTrue(kernel.kernel.fading)
     }
 
-    /// A live session's EQs warm at the live pace, and so do those of a graph loaded while it plays; offline ones do not.
+    /// A live session's EQs warm at the live pace, and so do those of a graph loaded while it plays; offline ones do
+    /// not.
     func testLiveGraphsWarmAtTheLivePace() throws {
         let session = try TestSupport.session(TestSupport.root.appendingPathComponent("Graphs/demo.json").path)
-        let pace = { (session: GraphSession) in (session.graph.instances["eq"] as! IPodEQInstance).kernelPointer.pointee.warmPace }
+        let pace = { (session: GraphSession) in
+            (session.graph.instances["eq"] as! IPodEQInstance).kernelPointer.pointee.warmPace
+        }
         XCTAssertEqual(pace(session), 0)
         session.rendersConcurrently = true
         XCTAssertEqual(pace(session), IPodEQKernel.liveWarmPace)

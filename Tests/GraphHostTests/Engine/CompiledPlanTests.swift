@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import GraphHost
 
 /// The plan compiler on its own: steps stay in the order given and read their producers' buses; a bus is reused
@@ -13,8 +14,10 @@ final class CompiledPlanTests: XCTestCase {
 
     /// Compiles `steps` (input sources and output counts) with a kernel of its own for each and returns the plan
     /// and the kernels in step order. `body` runs while both are alive.
-    func compile(_ steps: Steps, outputs: [Source?],
-                 _ body: (CompiledPlan, [UnsafeMutablePointer<CrossfadeKernel>]) throws -> Void) rethrows {
+    func compile(
+        _ steps: Steps, outputs: [Source?],
+        _ body: (CompiledPlan, [UnsafeMutablePointer<CrossfadeKernel>]) throws -> Void
+    ) rethrows {
         let gains = UnsafeMutablePointer<Float>.allocate(capacity: 2)
         gains.initialize(from: [0, 1], count: 2)
         let clock = UnsafeMutablePointer<FadeClock>.allocate(capacity: 1)
@@ -79,8 +82,10 @@ final class CompiledPlanTests: XCTestCase {
     /// an unlinked input and an output nothing feeds read the silent bus; a step with no outputs writes none; a bus
     /// that is played stays to the end of the plan.
     func testExtraOutputsSilenceAndPlayedBuses() {
-        compile([([], 2), ([nil, Source(step: 0, bus: 1)], 1), ([Source(step: 1)], 0)],
-                outputs: [Source(step: 1), nil, Source(step: 0)]) { compiled, _ in
+        compile(
+            [([], 2), ([nil, Source(step: 0, bus: 1)], 1), ([Source(step: 1)], 0)],
+            outputs: [Source(step: 1), nil, Source(step: 0)]
+        ) { compiled, _ in
             let steps = Array(compiled.plan.steps)
             let plan = compiled.plan
             guard let extra = steps[0].extraOutputs else { return XCTFail("the step with two outputs has no second") }
@@ -104,13 +109,14 @@ final class CompiledPlanTests: XCTestCase {
     /// Compiled from a graph file, the plan holds one step per node that is not an output, in the graph's render
     /// order, each found again by its kernel, and plays what feeds the output.
     func testAGraphCompilesToItsRenderOrder() throws {
-        let document = try GraphDocument.parse(text: """
-        { "nodes": [ { "id": "out", "type": "output" }, { "id": "eq", "type": "ipod-eq" },
-                     { "id": "mix", "type": "mixer", "inputs": 2 },
-                     { "id": "b", "type": "mixer" }, { "id": "a", "type": "mixer" } ],
-          "links": [ { "from": "a", "to": "mix:0" }, { "from": "b", "to": "mix:1" }, { "from": "mix", "to": "eq" },
-                     { "from": "eq", "to": "out" } ] }
-        """, file: TestSupport.directory.appendingPathComponent("plan.json"))
+        let document = try GraphDocument.parse(
+            text: """
+                { "nodes": [ { "id": "out", "type": "output" }, { "id": "eq", "type": "ipod-eq" },
+                             { "id": "mix", "type": "mixer", "inputs": 2 },
+                             { "id": "b", "type": "mixer" }, { "id": "a", "type": "mixer" } ],
+                  "links": [ { "from": "a", "to": "mix:0" }, { "from": "b", "to": "mix:1" }, { "from": "mix", "to": "eq" },
+                             { "from": "eq", "to": "out" } ] }
+                """, file: TestSupport.directory.appendingPathComponent("plan.json"))
         let graph = try CompiledGraph(document)
         defer { graph.close() }
         let steps = Array(graph.plan.steps)

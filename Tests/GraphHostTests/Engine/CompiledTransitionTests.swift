@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import GraphHost
 
 /// The transition compiler on its own, on small graphs without media or a daemon: which nodes a swap keeps, where it
@@ -13,10 +14,12 @@ final class CompiledTransitionTests: XCTestCase {
     /// A source `a` through the EQs `effects`, in order, to the output `out`.
     func chain(_ effects: [String]) throws -> GraphDocument {
         let ids = ["a"] + effects + ["out"]
-        let nodes = [#"{ "id": "a", "type": "mixer", "inputs": 1 }"#]
+        let nodes =
+            [#"{ "id": "a", "type": "mixer", "inputs": 1 }"#]
             + effects.map { #"{ "id": "\#($0)", "type": "ipod-eq" }"# } + [#"{ "id": "out", "type": "output" }"#]
         let links = zip(ids, ids.dropFirst()).map { #"{ "from": "\#($0)", "to": "\#($1)" }"# }
-        let nodeList = nodes.joined(separator: ", "), linkList = links.joined(separator: ", ")
+        let nodeList = nodes.joined(separator: ", ")
+        let linkList = links.joined(separator: ", ")
         return try document(#"{ "nodes": [ \#(nodeList) ], "links": [ \#(linkList) ] }"#)
     }
 
@@ -34,8 +37,10 @@ final class CompiledTransitionTests: XCTestCase {
         return "\(node.key) = \(role)(\(inputs.joined(separator: ", ")))"
     }
 
-    func union(_ old: GraphDocument, _ new: GraphDocument, kept: Set<String>,
-               spillover: Bool = false) throws -> (nodes: [String], outputs: [String]) {
+    func union(
+        _ old: GraphDocument, _ new: GraphDocument, kept: Set<String>,
+        spillover: Bool = false
+    ) throws -> (nodes: [String], outputs: [String]) {
         let union = CompiledTransition.union(old: old, new: new, kept: kept, spillover: spillover)
         let result = try XCTUnwrap(union, "no order for the union")
         return (result.nodes.map(describe), result.outputs.map { $0?.key ?? "-" })
@@ -45,8 +50,12 @@ final class CompiledTransitionTests: XCTestCase {
     /// already plays the kept EQ, so it does not fade, and nothing of the old graph is left to run.
     func testAKeptNodeWhoseInputChangesHearsACrossfade() throws {
         let (nodes, outputs) = try union(try chain(["eq"]), try chain(["fx", "eq"]), kept: ["a", "eq"])
-        XCTAssertEqual(nodes, ["a = new a(-)", "fx = new fx(a)", "crossfade:eq:0 = crossfade(a, fx)",
-                               "eq = new eq(crossfade:eq:0)"])
+        XCTAssertEqual(
+            nodes,
+            [
+                "a = new a(-)", "fx = new fx(a)", "crossfade:eq:0 = crossfade(a, fx)",
+                "eq = new eq(crossfade:eq:0)",
+            ])
         XCTAssertEqual(outputs, ["eq"])
     }
 
@@ -54,8 +63,12 @@ final class CompiledTransitionTests: XCTestCase {
     /// crosses from the old graph's last node to the new one's.
     func testNothingKeptRunsBothGraphsAndFadesTheOutput() throws {
         let (nodes, outputs) = try union(try chain(["eq"]), try chain(["eq"]), kept: [])
-        XCTAssertEqual(nodes, ["a = new a(-)", "eq = new eq(a)", "old:a = old a(-)", "old:eq = old eq(old:a)",
-                               "crossfade:output:out = crossfade(old:eq, eq)"])
+        XCTAssertEqual(
+            nodes,
+            [
+                "a = new a(-)", "eq = new eq(a)", "old:a = old a(-)", "old:eq = old eq(old:a)",
+                "crossfade:output:out = crossfade(old:eq, eq)",
+            ])
         XCTAssertEqual(outputs, ["crossfade:output:out"])
     }
 
@@ -78,12 +91,20 @@ final class CompiledTransitionTests: XCTestCase {
     /// at the output crossfade, which spills; an old side that is no tail (the kept source itself) is gated too.
     func testSpilloverGatesWhatFeedsTheOldEffects() throws {
         let (nodes, outputs) = try union(try chain(["rev"]), try chain(["dry"]), kept: ["a"], spillover: true)
-        XCTAssertEqual(nodes, ["a = new a(-)", "dry = new dry(a)", "gate:old:rev:0 = gate(a, -)",
-                               "old:rev = old rev(gate:old:rev:0)", "crossfade:output:out = spill(old:rev, dry)"])
+        XCTAssertEqual(
+            nodes,
+            [
+                "a = new a(-)", "dry = new dry(a)", "gate:old:rev:0 = gate(a, -)",
+                "old:rev = old rev(gate:old:rev:0)", "crossfade:output:out = spill(old:rev, dry)",
+            ])
         XCTAssertEqual(outputs, ["crossfade:output:out"])
         let (direct, _) = try union(try chain([]), try chain(["dry"]), kept: ["a"], spillover: true)
-        XCTAssertEqual(direct, ["a = new a(-)", "dry = new dry(a)", "gate:crossfade:output:out:0 = gate(a, -)",
-                                "crossfade:output:out = spill(gate:crossfade:output:out:0, dry)"])
+        XCTAssertEqual(
+            direct,
+            [
+                "a = new a(-)", "dry = new dry(a)", "gate:crossfade:output:out:0 = gate(a, -)",
+                "crossfade:output:out = spill(gate:crossfade:output:out:0, dry)",
+            ])
     }
 
     /// The gains: zeros through the pre-roll, then a raised cosine from 0 to exactly 1.

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import GraphHost
 
 /// `run` keeps only the render world's memory resident: buffers allocated for rendering are pinned page by page.
@@ -21,8 +22,10 @@ final class RenderMemoryTests: XCTestCase {
         ring.deallocate()
         RenderMemory.setLocking(true)
         let (reported, kernel) = (RenderMemory.report.lockedBytes, Self.lockedBytes())
-        let locked = PCMRing.allocate(minimumFrames: 1 << 18, channels: 2)     // 2 MiB of samples
-        XCTAssertEqual(RenderMemory.report.failedBytes, 0, "mlock failed: \(String(cString: strerror(RenderMemory.report.lastError)))")
+        let locked = PCMRing.allocate(minimumFrames: 1 << 18, channels: 2)  // 2 MiB of samples
+        XCTAssertEqual(
+            RenderMemory.report.failedBytes, 0,
+            "mlock failed: \(String(cString: strerror(RenderMemory.report.lastError)))")
         XCTAssertGreaterThanOrEqual(RenderMemory.report.lockedBytes - reported, 2 << 20)
         XCTAssertGreaterThanOrEqual(Self.lockedBytes() - kernel, 2 << 20)
         locked.deallocate()
@@ -38,15 +41,15 @@ final class RenderMemoryTests: XCTestCase {
         let base = try XCTUnwrap(raw)
         defer { free(base) }
         let start = RenderMemory.report.lockedBytes
-        RenderMemory.pin(base, bytes: page + 1)                 // pages 0 and 1
+        RenderMemory.pin(base, bytes: page + 1)  // pages 0 and 1
         XCTAssertEqual(RenderMemory.report.lockedBytes - start, 2 * page)
-        RenderMemory.pin(base + page + 100, bytes: 10)          // page 1 again
+        RenderMemory.pin(base + page + 100, bytes: 10)  // page 1 again
         XCTAssertEqual(RenderMemory.report.lockedBytes - start, 2 * page)
         RenderMemory.unpin(base)
         XCTAssertEqual(RenderMemory.report.lockedBytes - start, page, "page 1 still has a user")
         RenderMemory.unpin(base + page + 100)
         XCTAssertEqual(RenderMemory.report.lockedBytes, start)
-        RenderMemory.unpin(base)                                 // not pinned any more: nothing happens
+        RenderMemory.unpin(base)  // not pinned any more: nothing happens
         XCTAssertEqual(RenderMemory.report.lockedBytes, start)
     }
 }

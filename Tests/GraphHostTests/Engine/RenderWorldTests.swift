@@ -1,18 +1,28 @@
 import Atomics
 import XCTest
+
 @testable import GraphHost
 
 /// Render-world pieces on their own: the stream kernel's buffering and underruns, bus reuse in the plan compiler.
 final class RenderWorldTests: XCTestCase {
-    /// The `--record` tap interleaves what the callback hands over; what its ring has no room for is dropped and counted.
+    /// The `--record` tap interleaves what the callback hands over; what its ring has no room for is dropped and
+    /// counted.
     func testRecordTapInterleavesAndCountsWhatDoesNotFit() {
         let tap = RecordTap.allocate(channels: 2, sampleRate: 1000, seconds: 1)
         defer { tap.deallocate() }
         XCTAssertEqual(tap.ring.capacityFrames, 1024)
-        let left = UnsafeMutablePointer<Float>.allocate(capacity: 1500), right = UnsafeMutablePointer<Float>.allocate(capacity: 1500)
+        let left = UnsafeMutablePointer<Float>.allocate(capacity: 1500)
+        let right = UnsafeMutablePointer<Float>.allocate(capacity: 1500)
         let channels = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 2)
-        defer { left.deallocate(); right.deallocate(); channels.deallocate() }
-        for f in 0..<1500 { left[f] = Float(f); right[f] = -Float(f) }
+        defer {
+            left.deallocate()
+            right.deallocate()
+            channels.deallocate()
+        }
+        for f in 0..<1500 {
+            left[f] = Float(f)
+            right[f] = -Float(f)
+        }
         channels[0] = left
         channels[1] = right
         tap.capture(planar: channels, frames: 1000)
@@ -32,9 +42,9 @@ final class RenderWorldTests: XCTestCase {
     }
 
     /// A live input stays exactly one cycle behind the output whatever order the two callbacks run in, when either
-    /// misses cycles, and when the output renders a cycle in two slices: every sample heard is the input's sample of one
-    /// Interleaving round-trips any channel count and length (stereo goes four frames at a time, with a tail), and a
-    /// bus's peak is the largest magnitude wherever it lies, negative or in a tail, NaN passed over.
+    /// misses cycles, and when the output renders a cycle in two slices: every sample heard is the input's sample of
+    /// one Interleaving round-trips any channel count and length (stereo goes four frames at a time, with a tail), and
+    /// a bus's peak is the largest magnitude wherever it lies, negative or in a tail, NaN passed over.
     func testInterleavingAndPeak() {
         for channels in [1, 2, 3] {
             for frames in [0, 3, 4, 17] {
@@ -43,19 +53,34 @@ final class RenderWorldTests: XCTestCase {
                 var interleaved = [Float](repeating: .nan, count: channels * frames)
                 var back = [Float](repeating: 0, count: channels * stride)
                 planar.withUnsafeBufferPointer { p in
-                    interleaved.withUnsafeMutableBufferPointer { Interleaving.interleave(from: p.baseAddress!, channelStride: stride, channels: channels, frames: frames, into: $0.baseAddress!) }
+                    interleaved.withUnsafeMutableBufferPointer {
+                        Interleaving.interleave(
+                            from: p.baseAddress!, channelStride: stride, channels: channels, frames: frames,
+                            into: $0.baseAddress!)
+                    }
                 }
-                for f in 0..<frames { for c in 0..<channels { XCTAssertEqual(interleaved[f * channels + c], planar[c * stride + f]) } }
+                for f in 0..<frames {
+                    for c in 0..<channels { XCTAssertEqual(interleaved[f * channels + c], planar[c * stride + f]) }
+                }
                 interleaved.withUnsafeBufferPointer { i in
-                    back.withUnsafeMutableBufferPointer { Interleaving.deinterleave(from: i.baseAddress!, channels: channels, frames: frames, into: $0.baseAddress!, channelStride: stride) }
+                    back.withUnsafeMutableBufferPointer {
+                        Interleaving.deinterleave(
+                            from: i.baseAddress!, channels: channels, frames: frames, into: $0.baseAddress!,
+                            channelStride: stride)
+                    }
                 }
-                for c in 0..<channels { XCTAssertEqual(Array(back[c * stride..<c * stride + frames]), Array(planar[c * stride..<c * stride + frames])) }
+                for c in 0..<channels {
+                    XCTAssertEqual(
+                        Array(back[c * stride..<c * stride + frames]), Array(planar[c * stride..<c * stride + frames]))
+                }
             }
         }
         var samples = [Float](repeating: 0.25, count: 37)
         samples[5] = .nan
         samples[12] = -0.75
-        samples.withUnsafeMutableBufferPointer { XCTAssertEqual(Bus.peak($0.baseAddress!, channelStride: 0, channels: 1, from: 0, to: 37), 0.75) }
+        samples.withUnsafeMutableBufferPointer {
+            XCTAssertEqual(Bus.peak($0.baseAddress!, channelStride: 0, channels: 1, from: 0, to: 37), 0.75)
+        }
         samples[36] = 0.9
         samples.withUnsafeMutableBufferPointer {
             XCTAssertEqual(Bus.peak($0.baseAddress!, channelStride: 0, channels: 1, from: 0, to: 37), 0.9)
@@ -66,17 +91,32 @@ final class RenderWorldTests: XCTestCase {
 
     /// quantum earlier, or silence where the input had none. The input writes each frame's clock position + 1.
     func testALiveInputStaysOneCycleBehindWhateverTheOrder() {
-        let quantum = 256, slice = 128
+        let quantum = 256
+        let slice = 128
         let ring = PCMRing.allocate(minimumFrames: 8 * quantum, channels: 1)
         let counters = StreamCounters.create()
-        let (written, frames, output) = (UnsafeAtomic<UInt64>.create(0), UnsafeAtomic<Int>.create(0), UnsafeAtomic<UInt64>.create(0))
-        defer { ring.deallocate(); counters.destroy(); written.destroy(); frames.destroy(); output.destroy() }
+        let (written, frames, output) = (
+            UnsafeAtomic<UInt64>.create(0), UnsafeAtomic<Int>.create(0), UnsafeAtomic<UInt64>.create(0)
+        )
+        defer {
+            ring.deallocate()
+            counters.destroy()
+            written.destroy()
+            frames.destroy()
+            output.destroy()
+        }
         var kernel = StreamKernel(ring: ring, counters: counters, startThreshold: 0)
         kernel.alignment = LiveInputAlignment(writtenCycle: written, cycleFrames: frames, outputCycle: output)
         var rng = SplitMix64(seed: 7)
-        let source = UnsafeMutablePointer<Float>.allocate(capacity: quantum), bus = UnsafeMutablePointer<Float>.allocate(capacity: slice)
-        defer { source.deallocate(); bus.deallocate() }
-        var heard = 0, wrong = 0, silentCycles = 0
+        let source = UnsafeMutablePointer<Float>.allocate(capacity: quantum)
+        let bus = UnsafeMutablePointer<Float>.allocate(capacity: slice)
+        defer {
+            source.deallocate()
+            bus.deallocate()
+        }
+        var heard = 0
+        var wrong = 0
+        var silentCycles = 0
         func input(_ clock: Int) {
             for f in 0..<quantum { source[f] = Float(clock + f + 1) }
             _ = ring.write(source, frames: quantum)
@@ -90,14 +130,21 @@ final class RenderWorldTests: XCTestCase {
                 kernel.process(output: bus, channelStride: slice, channels: 1, frames: slice)
                 for f in 0..<slice {
                     let t = clock + part * slice + f
-                    if bus[f] == 0 { silent += 1 } else if bus[f] == Float(t - quantum + 1) { heard += 1 } else { wrong += 1 }
+                    if bus[f] == 0 {
+                        silent += 1
+                    } else if bus[f] == Float(t - quantum + 1) {
+                        heard += 1
+                    } else {
+                        wrong += 1
+                    }
                 }
             }
             if silent > 0 { silentCycles += 1 }
         }
         for cycle in 1...2000 {
             let clock = cycle * quantum
-            let inputRuns = cycle % 97 != 0, outputRuns = cycle % 89 != 0
+            let inputRuns = cycle % 97 != 0
+            let outputRuns = cycle % 89 != 0
             if Bool.random(using: &rng) {
                 if inputRuns { input(clock) }
                 if outputRuns { render(clock) }
@@ -111,13 +158,17 @@ final class RenderWorldTests: XCTestCase {
         // order puts the gap across two output cycles).
         XCTAssertLessThanOrEqual(silentCycles, 1 + 2 * 20)
         XCTAssertGreaterThan(heard, (2000 - 22 - 41) * quantum)
-        XCTAssertGreaterThan(counters.trimmedFrames.load(ordering: .relaxed), 0, "the output's missed cycles were not trimmed")
+        XCTAssertGreaterThan(
+            counters.trimmedFrames.load(ordering: .relaxed), 0, "the output's missed cycles were not trimmed")
     }
 
     func testStreamKernelBuffersThenPlaysAndCountsUnderruns() {
         let ring = PCMRing.allocate(minimumFrames: 4096, channels: 2)
         let counters = StreamCounters.create()
-        defer { ring.deallocate(); counters.destroy() }
+        defer {
+            ring.deallocate()
+            counters.destroy()
+        }
         var kernel = StreamKernel(ring: ring, counters: counters, startThreshold: 1000)
         let bus = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 256)
         defer { bus.deallocate() }
@@ -157,11 +208,13 @@ final class RenderWorldTests: XCTestCase {
     /// In a chain, a bus is reused once its reader has run: three EQs in a row need two buses plus the silent one.
     func testBusesAreReusedAlongAChain() throws {
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
-        let doc = try GraphDocument.load(path: TestSupport.graph("""
-        { "nodes": [ { "id": "s", "type": "stream", "url": "\(mp3)" }, { "id": "e1", "type": "ipod-eq", "preset": "Rock" },
-                     { "id": "e2", "type": "ipod-eq", "preset": "Pop" }, { "id": "e3", "type": "ipod-eq" }, { "id": "out", "type": "output" } ],
-          "links": [ { "from": "s", "to": "e1" }, { "from": "e1", "to": "e2" }, { "from": "e2", "to": "e3" }, { "from": "e3", "to": "out" } ] }
-        """))
+        let doc = try GraphDocument.load(
+            path: TestSupport.graph(
+                """
+                { "nodes": [ { "id": "s", "type": "stream", "url": "\(mp3)" }, { "id": "e1", "type": "ipod-eq", "preset": "Rock" },
+                             { "id": "e2", "type": "ipod-eq", "preset": "Pop" }, { "id": "e3", "type": "ipod-eq" }, { "id": "out", "type": "output" } ],
+                  "links": [ { "from": "s", "to": "e1" }, { "from": "e1", "to": "e2" }, { "from": "e2", "to": "e3" }, { "from": "e3", "to": "out" } ] }
+                """))
         let graph = try CompiledGraph(doc)
         defer { graph.close() }
         XCTAssertEqual(graph.busCount, 3)

@@ -1,6 +1,7 @@
 import Atomics
 import Foundation
 import XCTest
+
 @testable import GraphHost
 
 /// The decoder's wait for room in its ring: the producer sleeps on a semaphore with no timeout, and only the
@@ -9,9 +10,12 @@ final class RingSignalTests: XCTestCase {
     func testAProducerAsleepOnRoomIsWokenByTheConsumersReads() {
         let index = SPSCIndex.create(capacity: 64)
         let signal = RingSignal.create()
-        let total = 1_000_000, room = 16
-        let sleeps = ManagedAtomic(0), stop = ManagedAtomic(false)
-        let produced = DispatchSemaphore(value: 0), consumed = DispatchSemaphore(value: 0)
+        let total = 1_000_000
+        let room = 16
+        let sleeps = ManagedAtomic(0)
+        let stop = ManagedAtomic(false)
+        let produced = DispatchSemaphore(value: 0)
+        let consumed = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             var written = 0
             while written < total {
@@ -45,7 +49,7 @@ final class RingSignalTests: XCTestCase {
         XCTAssertEqual(consumed.wait(timeout: .now() + 120), .success)
         XCTAssertTrue(finished, "the producer slept through a wake-up after \(sleeps.load(ordering: .relaxed)) sleeps")
         XCTAssertGreaterThan(sleeps.load(ordering: .relaxed), 1000, "the producer waited for room")
-        guard finished else { return }       // a producer still asleep owns the semaphore
+        guard finished else { return }  // a producer still asleep owns the semaphore
         index.destroy()
         signal.destroy()
     }

@@ -1,5 +1,6 @@
-import XCTest
 import AllocationCounter
+import XCTest
+
 @testable import GraphHost
 
 /// Damaged media plays without crashing or loud garbage; the render path never allocates.
@@ -7,41 +8,55 @@ final class RobustnessTests: XCTestCase {
     /// The corrupt-block guard mutes a 576-frame block holding a NaN, an infinity or a sample beyond ±2.0, wherever it
     /// lies in the block (the vector part or the scalar tail), and keeps blocks within ±2.0.
     func testTheCorruptBlockGuardMutesImplausibleBlocksOnly() {
-        let channels = 2, frames = 3 * CorruptAudioGuard.blockFrames + 3
-        for (bad, at) in [(Float.nan, 5), (Float.infinity, 700), (-2.5, 1151), (2.001, 2 * 576 * 2 + 3), (-.infinity, frames * 2 - 1)] {
+        let channels = 2
+        let frames = 3 * CorruptAudioGuard.blockFrames + 3
+        for (bad, at) in [
+            (Float.nan, 5), (Float.infinity, 700), (-2.5, 1151), (2.001, 2 * 576 * 2 + 3), (-.infinity, frames * 2 - 1),
+        ] {
             var samples = [Float](repeating: 0.5, count: frames * channels)
             samples[0] = 2
             samples[1] = -2
             samples[at] = bad
-            let muted = samples.withUnsafeMutableBufferPointer { CorruptAudioGuard.muteImplausibleBlocks($0.baseAddress!, frames: frames, channels: channels) }
+            let muted = samples.withUnsafeMutableBufferPointer {
+                CorruptAudioGuard.muteImplausibleBlocks($0.baseAddress!, frames: frames, channels: channels)
+            }
             XCTAssertEqual(muted, 1, "\(bad) at \(at)")
             let block = at / (CorruptAudioGuard.blockFrames * channels)
             for (i, v) in samples.enumerated() {
                 let inBlock = i / (CorruptAudioGuard.blockFrames * channels) == block
-                if inBlock { XCTAssertEqual(v, 0, "\(bad) at \(at): sample \(i) not muted") } else { XCTAssertNotEqual(v, 0, "\(bad) at \(at): sample \(i) muted") }
+                if inBlock {
+                    XCTAssertEqual(v, 0, "\(bad) at \(at): sample \(i) not muted")
+                } else {
+                    XCTAssertNotEqual(v, 0, "\(bad) at \(at): sample \(i) muted")
+                }
             }
         }
     }
 
     func damaged(_ name: String, _ change: (inout [UInt8]) -> Void) throws -> String {
-        var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: try TestSupport.mp3(rate: 48000, channels: 2, seconds: 3))))
+        var bytes = Array(
+            try Data(contentsOf: URL(fileURLWithPath: try TestSupport.mp3(rate: 48000, channels: 2, seconds: 3))))
         change(&bytes)
         let path = TestSupport.directory.appendingPathComponent(name).path
         FileManager.default.createFile(atPath: path, contents: Data(bytes))
         return path
     }
 
-
     func testCorruptAndTruncatedMP3RenderQuietly() throws {
         let clean = try TestSupport.renderStream(try TestSupport.mp3(rate: 48000, channels: 2, seconds: 3))
         let cleanPeak = TestSupport.peak(clean)
-        var generator = SplitMix64(seed: 20261121)
+        var generator = SplitMix64(seed: 20_261_121)
         let corrupt = try damaged("corrupt.mp3") { bytes in
-            for _ in 0..<400 { bytes[Int.random(in: 2000..<(bytes.count - 1000), using: &generator)] = UInt8.random(in: 0...255, using: &generator) }
+            for _ in 0..<400 {
+                bytes[Int.random(in: 2000..<(bytes.count - 1000), using: &generator)] = UInt8.random(
+                    in: 0...255, using: &generator)
+            }
             for i in 20000..<21000 { bytes[i] = 0xFF }
         }
         let truncated = try damaged("truncated.mp3") { bytes in bytes.removeLast(bytes.count / 2 + 77) }
-        func rms(_ x: [Float]) -> Double { (x.reduce(0.0) { $0 + Double($1 * $1) } / Double(max(x.count, 1))).squareRoot() }
+        func rms(_ x: [Float]) -> Double {
+            (x.reduce(0.0) { $0 + Double($1 * $1) } / Double(max(x.count, 1))).squareRoot()
+        }
         for path in [corrupt, truncated] {
             let out = try TestSupport.renderStream(path)
             print("\(path): peak \(TestSupport.peak(out)) rms \(rms(out)) vs clean peak \(cleanPeak) rms \(rms(clean))")
@@ -49,9 +64,12 @@ final class RobustnessTests: XCTestCase {
             XCTAssertGreaterThan(out.count, clean.count / 4, path)
             // Damaged frames that decode to wild values are muted; what passes stays near the music's level.
             XCTAssertLessThanOrEqual(TestSupport.peak(out), CorruptAudioGuard.ceiling, path)
-            XCTAssertLessThanOrEqual(rms(out), rms(clean) * 1.19, "\(path): more than 1.5 dB louder than the clean decode")
+            XCTAssertLessThanOrEqual(
+                rms(out), rms(clean) * 1.19, "\(path): more than 1.5 dB louder than the clean decode")
         }
-        XCTAssertEqual(Double(try TestSupport.renderStream(truncated).count), Double(clean.count) / 2, accuracy: Double(clean.count) / 20)
+        XCTAssertEqual(
+            Double(try TestSupport.renderStream(truncated).count), Double(clean.count) / 2,
+            accuracy: Double(clean.count) / 20)
     }
 
     /// The render entry point makes no heap allocation, counted at run time by an allocator interposer.
@@ -78,9 +96,12 @@ final class RobustnessTests: XCTestCase {
         XCTAssertEqual(stream.counters.seekHandled.load(ordering: .acquiring), 1, "the seek was crossed")
     }
 
-    /// Heap allocations made while `session` renders `slices` slices of varied sizes, waiting for `stream` between them.
-    static func allocations(rendering session: GraphSession, stream: StreamInstance, into buffer: UnsafeMutablePointer<Float>,
-                            slices: Int) -> Int {
+    /// Heap allocations made while `session` renders `slices` slices of varied sizes, waiting for `stream` between
+    /// them.
+    static func allocations(
+        rendering session: GraphSession, stream: StreamInstance, into buffer: UnsafeMutablePointer<Float>,
+        slices: Int
+    ) -> Int {
         var total = 0
         for sizeIndex in 0..<slices {
             let frames = [64, 4096, 8192, 1, 999][sizeIndex % 5]
@@ -99,20 +120,22 @@ extension RobustnessTests {
     /// instrument, a sidechain fed by name, a look-ahead limiter whose latency the mixer compensates, and live
     /// changes to them.
     func testEventAndPortPathsMakeNoAllocations() throws {
-        let midi = try TestSupport.twoNotes(), song = try TestSupport.sine(seconds: 4)
-        let path = TestSupport.graph("""
-        { "format": { "sampleRate": 48000, "channels": 2 },
-          "nodes": [ { "id": "keys", "type": "midi", "file": "\(midi)" },
-                     { "id": "up", "type": "lv2", "uri": "http://gareus.org/oss/lv2/midifilter#miditranspose", "controls": { "transpose": 12 } },
-                     { "id": "piano", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/Piano" },
-                     { "id": "song", "type": "stream", "url": "\(song)" },
-                     { "id": "lim", "type": "lv2", "uri": "http://gareus.org/oss/lv2/dpl#stereo" },
-                     { "id": "duck", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/sc3", "controls": { "chain_bal": 1 } },
-                     { "id": "mix", "type": "mixer", "inputs": 2 }, { "id": "out", "type": "output" } ],
-          "links": [ { "from": "keys", "to": "up" }, { "from": "up", "to": "piano" }, { "from": "piano", "to": "mix:0" },
-                     { "from": "song", "to": "lim" }, { "from": "lim", "to": "duck" }, { "from": "song", "to": "duck:sidechain" },
-                     { "from": "duck", "to": "mix:1" }, { "from": "mix", "to": "out" } ] }
-        """)
+        let midi = try TestSupport.twoNotes()
+        let song = try TestSupport.sine(seconds: 4)
+        let path = TestSupport.graph(
+            """
+            { "format": { "sampleRate": 48000, "channels": 2 },
+              "nodes": [ { "id": "keys", "type": "midi", "file": "\(midi)" },
+                         { "id": "up", "type": "lv2", "uri": "http://gareus.org/oss/lv2/midifilter#miditranspose", "controls": { "transpose": 12 } },
+                         { "id": "piano", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/Piano" },
+                         { "id": "song", "type": "stream", "url": "\(song)" },
+                         { "id": "lim", "type": "lv2", "uri": "http://gareus.org/oss/lv2/dpl#stereo" },
+                         { "id": "duck", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/sc3", "controls": { "chain_bal": 1 } },
+                         { "id": "mix", "type": "mixer", "inputs": 2 }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "keys", "to": "up" }, { "from": "up", "to": "piano" }, { "from": "piano", "to": "mix:0" },
+                         { "from": "song", "to": "lim" }, { "from": "lim", "to": "duck" }, { "from": "song", "to": "duck:sidechain" },
+                         { "from": "duck", "to": "mix:1" }, { "from": "mix", "to": "out" } ] }
+            """)
         let session = try TestSupport.session(path)
         defer { session.close() }
         XCTAssertGreaterThan(session.graph.compensation.delays["mix"]?.first ?? 0, 0, "the piano path is not delayed")
@@ -145,10 +168,15 @@ extension RobustnessTests {
     func testStaleSocketIsReplacedAndALiveOneIsKept() throws {
         let dir = TestSupport.directory.appendingPathComponent("stale-\(UUID().uuidString)").path
         let path = dir + "/x.sock"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        try FileManager.default.createDirectory(
+            atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         let stale = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         var address = CommandServer.address(path)
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
         XCTAssertEqual(bound, 0)
         close(stale)
         XCTAssertTrue(FileManager.default.fileExists(atPath: path))
@@ -156,14 +184,19 @@ extension RobustnessTests {
         try first.start()
         defer { first.stop() }
         XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int, 0o600)
-        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: dir)[.posixPermissions] as? Int, 0o755, "an existing folder's mode changed")
+        XCTAssertEqual(
+            try FileManager.default.attributesOfItem(atPath: dir)[.posixPermissions] as? Int, 0o755,
+            "an existing folder's mode changed")
         let made = dir + "/made/y.sock"
         let third = CommandServer(path: made) { _ in #"{"ok":true}"# }
         try third.start()
         defer { third.stop() }
-        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: dir + "/made")[.posixPermissions] as? Int, 0o700)
+        XCTAssertEqual(
+            try FileManager.default.attributesOfItem(atPath: dir + "/made")[.posixPermissions] as? Int, 0o700)
         let second = CommandServer(path: path) { _ in #"{"ok":true}"# }
-        XCTAssertThrowsError(try second.start()) { XCTAssertTrue("\($0)".contains("another graphhost is listening on \(path)"), "\($0)") }
+        XCTAssertThrowsError(try second.start()) {
+            XCTAssertTrue("\($0)".contains("another graphhost is listening on \(path)"), "\($0)")
+        }
         XCTAssertTrue(CommandServer.isAlive(path), "the live socket was kept")
     }
 }

@@ -1,17 +1,25 @@
 import Foundation
 import XCTest
+
 @testable import GraphHost
 
 /// A long offline render with a chain swap every second and a preset change every 0.3 s: memory stays flat,
 /// no file descriptor or thread is left behind, and the output is continuous. CI renders 2 minutes of audio;
 /// `scripts/reliability` sets GRAPHHOST_SOAK_SECONDS=3600 for the hour.
 final class SoakTests: XCTestCase {
-    struct Sample { var second: Int; var rssKiB: Int; var fds: Int; var threads: Int }
+    struct Sample {
+        var second: Int
+        var rssKiB: Int
+        var fds: Int
+        var threads: Int
+    }
 
     static func processSample(second: Int) -> Sample {
         let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
         func field(_ name: String) -> Int {
-            status.split(separator: "\n").first { $0.hasPrefix(name + ":") }.flatMap { Int($0.split(whereSeparator: \.isWhitespace).dropFirst().first ?? "") } ?? -1
+            status.split(separator: "\n").first { $0.hasPrefix(name + ":") }.flatMap {
+                Int($0.split(whereSeparator: \.isWhitespace).dropFirst().first ?? "")
+            } ?? -1
         }
         let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
         return Sample(second: second, rssKiB: field("VmRSS"), fds: fds, threads: field("Threads"))
@@ -20,21 +28,30 @@ final class SoakTests: XCTestCase {
     func testSwapsAndPresetsDoNotLeak() throws {
         let seconds = Int(ProcessInfo.processInfo.environment["GRAPHHOST_SOAK_SECONDS"] ?? "") ?? 120
         let media = TestSupport.root.appendingPathComponent("Graphs/media/demo.mp3").path
-        let path = TestSupport.graph("""
-        { "chains": { "warm": [ { "id": "eq", "type": "ipod-eq", "preset": "Bass Booster" } ],
-                      "bright": [ { "id": "eq", "type": "ipod-eq", "preset": "Treble Booster" }, { "id": "lv", "type": "lv2", "uri": "urn:graphhost:ipod-eq" } ],
-                      "plain": [ { "id": "mix", "type": "mixer", "inputs": 1, "volume": 0.8 }, { "id": "eq", "type": "ipod-eq" } ] },
-          "nodes": [ { "id": "song", "type": "stream", "url": "\(media)", "loop": true }, { "id": "fx", "type": "chain", "chain": "warm" },
-                     { "id": "out", "type": "output" } ],
-          "links": [ { "from": "song", "to": "fx" }, { "from": "fx", "to": "out" } ] }
-        """)
-        let chains = ["bright", "plain", "warm"], presets = IPodEQPreset.all.map(\.name)
+        let path = TestSupport.graph(
+            """
+            { "chains": { "warm": [ { "id": "eq", "type": "ipod-eq", "preset": "Bass Booster" } ],
+                          "bright": [ { "id": "eq", "type": "ipod-eq", "preset": "Treble Booster" }, { "id": "lv", "type": "lv2", "uri": "urn:graphhost:ipod-eq" } ],
+                          "plain": [ { "id": "mix", "type": "mixer", "inputs": 1, "volume": 0.8 }, { "id": "eq", "type": "ipod-eq" } ] },
+              "nodes": [ { "id": "song", "type": "stream", "url": "\(media)", "loop": true }, { "id": "fx", "type": "chain", "chain": "warm" },
+                         { "id": "out", "type": "output" } ],
+              "links": [ { "from": "song", "to": "fx" }, { "from": "fx", "to": "out" } ] }
+            """)
+        let chains = ["bright", "plain", "warm"]
+        let presets = IPodEQPreset.all.map(\.name)
         var events: [TimedCommand] = []
-        for s in 1..<seconds { events.append(TimedCommand(frame: s * 48000, request: .chain(node: "fx", name: chains[s % 3]))) }
+        for s in 1..<seconds {
+            events.append(TimedCommand(frame: s * 48000, request: .chain(node: "fx", name: chains[s % 3])))
+        }
         var i = 1
         while i * 14400 < seconds * 48000 {
             // 0.3 s apart, never on a swap's frame (the swap's preset is then the chain's own).
-            if (i * 14400) % 48000 != 0 { events.append(TimedCommand(frame: i * 14400, command: NodeRequest(node: "fx/eq", action: .preset(presets[i % presets.count])))) }
+            if (i * 14400) % 48000 != 0 {
+                events.append(
+                    TimedCommand(
+                        frame: i * 14400,
+                        command: NodeRequest(node: "fx/eq", action: .preset(presets[i % presets.count]))))
+            }
             i += 1
         }
         let session = try TestSupport.session(path)
@@ -42,10 +59,17 @@ final class SoakTests: XCTestCase {
         var samples: [Sample] = []
         var nextSample = 0
         var position = 0
-        var longestSilence = 0, silence = 0
-        let summary = try OfflineRenderer(session: session, events: events).render(durationFrames: seconds * 48000) { buffer, frames in
+        var longestSilence = 0
+        var silence = 0
+        let summary = try OfflineRenderer(session: session, events: events).render(durationFrames: seconds * 48000) {
+            buffer, frames in
             for f in 0..<frames {
-                if buffer[2 * f] == 0 && buffer[2 * f + 1] == 0 { silence += 1; longestSilence = max(longestSilence, silence) } else { silence = 0 }
+                if buffer[2 * f] == 0 && buffer[2 * f + 1] == 0 {
+                    silence += 1
+                    longestSilence = max(longestSilence, silence)
+                } else {
+                    silence = 0
+                }
             }
             position += frames
             if position >= nextSample {
@@ -57,8 +81,11 @@ final class SoakTests: XCTestCase {
         XCTAssertEqual(summary.underruns, 0)
         XCTAssertLessThan(longestSilence, 480, "a gap of \(longestSilence) frames")
         let settled = samples.filter { $0.second >= seconds / 5 }
-        let rss = settled.map(\.rssKiB), fds = settled.map(\.fds), threads = settled.map(\.threads)
-        let report = "RSS \(rss.min()!)–\(rss.max()!) KiB, fds \(fds.min()!)–\(fds.max()!), threads \(threads.min()!)–\(threads.max()!) over \(settled.count) samples after \(seconds / 5) s"
+        let rss = settled.map(\.rssKiB)
+        let fds = settled.map(\.fds)
+        let threads = settled.map(\.threads)
+        let report =
+            "RSS \(rss.min()!)–\(rss.max()!) KiB, fds \(fds.min()!)–\(fds.max()!), threads \(threads.min()!)–\(threads.max()!) over \(settled.count) samples after \(seconds / 5) s"
         print("soak \(seconds) s, \(events.count) commands: \(report)")
         XCTAssertLessThanOrEqual(rss.max()! - rss.min()!, 2048, report)
         let half = settled.count / 2

@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import GraphHost
 
 /// Spillover swaps: the old chain stops taking input at the switch, its tail rings out (to −80 dBFS or the bound)
@@ -12,8 +13,14 @@ final class SpilloverTests: XCTestCase {
         let path = TestSupport.directory.appendingPathComponent("bursts.mp3").path
         if FileManager.default.fileExists(atPath: path) { return path }
         let wav = path + ".wav"
-        try TestSupport.run(["sox", "-q", "-n", "-r", "48000", "-c", "2", wav + ".a.wav", "synth", "0.15", "sine", "1000", "gain", "-n", "-6", "pad", "0.1", "0.75"])
-        try TestSupport.run(["sox", "-q", "-n", "-r", "48000", "-c", "2", wav + ".b.wav", "synth", "0.15", "sine", "3000", "gain", "-n", "-6", "pad", "0", "2.85"])
+        try TestSupport.run([
+            "sox", "-q", "-n", "-r", "48000", "-c", "2", wav + ".a.wav", "synth", "0.15", "sine", "1000", "gain", "-n",
+            "-6", "pad", "0.1", "0.75",
+        ])
+        try TestSupport.run([
+            "sox", "-q", "-n", "-r", "48000", "-c", "2", wav + ".b.wav", "synth", "0.15", "sine", "3000", "gain", "-n",
+            "-6", "pad", "0", "2.85",
+        ])
         try TestSupport.run(["sox", "-q", wav + ".a.wav", wav + ".b.wav", wav])
         try TestSupport.run(["lame", "--quiet", "-b", "320", wav, path])
         return path
@@ -21,15 +28,16 @@ final class SpilloverTests: XCTestCase {
 
     /// The bursts through a chain node: `echo` (a reverb, 1.5 s) or `dry`.
     static func graph(swap: String = "", tail: String = "") throws -> String {
-        TestSupport.graph("""
-        { \(swap) \(tail) "crossfadeSeconds": 0.03,
-          "chains": { "echo": [ { "id": "verb", "type": "lv2", "uri": "\(reverb)",
-                                  "controls": { "roomsize": 40, "revtime": 1.5, "drylevel": 0, "earlylevel": -10, "taillevel": -10 } } ],
-                      "dry": [] },
-          "nodes": [ { "id": "song", "type": "stream", "url": "\(try bursts())" }, { "id": "fx", "type": "chain", "chain": "echo" },
-                     { "id": "out", "type": "output" } ],
-          "links": [ { "from": "song", "to": "fx" }, { "from": "fx", "to": "out" } ] }
-        """)
+        TestSupport.graph(
+            """
+            { \(swap) \(tail) "crossfadeSeconds": 0.03,
+              "chains": { "echo": [ { "id": "verb", "type": "lv2", "uri": "\(reverb)",
+                                      "controls": { "roomsize": 40, "revtime": 1.5, "drylevel": 0, "earlylevel": -10, "taillevel": -10 } } ],
+                          "dry": [] },
+              "nodes": [ { "id": "song", "type": "stream", "url": "\(try bursts())" }, { "id": "fx", "type": "chain", "chain": "echo" },
+                         { "id": "out", "type": "output" } ],
+              "links": [ { "from": "song", "to": "fx" }, { "from": "fx", "to": "out" } ] }
+            """)
     }
 
     func render(_ path: String, switchAt seconds: Double = 0.5, _ line: String = "chain fx dry") throws -> [Float] {
@@ -46,7 +54,8 @@ final class SpilloverTests: XCTestCase {
         let spill = try render(graph, "chain fx dry spillover")
         let cut = try render(graph)
         // The echoes of the first burst go on after the switch with spillover; a crossfade cuts them.
-        let spillEchoes = level(spill, 1000, 0.6, 0.35), cutEchoes = level(cut, 1000, 0.6, 0.35)
+        let spillEchoes = level(spill, 1000, 0.6, 0.35)
+        let cutEchoes = level(cut, 1000, 0.6, 0.35)
         print("echoes after the switch: spillover \(spillEchoes) dB, crossfade \(cutEchoes) dB")
         XCTAssertGreaterThan(spillEchoes, -40)
         XCTAssertLessThan(cutEchoes, -90)
@@ -56,8 +65,11 @@ final class SpilloverTests: XCTestCase {
         // The tail rings until it is below −80 dBFS; then the old chain is gone.
         let session = try TestSupport.session(graph)
         defer { session.close() }
-        let renderer = OfflineRenderer(session: session, events: [TimedCommand(frame: 24000, request: try Command.parse("chain fx dry spillover"))])
-        var frames = 0, retiredAt: Int?
+        let renderer = OfflineRenderer(
+            session: session, events: [TimedCommand(frame: 24000, request: try Command.parse("chain fx dry spillover"))]
+        )
+        var frames = 0
+        var retiredAt: Int?
         _ = try renderer.render(durationFrames: Int(10 * Self.rate), frameSizes: [512]) { _, n in
             frames += n
             if frames > 24000 && retiredAt == nil && session.collectRetired() == 0 { retiredAt = frames }
@@ -77,8 +89,11 @@ final class SpilloverTests: XCTestCase {
         XCTAssertLessThan(level(byGraph, 1000, 0.9, 0.5), -90, "the tail rang beyond its bound")
         let overridden = try render(bounded, "chain fx dry crossfade")
         XCTAssertLessThan(level(overridden, 1000, 0.6, 0.35), -90)
-        XCTAssertThrowsError(try GraphDocument.parse(text: try String(contentsOfFile: Self.graph(swap: "\"swap\": \"spill\","), encoding: .utf8),
-                                                     file: URL(fileURLWithPath: "/tmp/x.json"))) {
+        XCTAssertThrowsError(
+            try GraphDocument.parse(
+                text: try String(contentsOfFile: Self.graph(swap: "\"swap\": \"spill\","), encoding: .utf8),
+                file: URL(fileURLWithPath: "/tmp/x.json"))
+        ) {
             XCTAssertTrue("\($0)".contains("unknown swap mode 'spill'; valid: crossfade or spillover"), "\($0)")
         }
     }
@@ -86,8 +101,9 @@ final class SpilloverTests: XCTestCase {
     /// At the switch and at the end of the tail, no click: every 10 ms window within 1.5x the steady slope.
     func testSpilloverIsClickFree() throws {
         let sine = try TestSupport.sine(seconds: 4)
-        let path = TestSupport.graph(try String(contentsOfFile: try Self.graph(tail: "\"tailSeconds\": 0.5,"), encoding: .utf8)
-            .replacingOccurrences(of: try Self.bursts(), with: sine))
+        let path = TestSupport.graph(
+            try String(contentsOfFile: try Self.graph(tail: "\"tailSeconds\": 0.5,"), encoding: .utf8)
+                .replacingOccurrences(of: try Self.bursts(), with: sine))
         let out = try render(path, switchAt: 1.0, "chain fx dry spillover")
         let worst = ClickMeasure.worst(out, channels: 2, rate: 48000, start: 0.9, end: 2.5)
         print("spillover: \(worst)")
@@ -102,8 +118,13 @@ final class LiveSpilloverAndSaveTests: XCTestCase {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
         let graph = try String(contentsOfFile: try SpilloverTests.graph(), encoding: .utf8)
-            .replacingOccurrences(of: "{ \"from\": \"song\", \"to\": \"fx\" }", with: "{ \"from\": \"song\", \"to\": \"mix\" }, { \"from\": \"mix\", \"to\": \"fx\" }")
-            .replacingOccurrences(of: "{ \"id\": \"fx\", \"type\": \"chain\"", with: "{ \"id\": \"mix\", \"type\": \"mixer\", \"inputs\": 1 }, { \"id\": \"fx\", \"type\": \"chain\"")
+            .replacingOccurrences(
+                of: "{ \"from\": \"song\", \"to\": \"fx\" }",
+                with: "{ \"from\": \"song\", \"to\": \"mix\" }, { \"from\": \"mix\", \"to\": \"fx\" }"
+            )
+            .replacingOccurrences(
+                of: "{ \"id\": \"fx\", \"type\": \"chain\"",
+                with: "{ \"id\": \"mix\", \"type\": \"mixer\", \"inputs\": 1 }, { \"id\": \"fx\", \"type\": \"chain\"")
         let path = TestSupport.graph(graph)
         let socket = TestSupport.directory.appendingPathComponent("live/spill.sock").path
         let recording = TestSupport.directory.appendingPathComponent("spill.wav").path
@@ -127,9 +148,12 @@ final class LiveSpilloverAndSaveTests: XCTestCase {
         print("live spillover tail: \(tail) dB at \(switched) s")
         XCTAssertGreaterThan(tail, -50, "the reverb's tail was cut at the switch")
 
-        let byHand = TestSupport.graph(graph.replacingOccurrences(of: "\"chain\": \"echo\"", with: "\"chain\": \"dry\"")
-            .replacingOccurrences(of: "\"inputs\": 1 }", with: "\"inputs\": 1, \"volume\": 0.5 }"))
+        let byHand = TestSupport.graph(
+            graph.replacingOccurrences(of: "\"chain\": \"echo\"", with: "\"chain\": \"dry\"")
+                .replacingOccurrences(of: "\"inputs\": 1 }", with: "\"inputs\": 1, \"volume\": 0.5 }"))
         let text = try String(contentsOfFile: saved, encoding: .utf8)
-        XCTAssertTrue(try TestSupport.render(saved, durationFrames: 96000).samples == TestSupport.render(byHand, durationFrames: 96000).samples, text)
+        XCTAssertTrue(
+            try TestSupport.render(saved, durationFrames: 96000).samples
+                == TestSupport.render(byHand, durationFrames: 96000).samples, text)
     }
 }

@@ -1,39 +1,47 @@
 import XCTest
+
 @testable import GraphHost
 
 /// `save FILE` writes the live graph; `load` resets kept nodes that changed live to the file's values.
 final class SaveTests: XCTestCase {
 
     /// A graph with every kind of live setting: mixer volumes, an EQ, an LV2 plugin, a chain node and a transport.
-    static func graph(volumes: String = "[1]", eq: String = "\"preset\": \"Flat\"", gain: Double = 0, chain: String = "clean",
-                      bpm: Int = 120, media: String? = nil) throws -> String {
+    static func graph(
+        volumes: String = "[1]", eq: String = "\"preset\": \"Flat\"", gain: Double = 0, chain: String = "clean",
+        bpm: Int = 120, media: String? = nil
+    ) throws -> String {
         let song = try media ?? TestSupport.tones([200, 2000])
         return """
-        { "format": { "sampleRate": 48000, "channels": 2 },
-          "transport": { "bpm": \(bpm) },
-          "chains": { "clean": [ { "id": "eq", "type": "ipod-eq", "preset": "Flat" } ],
-                      "loud": [ { "id": "amp", "type": "lv2", "uri": "\(TestPlugins.amp)", "controls": { "gain": 6 } } ] },
-          "nodes": [ { "id": "song", "type": "stream", "url": "\(song)" },
-                     { "id": "mix", "type": "mixer", "inputs": 1, "volumes": \(volumes) },
-                     { "id": "eq", "type": "ipod-eq", \(eq) },
-                     { "id": "gain", "type": "lv2", "uri": "\(TestPlugins.amp)", "controls": { "gain": \(gain) } },
-                     { "id": "fx", "type": "chain", "chain": "\(chain)" },
-                     { "id": "out", "type": "output" } ],
-          "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" }, { "from": "eq", "to": "gain" },
-                     { "from": "gain", "to": "fx" }, { "from": "fx", "to": "out" } ] }
-        """
+            { "format": { "sampleRate": 48000, "channels": 2 },
+              "transport": { "bpm": \(bpm) },
+              "chains": { "clean": [ { "id": "eq", "type": "ipod-eq", "preset": "Flat" } ],
+                          "loud": [ { "id": "amp", "type": "lv2", "uri": "\(TestPlugins.amp)", "controls": { "gain": 6 } } ] },
+              "nodes": [ { "id": "song", "type": "stream", "url": "\(song)" },
+                         { "id": "mix", "type": "mixer", "inputs": 1, "volumes": \(volumes) },
+                         { "id": "eq", "type": "ipod-eq", \(eq) },
+                         { "id": "gain", "type": "lv2", "uri": "\(TestPlugins.amp)", "controls": { "gain": \(gain) } },
+                         { "id": "fx", "type": "chain", "chain": "\(chain)" },
+                         { "id": "out", "type": "output" } ],
+              "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" }, { "from": "eq", "to": "gain" },
+                         { "from": "gain", "to": "fx" }, { "from": "fx", "to": "out" } ] }
+            """
     }
 
-    static let changes = ["set mix volume.0 0.5", "preset eq Jazz", "set eq band.3 4.5", "set eq preamp -3", "set gain gain -6",
-                          "chain fx loud", "set fx/amp gain 3", "tempo 90"]
+    static let changes = [
+        "set mix volume.0 0.5", "preset eq Jazz", "set eq band.3 4.5", "set eq preamp -3", "set gain gain -6",
+        "chain fx loud", "set fx/amp gain 3", "tempo 90",
+    ]
 
     /// What the graph is after `changes`, written by hand.
     static func changedGraph() throws -> String {
         var jazz = IPodEQPreset.named("Jazz")!.gains
         jazz[3] = 4.5
         let bands = jazz.map { Format.number($0) }.joined(separator: ", ")
-        return try graph(volumes: "[0.5]", eq: "\"preset\": \"Jazz\", \"preamp\": -3, \"bands\": [\(bands)]", gain: -6, chain: "loud", bpm: 90)
-            .replacingOccurrences(of: "\"gain\": 6", with: "\"gain\": 3")
+        return try graph(
+            volumes: "[0.5]", eq: "\"preset\": \"Jazz\", \"preamp\": -3, \"bands\": [\(bands)]", gain: -6,
+            chain: "loud", bpm: 90
+        )
+        .replacingOccurrences(of: "\"gain\": 6", with: "\"gain\": 3")
     }
 
     /// The saved graph renders exactly what the same graph written by hand with the changed values renders, and
@@ -72,7 +80,9 @@ final class SaveTests: XCTestCase {
         session.close()
         let text = try String(contentsOfFile: saved, encoding: .utf8)
         XCTAssertTrue(text.contains("\"baseDirectory\": \"\(folder)\""), text)
-        XCTAssertTrue(try TestSupport.render(saved, durationFrames: 4800).samples == TestSupport.render(original, durationFrames: 4800).samples)
+        XCTAssertTrue(
+            try TestSupport.render(saved, durationFrames: 4800).samples
+                == TestSupport.render(original, durationFrames: 4800).samples)
     }
 
     /// A save that cannot be written says why and leaves nothing behind.
@@ -82,7 +92,8 @@ final class SaveTests: XCTestCase {
         XCTAssertThrowsError(try session.apply(.save(path: "/nonexistent-folder/x.json"))) {
             XCTAssertTrue("\($0)".contains("/nonexistent-folder does not exist"), "\($0)")
         }
-        XCTAssertThrowsError(try session.apply(.save(path: TestSupport.directory.appendingPathComponent("x.wav").path))) {
+        XCTAssertThrowsError(try session.apply(.save(path: TestSupport.directory.appendingPathComponent("x.wav").path)))
+        {
             XCTAssertTrue("\($0)".contains("not a .json file name"), "\($0)")
         }
     }
@@ -91,8 +102,10 @@ final class SaveTests: XCTestCase {
     func testLoadResetsLiveChangesToTheFilesValues() throws {
         let path = TestSupport.graph(try Self.graph())
         let rate = 48000.0
-        let events = [TimedCommand(frame: 24000, request: .node(try NodeRequest.parse("set mix volume.0 0.25"))),
-                      TimedCommand(frame: 72000, request: .load(path: path))]
+        let events = [
+            TimedCommand(frame: 24000, request: .node(try NodeRequest.parse("set mix volume.0 0.25"))),
+            TimedCommand(frame: 72000, request: .load(path: path)),
+        ]
         let out = try TestSupport.render(path, durationFrames: 120000, events: events).samples
         let before = ToneMeasure.amplitude(out, 200, start: 0.2, seconds: 0.25, rate: rate)
         let changed = ToneMeasure.amplitude(out, 200, start: 1.0, seconds: 0.25, rate: rate)

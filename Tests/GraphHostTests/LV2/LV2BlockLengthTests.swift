@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import GraphHost
 
 /// Plugins are told the block graphhost runs (bufsz:nominalBlockLength): `render --block`, the PipeWire quantum live,
@@ -12,7 +13,9 @@ final class LV2BlockLengthTests: XCTestCase {
 
     override class func setUp() {
         super.setUp()
-        _ = try? TestSupport.run(["cc", "-shared", "-fPIC", "-O2", "-o", bundle + "/block_length.so", bundle + "/block_length.c"])
+        _ = try? TestSupport.run([
+            "cc", "-shared", "-fPIC", "-O2", "-o", bundle + "/block_length.so", bundle + "/block_length.c",
+        ])
         LV2World.shared.loadBundle(bundle)
     }
 
@@ -20,31 +23,36 @@ final class LV2BlockLengthTests: XCTestCase {
     static func silence() throws -> String {
         let path = TestSupport.directory.appendingPathComponent("silence-10.wav").path
         if !FileManager.default.fileExists(atPath: path) {
-            try TestSupport.run(["sox", "-q", "-n", "-r", "48000", "-c", "2", "-e", "floating-point", "-b", "32", path, "trim", "0", "10"])
+            try TestSupport.run([
+                "sox", "-q", "-n", "-r", "48000", "-c", "2", "-e", "floating-point", "-b", "32", path, "trim", "0",
+                "10",
+            ])
         }
         return path
     }
 
     /// Silence into `plugin`.
     static func graph(_ plugin: String) throws -> String {
-        TestSupport.graph("""
-        { "format": { "sampleRate": 48000, "channels": 2 },
-          "nodes": [ { "id": "quiet", "type": "stream", "url": "\(try silence())" }, { "id": "probe", "type": "lv2", "uri": "\(plugin)" },
-                     { "id": "out", "type": "output" } ],
-          "links": [ { "from": "quiet", "to": "probe" }, { "from": "probe", "to": "out" } ] }
-        """)
+        TestSupport.graph(
+            """
+            { "format": { "sampleRate": 48000, "channels": 2 },
+              "nodes": [ { "id": "quiet", "type": "stream", "url": "\(try silence())" }, { "id": "probe", "type": "lv2", "uri": "\(plugin)" },
+                         { "id": "out", "type": "output" } ],
+              "links": [ { "from": "quiet", "to": "probe" }, { "from": "probe", "to": "out" } ] }
+            """)
     }
 
     /// Silence into both plugins, mixed: the level is the sum of what each was told.
     static func bothGraph() throws -> String {
-        TestSupport.graph("""
-        { "format": { "sampleRate": 48000, "channels": 2 },
-          "nodes": [ { "id": "quiet", "type": "stream", "url": "\(try silence())" },
-                     { "id": "a", "type": "lv2", "uri": "\(plugins[0])" }, { "id": "b", "type": "lv2", "uri": "\(plugins[1])" },
-                     { "id": "mix", "type": "mixer", "inputs": 2 }, { "id": "out", "type": "output" } ],
-          "links": [ { "from": "quiet", "to": "a" }, { "from": "quiet", "to": "b" }, { "from": "a", "to": "mix:0" },
-                     { "from": "b", "to": "mix:1" }, { "from": "mix", "to": "out" } ] }
-        """)
+        TestSupport.graph(
+            """
+            { "format": { "sampleRate": 48000, "channels": 2 },
+              "nodes": [ { "id": "quiet", "type": "stream", "url": "\(try silence())" },
+                         { "id": "a", "type": "lv2", "uri": "\(plugins[0])" }, { "id": "b", "type": "lv2", "uri": "\(plugins[1])" },
+                         { "id": "mix", "type": "mixer", "inputs": 2 }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "quiet", "to": "a" }, { "from": "quiet", "to": "b" }, { "from": "a", "to": "mix:0" },
+                         { "from": "b", "to": "mix:1" }, { "from": "mix", "to": "out" } ] }
+            """)
     }
 
     var binary: URL { TestSupport.debugGraphhost }
@@ -56,13 +64,17 @@ final class LV2BlockLengthTests: XCTestCase {
             let path = try Self.graph(plugin)
             for (block, told) in [(1024, 1024), (512, 512), (nil, 4096), (8192, 4096)] as [(Int?, Int)] {
                 let wav = TestSupport.directory.appendingPathComponent("block-\(block ?? 0).wav").path
-                let cli = try TestSupport.execute(binary, ["render", path, "-o", wav, "--duration", "0.5"] + (block.map { ["--block", "\($0)"] } ?? []),
-                                                  environment: environment)
+                let cli = try TestSupport.execute(
+                    binary,
+                    ["render", path, "-o", wav, "--duration", "0.5"] + (block.map { ["--block", "\($0)"] } ?? []),
+                    environment: environment)
                 XCTAssertEqual(cli.status, 0, String(decoding: cli.err, as: UTF8.self))
                 let samples = try SoundFile(path: wav).samples
                 XCTAssertEqual(samples.count, 48000)
-                XCTAssertTrue(samples.allSatisfy { $0 == Float(told) / 8192 },
-                              "\(plugin), --block \(block.map(String.init) ?? "none"): told \(Set(samples).map { $0 * 8192 }.sorted()), not \(told)")
+                XCTAssertTrue(
+                    samples.allSatisfy { $0 == Float(told) / 8192 },
+                    "\(plugin), --block \(block.map(String.init) ?? "none"): told \(Set(samples).map { $0 * 8192 }.sorted()), not \(told)"
+                )
             }
         }
     }
@@ -70,13 +82,14 @@ final class LV2BlockLengthTests: XCTestCase {
     /// A plugin renewed for a new block length is built from the graph as heard, and what changes while it is being
     /// built (its controls, other nodes' settings) carries over: following the quantum changes nothing that is heard.
     func testChangesMadeWhileAPluginIsRenewedCarryOver() throws {
-        let path = TestSupport.graph("""
-        { "format": { "sampleRate": 48000, "channels": 2 },
-          "nodes": [ { "id": "tone", "type": "stream", "url": "\(try TestSupport.sine(seconds: 2))" },
-                     { "id": "amp", "type": "lv2", "uri": "\(TestPlugins.amp)", "controls": { "gain": 0 } },
-                     { "id": "mix", "type": "mixer", "inputs": 1 }, { "id": "out", "type": "output" } ],
-          "links": [ { "from": "tone", "to": "amp" }, { "from": "amp", "to": "mix" }, { "from": "mix", "to": "out" } ] }
-        """)
+        let path = TestSupport.graph(
+            """
+            { "format": { "sampleRate": 48000, "channels": 2 },
+              "nodes": [ { "id": "tone", "type": "stream", "url": "\(try TestSupport.sine(seconds: 2))" },
+                         { "id": "amp", "type": "lv2", "uri": "\(TestPlugins.amp)", "controls": { "gain": 0 } },
+                         { "id": "mix", "type": "mixer", "inputs": 1 }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "tone", "to": "amp" }, { "from": "amp", "to": "mix" }, { "from": "mix", "to": "out" } ] }
+            """)
         let session = try TestSupport.session(path, nominalFrames: 1024)
         defer { session.close() }
         session.graph.start()
@@ -88,12 +101,19 @@ final class LV2BlockLengthTests: XCTestCase {
         try session.apply(Command.parse("set mix volume 0.5"))
         try session.commit(pending)
         XCTAssertEqual(session.pluginBlockLengths, ["amp": 256])
-        let saved = session.graph.document.savedJSON(folder: URL(fileURLWithPath: path).deletingLastPathComponent()).text()
+        let saved = session.graph.document.savedJSON(folder: URL(fileURLWithPath: path).deletingLastPathComponent())
+            .text()
         XCTAssertTrue(saved.contains("\"gain\": -6") && saved.contains("\"volume\": 0.5"), saved)
         var samples: [Float] = []
-        _ = try OfflineRenderer(session: session).render(durationFrames: 48000) { samples.append(contentsOf: UnsafeBufferPointer(start: $0, count: 2 * $1)) }
-        let expected = 0.5 * Float(pow(10, -6.0 / 20)) * TestSupport.peak(try TestSupport.renderStream(try TestSupport.sine(seconds: 2)))
-        XCTAssertEqual(TestSupport.peak(Array(samples.suffix(24000))), expected, accuracy: expected * 0.01, "the changes made during the swap are heard")
+        _ = try OfflineRenderer(session: session).render(durationFrames: 48000) {
+            samples.append(contentsOf: UnsafeBufferPointer(start: $0, count: 2 * $1))
+        }
+        let expected =
+            0.5 * Float(pow(10, -6.0 / 20))
+            * TestSupport.peak(try TestSupport.renderStream(try TestSupport.sine(seconds: 2)))
+        XCTAssertEqual(
+            TestSupport.peak(Array(samples.suffix(24000))), expected, accuracy: expected * 0.01,
+            "the changes made during the swap are heard")
     }
 
     /// A session told a new block length: the plugin with the options interface takes it in place, the other is made
@@ -112,7 +132,9 @@ final class LV2BlockLengthTests: XCTestCase {
         XCTAssertEqual(session.pluginBlockLengths, ["a": 256, "b": 256])
         XCTAssertNil(try session.followBlockLength(256))
         var samples: [Float] = []
-        _ = try OfflineRenderer(session: session).render(durationFrames: 48000) { samples.append(contentsOf: UnsafeBufferPointer(start: $0, count: 2 * $1)) }
+        _ = try OfflineRenderer(session: session).render(durationFrames: 48000) {
+            samples.append(contentsOf: UnsafeBufferPointer(start: $0, count: 2 * $1))
+        }
         XCTAssertEqual(Set(samples.suffix(48000)), [2 * 256 / 8192], "once the swap's crossfade is over")
         try session.apply(Command.parse("load \(try Self.graph(Self.plugins[1]))"))
         XCTAssertEqual(session.pluginBlockLengths, ["probe": 256])
@@ -125,24 +147,35 @@ final class LV2BlockLengthTests: XCTestCase {
         defer { pw.stop() }
         let socket = TestSupport.directory.appendingPathComponent("quantum/quantum.sock").path
         let record = TestSupport.directory.appendingPathComponent("quantum.wav").path
-        let run = try pw.graphhost(["run", try Self.bothGraph(), "--socket", socket, "--record", record], extraEnvironment: TestPlugins.lv2Path)
+        let run = try pw.graphhost(
+            ["run", try Self.bothGraph(), "--socket", socket, "--record", record], extraEnvironment: TestPlugins.lv2Path
+        )
         let control = pw.control(socket)
         XCTAssertTrue(control.waitForSocket(), run.errorText)
         func told() -> [String: Int] { ((try? control.status())?["pluginBlockLengths"] as? [String: Int]) ?? [:] }
         XCTAssertTrue(TestSupport.waitUntil { told() == ["a": 256, "b": 256] }, "\(told())")
         XCTAssertTrue(try control.waitForPosition(try control.position() + 1))
         _ = try pw.script(["quantum", pw.directory, "1024"])
-        XCTAssertTrue(TestSupport.waitUntil { ((try? control.status())?["quantum"] as? Int) == 1024 && told() == ["a": 1024, "b": 1024] }, "\(told())")
+        XCTAssertTrue(
+            TestSupport.waitUntil {
+                ((try? control.status())?["quantum"] as? Int) == 1024 && told() == ["a": 1024, "b": 1024]
+            }, "\(told())")
         XCTAssertTrue(try control.waitForPosition(try control.position() + 1))
         XCTAssertEqual(try control.ctl(["quit"]).status, 0)
         let result = run.wait(timeout: 20)
         XCTAssertEqual(result.status, 0, result.err)
         let recorded = try SoundFile(path: record).samples
-        XCTAssertTrue(recorded.allSatisfy { $0.isFinite && $0 >= 0 && $0 <= 2 * 1024 / 8192 + 1e-6 }, "a burst or a negative sample")
+        XCTAssertTrue(
+            recorded.allSatisfy { $0.isFinite && $0 >= 0 && $0 <= 2 * 1024 / 8192 + 1e-6 },
+            "a burst or a negative sample")
         // The longest stretches at each level: a second at least of each quantum.
         func longest(_ level: Float) -> Int {
-            var best = 0, run = 0
-            for x in recorded { run = abs(x - level) < 1e-6 ? run + 1 : 0; best = max(best, run) }
+            var best = 0
+            var run = 0
+            for x in recorded {
+                run = abs(x - level) < 1e-6 ? run + 1 : 0
+                best = max(best, run)
+            }
             return best / 2
         }
         XCTAssertGreaterThan(longest(2 * 256 / 8192), 48000, "no second at quantum 256")

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import GraphHost
 
 /// Plugins/graphhost-ipod-eq.lv2 through lilv's tools: metadata, presets, and output equal to `IPodEQKernel`.
@@ -7,16 +8,22 @@ import XCTest
 final class LV2BundleTests: XCTestCase {
     static let bundle = TestSupport.root.appendingPathComponent("Plugins/graphhost-ipod-eq.lv2")
     static let uri = "urn:graphhost:ipod-eq"
-    static let bandSymbols = ["band_32", "band_64", "band_125", "band_250", "band_500", "band_1k", "band_2k", "band_4k", "band_8k", "band_16k"]
+    static let bandSymbols = [
+        "band_32", "band_64", "band_125", "band_250", "band_500", "band_1k", "band_2k", "band_4k", "band_8k",
+        "band_16k",
+    ]
 
     /// Builds the shared library with scripts/build-plugins when it is missing (tests do not rebuild a stale one).
     override func setUpWithError() throws {
         let library = Self.bundle.appendingPathComponent("libGraphHostIPodEQLV2.so").path
         if !FileManager.default.fileExists(atPath: library) {
             // `swift test` holds .build's lock while tests run, so the nested build must not wait for it.
-            try TestSupport.run([TestSupport.root.appendingPathComponent("scripts/build-plugins").path, "--ignore-lock"])
+            try TestSupport.run([
+                TestSupport.root.appendingPathComponent("scripts/build-plugins").path, "--ignore-lock",
+            ])
         }
-        XCTAssertTrue(FileManager.default.fileExists(atPath: library), "scripts/build-plugins did not produce \(library)")
+        XCTAssertTrue(
+            FileManager.default.fileExists(atPath: library), "scripts/build-plugins did not produce \(library)")
     }
 
     /// Runs an lilv tool with LV2_PATH set to Plugins/.
@@ -51,7 +58,9 @@ final class LV2BundleTests: XCTestCase {
             return parts[1].trimmingCharacters(in: .whitespaces)
         }
         XCTAssertEqual(symbols, ["in_l", "in_r", "out_l", "out_r"] + Self.bandSymbols + ["preamp", "preset"])
-        guard let presets = info.range(of: "Presets:"), let ports = info.range(of: "Port 0:") else { return XCTFail(info) }
+        guard let presets = info.range(of: "Presets:"), let ports = info.range(of: "Port 0:") else {
+            return XCTFail(info)
+        }
         let names = info[presets.upperBound..<ports.lowerBound].split(separator: "\n")
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         XCTAssertEqual(names.count, 22)
@@ -67,11 +76,17 @@ final class LV2BundleTests: XCTestCase {
         let value = try NSRegularExpression(pattern: #"lv2:symbol "(\w+)" ; pset:value (-?[0-9.]+)"#)
         for block in blocks {
             let range = NSRange(block.startIndex..., in: block)
-            guard let l = label.firstMatch(in: block, range: range), let name = Range(l.range(at: 1), in: block).map({ String(block[$0]) }),
-                  let preset = IPodEQPreset.all.first(where: { $0.name == name }) else { XCTFail("unknown preset in: \(block)"); continue }
+            guard let l = label.firstMatch(in: block, range: range),
+                let name = Range(l.range(at: 1), in: block).map({ String(block[$0]) }),
+                let preset = IPodEQPreset.all.first(where: { $0.name == name })
+            else {
+                XCTFail("unknown preset in: \(block)")
+                continue
+            }
             var values: [String: Double] = [:]
             for m in value.matches(in: block, range: range) {
-                values[String(block[Range(m.range(at: 1), in: block)!])] = Double(block[Range(m.range(at: 2), in: block)!])
+                values[String(block[Range(m.range(at: 1), in: block)!])] = Double(
+                    block[Range(m.range(at: 2), in: block)!])
             }
             XCTAssertEqual(Self.bandSymbols.map { values[$0] ?? .nan }, preset.gains, name)
             XCTAssertEqual(values["preset"], Double(preset.index), name)
@@ -83,14 +98,17 @@ final class LV2BundleTests: XCTestCase {
     func testApplyMatchesTheKernel() throws {
         let input = TestSupport.directory.appendingPathComponent("lv2-noise.wav").path
         let output = TestSupport.directory.appendingPathComponent("lv2-rock.wav").path
-        try TestSupport.run(["sox", "-q", "-n", "-r", "48000", "-c", "2", "-e", "floating-point", "-b", "32", input,
-                             "synth", "0.5", "whitenoise", "pinknoise", "gain", "-6"])
+        try TestSupport.run([
+            "sox", "-q", "-n", "-r", "48000", "-c", "2", "-e", "floating-point", "-b", "32", input,
+            "synth", "0.5", "whitenoise", "pinknoise", "gain", "-6",
+        ])
         let rock = try XCTUnwrap(IPodEQPreset.named("Rock"))
         var arguments = ["lv2apply", "-i", input, "-o", output]
         for (symbol, gain) in zip(Self.bandSymbols, rock.gains) { arguments += ["-c", symbol, "\(gain)"] }
         _ = try lilvTool(arguments + ["-c", "preset", "\(rock.index)", Self.uri])
 
-        let source = try SoundFile(path: input), result = try SoundFile(path: output)
+        let source = try SoundFile(path: input)
+        let result = try SoundFile(path: output)
         XCTAssertEqual(result.channels, 2)
         XCTAssertEqual(result.frames, source.frames)
         let frames = source.frames
@@ -98,11 +116,13 @@ final class LV2BundleTests: XCTestCase {
         let state = UnsafeMutablePointer<SIMD16<Float>>.allocate(capacity: 4)
         state.initialize(repeating: SIMD16<Float>(), count: 4)
         defer { state.deallocate() }
-        var kernel = IPodEQKernel(state: state, coefficients: IPodEQSettings(gains: rock.gains, preamp: 0).coefficients(sampleRate: 48000),
-                                  rampSamples: 960)
+        var kernel = IPodEQKernel(
+            state: state, coefficients: IPodEQSettings(gains: rock.gains, preamp: 0).coefficients(sampleRate: 48000),
+            rampSamples: 960)
         var planar = (0..<2 * frames).map { source.samples[($0 % frames) * 2 + $0 / frames] }
         planar.withUnsafeMutableBufferPointer {
-            kernel.process(input: $0.baseAddress!, output: $0.baseAddress!, channelStride: frames, channels: 2, frames: frames)
+            kernel.process(
+                input: $0.baseAddress!, output: $0.baseAddress!, channelStride: frames, channels: 2, frames: frames)
         }
         var difference: Float = 0
         for i in 0..<frames {

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import GraphHost
 
 /// Plugins that misbehave (Tests/Fixtures/faults.lv2, built here): NaN/Inf output is silenced and reported,
@@ -9,16 +10,19 @@ final class PluginFaultTests: XCTestCase {
 
     override class func setUp() {
         super.setUp()
-        _ = try? TestSupport.run(["cc", "-shared", "-fPIC", "-O2", "-o", bundle + "/faults.so", bundle + "/faults.c", "-lm"])
+        _ = try? TestSupport.run([
+            "cc", "-shared", "-fPIC", "-O2", "-o", bundle + "/faults.so", bundle + "/faults.c", "-lm",
+        ])
         LV2World.shared.loadBundle(bundle)
     }
 
     func graph(_ mp3: String, plugin: String) -> String {
-        TestSupport.graph("""
-        { "nodes": [ { "id": "song", "type": "stream", "url": "\(mp3)" }, { "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:\(plugin)" },
-                     { "id": "out", "type": "output" } ],
-          "links": [ { "from": "song", "to": "fx" }, { "from": "fx", "to": "out" } ] }
-        """)
+        TestSupport.graph(
+            """
+            { "nodes": [ { "id": "song", "type": "stream", "url": "\(mp3)" }, { "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:\(plugin)" },
+                         { "id": "out", "type": "output" } ],
+              "links": [ { "from": "song", "to": "fx" }, { "from": "fx", "to": "out" } ] }
+            """)
     }
 
     var binary: URL { TestSupport.debugGraphhost }
@@ -27,16 +31,21 @@ final class PluginFaultTests: XCTestCase {
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
         let path = graph(mp3, plugin: "nan")
         let dry = try TestSupport.renderStream(mp3)
-        let out = try TestSupport.render(path, events: [TimedCommand(frame: 24000, command: try NodeRequest.parse("set fx poison 1"))]).samples
+        let out = try TestSupport.render(
+            path, events: [TimedCommand(frame: 24000, command: try NodeRequest.parse("set fx poison 1"))]
+        ).samples
         XCTAssertEqual(Array(out[0..<48000]), Array(dry[0..<48000]))
         XCTAssertTrue(out.allSatisfy { $0.isFinite })
         XCTAssertEqual(out[48000...].max(), 0)
         let wav = TestSupport.directory.appendingPathComponent("nan.wav").path
-        let cli = try TestSupport.execute(binary, ["render", path, "-o", wav, "--at", "0.5", "set fx poison 1"],
-                                          environment: ProcessInfo.processInfo.environment.merging(TestPlugins.lv2Path) { $1 })
+        let cli = try TestSupport.execute(
+            binary, ["render", path, "-o", wav, "--at", "0.5", "set fx poison 1"],
+            environment: ProcessInfo.processInfo.environment.merging(TestPlugins.lv2Path) { $1 })
         XCTAssertEqual(cli.status, 0)
-        XCTAssertTrue(String(decoding: cli.err, as: UTF8.self).contains("node 'fx' (urn:graphhost:test:nan) produced NaN, Inf or a burst above +24 dBFS: silenced"),
-                      String(decoding: cli.err, as: UTF8.self))
+        XCTAssertTrue(
+            String(decoding: cli.err, as: UTF8.self).contains(
+                "node 'fx' (urn:graphhost:test:nan) produced NaN, Inf or a burst above +24 dBFS: silenced"),
+            String(decoding: cli.err, as: UTF8.self))
     }
 
     /// A plugin whose output jumps to +120 dB for a quarter second (finite, so no NaN check would see it): nothing
@@ -45,8 +54,10 @@ final class PluginFaultTests: XCTestCase {
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
         let path = graph(mp3, plugin: "burst")
         let dry = try TestSupport.renderStream(mp3)
-        let events = [TimedCommand(frame: 24000, command: try NodeRequest.parse("set fx burst 1")),
-                      TimedCommand(frame: 36000, command: try NodeRequest.parse("set fx burst 0"))]
+        let events = [
+            TimedCommand(frame: 24000, command: try NodeRequest.parse("set fx burst 1")),
+            TimedCommand(frame: 36000, command: try NodeRequest.parse("set fx burst 0")),
+        ]
         let out = try TestSupport.render(path, events: events).samples
         XCTAssertLessThanOrEqual(TestSupport.peak(out), Bus.safePeak)
         XCTAssertEqual(Array(out[0..<48000]), Array(dry[0..<48000]), "before the burst the plugin passes its input")
@@ -57,11 +68,14 @@ final class PluginFaultTests: XCTestCase {
         let fadeIn = (72000..<back).filter { abs(out[$0]) > abs(dry[$0]) + 1e-6 }
         XCTAssertTrue(fadeIn.isEmpty, "louder than the input while fading in at \(fadeIn.prefix(3))")
         let wav = TestSupport.directory.appendingPathComponent("burst.wav").path
-        let cli = try TestSupport.execute(binary, ["render", path, "-o", wav, "--at", "0.5", "set fx burst 1", "--at", "0.75", "set fx burst 0"],
-                                          environment: ProcessInfo.processInfo.environment.merging(TestPlugins.lv2Path) { $1 })
+        let cli = try TestSupport.execute(
+            binary, ["render", path, "-o", wav, "--at", "0.5", "set fx burst 1", "--at", "0.75", "set fx burst 0"],
+            environment: ProcessInfo.processInfo.environment.merging(TestPlugins.lv2Path) { $1 })
         let err = String(decoding: cli.err, as: UTF8.self)
         XCTAssertEqual(cli.status, 0, err)
-        XCTAssertTrue(err.contains("node 'fx' (urn:graphhost:test:burst) produced NaN, Inf or a burst above +24 dBFS: silenced"), err)
+        XCTAssertTrue(
+            err.contains("node 'fx' (urn:graphhost:test:burst) produced NaN, Inf or a burst above +24 dBFS: silenced"),
+            err)
     }
 
     /// Live, the same burst: what `run --record` captured never exceeds +24 dBFS, and subscribers get a `silenced`
@@ -72,8 +86,9 @@ final class PluginFaultTests: XCTestCase {
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 3)
         let socket = TestSupport.directory.appendingPathComponent("burst-\(getpid()).sock").path
         let record = TestSupport.directory.appendingPathComponent("burst-\(getpid()).wav").path
-        let run = try pw.graphhost(["run", graph(mp3, plugin: "burst"), "--socket", socket, "--record", record],
-                                   extraEnvironment: TestPlugins.lv2Path)
+        let run = try pw.graphhost(
+            ["run", graph(mp3, plugin: "burst"), "--socket", socket, "--record", record],
+            extraEnvironment: TestPlugins.lv2Path)
         let control = pw.control(socket)
         XCTAssertTrue(control.waitForSocket())
         let events = try HeadlessPipeWire.SocketClient.subscriber(socket)
@@ -139,12 +154,14 @@ final class PluginFaultTests: XCTestCase {
         defer { pw.stop() }
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 4)
         let socket = TestSupport.directory.appendingPathComponent("slow/slow.sock").path
-        let run = try pw.graphhost(["run", graph(mp3, plugin: "slow"), "--socket", socket], extraEnvironment: TestPlugins.lv2Path)
+        let run = try pw.graphhost(
+            ["run", graph(mp3, plugin: "slow"), "--socket", socket], extraEnvironment: TestPlugins.lv2Path)
         let control = pw.control(socket)
         XCTAssertTrue(control.waitForSocket())
         XCTAssertTrue(try control.waitForPosition(0.5))
         XCTAssertEqual(try control.ctl(["set", "fx", "delay", "20"]).status, 0)
-        XCTAssertTrue(try TestSupport.waitUntil { (try control.status()["overruns"] as? Int ?? 0) > 0 }, "no overrun counted")
+        XCTAssertTrue(
+            try TestSupport.waitUntil { (try control.status()["overruns"] as? Int ?? 0) > 0 }, "no overrun counted")
         XCTAssertEqual(try control.ctl(["set", "fx", "delay", "0"]).status, 0)
         // The overrun is logged by the run loop's next status pass; playback goes on.
         XCTAssertTrue(run.waitForError(containing: "node 'fx' took"), run.errorText)

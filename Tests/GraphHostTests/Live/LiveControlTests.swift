@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import XCTest
+
 @testable import GraphHost
 
 /// Live control against a private PipeWire daemon: transitions sent through the socket are click-free in the
@@ -9,14 +10,15 @@ final class LiveControlTests: XCTestCase {
     /// A 1 kHz sine at -6 dBFS through a mixer and a chain node (warm: built-in EQ; bright: EQ + our LV2 EQ; dry).
     func sineGraph(name: String) throws -> String {
         let sine = try TestSupport.sine(seconds: 40)
-        return TestSupport.graph("""
-        { "chains": { "warm": [ { "id": "eq", "type": "ipod-eq", "preset": "Bass Booster" } ],
-                      "bright": [ { "id": "eq", "type": "ipod-eq", "preset": "Treble Booster" }, { "id": "lv", "type": "lv2", "uri": "urn:graphhost:ipod-eq", "preset": "Vocal Booster" } ],
-                      "dry": [] },
-          "nodes": [ { "id": "song", "type": "stream", "url": "\(sine)" }, { "id": "mix", "type": "mixer", "inputs": 1 },
-                     { "id": "fx", "type": "chain", "chain": "warm" }, { "id": "out", "type": "output" } ],
-          "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "fx" }, { "from": "fx", "to": "out" } ] }
-        """, name: name)
+        return TestSupport.graph(
+            """
+            { "chains": { "warm": [ { "id": "eq", "type": "ipod-eq", "preset": "Bass Booster" } ],
+                          "bright": [ { "id": "eq", "type": "ipod-eq", "preset": "Treble Booster" }, { "id": "lv", "type": "lv2", "uri": "urn:graphhost:ipod-eq", "preset": "Vocal Booster" } ],
+                          "dry": [] },
+              "nodes": [ { "id": "song", "type": "stream", "url": "\(sine)" }, { "id": "mix", "type": "mixer", "inputs": 1 },
+                         { "id": "fx", "type": "chain", "chain": "warm" }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "fx" }, { "from": "fx", "to": "out" } ] }
+            """, name: name)
     }
 
     /// The transitions of the offline click test, sent through `graphhost ctl` to a playing `run` (quantum 256) half
@@ -26,11 +28,14 @@ final class LiveControlTests: XCTestCase {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
         let path = try sineGraph(name: "live-sine")
-        let other = TestSupport.graph(try String(contentsOfFile: path, encoding: .utf8)
-            .replacingOccurrences(of: "\"inputs\": 1 }", with: "\"inputs\": 1, \"volume\": 0.7 }")
-            .replacingOccurrences(of: "\"chain\": \"warm\"", with: "\"chain\": \"dry\""), name: "live-sine-other")
-        let commands = ["preset fx/eq Treble Booster", "set mix volume 0.4", "set fx/eq preamp 6", "chain fx bright",
-                        "preset fx/lv Bass Reducer", "chain fx dry", "set mix volume 1", "chain fx warm", "load \(other)"]
+        let other = TestSupport.graph(
+            try String(contentsOfFile: path, encoding: .utf8)
+                .replacingOccurrences(of: "\"inputs\": 1 }", with: "\"inputs\": 1, \"volume\": 0.7 }")
+                .replacingOccurrences(of: "\"chain\": \"warm\"", with: "\"chain\": \"dry\""), name: "live-sine-other")
+        let commands = [
+            "preset fx/eq Treble Booster", "set mix volume 0.4", "set fx/eq preamp 6", "chain fx bright",
+            "preset fx/lv Bass Reducer", "chain fx dry", "set mix volume 1", "chain fx warm", "load \(other)",
+        ]
         let socket = TestSupport.directory.appendingPathComponent("live/sine.sock").path
         let recording = TestSupport.directory.appendingPathComponent("live-record.wav").path
         let control = pw.control(socket)
@@ -71,9 +76,14 @@ final class LiveControlTests: XCTestCase {
         let socket = TestSupport.directory.appendingPathComponent("console/sine.sock").path
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        process.arguments = ["-q", "-e", "-c", "\(HeadlessPipeWire.graphhost.path) run \(path) --socket \(socket)", "/dev/null"]
-        process.environment = pw.environment.merging(["XDG_STATE_HOME": TestSupport.directory.appendingPathComponent("console/state").path]) { $1 }
-        let input = Pipe(), output = Pipe()
+        process.arguments = [
+            "-q", "-e", "-c", "\(HeadlessPipeWire.graphhost.path) run \(path) --socket \(socket)", "/dev/null",
+        ]
+        process.environment = pw.environment.merging([
+            "XDG_STATE_HOME": TestSupport.directory.appendingPathComponent("console/state").path
+        ]) { $1 }
+        let input = Pipe()
+        let output = Pipe()
         process.standardInput = input
         process.standardOutput = output
         process.standardError = output
@@ -90,18 +100,19 @@ final class LiveControlTests: XCTestCase {
         func type(_ keys: String) { input.fileHandleForWriting.write(Data(keys.utf8)) }
         func chain() throws -> String { try (control.status()["chains"] as? [String: String])?["fx"] ?? "none" }
         XCTAssertEqual(try chain(), "warm")
-        type("cha\tf\tbr\t\r")              // "chain fx bright"
+        type("cha\tf\tbr\t\r")  // "chain fx bright"
         XCTAssertTrue(try TestSupport.waitUntil { try chain() == "bright" })
-        type("\u{1B}[A\u{17}dry\r")          // Up, Ctrl-W, "dry"
+        type("\u{1B}[A\u{17}dry\r")  // Up, Ctrl-W, "dry"
         XCTAssertTrue(try TestSupport.waitUntil { try chain() == "dry" })
-        type("preset fx nothing\r")          // an error is printed, nothing changes
+        type("preset fx nothing\r")  // an error is printed, nothing changes
         XCTAssertTrue(TestSupport.waitUntil { shown("error: no node 'fx'") && shown("| underruns 0 |") })
-        type("\u{4}")                        // Ctrl-D on an empty line
+        type("\u{4}")  // Ctrl-D on an empty line
         XCTAssertTrue(TestSupport.waitUntil { !process.isRunning })
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
         output.fileHandleForReading.readabilityHandler = nil
-        let text = printed.withLock { $0 } + String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text =
+            printed.withLock { $0 } + String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         XCTAssertEqual(process.terminationStatus, 0, text)
         XCTAssertTrue(text.contains("> chain fx bright"), text)
         XCTAssertTrue(text.contains("> chain fx dry"), text)
@@ -130,14 +141,18 @@ final class LiveControlTests: XCTestCase {
         /// The status line, when there is one, directly above the line being edited, which reads `line`.
         func status(above line: String, _ screen: [String]) -> String? {
             let rows = screen.indices.filter { screen[$0].contains("| buffer ") }
-            guard rows.count == 1, let row = rows.first, row + 1 < screen.count, screen[row + 1] == line else { return nil }
+            guard rows.count == 1, let row = rows.first, row + 1 < screen.count, screen[row + 1] == line else {
+                return nil
+            }
             return screen[row]
         }
 
         let terminal = try TmuxTerminal(command, environment: environment)
         defer { terminal.close() }
         XCTAssertTrue(control.waitForSocket())
-        XCTAssertTrue(terminal.waitForScreen { promptLine($0) == ">" && $0.contains { $0.contains("| buffer ") } }, terminal.text())
+        XCTAssertTrue(
+            terminal.waitForScreen { promptLine($0) == ">" && $0.contains { $0.contains("| buffer ") } },
+            terminal.text())
         XCTAssertEqual(try chain(), "warm")
 
         try terminal.type("cha")
@@ -157,36 +172,49 @@ final class LiveControlTests: XCTestCase {
         XCTAssertTrue(terminal.waitForScreen { promptLine($0) == "> preset fx/eq 日本X語🎵" }, terminal.text())
         XCTAssertEqual(try terminal.cursor().x, 20, terminal.text())
         try terminal.press("Enter")
-        XCTAssertTrue(terminal.waitForScreen { $0.contains { $0.hasPrefix("error: unknown preset '日本X語🎵'") } }, terminal.text())
+        XCTAssertTrue(
+            terminal.waitForScreen { $0.contains { $0.hasPrefix("error: unknown preset '日本X語🎵'") } }, terminal.text())
 
         // A log line (standard error: --watch reloading the edited graph file) prints above the status line; the
         // line being edited stays.
         try terminal.type("list")
         let graph = try String(contentsOfFile: path, encoding: .utf8)
-        try graph.replacingOccurrences(of: "\"chain\": \"warm\"", with: "\"chain\": \"dry\"").write(toFile: path, atomically: true, encoding: .utf8)
-        XCTAssertTrue(terminal.waitForScreen { screen in
-            guard let log = screen.lastIndex(where: { $0.contains("changed: swapped to the new version") }),
-                  let status = screen.lastIndex(where: { $0.contains("| buffer ") }) else { return false }
-            return log < status && screen.dropFirst(status + 1).first == "> list"
-        }, terminal.text())
+        try graph.replacingOccurrences(of: "\"chain\": \"warm\"", with: "\"chain\": \"dry\"").write(
+            toFile: path, atomically: true, encoding: .utf8)
+        XCTAssertTrue(
+            terminal.waitForScreen { screen in
+                guard let log = screen.lastIndex(where: { $0.contains("changed: swapped to the new version") }),
+                    let status = screen.lastIndex(where: { $0.contains("| buffer ") })
+                else { return false }
+                return log < status && screen.dropFirst(status + 1).first == "> list"
+            }, terminal.text())
         XCTAssertEqual(try terminal.cursor().x, 6, terminal.text())
         try terminal.press("C-u")
 
         // The status line (about 80 columns) is cut to 50; no piece of the previous one is left behind.
         try terminal.type("set mix volume 0.50")
         try terminal.resize(width: 50)
-        XCTAssertTrue(terminal.waitForScreen { (status(above: "> set mix volume 0.50", $0)?.count ?? 99) <= 50 }, terminal.text())
+        XCTAssertTrue(
+            terminal.waitForScreen { (status(above: "> set mix volume 0.50", $0)?.count ?? 99) <= 50 }, terminal.text())
         XCTAssertEqual(try terminal.cursor().x, 21, terminal.text())
         // Two rows of input, the second starting with the 15th wide character: the next status update lands above both.
         let long = "> set mix volume 0.50 " + String(repeating: "日本", count: 8)
         try terminal.type(" " + String(repeating: "日本", count: 8))
         var shown: String?
-        XCTAssertTrue(terminal.waitForScreen { shown = status(above: long, $0); return shown != nil }, terminal.text())
-        XCTAssertTrue(terminal.waitForScreen { screen in status(above: long, screen).map { $0 != shown && $0.count <= 50 } ?? false },
-                      terminal.text())
+        XCTAssertTrue(
+            terminal.waitForScreen {
+                shown = status(above: long, $0)
+                return shown != nil
+            }, terminal.text())
+        XCTAssertTrue(
+            terminal.waitForScreen { screen in
+                status(above: long, screen).map { $0 != shown && $0.count <= 50 } ?? false
+            },
+            terminal.text())
         let (x, y) = try terminal.cursor()
         XCTAssertEqual(x, 4, terminal.text())
-        XCTAssertEqual(try terminal.screen(rows: true).firstIndex(of: String(long.prefix(36))).map { $0 + 1 }, y, terminal.text())
+        XCTAssertEqual(
+            try terminal.screen(rows: true).firstIndex(of: String(long.prefix(36))).map { $0 + 1 }, y, terminal.text())
         try terminal.press("C-u")
         try terminal.type("quit")
         try terminal.press("Enter")
@@ -204,7 +232,8 @@ final class LiveControlTests: XCTestCase {
 
         let second = try TmuxTerminal(command, environment: environment)
         defer { second.close() }
-        XCTAssertTrue(second.waitForScreen { promptLine($0) == ">" && $0.contains { $0.contains("| buffer ") } }, second.text())
+        XCTAssertTrue(
+            second.waitForScreen { promptLine($0) == ">" && $0.contains { $0.contains("| buffer ") } }, second.text())
         try second.press("Up")
         XCTAssertTrue(second.waitForScreen { promptLine($0) == "> quit" }, second.text())
         try second.press("Up")
@@ -221,17 +250,21 @@ final class LiveControlTests: XCTestCase {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
         let song = try TestSupport.sine(seconds: 40)
-        let path = TestSupport.graph("""
-        { "nodes": [ { "id": "song", "type": "stream", "url": "\(song)" }, { "id": "mix", "type": "mixer", "inputs": 1 },
-                     { "id": "eq", "type": "ipod-eq", "preset": "Rock" }, { "id": "out", "type": "output" } ],
-          "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" }, { "from": "eq", "to": "out" } ] }
-        """, name: "console-help")
+        let path = TestSupport.graph(
+            """
+            { "nodes": [ { "id": "song", "type": "stream", "url": "\(song)" }, { "id": "mix", "type": "mixer", "inputs": 1 },
+                         { "id": "eq", "type": "ipod-eq", "preset": "Rock" }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" }, { "from": "eq", "to": "out" } ] }
+            """, name: "console-help")
         let folder = TestSupport.directory.appendingPathComponent("console-help")
         let socket = folder.appendingPathComponent("help.sock").path
-        let environment = pw.environment.merging(["XDG_STATE_HOME": folder.appendingPathComponent("state").path, "LC_ALL": "C.UTF-8"]) { $1 }
+        let environment = pw.environment.merging([
+            "XDG_STATE_HOME": folder.appendingPathComponent("state").path, "LC_ALL": "C.UTF-8",
+        ]) { $1 }
         let control = pw.control(socket)
-        let terminal = try TmuxTerminal([HeadlessPipeWire.graphhost.path, "run", path, "--socket", socket], environment: environment,
-                                        width: 100, height: 60)
+        let terminal = try TmuxTerminal(
+            [HeadlessPipeWire.graphhost.path, "run", path, "--socket", socket], environment: environment,
+            width: 100, height: 60)
         defer { terminal.close() }
         XCTAssertTrue(control.waitForSocket())
         XCTAssertTrue(try control.waitForPosition(0.5))
@@ -243,7 +276,8 @@ final class LiveControlTests: XCTestCase {
             var shown: [String] = []
             let printed = terminal.waitForScreen { screen in
                 guard let echo = screen.lastIndex(of: "> " + line),
-                      let status = screen[echo...].firstIndex(where: { $0.contains("| buffer ") }) else { return false }
+                    let status = screen[echo...].firstIndex(where: { $0.contains("| buffer ") })
+                else { return false }
                 shown = Array(screen[(echo + 1)..<status])
                 return !shown.isEmpty
             }
@@ -254,7 +288,9 @@ final class LiveControlTests: XCTestCase {
         let help = try reply(to: "help")
         XCTAssertEqual(help.first, "commands:", help.joined(separator: "\n"))
         for command in CommandHelp.all {
-            XCTAssertTrue(help.contains { $0.hasPrefix("  " + command.synopsis + " ") }, "\(command.verb): \(help.joined(separator: "\n"))")
+            XCTAssertTrue(
+                help.contains { $0.hasPrefix("  " + command.synopsis + " ") },
+                "\(command.verb): \(help.joined(separator: "\n"))")
         }
         let preset = try reply(to: "help preset")
         XCTAssertEqual(preset.first, "usage: preset NODE NAME|INDEX", preset.joined(separator: "\n"))
@@ -271,7 +307,9 @@ final class LiveControlTests: XCTestCase {
         let list = try reply(to: "list")
         let listText = list.joined(separator: "\n")
         XCTAssertFalse(listText.contains("{"), listText)
-        XCTAssertTrue(list.contains { $0.hasPrefix("  eq ") && $0.contains("ipod-eq") && $0.hasSuffix("band.0…9 -12…12") }, listText)
+        XCTAssertTrue(
+            list.contains { $0.hasPrefix("  eq ") && $0.contains("ipod-eq") && $0.hasSuffix("band.0…9 -12…12") },
+            listText)
 
         let json = try reply(to: "status --json").joined()
         let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any], json)
@@ -295,7 +333,8 @@ final class LiveControlTests: XCTestCase {
         let control = pw.control(socket)
         XCTAssertTrue(run.waitForError(containing: "watching \(path) for changes"), run.errorText)
         func chain() throws -> String? { try (control.status()["chains"] as? [String: String])?["fx"] }
-        try original.replacingOccurrences(of: "\"chain\": \"warm\"", with: "\"chain\": \"bright\"").write(toFile: path, atomically: true, encoding: .utf8)
+        try original.replacingOccurrences(of: "\"chain\": \"warm\"", with: "\"chain\": \"bright\"").write(
+            toFile: path, atomically: true, encoding: .utf8)
         XCTAssertTrue(try TestSupport.waitUntil { try chain() == "bright" })
         try (original + "oops").write(toFile: path, atomically: true, encoding: .utf8)
         XCTAssertTrue(run.waitForError(containing: "was not loaded; still playing the previous version"), run.errorText)
@@ -305,7 +344,9 @@ final class LiveControlTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertTrue(result.err.contains("changed: swapped to the new version"), result.err)
         XCTAssertTrue(result.err.contains("was not loaded; still playing the previous version"), result.err)
-        XCTAssertTrue(result.err.contains("unexpected text after the JSON value") || result.err.contains("malformed JSON"), result.err)
+        XCTAssertTrue(
+            result.err.contains("unexpected text after the JSON value") || result.err.contains("malformed JSON"),
+            result.err)
     }
 
     /// While playing, `status` shows each LV2 node's control outputs, read every cycle: here the latency that
@@ -316,15 +357,18 @@ final class LiveControlTests: XCTestCase {
         let uri = "http://gareus.org/oss/lv2/dpl#stereo"
         let latencySymbol = try XCTUnwrap(LV2World.shared.plugin(uri)?.latencyPort?.symbol)
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 4)
-        let path = TestSupport.graph("""
-        { "nodes": [ { "id": "song", "type": "stream", "url": "\(mp3)" }, { "id": "fx", "type": "lv2", "uri": "\(uri)" }, { "id": "out", "type": "output" } ],
-          "links": [ { "from": "song", "to": "fx" }, { "from": "fx", "to": "out" } ] }
-        """)
+        let path = TestSupport.graph(
+            """
+            { "nodes": [ { "id": "song", "type": "stream", "url": "\(mp3)" }, { "id": "fx", "type": "lv2", "uri": "\(uri)" }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "song", "to": "fx" }, { "from": "fx", "to": "out" } ] }
+            """)
         let socket = TestSupport.directory.appendingPathComponent("outputs/dpl.sock").path
         let run = try pw.graphhost(["run", path, "--socket", socket])
         let control = pw.control(socket)
         XCTAssertTrue(control.waitForSocket())
-        func latency() throws -> Double? { ((try control.status()["pluginOutputs"] as? [String: [String: Double]])?["fx"]?[latencySymbol]) }
+        func latency() throws -> Double? {
+            ((try control.status()["pluginOutputs"] as? [String: [String: Double]])?["fx"]?[latencySymbol])
+        }
         XCTAssertTrue(try TestSupport.waitUntil { (try latency() ?? 0) > 0 }, "no latency output")
         let added = (try control.status()["latency"] as? [String: Any])?["frames"] as? Int
         XCTAssertEqual(added.map(Double.init), try latency())
@@ -359,10 +403,13 @@ final class LiveControlTests: XCTestCase {
         let silent = try Client.subscriber(socket)
         for _ in 0..<2000 { silent.send(Array("status\n".utf8)) }
         var crowd: [Client] = []
-        for _ in 0..<(CommandServer.maxClients + 6) { if let client = try? Client(socket: socket) { crowd.append(client) } }
+        for _ in 0..<(CommandServer.maxClients + 6) {
+            if let client = try? Client(socket: socket) { crowd.append(client) }
+        }
         XCTAssertTrue(try XCTUnwrap(crowd.last).waitForLine(containing: "too many clients"), crowd.last?.text ?? "")
         crowd.removeAll()
-        XCTAssertTrue(TestSupport.waitUntil { (try? control.ctl(["status"]).status) == 0 }, "the crowd's places were not freed")
+        XCTAssertTrue(
+            TestSupport.waitUntil { (try? control.ctl(["status"]).status) == 0 }, "the crowd's places were not freed")
         let flood = try Client(socket: socket)
         flood.send(Array(String(repeating: "nope\n", count: 300).utf8))
         XCTAssertTrue(flood.waitForLine(containing: "too many commands"), flood.text)

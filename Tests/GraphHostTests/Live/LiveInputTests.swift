@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import GraphHost
 
 /// `capture` and `sink` nodes: offline fed from files (`render --input`), live from a private PipeWire daemon, where
@@ -11,7 +12,10 @@ final class LiveInputTests: XCTestCase {
     static func toneWAV(_ frequency: Int) throws -> String {
         let path = TestSupport.directory.appendingPathComponent("tone-\(frequency).wav").path
         if !FileManager.default.fileExists(atPath: path) {
-            try TestSupport.run(["sox", "-q", "-n", "-r", "48000", "-c", "2", "-b", "16", path, "synth", "8", "sine", "\(frequency)", "gain", "-n", "-12"])
+            try TestSupport.run([
+                "sox", "-q", "-n", "-r", "48000", "-c", "2", "-b", "16", path, "synth", "8", "sine", "\(frequency)",
+                "gain", "-n", "-12",
+            ])
         }
         return path
     }
@@ -24,7 +28,14 @@ final class LiveInputTests: XCTestCase {
         XCTAssertTrue(base.nodes.contains { $0.definition is CaptureNode })
         let frames = 3 * 48000
         func render(_ document: GraphDocument, volumes: [Float]? = nil) throws -> [Float] {
-            let events = volumes.map { v in v.enumerated().map { TimedCommand(frame: 0, request: .node(try! NodeRequest.parse("set mix volume.\($0.offset) \($0.element)"))) } } ?? []
+            let events =
+                volumes.map { v in
+                    v.enumerated().map {
+                        TimedCommand(
+                            frame: 0,
+                            request: .node(try! NodeRequest.parse("set mix volume.\($0.offset) \($0.element)")))
+                    }
+                } ?? []
             return try TestSupport.render(document: document, durationFrames: frames, events: events).samples
         }
         let fed = try base.feeding([("mic", voice)])
@@ -38,11 +49,22 @@ final class LiveInputTests: XCTestCase {
         XCTAssertLessThan(worst, 1e-5, "the output is not song + voice")
         XCTAssertGreaterThan(TestSupport.peak(songOnly), 0.05, "no song")
         XCTAssertGreaterThan(ToneMeasure.dB(ToneMeasure.amplitude(voiceOnly, 1000)), -40, "no voice")
-        XCTAssertEqual(ToneMeasure.dB(ToneMeasure.amplitude(halfVoice, 1000) / ToneMeasure.amplitude(voiceOnly, 1000)), -6.02, accuracy: 0.05)
-        XCTAssertThrowsError(try base.feeding([("song", voice)])) { XCTAssertTrue("\($0)".contains("'song' is a stream node; only capture and sink nodes take an input file"), "\($0)") }
-        XCTAssertThrowsError(try base.feeding([("mic", "/no/such.mp3")])) { XCTAssertTrue("\($0)".contains("--input mic=/no/such.mp3"), "\($0)") }
-        let cli = try TestSupport.execute(TestSupport.debugGraphhost,
-                                          ["render", Self.karaoke, "--input", "mic=\(voice)", "--duration", "1", "-o", TestSupport.directory.appendingPathComponent("karaoke.wav").path])
+        XCTAssertEqual(
+            ToneMeasure.dB(ToneMeasure.amplitude(halfVoice, 1000) / ToneMeasure.amplitude(voiceOnly, 1000)), -6.02,
+            accuracy: 0.05)
+        XCTAssertThrowsError(try base.feeding([("song", voice)])) {
+            XCTAssertTrue(
+                "\($0)".contains("'song' is a stream node; only capture and sink nodes take an input file"), "\($0)")
+        }
+        XCTAssertThrowsError(try base.feeding([("mic", "/no/such.mp3")])) {
+            XCTAssertTrue("\($0)".contains("--input mic=/no/such.mp3"), "\($0)")
+        }
+        let cli = try TestSupport.execute(
+            TestSupport.debugGraphhost,
+            [
+                "render", Self.karaoke, "--input", "mic=\(voice)", "--duration", "1", "-o",
+                TestSupport.directory.appendingPathComponent("karaoke.wav").path,
+            ])
         XCTAssertEqual(cli.status, 0, String(decoding: cli.err, as: UTF8.self))
     }
 
@@ -53,34 +75,42 @@ final class LiveInputTests: XCTestCase {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
         _ = try pw.script(["add-sink", pw.directory, "mic_sink"])
-        let graph = TestSupport.graph("""
-        { "format": { "sampleRate": 48000, "channels": 2 },
-          "nodes": [ { "id": "mic", "type": "capture", "target": "mic_sink", "monitor": true },
-                     { "id": "apps", "type": "sink", "name": "gh_apps", "description": "graphhost test input" },
-                     { "id": "mix", "type": "mixer", "inputs": 2, "volumes": [1.0, 0.5] }, { "id": "out", "type": "output" } ],
-          "links": [ { "from": "mic", "to": "mix:0" }, { "from": "apps", "to": "mix:1" }, { "from": "mix", "to": "out" } ] }
-        """)
+        let graph = TestSupport.graph(
+            """
+            { "format": { "sampleRate": 48000, "channels": 2 },
+              "nodes": [ { "id": "mic", "type": "capture", "target": "mic_sink", "monitor": true },
+                         { "id": "apps", "type": "sink", "name": "gh_apps", "description": "graphhost test input" },
+                         { "id": "mix", "type": "mixer", "inputs": 2, "volumes": [1.0, 0.5] }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "mic", "to": "mix:0" }, { "from": "apps", "to": "mix:1" }, { "from": "mix", "to": "out" } ] }
+            """)
         let record = TestSupport.directory.appendingPathComponent("live-inputs.wav").path
         let socket = TestSupport.directory.appendingPathComponent("livein-\(getpid())/g.sock").path
         let control = pw.control(socket)
-        let run = try pw.graphhost(["run", graph, "--duration", "5", "--latency", "256", "--name", "livein", "--record", record, "--socket", socket])
+        let run = try pw.graphhost([
+            "run", graph, "--duration", "5", "--latency", "256", "--name", "livein", "--record", record, "--socket",
+            socket,
+        ])
         XCTAssertTrue(control.waitForSocket())
         XCTAssertTrue(try TestSupport.waitUntil { try pw.hasNode("gh_apps") && pw.hasNode("livein.mic") })
-        let status = try HeadlessPipeWire.execute(URL(fileURLWithPath: "/usr/bin/wpctl"), ["status"], environment: pw.environment)
+        let status = try HeadlessPipeWire.execute(
+            URL(fileURLWithPath: "/usr/bin/wpctl"), ["status"], environment: pw.environment)
         XCTAssertTrue(status.out.contains("graphhost test input"), status.out)
         let mic = try pw.play(try Self.toneWAV(1000), sink: "mic_sink", latency: 256)
         let app = try pw.play(try Self.toneWAV(300), sink: "gh_apps", latency: 256)
         // `status` lists each input with the level of its latest slice (the tones peak at -12 dBFS) and its dropouts.
         var inputs: [[String: Any]] = []
-        XCTAssertTrue(try TestSupport.waitUntil {
-            inputs = (try control.status()["inputs"] as? [[String: Any]]) ?? []
-            return inputs.count == 2 && inputs.allSatisfy { abs(($0["levelDBFS"] as? Double ?? -120) + 12) < 0.5 }
-        }, "\(inputs)")
+        XCTAssertTrue(
+            try TestSupport.waitUntil {
+                inputs = (try control.status()["inputs"] as? [[String: Any]]) ?? []
+                return inputs.count == 2 && inputs.allSatisfy { abs(($0["levelDBFS"] as? Double ?? -120) + 12) < 0.5 }
+            }, "\(inputs)")
         XCTAssertEqual(Set(inputs.compactMap { $0["id"] as? String }), ["mic", "apps"])
         XCTAssertTrue(inputs.allSatisfy { $0["dropouts"] is Int })
         let result = run.wait()
-        mic.interrupt(); app.interrupt()
-        _ = mic.wait(); _ = app.wait()
+        mic.interrupt()
+        app.interrupt()
+        _ = mic.wait()
+        _ = app.wait()
         XCTAssertEqual(result.status, 0, result.err)
         let recorded = try SoundFile(path: record).samples
         let end = Double(recorded.count / 2) / 48000
@@ -94,60 +124,107 @@ final class LiveInputTests: XCTestCase {
     /// made the default sink with wpctl, so the player names no target) and Voice (300 Hz); each output, sent to a null
     /// sink of its own, carries only its own application. Output 0 is
     /// judged on `--record`, output 1 on its null sink's monitor. The Music path's level is the offline render's. The
-    /// inputs drop out no more often than pw-profiler saw the applications finish a cycle late (a sink gets nothing then).
+    /// inputs drop out no more often than pw-profiler saw the applications finish a cycle late (a sink gets nothing
+    /// then).
     func testSystemEffectsGiveEachApplicationItsOwnChainAndOutput() throws {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
         try pw.addSink("out_speakers")
         try pw.addSink("out_headset")
         let text = try String(contentsOfFile: Self.systemEffects, encoding: .utf8)
-            .replacingOccurrences(of: #"{ "id": "speakers", "type": "output" }"#, with: #"{ "id": "speakers", "type": "output", "target": "out_speakers" }"#)
-            .replacingOccurrences(of: #"{ "id": "headset",  "type": "output" }"#, with: #"{ "id": "headset", "type": "output", "target": "out_headset" }"#)
-        XCTAssertTrue(text.contains("out_headset") && text.contains("out_speakers"), "the example's outputs changed; update this test")
+            .replacingOccurrences(
+                of: #"{ "id": "speakers", "type": "output" }"#,
+                with: #"{ "id": "speakers", "type": "output", "target": "out_speakers" }"#
+            )
+            .replacingOccurrences(
+                of: #"{ "id": "headset",  "type": "output" }"#,
+                with: #"{ "id": "headset", "type": "output", "target": "out_headset" }"#)
+        XCTAssertTrue(
+            text.contains("out_headset") && text.contains("out_speakers"),
+            "the example's outputs changed; update this test")
         let graph = TestSupport.graph(text)
         let record = TestSupport.directory.appendingPathComponent("system-effects.wav").path
         let headset = TestSupport.directory.appendingPathComponent("system-effects-headset.wav").path
         let headsetRecorder = try pw.record(to: headset, sink: "out_headset")
-        let run = try pw.graphhost(["run", graph, "--duration", "5", "--latency", "256", "--name", "sysfx", "--record", record])
-        XCTAssertTrue(try TestSupport.waitUntil { try pw.hasNode("graphhost.music") && pw.hasNode("graphhost.voice") && pw.hasNode("sysfx.headset") })
-        let status = try HeadlessPipeWire.execute(URL(fileURLWithPath: "/usr/bin/wpctl"), ["status"], environment: pw.environment)
-        XCTAssertTrue(status.out.contains("Music (graphhost: Rock)") && status.out.contains("Voice (graphhost: compressed)"), status.out)
+        let run = try pw.graphhost([
+            "run", graph, "--duration", "5", "--latency", "256", "--name", "sysfx", "--record", record,
+        ])
+        XCTAssertTrue(
+            try TestSupport.waitUntil {
+                try pw.hasNode("graphhost.music") && pw.hasNode("graphhost.voice") && pw.hasNode("sysfx.headset")
+            })
+        let status = try HeadlessPipeWire.execute(
+            URL(fileURLWithPath: "/usr/bin/wpctl"), ["status"], environment: pw.environment)
+        XCTAssertTrue(
+            status.out.contains("Music (graphhost: Rock)") && status.out.contains("Voice (graphhost: compressed)"),
+            status.out)
         // The Music sink is made the default (as a user would in pavucontrol); the music player then names no target.
         let line = try XCTUnwrap(status.out.split(separator: "\n").first { $0.contains("Music (graphhost: Rock)") })
         let id = try XCTUnwrap(line.split(whereSeparator: { !$0.isNumber }).first.map(String.init))
-        XCTAssertEqual(try HeadlessPipeWire.execute(URL(fileURLWithPath: "/usr/bin/wpctl"), ["set-default", id], environment: pw.environment).status, 0)
-        XCTAssertTrue(try TestSupport.waitUntil {
-            try HeadlessPipeWire.execute(URL(fileURLWithPath: "/usr/bin/wpctl"), ["status"], environment: pw.environment).out
-                .split(separator: "\n").contains { $0.contains("*") && $0.contains("Music (graphhost: Rock)") }
-        }, "the Music sink did not become the default")
+        XCTAssertEqual(
+            try HeadlessPipeWire.execute(
+                URL(fileURLWithPath: "/usr/bin/wpctl"), ["set-default", id], environment: pw.environment
+            ).status, 0)
+        XCTAssertTrue(
+            try TestSupport.waitUntil {
+                try HeadlessPipeWire.execute(
+                    URL(fileURLWithPath: "/usr/bin/wpctl"), ["status"], environment: pw.environment
+                ).out
+                    .split(separator: "\n").contains { $0.contains("*") && $0.contains("Music (graphhost: Rock)") }
+            }, "the Music sink did not become the default")
         // The applications and graphhost's two sinks are profiled: a cycle one of them finishes late (the VM woke the
         // client late) is a cycle the sink gets nothing from.
         _ = try pw.script(["xrun-start", pw.directory])
-        let music = try HeadlessPipeWire.Running(URL(fileURLWithPath: "/usr/bin/pw-play"), ["--latency", "256", "-P", "{ node.name = sysfx_music_app }",
-                                                                                           try Self.toneWAV(1000)], environment: pw.environment)
-        let voice = try HeadlessPipeWire.Running(URL(fileURLWithPath: "/usr/bin/pw-play"), ["--target", "graphhost.voice", "--latency", "256",
-                                                                                           "-P", "{ node.name = sysfx_voice_app }", try Self.toneWAV(300)],
-                                                 environment: pw.environment)
+        let music = try HeadlessPipeWire.Running(
+            URL(fileURLWithPath: "/usr/bin/pw-play"),
+            [
+                "--latency", "256", "-P", "{ node.name = sysfx_music_app }",
+                try Self.toneWAV(1000),
+            ], environment: pw.environment)
+        let voice = try HeadlessPipeWire.Running(
+            URL(fileURLWithPath: "/usr/bin/pw-play"),
+            [
+                "--target", "graphhost.voice", "--latency", "256",
+                "-P", "{ node.name = sysfx_voice_app }", try Self.toneWAV(300),
+            ],
+            environment: pw.environment)
         let result = run.wait()
-        for player in [music, voice, headsetRecorder] { player.interrupt(); _ = player.wait() }
+        for player in [music, voice, headsetRecorder] {
+            player.interrupt()
+            _ = player.wait()
+        }
         XCTAssertEqual(result.status, 0, result.err)
-        let late = try pw.script(["xrun-count", pw.directory, "sysfx_music_app", "sysfx_voice_app", "graphhost.music", "graphhost.voice"])
-            .split(separator: "\n")
-            .compactMap { $0.split(separator: " ").last.flatMap { Int($0) } }.reduce(0, +)
+        let late = try pw.script([
+            "xrun-count", pw.directory, "sysfx_music_app", "sysfx_voice_app", "graphhost.music", "graphhost.voice",
+        ])
+        .split(separator: "\n")
+        .compactMap { $0.split(separator: " ").last.flatMap { Int($0) } }.reduce(0, +)
         let speakers = try SoundFile(path: record).samples
         let end = Double(speakers.count / 2) / 48000
-        let offline = try TestSupport.render(document: try GraphDocument.load(path: Self.systemEffects)
-            .feeding([("music", try TestSupport.tones([1000])), ("voice", try TestSupport.tones([300]))]), durationFrames: 3 * 48000).samples
+        let offline = try TestSupport.render(
+            document: try GraphDocument.load(path: Self.systemEffects)
+                .feeding([("music", try TestSupport.tones([1000])), ("voice", try TestSupport.tones([300]))]),
+            durationFrames: 3 * 48000
+        ).samples
         let expected = ToneMeasure.dB(ToneMeasure.amplitude(offline, 1000, start: 1.5, seconds: 1))
-        XCTAssertEqual(ToneMeasure.dB(ToneMeasure.amplitude(speakers, 1000, start: end - 1.5, seconds: 1)), expected, accuracy: 0.3)
-        XCTAssertLessThan(ToneMeasure.dB(ToneMeasure.amplitude(speakers, 300, start: end - 1.5, seconds: 1)), -80, "the voice reached the speakers")
+        XCTAssertEqual(
+            ToneMeasure.dB(ToneMeasure.amplitude(speakers, 1000, start: end - 1.5, seconds: 1)), expected, accuracy: 0.3
+        )
+        XCTAssertLessThan(
+            ToneMeasure.dB(ToneMeasure.amplitude(speakers, 300, start: end - 1.5, seconds: 1)), -80,
+            "the voice reached the speakers")
         let heard = try SoundFile(path: headset).samples
         let heardEnd = Double(heard.count / 2) / 48000
-        XCTAssertGreaterThan(ToneMeasure.dB(ToneMeasure.amplitude(heard, 300, start: heardEnd - 1.5, seconds: 1)), -30, "no voice on the headset")
-        XCTAssertLessThan(ToneMeasure.dB(ToneMeasure.amplitude(heard, 1000, start: heardEnd - 1.5, seconds: 1)), -80, "the music reached the headset")
+        XCTAssertGreaterThan(
+            ToneMeasure.dB(ToneMeasure.amplitude(heard, 300, start: heardEnd - 1.5, seconds: 1)), -30,
+            "no voice on the headset")
+        XCTAssertLessThan(
+            ToneMeasure.dB(ToneMeasure.amplitude(heard, 1000, start: heardEnd - 1.5, seconds: 1)), -80,
+            "the music reached the headset")
         // The inputs drop out only where an application was late.
         let underruns = try XCTUnwrap(result.out.firstMatch(of: /underruns (\d+)/).flatMap { Int($0.1) }, result.out)
-        XCTAssertLessThanOrEqual(underruns, late, "\(result.out); cycles the applications or the sinks finished late: \(late)")
+        XCTAssertLessThanOrEqual(
+            underruns, late, "\(result.out); cycles the applications or the sinks finished late: \(late)")
     }
 
     /// A chain swap on the live path: pw-play plays a steady tone into graphhost's sink, which runs through a chain
@@ -156,24 +233,29 @@ final class LiveInputTests: XCTestCase {
     func testAChainSwapOnALiveInputIsClickFree() throws {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
-        let graph = TestSupport.graph("""
-        { "format": { "sampleRate": 48000, "channels": 2 },
-          "chains": { "warm": [ { "id": "eq", "type": "ipod-eq", "preset": "Bass Booster" } ],
-                      "bright": [ { "id": "eq", "type": "ipod-eq", "preset": "Treble Booster" } ] },
-          "nodes": [ { "id": "apps", "type": "sink", "name": "gh_chain_in" }, { "id": "fx", "type": "chain", "chain": "warm" },
-                     { "id": "out", "type": "output" } ],
-          "links": [ { "from": "apps", "to": "fx" }, { "from": "fx", "to": "out" } ] }
-        """)
+        let graph = TestSupport.graph(
+            """
+            { "format": { "sampleRate": 48000, "channels": 2 },
+              "chains": { "warm": [ { "id": "eq", "type": "ipod-eq", "preset": "Bass Booster" } ],
+                          "bright": [ { "id": "eq", "type": "ipod-eq", "preset": "Treble Booster" } ] },
+              "nodes": [ { "id": "apps", "type": "sink", "name": "gh_chain_in" }, { "id": "fx", "type": "chain", "chain": "warm" },
+                         { "id": "out", "type": "output" } ],
+              "links": [ { "from": "apps", "to": "fx" }, { "from": "fx", "to": "out" } ] }
+            """)
         let record = TestSupport.directory.appendingPathComponent("live-chain.wav").path
         let socket = TestSupport.directory.appendingPathComponent("livechain-\(getpid())/g.sock").path
         let control = pw.control(socket)
-        let run = try pw.graphhost(["run", graph, "--duration", "5", "--latency", "256", "--name", "livechain", "--record", record, "--socket", socket])
+        let run = try pw.graphhost([
+            "run", graph, "--duration", "5", "--latency", "256", "--name", "livechain", "--record", record, "--socket",
+            socket,
+        ])
         XCTAssertTrue(control.waitForSocket())
         XCTAssertTrue(try TestSupport.waitUntil { try pw.hasNode("gh_chain_in") })
         let app = try pw.play(try Self.toneWAV(1000), sink: "gh_chain_in", latency: 256)
-        XCTAssertTrue(try TestSupport.waitUntil {
-            ((try control.status()["inputs"] as? [[String: Any]])?.first?["levelDBFS"] as? Double ?? -120) > -20
-        })
+        XCTAssertTrue(
+            try TestSupport.waitUntil {
+                ((try control.status()["inputs"] as? [[String: Any]])?.first?["levelDBFS"] as? Double ?? -120) > -20
+            })
         let position = try control.position()
         XCTAssertTrue(try control.waitForPosition(position + 1))
         let before = try control.position()
@@ -183,7 +265,8 @@ final class LiveInputTests: XCTestCase {
         XCTAssertTrue(try control.waitForPosition(after + 0.5))
         let dropouts = ((try control.status()["inputs"] as? [[String: Any]])?.first?["dropouts"] as? Int) ?? -1
         let result = run.wait()
-        app.interrupt(); _ = app.wait()
+        app.interrupt()
+        _ = app.wait()
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertEqual(dropouts, 0, "the input dropped out around the swap; the click measure cannot judge it")
         let recorded = try SoundFile(path: record).samples
@@ -200,57 +283,77 @@ final class LiveInputTests: XCTestCase {
     /// minutes) and 1024, and the latency at the end of the run is the one at its start: no drift.
     func testLoopbackLatencyIsWithinAQuantumOfFilterChainAndDoesNotDrift() throws {
         for (quantum, seconds) in [(256, 120), (1024, 20)] {
-            let result = try TestSupport.execute(TestSupport.root.appendingPathComponent("scripts/loopback-latency"),
-                                                 ["--quantum", "\(quantum)", "--seconds", "\(seconds)"])
+            let result = try TestSupport.execute(
+                TestSupport.root.appendingPathComponent("scripts/loopback-latency"),
+                ["--quantum", "\(quantum)", "--seconds", "\(seconds)"])
             XCTAssertEqual(result.status, 0, String(decoding: result.err, as: UTF8.self))
             let json = try XCTUnwrap(JSONSerialization.jsonObject(with: result.out) as? [String: Any])
-            let ours = try XCTUnwrap(json["graphhost"] as? [String: Any]), theirs = try XCTUnwrap(json["filterChain"] as? [String: Any])
+            let ours = try XCTUnwrap(json["graphhost"] as? [String: Any])
+            let theirs = try XCTUnwrap(json["filterChain"] as? [String: Any])
             print("loopback latency at quantum \(quantum): \(json)")
             // Every click is paired (4 a second), on both hosts.
             XCTAssertGreaterThanOrEqual(ours["clicks"] as? Int ?? 0, seconds * 4 - 2, "\(json)")
             XCTAssertGreaterThanOrEqual(theirs["clicks"] as? Int ?? 0, seconds * 4 - 2, "\(json)")
-            let start = try XCTUnwrap(ours["start"] as? Double), end = try XCTUnwrap(ours["end"] as? Double)
+            let start = try XCTUnwrap(ours["start"] as? Double)
+            let end = try XCTUnwrap(ours["end"] as? Double)
             let reference = try XCTUnwrap(theirs["start"] as? Double)
             XCTAssertLessThanOrEqual(start, reference + Double(quantum), "\(json)")
             XCTAssertEqual(end, start, "the latency drifted: \(json)")
         }
     }
 
-    /// The karaoke example live: its microphone is a null sink's monitor that pw-play plays a 2.5 kHz tone into, and its
-    /// song the demo MP3. In the `--record` output the song plays from the start, and the voice chain (Spoken Word, mda
-    /// Ambience) brings the tone at the level the offline render gives it at the same mixer volume.
+    /// The karaoke example live: its microphone is a null sink's monitor that pw-play plays a 2.5 kHz tone into, and
+    /// its song the demo MP3. In the `--record` output the song plays from the start, and the voice chain (Spoken Word,
+    /// mda Ambience) brings the tone at the level the offline render gives it at the same mixer volume.
     func testKaraokeExamplePlaysLive() throws {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
         try pw.addSink("mic_sink")
         let media = TestSupport.root.appendingPathComponent("Graphs/media/demo.mp3").path
         let text = try String(contentsOfFile: Self.karaoke, encoding: .utf8)
-            .replacingOccurrences(of: #"{ "id": "mic",    "type": "capture" }"#, with: #"{ "id": "mic", "type": "capture", "target": "mic_sink", "monitor": true }"#)
+            .replacingOccurrences(
+                of: #"{ "id": "mic",    "type": "capture" }"#,
+                with: #"{ "id": "mic", "type": "capture", "target": "mic_sink", "monitor": true }"#
+            )
             .replacingOccurrences(of: "media/demo.mp3", with: media)
         XCTAssertTrue(text.contains("mic_sink") && text.contains(media), "the example changed; update this test")
         let graph = TestSupport.graph(text)
         let record = TestSupport.directory.appendingPathComponent("karaoke-live.wav").path
         let socket = TestSupport.directory.appendingPathComponent("karaoke-\(getpid())/g.sock").path
         let control = pw.control(socket)
-        let run = try pw.graphhost(["run", graph, "--duration", "6", "--latency", "256", "--name", "karaoke", "--record", record, "--socket", socket])
+        let run = try pw.graphhost([
+            "run", graph, "--duration", "6", "--latency", "256", "--name", "karaoke", "--record", record, "--socket",
+            socket,
+        ])
         XCTAssertTrue(control.waitForSocket())
         XCTAssertTrue(try control.waitForPosition(1.5))
         let singer = try pw.play(try Self.toneWAV(2500), sink: "mic_sink", latency: 256)
         let result = run.wait()
-        singer.interrupt(); _ = singer.wait()
+        singer.interrupt()
+        _ = singer.wait()
         XCTAssertEqual(result.status, 0, result.err)
         let live = try SoundFile(path: record).samples
         let document = try GraphDocument.load(path: graph)
         let songOnly = try TestSupport.render(document: document, durationFrames: 3 * 48000).samples
-        let voiceOnly = try TestSupport.render(document: try document.feeding([("mic", try TestSupport.tones([2500]))]), durationFrames: 3 * 48000,
-                                               events: [TimedCommand(frame: 0, request: .node(try NodeRequest.parse("set mix volume.0 0")))]).samples
-        func rms(_ x: [Float], from: Int, frames: Int) -> Double { LiveInputTests.rms(Array(x[(2 * from)..<(2 * (from + frames))])) }
-        let liveOnset = try XCTUnwrap(live.firstIndex { abs($0) > 1e-3 }) / 2, offlineOnset = try XCTUnwrap(songOnly.firstIndex { abs($0) > 1e-3 }) / 2
-        XCTAssertEqual(ToneMeasure.dB(rms(live, from: liveOnset + 4800, frames: 24000) / rms(songOnly, from: offlineOnset + 4800, frames: 24000)), 0,
-                       accuracy: 0.5, "the song's level differs from the offline render")
+        let voiceOnly = try TestSupport.render(
+            document: try document.feeding([("mic", try TestSupport.tones([2500]))]), durationFrames: 3 * 48000,
+            events: [TimedCommand(frame: 0, request: .node(try NodeRequest.parse("set mix volume.0 0")))]
+        ).samples
+        func rms(_ x: [Float], from: Int, frames: Int) -> Double {
+            LiveInputTests.rms(Array(x[(2 * from)..<(2 * (from + frames))]))
+        }
+        let liveOnset = try XCTUnwrap(live.firstIndex { abs($0) > 1e-3 }) / 2
+        let offlineOnset = try XCTUnwrap(songOnly.firstIndex { abs($0) > 1e-3 }) / 2
+        XCTAssertEqual(
+            ToneMeasure.dB(
+                rms(live, from: liveOnset + 4800, frames: 24000)
+                    / rms(songOnly, from: offlineOnset + 4800, frames: 24000)), 0,
+            accuracy: 0.5, "the song's level differs from the offline render")
         let end = Double(live.count / 2) / 48000
-        XCTAssertEqual(ToneMeasure.dB(ToneMeasure.amplitude(live, 2500, start: end - 1.5, seconds: 1)),
-                       ToneMeasure.dB(ToneMeasure.amplitude(voiceOnly, 2500, start: 1.5, seconds: 1)), accuracy: 1, "the voice's level")
+        XCTAssertEqual(
+            ToneMeasure.dB(ToneMeasure.amplitude(live, 2500, start: end - 1.5, seconds: 1)),
+            ToneMeasure.dB(ToneMeasure.amplitude(voiceOnly, 2500, start: 1.5, seconds: 1)), accuracy: 1,
+            "the voice's level")
     }
 
     /// The level (dBFS) of `frequency` in the steadiest 0.2 s of [from, to]: the largest of its windows, so that a
@@ -269,7 +372,9 @@ final class LiveInputTests: XCTestCase {
         return levels.isEmpty ? -240 : levels[levels.count / 2]
     }
 
-    static func rms(_ x: [Float]) -> Double { (x.reduce(0) { $0 + Double($1) * Double($1) } / Double(max(1, x.count))).squareRoot() }
+    static func rms(_ x: [Float]) -> Double {
+        (x.reduce(0) { $0 + Double($1) * Double($1) } / Double(max(1, x.count))).squareRoot()
+    }
 
     /// A live input a `load` adds gets its PipeWire stream while playing: the graph starts with a song only, the loaded
     /// graph adds a virtual sink into the mixer, and a tone played into that sink reaches the `--record` output.
@@ -277,18 +382,22 @@ final class LiveInputTests: XCTestCase {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
         func graph(withSink: Bool) -> String {
-            TestSupport.graph("""
-            { "format": { "sampleRate": 48000, "channels": 2 },
-              "nodes": [ { "id": "song", "type": "stream", "url": "\(try! TestSupport.tones([300], seconds: 8))" },
-                         \(withSink ? #"{ "id": "late", "type": "sink", "name": "gh_late" },"# : "")
-                         { "id": "mix", "type": "mixer", "inputs": 2 }, { "id": "out", "type": "output" } ],
-              "links": [ { "from": "song", "to": "mix:0" }, \(withSink ? #"{ "from": "late", "to": "mix:1" },"# : "") { "from": "mix", "to": "out" } ] }
-            """)
+            TestSupport.graph(
+                """
+                { "format": { "sampleRate": 48000, "channels": 2 },
+                  "nodes": [ { "id": "song", "type": "stream", "url": "\(try! TestSupport.tones([300], seconds: 8))" },
+                             \(withSink ? #"{ "id": "late", "type": "sink", "name": "gh_late" },"# : "")
+                             { "id": "mix", "type": "mixer", "inputs": 2 }, { "id": "out", "type": "output" } ],
+                  "links": [ { "from": "song", "to": "mix:0" }, \(withSink ? #"{ "from": "late", "to": "mix:1" },"# : "") { "from": "mix", "to": "out" } ] }
+                """)
         }
         let record = TestSupport.directory.appendingPathComponent("late-input.wav").path
         let socket = TestSupport.directory.appendingPathComponent("late-\(getpid())/g.sock").path
         let control = pw.control(socket)
-        let run = try pw.graphhost(["run", graph(withSink: false), "--duration", "6", "--latency", "256", "--name", "late", "--record", record, "--socket", socket])
+        let run = try pw.graphhost([
+            "run", graph(withSink: false), "--duration", "6", "--latency", "256", "--name", "late", "--record", record,
+            "--socket", socket,
+        ])
         XCTAssertTrue(control.waitForSocket())
         XCTAssertFalse(try pw.hasNode("gh_late"))
         let load = try control.ctl(["load", graph(withSink: true)])
@@ -296,12 +405,15 @@ final class LiveInputTests: XCTestCase {
         XCTAssertTrue(try TestSupport.waitUntil { try pw.hasNode("gh_late") }, "the loaded graph's sink did not appear")
         let app = try pw.play(try Self.toneWAV(1000), sink: "gh_late", latency: 256)
         let result = run.wait()
-        app.interrupt(); _ = app.wait()
+        app.interrupt()
+        _ = app.wait()
         XCTAssertEqual(result.status, 0, result.err)
         let recorded = try SoundFile(path: record).samples
         let end = Double(recorded.count / 2) / 48000
-        XCTAssertEqual(ToneMeasure.dB(ToneMeasure.amplitude(recorded, 1000, start: end - 1.5, seconds: 1)), -12, accuracy: 0.3)
-        XCTAssertEqual(ToneMeasure.dB(ToneMeasure.amplitude(recorded, 300, start: end - 1.5, seconds: 1)), -12, accuracy: 0.3)
+        XCTAssertEqual(
+            ToneMeasure.dB(ToneMeasure.amplitude(recorded, 1000, start: end - 1.5, seconds: 1)), -12, accuracy: 0.3)
+        XCTAssertEqual(
+            ToneMeasure.dB(ToneMeasure.amplitude(recorded, 300, start: end - 1.5, seconds: 1)), -12, accuracy: 0.3)
     }
 
     /// An input at another rate than the graph's is converted by PipeWire's adapter: a 44.1 kHz graph's virtual sink
@@ -310,31 +422,39 @@ final class LiveInputTests: XCTestCase {
     func testAnInputAtAnotherRateIsResampled() throws {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
-        let graph = TestSupport.graph("""
-        { "format": { "sampleRate": 44100, "channels": 2 },
-          "nodes": [ { "id": "apps", "type": "sink", "name": "gh_44k" }, { "id": "out", "type": "output" } ],
-          "links": [ { "from": "apps", "to": "out" } ] }
-        """)
+        let graph = TestSupport.graph(
+            """
+            { "format": { "sampleRate": 44100, "channels": 2 },
+              "nodes": [ { "id": "apps", "type": "sink", "name": "gh_44k" }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "apps", "to": "out" } ] }
+            """)
         let record = TestSupport.directory.appendingPathComponent("resampled-input.wav").path
         let socket = TestSupport.directory.appendingPathComponent("rate-\(getpid())/g.sock").path
         let control = pw.control(socket)
-        let run = try pw.graphhost(["run", graph, "--duration", "4", "--latency", "256", "--name", "rate", "--record", record, "--socket", socket])
+        let run = try pw.graphhost([
+            "run", graph, "--duration", "4", "--latency", "256", "--name", "rate", "--record", record, "--socket",
+            socket,
+        ])
         XCTAssertTrue(control.waitForSocket())
         XCTAssertTrue(try TestSupport.waitUntil { try pw.hasNode("gh_44k") })
         let app = try pw.play(try Self.toneWAV(1000), sink: "gh_44k", latency: 256)
         var resampler = 0
-        XCTAssertTrue(try TestSupport.waitUntil {
-            let input = (try control.status()["inputs"] as? [[String: Any]])?.first
-            resampler = input?["resamplerFrames"] as? Int ?? 0
-            return (input?["levelDBFS"] as? Double ?? -120) > -20 && resampler > 0
-        }, "no level or no resampler delay reported (\(resampler))")
+        XCTAssertTrue(
+            try TestSupport.waitUntil {
+                let input = (try control.status()["inputs"] as? [[String: Any]])?.first
+                resampler = input?["resamplerFrames"] as? Int ?? 0
+                return (input?["levelDBFS"] as? Double ?? -120) > -20 && resampler > 0
+            }, "no level or no resampler delay reported (\(resampler))")
         let result = run.wait()
-        app.interrupt(); _ = app.wait()
+        app.interrupt()
+        _ = app.wait()
         XCTAssertEqual(result.status, 0, result.err)
         let recorded = try SoundFile(path: record)
         XCTAssertEqual(recorded.sampleRate, 44100)
         let end = Double(recorded.frames) / 44100
-        XCTAssertEqual(ToneMeasure.dB(ToneMeasure.amplitude(recorded.samples, 1000, start: end - 1.5, seconds: 1, rate: 44100)), -12, accuracy: 0.3)
+        XCTAssertEqual(
+            ToneMeasure.dB(ToneMeasure.amplitude(recorded.samples, 1000, start: end - 1.5, seconds: 1, rate: 44100)),
+            -12, accuracy: 0.3)
     }
 
     /// A `load` that points a capture node at another source gets a new stream there: before it, the output carries
@@ -345,36 +465,51 @@ final class LiveInputTests: XCTestCase {
         try pw.addSink("src_a")
         try pw.addSink("src_b")
         func graph(_ target: String) -> String {
-            TestSupport.graph("""
-            { "format": { "sampleRate": 48000, "channels": 2 },
-              "nodes": [ { "id": "mic", "type": "capture", "target": "\(target)", "monitor": true }, { "id": "out", "type": "output" } ],
-              "links": [ { "from": "mic", "to": "out" } ] }
-            """)
+            TestSupport.graph(
+                """
+                { "format": { "sampleRate": 48000, "channels": 2 },
+                  "nodes": [ { "id": "mic", "type": "capture", "target": "\(target)", "monitor": true }, { "id": "out", "type": "output" } ],
+                  "links": [ { "from": "mic", "to": "out" } ] }
+                """)
         }
         let record = TestSupport.directory.appendingPathComponent("retarget.wav").path
         let socket = TestSupport.directory.appendingPathComponent("retarget-\(getpid())/g.sock").path
         let control = pw.control(socket)
-        let run = try pw.graphhost(["run", graph("src_a"), "--duration", "6", "--latency", "256", "--name", "retarget", "--record", record, "--socket", socket])
+        let run = try pw.graphhost([
+            "run", graph("src_a"), "--duration", "6", "--latency", "256", "--name", "retarget", "--record", record,
+            "--socket", socket,
+        ])
         XCTAssertTrue(control.waitForSocket())
         let a = try pw.play(try Self.toneWAV(1000), sink: "src_a", latency: 256)
         let b = try pw.play(try Self.toneWAV(300), sink: "src_b", latency: 256)
-        XCTAssertTrue(try TestSupport.waitUntil {
-            ((try control.status()["inputs"] as? [[String: Any]])?.first?["levelDBFS"] as? Double ?? -120) > -20
-        })
+        XCTAssertTrue(
+            try TestSupport.waitUntil {
+                ((try control.status()["inputs"] as? [[String: Any]])?.first?["levelDBFS"] as? Double ?? -120) > -20
+            })
         let position = try control.position()
         XCTAssertTrue(try control.waitForPosition(position + 1))
         let load = try control.ctl(["load", graph("src_b")])
         XCTAssertEqual(load.status, 0, load.out)
         let result = run.wait()
-        a.interrupt(); b.interrupt(); _ = a.wait(); _ = b.wait()
+        a.interrupt()
+        b.interrupt()
+        _ = a.wait()
+        _ = b.wait()
         XCTAssertEqual(result.status, 0, result.err)
         let recorded = try SoundFile(path: record).samples
         let end = Double(recorded.count / 2) / 48000
-        XCTAssertEqual(Self.steadyLevel(recorded, 1000, from: position + 0.2, to: position + 0.8), -12, accuracy: 0.3, "the first source before the load")
-        XCTAssertEqual(Self.steadyLevel(recorded, 300, from: end - 2, to: end - 0.3), -12, accuracy: 0.3, "the second source after the load")
+        XCTAssertEqual(
+            Self.steadyLevel(recorded, 1000, from: position + 0.2, to: position + 0.8), -12, accuracy: 0.3,
+            "the first source before the load")
+        XCTAssertEqual(
+            Self.steadyLevel(recorded, 300, from: end - 2, to: end - 0.3), -12, accuracy: 0.3,
+            "the second source after the load")
         // The median of the windows: a capture dropout (a late wake of this VM) spreads a click's energy over every
         // frequency of its window, while a source that still plays is in all of them.
-        XCTAssertLessThan(Self.medianLevel(recorded, 1000, from: end - 2, to: end - 0.3), -60, "the first source still plays")
-        XCTAssertLessThan(Self.steadyLevel(recorded, 1000, from: end - 2, to: end - 0.3), -40, "the first source plays in some window")
+        XCTAssertLessThan(
+            Self.medianLevel(recorded, 1000, from: end - 2, to: end - 0.3), -60, "the first source still plays")
+        XCTAssertLessThan(
+            Self.steadyLevel(recorded, 1000, from: end - 2, to: end - 0.3), -40, "the first source plays in some window"
+        )
     }
 }

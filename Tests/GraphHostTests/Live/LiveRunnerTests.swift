@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import XCTest
+
 @testable import GraphHost
 
 /// `run`'s live loop without a daemon: a stand-in stream and a clock the test advances, with the real session,
@@ -33,7 +34,10 @@ final class LiveRunnerTests: XCTestCase {
         }
         func reconnect() -> Bool {
             reconnectTimes.append(clock?.elapsed ?? 0)
-            guard reconnectsFailing == 0 else { reconnectsFailing -= 1; return false }
+            guard reconnectsFailing == 0 else {
+                reconnectsFailing -= 1
+                return false
+            }
             (disconnected, noSink, streaming) = (false, false, true)
             return true
         }
@@ -58,22 +62,29 @@ final class LiveRunnerTests: XCTestCase {
 
     /// A runner on a graph file with an EQ, a stand-in stream that plays while connected, and a stand-in clock.
     func makeRunner(graphPath: String? = nil, watch: Bool = false, durationSeconds: Double? = nil)
-        throws -> (runner: LiveRunner, player: StandInPlayback, clock: StandInClock) {
+        throws -> (runner: LiveRunner, player: StandInPlayback, clock: StandInClock)
+    {
         let path = try graphPath ?? TestSupport.graph(TestSupport.eqGraph(preset: "Rock"))
         let session = try TestSupport.session(path)
-        let player = StandInPlayback(), clock = StandInClock()
+        let player = StandInPlayback()
+        let clock = StandInClock()
         let socket = TestSupport.directory.appendingPathComponent("runner-\(UUID().uuidString.prefix(8)).sock").path
         player.socketPath = socket
         player.clock = clock
         let rate = session.format.sampleRate
-        let runner = LiveRunner(session: session, player: player, socketPath: socket, recorder: nil,
-                                options: .init(graphPath: path, watch: watch, durationFrames: durationSeconds.map { Int($0 * Double(rate)) }),
-                                logger: Logger(label: "test"), clock: clock)
+        let runner = LiveRunner(
+            session: session, player: player, socketPath: socket, recorder: nil,
+            options: .init(
+                graphPath: path, watch: watch, durationFrames: durationSeconds.map { Int($0 * Double(rate)) }),
+            logger: Logger(label: "test"), clock: clock)
         player.sessionClosed = { [weak runner] in runner?.control.withSession { $0.closed } ?? true }
         // A playing stream advances by the time slept.
         var slept = 0.0
         clock.onTick = { elapsed in
-            if player.streaming { player.counters.frames.wrappingIncrement(by: Int(((elapsed - slept) * Double(rate)).rounded()), ordering: .relaxed) }
+            if player.streaming {
+                player.counters.frames.wrappingIncrement(
+                    by: Int(((elapsed - slept) * Double(rate)).rounded()), ordering: .relaxed)
+            }
             slept = elapsed
         }
         return (runner, player, clock)
@@ -109,7 +120,9 @@ final class LiveRunnerTests: XCTestCase {
         let lost = try XCTUnwrap(lostAt)
         let attempts = player.reconnectTimes.map { $0 - lost }
         XCTAssertEqual(attempts.count, 4, "\(attempts)")
-        for (attempt, expected) in zip(attempts, [0.1, 0.3, 0.7, 1.5]) { XCTAssertEqual(attempt, expected, accuracy: 0.015, "\(attempts)") }
+        for (attempt, expected) in zip(attempts, [0.1, 0.3, 0.7, 1.5]) {
+            XCTAssertEqual(attempt, expected, accuracy: 0.015, "\(attempts)")
+        }
         XCTAssertTrue(events.waitForLine(containing: "\"reconnected\""), events.text)
         XCTAssertTrue(events.text.contains("\"gapSeconds\":1.5"), events.text)
     }
@@ -138,7 +151,9 @@ final class LiveRunnerTests: XCTestCase {
         XCTAssertTrue(message.contains("no sink appeared within 30 s"), message)
         XCTAssertEqual(clock.elapsed, Reconnection.noSinkLimit, accuracy: 0.05)
         XCTAssertGreaterThan(player.reconnectTimes.count, 10)
-        XCTAssertEqual(zip(player.reconnectTimes, player.reconnectTimes.dropFirst()).map { $1 - $0 }.max() ?? 0, 2, accuracy: 0.015)
+        XCTAssertEqual(
+            zip(player.reconnectTimes, player.reconnectTimes.dropFirst()).map { $1 - $0 }.max() ?? 0, 2, accuracy: 0.015
+        )
     }
 
     /// `--watch`: a saved edit is swapped in, a broken one is reported and the previous version keeps playing.
@@ -201,20 +216,22 @@ final class LiveRunnerTests: XCTestCase {
         let path = first.server.path
         let session = try TestSupport.session(TestSupport.graph(try TestSupport.eqGraph(preset: "Pop")))
         let player = StandInPlayback()
-        let second = LiveRunner(session: session, player: player, socketPath: path, recorder: nil,
-                                options: .init(graphPath: "unused.json"), logger: Logger(label: "test"), clock: StandInClock())
+        let second = LiveRunner(
+            session: session, player: player, socketPath: path, recorder: nil,
+            options: .init(graphPath: "unused.json"), logger: Logger(label: "test"), clock: StandInClock())
         XCTAssertThrowsError(try second.start()) { error in
             XCTAssertTrue("\(error)".contains(path), "\(error)")
         }
         second.close()
         XCTAssertEqual(player.connects, 0)
         XCTAssertTrue(second.control.withSession { $0.closed })
-        XCTAssertEqual(try CommandServer.connectClient(path).nonNegative(), true, "the first run's socket no longer answers")
+        XCTAssertEqual(
+            try CommandServer.connectClient(path).nonNegative(), true, "the first run's socket no longer answers")
     }
 }
 
-private extension Int32 {
-    func nonNegative() throws -> Bool {
+extension Int32 {
+    fileprivate func nonNegative() throws -> Bool {
         defer { if self >= 0 { close(self) } }
         return self >= 0
     }

@@ -1,6 +1,7 @@
 import AllocationCounter
 import Logging
 import XCTest
+
 @testable import GraphHost
 
 /// `graphhost run` against a real, private PipeWire daemon (started by each test; never skipped).
@@ -17,10 +18,13 @@ final class PipeWireTests: XCTestCase {
     /// Asserts that a `run --record` file holds the offline render sample for sample, from the live start on (a run
     /// plays silence until its streams have buffered) up to the stop fade; returns the frames compared.
     @discardableResult
-    func assertRecordingEqualsTheOfflineRender(_ recording: String, graph: String, file: StaticString = #filePath, line: UInt = #line) throws -> Int {
+    func assertRecordingEqualsTheOfflineRender(
+        _ recording: String, graph: String, file: StaticString = #filePath, line: UInt = #line
+    ) throws -> Int {
         let recorded = try SoundFile(path: recording)
         XCTAssertEqual(recorded.channels, 2, file: file, line: line)
-        let liveStart = try XCTUnwrap(SignalMatch.firstNonZeroFrame(recorded.samples, channels: 2), "silent recording", file: file, line: line)
+        let liveStart = try XCTUnwrap(
+            SignalMatch.firstNonZeroFrame(recorded.samples, channels: 2), "silent recording", file: file, line: line)
         let reference = try TestSupport.render(graph, durationFrames: recorded.frames).samples
         let offset = liveStart - (SignalMatch.firstNonZeroFrame(reference, channels: 2) ?? 0)
         XCTAssertGreaterThanOrEqual(offset, 0, file: file, line: line)
@@ -28,7 +32,9 @@ final class PipeWireTests: XCTestCase {
         let frames = min(reference.count / 2, recorded.frames - offset) - 4800
         XCTAssertGreaterThan(frames, 48000, file: file, line: line)
         let differing = (0..<(2 * max(0, frames))).filter { recorded.samples[2 * offset + $0] != reference[$0] }
-        XCTAssertEqual(differing.count, 0, "first difference at frame \(differing.first.map { $0 / 2 } ?? 0) of \(frames)", file: file, line: line)
+        XCTAssertEqual(
+            differing.count, 0, "first difference at frame \(differing.first.map { $0 / 2 } ?? 0) of \(frames)",
+            file: file, line: line)
         return frames
     }
 
@@ -55,7 +61,8 @@ final class PipeWireTests: XCTestCase {
         let peerRecorder = try pw.record(to: peerMonitor, sink: HeadlessPipeWire.peerSink)
         let run = try pw.graphhost(["run", demo, "--duration", "\(seconds)", "--latency", "256", "--record", record])
         let peer = try pw.play(source, sink: HeadlessPipeWire.peerSink, latency: 256)
-        let result = run.wait(), peerResult = peer.wait()
+        let result = run.wait()
+        let peerResult = peer.wait()
         for recorder in [ownRecorder, peerRecorder] {
             recorder.interrupt()
             _ = recorder.wait()
@@ -67,14 +74,19 @@ final class PipeWireTests: XCTestCase {
         try assertRecordingEqualsTheOfflineRender(record, graph: demo)
 
         let reference = SignalMatch.mono(rendered)
-        let own = SignalMatch.intactWindows(recording: SignalMatch.mono(try SoundFile(path: ownMonitor).samples), reference: reference)
-        let other = SignalMatch.intactWindows(recording: SignalMatch.mono(try SoundFile(path: peerMonitor).samples), reference: reference)
+        let own = SignalMatch.intactWindows(
+            recording: SignalMatch.mono(try SoundFile(path: ownMonitor).samples), reference: reference)
+        let other = SignalMatch.intactWindows(
+            recording: SignalMatch.mono(try SoundFile(path: peerMonitor).samples), reference: reference)
         let counters = result.out.split(separator: "\n").last(where: { $0.hasPrefix("played ") }) ?? ""
-        print("intact 100 ms windows: graphhost \(own.intact) of \(own.total), pw-play \(other.intact) of \(other.total); graphhost: \(counters)")
+        print(
+            "intact 100 ms windows: graphhost \(own.intact) of \(own.total), pw-play \(other.intact) of \(other.total); graphhost: \(counters)"
+        )
         XCTAssertGreaterThan(own.total, 9 * seconds)
         XCTAssertEqual(own.total, other.total)
-        XCTAssertGreaterThanOrEqual(Double(own.intact), Double(other.intact) - 0.02 * Double(own.total),
-                                    "graphhost \(own.intact), pw-play \(other.intact) of \(own.total); \(counters)")
+        XCTAssertGreaterThanOrEqual(
+            Double(own.intact), Double(other.intact) - 0.02 * Double(own.total),
+            "graphhost \(own.intact), pw-play \(other.intact) of \(own.total); \(counters)")
     }
 
     /// The quantum changes while playing (256 → 8192 → 512): every size is rendered, and the recorded output equals
@@ -110,11 +122,13 @@ final class PipeWireTests: XCTestCase {
 
     /// Two private daemons run side by side, each with its own socket and sink, and stop leaves nothing behind.
     func testTwoHeadlessDaemonsSideBySide() throws {
-        let a = try HeadlessPipeWire(), b = try HeadlessPipeWire()
+        let a = try HeadlessPipeWire()
+        let b = try HeadlessPipeWire()
         XCTAssertNotEqual(a.environment["PIPEWIRE_REMOTE"], b.environment["PIPEWIRE_REMOTE"])
         XCTAssertEqual(try a.script(["status", a.directory]), "")
         XCTAssertEqual(try b.script(["status", b.directory]), "")
-        let pids = try String(contentsOfFile: a.directory + "/pipewire.pid", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let pids = try String(contentsOfFile: a.directory + "/pipewire.pid", encoding: .utf8).trimmingCharacters(
+            in: .whitespacesAndNewlines)
         a.stop()
         XCTAssertFalse(FileManager.default.fileExists(atPath: a.directory))
         let state = (try? String(contentsOfFile: "/proc/\(pids)/stat", encoding: .utf8))?.split(separator: " ")[2]
@@ -132,14 +146,19 @@ final class PipeWireTests: XCTestCase {
         let pw = try HeadlessPipeWire(quantum: 64)
         defer { pw.stop() }
         _ = try pw.script(["xrun-start", pw.directory])
-        let run = try pw.graphhost(["run", demo, "--duration", "10", "--latency", "64", "--name", "graphhost_q64"]).wait()
-        let profile = try pw.script(["xrun-count", pw.directory, "graphhost_q64"]).split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        let run = try pw.graphhost(["run", demo, "--duration", "10", "--latency", "64", "--name", "graphhost_q64"])
+            .wait()
+        let profile = try pw.script(["xrun-count", pw.directory, "graphhost_q64"]).split(separator: " ").compactMap {
+            Int($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
         XCTAssertEqual(run.status, 0, run.err)
         XCTAssertTrue(run.out.contains("largest quantum 64 frames"), run.out)
         XCTAssertTrue(run.out.contains("missed buffers 0"), run.out)
         XCTAssertEqual(profile.count, 2)
         XCTAssertGreaterThan(profile[0], 5000, "profiler cycles")
-        print("quantum 64: \(run.out.split(separator: "\n").last ?? ""); profiler cycles \(profile[0]), errors \(profile[1])")
+        print(
+            "quantum 64: \(run.out.split(separator: "\n").last ?? ""); profiler cycles \(profile[0]), errors \(profile[1])"
+        )
     }
 
     /// The daemon dies mid-run and comes back, at first without a sink, as after a restart: graphhost reconnects
@@ -157,8 +176,11 @@ final class PipeWireTests: XCTestCase {
         XCTAssertTrue(run.waitForError(containing: "daemon went away"), run.errorText)
         let again = try HeadlessPipeWire(quantum: 256, directory: dir, noSink: true)
         defer { again.stop() }
-        XCTAssertTrue(try TestSupport.waitUntil { try run.errorText.contains(PipeWirePlayer.noSinkMessage) || again.hasNode("demo") },
-                      run.errorText)
+        XCTAssertTrue(
+            try TestSupport.waitUntil {
+                try run.errorText.contains(PipeWirePlayer.noSinkMessage) || again.hasNode("demo")
+            },
+            run.errorText)
         try again.addSink()
         let result = run.wait()
         XCTAssertEqual(result.status, 0, result.err)
@@ -172,7 +194,9 @@ final class PipeWireTests: XCTestCase {
         let pw = try HeadlessPipeWire(quantum: 256, noSink: true)
         defer { pw.stop() }
         let run = try pw.graphhost(["run", demo, "--duration", "2", "--latency", "256"])
-        XCTAssertTrue(run.waitForError(containing: "no sink for the stream yet (no node available); retrying for up to 30 s"), run.errorText)
+        XCTAssertTrue(
+            run.waitForError(containing: "no sink for the stream yet (no node available); retrying for up to 30 s"),
+            run.errorText)
         XCTAssertTrue(run.waitForError(containing: "asking PipeWire for a sink again"), run.errorText)
         try pw.addSink()
         let result = run.wait()
@@ -222,7 +246,9 @@ final class PipeWireTests: XCTestCase {
         XCTAssertTrue(pw.control(socket).waitForSocket())
         let second = try pw.graphhost(["run", demo, "--duration", "3", "--name", "twin"]).wait()
         XCTAssertEqual(second.status, 1, second.err)
-        XCTAssertTrue(second.err.contains("error: another graphhost is listening on \(socket); choose another --name"), second.err)
+        XCTAssertTrue(
+            second.err.contains("error: another graphhost is listening on \(socket); choose another --name"), second.err
+        )
         XCTAssertFalse(second.err.contains("format:"), "the refused run connected a stream: \(second.err)")
         let result = first.wait()
         XCTAssertEqual(result.status, 0, result.err)
@@ -236,21 +262,27 @@ final class PipeWireTests: XCTestCase {
         defer { pw.stop() }
         for signal in [SIGINT, SIGTERM] {
             let socket = TestSupport.directory.appendingPathComponent("signal-\(signal)/demo.sock").path
-            let record = TestSupport.directory.appendingPathComponent("signal-\(signal)." + (signal == SIGINT ? "wav" : "flac")).path
+            let record = TestSupport.directory.appendingPathComponent(
+                "signal-\(signal)." + (signal == SIGINT ? "wav" : "flac")
+            ).path
             let control = pw.control(socket)
-            let run = try pw.graphhost(["run", demo, "--target", "no_such_sink", "--socket", socket, "--record", record])
+            let run = try pw.graphhost([
+                "run", demo, "--target", "no_such_sink", "--socket", socket, "--record", record,
+            ])
             XCTAssertTrue(control.waitForSocket())
             XCTAssertTrue(try control.waitForPosition(0.5))
             kill(run.process.processIdentifier, signal)
             let result = run.wait()
             XCTAssertEqual(result.status, 0, result.err)
-            XCTAssertTrue(result.err.contains("target 'no_such_sink' not found; playing to the default sink"), result.err)
+            XCTAssertTrue(
+                result.err.contains("target 'no_such_sink' not found; playing to the default sink"), result.err)
             XCTAssertTrue(result.out.contains("played "), result.out)
             // The fade takes 50 ms (2400 frames): the last 100 frames are at most 1/24 of full gain.
             let samples = try SoundFile(path: record).samples
             XCTAssertGreaterThan(samples.count, 2 * 24000)
             let tail = TestSupport.peak(Array(samples.suffix(200)))
-            XCTAssertLessThanOrEqual(tail, 0.05 * TestSupport.peak(samples), "signal \(signal): the output was cut, not faded")
+            XCTAssertLessThanOrEqual(
+                tail, 0.05 * TestSupport.peak(samples), "signal \(signal): the output was cut, not faded")
         }
     }
 
@@ -265,7 +297,8 @@ final class PipeWireTests: XCTestCase {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
         process.arguments = ["-q", "-e", "-c", command, "/dev/null"]
         process.environment = pw.environment
-        let input = Pipe(), output = Pipe()
+        let input = Pipe()
+        let output = Pipe()
         process.standardInput = input
         process.standardOutput = output
         process.standardError = output
@@ -285,8 +318,9 @@ final class PipeWireTests: XCTestCase {
 
     func testNoDaemonIsAClearError() throws {
         let missing = TestSupport.directory.appendingPathComponent("no-daemon/pipewire-0").path
-        let process = try HeadlessPipeWire.Running(HeadlessPipeWire.graphhost, ["run", demo],
-                                                   environment: ProcessInfo.processInfo.environment.merging(["PIPEWIRE_REMOTE": missing]) { $1 })
+        let process = try HeadlessPipeWire.Running(
+            HeadlessPipeWire.graphhost, ["run", demo],
+            environment: ProcessInfo.processInfo.environment.merging(["PIPEWIRE_REMOTE": missing]) { $1 })
         let result = process.wait()
         XCTAssertEqual(result.status, 1)
         XCTAssertTrue(result.err.contains("cannot reach a PipeWire daemon at \(missing)"), result.err)
@@ -305,9 +339,12 @@ final class PipeWireTests: XCTestCase {
         var logger = Logger(label: "test")
         logger.logLevel = .warning
         session.rendersConcurrently = true
-        let player = try PipeWirePlayer(engine: session.engine, format: session.format, options: PlaybackOptions(name: "graphhost_alloc", latencyFrames: 256), logger: logger)
+        let player = try PipeWirePlayer(
+            engine: session.engine, format: session.format,
+            options: PlaybackOptions(name: "graphhost_alloc", latencyFrames: 256), logger: logger)
         player.setProbe(gh_allocation_counter_probe)
-        let recorder = try RecordingWriter(path: TestSupport.directory.appendingPathComponent("alloc.wav").path, sampleRate: 48000, channels: 2)
+        let recorder = try RecordingWriter(
+            path: TestSupport.directory.appendingPathComponent("alloc.wav").path, sampleRate: 48000, channels: 2)
         player.setRecordTap(recorder.tap)
         recorder.start()
         graph.start()
@@ -335,11 +372,13 @@ extension PipeWireTests {
         let a = try Data(contentsOf: URL(fileURLWithPath: try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)))
         let b = try Data(contentsOf: URL(fileURLWithPath: try TestSupport.sine(seconds: 1)))
         let spliced = TestSupport.directory.appendingPathComponent("spliced-live.mp3").path
-        FileManager.default.createFile(atPath: spliced, contents: a.prefix(a.count / 2 + 7) + b.suffix(from: b.count / 3 + 11))
-        let graph = TestSupport.graph("""
-        { "nodes": [ { "id": "s", "type": "stream", "url": "\(spliced)", "loop": true }, { "id": "out", "type": "output" } ],
-          "links": [ { "from": "s", "to": "out" } ] }
-        """)
+        FileManager.default.createFile(
+            atPath: spliced, contents: a.prefix(a.count / 2 + 7) + b.suffix(from: b.count / 3 + 11))
+        let graph = TestSupport.graph(
+            """
+            { "nodes": [ { "id": "s", "type": "stream", "url": "\(spliced)", "loop": true }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "s", "to": "out" } ] }
+            """)
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
         let socket = TestSupport.directory.appendingPathComponent("damage-\(getpid())/s.sock").path
@@ -348,18 +387,21 @@ extension PipeWireTests {
         let subscriber = try HeadlessPipeWire.SocketClient.subscriber(socket)
         XCTAssertTrue(subscriber.waitForLine(containing: "\"event\":\"damaged\""), subscriber.text)
         XCTAssertTrue(subscriber.text.contains("\"node\":\"s\""), subscriber.text)
-        let status = try HeadlessPipeWire.execute(HeadlessPipeWire.graphhost, ["ctl", "--socket", socket, "status"], environment: pw.environment)
+        let status = try HeadlessPipeWire.execute(
+            HeadlessPipeWire.graphhost, ["ctl", "--socket", socket, "status"], environment: pw.environment)
         let out = status.out
         XCTAssertNotNil(out.range(of: #""silencedFrames":[1-9]"#, options: .regularExpression), out)
         XCTAssertNotNil(out.range(of: #""skippedBytes":[1-9]"#, options: .regularExpression), out)
-        _ = try HeadlessPipeWire.execute(HeadlessPipeWire.graphhost, ["ctl", "--socket", socket, "quit"], environment: pw.environment)
+        _ = try HeadlessPipeWire.execute(
+            HeadlessPipeWire.graphhost, ["ctl", "--socket", socket, "quit"], environment: pw.environment)
         let result = run.wait(timeout: 10)
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertTrue(result.err.contains("stream 's': damaged MPEG data"), result.err)
     }
 
     /// `run` locks the render world's memory, not the whole process (mlockall locked every stack and library): the
-    /// kernel's VmLck holds what `status` reports (megabytes, for the stream's ring) and stays well below the resident set.
+    /// kernel's VmLck holds what `status` reports (megabytes, for the stream's ring) and stays well below the resident
+    /// set.
     func testLocksTheRenderMemoryOnly() throws {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
@@ -371,13 +413,17 @@ extension PipeWireTests {
         // The first sound is stamped on the same clock (the benchmark's time to the first sound reads it).
         XCTAssertTrue(try TestSupport.waitUntil { (try control.status()["firstSoundNanos"] as? Int ?? 0) > 0 })
         let firstSound = try XCTUnwrap(try control.status()["firstSoundNanos"] as? Int)
-        XCTAssertTrue(spawned < firstSound && firstSound < MonotonicClock.nanos(), "first sound at \(firstSound), spawned at \(spawned)")
+        XCTAssertTrue(
+            spawned < firstSound && firstSound < MonotonicClock.nanos(),
+            "first sound at \(firstSound), spawned at \(spawned)")
         let status = try control.ctl(["status"]).out
         let memory = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(status.utf8)) as? [String: Any])
         let reported = try XCTUnwrap(((memory["status"] as? [String: Any])?["memory"] as? [String: Int]), status)
         let proc = try String(contentsOfFile: "/proc/\(run.process.processIdentifier)/status", encoding: .utf8)
         func kilobytes(_ key: String) -> Int {
-            Int(proc.split(separator: "\n").first { $0.hasPrefix(key + ":") }?.split(separator: " ").dropFirst().first ?? "") ?? -1
+            Int(
+                proc.split(separator: "\n").first { $0.hasPrefix(key + ":") }?.split(separator: " ").dropFirst().first
+                    ?? "") ?? -1
         }
         let (locked, resident) = (kilobytes("VmLck") * 1024, kilobytes("VmRSS") * 1024)
         print("render memory: \(reported["lockedBytes"] ?? 0) bytes locked; VmLck \(locked), VmRSS \(resident)")
@@ -395,11 +441,16 @@ extension PipeWireTests {
     /// as the run played: sound, the pause's silence, sound again.
     /// A recorded run of a stream of `seconds` at quantum 1024 with a control socket, named `name`.
     func recordedRun(_ pw: HeadlessPipeWire, name: String, seconds: Double, _ arguments: [String] = []) throws
-        -> (run: HeadlessPipeWire.Running, control: HeadlessPipeWire.Control, recording: String) {
+        -> (run: HeadlessPipeWire.Running, control: HeadlessPipeWire.Control, recording: String)
+    {
         let graph = TestSupport.streamGraph(try TestSupport.mp3(rate: 48000, channels: 2, seconds: seconds))
         let socket = TestSupport.directory.appendingPathComponent("\(name)-\(getpid())/\(name).sock").path
         let recording = TestSupport.directory.appendingPathComponent("\(name)-\(getpid())-record.wav").path
-        let run = try pw.graphhost(["run", graph, "--socket", socket, "--latency", "1024", "--name", name, "--record", recording, "--no-mpris"] + arguments)
+        let run = try pw.graphhost(
+            [
+                "run", graph, "--socket", socket, "--latency", "1024", "--name", name, "--record", recording,
+                "--no-mpris",
+            ] + arguments)
         let control = pw.control(socket)
         XCTAssertTrue(control.waitForSocket())
         return (run, control, recording)
@@ -416,17 +467,21 @@ extension PipeWireTests {
         // Once idle, the callbacks stop while the position goes on.
         XCTAssertTrue(try control.waitForPosition(pausedAt + 1))
         let callbacks = try XCTUnwrap(try control.status()["callbacks"] as? Int)
-        let decoderWakeups = try XCTUnwrap(ProcessThreads.wakeups(run.process.processIdentifier, named: "graphhost-decod"))
-        let writerWakeups = try XCTUnwrap(ProcessThreads.wakeups(run.process.processIdentifier, named: "graphhost-recor"))
+        let decoderWakeups = try XCTUnwrap(
+            ProcessThreads.wakeups(run.process.processIdentifier, named: "graphhost-decod"))
+        let writerWakeups = try XCTUnwrap(
+            ProcessThreads.wakeups(run.process.processIdentifier, named: "graphhost-recor"))
         let idleFrom = try control.position()
         XCTAssertTrue(try control.waitForPosition(idleFrom + 2))
         XCTAssertEqual(try control.status()["callbacks"] as? Int, callbacks, "the paused stream was still called")
         // The decoder, its ring full, sleeps on its semaphore until the render world reads room free, and the recording
         // writer until the render world captures a chunk: no timer wakes either.
-        XCTAssertEqual(ProcessThreads.wakeups(run.process.processIdentifier, named: "graphhost-decod"), decoderWakeups,
-                       "the paused stream's decoder woke")
-        XCTAssertEqual(ProcessThreads.wakeups(run.process.processIdentifier, named: "graphhost-recor"), writerWakeups,
-                       "the recording writer woke while nothing was captured")
+        XCTAssertEqual(
+            ProcessThreads.wakeups(run.process.processIdentifier, named: "graphhost-decod"), decoderWakeups,
+            "the paused stream's decoder woke")
+        XCTAssertEqual(
+            ProcessThreads.wakeups(run.process.processIdentifier, named: "graphhost-recor"), writerWakeups,
+            "the recording writer woke while nothing was captured")
         // A command for the render world while idle is carried out (the stream wakes for it and rests again).
         XCTAssertEqual(try control.ctl(["seek", "s", "10"]).status, 0)
         XCTAssertEqual(try control.ctl(["play"]).status, 0)
@@ -436,7 +491,8 @@ extension PipeWireTests {
         XCTAssertGreaterThan(status["callbacks"] as? Int ?? 0, callbacks)
         XCTAssertEqual(status["xruns"] as? Int, xrunsBefore, "\(status)")
         let streams = try XCTUnwrap(status["streams"] as? [[String: Any]])
-        XCTAssertEqual(streams.first?["position"] as? Double ?? 0, 11, accuracy: 1, "the seek made while idle: \(streams)")
+        XCTAssertEqual(
+            streams.first?["position"] as? Double ?? 0, 11, accuracy: 1, "the seek made while idle: \(streams)")
         XCTAssertEqual(try control.ctl(["quit"]).status, 0)
         let result = run.wait(timeout: 10)
         XCTAssertEqual(result.status, 0, result.err)
@@ -461,7 +517,8 @@ extension PipeWireTests {
         XCTAssertTrue(try control.waitForPosition(4))
         let callbacks = try XCTUnwrap(try control.status()["callbacks"] as? Int)
         XCTAssertTrue(try control.waitForPosition(5.5))
-        XCTAssertEqual(try control.status()["callbacks"] as? Int, callbacks, "the stream was still called after everything ended")
+        XCTAssertEqual(
+            try control.status()["callbacks"] as? Int, callbacks, "the stream was still called after everything ended")
         let result = run.wait(timeout: 20)
         XCTAssertEqual(result.status, 0, result.err)
         let samples = try SoundFile(path: recording).samples
@@ -478,22 +535,29 @@ extension PipeWireTests {
         let midi = TestSupport.directory.appendingPathComponent("late-note.mid").path
         // 480 ticks a quarter at 120 bpm: A4 from 3.5 s (3360 ticks) for 0.5 s.
         let track: [UInt8] = [0x9A, 0x20, 0x90, 69, 100, 0x83, 0x60, 0x80, 69, 0, 0x00, 0xFF, 0x2F, 0x00]
-        let bytes: [UInt8] = Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0x01, 0xE0] + Array("MTrk".utf8) + [0, 0, 0, UInt8(track.count)] + track
+        let bytes: [UInt8] =
+            Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0x01, 0xE0] + Array("MTrk".utf8) + [
+                0, 0, 0, UInt8(track.count),
+            ] + track
         FileManager.default.createFile(atPath: midi, contents: Data(bytes))
         let song = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
-        let graph = TestSupport.graph("""
-        { "format": { "sampleRate": 48000, "channels": 2 },
-          "nodes": [ { "id": "s", "type": "stream", "url": "\(song)" }, { "id": "keys", "type": "midi", "file": "\(midi)" },
-                     { "id": "piano", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/Piano" },
-                     { "id": "mix", "type": "mixer", "inputs": 2 }, { "id": "out", "type": "output" } ],
-          "links": [ { "from": "s", "to": "mix:0" }, { "from": "keys", "to": "piano" }, { "from": "piano", "to": "mix:1" },
-                     { "from": "mix", "to": "out" } ] }
-        """)
+        let graph = TestSupport.graph(
+            """
+            { "format": { "sampleRate": 48000, "channels": 2 },
+              "nodes": [ { "id": "s", "type": "stream", "url": "\(song)" }, { "id": "keys", "type": "midi", "file": "\(midi)" },
+                         { "id": "piano", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/Piano" },
+                         { "id": "mix", "type": "mixer", "inputs": 2 }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "s", "to": "mix:0" }, { "from": "keys", "to": "piano" }, { "from": "piano", "to": "mix:1" },
+                         { "from": "mix", "to": "out" } ] }
+            """)
         let recording = TestSupport.directory.appendingPathComponent("late-note-\(getpid()).wav").path
-        let result = try pw.graphhost(["run", graph, "--duration", "5", "--latency", "1024", "--no-mpris", "--record", recording]).wait(timeout: 30)
+        let result = try pw.graphhost([
+            "run", graph, "--duration", "5", "--latency", "1024", "--no-mpris", "--record", recording,
+        ]).wait(timeout: 30)
         XCTAssertEqual(result.status, 0, result.err)
         let samples = try SoundFile(path: recording).samples
-        XCTAssertGreaterThan(TestSupport.peak(Array(samples[(48000 * 2 * 36 / 10)..<(48000 * 2 * 4)])), 0.01, "the late note")
+        XCTAssertGreaterThan(
+            TestSupport.peak(Array(samples[(48000 * 2 * 36 / 10)..<(48000 * 2 * 4)])), 0.01, "the late note")
     }
 
     /// Where the memlock limit allows nothing, `run` says so once, names the remedy, and plays on.
@@ -501,7 +565,9 @@ extension PipeWireTests {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
         // No memlock allowance; root also loses CAP_IPC_LOCK, which would bypass the limit.
-        let launcher = ["/usr/bin/prlimit", "--memlock=0:0"] + (getuid() == 0 ? ["/usr/bin/setpriv", "--bounding-set=-ipc_lock", "--"] : [])
+        let launcher =
+            ["/usr/bin/prlimit", "--memlock=0:0"]
+            + (getuid() == 0 ? ["/usr/bin/setpriv", "--bounding-set=-ipc_lock", "--"] : [])
         let result = try pw.graphhost(["run", demo, "--duration", "1", "--latency", "256"], launcher: launcher).wait()
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertTrue(result.err.contains("could not lock"), result.err)
@@ -523,7 +589,9 @@ extension PipeWireTests {
         let ctl = control.ctl
         let mode = try FileManager.default.attributesOfItem(atPath: socket)[.posixPermissions] as? Int
         XCTAssertEqual(mode, 0o600)
-        let dirMode = try FileManager.default.attributesOfItem(atPath: (socket as NSString).deletingLastPathComponent)[.posixPermissions] as? Int
+        let dirMode =
+            try FileManager.default.attributesOfItem(atPath: (socket as NSString).deletingLastPathComponent)[
+                .posixPermissions] as? Int
         XCTAssertEqual(dirMode, 0o700)
         let preset = try ctl(["preset", "eq", "Bass", "Booster"])
         XCTAssertEqual(preset.status, 0, preset.out)

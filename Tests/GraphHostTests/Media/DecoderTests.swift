@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import GraphHost
 
 /// The stream node's decoder gives exactly what the mpg123 command line gives.
@@ -8,7 +9,6 @@ final class DecoderTests: XCTestCase {
         let data = try TestSupport.run(["mpg123", "-q", "-s", "-e", "f32"] + (mono ? ["-m"] : []) + [mp3])
         return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
     }
-
 
     func testRenderEqualsMpg123SampleForSample() throws {
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 3)
@@ -27,9 +27,13 @@ final class DecoderTests: XCTestCase {
         let ring = PCMRing.allocate(minimumFrames: 1 << 15, channels: 2)
         let counters = StreamCounters.create()
         let wakeup = RingWakeup(room: counters.room)
-        defer { ring.deallocate(); counters.destroy() }
-        let decoder = StreamDecoder(source: { try ChunkedByteSource(path: mp3, sizes: [1, 3, 7, 333, 1000, 4097, 2]) },
-                                    format: format, ring: ring, counters: counters, loop: false, wakeup: wakeup, reserveFrames: 0)
+        defer {
+            ring.deallocate()
+            counters.destroy()
+        }
+        let decoder = StreamDecoder(
+            source: { try ChunkedByteSource(path: mp3, sizes: [1, 3, 7, 333, 1000, 4097, 2]) },
+            format: format, ring: ring, counters: counters, loop: false, wakeup: wakeup, reserveFrames: 0)
         decoder.start()
         var samples: [Float] = []
         let block = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 777)
@@ -39,7 +43,10 @@ final class DecoderTests: XCTestCase {
             let n = ring.readPlanar(into: block, channelStride: 777, frames: 777)
             for f in 0..<n { samples += [block[f], block[777 + f]] }
             wakeup.signalSpace()
-            if n == 0 { if done { break }; wakeup.waitForData() }
+            if n == 0 {
+                if done { break }
+                wakeup.waitForData()
+            }
         }
         decoder.stop()
         XCTAssertNil(decoder.failure)
@@ -69,10 +76,11 @@ final class DecoderTests: XCTestCase {
 
     func testLoopingStreamKeepsPlaying() throws {
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
-        let path = TestSupport.graph("""
-        { "nodes": [ { "id": "s", "type": "stream", "url": "\(mp3)", "loop": true }, { "id": "out", "type": "output" } ],
-          "links": [ { "from": "s", "to": "out" } ] }
-        """)
+        let path = TestSupport.graph(
+            """
+            { "nodes": [ { "id": "s", "type": "stream", "url": "\(mp3)", "loop": true }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "s", "to": "out" } ] }
+            """)
         let (samples, summary) = try TestSupport.render(path, durationFrames: 48000 * 3)
         XCTAssertEqual(samples.count, 48000 * 3 * 2)
         XCTAssertEqual(summary.underruns, 0)

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import XCTest
+
 @testable import GraphHost
 
 /// HLS against the loopback HTTP server: finite and live playlists (segments made by Debian's ffmpeg), a master
@@ -9,11 +10,14 @@ final class HLSTests: XCTestCase {
     /// 8 s of AAC in 1 s MPEG-TS segments (a.m3u8, seg000.ts …) in the server's folder; returns the segment paths.
     @discardableResult
     static func segments(in server: HTTPTestServer) throws -> [String] {
-        try TestSupport.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=330:duration=8", "-f", "lavfi",
-                             "-i", "sine=frequency=550:duration=8", "-filter_complex", "[0][1]amerge=inputs=2", "-ar", "44100",
-                             "-c:a", "aac", "-b:a", "128k", "-f", "hls", "-hls_time", "1", "-hls_playlist_type", "vod",
-                             "-hls_segment_filename", server.root + "/seg%03d.ts", server.root + "/a.m3u8"])
-        let names = try FileManager.default.contentsOfDirectory(atPath: server.root).filter { $0.hasSuffix(".ts") }.sorted()
+        try TestSupport.run([
+            "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=330:duration=8", "-f", "lavfi",
+            "-i", "sine=frequency=550:duration=8", "-filter_complex", "[0][1]amerge=inputs=2", "-ar", "44100",
+            "-c:a", "aac", "-b:a", "128k", "-f", "hls", "-hls_time", "1", "-hls_playlist_type", "vod",
+            "-hls_segment_filename", server.root + "/seg%03d.ts", server.root + "/a.m3u8",
+        ])
+        let names = try FileManager.default.contentsOfDirectory(atPath: server.root).filter { $0.hasSuffix(".ts") }
+            .sorted()
         XCTAssertGreaterThanOrEqual(names.count, 8)
         return names.map { server.root + "/" + $0 }
     }
@@ -21,7 +25,9 @@ final class HLSTests: XCTestCase {
     /// What ffmpeg decodes from the segments joined.
     static func expected(_ segments: [String]) throws -> [Float] {
         let joined = TestSupport.directory.appendingPathComponent("hls-joined-\(UUID().uuidString).ts").path
-        FileManager.default.createFile(atPath: joined, contents: try segments.reduce(Data()) { $0 + (try Data(contentsOf: URL(fileURLWithPath: $1))) })
+        FileManager.default.createFile(
+            atPath: joined,
+            contents: try segments.reduce(Data()) { $0 + (try Data(contentsOf: URL(fileURLWithPath: $1))) })
         return try EncodedMedia.ffmpegDecode(joined)
     }
 
@@ -46,11 +52,15 @@ final class HLSTests: XCTestCase {
     func testMP3SegmentsWithTagsAndInfoFramesJoinSeamlessly() throws {
         let server = try HTTPTestServer()
         defer { server.stop() }
-        try TestSupport.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:duration=8:sample_rate=44100",
-                             "-ac", "2", "-c:a", "libmp3lame", "-b:a", "128k", "-f", "segment", "-segment_time", "2",
-                             "-segment_list", server.root + "/mp3.m3u8", server.root + "/part%03d.mp3"])
+        try TestSupport.run([
+            "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:duration=8:sample_rate=44100",
+            "-ac", "2", "-c:a", "libmp3lame", "-b:a", "128k", "-f", "segment", "-segment_time", "2",
+            "-segment_list", server.root + "/mp3.m3u8", server.root + "/part%03d.mp3",
+        ])
         let first = try Data(contentsOf: URL(fileURLWithPath: server.root + "/part001.mp3"))
-        XCTAssertTrue(first.starts(with: Data("ID3".utf8)) && first.range(of: Data("Info".utf8)) != nil, "a segment has a tag and an Info frame")
+        XCTAssertTrue(
+            first.starts(with: Data("ID3".utf8)) && first.range(of: Data("Info".utf8)) != nil,
+            "a segment has a tag and an Info frame")
         let expected = try EncodedMedia.ffmpegDecode(server.root + "/mp3.m3u8")
         let samples = try render(server.url("mp3.m3u8"))
         XCTAssertEqual(samples.count, expected.count, "as long as ffmpeg plays it")
@@ -74,14 +84,14 @@ final class HLSTests: XCTestCase {
         defer { server.stop() }
         let expected = try Self.expected(try Self.segments(in: server))
         let master = """
-        #EXTM3U
-        #EXT-X-STREAM-INF:BANDWIDTH=64000,CODECS="mp4a.40.2"
-        missing-low.m3u8
-        #EXT-X-STREAM-INF:BANDWIDTH=9000000,CODECS="avc1.640028,mp4a.40.2"
-        missing-video.m3u8
-        #EXT-X-STREAM-INF:BANDWIDTH=160000,CODECS="mp4a.40.2"
-        a.m3u8
-        """
+            #EXTM3U
+            #EXT-X-STREAM-INF:BANDWIDTH=64000,CODECS="mp4a.40.2"
+            missing-low.m3u8
+            #EXT-X-STREAM-INF:BANDWIDTH=9000000,CODECS="avc1.640028,mp4a.40.2"
+            missing-video.m3u8
+            #EXT-X-STREAM-INF:BANDWIDTH=160000,CODECS="mp4a.40.2"
+            a.m3u8
+            """
         FileManager.default.createFile(atPath: server.root + "/master.m3u8", contents: Data(master.utf8))
         XCTAssertEqual(try render(server.url("master.m3u8")).count, expected.count)
         let parsed = try HLSPlaylist.parse(master, url: "http://127.0.0.1/x/master.m3u8")
@@ -96,7 +106,8 @@ final class HLSTests: XCTestCase {
         let segments = try Self.segments(in: server)
         let url = server.url("live/a.m3u8?step=4")
         let source = try HLSByteSource(url: url, text: try HLSByteSource.fetch(url), status: NetworkStreamStatus())
-        var received = Data(), breaks: [Int] = []
+        var received = Data()
+        var breaks: [Int] = []
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 1)
         defer { chunk.deallocate() }
         while case let n = try source.read(into: chunk), n > 0 {
@@ -113,18 +124,28 @@ final class HLSTests: XCTestCase {
         let url = "http://127.0.0.1:1/p.m3u8"
         for (text, message) in [
             ("not a playlist", "HLS playlist \(url), line 1: does not start with #EXTM3U"),
-            ("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-KEY:METHOD=AES-128,URI=\"k\"\n#EXTINF:2,\na.ts", "line 3: encrypted HLS (METHOD=AES-128) is not supported"),
+            (
+                "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-KEY:METHOD=AES-128,URI=\"k\"\n#EXTINF:2,\na.ts",
+                "line 3: encrypted HLS (METHOD=AES-128) is not supported"
+            ),
             ("#EXTM3U\n#EXT-X-TARGETDURATION:2\na.ts", "line 3: segment 'a.ts' has no EXTINF before it"),
             ("#EXTM3U\n#EXT-X-TARGETDURATION:soon\n", "line 2: EXT-X-TARGETDURATION 'soon' is not a positive number"),
-            ("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nftp://x/a.ts", "line 4: 'ftp://x/a.ts' is not an http:// or https:// URL"),
+            (
+                "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nftp://x/a.ts",
+                "line 4: 'ftp://x/a.ts' is not an http:// or https:// URL"
+            ),
         ] {
-            XCTAssertThrowsError(try HLSPlaylist.parse(text, url: url)) { XCTAssertTrue("\($0)".hasSuffix(message), "\($0)") }
+            XCTAssertThrowsError(try HLSPlaylist.parse(text, url: url)) {
+                XCTAssertTrue("\($0)".hasSuffix(message), "\($0)")
+            }
         }
         // Through the stream node: the error names the playlist and line.
         let server = try HTTPTestServer()
         defer { server.stop() }
-        FileManager.default.createFile(atPath: server.root + "/locked.m3u8",
-                                       contents: Data("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-KEY:METHOD=SAMPLE-AES,URI=\"k\"\n#EXTINF:2,\na.ts\n".utf8))
+        FileManager.default.createFile(
+            atPath: server.root + "/locked.m3u8",
+            contents: Data(
+                "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-KEY:METHOD=SAMPLE-AES,URI=\"k\"\n#EXTINF:2,\na.ts\n".utf8))
         XCTAssertThrowsError(try render(server.url("locked.m3u8"))) {
             XCTAssertTrue("\($0)".contains("locked.m3u8, line 3: encrypted HLS (METHOD=SAMPLE-AES)"), "\($0)")
         }

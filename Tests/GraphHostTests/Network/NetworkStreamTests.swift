@@ -1,28 +1,34 @@
 import Foundation
 import XCTest
+
 @testable import GraphHost
 
 /// Network streams against real servers on 127.0.0.1: HTTP files with throttling, drops and Range, errors,
 /// stalls, bounded memory, the cache, and Icecast radio with titles.
 final class NetworkStreamTests: XCTestCase {
     func streamGraph(_ url: String, bufferSeconds: Double = 0.5, cache: String? = nil, loop: Bool = false) -> String {
-        TestSupport.graph("""
-        { "nodes": [ { "id": "s", "type": "stream", "url": "\(url)", "bufferSeconds": \(bufferSeconds)\(cache.map { #", "cache": "\#($0)""# } ?? "")\(loop ? #", "loop": true"# : "") },
-                     { "id": "out", "type": "output" } ],
-          "links": [ { "from": "s", "to": "out" } ] }
-        """)
+        TestSupport.graph(
+            """
+            { "nodes": [ { "id": "s", "type": "stream", "url": "\(url)", "bufferSeconds": \(bufferSeconds)\(cache.map { #", "cache": "\#($0)""# } ?? "")\(loop ? #", "loop": true"# : "") },
+                         { "id": "out", "type": "output" } ],
+              "links": [ { "from": "s", "to": "out" } ] }
+            """)
     }
 
     /// Throttled downloads that drop mid-file resume with a Range request (or skip ahead when the server ignores
-    /// Range), and a redirect is followed: the decoded output equals decoding the whole file locally, no gap, no repeat.
+    /// Range), and a redirect is followed: the decoded output equals decoding the whole file locally, no gap, no
+    /// repeat.
     func testDroppedDownloadsResumeWithoutGapOrRepeat() throws {
         let mp3 = try TestSupport.mp3(rate: 44100, channels: 2, seconds: 4)
         let server = try HTTPTestServer()
         defer { server.stop() }
         let local = try TestSupport.renderStream(mp3)
         _ = try server.serve(mp3, as: "song.mp3")
-        for url in ["rate=400000&drop=20000", "rate=400000&drop=30000&norange=1", "drop=1000"].map({ server.url("song.mp3?" + $0) })
-            + [server.url("moved?to=song.mp3")] {
+        for url in ["rate=400000&drop=20000", "rate=400000&drop=30000&norange=1", "drop=1000"].map({
+            server.url("song.mp3?" + $0)
+        })
+            + [server.url("moved?to=song.mp3")]
+        {
             let query = url
             let out = try TestSupport.render(streamGraph(url))
             XCTAssertEqual(out.samples.count, local.count, query)
@@ -65,7 +71,8 @@ final class NetworkStreamTests: XCTestCase {
         let size = try Data(contentsOf: URL(fileURLWithPath: mp3)).count
         let server = try HTTPTestServer()
         defer { server.stop() }
-        let source = HTTPByteSource(url: try server.serve(mp3, as: "radio.mp3", query: "endless=1"), status: NetworkStreamStatus())
+        let source = HTTPByteSource(
+            url: try server.serve(mp3, as: "radio.mp3", query: "endless=1"), status: NetworkStreamStatus())
         defer { source.cancel() }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1000, alignment: 1)
         defer { buffer.deallocate() }
@@ -120,7 +127,8 @@ final class NetworkStreamTests: XCTestCase {
         XCTAssertTrue(waits.allSatisfy { $0 <= StreamRetry.maxDelay })
         XCTAssertLessThanOrEqual(now.timeIntervalSince(start), 30 + 1)
         XCTAssertGreaterThan(now.timeIntervalSince(start) + StreamRetry.maxDelay + 1, 30, "gave up early: \(waits)")
-        XCTAssertEqual(retry.failed(connectedFor: StreamRetry.healthySeconds, progressed: false, now: now), StreamRetry.firstDelay)
+        XCTAssertEqual(
+            retry.failed(connectedFor: StreamRetry.healthySeconds, progressed: false, now: now), StreamRetry.firstDelay)
         var never = StreamRetry(limit: 0)
         XCTAssertNil(never.failed(connectedFor: 0, progressed: false, now: now))
     }
@@ -133,8 +141,10 @@ final class NetworkStreamTests: XCTestCase {
         let folder = TestSupport.directory.appendingPathComponent("failed-render-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let binary = TestSupport.debugGraphhost
-        for (url, expected) in [(server.url("empty"), "empty response from \(server.url("empty"))"),
-                                (server.url("silent"), "no answer from \(server.url("silent")) within 5 s")] {
+        for (url, expected) in [
+            (server.url("empty"), "empty response from \(server.url("empty"))"),
+            (server.url("silent"), "no answer from \(server.url("silent")) within 5 s"),
+        ] {
             let result = try TestSupport.execute(binary, ["render", streamGraph(url), "-o", folder + "/out.wav"])
             XCTAssertEqual(result.status, 1)
             let err = String(decoding: result.err, as: UTF8.self)
@@ -150,10 +160,11 @@ final class NetworkStreamTests: XCTestCase {
         let server = try HTTPTestServer()
         defer { server.stop() }
         let url = try server.serve(sine, as: "breaks.mp3", query: "drop=60000")
-        let graph = TestSupport.graph("""
-        { "nodes": [ { "id": "s", "type": "stream", "url": "\(url)", "retrySeconds": 0 }, { "id": "out", "type": "output" } ],
-          "links": [ { "from": "s", "to": "out" } ] }
-        """)
+        let graph = TestSupport.graph(
+            """
+            { "nodes": [ { "id": "s", "type": "stream", "url": "\(url)", "retrySeconds": 0 }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "s", "to": "out" } ] }
+            """)
         let session = try TestSupport.session(graph)
         defer { session.close() }
         let stream = session.graph.streams[0]
@@ -161,18 +172,22 @@ final class NetworkStreamTests: XCTestCase {
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 256)
         defer { buffer.deallocate() }
         var out: [Float] = []
-        XCTAssertTrue(TestSupport.waitUntil {
-            while !stream.canRender(frames: 256) { stream.wakeup.waitForData() }
-            session.render(frames: 256, interleaved: buffer)
-            out.append(contentsOf: UnsafeBufferPointer(start: buffer, count: 512))
-            return stream.finished
-        })
-        XCTAssertTrue("\(stream.failure.map { "\($0)" } ?? "none")".contains("gave up retrying after 0 s"), "\(String(describing: stream.failure))")
+        XCTAssertTrue(
+            TestSupport.waitUntil {
+                while !stream.canRender(frames: 256) { stream.wakeup.waitForData() }
+                session.render(frames: 256, interleaved: buffer)
+                out.append(contentsOf: UnsafeBufferPointer(start: buffer, count: 512))
+                return stream.finished
+            })
+        XCTAssertTrue(
+            "\(stream.failure.map { "\($0)" } ?? "none")".contains("gave up retrying after 0 s"),
+            "\(String(describing: stream.failure))")
         let last = try XCTUnwrap(out.lastIndex { abs($0) > 1e-6 }) / 2
         let fade = Int(GraphDocument.defaultCrossfadeSeconds * 48000)
         XCTAssertGreaterThan(last, 48000, "the stream played")
         func rms(_ from: Int, _ to: Int) -> Double {
-            (out[(2 * from)..<(2 * to)].reduce(0) { $0 + Double($1) * Double($1) } / Double(2 * (to - from))).squareRoot()
+            (out[(2 * from)..<(2 * to)].reduce(0) { $0 + Double($1) * Double($1) } / Double(2 * (to - from)))
+                .squareRoot()
         }
         let steady = rms(last - 2 * fade - 960, last - 2 * fade)
         XCTAssertGreaterThan(steady, 0.3)
@@ -186,9 +201,11 @@ final class NetworkStreamTests: XCTestCase {
         defer { server.stop() }
         let out = TestSupport.directory.appendingPathComponent("never.wav").path
         let binary = TestSupport.debugGraphhost
-        for (url, expected) in [(server.url("missing"), "HTTP 404 from \(server.url("missing")) (not found)"),
-                                (server.url("loop"), "cannot stream \(server.url("loop")): Maximum (5) redirects followed"),
-                                ("http://127.0.0.1:9/none.mp3", "cannot stream http://127.0.0.1:9/none.mp3")] {
+        for (url, expected) in [
+            (server.url("missing"), "HTTP 404 from \(server.url("missing")) (not found)"),
+            (server.url("loop"), "cannot stream \(server.url("loop")): Maximum (5) redirects followed"),
+            ("http://127.0.0.1:9/none.mp3", "cannot stream http://127.0.0.1:9/none.mp3"),
+        ] {
             let result = try TestSupport.execute(binary, ["render", streamGraph(url), "-o", out])
             XCTAssertNotEqual(result.status, 0)
             let err = String(decoding: result.err, as: UTF8.self)
@@ -204,7 +221,9 @@ final class NetworkStreamTests: XCTestCase {
         let url = try server.serve(mp3, as: "secure.mp3")
         XCTAssertTrue(url.hasPrefix("https://"))
         XCTAssertThrowsError(try TestSupport.render(streamGraph(url))) { error in
-            XCTAssertTrue("\(error)".contains("cannot stream \(url)") && "\(error)".lowercased().contains("certificate"), "\(error)")
+            XCTAssertTrue(
+                "\(error)".contains("cannot stream \(url)") && "\(error)".lowercased().contains("certificate"),
+                "\(error)")
         }
     }
 
@@ -272,19 +291,21 @@ final class NetworkStreamTests: XCTestCase {
         session.graph.start()
         let stream = session.graph.streams[0]
         let network = try XCTUnwrap(stream.network)
-        XCTAssertTrue(TestSupport.waitUntil { network.paused },
-                      "the download did not pause: \(network.bytesLoaded) bytes")
+        XCTAssertTrue(
+            TestSupport.waitUntil { network.paused },
+            "the download did not pause: \(network.bytesLoaded) bytes")
         let first = network.bytesLoaded
         let total = try XCTUnwrap(network.totalBytes)
         XCTAssertLessThan(first, total / 2, "\(first) of \(total) bytes fetched")
         XCTAssertLessThan(first, HTTPByteSource.bufferBytes + 200_000)
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 4096)
         defer { buffer.deallocate() }
-        XCTAssertTrue(TestSupport.waitUntil {
-            session.render(frames: 4096, interleaved: buffer)
-            stream.wakeup.signalSpace()
-            return network.bytesLoaded > first
-        }, "the download did not go on while audio was played")
+        XCTAssertTrue(
+            TestSupport.waitUntil {
+                session.render(frames: 4096, interleaved: buffer)
+                stream.wakeup.signalSpace()
+                return network.bytesLoaded > first
+            }, "the download did not go on while audio was played")
     }
 
     /// With a cache path the finished download is kept and a later run plays it with the server gone.
@@ -312,15 +333,16 @@ final class NetworkStreamTests: XCTestCase {
         let (dir, url) = try IcecastLoopback.start()
         defer { _ = try? TestSupport.execute(IcecastLoopback.script, ["stop", dir]) }
         let sine = try TestSupport.sine(seconds: 2)
-        let graph = TestSupport.graph("""
-        { "nodes": [ { "id": "file", "type": "stream", "url": "\(sine)", "loop": true },
-                     { "id": "radio", "type": "stream", "url": "\(url)", "retrySeconds": 60 },
-                     { "id": "brief", "type": "stream", "url": "\(url)", "retrySeconds": 2 },
-                     { "id": "mix", "type": "mixer", "inputs": 3, "volumes": [0.5, 0.5, 0.5] },
-                     { "id": "out", "type": "output" } ],
-          "links": [ { "from": "file", "to": "mix:0" }, { "from": "radio", "to": "mix:1" }, { "from": "brief", "to": "mix:2" },
-                     { "from": "mix", "to": "out" } ] }
-        """)
+        let graph = TestSupport.graph(
+            """
+            { "nodes": [ { "id": "file", "type": "stream", "url": "\(sine)", "loop": true },
+                         { "id": "radio", "type": "stream", "url": "\(url)", "retrySeconds": 60 },
+                         { "id": "brief", "type": "stream", "url": "\(url)", "retrySeconds": 2 },
+                         { "id": "mix", "type": "mixer", "inputs": 3, "volumes": [0.5, 0.5, 0.5] },
+                         { "id": "out", "type": "output" } ],
+              "links": [ { "from": "file", "to": "mix:0" }, { "from": "radio", "to": "mix:1" }, { "from": "brief", "to": "mix:2" },
+                         { "from": "mix", "to": "out" } ] }
+            """)
         let socket = TestSupport.directory.appendingPathComponent("restart-\(UUID().uuidString.prefix(8))/r.sock").path
         let record = TestSupport.directory.appendingPathComponent("restart-\(UUID().uuidString).wav").path
         let run = try pw.graphhost(["run", graph, "--socket", socket, "--record", record])
@@ -333,7 +355,8 @@ final class NetworkStreamTests: XCTestCase {
             return Dictionary(uniqueKeysWithValues: list.map { ($0["id"] as? String ?? "", $0) })
         }
         func state(_ id: String) throws -> String? { try streams()[id]?["state"] as? String }
-        XCTAssertTrue(try TestSupport.waitUntil { try ["file", "radio", "brief"].allSatisfy { try state($0) == "playing" } })
+        XCTAssertTrue(
+            try TestSupport.waitUntil { try ["file", "radio", "brief"].allSatisfy { try state($0) == "playing" } })
 
         XCTAssertEqual(try TestSupport.execute(IcecastLoopback.script, ["pause", dir]).status, 0)
         // Events are JSON lines with sorted keys (and slashes escaped).
@@ -341,9 +364,13 @@ final class NetworkStreamTests: XCTestCase {
             subscriber.waitFor { $0.split(separator: "\n").contains { line in parts.allSatisfy { line.contains($0) } } }
         }
         for node in ["radio", "brief"] {
-            XCTAssertTrue(waitForEvent("\"event\":\"streamRetrying\"", "\"node\":\"\(node)\"", "\"reason\":\"HTTP 404 from "), subscriber.text + run.errorText)
+            XCTAssertTrue(
+                waitForEvent("\"event\":\"streamRetrying\"", "\"node\":\"\(node)\"", "\"reason\":\"HTTP 404 from "),
+                subscriber.text + run.errorText)
         }
-        XCTAssertTrue(try TestSupport.waitUntil { try (streams()["radio"]?["problem"] as? String)?.contains("HTTP 404") ?? false })
+        XCTAssertTrue(
+            try TestSupport.waitUntil { try (streams()["radio"]?["problem"] as? String)?.contains("HTTP 404") ?? false }
+        )
         XCTAssertEqual(try state("radio"), "retrying")
         XCTAssertTrue(waitForEvent("\"event\":\"streamFailed\"", "\"node\":\"brief\""), subscriber.text)
         XCTAssertTrue(try TestSupport.waitUntil { try state("brief") == "failed" })
@@ -359,7 +386,8 @@ final class NetworkStreamTests: XCTestCase {
         XCTAssertEqual(try state("file"), "playing")
         XCTAssertEqual(try state("brief"), "failed")
         XCTAssertFalse(subscriber.text.contains("\"event\":\"streamFailed\",\"node\":\"radio\""), subscriber.text)
-        _ = try HeadlessPipeWire.execute(HeadlessPipeWire.graphhost, ["ctl", "--socket", socket, "quit"], environment: pw.environment)
+        _ = try HeadlessPipeWire.execute(
+            HeadlessPipeWire.graphhost, ["ctl", "--socket", socket, "quit"], environment: pw.environment)
         let result = run.wait(timeout: 20)
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertTrue(result.err.contains("stream 'brief' failed"), result.err)
@@ -369,9 +397,11 @@ final class NetworkStreamTests: XCTestCase {
         let recorded = try SoundFile(path: record)
         let mono = SignalMatch.mono(recorded.samples)
         func level(_ hertz: Double, at second: Double) -> Double {
-            let from = Int(second * 48000), count = 4800
+            let from = Int(second * 48000)
+            let count = 4800
             guard from >= 0, from + count <= mono.count else { return 0 }
-            var re = 0.0, im = 0.0
+            var re = 0.0
+            var im = 0.0
             for i in 0..<count {
                 let phase = 2 * Double.pi * hertz * Double(i) / 48000
                 re += Double(mono[from + i]) * cos(phase)
@@ -380,7 +410,8 @@ final class NetworkStreamTests: XCTestCase {
             return 2 * (re * re + im * im).squareRoot() / Double(count)
         }
         let first = try XCTUnwrap(SignalMatch.firstNonZeroFrame(recorded.samples, channels: 2))
-        let start = Double(first) / 48000 + 0.2, end = Double(mono.count) / 48000 - 0.3
+        let start = Double(first) / 48000 + 0.2
+        let end = Double(mono.count) / 48000 - 0.3
         let steady = level(1000, at: start)
         XCTAssertGreaterThan(steady, 0.1)
         var quiet: [Double] = []
@@ -431,14 +462,17 @@ final class NetworkStreamTests: XCTestCase {
         let server = try HTTPTestServer()
         defer { server.stop() }
         // 160 kbit/s: about 1.5 s of audio, served at twice its rate, then the connection drops.
-        let url = try server.serve(try TestSupport.mp3(rate: 44100, channels: 2, seconds: 6), as: "breaking.mp3", query: "rate=40000&drop=30000")
+        let url = try server.serve(
+            try TestSupport.mp3(rate: 44100, channels: 2, seconds: 6), as: "breaking.mp3",
+            query: "rate=40000&drop=30000")
         let file = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 3)
-        let graph = TestSupport.graph("""
-        { "nodes": [ { "id": "file", "type": "stream", "url": "\(file)" },
-                     { "id": "net", "type": "stream", "url": "\(url)", "retrySeconds": 0 },
-                     { "id": "mix", "type": "mixer", "inputs": 2 }, { "id": "out", "type": "output" } ],
-          "links": [ { "from": "file", "to": "mix:0" }, { "from": "net", "to": "mix:1" }, { "from": "mix", "to": "out" } ] }
-        """)
+        let graph = TestSupport.graph(
+            """
+            { "nodes": [ { "id": "file", "type": "stream", "url": "\(file)" },
+                         { "id": "net", "type": "stream", "url": "\(url)", "retrySeconds": 0 },
+                         { "id": "mix", "type": "mixer", "inputs": 2 }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "file", "to": "mix:0" }, { "from": "net", "to": "mix:1" }, { "from": "mix", "to": "out" } ] }
+            """)
         let result = try pw.graphhost(["run", graph]).wait(timeout: 30)
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertTrue(result.err.contains("stream 'net' failed"), result.err)
@@ -465,17 +499,22 @@ final class NetworkStreamTests: XCTestCase {
         XCTAssertTrue(control.waitForSocket())
         let subscriber = try HeadlessPipeWire.SocketClient.subscriber(socket)
         XCTAssertTrue(subscriber.waitForLine(containing: "\"subscribed\":true"), subscriber.text)
-        func state() throws -> String? { ((try control.status()["streams"] as? [[String: Any]])?.first?["state"] as? String) }
+        func state() throws -> String? {
+            ((try control.status()["streams"] as? [[String: Any]])?.first?["state"] as? String)
+        }
         XCTAssertTrue(try TestSupport.waitUntil { try state() == "playing" })
         XCTAssertEqual(try TestSupport.execute(IcecastLoopback.script, ["meta", dir, "Live Title"]).status, 0)
         XCTAssertTrue(subscriber.waitForLine(containing: "Live Title"), subscriber.text)
         let eventText = subscriber.text
         XCTAssertTrue(eventText.contains("\"event\":\"title\""), eventText)
-        let status = try HeadlessPipeWire.execute(HeadlessPipeWire.graphhost, ["ctl", "--socket", socket, "status"], environment: pw.environment).out
+        let status = try HeadlessPipeWire.execute(
+            HeadlessPipeWire.graphhost, ["ctl", "--socket", socket, "status"], environment: pw.environment
+        ).out
         XCTAssertTrue(status.contains("\"title\":\"Live Title\""), status)
         XCTAssertTrue(status.contains("\"state\":\"playing\""), status)
         XCTAssertTrue(status.contains("\"bytesLoaded\""), status)
-        _ = try HeadlessPipeWire.execute(HeadlessPipeWire.graphhost, ["ctl", "--socket", socket, "quit"], environment: pw.environment)
+        _ = try HeadlessPipeWire.execute(
+            HeadlessPipeWire.graphhost, ["ctl", "--socket", socket, "quit"], environment: pw.environment)
         let result = run.wait(timeout: 10)
         XCTAssertEqual(result.status, 0, result.err)
     }

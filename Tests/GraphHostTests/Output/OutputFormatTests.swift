@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import GraphHost
 
 /// `render -o` and `run --record` formats: FLAC (and the lossy ones) clip at full scale and count what they clipped;
@@ -7,11 +8,12 @@ final class OutputFormatTests: XCTestCase {
 
     /// A 440 Hz tone through a mixer at `volume`.
     func graph(volume: Double) throws -> String {
-        TestSupport.graph("""
-        { "nodes": [ { "id": "song", "type": "stream", "url": "\(try TestSupport.tones([440]))" },
-                     { "id": "mix", "type": "mixer", "inputs": 1, "volume": \(volume) }, { "id": "out", "type": "output" } ],
-          "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "out" } ] }
-        """)
+        TestSupport.graph(
+            """
+            { "nodes": [ { "id": "song", "type": "stream", "url": "\(try TestSupport.tones([440]))" },
+                         { "id": "mix", "type": "mixer", "inputs": 1, "volume": \(volume) }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "out" } ] }
+            """)
     }
 
     func render(_ graph: String, _ ext: String) throws -> (path: String, out: String) {
@@ -55,17 +57,27 @@ final class OutputFormatTests: XCTestCase {
             XCTAssertEqual(decoded.sampleRate, 48000, ext)
             XCTAssertEqual(decoded.channels, 2, ext)
             XCTAssertEqual(Double(decoded.frames) / 48000, 2, accuracy: 0.05, ext)
-            XCTAssertEqual(ToneMeasure.dB(ToneMeasure.amplitude(decoded.samples, 440, start: 0.5, seconds: 1) / level), 0, accuracy: 0.5, ext)
+            XCTAssertEqual(
+                ToneMeasure.dB(ToneMeasure.amplitude(decoded.samples, 440, start: 0.5, seconds: 1) / level), 0,
+                accuracy: 0.5, ext)
             XCTAssertLessThan(ToneMeasure.amplitude(decoded.samples, 470, start: 0.5, seconds: 1), level / 100, ext)
         }
     }
 
     func testUnknownExtensionsAndOpusRatesAreRefused() throws {
-        let r = try TestSupport.graphhost(["render", try graph(volume: 1), "-o", TestSupport.directory.appendingPathComponent("x.mp3").path, "--duration", "1"])
+        let r = try TestSupport.graphhost([
+            "render", try graph(volume: 1), "-o", TestSupport.directory.appendingPathComponent("x.mp3").path,
+            "--duration", "1",
+        ])
         XCTAssertNotEqual(r.status, 0)
         XCTAssertTrue(r.err.contains("unknown extension '.mp3' (use .wav, .flac, .ogg or .opus)"), r.err)
-        XCTAssertThrowsError(try SoundFileWriter(path: TestSupport.directory.appendingPathComponent("x.opus").path, sampleRate: 44100, channels: 2)) {
-            XCTAssertTrue("\($0)".contains("Opus takes 48000, 24000, 16000, 12000 or 8000 Hz, and the graph runs at 44100 Hz"), "\($0)")
+        XCTAssertThrowsError(
+            try SoundFileWriter(
+                path: TestSupport.directory.appendingPathComponent("x.opus").path, sampleRate: 44100, channels: 2)
+        ) {
+            XCTAssertTrue(
+                "\($0)".contains("Opus takes 48000, 24000, 16000, 12000 or 8000 Hz, and the graph runs at 44100 Hz"),
+                "\($0)")
         }
     }
 
@@ -74,10 +86,11 @@ final class OutputFormatTests: XCTestCase {
     func testAnInterruptedRenderLeavesNoFile() throws {
         let folder = TestSupport.directory.appendingPathComponent("interrupted-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let graph = TestSupport.graph("""
-        { "nodes": [ { "id": "tone", "type": "stream", "url": "\(try TestSupport.sine(seconds: 2))", "loop": true }, { "id": "out", "type": "output" } ],
-          "links": [ { "from": "tone", "to": "out" } ] }
-        """)
+        let graph = TestSupport.graph(
+            """
+            { "nodes": [ { "id": "tone", "type": "stream", "url": "\(try TestSupport.sine(seconds: 2))", "loop": true }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "tone", "to": "out" } ] }
+            """)
         for signal in [SIGINT, SIGTERM] {
             let render = Process()
             render.executableURL = TestSupport.debugGraphhost
@@ -85,12 +98,17 @@ final class OutputFormatTests: XCTestCase {
             let err = Pipe()
             render.standardError = err
             try render.run()
-            XCTAssertTrue(TestSupport.waitUntil { (try? FileManager.default.contentsOfDirectory(atPath: folder))?.contains { $0.hasSuffix(".part") } ?? false },
-                          "the render began writing")
+            XCTAssertTrue(
+                TestSupport.waitUntil {
+                    (try? FileManager.default.contentsOfDirectory(atPath: folder))?.contains { $0.hasSuffix(".part") }
+                        ?? false
+                },
+                "the render began writing")
             kill(render.processIdentifier, signal)
             render.waitUntilExit()
             XCTAssertEqual(render.terminationStatus, 130, "signal \(signal)")
-            XCTAssertTrue(String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).contains("interrupted"))
+            XCTAssertTrue(
+                String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).contains("interrupted"))
             XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder), [], "signal \(signal)")
         }
     }

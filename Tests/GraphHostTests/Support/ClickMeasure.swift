@@ -13,14 +13,18 @@ enum ClickMeasure {
         /// Peak in the window over the larger steady peak (must be ≤ 1, within coding noise).
         var peakRatio: Double
         var time: Double
-        var description: String { String(format: "at %.3f s: second difference %.2fx steady, peak %.4fx steady", time, slopeRatio, peakRatio) }
+        var description: String {
+            String(format: "at %.3f s: second difference %.2fx steady, peak %.4fx steady", time, slopeRatio, peakRatio)
+        }
     }
 
     static let period = 48
 
     static func stats(_ x: [Float], channels: Int, from: Int, to: Int) -> (slope: Double, peak: Double) {
-        var slope: Float = 0, peak: Double = 0
-        let first = max(period, from), last = min(to, x.count / channels - 1)
+        var slope: Float = 0
+        var peak: Double = 0
+        let first = max(period, from)
+        let last = min(to, x.count / channels - 1)
         guard first < last else { return (0, 0) }
         for c in 0..<channels {
             var energy = 0.0
@@ -42,8 +46,9 @@ enum ClickMeasure {
         let before = stats(x, channels: channels, from: frame(time - 0.4), to: frame(time - 0.15))
         let after = stats(x, channels: channels, from: frame(time + seconds + 0.15), to: frame(time + seconds + 0.4))
         let inside = stats(x, channels: channels, from: frame(time), to: frame(time + seconds))
-        return Result(slopeRatio: inside.slope / max(before.slope, after.slope, 1e-9),
-                      peakRatio: inside.peak / max(before.peak, after.peak, 1e-9), time: time)
+        return Result(
+            slopeRatio: inside.slope / max(before.slope, after.slope, 1e-9),
+            peakRatio: inside.peak / max(before.peak, after.peak, 1e-9), time: time)
     }
 
     /// The worst 10 ms window of a recording whose transitions fall at unknown times, from `start` to `end` seconds.
@@ -52,7 +57,10 @@ enum ClickMeasure {
         var t = start
         while t < end {
             let r = window(x, channels: channels, rate: rate, time: t, seconds: 0.01)
-            if r.slopeRatio > worst.slopeRatio { worst.slopeRatio = r.slopeRatio; worst.time = t }
+            if r.slopeRatio > worst.slopeRatio {
+                worst.slopeRatio = r.slopeRatio
+                worst.time = t
+            }
             worst.peakRatio = max(worst.peakRatio, r.peakRatio)
             t += 0.01
         }

@@ -17,23 +17,31 @@ final class HTTPTestServer {
         process.arguments = [script.path, root]
         scheme = tls ? "https" : "http"
         if tls {
-            try TestSupport.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-                                 "-keyout", root + "/key.pem", "-out", root + "/cert.pem"])
+            try TestSupport.run([
+                "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                "-keyout", root + "/key.pem", "-out", root + "/cert.pem",
+            ])
             process.arguments! += [root + "/cert.pem", root + "/key.pem"]
         }
         let out = Pipe()
         process.standardOutput = out
         try process.run()
         var line = Data()
-        while let byte = try out.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) { line += byte }
-        guard let port = Int(String(decoding: line, as: UTF8.self)) else { throw TestSupport.ToolFailure(description: "the HTTP test server did not start") }
+        while let byte = try out.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) {
+            line += byte
+        }
+        guard let port = Int(String(decoding: line, as: UTF8.self)) else {
+            throw TestSupport.ToolFailure(description: "the HTTP test server did not start")
+        }
         self.port = port
     }
 
     /// Puts a file in the served folder; returns its URL (with `query` appended).
     func serve(_ path: String, as name: String, query: String = "") throws -> String {
         let target = root + "/" + name
-        if !FileManager.default.fileExists(atPath: target) { try FileManager.default.copyItem(atPath: path, toPath: target) }
+        if !FileManager.default.fileExists(atPath: target) {
+            try FileManager.default.copyItem(atPath: path, toPath: target)
+        }
         return url(name + (query.isEmpty ? "" : "?" + query))
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import GraphHost
 
 /// A private PipeWire daemon (scripts/pipewire-headless) for one test, and helpers to play and record through it.
@@ -22,7 +23,9 @@ final class HeadlessPipeWire {
             throw TestSupport.ToolFailure(description: "pipewire-headless start failed: \(result.err)")
         }
         let exports = TestSupport.exports(result.out)
-        guard let dir = exports["PW_TEST_DIR"] else { throw TestSupport.ToolFailure(description: "no PW_TEST_DIR in: \(result.out)") }
+        guard let dir = exports["PW_TEST_DIR"] else {
+            throw TestSupport.ToolFailure(description: "no PW_TEST_DIR in: \(result.out)")
+        }
         self.directory = dir
         environment = ProcessInfo.processInfo.environment.merging(exports) { $1 }
     }
@@ -38,16 +41,21 @@ final class HeadlessPipeWire {
 
     /// Whether the daemon has a node with this node.name.
     func hasNode(_ name: String) throws -> Bool {
-        try Self.execute(URL(fileURLWithPath: "/usr/bin/pw-cli"), ["ls", "Node"], environment: environment).out.contains("node.name = \"\(name)\"")
+        try Self.execute(URL(fileURLWithPath: "/usr/bin/pw-cli"), ["ls", "Node"], environment: environment).out
+            .contains("node.name = \"\(name)\"")
     }
 
     func script(_ arguments: [String]) throws -> String {
         let r = try Self.execute(Self.script, arguments, environment: environment)
-        guard r.status == 0 else { throw TestSupport.ToolFailure(description: "pipewire-headless \(arguments): \(r.err)") }
+        guard r.status == 0 else {
+            throw TestSupport.ToolFailure(description: "pipewire-headless \(arguments): \(r.err)")
+        }
         return r.out
     }
 
-    static func execute(_ executable: URL, _ arguments: [String], environment: [String: String]) throws -> (status: Int32, out: String, err: String) {
+    static func execute(_ executable: URL, _ arguments: [String], environment: [String: String]) throws -> (
+        status: Int32, out: String, err: String
+    ) {
         let r = try TestSupport.execute(executable, arguments, environment: environment)
         return (r.status, String(decoding: r.out, as: UTF8.self), String(decoding: r.err, as: UTF8.self))
     }
@@ -74,11 +82,16 @@ final class HeadlessPipeWire {
             if !TestSupport.waitUntil(timeout: timeout, { !process.isRunning }) {
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
-                return (-9, (try? String(contentsOf: outURL, encoding: .utf8)) ?? "", "killed after \(timeout) s: " + ((try? String(contentsOf: errURL, encoding: .utf8)) ?? ""))
+                return (
+                    -9, (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
+                    "killed after \(timeout) s: " + ((try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
+                )
             }
             process.waitUntilExit()
-            return (process.terminationStatus, (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
-                    (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
+            return (
+                process.terminationStatus, (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
+                (try? String(contentsOf: errURL, encoding: .utf8)) ?? ""
+            )
         }
         func interrupt() { process.interrupt() }
         /// Standard error so far.
@@ -100,7 +113,8 @@ final class HeadlessPipeWire {
         }
 
         func ctl(_ words: [String]) throws -> (status: Int32, out: String) {
-            let r = try HeadlessPipeWire.execute(HeadlessPipeWire.graphhost, ["ctl", "--socket", socket] + words, environment: environment)
+            let r = try HeadlessPipeWire.execute(
+                HeadlessPipeWire.graphhost, ["ctl", "--socket", socket] + words, environment: environment)
             return (r.status, r.out)
         }
 
@@ -108,7 +122,9 @@ final class HeadlessPipeWire {
         func status() throws -> [String: Any] {
             let out = try ctl(["status"]).out
             let object = try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any]
-            guard let status = object?["status"] as? [String: Any] else { throw TestSupport.ToolFailure(description: "no status in: \(out)") }
+            guard let status = object?["status"] as? [String: Any] else {
+                throw TestSupport.ToolFailure(description: "no status in: \(out)")
+            }
             return status
         }
 
@@ -143,7 +159,9 @@ final class HeadlessPipeWire {
 
         deinit { close(fd) }
 
-        func send(_ bytes: [UInt8]) { _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
+        func send(_ bytes: [UInt8]) {
+            _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        }
 
         /// Reads until what arrived satisfies `condition`; false after `timeout` seconds or at end of file.
         func waitFor(timeout: TimeInterval = 30, _ condition: (String) -> Bool) -> Bool {
@@ -172,23 +190,31 @@ final class HeadlessPipeWire {
 
         /// Waits for a whole line containing `fragment`.
         func waitForLine(containing fragment: String, timeout: TimeInterval = 30) -> Bool {
-            waitFor(timeout: timeout) { $0.split(separator: "\n").dropLast($0.hasSuffix("\n") ? 0 : 1).contains { $0.contains(fragment) } }
+            waitFor(timeout: timeout) {
+                $0.split(separator: "\n").dropLast($0.hasSuffix("\n") ? 0 : 1).contains { $0.contains(fragment) }
+            }
         }
     }
 
-    /// Starts pw-record on a null sink's monitor (32-bit float; the test sink unless named) and waits until it is linked.
-    /// A monitor recording carries the daemon's timer slips: it judges the PipeWire path against a peer, never sound.
+    /// Starts pw-record on a null sink's monitor (32-bit float; the test sink unless named) and waits until it is
+    /// linked. A monitor recording carries the daemon's timer slips: it judges the PipeWire path against a peer, never
+    /// sound.
     func record(to path: String, sink: String? = nil) throws -> Running {
         let sink = sink ?? environment["PW_TEST_SINK"] ?? "graphhost_test_sink"
         let node = sink + "_rec"
         // pw-record handles its buffers on its main loop, not a real-time thread: running it at SCHED_FIFO (as root)
         // keeps it from repeating or dropping a quantum in the recording when the machine is busy.
-        let command = ["/usr/bin/pw-record", "--target", sink, "-P", "{ stream.capture.sink=true node.name=\(node) }",
-                       "--rate", "48000", "--channels", "2", "--format", "f32", path]
+        let command = [
+            "/usr/bin/pw-record", "--target", sink, "-P", "{ stream.capture.sink=true node.name=\(node) }",
+            "--rate", "48000", "--channels", "2", "--format", "f32", path,
+        ]
         let realTime = getuid() == 0 ? ["/usr/bin/chrt", "-f", "40"] : []
-        let recorder = try Running(URL(fileURLWithPath: (realTime + command)[0]), Array((realTime + command).dropFirst()), environment: environment)
+        let recorder = try Running(
+            URL(fileURLWithPath: (realTime + command)[0]), Array((realTime + command).dropFirst()),
+            environment: environment)
         let linked = try TestSupport.waitUntil {
-            try Self.execute(URL(fileURLWithPath: "/usr/bin/pw-link"), ["-l"], environment: environment).out.contains("\(node):input_FL")
+            try Self.execute(URL(fileURLWithPath: "/usr/bin/pw-link"), ["-l"], environment: environment).out.contains(
+                "\(node):input_FL")
         }
         guard linked else {
             recorder.interrupt()
@@ -199,7 +225,9 @@ final class HeadlessPipeWire {
 
     /// Plays a sound file with pw-play (the simplest PipeWire client, our peer) to `sink`.
     func play(_ path: String, sink: String, latency: Int) throws -> Running {
-        try Running(URL(fileURLWithPath: "/usr/bin/pw-play"), ["--target", sink, "--latency", "\(latency)", path], environment: environment)
+        try Running(
+            URL(fileURLWithPath: "/usr/bin/pw-play"), ["--target", sink, "--latency", "\(latency)", path],
+            environment: environment)
     }
 
     /// The release graphhost binary (built by scripts/test before the tests).
@@ -208,12 +236,20 @@ final class HeadlessPipeWire {
     }
 
     /// Starts graphhost, through `launcher` (a command and its arguments, e.g. prlimit) when one is given.
-    func graphhost(_ arguments: [String], extraEnvironment: [String: String] = [:], launcher: [String] = []) throws -> Running {
+    func graphhost(_ arguments: [String], extraEnvironment: [String: String] = [:], launcher: [String] = []) throws
+        -> Running
+    {
         guard FileManager.default.isExecutableFile(atPath: Self.graphhost.path) else {
-            throw TestSupport.ToolFailure(description: "\(Self.graphhost.path) is missing: build it with `swift build -c release` (scripts/test does)")
+            throw TestSupport.ToolFailure(
+                description:
+                    "\(Self.graphhost.path) is missing: build it with `swift build -c release` (scripts/test does)")
         }
         let environment = environment.merging(extraEnvironment) { $1 }
-        guard let command = launcher.first else { return try Running(Self.graphhost, arguments, environment: environment) }
-        return try Running(URL(fileURLWithPath: command), Array(launcher.dropFirst()) + [Self.graphhost.path] + arguments, environment: environment)
+        guard let command = launcher.first else {
+            return try Running(Self.graphhost, arguments, environment: environment)
+        }
+        return try Running(
+            URL(fileURLWithPath: command), Array(launcher.dropFirst()) + [Self.graphhost.path] + arguments,
+            environment: environment)
     }
 }

@@ -6,9 +6,11 @@ enum ProcessThreads {
     static func wakeups(_ pid: Int32, named name: String) -> Int? {
         let tasks = "/proc/\(pid)/task"
         for task in (try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? [] {
-            guard let comm = try? String(contentsOfFile: "\(tasks)/\(task)/comm", encoding: .utf8), comm.hasPrefix(name),
-                  let status = try? String(contentsOfFile: "\(tasks)/\(task)/status", encoding: .utf8),
-                  let line = status.split(separator: "\n").first(where: { $0.hasPrefix("voluntary_ctxt_switches:") }) else { continue }
+            guard let comm = try? String(contentsOfFile: "\(tasks)/\(task)/comm", encoding: .utf8),
+                comm.hasPrefix(name),
+                let status = try? String(contentsOfFile: "\(tasks)/\(task)/status", encoding: .utf8),
+                let line = status.split(separator: "\n").first(where: { $0.hasPrefix("voluntary_ctxt_switches:") })
+            else { continue }
             return Int(line.split(separator: ":").last!.trimmingCharacters(in: .whitespaces))
         }
         return nil

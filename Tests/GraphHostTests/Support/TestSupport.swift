@@ -1,12 +1,14 @@
 import Foundation
 import XCTest
+
 @testable import GraphHost
 
 /// The repository's paths, test media made on the fly (sox, lame), and helpers to run tools, `graphhost` and graphs
 /// (sessions and offline renders).
 enum TestSupport {
     /// The repository's root folder.
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../..").standardizedFileURL
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../..")
+        .standardizedFileURL
     /// The debug `graphhost` executable (`swift build`).
     static let debugGraphhost = root.appendingPathComponent(".build/debug/graphhost")
 
@@ -21,16 +23,20 @@ enum TestSupport {
     }
 
     /// Runs `executable` and returns its exit status, standard output and standard error.
-    static func execute(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, out: Data, err: Data) {
+    static func execute(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws -> (
+        status: Int32, out: Data, err: Data
+    ) {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
         if let environment { process.environment = environment }
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationStatus, o, e)
     }
@@ -46,7 +52,9 @@ enum TestSupport {
     static func run(_ arguments: [String]) throws -> Data {
         let result = try execute(URL(fileURLWithPath: "/usr/bin/env"), arguments)
         guard result.status == 0 else {
-            throw ToolFailure(description: "\(arguments.joined(separator: " ")) failed: \(String(decoding: result.err, as: UTF8.self))")
+            throw ToolFailure(
+                description:
+                    "\(arguments.joined(separator: " ")) failed: \(String(decoding: result.err, as: UTF8.self))")
         }
         return result.out
     }
@@ -56,8 +64,10 @@ enum TestSupport {
         let path = directory.appendingPathComponent("tone-\(rate)-\(channels)-\(seconds).mp3").path
         if FileManager.default.fileExists(atPath: path) { return path }
         let wav = path + ".wav"
-        try run(["sox", "-q", "-n", "-r", "\(rate)", "-c", "\(channels)", wav, "synth", "\(seconds)",
-                 "sine", "220-880", "pinknoise", "tremolo", "3", "60", "gain", "-n", "-3"])
+        try run([
+            "sox", "-q", "-n", "-r", "\(rate)", "-c", "\(channels)", wav, "synth", "\(seconds)",
+            "sine", "220-880", "pinknoise", "tremolo", "3", "60", "gain", "-n", "-3",
+        ])
         try run(["lame", "--quiet", "-b", "160", wav, path])
         return path
     }
@@ -67,7 +77,9 @@ enum TestSupport {
         let path = directory.appendingPathComponent("sine-1k-\(seconds).mp3").path
         if FileManager.default.fileExists(atPath: path) { return path }
         let wav = path + ".wav"
-        try run(["sox", "-q", "-n", "-r", "48000", "-c", "2", wav, "synth", "\(seconds)", "sine", "1000", "gain", "-n", "-6"])
+        try run([
+            "sox", "-q", "-n", "-r", "48000", "-c", "2", wav, "synth", "\(seconds)", "sine", "1000", "gain", "-n", "-6",
+        ])
         try run(["lame", "--quiet", "-b", "320", wav, path])
         return path
     }
@@ -80,21 +92,30 @@ enum TestSupport {
         var parts: [String] = []
         for f in frequencies {
             let part = TestSupport.directory.appendingPathComponent("\(name)-\(f).wav").path
-            try TestSupport.run(["sox", "-q", "-n", "-r", "48000", "-c", "2", part, "synth", "\(seconds)", "sine", "\(f)", "gain", "-n", "-12"])
+            try TestSupport.run([
+                "sox", "-q", "-n", "-r", "48000", "-c", "2", part, "synth", "\(seconds)", "sine", "\(f)", "gain", "-n",
+                "-12",
+            ])
             parts.append(part)
         }
         let wav = path + ".wav"
-        try TestSupport.run(parts.count == 1 ? ["cp", parts[0], wav] : ["sox", "-q", "-m", "-v", "1"] + parts.flatMap { [$0, "-v", "1"] }.dropLast(2) + [wav])
+        try TestSupport.run(
+            parts.count == 1
+                ? ["cp", parts[0], wav]
+                : ["sox", "-q", "-m", "-v", "1"] + parts.flatMap { [$0, "-v", "1"] }.dropLast(2) + [wav])
         try TestSupport.run(["lame", "--quiet", "-b", "320", wav, path])
         return path
     }
 
-    /// A Standard MIDI File, format 0 at 120 bpm (480 ticks a quarter): A4 for half a second, then C5 for half a second.
+    /// A Standard MIDI File, format 0 at 120 bpm (480 ticks a quarter): A4 for half a second, then C5 for half a
+    /// second.
     static func twoNotes() throws -> String {
         let path = TestSupport.directory.appendingPathComponent("two-notes.mid").path
-        let track: [UInt8] = [0x00, 0x90, 69, 100, 0x83, 0x60, 0x80, 69, 0,
-                              0x00, 0x90, 72, 100, 0x83, 0x60, 0x80, 72, 0,
-                              0x00, 0xFF, 0x2F, 0x00]
+        let track: [UInt8] = [
+            0x00, 0x90, 69, 100, 0x83, 0x60, 0x80, 69, 0,
+            0x00, 0x90, 72, 100, 0x83, 0x60, 0x80, 72, 0,
+            0x00, 0xFF, 0x2F, 0x00,
+        ]
         var bytes: [UInt8] = Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0x01, 0xE0]
         bytes += Array("MTrk".utf8) + [0, 0, 0, UInt8(track.count)] + track
         FileManager.default.createFile(atPath: path, contents: Data(bytes))
@@ -119,11 +140,12 @@ enum TestSupport {
 
     /// A graph that plays one MP3 straight to the output.
     static func streamGraph(_ mp3: String, rate: Int = 48000, channels: Int = 2) -> String {
-        graph("""
-        { "format": { "sampleRate": \(rate), "channels": \(channels) },
-          "nodes": [ { "id": "s", "type": "stream", "url": "\(mp3)" }, { "id": "out", "type": "output" } ],
-          "links": [ { "from": "s", "to": "out" } ] }
-        """)
+        graph(
+            """
+            { "format": { "sampleRate": \(rate), "channels": \(channels) },
+              "nodes": [ { "id": "s", "type": "stream", "url": "\(mp3)" }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "s", "to": "out" } ] }
+            """)
     }
 
     /// One MP3 decoded through the graph (no effects), interleaved.
@@ -142,19 +164,27 @@ enum TestSupport {
     }
 
     /// Renders a graph file offline and returns interleaved samples.
-    static func render(_ path: String, durationFrames: Int? = nil, events: [TimedCommand] = [],
-                       frameSizes: [Int]? = nil) throws -> (samples: [Float], summary: OfflineRenderer.Summary) {
-        try render(document: try GraphDocument.load(path: path), durationFrames: durationFrames, events: events, frameSizes: frameSizes)
+    static func render(
+        _ path: String, durationFrames: Int? = nil, events: [TimedCommand] = [],
+        frameSizes: [Int]? = nil
+    ) throws -> (samples: [Float], summary: OfflineRenderer.Summary) {
+        try render(
+            document: try GraphDocument.load(path: path), durationFrames: durationFrames, events: events,
+            frameSizes: frameSizes)
     }
 
     /// Renders a loaded graph offline and returns interleaved samples.
-    static func render(document: GraphDocument, durationFrames: Int? = nil, events: [TimedCommand] = [],
-                       frameSizes: [Int]? = nil) throws -> (samples: [Float], summary: OfflineRenderer.Summary) {
+    static func render(
+        document: GraphDocument, durationFrames: Int? = nil, events: [TimedCommand] = [],
+        frameSizes: [Int]? = nil
+    ) throws -> (samples: [Float], summary: OfflineRenderer.Summary) {
         let session = try Self.session(document: document)
         defer { session.close() }
         let channels = session.format.channels
         var samples: [Float] = []
-        let summary = try OfflineRenderer(session: session, events: events).render(durationFrames: durationFrames, frameSizes: frameSizes) {
+        let summary = try OfflineRenderer(session: session, events: events).render(
+            durationFrames: durationFrames, frameSizes: frameSizes
+        ) {
             samples.append(contentsOf: UnsafeBufferPointer(start: $0, count: $1 * channels))
         }
         return (samples, summary)
@@ -166,7 +196,9 @@ enum TestSupport {
         for line in text.split(separator: "\n") where line.hasPrefix("export ") {
             for word in line.dropFirst(7).split(separator: " ") {
                 let pair = word.split(separator: "=", maxSplits: 1)
-                if pair.count == 2 { result[String(pair[0])] = String(pair[1]).trimmingCharacters(in: CharacterSet(charactersIn: "'\"")) }
+                if pair.count == 2 {
+                    result[String(pair[0])] = String(pair[1]).trimmingCharacters(in: CharacterSet(charactersIn: "'\""))
+                }
             }
         }
         return result

@@ -9,13 +9,17 @@ final class TmuxTerminal {
     private let statusPath: String
 
     /// Starts `command` on a `width` x `height` terminal. The screen stays after the command exits; a shell notes
-    /// the exit status in a file (tmux 3.3a does not always reap a pane's process, so `pane_dead_status` may stay empty).
+    /// the exit status in a file (tmux 3.3a does not always reap a pane's process, so `pane_dead_status` may stay
+    /// empty).
     init(_ command: [String], environment: [String: String], width: Int = 80, height: Int = 24) throws {
         self.environment = environment
         statusPath = socket + ".status"
-        try tmux(["new-session", "-d", "-x", "\(width)", "-y", "\(height)", "-s", "console",
-                  "/bin/sh", "-c", "\"$@\"; echo $? > \"$0\"", statusPath] + command
-                 + [";", "set-option", "-w", "remain-on-exit", "on"])
+        try tmux(
+            [
+                "new-session", "-d", "-x", "\(width)", "-y", "\(height)", "-s", "console",
+                "/bin/sh", "-c", "\"$@\"; echo $? > \"$0\"", statusPath,
+            ] + command
+                + [";", "set-option", "-w", "remain-on-exit", "on"])
     }
 
     /// Stops the server and whatever still runs in it.
@@ -29,11 +33,14 @@ final class TmuxTerminal {
     /// them, and the server that the first command starts would keep them.
     @discardableResult
     func tmux(_ arguments: [String]) throws -> String {
-        let script = "for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ \"$fd\" -gt 2 ] && eval \"exec $fd>&-\" 2>/dev/null; done; exec /usr/bin/tmux \"$@\""
-        let r = try TestSupport.execute(URL(fileURLWithPath: "/bin/bash"), ["-c", script, "tmux", "-S", socket] + arguments,
-                                        environment: environment)
+        let script =
+            "for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ \"$fd\" -gt 2 ] && eval \"exec $fd>&-\" 2>/dev/null; done; exec /usr/bin/tmux \"$@\""
+        let r = try TestSupport.execute(
+            URL(fileURLWithPath: "/bin/bash"), ["-c", script, "tmux", "-S", socket] + arguments,
+            environment: environment)
         guard r.status == 0 else {
-            throw TestSupport.ToolFailure(description: "tmux \(arguments.joined(separator: " ")): \(String(decoding: r.err, as: UTF8.self))")
+            throw TestSupport.ToolFailure(
+                description: "tmux \(arguments.joined(separator: " ")): \(String(decoding: r.err, as: UTF8.self))")
         }
         return String(decoding: r.out, as: UTF8.self)
     }
@@ -54,7 +61,8 @@ final class TmuxTerminal {
 
     /// The screen's lines, wrapped lines joined unless `rows`, trailing blanks removed.
     func screen(rows: Bool = false) throws -> [String] {
-        let lines = try tmux(["capture-pane", "-p", "-t", "console"] + (rows ? [] : ["-J"])).split(separator: "\n", omittingEmptySubsequences: false)
+        let lines = try tmux(["capture-pane", "-p", "-t", "console"] + (rows ? [] : ["-J"])).split(
+            separator: "\n", omittingEmptySubsequences: false)
         return lines.map { String($0.reversed().drop(while: { $0 == " " }).reversed()) }
     }
 
@@ -72,7 +80,9 @@ final class TmuxTerminal {
 
     /// The command's exit status once it has exited, else nil.
     func exitStatus() -> Int32? {
-        (try? String(contentsOfFile: statusPath, encoding: .utf8)).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        (try? String(contentsOfFile: statusPath, encoding: .utf8)).flatMap {
+            Int32($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
     }
 
     /// Waits until the screen satisfies `condition`; false after `timeout` seconds.

@@ -4,10 +4,14 @@ import Foundation
 enum ToneMeasure {
     /// The amplitude of the `frequency` component of `channel` of interleaved stereo at 48 kHz, over `seconds` from
     /// `start` (whole periods of the test tones).
-    static func amplitude(_ stereo: [Float], _ frequency: Double, channel: Int = 0, start: Double = 1, seconds: Double = 1,
-                          rate: Double = 48000) -> Double {
-        var re = 0.0, im = 0.0
-        let from = Int(start * rate), count = Int(seconds * rate)
+    static func amplitude(
+        _ stereo: [Float], _ frequency: Double, channel: Int = 0, start: Double = 1, seconds: Double = 1,
+        rate: Double = 48000
+    ) -> Double {
+        var re = 0.0
+        var im = 0.0
+        let from = Int(start * rate)
+        let count = Int(seconds * rate)
         for n in 0..<count {
             let phase = 2 * Double.pi * frequency * Double(n) / rate
             re += Double(stereo[2 * (from + n) + channel]) * cos(phase)
@@ -22,7 +26,8 @@ enum ToneMeasure {
     static func period(_ x: ArraySlice<Float>, shortest: Int, longest: Int) -> Int {
         let x = Array(x)
         return (shortest...longest).max { a, b in
-            zip(x, x.dropFirst(a)).reduce(0) { $0 + $1.0 * $1.1 } < zip(x, x.dropFirst(b)).reduce(0) { $0 + $1.0 * $1.1 }
+            zip(x, x.dropFirst(a)).reduce(0) { $0 + $1.0 * $1.1 }
+                < zip(x, x.dropFirst(b)).reduce(0) { $0 + $1.0 * $1.1 }
         }!
     }
 }

@@ -56,7 +56,8 @@ public struct OfflineRenderer {
                     if !swapped { try session.check(event.request) }
                 }
             } catch {
-                throw .command(seconds: Double(event.frame) / Double(session.format.sampleRate), request: event.request, error)
+                throw .command(
+                    seconds: Double(event.frame) / Double(session.format.sampleRate), request: event.request, error)
             }
         }
     }
@@ -72,14 +73,20 @@ public struct OfflineRenderer {
 
     /// Renders until every stream finished (or `durationFrames`); `sink` receives each block of the first output.
     /// `frameSizes`, when given, overrides the slice sizes cyclically (for tests of variable slicing).
-    public func render(durationFrames: Int?, frameSizes: [Int]? = nil,
-                       sink: (UnsafePointer<Float>, Int) throws -> Void) throws -> Summary {
-        try render(durationFrames: durationFrames, frameSizes: frameSizes, outputs: 1) { _, block, frames in try sink(block, frames) }
+    public func render(
+        durationFrames: Int?, frameSizes: [Int]? = nil,
+        sink: (UnsafePointer<Float>, Int) throws -> Void
+    ) throws -> Summary {
+        try render(durationFrames: durationFrames, frameSizes: frameSizes, outputs: 1) { _, block, frames in
+            try sink(block, frames)
+        }
     }
 
     /// Renders the first `outputs` outputs; `sink` receives each output's interleaved block with the output's index.
-    public func render(durationFrames: Int?, frameSizes: [Int]? = nil, outputs: Int,
-                       sink: (Int, UnsafePointer<Float>, Int) throws -> Void) throws -> Summary {
+    public func render(
+        durationFrames: Int?, frameSizes: [Int]? = nil, outputs: Int,
+        sink: (Int, UnsafePointer<Float>, Int) throws -> Void
+    ) throws -> Summary {
         gh_enable_flush_to_zero()
         let channels = session.format.channels
         let initial = session.graph.streams
@@ -88,7 +95,9 @@ public struct OfflineRenderer {
         }
         try Self.check(events, session: session)
         let capacity = max(blockFrames, frameSizes?.max() ?? 0)
-        let buffers = (0..<max(1, outputs)).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: capacity * channels) }
+        let buffers = (0..<max(1, outputs)).map { _ in
+            UnsafeMutablePointer<Float>.allocate(capacity: capacity * channels)
+        }
         let buffer = buffers[0]
         // Several outputs render planar (one pointer per channel of each), then interleave per output.
         let planar = (0..<outputs).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: capacity * channels) }
@@ -97,7 +106,8 @@ public struct OfflineRenderer {
             table.initialize(repeating: p, count: channels)
             return table
         }
-        let outputTable = UnsafeMutablePointer<UnsafePointer<UnsafeMutablePointer<Float>>>.allocate(capacity: max(1, outputs))
+        let outputTable = UnsafeMutablePointer<UnsafePointer<UnsafeMutablePointer<Float>>>.allocate(
+            capacity: max(1, outputs))
         defer {
             buffers.forEach { $0.deallocate() }
             planar.forEach { $0.deallocate() }
@@ -117,7 +127,8 @@ public struct OfflineRenderer {
             while nextEvent < events.count && events[nextEvent].frame <= position {
                 let event = events[nextEvent]
                 do { try session.apply(event.request) } catch {
-                    throw RenderError.command(seconds: Double(event.frame) / Double(session.format.sampleRate), request: event.request, error)
+                    throw RenderError.command(
+                        seconds: Double(event.frame) / Double(session.format.sampleRate), request: event.request, error)
                 }
                 nextEvent += 1
             }
@@ -134,7 +145,8 @@ public struct OfflineRenderer {
             if outputs > 1 {
                 session.engine.pointee.render(frames: frames, planarOutputs: outputTable, count: outputs)
                 for k in 0..<outputs {
-                    Interleaving.interleave(from: planar[k], channelStride: capacity, channels: channels, frames: frames, into: buffers[k])
+                    Interleaving.interleave(
+                        from: planar[k], channelStride: capacity, channels: channels, frames: frames, into: buffers[k])
                 }
             } else {
                 session.engine.pointee.render(frames: frames, interleaved: buffer)
@@ -158,7 +170,9 @@ public struct OfflineRenderer {
         }
         let underruns = session.streamsInUse.reduce(0) { $0 + $1.counters.underruns.load(ordering: .relaxed) }
         let damage = session.streamsInUse.reduce(StreamDamage()) {
-            StreamDamage(skippedBytes: $0.skippedBytes + $1.damage.skippedBytes, silencedFrames: $0.silencedFrames + $1.damage.silencedFrames)
+            StreamDamage(
+                skippedBytes: $0.skippedBytes + $1.damage.skippedBytes,
+                silencedFrames: $0.silencedFrames + $1.damage.silencedFrames)
         }
         return Summary(frames: position, peak: peak, underruns: underruns, damage: damage)
     }

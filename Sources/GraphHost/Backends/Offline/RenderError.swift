@@ -9,7 +9,8 @@ public enum RenderError: Error, CustomStringConvertible, Sendable {
 
     public var description: String {
         switch self {
-        case .command(let seconds, let request, let error): return "at \(Format.number(seconds)) s, '\(request)': \(error)"
+        case .command(let seconds, let request, let error):
+            return "at \(Format.number(seconds)) s, '\(request)': \(error)"
         case .endless: return "this graph never ends by itself (no stream, or a looping stream): give --duration"
         case .interrupted: return "interrupted; no file written"
         }

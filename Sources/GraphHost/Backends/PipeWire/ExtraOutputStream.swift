@@ -18,31 +18,43 @@ final class ExtraOutputStream {
     let nodeName: String
     private let handle: StreamHandle<Target>
 
-    init(core: OpaquePointer, id: String, index: Int, fanout: UnsafeMutablePointer<OutputFanout>, targetNode: String?,
-         graphName: String, format: GraphFormat, latencyFrames: Int?, group: String) throws {
+    init(
+        core: OpaquePointer, id: String, index: Int, fanout: UnsafeMutablePointer<OutputFanout>, targetNode: String?,
+        graphName: String, format: GraphFormat, latencyFrames: Int?, group: String
+    ) throws {
         self.id = id
         nodeName = "\(graphName).\(id)"
-        var properties = [(PW_KEY_MEDIA_TYPE, "Audio"), (PW_KEY_MEDIA_CATEGORY, "Playback"), (PW_KEY_MEDIA_ROLE, "Music"),
-                          (PW_KEY_NODE_GROUP, group), ("node.link-group", group)]
+        var properties = [
+            (PW_KEY_MEDIA_TYPE, "Audio"), (PW_KEY_MEDIA_CATEGORY, "Playback"), (PW_KEY_MEDIA_ROLE, "Music"),
+            (PW_KEY_NODE_GROUP, group), ("node.link-group", group),
+        ]
         if let latencyFrames { properties.append((PW_KEY_NODE_LATENCY, "\(latencyFrames)/\(format.sampleRate)")) }
         if let targetNode { properties.append(("target.object", targetNode)) }
         let pointers = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocateRender(capacity: format.channels)
         pointers.initialize(repeating: fanout.pointee.tables[index][0], count: format.channels)
-        handle = try StreamHandle(core: core, name: nodeName, properties: properties, makeTarget: {
-            Target(stream: $0, fanout: fanout, index: index, channels: format.channels, channelPointers: pointers)
-        }) { events in
+        handle = try StreamHandle(
+            core: core, name: nodeName, properties: properties,
+            makeTarget: {
+                Target(stream: $0, fanout: fanout, index: index, channels: format.channels, channelPointers: pointers)
+            }
+        ) { events in
             events.process = { data in ExtraOutputStream.process(data!.assumingMemoryBound(to: Target.self)) }
             events.param_changed = { data, id, param in
-                guard id == SPA_PARAM_Format.rawValue, let param, let planar = StreamHandle<Target>.isPlanar(param) else { return }
+                guard id == SPA_PARAM_Format.rawValue, let param, let planar = StreamHandle<Target>.isPlanar(param)
+                else { return }
                 let target = data!.assumingMemoryBound(to: Target.self)
                 target.pointee.planar = planar
                 var buffer = [UInt8](repeating: 0, count: 1024)
-                let channels = UInt32(target.pointee.channels), stride = planar ? 4 : 4 * channels
-                var pod: UnsafePointer<spa_pod>? = gh_build_buffers(&buffer, 1024, UInt32(8192), stride, planar ? channels : 1)
+                let channels = UInt32(target.pointee.channels)
+                let stride = planar ? 4 : 4 * channels
+                var pod: UnsafePointer<spa_pod>? = gh_build_buffers(
+                    &buffer, 1024, UInt32(8192), stride, planar ? channels : 1)
                 _ = pw_stream_update_params(target.pointee.stream, &pod, 1)
             }
         }
-        try handle.connect(SPA_DIRECTION_OUTPUT, what: "the output '\(id)'", cleanUp: Self.cleanUp, formats: StreamHandle<Target>.audioFormats(format))
+        try handle.connect(
+            SPA_DIRECTION_OUTPUT, what: "the output '\(id)'", cleanUp: Self.cleanUp,
+            formats: StreamHandle<Target>.audioFormats(format))
     }
 
     static func cleanUp(_ target: UnsafeMutablePointer<Target>) { target.pointee.channelPointers.deallocateRender() }
@@ -51,7 +63,8 @@ final class ExtraOutputStream {
     @_noLocks
     static func process(_ target: UnsafeMutablePointer<Target>) {
         guard let stream = target.pointee.stream,
-              let pwBuffer = _unsafePerformance({ pw_stream_dequeue_buffer(stream) }) else { return }
+            let pwBuffer = _unsafePerformance({ pw_stream_dequeue_buffer(stream) })
+        else { return }
         let buffer = pwBuffer.pointee.buffer!
         let datas = buffer.pointee.datas!
         let count = Int(buffer.pointee.n_datas)
@@ -59,16 +72,27 @@ final class ExtraOutputStream {
         let planar = target.pointee.planar && count >= channels
         let stride = planar ? 4 : 4 * channels
         var frames = Int(datas[0].maxsize) / stride
-        if pwBuffer.pointee.requested > 0 && Int(pwBuffer.pointee.requested) < frames { frames = Int(pwBuffer.pointee.requested) }
+        if pwBuffer.pointee.requested > 0 && Int(pwBuffer.pointee.requested) < frames {
+            frames = Int(pwBuffer.pointee.requested)
+        }
         var written = 0
         if planar {
             var ok = true
             for c in 0..<channels {
-                if let data = datas[c].data { target.pointee.channelPointers[c] = data.assumingMemoryBound(to: Float.self) } else { ok = false }
+                if let data = datas[c].data {
+                    target.pointee.channelPointers[c] = data.assumingMemoryBound(to: Float.self)
+                } else {
+                    ok = false
+                }
             }
-            if ok { written = target.pointee.fanout.pointee.take(target.pointee.index, frames: frames, planar: target.pointee.channelPointers, interleaved: nil) }
+            if ok {
+                written = target.pointee.fanout.pointee.take(
+                    target.pointee.index, frames: frames, planar: target.pointee.channelPointers, interleaved: nil)
+            }
         } else if let data = datas[0].data {
-            written = target.pointee.fanout.pointee.take(target.pointee.index, frames: frames, planar: nil, interleaved: data.assumingMemoryBound(to: Float.self))
+            written = target.pointee.fanout.pointee.take(
+                target.pointee.index, frames: frames, planar: nil, interleaved: data.assumingMemoryBound(to: Float.self)
+            )
         }
         for i in 0..<(planar ? channels : 1) {
             datas[i].chunk.pointee.offset = 0

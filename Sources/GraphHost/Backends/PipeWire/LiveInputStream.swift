@@ -43,21 +43,31 @@ final class LiveInputStream {
             if monitor { properties.append(("stream.capture.sink", "true")) }
         case .sink(let name, let description):
             nodeName = name ?? "\(graphName).\(input.id)"
-            properties += [(PW_KEY_MEDIA_CLASS, "Audio/Sink"), (PW_KEY_NODE_DESCRIPTION, description ?? input.id), (PW_KEY_NODE_VIRTUAL, "true")]
+            properties += [
+                (PW_KEY_MEDIA_CLASS, "Audio/Sink"), (PW_KEY_NODE_DESCRIPTION, description ?? input.id),
+                (PW_KEY_NODE_VIRTUAL, "true"),
+            ]
         }
         let pointers = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocateRender(capacity: format.channels)
         pointers.initialize(repeating: input.ring.samples, count: format.channels)
-        handle = try StreamHandle(core: core, name: nodeName, properties: properties, makeTarget: {
-            Target(stream: $0, ring: input.ring, resamplerFrames: input.resamplerFrames, cycleFrames: input.cycleFrames,
-                   writtenCycle: input.writtenCycle, position: .create(nil), channels: format.channels, channelPointers: pointers)
-        }) { events in
+        handle = try StreamHandle(
+            core: core, name: nodeName, properties: properties,
+            makeTarget: {
+                Target(
+                    stream: $0, ring: input.ring, resamplerFrames: input.resamplerFrames,
+                    cycleFrames: input.cycleFrames,
+                    writtenCycle: input.writtenCycle, position: .create(nil), channels: format.channels,
+                    channelPointers: pointers)
+            }
+        ) { events in
             events.process = { data in
                 // The data thread.
                 LiveInputStream.process(data!.assumingMemoryBound(to: Target.self))
             }
             events.param_changed = { data, id, param in
                 // Before the first process call of this format (PipeWire emits it on the loop that processes).
-                guard id == SPA_PARAM_Format.rawValue, let param, let planar = StreamHandle<Target>.isPlanar(param) else { return }
+                guard id == SPA_PARAM_Format.rawValue, let param, let planar = StreamHandle<Target>.isPlanar(param)
+                else { return }
                 data!.assumingMemoryBound(to: Target.self).pointee.planar = planar
             }
             events.io_changed = { data, id, area, _ in
@@ -65,7 +75,9 @@ final class LiveInputStream {
                 data!.assumingMemoryBound(to: Target.self).pointee.position.store(area, ordering: .releasing)
             }
         }
-        try handle.connect(SPA_DIRECTION_INPUT, what: "the input '\(input.id)'", cleanUp: Self.cleanUp, formats: StreamHandle<Target>.audioFormats(format))
+        try handle.connect(
+            SPA_DIRECTION_INPUT, what: "the input '\(input.id)'", cleanUp: Self.cleanUp,
+            formats: StreamHandle<Target>.audioFormats(format))
     }
 
     static func cleanUp(_ target: UnsafeMutablePointer<Target>) {
@@ -77,23 +89,31 @@ final class LiveInputStream {
     @_noLocks
     static func process(_ target: UnsafeMutablePointer<Target>) {
         guard let stream = target.pointee.stream,
-              let pwBuffer = _unsafePerformance({ pw_stream_dequeue_buffer(stream) }) else { return }
+            let pwBuffer = _unsafePerformance({ pw_stream_dequeue_buffer(stream) })
+        else { return }
         let buffer = pwBuffer.pointee.buffer!
         let datas = buffer.pointee.datas!
         let count = Int(buffer.pointee.n_datas)
         let channels = target.pointee.channels
         let ring = target.pointee.ring
-        var written = 0, frames = 0
+        var written = 0
+        var frames = 0
         if target.pointee.planar && count >= channels {
             frames = Int(datas[0].chunk.pointee.size) / 4
             var ok = true
             for c in 0..<channels {
-                if let data = datas[c].data { target.pointee.channelPointers[c] = (data + Int(datas[c].chunk.pointee.offset)).assumingMemoryBound(to: Float.self) } else { ok = false }
+                if let data = datas[c].data {
+                    target.pointee.channelPointers[c] = (data + Int(datas[c].chunk.pointee.offset)).assumingMemoryBound(
+                        to: Float.self)
+                } else {
+                    ok = false
+                }
             }
             if ok { written = ring.write(planar: UnsafePointer(target.pointee.channelPointers), frames: frames) }
         } else if let data = datas[0].data {
             frames = Int(datas[0].chunk.pointee.size) / (4 * channels)
-            written = ring.write((data + Int(datas[0].chunk.pointee.offset)).assumingMemoryBound(to: Float.self), frames: frames)
+            written = ring.write(
+                (data + Int(datas[0].chunk.pointee.offset)).assumingMemoryBound(to: Float.self), frames: frames)
         }
         target.pointee.overflows += frames - written
         if frames > 0 {

@@ -24,7 +24,9 @@ public struct OutputFanout {
         let pointers = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocateRender(capacity: outputs * channels)
         let tables = UnsafeMutablePointer<UnsafePointer<UnsafeMutablePointer<Float>>>.allocateRender(capacity: outputs)
         for k in 0..<outputs {
-            for c in 0..<channels { (pointers + k * channels + c).initialize(to: samples + (k * channels + c) * frames) }
+            for c in 0..<channels {
+                (pointers + k * channels + c).initialize(to: samples + (k * channels + c) * frames)
+            }
             (tables + k).initialize(to: UnsafePointer(pointers + k * channels))
         }
         let taken = UnsafeMutablePointer<Int>.allocateRender(capacity: outputs)
@@ -32,8 +34,10 @@ public struct OutputFanout {
         let missed = UnsafeMutablePointer<Int>.allocateRender(capacity: outputs)
         missed.initialize(repeating: 0, count: outputs)
         let fanout = UnsafeMutablePointer<OutputFanout>.allocateRender(capacity: 1)
-        fanout.initialize(to: OutputFanout(outputs: outputs, channels: channels, tables: tables, pointers: pointers, samples: samples,
-                                           taken: taken, missed: missed))
+        fanout.initialize(
+            to: OutputFanout(
+                outputs: outputs, channels: channels, tables: tables, pointers: pointers, samples: samples,
+                taken: taken, missed: missed))
         return fanout
     }
 
@@ -49,8 +53,10 @@ public struct OutputFanout {
     /// Copies output `k`'s latest block into planar `channelPointers` (or interleaved `interleaved`), at most `frames`
     /// frames; returns the frames written (silence when there is no new block).
     @_noLocks
-    public mutating func take(_ k: Int, frames: Int, planar channelPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?,
-                              interleaved: UnsafeMutablePointer<Float>?) -> Int {
+    public mutating func take(
+        _ k: Int, frames: Int, planar channelPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?,
+        interleaved: UnsafeMutablePointer<Float>?
+    ) -> Int {
         let fresh = taken[k] < rendered
         let n = frames < self.frames ? frames : self.frames
         let table = tables[k]
@@ -58,7 +64,11 @@ public struct OutputFanout {
             let from = table[c]
             for f in 0..<n {
                 let v = fresh ? from[f] : 0
-                if let channelPointers { channelPointers[c][f] = v } else if let interleaved { interleaved[f * channels + c] = v }
+                if let channelPointers {
+                    channelPointers[c][f] = v
+                } else if let interleaved {
+                    interleaved[f * channels + c] = v
+                }
             }
         }
         if fresh { taken[k] = rendered } else { missed[k] += 1 }

@@ -25,7 +25,8 @@ public enum PlaybackError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .noDaemon(let socket, let reason):
-            return "cannot reach a PipeWire daemon at \(socket) (\(reason)). Start one (pipewire and wireplumber), set PIPEWIRE_REMOTE or XDG_RUNTIME_DIR to a running one, or start a private headless one: eval \"$(scripts/pipewire-headless start)\""
+            return
+                "cannot reach a PipeWire daemon at \(socket) (\(reason)). Start one (pipewire and wireplumber), set PIPEWIRE_REMOTE or XDG_RUNTIME_DIR to a running one, or start a private headless one: eval \"$(scripts/pipewire-headless start)\""
         case .stream(let why): return "PipeWire stream error: \(why)"
         }
     }
@@ -36,7 +37,9 @@ public enum PlaybackError: Error, CustomStringConvertible {
         let env = ProcessInfo.processInfo.environment
         let remote = env["PIPEWIRE_REMOTE"].flatMap { $0.isEmpty ? nil : $0 } ?? "pipewire-0"
         if remote.hasPrefix("/") { return remote }
-        let dir = ["PIPEWIRE_RUNTIME_DIR", "XDG_RUNTIME_DIR", "USERPROFILE"].compactMap { env[$0] }.first { !$0.isEmpty } ?? "/run/pipewire"
+        let dir =
+            ["PIPEWIRE_RUNTIME_DIR", "XDG_RUNTIME_DIR", "USERPROFILE"].compactMap { env[$0] }.first { !$0.isEmpty }
+            ?? "/run/pipewire"
         return dir + "/" + remote
     }
 }
@@ -93,10 +96,11 @@ public final class PipeWirePlayer {
         stale.forEach { $0.destroy() }
         liveInputs.removeAll { wanted[$0.id] != $0.source }
         liveInputSpecs = inputs
-        guard let core else { return }   // Disconnected: the next connect opens them all.
+        guard let core else { return }  // Disconnected: the next connect opens them all.
         for spec in inputs where !liveInputs.contains(where: { $0.id == spec.id }) {
             do {
-                let input = try LiveInputStream(core: core, input: spec, graphName: options.name, format: format, group: group)
+                let input = try LiveInputStream(
+                    core: core, input: spec, graphName: options.name, format: format, group: group)
                 liveInputs.append(input)
                 logger.info("live input '\(spec.id)': PipeWire node \(input.nodeName)")
             } catch {
@@ -144,17 +148,25 @@ public final class PipeWirePlayer {
         let names = stride(from: 0, to: strings.count, by: 2).map { UnsafePointer(strings[$0]) }
         let descriptions = stride(from: 1, to: strings.count, by: 2).map { UnsafePointer(strings[$0]) }
         let kinds = published.map { p -> Int32 in
-            let kind = switch p.kind { case .float: GH_PARAM_FLOAT case .int: GH_PARAM_INT case .bool: GH_PARAM_BOOL }
+            let kind =
+                switch p.kind {
+                case .float: GH_PARAM_FLOAT
+                case .int: GH_PARAM_INT
+                case .bool: GH_PARAM_BOOL
+                }
             return Int32(kind.rawValue)
         }
         // Each PropInfo and its Props entry: the strings (padded to 8 bytes) and at most 200 bytes of pod headers.
         let size = 256 + published.reduce(0) { $0 + 200 + 2 * ($1.name.utf8.count + 8) + $1.description.utf8.count + 8 }
         var buffer = [UInt8](repeating: 0, count: size)
         var params = [UnsafePointer<spa_pod>?](repeating: nil, count: published.count + 1)
-        let count = gh_build_param_props(&buffer, UInt32(buffer.count), names, descriptions, published.map(\.value),
-                                                published.map(\.minimum), published.map(\.maximum), kinds,
-                                                UInt32(published.count), &params, UInt32(params.count))
-        guard count > 0 else { return logger.error("the graph's parameters do not fit in a PipeWire param (\(published.count) parameters)") }
+        let count = gh_build_param_props(
+            &buffer, UInt32(buffer.count), names, descriptions, published.map(\.value),
+            published.map(\.minimum), published.map(\.maximum), kinds,
+            UInt32(published.count), &params, UInt32(params.count))
+        guard count > 0 else {
+            return logger.error("the graph's parameters do not fit in a PipeWire param (\(published.count) parameters)")
+        }
         _ = params.withUnsafeMutableBufferPointer { pw_stream_update_params(stream, $0.baseAddress, count) }
     }
 
@@ -169,22 +181,32 @@ public final class PipeWirePlayer {
         renderer.pointee.record = tap
     }
 
-    private static let pipewireInitialized: Bool = { pw_init(nil, nil); return true }()
+    private static let pipewireInitialized: Bool = {
+        pw_init(nil, nil)
+        return true
+    }()
 
     /// A player of the graph `engine` renders (a session's); set the session's `rendersConcurrently` first.
-    public init(engine: UnsafeMutablePointer<RenderEngine>, format: GraphFormat, options: PlaybackOptions, logger: Logger) throws {
+    public init(
+        engine: UnsafeMutablePointer<RenderEngine>, format: GraphFormat, options: PlaybackOptions, logger: Logger
+    ) throws {
         _ = Self.pipewireInitialized
         self.format = format
         self.options = options
         self.logger = logger
-        guard let loop = pw_thread_loop_new("graphhost-pw", nil) else { throw PlaybackError.stream("cannot create a thread loop") }
+        guard let loop = pw_thread_loop_new("graphhost-pw", nil) else {
+            throw PlaybackError.stream("cannot create a thread loop")
+        }
         self.loop = loop
         // client-rt.conf loads module-rt, which gives the data thread (our process callback) real-time priority.
         let contextProps = pw_properties_new_string("config.name=client-rt.conf")
-        guard let context = pw_context_new(pw_thread_loop_get_loop(loop), contextProps, 0) else { throw PlaybackError.stream("cannot create a context") }
+        guard let context = pw_context_new(pw_thread_loop_get_loop(loop), contextProps, 0) else {
+            throw PlaybackError.stream("cannot create a context")
+        }
         self.context = context
         renderer = .allocateRender(capacity: 1)
-        renderer.initialize(to: PlaybackRenderer(engine: engine, channels: format.channels, sampleRate: format.sampleRate))
+        renderer.initialize(
+            to: PlaybackRenderer(engine: engine, channels: format.channels, sampleRate: format.sampleRate))
         streamListener = .allocate(capacity: 1)
         streamListener.initialize(to: spa_hook())
         coreListener = .allocate(capacity: 1)
@@ -208,7 +230,10 @@ public final class PipeWirePlayer {
         renderer.pointee.deallocate()
         renderer.deallocateRender()
         if let fanout { OutputFanout.deallocate(fanout) }
-        streamListener.deallocate(); coreListener.deallocate(); streamEvents.deallocate(); coreEvents.deallocate()
+        streamListener.deallocate()
+        coreListener.deallocate()
+        streamEvents.deallocate()
+        coreEvents.deallocate()
     }
 
     public var disconnected: Bool { state.withLock { $0.disconnected } }
@@ -256,22 +281,30 @@ public final class PipeWirePlayer {
         try createStreamLocked()
         if let fanout {
             for (k, output) in extraOutputSpecs.enumerated() {
-                let stream = try ExtraOutputStream(core: core, id: output.id, index: k + 1, fanout: fanout, targetNode: output.target,
-                                                   graphName: options.name, format: format, latencyFrames: options.latencyFrames, group: group)
+                let stream = try ExtraOutputStream(
+                    core: core, id: output.id, index: k + 1, fanout: fanout, targetNode: output.target,
+                    graphName: options.name, format: format, latencyFrames: options.latencyFrames, group: group)
                 extraOutputs.append(stream)
-                logger.info("output '\(output.id)': PipeWire node \(stream.nodeName)\(output.target.map { " to \($0)" } ?? "")")
+                logger.info(
+                    "output '\(output.id)': PipeWire node \(stream.nodeName)\(output.target.map { " to \($0)" } ?? "")")
             }
         }
         for spec in liveInputSpecs {
-            let input = try LiveInputStream(core: core, input: spec, graphName: options.name, format: format, group: group)
+            let input = try LiveInputStream(
+                core: core, input: spec, graphName: options.name, format: format, group: group)
             liveInputs.append(input)
             logger.info("live input '\(spec.id)': PipeWire node \(input.nodeName)")
         }
         for (name, ring) in MIDIInputPorts.shared.all {
-            midiInputs.append(try MIDIInputStream(core: core, name: name, nodeName: "\(options.name).\(name)", ring: ring))
+            midiInputs.append(
+                try MIDIInputStream(core: core, name: name, nodeName: "\(options.name).\(name)", ring: ring))
             logger.info("MIDI input '\(name)': PipeWire node \(options.name).\(name)")
         }
-        state.withLock { $0.disconnected = false; $0.streamError = nil; $0.noSink = false }
+        state.withLock {
+            $0.disconnected = false
+            $0.streamError = nil
+            $0.noSink = false
+        }
     }
 
     private func createStreamLocked() throws {
@@ -281,20 +314,27 @@ public final class PipeWirePlayer {
         pw_properties_set(props, PW_KEY_MEDIA_ROLE, "Music")
         pw_properties_set(props, PW_KEY_NODE_NAME, options.name)
         pw_properties_set(props, PW_KEY_APP_NAME, "graphhost")
-        if let latency = options.latencyFrames { pw_properties_set(props, PW_KEY_NODE_LATENCY, "\(latency)/\(format.sampleRate)") }
+        if let latency = options.latencyFrames {
+            pw_properties_set(props, PW_KEY_NODE_LATENCY, "\(latency)/\(format.sampleRate)")
+        }
         if let target = targetToUse { pw_properties_set(props, "target.object", target) }
         if !liveInputSpecs.isEmpty || !extraOutputSpecs.isEmpty {
             pw_properties_set(props, PW_KEY_NODE_GROUP, group)
             pw_properties_set(props, "node.link-group", group)
         }
-        guard let stream = pw_stream_new(core, options.name, props) else { throw PlaybackError.stream("cannot create a stream") }
+        guard let stream = pw_stream_new(core, options.name, props) else {
+            throw PlaybackError.stream("cannot create a stream")
+        }
         self.stream = stream
         renderer.pointee.stream = stream
         pw_stream_add_listener(stream, streamListener, streamEvents, UnsafeMutableRawPointer(renderer))
         var buffer = [UInt8](repeating: 0, count: 2048)
         var params: [UnsafePointer<spa_pod>?] = [nil, nil]
-        let count = gh_build_formats(&buffer, UInt32(buffer.count), UInt32(format.sampleRate), UInt32(format.channels), &params)
-        let flags = pw_stream_flags(PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue | PW_STREAM_FLAG_RT_PROCESS.rawValue)
+        let count = gh_build_formats(
+            &buffer, UInt32(buffer.count), UInt32(format.sampleRate), UInt32(format.channels), &params)
+        let flags = pw_stream_flags(
+            PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue
+                | PW_STREAM_FLAG_RT_PROCESS.rawValue)
         let result = params.withUnsafeMutableBufferPointer {
             pw_stream_connect(stream, SPA_DIRECTION_OUTPUT, UInt32.max, flags, $0.baseAddress, count)
         }
@@ -344,7 +384,9 @@ public final class PipeWirePlayer {
     public func stop(timeout: TimeInterval = 0.15) {
         renderer.pointee.fadeRequested.store(true, ordering: .releasing)
         let deadline = Date().addingTimeInterval(timeout)
-        while streaming && !idle && !renderer.pointee.faded.load(ordering: .acquiring) && Date() < deadline { usleep(2000) }
+        while streaming && !idle && !renderer.pointee.faded.load(ordering: .acquiring) && Date() < deadline {
+            usleep(2000)
+        }
         pw_thread_loop_lock(loop)
         tearDownLocked()
         pw_thread_loop_unlock(loop)
@@ -354,7 +396,8 @@ public final class PipeWirePlayer {
 
     /// The player behind a stream event's userdata (the renderer).
     private static func player(_ data: UnsafeMutableRawPointer?) -> PipeWirePlayer {
-        Unmanaged<PipeWirePlayer>.fromOpaque(data!.assumingMemoryBound(to: PlaybackRenderer.self).pointee.owner!).takeUnretainedValue()
+        Unmanaged<PipeWirePlayer>.fromOpaque(data!.assumingMemoryBound(to: PlaybackRenderer.self).pointee.owner!)
+            .takeUnretainedValue()
     }
 
     private static func makeStreamEvents() -> pw_stream_events {
@@ -370,21 +413,29 @@ public final class PipeWirePlayer {
             player.state.withLock { reported in
                 reported.streaming = state == PW_STREAM_STATE_STREAMING
                 if state == PW_STREAM_STATE_ERROR {
-                    if message == PipeWirePlayer.noSinkMessage { reported.noSink = true } else { reported.streamError = message ?? "unknown error" }
+                    if message == PipeWirePlayer.noSinkMessage {
+                        reported.noSink = true
+                    } else {
+                        reported.streamError = message ?? "unknown error"
+                    }
                 }
             }
         }
         events.param_changed = { data, id, param in
             if id == SPA_PARAM_Props.rawValue, let param {
                 let player = PipeWirePlayer.player(data)
-                _ = gh_parse_param_props(param, { target, name, value, valid in
-                    let player = Unmanaged<PipeWirePlayer>.fromOpaque(target!).takeUnretainedValue()
-                    player.propsChanged?(String(cString: name!), value, valid != 0)
-                }, Unmanaged.passUnretained(player).toOpaque())
+                _ = gh_parse_param_props(
+                    param,
+                    { target, name, value, valid in
+                        let player = Unmanaged<PipeWirePlayer>.fromOpaque(target!).takeUnretainedValue()
+                        player.propsChanged?(String(cString: name!), value, valid != 0)
+                    }, Unmanaged.passUnretained(player).toOpaque())
                 return
             }
             guard id == SPA_PARAM_Format.rawValue, let param else { return }
-            var rate: UInt32 = 0, channels: UInt32 = 0, planar: Int32 = 0
+            var rate: UInt32 = 0
+            var channels: UInt32 = 0
+            var planar: Int32 = 0
             let player = PipeWirePlayer.player(data)
             guard gh_parse_format(param, &rate, &channels, &planar) == 1 else {
                 player.state.withLock { $0.streamError = "the daemon offered a format that is not 32-bit float audio" }
@@ -394,10 +445,12 @@ public final class PipeWirePlayer {
             let format = player.format
             let stride = planar != 0 ? 4 : 4 * Int(channels)
             var buffer = [UInt8](repeating: 0, count: 1024)
-            var pod: UnsafePointer<spa_pod>? = gh_build_buffers(&buffer, 1024, UInt32(max(8192, format.maxFrames)), UInt32(stride),
-                                                                       planar != 0 ? channels : 1)
+            var pod: UnsafePointer<spa_pod>? = gh_build_buffers(
+                &buffer, 1024, UInt32(max(8192, format.maxFrames)), UInt32(stride),
+                planar != 0 ? channels : 1)
             _ = pw_stream_update_params(player.stream, &pod, 1)
-            player.logger.info("format: \(rate) Hz, \(channels) channels, \(planar != 0 ? "planar" : "interleaved") float")
+            player.logger.info(
+                "format: \(rate) Hz, \(channels) channels, \(planar != 0 ? "planar" : "interleaved") float")
         }
         events.io_changed = { data, id, area, _ in
             guard id == SPA_IO_Position.rawValue else { return }
@@ -412,7 +465,10 @@ public final class PipeWirePlayer {
         events.error = { data, id, _, res, message in
             let player = Unmanaged<PipeWirePlayer>.fromOpaque(data!).takeUnretainedValue()
             if id == PW_ID_CORE && res == -EPIPE {
-                player.state.withLock { $0.disconnected = true; $0.streaming = false }
+                player.state.withLock {
+                    $0.disconnected = true
+                    $0.streaming = false
+                }
             } else if id == PW_ID_CORE {
                 player.logger.warning("PipeWire: \(message.map { String(cString: $0) } ?? "error \(res)")")
             }

@@ -33,14 +33,30 @@ public struct PlaybackCounters: Sendable {
     public let quietFrames: UnsafeAtomic<Int>
 
     public static func create() -> PlaybackCounters {
-        PlaybackCounters(callbacks: .create(0), frames: .create(0), xruns: .create(0), missedBuffers: .create(0), maxBusyNanos: .create(0), busyNanos: .create(0),
-                         budgetNanos: .create(0), overruns: .create(0), slowKernel: .create(0), slowNanos: .create(0),
-                         largestQuantum: .create(0), quantum: .create(0), firstSoundNanos: .create(0), restingThrough: .create(-1), quietFrames: .create(0))
+        PlaybackCounters(
+            callbacks: .create(0), frames: .create(0), xruns: .create(0), missedBuffers: .create(0),
+            maxBusyNanos: .create(0), busyNanos: .create(0),
+            budgetNanos: .create(0), overruns: .create(0), slowKernel: .create(0), slowNanos: .create(0),
+            largestQuantum: .create(0), quantum: .create(0), firstSoundNanos: .create(0), restingThrough: .create(-1),
+            quietFrames: .create(0))
     }
 
     public func destroy() {
-        callbacks.destroy(); frames.destroy(); xruns.destroy(); missedBuffers.destroy(); maxBusyNanos.destroy(); busyNanos.destroy(); budgetNanos.destroy()
-        overruns.destroy(); slowKernel.destroy(); slowNanos.destroy(); largestQuantum.destroy(); quantum.destroy(); firstSoundNanos.destroy(); restingThrough.destroy(); quietFrames.destroy()
+        callbacks.destroy()
+        frames.destroy()
+        xruns.destroy()
+        missedBuffers.destroy()
+        maxBusyNanos.destroy()
+        busyNanos.destroy()
+        budgetNanos.destroy()
+        overruns.destroy()
+        slowKernel.destroy()
+        slowNanos.destroy()
+        largestQuantum.destroy()
+        quantum.destroy()
+        firstSoundNanos.destroy()
+        restingThrough.destroy()
+        quietFrames.destroy()
     }
 }
 
@@ -84,7 +100,8 @@ public struct PlaybackRenderer {
     /// The most frames one callback renders (PipeWire's largest quantum is 8192).
     public static let maxCallbackFrames = 16384
 
-    public init(engine: UnsafeMutablePointer<RenderEngine>, channels: Int, sampleRate: Int, fadeSeconds: Double = 0.05) {
+    public init(engine: UnsafeMutablePointer<RenderEngine>, channels: Int, sampleRate: Int, fadeSeconds: Double = 0.05)
+    {
         self.engine = engine
         self.channels = channels
         self.sampleRate = sampleRate
@@ -132,9 +149,11 @@ public struct PlaybackRenderer {
         _unsafePerformance { gh_enable_flush_to_zero() }
         guard let stream else { return }
         if let raw = position.load(ordering: .acquiring) {
-            outputCycle.store(raw.assumingMemoryBound(to: spa_io_position.self).pointee.clock.position, ordering: .releasing)
+            outputCycle.store(
+                raw.assumingMemoryBound(to: spa_io_position.self).pointee.clock.position, ordering: .releasing)
         }
-        // pw_stream_dequeue_buffer takes a buffer from a lock-free ring shared with the daemon; it never blocks or allocates.
+        // pw_stream_dequeue_buffer takes a buffer from a lock-free ring shared with the daemon; it never blocks or
+        // allocates.
         guard let pwBuffer = _unsafePerformance({ pw_stream_dequeue_buffer(stream) }) else {
             counters.missedBuffers.wrappingIncrement(ordering: .relaxed)
             return
@@ -149,7 +168,8 @@ public struct PlaybackRenderer {
         frames = min(frames, Self.maxCallbackFrames)
         if planar {
             for c in 0..<channels {
-                channelPointers[c] = c < dataCount && datas[c].data != nil
+                channelPointers[c] =
+                    c < dataCount && datas[c].data != nil
                     ? datas[c].data!.assumingMemoryBound(to: Float.self) : silence
             }
         }
@@ -158,8 +178,9 @@ public struct PlaybackRenderer {
             engine.pointee.render(frames: frames, planarOutputs: fanout.pointee.tables, count: fanout.pointee.outputs)
             fanout.pointee.frames = frames
             fanout.pointee.rendered += 1
-            _ = fanout.pointee.take(0, frames: frames, planar: planar ? channelPointers : nil,
-                                    interleaved: planar ? nil : datas[0].data?.assumingMemoryBound(to: Float.self))
+            _ = fanout.pointee.take(
+                0, frames: frames, planar: planar ? channelPointers : nil,
+                interleaved: planar ? nil : datas[0].data?.assumingMemoryBound(to: Float.self))
         } else if planar {
             engine.pointee.render(frames: frames, planar: channelPointers)
         } else if let data = datas[0].data {
@@ -181,15 +202,18 @@ public struct PlaybackRenderer {
         }
         if resumed.exchange(false, ordering: .acquiring) { skipClockCheck = true }
         noteClock(frames: frames)
-        counters.restingThrough.store(engine.pointee.isResting ? engine.pointee.messages.index.read.load(ordering: .relaxed) : -1,
-                                      ordering: .relaxed)
+        counters.restingThrough.store(
+            engine.pointee.isResting ? engine.pointee.messages.index.read.load(ordering: .relaxed) : -1,
+            ordering: .relaxed)
         // pw_stream_queue_buffer hands the buffer back through the same lock-free ring; real-time safe.
         _ = _unsafePerformance { pw_stream_queue_buffer(stream, pwBuffer) }
         counters.callbacks.wrappingIncrement(ordering: .relaxed)
         counters.frames.wrappingIncrement(by: frames, ordering: .relaxed)
         let busy = MonotonicClock.nanos() - started
         counters.busyNanos.store(busy, ordering: .relaxed)
-        if busy > counters.maxBusyNanos.load(ordering: .relaxed) { counters.maxBusyNanos.store(busy, ordering: .relaxed) }
+        if busy > counters.maxBusyNanos.load(ordering: .relaxed) {
+            counters.maxBusyNanos.store(busy, ordering: .relaxed)
+        }
         let budget = frames * 1_000_000_000 / sampleRate
         counters.budgetNanos.store(budget, ordering: .relaxed)
         if busy > budget {
@@ -209,9 +233,12 @@ public struct PlaybackRenderer {
     func noteLevel(frames: Int, planar: Bool, datas: UnsafeMutablePointer<spa_data>) {
         var loudest: Float = 0
         if planar {
-            for c in 0..<channels { loudest = max(loudest, Bus.peak(channelPointers[c], channelStride: 0, channels: 1, from: 0, to: frames)) }
+            for c in 0..<channels {
+                loudest = max(loudest, Bus.peak(channelPointers[c], channelStride: 0, channels: 1, from: 0, to: frames))
+            }
         } else if let data = datas[0].data {
-            loudest = Bus.peak(data.assumingMemoryBound(to: Float.self), channelStride: 0, channels: 1, from: 0, to: frames * channels)
+            loudest = Bus.peak(
+                data.assumingMemoryBound(to: Float.self), channelStride: 0, channels: 1, from: 0, to: frames * channels)
         }
         if loudest > 1e-4 && counters.firstSoundNanos.load(ordering: .relaxed) == 0 {
             counters.firstSoundNanos.store(MonotonicClock.nanos(), ordering: .relaxed)
@@ -227,7 +254,9 @@ public struct PlaybackRenderer {
     @_noLocks
     mutating func noteClock(frames: Int) {
         counters.quantum.store(frames, ordering: .relaxed)
-        if frames > counters.largestQuantum.load(ordering: .relaxed) { counters.largestQuantum.store(frames, ordering: .relaxed) }
+        if frames > counters.largestQuantum.load(ordering: .relaxed) {
+            counters.largestQuantum.store(frames, ordering: .relaxed)
+        }
         guard let raw = position.load(ordering: .acquiring) else { return }
         let clock = raw.assumingMemoryBound(to: spa_io_position.self).pointee.clock
         if lastClockDuration > 0 && clock.position > lastClockPosition + lastClockDuration && !skipClockCheck {

@@ -48,7 +48,8 @@ public final class MIDIControlSurface: ControlSurface, @unchecked Sendable {
         var changes: [(channel: Int, controller: Int, value: Int)] = []
         var programs: [(channel: Int, program: Int)] = []
         while let event = ring.pop() {
-            let status = event.bytes.0 & 0xF0, channel = Int(event.bytes.0 & 0x0F) + 1
+            let status = event.bytes.0 & 0xF0
+            let channel = Int(event.bytes.0 & 0x0F) + 1
             if status == 0xB0 && event.size >= 3 {
                 let controller = Int(event.bytes.1)
                 changes.removeAll { $0.channel == channel && $0.controller == controller }
@@ -58,19 +59,33 @@ public final class MIDIControlSurface: ControlSurface, @unchecked Sendable {
             }
         }
         guard !changes.isEmpty || !programs.isEmpty else { return }
-        if let first = changes.first, let learned = control.withSession({ $0.bindLearned(channel: first.channel, controller: first.controller) }) {
-            logger.info("learned: controller \(learned.controller) on channel \(first.channel) moves \(learned.node) \(learned.parameter)")
-            control.publish(.learned(channel: first.channel, controller: learned.controller, node: learned.node, parameter: learned.parameter))
+        if let first = changes.first,
+            let learned = control.withSession({ $0.bindLearned(channel: first.channel, controller: first.controller) })
+        {
+            logger.info(
+                "learned: controller \(learned.controller) on channel \(first.channel) moves \(learned.node) \(learned.parameter)"
+            )
+            control.publish(
+                .learned(
+                    channel: first.channel, controller: learned.controller, node: learned.node,
+                    parameter: learned.parameter))
         }
         guard let map = control.withSession({ $0.graph.document.midiControl }) else { return }
         for change in changes {
-            for m in map.controls where m.controller == change.controller && (m.channel == nil || m.channel == change.channel) {
-                run(.node(NodeRequest(node: m.node, action: .set(parameter: m.parameter, value: m.value(change.value)))), control)
+            for m in map.controls
+            where m.controller == change.controller && (m.channel == nil || m.channel == change.channel) {
+                run(
+                    .node(
+                        NodeRequest(node: m.node, action: .set(parameter: m.parameter, value: m.value(change.value)))),
+                    control)
             }
         }
         for program in programs {
-            for m in map.programs where m.program == program.program && (m.channel == nil || m.channel == program.channel) {
-                run(m.chain.map { .chain(node: m.node, name: $0) } ?? .node(NodeRequest(node: m.node, action: .preset(m.preset ?? ""))), control)
+            for m in map.programs
+            where m.program == program.program && (m.channel == nil || m.channel == program.channel) {
+                run(
+                    m.chain.map { .chain(node: m.node, name: $0) }
+                        ?? .node(NodeRequest(node: m.node, action: .preset(m.preset ?? ""))), control)
             }
         }
     }

@@ -9,9 +9,11 @@ public enum MPRISBusName {
 
     /// `name` as one element of a bus name (at most what keeps the whole name within D-Bus's 255 bytes).
     public static func element(_ name: String) -> String {
-        var element = String(name.unicodeScalars.prefix(255 - prefix.utf8.count - 1).map { scalar -> Character in
-            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "_") ? Character(scalar) : "_"
-        })
+        var element = String(
+            name.unicodeScalars.prefix(255 - prefix.utf8.count - 1).map { scalar -> Character in
+                scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "_")
+                    ? Character(scalar) : "_"
+            })
         if element.isEmpty || element.first!.isNumber { element = "_" + element }
         return element
     }

@@ -3,8 +3,8 @@ import FoundationEssentials
 import Glibc
 
 /// The MPRIS object of a run, owned by the bus thread: everything that touches sd-bus runs there. Methods arrive
-/// from sd-bus as callbacks and become commands for `LiveControl.perform`; `refresh` reads `status` and emits PropertiesChanged for
-/// PlaybackStatus and Metadata when they changed.
+/// from sd-bus as callbacks and become commands for `LiveControl.perform`; `refresh` reads `status` and emits
+/// PropertiesChanged for PlaybackStatus and Metadata when they changed.
 final class MPRISPlayer {
     /// What `Stop` does on a live graph: it pauses (with the transport's fade) and reports "Stopped" until the next
     /// `play` from anywhere; the stream keeps its place (CanSeek is false, so there is no rewinding).
@@ -67,13 +67,15 @@ final class MPRISPlayer {
         if shownTrack == nil || shownTrack! != track {
             shownTrack = .some(track)
             trackNumber += 1
-            let trackID = track == nil ? "/org/mpris/MediaPlayer2/TrackList/NoTrack" : "/org/graphhost/track/\(trackNumber)"
+            let trackID =
+                track == nil ? "/org/mpris/MediaPlayer2/TrackList/NoTrack" : "/org/graphhost/track/\(trackNumber)"
             trackID.withCString { id in
                 withOptionalCString(track?.title) { title in
                     withOptionalCString(track?.artist) { artist in
                         withOptionalCString(track?.url) { url in
-                            var metadata = gh_mpris_metadata(track_id: id, title: title, artist: artist, url: url,
-                                                                    length_us: track?.lengthMicroseconds ?? -1)
+                            var metadata = gh_mpris_metadata(
+                                track_id: id, title: title, artist: artist, url: url,
+                                length_us: track?.lengthMicroseconds ?? -1)
                             gh_mpris_set_metadata(handle, &metadata)
                         }
                     }

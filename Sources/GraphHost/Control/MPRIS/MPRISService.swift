@@ -14,7 +14,8 @@ public final class MPRISService: ControlSurface, Sendable {
     /// The bus name requested.
     public let busName: String
     private let logger: Logger
-    /// How often the bus thread reads `status` when no event woke it (a file's tags and length are read after it starts).
+    /// How often the bus thread reads `status` when no event woke it (a file's tags and length are read after it
+    /// starts).
     static let refreshMilliseconds: Int32 = 1000
 
     private struct Running {
@@ -34,7 +35,8 @@ public final class MPRISService: ControlSurface, Sendable {
         let wakeup = try BusWakeup()
         let opened = Mutex<(code: Int32, message: String)?>(nil)
         let ready = DispatchSemaphore(value: 0)
-        let busName = busName, logger = logger
+        let busName = busName
+        let logger = logger
         let thread = JoinableThread(name: "graphhost-mpris") { [self] in
             let player = MPRISPlayer(control: control)
             let result = player.open(busName: busName)
@@ -45,7 +47,9 @@ public final class MPRISService: ControlSurface, Sendable {
             while !running.withLock({ $0.stopping }) {
                 let woke = player.wait(wakeFD: wakeup.fd, maxWaitMilliseconds: Self.refreshMilliseconds)
                 if woke < 0 {
-                    logger.warning("MPRIS: lost the session bus (\(String(cString: strerror(-woke)))); media keys no longer reach this run")
+                    logger.warning(
+                        "MPRIS: lost the session bus (\(String(cString: strerror(-woke)))); media keys no longer reach this run"
+                    )
                     break
                 }
                 if woke > 0 { wakeup.drain() }
@@ -66,7 +70,9 @@ public final class MPRISService: ControlSurface, Sendable {
             thread.join()
             wakeup.close()
         case Int32(GH_MPRIS_NAME_TAKEN):
-            logger.warning("MPRIS off: \(result.message); another run has this --name (give a different --name for media keys here)")
+            logger.warning(
+                "MPRIS off: \(result.message); another run has this --name (give a different --name for media keys here)"
+            )
             thread.join()
             wakeup.close()
         default:

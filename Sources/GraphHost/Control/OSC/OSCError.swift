@@ -11,8 +11,10 @@ public enum OSCError: Error, CustomStringConvertible, Sendable {
 
     public var description: String {
         switch self {
-        case .unknownAddress(let address, let known): return "unknown OSC address '\(address)'; addresses: \(known.joined(separator: ", "))"
-        case .wrongArguments(let address, let expects, let tags): return "\(address) expects \(expects); got type tags '\(tags)'"
+        case .unknownAddress(let address, let known):
+            return "unknown OSC address '\(address)'; addresses: \(known.joined(separator: ", "))"
+        case .wrongArguments(let address, let expects, let tags):
+            return "\(address) expects \(expects); got type tags '\(tags)'"
         case .notAMessage(let result): return "not an OSC message (liblo error \(result))"
         case .bundle: return "OSC bundles are not supported; send each message on its own"
         case .invalid(let message): return message

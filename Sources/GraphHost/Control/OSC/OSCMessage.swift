@@ -51,7 +51,8 @@ public struct OSCMessage: Equatable, Sendable {
         var result: Int32 = 0
         let decoded = bytes.withUnsafeMutableBytes { raw -> (String, lo_message)? in
             guard let base = raw.baseAddress, let path = lo_get_path(base, raw.count),
-                  let message = lo_message_deserialise(base, raw.count, &result) else { return nil }
+                let message = lo_message_deserialise(base, raw.count, &result)
+            else { return nil }
             return (String(cString: path), message)
         }
         guard let (address, message) = decoded else {
@@ -85,7 +86,11 @@ public struct OSCMessage: Equatable, Sendable {
         for argument in arguments {
             switch argument {
             case .int(let value):
-                if let small = Int32(exactly: value) { lo_message_add_int32(message, small) } else { lo_message_add_int64(message, value) }
+                if let small = Int32(exactly: value) {
+                    lo_message_add_int32(message, small)
+                } else {
+                    lo_message_add_int64(message, value)
+                }
             case .float(let value): lo_message_add_float(message, value)
             case .double(let value): lo_message_add_double(message, value)
             case .string(let value): lo_message_add_string(message, value)

@@ -33,7 +33,8 @@ public enum OSCRequest: Equatable, Sendable {
     /// The request an OSC message makes; throws an error that names the address and what it expects.
     public static func parse(_ message: OSCMessage) throws(OSCError) -> OSCRequest {
         guard message.address.hasPrefix(prefix),
-              let form = forms.first(where: { prefix + $0.address == message.address }) else {
+            let form = forms.first(where: { prefix + $0.address == message.address })
+        else {
             throw .unknownAddress(message.address, known: forms.map { prefix + $0.address })
         }
         func wrong() -> OSCError {
@@ -41,16 +42,21 @@ public enum OSCRequest: Equatable, Sendable {
         }
         func word(_ argument: OSCArgument, _ what: String) throws(OSCError) -> String {
             guard case .string(let text) = argument else { throw wrong() }
-            guard !text.isEmpty, !text.contains(where: { $0.isWhitespace || $0.isNewline }), !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-                throw .invalid("\(message.address): \(what) '\(text)' must be one word without spaces or control characters")
+            guard !text.isEmpty, !text.contains(where: { $0.isWhitespace || $0.isNewline }),
+                !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+            else {
+                throw .invalid(
+                    "\(message.address): \(what) '\(text)' must be one word without spaces or control characters")
             }
             return text
         }
         func text(_ argument: OSCArgument, _ what: String) throws(OSCError) -> String {
             guard case .string(let text) = argument else { throw wrong() }
             let trimmed = text.trimmingSpaces()
-            guard !trimmed.isEmpty, !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-                throw .invalid("\(message.address): \(what) '\(text)' must be non-empty text without control characters")
+            guard !trimmed.isEmpty, !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+            else {
+                throw .invalid(
+                    "\(message.address): \(what) '\(text)' must be non-empty text without control characters")
             }
             return trimmed
         }
@@ -70,14 +76,19 @@ public enum OSCRequest: Equatable, Sendable {
         func mode(_ argument: OSCArgument?) throws(OSCError) -> SwapMode? {
             guard let argument else { return nil }
             guard case .string(let name) = argument else { throw wrong() }
-            guard let mode = SwapMode(rawValue: name) else { throw .invalid("\(message.address): MODE '\(name)' is not \(SwapMode.names)") }
+            guard let mode = SwapMode(rawValue: name) else {
+                throw .invalid("\(message.address): MODE '\(name)' is not \(SwapMode.names)")
+            }
             return mode
         }
-        func node(_ node: String, _ action: NodeCommand) -> OSCRequest { .control(.node(NodeRequest(node: node, action: action))) }
+        func node(_ node: String, _ action: NodeCommand) -> OSCRequest {
+            .control(.node(NodeRequest(node: node, action: action)))
+        }
         let arguments = message.arguments
         switch (form.address, arguments.count) {
         case ("set", 3):
-            let id = try word(arguments[0], "NODE"), parameter = ParameterID(try word(arguments[1], "PARAM"))
+            let id = try word(arguments[0], "NODE")
+            let parameter = ParameterID(try word(arguments[1], "PARAM"))
             switch arguments[2] {
             case .bool(let on): return node(id, .choose(parameter: parameter, label: on ? "on" : "off"))
             case .string: return node(id, .choose(parameter: parameter, label: try text(arguments[2], "VALUE")))
@@ -88,7 +99,10 @@ public enum OSCRequest: Equatable, Sendable {
             if case .int(let index) = arguments[1] { return node(id, .preset(String(index))) }
             return node(id, .preset(try text(arguments[1], "NAME")))
         case ("chain", 2), ("chain", 3):
-            return .control(.chain(node: try word(arguments[0], "NODE"), name: try word(arguments[1], "NAME"), swap: try mode(arguments.dropFirst(2).first)))
+            return .control(
+                .chain(
+                    node: try word(arguments[0], "NODE"), name: try word(arguments[1], "NAME"),
+                    swap: try mode(arguments.dropFirst(2).first)))
         case ("bypass", 2):
             let id = try word(arguments[0], "NODE")
             switch arguments[1] {
@@ -103,7 +117,9 @@ public enum OSCRequest: Equatable, Sendable {
             return .control(.load(path: try text(arguments[0], "PATH"), swap: try mode(arguments.dropFirst(1).first)))
         case ("tempo", 1):
             let bpm = try number(arguments[0], "BPM")
-            guard (1...999).contains(bpm) else { throw .invalid("\(message.address): BPM \(Format.number(bpm)) is not 1…999") }
+            guard (1...999).contains(bpm) else {
+                throw .invalid("\(message.address): BPM \(Format.number(bpm)) is not 1…999")
+            }
             return .control(.tempo(bpm))
         case ("status", 0): return .control(.status)
         case ("list", 0): return .control(.list)
@@ -114,7 +130,9 @@ public enum OSCRequest: Equatable, Sendable {
             switch arguments.first {
             case nil where arguments.isEmpty: target = .sender
             case .int(let port) where arguments.count == 1:
-                guard (1...65535).contains(port) else { throw .invalid("\(message.address): port \(port) is not 1…65535") }
+                guard (1...65535).contains(port) else {
+                    throw .invalid("\(message.address): port \(port) is not 1…65535")
+                }
                 target = .port(Int(port))
             case .string(let url) where arguments.count == 1: target = .url(url)
             default: throw wrong()

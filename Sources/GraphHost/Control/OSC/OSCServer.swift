@@ -38,26 +38,34 @@ public final class OSCServer: ControlSurface, Sendable {
     public var endpoint: UDPEndpoint? { shared.withLock { $0.local } }
 
     public func start(control: LiveControl) throws {
-        guard (0...65535).contains(requestedPort) else { throw SocketError.other("OSC port \(requestedPort) is not 0…65535") }
+        guard (0...65535).contains(requestedPort) else {
+            throw SocketError.other("OSC port \(requestedPort) is not 0…65535")
+        }
         let wanted = try UDPEndpoint.resolve(host: host, port: requestedPort, passive: true)
         let fd = socket(wanted.family, Int32(SOCK_DGRAM.rawValue), 0)
         guard fd >= 0 else { throw SocketError.system("cannot create an OSC socket", errno: errno) }
         guard wanted.withSockaddr({ bind(fd, $0, wanted.length) }) == 0 else {
             let reason = String(cString: strerror(errno))
             close(fd)
-            throw SocketError.other("cannot listen for OSC on \(wanted): \(reason)\(errno == EADDRINUSE ? " (choose another --osc-port)" : "")")
+            throw SocketError.other(
+                "cannot listen for OSC on \(wanted): \(reason)\(errno == EADDRINUSE ? " (choose another --osc-port)" : "")"
+            )
         }
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let local = withUnsafeMutablePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) == 0 ? UDPEndpoint($0) : nil }
-        } ?? wanted
+        let local =
+            withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    getsockname(fd, $0, &length) == 0 ? UDPEndpoint($0) : nil
+                }
+            } ?? wanted
         shared.withLock { shared in
             shared.socket = fd
             shared.local = local
         }
         control.addListener { [weak self] event in
-            self?.sendToSubscribers(OSCMessage(address: Self.prefix + "event", arguments: [.string(event.line)]), except: nil)
+            self?.sendToSubscribers(
+                OSCMessage(address: Self.prefix + "event", arguments: [.string(event.line)]), except: nil)
         }
         let thread = JoinableThread(name: "graphhost-osc") { [self] in serve(socket: fd, control: control) }
         shared.withLock { $0.thread = thread }
@@ -97,7 +105,9 @@ public final class OSCServer: ControlSurface, Sendable {
             guard size >= 0, let sender else { continue }
             let (address, reply): (String, String)
             if size > buffer.count {
-                (address, reply) = ("", ControlError.reply("OSC message of \(size) bytes is longer than \(Self.maxDatagram)"))
+                (address, reply) = (
+                    "", ControlError.reply("OSC message of \(size) bytes is longer than \(Self.maxDatagram)")
+                )
             } else {
                 (address, reply) = answer(Array(buffer[0..<size]), from: sender, control: control)
             }
@@ -121,11 +131,14 @@ public final class OSCServer: ControlSurface, Sendable {
                 try shared.withLock { shared in
                     guard !shared.subscribers.contains(subscriber) else { return }
                     guard shared.subscribers.count < Self.maxSubscribers else {
-                        throw OSCError.invalid("too many OSC subscribers (\(Self.maxSubscribers)); unsubscribe one first")
+                        throw OSCError.invalid(
+                            "too many OSC subscribers (\(Self.maxSubscribers)); unsubscribe one first")
                     }
                     shared.subscribers.append(subscriber)
                 }
-                return (address, JSONValue.object([("ok", .bool(true)), ("subscribed", .string("\(subscriber)"))]).compact)
+                return (
+                    address, JSONValue.object([("ok", .bool(true)), ("subscribed", .string("\(subscriber)"))]).compact
+                )
             case .unsubscribe(let target):
                 let subscriber = try resolve(target, sender: sender)
                 let removed = shared.withLock { shared in
@@ -133,7 +146,10 @@ public final class OSCServer: ControlSurface, Sendable {
                     return shared.subscribers.contains(subscriber)
                 }
                 guard removed else { throw OSCError.invalid("\(subscriber) is not subscribed") }
-                return (address, JSONValue.object([("ok", .bool(true)), ("unsubscribed", .string("\(subscriber)"))]).compact)
+                return (
+                    address,
+                    JSONValue.object([("ok", .bool(true)), ("unsubscribed", .string("\(subscriber)"))]).compact
+                )
             }
         } catch {
             return (address, ControlError.reply("\(error)"))
@@ -149,13 +165,15 @@ public final class OSCServer: ControlSurface, Sendable {
             guard lo_url_get_protocol_id(url) == LO_UDP else {
                 throw OSCError.invalid("'\(url)' is not an osc.udp://HOST:PORT URL")
             }
-            let host = Self.take(lo_url_get_hostname(url)), port = Self.take(lo_url_get_port(url))
+            let host = Self.take(lo_url_get_hostname(url))
+            let port = Self.take(lo_url_get_port(url))
             guard !host.isEmpty, let number = Int(port), (1...65535).contains(number) else {
                 throw OSCError.invalid("'\(url)' is not an osc.udp://HOST:PORT URL")
             }
             let endpoint = try UDPEndpoint.resolve(host: host, port: number, family: sender.family)
             guard endpoint.sameHost(sender) else {
-                throw OSCError.invalid("a subscription may name only the sender's own host (\(sender.host)), not \(endpoint.host)")
+                throw OSCError.invalid(
+                    "a subscription may name only the sender's own host (\(sender.host)), not \(endpoint.host)")
             }
             return endpoint
         }
@@ -173,12 +191,16 @@ public final class OSCServer: ControlSurface, Sendable {
         shared.withLock { shared in
             guard shared.socket >= 0 else { return }
             _ = endpoint.withSockaddr { address in
-                bytes.withUnsafeBytes { sendto(shared.socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT), address, endpoint.length) }
+                bytes.withUnsafeBytes {
+                    sendto(shared.socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT), address, endpoint.length)
+                }
             }
         }
     }
 
     private func sendToSubscribers(_ message: OSCMessage, except sender: UDPEndpoint?) {
-        for subscriber in shared.withLock({ $0.subscribers }) where subscriber != sender { send(message, to: subscriber) }
+        for subscriber in shared.withLock({ $0.subscribers }) where subscriber != sender {
+            send(message, to: subscriber)
+        }
     }
 }

@@ -34,14 +34,17 @@ public struct UDPEndpoint: Hashable, Sendable, CustomStringConvertible {
 
     /// Resolves `host` (a name or a numeric address) and `port` for a datagram socket; `family` restricts the family
     /// (AF_UNSPEC for any). Throws with the resolver's reason.
-    static func resolve(host: String, port: Int, family: Int32 = AF_UNSPEC, passive: Bool = false) throws -> UDPEndpoint {
+    static func resolve(host: String, port: Int, family: Int32 = AF_UNSPEC, passive: Bool = false) throws -> UDPEndpoint
+    {
         var hints = addrinfo()
         hints.ai_family = family
         hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
         hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0) | (family == AF_INET6 ? AI_V4MAPPED : 0)
         var list: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, String(port), &hints, &list)
-        guard status == 0, let list else { throw SocketError.other("cannot resolve '\(host)': \(String(cString: gai_strerror(status)))") }
+        guard status == 0, let list else {
+            throw SocketError.other("cannot resolve '\(host)': \(String(cString: gai_strerror(status)))")
+        }
         defer { freeaddrinfo(list) }
         var entry: UnsafeMutablePointer<addrinfo>? = list
         while let current = entry {
@@ -55,7 +58,8 @@ public struct UDPEndpoint: Hashable, Sendable, CustomStringConvertible {
 
     public var port: Int {
         withSockaddr { address in
-            family == AF_INET ? Int(UInt16(bigEndian: UnsafeRawPointer(address).load(as: sockaddr_in.self).sin_port))
+            family == AF_INET
+                ? Int(UInt16(bigEndian: UnsafeRawPointer(address).load(as: sockaddr_in.self).sin_port))
                 : Int(UInt16(bigEndian: UnsafeRawPointer(address).load(as: sockaddr_in6.self).sin6_port))
         }
     }
@@ -63,7 +67,9 @@ public struct UDPEndpoint: Hashable, Sendable, CustomStringConvertible {
     /// The same host at another port.
     func with(port: Int) -> UDPEndpoint {
         var copy = bytes
-        let offset = family == AF_INET ? MemoryLayout<sockaddr_in>.offset(of: \.sin_port)! : MemoryLayout<sockaddr_in6>.offset(of: \.sin6_port)!
+        let offset =
+            family == AF_INET
+            ? MemoryLayout<sockaddr_in>.offset(of: \.sin_port)! : MemoryLayout<sockaddr_in6>.offset(of: \.sin6_port)!
         copy[offset] = UInt8(port >> 8)
         copy[offset + 1] = UInt8(port & 0xFF)
         return UDPEndpoint(bytes: copy)
@@ -77,7 +83,9 @@ public struct UDPEndpoint: Hashable, Sendable, CustomStringConvertible {
     /// The numeric host, e.g. `127.0.0.1` or `::1`.
     public var host: String {
         var name = [CChar](repeating: 0, count: Int(NI_MAXHOST))
-        _ = withSockaddr { getnameinfo($0, socklen_t(bytes.count), &name, socklen_t(name.count), nil, 0, NI_NUMERICHOST) }
+        _ = withSockaddr {
+            getnameinfo($0, socklen_t(bytes.count), &name, socklen_t(name.count), nil, 0, NI_NUMERICHOST)
+        }
         return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 

@@ -36,7 +36,9 @@ public final class PipeWireParams: ControlSurface, @unchecked Sendable {
             // PipeWire's loop thread: queue the change, never carry it out here. Names without a node are the
             // stream's own (channel volumes, the converter's settings) and not graphhost's.
             guard name.contains(":") else { return }
-            guard valid else { return Self.logger.warning("PipeWire param '\(name)': the value is not a number or a bool; ignored") }
+            guard valid else {
+                return Self.logger.warning("PipeWire param '\(name)': the value is not a number or a bool; ignored")
+            }
             queue.shared.withLock { $0.changes.append((name, value)) }
             queue.wakeup.signal()
         }
@@ -54,11 +56,19 @@ public final class PipeWireParams: ControlSurface, @unchecked Sendable {
             $0 = JoinableThread(name: "graphhost-params") { [self] in
                 while true {
                     queue.wakeup.wait()
-                    let (changes, stopping) = queue.shared.withLock { s in defer { s.changes.removeAll() }; return (s.changes, s.stopping) }
+                    let (changes, stopping) = queue.shared.withLock { s in
+                        defer { s.changes.removeAll() }
+                        return (s.changes, s.stopping)
+                    }
                     if stopping { return }
                     for (name, value) in changes { Self.apply(name: name, value: value, control: control) }
                     // Commands applied above set `publish` again: the next turn publishes them.
-                    if queue.shared.withLock({ s in defer { s.publish = false }; return s.publish }) { publish(control) }
+                    if queue.shared.withLock({ s in
+                        defer { s.publish = false }
+                        return s.publish
+                    }) {
+                        publish(control)
+                    }
                 }
             }
         }
@@ -74,7 +84,8 @@ public final class PipeWireParams: ControlSurface, @unchecked Sendable {
             do {
                 _ = try control.perform(request)
             } catch {
-                logger.warning("PipeWire param '\(name)' = \(Format.number(value)) (\(request)): error: \(error); nothing changed")
+                logger.warning(
+                    "PipeWire param '\(name)' = \(Format.number(value)) (\(request)): error: \(error); nothing changed")
             }
         } catch {
             logger.warning("PipeWire param '\(name)' = \(Format.number(value)): \(error); nothing changed")

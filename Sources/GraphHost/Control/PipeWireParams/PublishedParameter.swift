@@ -22,20 +22,28 @@ public struct PublishedParameter: Equatable, Sendable {
     /// Every published parameter of `document`, in render order: read from each node's descriptor.
     public static func all(_ document: GraphDocument) -> [PublishedParameter] {
         document.order.flatMap { n -> [PublishedParameter] in
-            let node = document.nodes[n], definition = node.definition, id = node.id
+            let node = document.nodes[n]
+            let definition = node.definition
+            let id = node.id
             let descriptor = definition.descriptor
             var list: [PublishedParameter] = []
             if descriptor.traits.contains(.numberedPresets), let name = definition.presetName,
-               let index = descriptor.presets.firstIndex(of: name) {
-                list.append(PublishedParameter(name: "\(id):preset", description: presetDescription(id, descriptor.presets),
-                                               value: Double(index), minimum: 0, maximum: Double(descriptor.presets.count - 1),
-                                               kind: .int, action: .preset))
+                let index = descriptor.presets.firstIndex(of: name)
+            {
+                list.append(
+                    PublishedParameter(
+                        name: "\(id):preset", description: presetDescription(id, descriptor.presets),
+                        value: Double(index), minimum: 0, maximum: Double(descriptor.presets.count - 1),
+                        kind: .int, action: .preset))
             }
             for p in descriptor.parameters where p.isBounded {
                 guard let value = definition.value(of: p.id) else { continue }
-                list.append(PublishedParameter(name: "\(id):\(p.name)", description: "\(id): \(p.label)" + (p.unit.isEmpty ? "" : " (\(p.unit))"),
-                                               value: value, minimum: p.minimum, maximum: p.maximum,
-                                               kind: p.valueType == .bool ? .bool : p.isWhole ? .int : .float))
+                list.append(
+                    PublishedParameter(
+                        name: "\(id):\(p.name)",
+                        description: "\(id): \(p.label)" + (p.unit.isEmpty ? "" : " (\(p.unit))"),
+                        value: value, minimum: p.minimum, maximum: p.maximum,
+                        kind: p.valueType == .bool ? .bool : p.isWhole ? .int : .float))
             }
             // A plugin's own control named `bypass` keeps the name.
             if descriptor.traits.contains(.canBypass) && descriptor.parameter(ParameterID("bypass")) == nil {
@@ -51,8 +59,9 @@ public struct PublishedParameter: Equatable, Sendable {
     }
 
     static func toggle(_ node: String, _ on: Bool) -> PublishedParameter {
-        PublishedParameter(name: "\(node):bypass", description: "\(node): bypass", value: on ? 1 : 0, minimum: 0, maximum: 1,
-                           kind: .bool, action: .bypass)
+        PublishedParameter(
+            name: "\(node):bypass", description: "\(node): bypass", value: on ? 1 : 0, minimum: 0, maximum: 1,
+            kind: .bool, action: .bypass)
     }
 
     /// Whether `value`, as a Props change carries it (a float, an int or a bool), is what the parameter holds now.
@@ -84,10 +93,12 @@ public struct PublishedParameter: Equatable, Sendable {
 
     /// The request that sets `NODE:PARAM` to `value` (from a Props change), or the reason it cannot.
     public static func request(name: String, value: Double, action: Action = .set) throws(PropsError) -> Command {
-        guard let colon = name.firstIndex(of: ":"), colon != name.startIndex, name.index(after: colon) != name.endIndex else {
+        guard let colon = name.firstIndex(of: ":"), colon != name.startIndex, name.index(after: colon) != name.endIndex
+        else {
             throw .notNodeParameter(name)
         }
-        let node = String(name[..<colon]), parameter = ParameterID(String(name[name.index(after: colon)...]))
+        let node = String(name[..<colon])
+        let parameter = ParameterID(String(name[name.index(after: colon)...]))
         guard value.isFinite else { throw .notFinite(name) }
         switch action {
         case .bypass: return .node(NodeRequest(node: node, action: .bypass(value > 0.5)))

@@ -15,7 +15,8 @@ public protocol ByteSource: AnyObject, Sendable {
     /// True when the bytes the last `read` returned do not continue the ones before (an endless stream
     /// reconnected); the default is never.
     var lastReadFollowsBreak: Bool { get }
-    /// The media type the server gave (`Content-Type`, without parameters), once the first bytes are read; nil for a file.
+    /// The media type the server gave (`Content-Type`, without parameters), once the first bytes are read; nil for a
+    /// file.
     var contentType: String? { get }
 }
 
@@ -42,7 +43,8 @@ public final class FileByteSource: SeekableByteSource, Sendable {
         name = path
         fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
-            throw StreamError.unreadable(path, FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file")
+            throw StreamError.unreadable(
+                path, FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file")
         }
     }
 
@@ -64,7 +66,9 @@ public final class FileByteSource: SeekableByteSource, Sendable {
     }
 
     public func seek(to offset: Int) throws {
-        if lseek(fd, off_t(offset), SEEK_SET) < 0 { throw StreamError.unreadable(name, String(cString: strerror(errno))) }
+        if lseek(fd, off_t(offset), SEEK_SET) < 0 {
+            throw StreamError.unreadable(name, String(cString: strerror(errno)))
+        }
     }
 }
 
@@ -85,7 +89,8 @@ public enum StreamError: Error, CustomStringConvertible {
         switch self {
         case .unreadable(let name, let why): return "cannot read media '\(name)': \(why)"
         case .unsupportedMedia(let name, let why): return "'\(name)' is not a supported audio stream: \(why)"
-        case .unsupportedURL(let url): return "unsupported URL '\(url)': use a file path, a file: URL or an http:// or https:// URL"
+        case .unsupportedURL(let url):
+            return "unsupported URL '\(url)': use a file path, a file: URL or an http:// or https:// URL"
         case .http(let url, let status): return "HTTP \(status) from \(url)" + (status == 404 ? " (not found)" : "")
         case .network(let url, let why): return "cannot stream \(url): \(why)"
         case .emptyResponse(let url): return "empty response from \(url)"

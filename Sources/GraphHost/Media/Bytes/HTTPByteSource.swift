@@ -92,7 +92,9 @@ public final class HTTPByteSource: SeekableByteSource, Sendable {
     }
     private let shared = Monitor(Shared())
 
-    public init(url: String, status: NetworkStreamStatus, cachePath: String? = nil, retrySeconds: Double = defaultRetrySeconds) {
+    public init(
+        url: String, status: NetworkStreamStatus, cachePath: String? = nil, retrySeconds: Double = defaultRetrySeconds
+    ) {
         name = url
         self.status = status
         self.cachePath = cachePath
@@ -101,12 +103,16 @@ public final class HTTPByteSource: SeekableByteSource, Sendable {
         startDownload()
     }
 
-    private static let curlReady: Bool = { gh_http_global_init(); return true }()
+    private static let curlReady: Bool = {
+        gh_http_global_init()
+        return true
+    }()
 
     deinit { cancel() }
 
     public func read(into destination: UnsafeMutableRawBufferPointer) throws -> Int {
-        let n = try shared.wait(until: { !$0.buffer.isEmpty || $0.finished || $0.failure != nil || $0.cancelled }) { shared in
+        let n = try shared.wait(until: { !$0.buffer.isEmpty || $0.finished || $0.failure != nil || $0.cancelled }) {
+            shared in
             if let failure = shared.failure, shared.buffer.isEmpty { throw failure }
             shared.followsBreak = false
             while shared.breaks.first == 0 {
@@ -115,7 +121,9 @@ public final class HTTPByteSource: SeekableByteSource, Sendable {
             }
             let n = min(destination.count, shared.buffer.count, shared.breaks.first ?? shared.buffer.count)
             if n > 0 {
-                shared.buffer.withUnsafeBytes { destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+                shared.buffer.withUnsafeBytes {
+                    destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<n]))
+                }
                 shared.buffer.removeFirst(n)
                 shared.breaks = shared.breaks.map { $0 - n }
             }
@@ -130,7 +138,8 @@ public final class HTTPByteSource: SeekableByteSource, Sendable {
         try seek(to: 0)
     }
 
-    /// The media's size once the server said it (nil for a live stream or a download without a length, which cannot seek).
+    /// The media's size once the server said it (nil for a live stream or a download without a length, which cannot
+    /// seek).
     public var size: Int? { status.totalBytes }
 
     public var contentType: String? { shared.withLock { $0.contentType } }
@@ -154,7 +163,9 @@ public final class HTTPByteSource: SeekableByteSource, Sendable {
 
     private func startDownload(from offset: Int = 0, total: Int? = nil) {
         let mine = shared.withLock { $0.generation }
-        DetachedThread.start(name: "graphhost-http") { [weak self] in self?.download(generation: mine, from: offset, total: total) }
+        DetachedThread.start(name: "graphhost-http") { [weak self] in
+            self?.download(generation: mine, from: offset, total: total)
+        }
     }
 
     /// False once this download was cancelled or replaced by a rewind.
@@ -164,7 +175,8 @@ public final class HTTPByteSource: SeekableByteSource, Sendable {
     /// before. False when the download should stop.
     fileprivate func append(_ bytes: UnsafeRawBufferPointer, generation mine: Int, afterBreak: Bool) -> Bool {
         if shared.withLock({ $0.buffer.count >= Self.bufferBytes }) { status.setPaused(true) }
-        return shared.wait(until: { $0.buffer.count < Self.bufferBytes || $0.cancelled || $0.generation != mine }) { shared in
+        return shared.wait(until: { $0.buffer.count < Self.bufferBytes || $0.cancelled || $0.generation != mine }) {
+            shared in
             status.setPaused(false)
             guard !shared.cancelled && shared.generation == mine else { return false }
             if afterBreak { shared.breaks.append(shared.buffer.count) }
@@ -210,14 +222,24 @@ public final class HTTPByteSource: SeekableByteSource, Sendable {
                 }
                 why = reason
             }
-            guard let wait = retry.failed(connectedFor: transfer.connectedSeconds, progressed: transfer.progressed && transfer.resumable) else {
+            guard
+                let wait = retry.failed(
+                    connectedFor: transfer.connectedSeconds, progressed: transfer.progressed && transfer.resumable)
+            else {
                 transfer.finishCache(complete: false)
-                return end(generation: mine, failure: StreamError.network(name, "\(why); gave up retrying after \(Format.number(retrySeconds)) s"))
+                return end(
+                    generation: mine,
+                    failure: StreamError.network(
+                        name, "\(why); gave up retrying after \(Format.number(retrySeconds)) s"))
             }
-            logger.warning("\(name): \(why); reconnecting\(transfer.resumable && transfer.audioBytes > 0 ? " from byte \(transfer.audioBytes)" : "") in \(Format.number(wait)) s")
+            logger.warning(
+                "\(name): \(why); reconnecting\(transfer.resumable && transfer.audioBytes > 0 ? " from byte \(transfer.audioBytes)" : "") in \(Format.number(wait)) s"
+            )
             status.reconnected()
             status.setProblem(why)
-            shared.wait(until: { $0.cancelled || $0.generation != mine }, deadline: Date().addingTimeInterval(wait)) { _ in }
+            shared.wait(until: { $0.cancelled || $0.generation != mine }, deadline: Date().addingTimeInterval(wait)) {
+                _ in
+            }
         }
     }
 
@@ -311,35 +333,46 @@ struct HTTPTransfer {
             spec.icy_metadata = 1
             spec.connect_timeout_ms = HTTPByteSource.connectTimeoutMs
             spec.max_redirects = HTTPByteSource.maxRedirects
-            gh_http_perform(&spec, { data, size, user in
-                let r = Unmanaged<HTTPTransfer.Request>.fromOpaque(user!).takeUnretainedValue()
-                return r.body(UnsafeRawBufferPointer(start: data, count: size)) ? size : 0
-            }, { line, size, user in
-                let r = Unmanaged<HTTPTransfer.Request>.fromOpaque(user!).takeUnretainedValue()
-                r.header(String(decoding: UnsafeRawBufferPointer(start: line, count: size), as: UTF8.self))
-            }, { user in
-                let r = Unmanaged<HTTPTransfer.Request>.fromOpaque(user!).takeUnretainedValue()
-                return r.shouldAbort() ? 1 : 0
-            }, unmanaged.toOpaque(), &result)
+            gh_http_perform(
+                &spec,
+                { data, size, user in
+                    let r = Unmanaged<HTTPTransfer.Request>.fromOpaque(user!).takeUnretainedValue()
+                    return r.body(UnsafeRawBufferPointer(start: data, count: size)) ? size : 0
+                },
+                { line, size, user in
+                    let r = Unmanaged<HTTPTransfer.Request>.fromOpaque(user!).takeUnretainedValue()
+                    r.header(String(decoding: UnsafeRawBufferPointer(start: line, count: size), as: UTF8.self))
+                },
+                { user in
+                    let r = Unmanaged<HTTPTransfer.Request>.fromOpaque(user!).takeUnretainedValue()
+                    return r.shouldAbort() ? 1 : 0
+                }, unmanaged.toOpaque(), &result)
         }
         unmanaged.release()
         self = request.transfer
         connectedSeconds = request.acceptedAt.map { Date().timeIntervalSince($0) } ?? 0
         let message = withUnsafeBytes(of: result.error) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        if request.problem != nil && request.status == 0 { return .refused(StreamError.noAnswer(url, HTTPByteSource.readTimeout)) }
+        if request.problem != nil && request.status == 0 {
+            return .refused(StreamError.noAnswer(url, HTTPByteSource.readTimeout))
+        }
         if request.problem != nil && request.status != 200 && request.status != 206 {
             return .refused(StreamError.http(url, request.status))
         }
         if let problem = request.problem { return .interrupted(problem) }
         if result.curl_code != 0 {
-            if result.curl_code == 47 { return .failed(StreamError.network(url, message.isEmpty ? "too many redirects" : message)) }
+            if result.curl_code == 47 {
+                return .failed(StreamError.network(url, message.isEmpty ? "too many redirects" : message))
+            }
             return .interrupted(message.isEmpty ? "transfer failed (libcurl error \(result.curl_code))" : message)
         }
         if !request.accepted {
             let status = Int(result.status)
-            return .refused(status == 200 || status == 206 ? StreamError.emptyResponse(url) : StreamError.http(url, status))
+            return .refused(
+                status == 200 || status == 206 ? StreamError.emptyResponse(url) : StreamError.http(url, status))
         }
-        if let total, audioBytes < total { return .interrupted("the connection closed at byte \(audioBytes) of \(total)") }
+        if let total, audioBytes < total {
+            return .interrupted("the connection closed at byte \(audioBytes) of \(total)")
+        }
         // The response ended: the media is complete, unless the server said it is a live stream, which goes on.
         if live { return .interrupted("the live stream's connection ended") }
         return .complete
@@ -381,7 +414,7 @@ extension HTTPTransfer.Request {
         }
         let from = transfer.resumable ? transfer.audioBytes : 0
         if status == 200 {
-            skip = from          // the server ignored the range: skip what we already have
+            skip = from  // the server ignored the range: skip what we already have
             if let length = headers["content-length"].flatMap(Int.init) { transfer.total = length }
         } else if let range = headers["content-range"], let slash = range.lastIndex(of: "/") {
             transfer.total = Int(range[range.index(after: slash)...]) ?? transfer.total
@@ -418,7 +451,8 @@ extension HTTPTransfer.Request {
             bytes = UnsafeRawBufferPointer(rebasing: bytes[n...])
         }
         guard bytes.count > 0 else { return true }
-        let source = transfer.source, generation = transfer.generation
+        let source = transfer.source
+        let generation = transfer.generation
         var keep = true
         func deliver(_ audio: UnsafeRawBufferPointer) {
             guard keep, audio.count > 0 else { return }
@@ -438,7 +472,7 @@ extension HTTPTransfer.Request {
             deliver(bytes)
         }
         if !keep { stop = true }
-        lastData = Date()      // time spent waiting for buffer space is not a network stall
+        lastData = Date()  // time spent waiting for buffer space is not a network stall
         return keep
     }
 

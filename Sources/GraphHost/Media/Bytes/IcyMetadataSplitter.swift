@@ -6,7 +6,7 @@ import Glibc
 struct IcyMetadataSplitter {
     let interval: Int
     private var audioLeft: Int
-    private var metadataLeft = -1          // -1: the length byte comes next (when audioLeft is 0)
+    private var metadataLeft = -1  // -1: the length byte comes next (when audioLeft is 0)
     private var metadata: [UInt8] = []
 
     init(interval: Int) {
@@ -15,7 +15,9 @@ struct IcyMetadataSplitter {
     }
 
     /// Feeds received bytes; audio goes to `audio` in order, each complete metadata block's title to `title`.
-    mutating func feed(_ bytes: UnsafeRawBufferPointer, audio: (UnsafeRawBufferPointer) -> Void, title: (String) -> Void) {
+    mutating func feed(
+        _ bytes: UnsafeRawBufferPointer, audio: (UnsafeRawBufferPointer) -> Void, title: (String) -> Void
+    ) {
         var i = 0
         while i < bytes.count {
             if audioLeft > 0 {
@@ -27,7 +29,10 @@ struct IcyMetadataSplitter {
                 metadataLeft = Int(bytes[i]) * 16
                 i += 1
                 metadata.removeAll(keepingCapacity: true)
-                if metadataLeft == 0 { metadataLeft = -1; audioLeft = interval }
+                if metadataLeft == 0 {
+                    metadataLeft = -1
+                    audioLeft = interval
+                }
             } else {
                 let n = min(metadataLeft, bytes.count - i)
                 metadata += bytes[i..<(i + n)]
@@ -42,7 +47,8 @@ struct IcyMetadataSplitter {
         }
     }
 
-    /// The text of `StreamTitle='…';` (up to the `';` before the next field or the last one: titles may hold quotes). UTF-8, else Latin-1.
+    /// The text of `StreamTitle='…';` (up to the `';` before the next field or the last one: titles may hold quotes).
+    /// UTF-8, else Latin-1.
     static func streamTitle(_ block: [UInt8]) -> String? {
         let bytes = Array(block.prefix { $0 != 0 })
         let text = String(bytes: bytes, encoding: .utf8) ?? String(bytes: bytes, encoding: .isoLatin1) ?? ""

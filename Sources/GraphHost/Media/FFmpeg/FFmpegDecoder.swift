@@ -25,11 +25,15 @@ final class FFmpegDecoder: MediaDecoder {
     /// quiet: what matters reaches the user as graphhost's errors and damage counts.
     static func loadLibraries(for media: String) throws {
         if let failure = gh_ffmpeg_load() {
-            throw StreamError.unsupportedMedia(media, "FFmpeg's libraries could not be loaded: \(String(cString: failure))")
+            throw StreamError.unsupportedMedia(
+                media, "FFmpeg's libraries could not be loaded: \(String(cString: failure))")
         }
         _ = quiet
     }
-    private static let quiet: Bool = { gh_av_log_set_level(AV_LOG_QUIET); return true }()
+    private static let quiet: Bool = {
+        gh_av_log_set_level(AV_LOG_QUIET)
+        return true
+    }()
 
     init(input: MediaInput, format: UnsafePointer<AVInputFormat>?) throws {
         try Self.loadLibraries(for: input.name)
@@ -37,8 +41,10 @@ final class FFmpegDecoder: MediaDecoder {
         let bufferSize: Int32 = 65536
         let opaque = Unmanaged.passUnretained(self).toOpaque()
         guard let buffer = gh_av_malloc(Int(bufferSize)),
-              let io = gh_avio_alloc_context(buffer.assumingMemoryBound(to: UInt8.self), bufferSize, 0, opaque, Self.readPacket, nil,
-                                          input.seekable == nil ? nil : Self.seek) else {
+            let io = gh_avio_alloc_context(
+                buffer.assumingMemoryBound(to: UInt8.self), bufferSize, 0, opaque, Self.readPacket, nil,
+                input.seekable == nil ? nil : Self.seek)
+        else {
             throw StreamError.decoder("cannot allocate FFmpeg's input context")
         }
         self.io = io
@@ -56,20 +62,30 @@ final class FFmpegDecoder: MediaDecoder {
         var codec: UnsafePointer<AVCodec>?
         streamIndex = gh_av_find_best_stream(context, AVMEDIA_TYPE_AUDIO, -1, -1, &codec, 0)
         guard streamIndex >= 0, let codec else {
-            throw StreamError.unsupportedMedia(input.name, streamIndex == gh_averror_decoder_not_found()
-                                               ? "FFmpeg has no decoder for its audio" : "it holds no audio stream")
+            throw StreamError.unsupportedMedia(
+                input.name,
+                streamIndex == gh_averror_decoder_not_found()
+                    ? "FFmpeg has no decoder for its audio" : "it holds no audio stream")
         }
         let stream = context.pointee.streams[Int(streamIndex)]!
-        guard let codecContext = gh_avcodec_alloc_context3(codec) else { throw StreamError.decoder("cannot allocate a codec context") }
+        guard let codecContext = gh_avcodec_alloc_context3(codec) else {
+            throw StreamError.decoder("cannot allocate a codec context")
+        }
         self.codecContext = codecContext
         gh_avcodec_parameters_to_context(codecContext, stream.pointee.codecpar)
         codecContext.pointee.pkt_timebase = stream.pointee.time_base
         let status = gh_avcodec_open2(codecContext, codec, nil)
-        guard status >= 0 else { throw StreamError.unsupportedMedia(input.name, "cannot open its \(String(cString: codec.pointee.name)) decoder: \(Self.message(status))") }
+        guard status >= 0 else {
+            throw StreamError.unsupportedMedia(
+                input.name, "cannot open its \(String(cString: codec.pointee.name)) decoder: \(Self.message(status))")
+        }
         let parameters = stream.pointee.codecpar.pointee
-        let bitRate = parameters.bit_rate > 0 ? Int(parameters.bit_rate) : context.pointee.bit_rate > 0 ? Int(context.pointee.bit_rate) : nil
-        info = MediaInfo(codec: String(cString: gh_avcodec_get_name(parameters.codec_id)), sampleRate: Int(parameters.sample_rate),
-                         channels: Int(parameters.ch_layout.nb_channels), bitRate: bitRate)
+        let bitRate =
+            parameters.bit_rate > 0
+            ? Int(parameters.bit_rate) : context.pointee.bit_rate > 0 ? Int(context.pointee.bit_rate) : nil
+        info = MediaInfo(
+            codec: String(cString: gh_avcodec_get_name(parameters.codec_id)), sampleRate: Int(parameters.sample_rate),
+            channels: Int(parameters.ch_layout.nb_channels), bitRate: bitRate)
         readTags()
     }
 
@@ -96,7 +112,9 @@ final class FFmpegDecoder: MediaDecoder {
         }
         defer { gh_av_packet_unref(packet) }
         if formatContext.pointee.event_flags & AVFMT_EVENT_FLAG_METADATA_UPDATED != 0
-            || formatContext.pointee.streams[Int(streamIndex)]!.pointee.event_flags & AVSTREAM_EVENT_FLAG_METADATA_UPDATED != 0 {
+            || formatContext.pointee.streams[Int(streamIndex)]!.pointee.event_flags
+                & AVSTREAM_EVENT_FLAG_METADATA_UPDATED != 0
+        {
             readTags()
         }
         guard packet.pointee.stream_index == streamIndex else { return true }
@@ -107,7 +125,8 @@ final class FFmpegDecoder: MediaDecoder {
 
     func seek(to seconds: Double) throws -> Double? {
         guard input.seekable != nil, let formatContext, let codecContext else { return nil }
-        // Codecs that need audio before the target to converge (Opus: 80 ms) start that much earlier; it is decoded and dropped.
+        // Codecs that need audio before the target to converge (Opus: 80 ms) start that much earlier; it is decoded and
+        // dropped.
         let parameters = formatContext.pointee.streams[Int(streamIndex)]!.pointee.codecpar.pointee
         let preroll = parameters.sample_rate > 0 ? Double(parameters.seek_preroll) / Double(parameters.sample_rate) : 0
         let target = Int64(max(0, seconds - preroll) * Double(AV_TIME_BASE))
@@ -126,7 +145,10 @@ final class FFmpegDecoder: MediaDecoder {
         while true {
             let status = gh_avcodec_receive_frame(codecContext, frame)
             if status == gh_averror_eagain() || status == gh_averror_eof() { return }
-            if status < 0 { damage.silencedFrames += 1; return }
+            if status < 0 {
+                damage.silencedFrames += 1
+                return
+            }
             defer { gh_av_frame_unref(frame) }
             var skip = 0
             if let dropBefore, let start = seconds(of: frame) {
@@ -134,9 +156,14 @@ final class FFmpegDecoder: MediaDecoder {
                 skip = min(Int(frame.pointee.nb_samples), max(0, Int(((dropBefore - start) * rate).rounded())))
                 if skip < Int(frame.pointee.nb_samples) { self.dropBefore = nil }
             }
-            guard let block = samples.interleave(frame) else { damage.silencedFrames += 1; continue }
+            guard let block = samples.interleave(frame) else {
+                damage.silencedFrames += 1
+                continue
+            }
             if block.frames > skip {
-                try emit(block.samples + skip * block.channels, block.frames - skip, block.layout, Int(frame.pointee.sample_rate))
+                try emit(
+                    block.samples + skip * block.channels, block.frames - skip, block.layout,
+                    Int(frame.pointee.sample_rate))
             }
         }
     }
@@ -150,7 +177,8 @@ final class FFmpegDecoder: MediaDecoder {
         return Double(pts) * Double(base.num) / Double(base.den)
     }
 
-    /// Title and artist from the container's or the stream's metadata (Vorbis comments, ID3, MP4 tags), and the duration.
+    /// Title and artist from the container's or the stream's metadata (Vorbis comments, ID3, MP4 tags), and the
+    /// duration.
     private func readTags() {
         guard let formatContext else { return }
         let stream = formatContext.pointee.streams[Int(streamIndex)]!
@@ -177,19 +205,22 @@ final class FFmpegDecoder: MediaDecoder {
         return String(cString: text)
     }
 
-    private static let readPacket: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<UInt8>?, Int32) -> Int32 = { opaque, buffer, size in
-        let decoder = Unmanaged<FFmpegDecoder>.fromOpaque(opaque!).takeUnretainedValue()
-        do {
-            let n = try decoder.input.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: Int(size)))
-            return n == 0 ? gh_averror_eof() : Int32(n)
-        } catch {
-            decoder.readError = error
-            return gh_averror_eio()
+    private static let readPacket:
+        @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<UInt8>?, Int32) -> Int32 = {
+            opaque, buffer, size in
+            let decoder = Unmanaged<FFmpegDecoder>.fromOpaque(opaque!).takeUnretainedValue()
+            do {
+                let n = try decoder.input.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: Int(size)))
+                return n == 0 ? gh_averror_eof() : Int32(n)
+            } catch {
+                decoder.readError = error
+                return gh_averror_eio()
+            }
         }
-    }
 
     /// Offsets are within the current link.
-    private static let seek: @convention(c) (UnsafeMutableRawPointer?, Int64, Int32) -> Int64 = { opaque, offset, whence in
+    private static let seek: @convention(c) (UnsafeMutableRawPointer?, Int64, Int32) -> Int64 = {
+        opaque, offset, whence in
         let decoder = Unmanaged<FFmpegDecoder>.fromOpaque(opaque!).takeUnretainedValue()
         let input = decoder.input
         let size = input.seekable?.size.map { $0 - input.linkStart }

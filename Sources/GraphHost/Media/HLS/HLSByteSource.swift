@@ -43,7 +43,10 @@ public final class HLSByteSource: ByteSource, Sendable {
     private let state: Monitor<State>
 
     /// `text` is the playlist already read from `url`.
-    public init(url: String, text: String, status: NetworkStreamStatus, retrySeconds: Double = HTTPByteSource.defaultRetrySeconds) throws {
+    public init(
+        url: String, text: String, status: NetworkStreamStatus,
+        retrySeconds: Double = HTTPByteSource.defaultRetrySeconds
+    ) throws {
         name = url
         self.status = status
         self.retrySeconds = retrySeconds
@@ -52,9 +55,12 @@ public final class HLSByteSource: ByteSource, Sendable {
         if let variant = playlist.chosenVariant {
             mediaURL = variant.url
             playlist = try HLSPlaylist.parse(try Self.fetch(variant.url), url: variant.url)
-            if playlist.isMaster { throw HLSError(variant.url, 1, "a master playlist where a media playlist was expected") }
+            if playlist.isMaster {
+                throw HLSError(variant.url, 1, "a master playlist where a media playlist was expected")
+            }
         }
-        state = Monitor(State(mediaURL: mediaURL, playlist: playlist, first: playlist, retry: StreamRetry(limit: retrySeconds)))
+        state = Monitor(
+            State(mediaURL: mediaURL, playlist: playlist, first: playlist, retry: StreamRetry(limit: retrySeconds)))
     }
 
     public var lastReadFollowsBreak: Bool { state.withLock { $0.followsBreak } }
@@ -133,7 +139,8 @@ public final class HLSByteSource: ByteSource, Sendable {
             let upcoming = s.playlist.segments.first { $0.sequence >= (s.nextSequence ?? 0) }
             guard let segment = upcoming else { return nil }
             if let expected = s.nextSequence, segment.sequence > expected {
-                logger.warning("\(name): segments \(expected)…\(segment.sequence - 1) left the playlist before they were fetched")
+                logger.warning(
+                    "\(name): segments \(expected)…\(segment.sequence - 1) left the playlist before they were fetched")
                 s.breakPending = true
             }
             if segment.discontinuity { s.breakPending = true }
@@ -159,10 +166,13 @@ public final class HLSByteSource: ByteSource, Sendable {
 
     /// Waits as RFC 8216 asks, then fetches the media playlist again.
     private func reload() throws {
-        let url = state.wait(until: { $0.cancelled }, deadline: state.withLock { s in
-            let wait = s.playlist.targetDuration * (s.reloadBroughtNothing ? 0.5 : 1)
-            return s.lastReload.addingTimeInterval(wait)
-        }) { s -> String? in s.cancelled ? nil : s.mediaURL }
+        let url = state.wait(
+            until: { $0.cancelled },
+            deadline: state.withLock { s in
+                let wait = s.playlist.targetDuration * (s.reloadBroughtNothing ? 0.5 : 1)
+                return s.lastReload.addingTimeInterval(wait)
+            }
+        ) { s -> String? in s.cancelled ? nil : s.mediaURL }
         guard let url else { return }
         let playlist = try HLSPlaylist.parse(try Self.fetch(url), url: url)
         state.withLock { s in

@@ -13,7 +13,9 @@ struct HLSPlaylist: Equatable {
         var isAudioOnly: Bool {
             guard let codecs else { return true }
             let audio = ["mp4a", "opus", "flac", "mp3", "ac-3", "ec-3", "vorbis", "alac"]
-            return codecs.split(separator: ",").allSatisfy { c in audio.contains { c.trimmingSpaces().lowercased().hasPrefix($0) } }
+            return codecs.split(separator: ",").allSatisfy { c in
+                audio.contains { c.trimmingSpaces().lowercased().hasPrefix($0) }
+            }
         }
     }
 
@@ -58,10 +60,14 @@ struct HLSPlaylist: Equatable {
                 let (tag, value) = split(line)
                 switch tag {
                 case "#EXT-X-TARGETDURATION":
-                    guard let d = Double(value), d > 0 else { throw HLSError(url, number, "EXT-X-TARGETDURATION '\(value)' is not a positive number") }
+                    guard let d = Double(value), d > 0 else {
+                        throw HLSError(url, number, "EXT-X-TARGETDURATION '\(value)' is not a positive number")
+                    }
                     playlist.targetDuration = d
                 case "#EXT-X-MEDIA-SEQUENCE":
-                    guard let n = Int(value), n >= 0 else { throw HLSError(url, number, "EXT-X-MEDIA-SEQUENCE '\(value)' is not a whole number") }
+                    guard let n = Int(value), n >= 0 else {
+                        throw HLSError(url, number, "EXT-X-MEDIA-SEQUENCE '\(value)' is not a whole number")
+                    }
                     sequence = n
                 case "#EXTINF":
                     guard let d = Double(value.split(separator: ",", maxSplits: 1).first ?? ""), d >= 0 else {
@@ -72,13 +78,19 @@ struct HLSPlaylist: Equatable {
                 case "#EXT-X-ENDLIST": playlist.ended = true
                 case "#EXT-X-KEY":
                     let method = attributes(value)["METHOD"] ?? ""
-                    if method != "NONE" { throw HLSError(url, number, "encrypted HLS (METHOD=\(method)) is not supported") }
+                    if method != "NONE" {
+                        throw HLSError(url, number, "encrypted HLS (METHOD=\(method)) is not supported")
+                    }
                 case "#EXT-X-MAP":
-                    guard let uri = attributes(value)["URI"] else { throw HLSError(url, number, "EXT-X-MAP has no URI") }
+                    guard let uri = attributes(value)["URI"] else {
+                        throw HLSError(url, number, "EXT-X-MAP has no URI")
+                    }
                     initSection = try resolve(uri, against: url, line: number)
                 case "#EXT-X-STREAM-INF":
                     let a = attributes(value)
-                    guard let bandwidth = a["BANDWIDTH"].flatMap(Int.init) else { throw HLSError(url, number, "EXT-X-STREAM-INF has no BANDWIDTH") }
+                    guard let bandwidth = a["BANDWIDTH"].flatMap(Int.init) else {
+                        throw HLSError(url, number, "EXT-X-STREAM-INF has no BANDWIDTH")
+                    }
                     pendingVariant = (bandwidth, a["CODECS"])
                 default: break
                 }
@@ -90,7 +102,10 @@ struct HLSPlaylist: Equatable {
                 pendingVariant = nil
             } else {
                 guard let d = duration else { throw HLSError(url, number, "segment '\(line)' has no EXTINF before it") }
-                playlist.segments.append(Segment(url: target, duration: d, sequence: sequence, discontinuity: discontinuity, initSection: initSection))
+                playlist.segments.append(
+                    Segment(
+                        url: target, duration: d, sequence: sequence, discontinuity: discontinuity,
+                        initSection: initSection))
                 sequence += 1
                 duration = nil
                 discontinuity = false
@@ -133,7 +148,8 @@ struct HLSPlaylist: Equatable {
 
     private static func resolve(_ uri: String, against base: String, line: Int) throws -> String {
         guard let resolved = URL(string: uri, relativeTo: URL(string: base))?.absoluteURL,
-              ["http", "https"].contains(resolved.scheme?.lowercased() ?? "") else {
+            ["http", "https"].contains(resolved.scheme?.lowercased() ?? "")
+        else {
             throw HLSError(base, line, "'\(uri)' is not an http:// or https:// URL")
         }
         return resolved.absoluteString

@@ -31,7 +31,9 @@ final class DamageConcealer {
     }
 
     /// Takes `frames` interleaved frames and passes on all but the last `fadeFrames` held so far.
-    func process(_ samples: UnsafeMutablePointer<Float>, frames: Int, emit: (UnsafePointer<Float>, Int) throws -> Void) rethrows {
+    func process(_ samples: UnsafeMutablePointer<Float>, frames: Int, emit: (UnsafePointer<Float>, Int) throws -> Void)
+        rethrows
+    {
         for f in 0..<frames {
             let gain: Float
             if muteRemaining > 0 {

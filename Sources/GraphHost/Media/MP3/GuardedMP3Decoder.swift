@@ -34,7 +34,8 @@ final class GuardedMP3Decoder {
             decoder.feed(frame)
             var conceal = concealFrames
             while case .frames(let frames) = decoder.decode(into: pcm) {
-                let channels = decoder.channels, rate = decoder.sampleRate
+                let channels = decoder.channels
+                let rate = decoder.sampleRate
                 if concealer?.channels != channels || concealerRate != rate {
                     try flush(emit: emit)
                     concealer = DamageConcealer(channels: channels)
@@ -49,7 +50,9 @@ final class GuardedMP3Decoder {
                     conceal = 0
                 }
                 CorruptAudioGuard.muteImplausibleBlocks(pcm.baseAddress!, frames: frames, channels: channels)
-                try concealer!.process(pcm.baseAddress!, frames: frames) { try emit($0, $1, ChannelLayout(unspecified: channels), rate) }
+                try concealer!.process(pcm.baseAddress!, frames: frames) {
+                    try emit($0, $1, ChannelLayout(unspecified: channels), rate)
+                }
             }
         }
         if final { try flush(emit: emit) }
@@ -57,13 +60,17 @@ final class GuardedMP3Decoder {
 
     /// Codec, rate, channels and bit rate once a frame was decoded.
     var info: MediaInfo? {
-        decoder.sampleRate > 0 ? MediaInfo(codec: "mp3", sampleRate: decoder.sampleRate, channels: decoder.channels, bitRate: decoder.bitRate) : nil
+        decoder.sampleRate > 0
+            ? MediaInfo(
+                codec: "mp3", sampleRate: decoder.sampleRate, channels: decoder.channels, bitRate: decoder.bitRate)
+            : nil
     }
 
     /// Where to read from to go to `seconds` into the stream, and the time reached; nil before the first frame.
     func inputOffset(forSeconds seconds: Double) -> (byte: Int, seconds: Double)? {
         guard decoder.sampleRate > 0,
-              let seek = decoder.feedSeek(toSample: Int(seconds * Double(decoder.sampleRate))) else { return nil }
+            let seek = decoder.feedSeek(toSample: Int(seconds * Double(decoder.sampleRate)))
+        else { return nil }
         return (seek.byte, Double(seek.sample) / Double(decoder.sampleRate))
     }
 
@@ -89,7 +96,9 @@ final class GuardedMP3Decoder {
     private func abandoned(frames: Int, channels: Int) -> Bool {
         let samples = pcm.baseAddress!
         var zeros = 0
-        while zeros < frames && (0..<channels).allSatisfy({ samples[(frames - 1 - zeros) * channels + $0] == 0 }) { zeros += 1 }
+        while zeros < frames && (0..<channels).allSatisfy({ samples[(frames - 1 - zeros) * channels + $0] == 0 }) {
+            zeros += 1
+        }
         let before = frames - zeros
         var peak: Float = before >= 64 ? 0 : recentPeak
         for i in max(0, before - 64) * channels..<(before * channels) { peak = max(peak, abs(samples[i])) }

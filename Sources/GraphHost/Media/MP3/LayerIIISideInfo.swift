@@ -15,31 +15,31 @@ struct LayerIIISideInfo {
         let granules: Int
         if header.version == .mpeg1 {
             mainDataBegin = bits.read(9)
-            bits.skip(channels == 1 ? 5 : 3)     // private bits
-            bits.skip(4 * channels)              // scfsi
+            bits.skip(channels == 1 ? 5 : 3)  // private bits
+            bits.skip(4 * channels)  // scfsi
             granules = 2
         } else {
             mainDataBegin = bits.read(8)
-            bits.skip(channels)                  // private bits
+            bits.skip(channels)  // private bits
             granules = 1
         }
         var total = 0
         var plausible = true
         for _ in 0..<(granules * channels) {
-            total += bits.read(12)               // part2_3_length
+            total += bits.read(12)  // part2_3_length
             if bits.read(9) > 288 { plausible = false }
-            bits.skip(8)                         // global_gain
+            bits.skip(8)  // global_gain
             bits.skip(header.version == .mpeg1 ? 4 : 9)
             let tables: Int
-            if bits.read(1) == 1 {               // window switching
+            if bits.read(1) == 1 {  // window switching
                 if bits.read(2) == 0 { plausible = false }
-                bits.skip(1)                     // mixed block
+                bits.skip(1)  // mixed block
                 tables = 2
             } else {
                 tables = 3
             }
-            for _ in 0..<tables where [4, 14].contains(bits.read(5)) { plausible = false }     // unused Huffman tables
-            bits.skip(tables == 2 ? 9 : 4 + 3)   // subblock gains, or region counts
+            for _ in 0..<tables where [4, 14].contains(bits.read(5)) { plausible = false }  // unused Huffman tables
+            bits.skip(tables == 2 ? 9 : 4 + 3)  // subblock gains, or region counts
             bits.skip(header.version == .mpeg1 ? 3 : 2)
         }
         mainDataBits = total

@@ -7,12 +7,17 @@ final class MP3Decoder {
     private(set) var sampleRate = 0
     private(set) var channels = 0
 
-    static let initialized: Bool = { mpg123_init(); return true }()
+    static let initialized: Bool = {
+        mpg123_init()
+        return true
+    }()
 
     init() throws {
         _ = Self.initialized
         var error: Int32 = 0
-        guard let h = mpg123_new(nil, &error) else { throw StreamError.decoder("libmpg123 cannot create a handle (\(error))") }
+        guard let h = mpg123_new(nil, &error) else {
+            throw StreamError.decoder("libmpg123 cannot create a handle (\(error))")
+        }
         handle = h
         mpg123_param2(h, Int32(MPG123_ADD_FLAGS.rawValue), Int(MPG123_QUIET.rawValue), 0)
         mpg123_param2(h, Int32(MPG123_RESYNC_LIMIT.rawValue), -1, 0)
@@ -21,7 +26,8 @@ final class MP3Decoder {
         var count = 0
         mpg123_rates(&rates, &count)
         for i in 0..<count {
-            mpg123_format(h, rates![i], Int32(MPG123_MONO.rawValue | MPG123_STEREO.rawValue), Int32(MPG123_ENC_FLOAT_32.rawValue))
+            mpg123_format(
+                h, rates![i], Int32(MPG123_MONO.rawValue | MPG123_STEREO.rawValue), Int32(MPG123_ENC_FLOAT_32.rawValue))
         }
         try restart()
     }
@@ -30,7 +36,9 @@ final class MP3Decoder {
 
     /// Starts a new stream (also after the end of one, for looping).
     func restart() throws {
-        guard mpg123_open_feed(handle) == MPG123_OK.rawValue else { throw StreamError.decoder("libmpg123: " + lastError) }
+        guard mpg123_open_feed(handle) == MPG123_OK.rawValue else {
+            throw StreamError.decoder("libmpg123: " + lastError)
+        }
     }
 
     private var lastError: String { String(cString: mpg123_strerror(handle)) }
@@ -47,14 +55,18 @@ final class MP3Decoder {
     }
 
     /// Prepares a seek to `sample` (at the stream's rate): the byte offset the next bytes fed must come from, and the
-    /// sample the output then starts at. libmpg123 decodes from the nearest frame it indexed and drops what lies before.
+    /// sample the output then starts at. libmpg123 decodes from the nearest frame it indexed and drops what lies
+    /// before.
     func feedSeek(toSample sample: Int) -> (byte: Int, sample: Int)? {
         var byte: off_t = 0
         let reached = mpg123_feedseek(handle, off_t(sample), SEEK_SET, &byte)
         return reached >= 0 ? (Int(byte), Int(reached)) : nil
     }
 
-    enum Result { case frames(Int), needMore }
+    enum Result {
+        case frames(Int)
+        case needMore
+    }
 
     /// Decodes into `output` (interleaved floats); returns the frames written or `.needMore`.
     func decode(into output: UnsafeMutableBufferPointer<Float>) -> Result {
@@ -62,7 +74,9 @@ final class MP3Decoder {
             var bytes = 0
             let status = mpg123_read(handle, UnsafeMutableRawPointer(output.baseAddress!), output.count * 4, &bytes)
             if status == MPG123_NEW_FORMAT.rawValue {
-                var rate = 0, ch: Int32 = 0, enc: Int32 = 0
+                var rate = 0
+                var ch: Int32 = 0
+                var enc: Int32 = 0
                 mpg123_getformat(handle, &rate, &ch, &enc)
                 sampleRate = rate
                 channels = Int(ch)

@@ -2,14 +2,14 @@
 ///
 /// A frame is passed on when the next frame's header follows exactly at its end (or, right after a frame passed
 /// on, a tag or only junk up to the end of the stream); bytes that are not such a frame (junk, a cut frame at a
-/// splice or a reconnect) are dropped, and tags (ID3v1, ID3v2, APEv2) are skipped whole. A layer III frame whose side information cannot be right is
-/// passed on silenced: its side information is zeroed except main_data_begin, which is set to the reservoir bytes
-/// the decoder holds, so the frames after it still find theirs. Silenced are: a CRC that does not match, a
-/// forbidden field value, main data that would reach into the next frame's or past its own frame, main data
-/// that lies before a break, and the first frame after a break (so two streams never overlap in the decoder's
+/// splice or a reconnect) are dropped, and tags (ID3v1, ID3v2, APEv2) are skipped whole. A layer III frame whose side
+/// information cannot be right is passed on silenced: its side information is zeroed except main_data_begin, which is
+/// set to the reservoir bytes the decoder holds, so the frames after it still find theirs. Silenced are: a CRC that
+/// does not match, a forbidden field value, main data that would reach into the next frame's or past its own frame,
+/// main data that lies before a break, and the first frame after a break (so two streams never overlap in the decoder's
 /// filter bank). A stream of another rate or layer that follows a frame exactly (files joined) starts afresh,
-/// unsilenced, and a Xing, Info or VBRI header frame after playback began is dropped. Free-format streams (three headers a constant distance apart) are passed through unchecked.
-/// Clean streams pass unchanged.
+/// unsilenced, and a Xing, Info or VBRI header frame after playback began is dropped. Free-format streams (three
+/// headers a constant distance apart) are passed through unchecked. Clean streams pass unchanged.
 final class MPEGFrameGuard {
     /// Bytes dropped between frames after playback began (resynchronisations).
     private(set) var skippedBytes = 0
@@ -84,7 +84,8 @@ final class MPEGFrameGuard {
     }
 
     private func scan(_ bytes: UnsafeMutableBufferPointer<UInt8>, final: Bool, emit: Emit) rethrows {
-        let base = bytes.baseAddress!, count = bytes.count
+        let base = bytes.baseAddress!
+        let count = bytes.count
         while cursor < count {
             if let at = announcedBreaks.first, cursor >= at {
                 announcedBreaks.removeFirst()
@@ -103,7 +104,8 @@ final class MPEGFrameGuard {
             }
             let here = base + cursor
             if let tag = Self.tagLength(here, available: count - cursor),
-               !emittedAny || tag <= Self.largestTagInStream {
+                !emittedAny || tag <= Self.largestTagInStream
+            {
                 tagRemaining = tag
                 continue
             }
@@ -128,9 +130,9 @@ final class MPEGFrameGuard {
             }
             let end = cursor + header.length
             guard end + Self.lookahead <= count || final else { return }
-            let cutByBreak = announcedBreaks.first.map { $0 < end } ?? false      // breaks before `cursor` are gone
+            let cutByBreak = announcedBreaks.first.map { $0 < end } ?? false  // breaks before `cursor` are gone
             guard end <= count, !cutByBreak else {
-                skip()          // incomplete, or cut by a reconnect
+                skip()  // incomplete, or cut by a reconnect
                 continue
             }
             let endsAtBreak = announcedBreaks.first == end
@@ -139,16 +141,16 @@ final class MPEGFrameGuard {
             var joined = false
             if !followed && emittedAny && skipRun == 0, let next {
                 let after = end + next.length
-                guard after + 4 <= count || final else { return }      // two frames of another stream: a file joined on
+                guard after + 4 <= count || final else { return }  // two frames of another stream: a file joined on
                 joined = after + 4 <= count && MPEGFrameHeader(base + after)?.streamKey == next.streamKey
             }
             var last = endsAtBreak || joined
-            if !followed && !last && emittedAny && skipRun == 0 {      // a last frame is one its predecessor led to
+            if !followed && !last && emittedAny && skipRun == 0 {  // a last frame is one its predecessor led to
                 let trailing = count - end
                 if end + 4 <= count && Self.tagLength(base + end, available: trailing) != nil {
                     last = true
                 } else if trailing <= Self.trailingJunkLimit && !Self.containsSync(base + end, count: trailing) {
-                    guard final else { return }      // only junk may follow up to the end
+                    guard final else { return }  // only junk may follow up to the end
                     last = true
                 }
             }
@@ -157,7 +159,7 @@ final class MPEGFrameGuard {
                 continue
             }
             if emittedAny && Self.isInfoFrame(here, header: header) {
-                cursor = end        // a joined file's or a segment's header frame: no audio, not part of the reservoir
+                cursor = end  // a joined file's or a segment's header frame: no audio, not part of the reservoir
                 continue
             }
             var silenced = false
@@ -167,13 +169,15 @@ final class MPEGFrameGuard {
                     nextSideInfo = LayerIIISideInfo(base + end, header: next)
                 }
                 silenced = checkLayerIII(here, header: header, next: nextSideInfo)
-                if joined { reservoir = 0 }     // the next stream starts afresh, with nothing to take from this one
+                if joined { reservoir = 0 }  // the next stream starts afresh, with nothing to take from this one
             }
             if skipRun > 0 && emittedAny { skippedBytes += skipRun }
             skipRun = 0
             emittedAny = true
             cursor = end
-            try emit(UnsafeRawBufferPointer(start: here, count: header.length), silenced ? header.samplesPerFrame + 576 + 512 : 0)
+            try emit(
+                UnsafeRawBufferPointer(start: here, count: header.length),
+                silenced ? header.samplesPerFrame + 576 + 512 : 0)
         }
     }
 
@@ -194,7 +198,9 @@ final class MPEGFrameGuard {
 
     /// Silences the layer III frame at `frame` when its side information cannot be right (and says so); `next` is
     /// its successor's side information when one follows and its CRC (if any) holds.
-    private func checkLayerIII(_ frame: UnsafeMutablePointer<UInt8>, header: MPEGFrameHeader, next: LayerIIISideInfo?) -> Bool {
+    private func checkLayerIII(_ frame: UnsafeMutablePointer<UInt8>, header: MPEGFrameHeader, next: LayerIIISideInfo?)
+        -> Bool
+    {
         let side = LayerIIISideInfo(frame, header: header)
         let area = header.length - header.prefixLength
         let end = -side.mainDataBegin * 8 + side.mainDataBits
@@ -202,7 +208,7 @@ final class MPEGFrameGuard {
         silenceNext = false
         if let next, end > (area - next.mainDataBegin) * 8 {
             damaged = true
-            silenceNext = true       // one of the two frames' fields is wrong: neither is trusted
+            silenceNext = true  // one of the two frames' fields is wrong: neither is trusted
         }
         let lost = side.mainDataBegin > reservoir && (side.mainDataBits > 0 || afterBreak)
         var mainDataBegin = side.mainDataBegin
@@ -243,14 +249,19 @@ final class MPEGFrameGuard {
 
     /// True unless the layer III frame at `frame` carries a CRC that does not match its side information.
     private static func crcHolds(_ frame: UnsafePointer<UInt8>, header: MPEGFrameHeader) -> Bool {
-        !header.hasCRC || MPEGFrameHeader.crc(frame, sideInfoLength: header.sideInfoLength) == UInt16(frame[4]) << 8 | UInt16(frame[5])
+        !header.hasCRC
+            || MPEGFrameHeader.crc(frame, sideInfoLength: header.sideInfoLength) == UInt16(frame[4]) << 8
+                | UInt16(frame[5])
     }
 
     /// The length of a tag starting at `b` (ID3v2 with its footer, ID3v1, APEv2 with its header), or nil.
     private static func tagLength(_ b: UnsafePointer<UInt8>, available: Int) -> Int? {
-        func ascii(_ text: String) -> Bool { available >= text.utf8.count && text.utf8.enumerated().allSatisfy { b[$0.offset] == $0.element } }
+        func ascii(_ text: String) -> Bool {
+            available >= text.utf8.count && text.utf8.enumerated().allSatisfy { b[$0.offset] == $0.element }
+        }
         if ascii("ID3"), available >= 10, (2...4).contains(b[3]), b[4] != 0xFF, b[5] & 0x0F == 0,
-           b[6] & 0x80 | b[7] & 0x80 | b[8] & 0x80 | b[9] & 0x80 == 0 {
+            b[6] & 0x80 | b[7] & 0x80 | b[8] & 0x80 | b[9] & 0x80 == 0
+        {
             let size = Int(b[6]) << 21 | Int(b[7]) << 14 | Int(b[8]) << 7 | Int(b[9])
             return 10 + size + (b[5] & 0x10 != 0 ? 10 : 0)
         }

@@ -23,7 +23,10 @@ struct MPEGFrameHeader {
     var samplesPerFrame: Int { layer == 1 ? 384 : layer == 3 && version != .mpeg1 ? 576 : 1152 }
 
     /// What four bytes hold: a frame header, a free-format header (its length is not in the header), or neither.
-    enum Reading { case header(MPEGFrameHeader), freeFormat, none }
+    enum Reading {
+        case header(MPEGFrameHeader)
+        case freeFormat, none
+    }
 
     /// Parses `bytes[0..<4]`; nil for anything that is not a valid header with a known bitrate.
     init?(_ bytes: UnsafePointer<UInt8>) {
@@ -41,7 +44,8 @@ struct MPEGFrameHeader {
         default: return .none
         }
         let layer = 4 - Int((b[1] >> 1) & 3)
-        let bitrateIndex = Int(b[2] >> 4), rateIndex = Int((b[2] >> 2) & 3)
+        let bitrateIndex = Int(b[2] >> 4)
+        let rateIndex = Int((b[2] >> 2) & 3)
         guard layer != 4, bitrateIndex != 15, rateIndex != 3 else { return .none }
         guard bitrateIndex != 0 else { return .freeFormat }
         let bitrate = Self.kilobits(version: version, layer: layer)[bitrateIndex] * 1000
@@ -56,12 +60,16 @@ struct MPEGFrameHeader {
         let isMono = b[3] >> 6 == 3
         let sideInfo = layer != 3 ? 0 : version == .mpeg1 ? (isMono ? 17 : 32) : (isMono ? 9 : 17)
         let key = UInt32(b[0]) << 24 | UInt32(b[1] & 0xFE) << 16 | UInt32(b[2] & 0x0C) << 8
-        return .header(MPEGFrameHeader(version: version, layer: layer, sampleRate: sampleRate, length: length,
-                                        isMono: isMono, hasCRC: b[1] & 1 == 0, sideInfoLength: sideInfo, streamKey: key))
+        return .header(
+            MPEGFrameHeader(
+                version: version, layer: layer, sampleRate: sampleRate, length: length,
+                isMono: isMono, hasCRC: b[1] & 1 == 0, sideInfoLength: sideInfo, streamKey: key))
     }
 
-    private init(version: Version, layer: Int, sampleRate: Int, length: Int, isMono: Bool, hasCRC: Bool,
-                 sideInfoLength: Int, streamKey: UInt32) {
+    private init(
+        version: Version, layer: Int, sampleRate: Int, length: Int, isMono: Bool, hasCRC: Bool,
+        sideInfoLength: Int, streamKey: UInt32
+    ) {
         self.version = version
         self.layer = layer
         self.sampleRate = sampleRate
@@ -83,7 +91,8 @@ struct MPEGFrameHeader {
         }
     }
 
-    /// The CRC-16 (polynomial 0x8005, initial 0xFFFF) a layer III frame carries: over header bytes 2–3 and the side information.
+    /// The CRC-16 (polynomial 0x8005, initial 0xFFFF) a layer III frame carries: over header bytes 2–3 and the side
+    /// information.
     static func crc(_ frame: UnsafePointer<UInt8>, sideInfoLength: Int) -> UInt16 {
         var crc: UInt16 = 0xFFFF
         func add(_ byte: UInt8) {
@@ -93,7 +102,8 @@ struct MPEGFrameHeader {
                 if feedback != 0 { crc ^= 0x8005 }
             }
         }
-        add(frame[2]); add(frame[3])
+        add(frame[2])
+        add(frame[3])
         for i in 0..<sideInfoLength { add(frame[6 + i]) }
         return crc
     }

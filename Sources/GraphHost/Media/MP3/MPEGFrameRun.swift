@@ -29,7 +29,8 @@ struct MPEGFrameRun {
         let end: Bool = bytes.withUnsafeBufferPointer { p in
             while position + 4 <= p.count, frames < Self.minimumFrames {
                 guard let header = MPEGFrameHeader(p.baseAddress! + position),
-                      key == nil || header.streamKey == key && header.isMono == mono else { return false }
+                    key == nil || header.streamKey == key && header.isMono == mono
+                else { return false }
                 key = header.streamKey
                 mono = header.isMono
                 guard position + header.length <= p.count else { return true }

@@ -15,8 +15,10 @@ public struct NodeDescriptor: Sendable {
     /// Settings of which a node must give at least one (a `midi` node's `file` or `port`).
     public var requiresAnyOf: [String] = []
 
-    public init(typeName: String, summary: String, ports: [PortDescriptor], parameters: [ParameterDescriptor] = [],
-                presets: [String] = [], traits: NodeTraits = [], settings: [SettingDescriptor], requiresAnyOf: [String] = []) {
+    public init(
+        typeName: String, summary: String, ports: [PortDescriptor], parameters: [ParameterDescriptor] = [],
+        presets: [String] = [], traits: NodeTraits = [], settings: [SettingDescriptor], requiresAnyOf: [String] = []
+    ) {
         (self.typeName, self.summary, self.ports, self.parameters) = (typeName, summary, ports, parameters)
         (self.presets, self.traits, self.settings, self.requiresAnyOf) = (presets, traits, settings, requiresAnyOf)
     }

@@ -30,9 +30,11 @@ public struct NodeTraits: OptionSet, Sendable, Hashable {
 
     /// The traits' names, for printouts and the schema's descriptions.
     public static let names: [(NodeTraits, String)] = [
-        (.isSource, "source"), (.readsEvents, "reads events"), (.sendsEvents, "sends events"), (.takesFiles, "takes files"),
+        (.isSource, "source"), (.readsEvents, "reads events"), (.sendsEvents, "sends events"),
+        (.takesFiles, "takes files"),
         (.hasPresets, "presets"), (.hasLatency, "latency"), (.canBypass, "bypass"), (.isOutput, "output"),
-        (.isLiveInput, "live input"), (.mixesInputs, "mixes inputs"), (.canSeek, "seek"), (.numberedPresets, "numbered presets"),
+        (.isLiveInput, "live input"), (.mixesInputs, "mixes inputs"), (.canSeek, "seek"),
+        (.numberedPresets, "numbered presets"),
     ]
 
     public var names: [String] { Self.names.filter { contains($0.0) }.map(\.1) }

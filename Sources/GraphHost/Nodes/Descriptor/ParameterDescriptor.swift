@@ -1,7 +1,10 @@
 /// A parameter a node takes in `set`: its id, words, range and how its values are spread and typed.
 public struct ParameterDescriptor: Sendable, Equatable {
     /// How values are spread over the range (what a controller's travel maps to).
-    public enum Curve: String, Sendable { case linear, log, decibel = "dB" }
+    public enum Curve: String, Sendable {
+        case linear, log
+        case decibel = "dB"
+    }
 
     /// A named value of an enumeration.
     public struct ValueLabel: Sendable, Equatable {
@@ -27,11 +30,15 @@ public struct ParameterDescriptor: Sendable, Equatable {
     /// How long the render world glides to a new value (nil: it jumps).
     public var smoothingSeconds: Double?
 
-    public init(id: ParameterID, label: String, unit: String = "", minimum: Double = -.infinity, maximum: Double = .infinity,
-                defaultValue: Double? = nil, curve: Curve = .linear, valueType: ValueType = .float, labels: [ValueLabel] = [],
-                smoothingSeconds: Double? = nil) {
+    public init(
+        id: ParameterID, label: String, unit: String = "", minimum: Double = -.infinity, maximum: Double = .infinity,
+        defaultValue: Double? = nil, curve: Curve = .linear, valueType: ValueType = .float, labels: [ValueLabel] = [],
+        smoothingSeconds: Double? = nil
+    ) {
         (self.id, self.label, self.unit, self.minimum, self.maximum) = (id, label, unit, minimum, maximum)
-        (self.defaultValue, self.curve, self.valueType, self.labels, self.smoothingSeconds) = (defaultValue, curve, valueType, labels, smoothingSeconds)
+        (self.defaultValue, self.curve, self.valueType, self.labels, self.smoothingSeconds) = (
+            defaultValue, curve, valueType, labels, smoothingSeconds
+        )
     }
 
     /// The text form of the id (`band.3`).
@@ -59,7 +66,8 @@ public struct ParameterDescriptor: Sendable, Equatable {
 
     /// The range in words with its unit (`-12…12 dB`).
     public var rangeText: String {
-        let low = minimum.isFinite ? Format.number(minimum) : "-∞", high = maximum.isFinite ? Format.number(maximum) : "∞"
+        let low = minimum.isFinite ? Format.number(minimum) : "-∞"
+        let high = maximum.isFinite ? Format.number(maximum) : "∞"
         return "\(low)…\(high)" + (unit.isEmpty ? "" : " \(unit)")
     }
 }

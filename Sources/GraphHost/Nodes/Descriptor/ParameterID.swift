@@ -17,7 +17,9 @@ public struct ParameterID: Hashable, Sendable, CustomStringConvertible {
     public init(_ text: String) {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         func index(_ part: String) -> Int? { Int(part).flatMap { $0 >= 0 && String($0) == part ? $0 : nil } }
-        if parts.count >= 2, let i = index(parts[parts.count - 1]), !parts[..<(parts.count - 1)].joined(separator: ".").isEmpty {
+        if parts.count >= 2, let i = index(parts[parts.count - 1]),
+            !parts[..<(parts.count - 1)].joined(separator: ".").isEmpty
+        {
             self.init(name: parts[..<(parts.count - 1)].joined(separator: "."), index: i)
         } else if parts.count >= 3, let i = index(parts[parts.count - 2]), !parts[parts.count - 1].isEmpty,
             !parts[..<(parts.count - 2)].joined(separator: ".").isEmpty

@@ -32,9 +32,11 @@ public struct SettingDescriptor: Sendable {
     /// One line of doc.
     public var doc: String
 
-    public init(_ key: String, _ type: ValueType, range: ClosedRange<Double>? = nil, allowed: [String]? = nil,
-                default defaultValue: JSONValue? = nil, required: Bool = false, pattern: String? = nil,
-                itemCount: ClosedRange<Int>? = nil, doc: String) {
+    public init(
+        _ key: String, _ type: ValueType, range: ClosedRange<Double>? = nil, allowed: [String]? = nil,
+        default defaultValue: JSONValue? = nil, required: Bool = false, pattern: String? = nil,
+        itemCount: ClosedRange<Int>? = nil, doc: String
+    ) {
         (self.key, self.type, self.range, self.allowed, self.defaultValue, self.isRequired, self.doc) =
             (key, type, range, allowed, defaultValue, required, doc)
         (self.pattern, self.itemCount) = (pattern, itemCount)

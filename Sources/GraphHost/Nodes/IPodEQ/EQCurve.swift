@@ -5,7 +5,9 @@ import Glibc
 public enum EQKernelResponse {
     /// The impulse responses of an `IPodEQKernel` running `coefficients` on `channels` channels
     /// (two channels take the paired stereo path, one the single-channel path).
-    public static func impulseResponses(_ coefficients: ParallelEQCoefficients, length: Int, channels: Int = 2) -> [[Float]] {
+    public static func impulseResponses(_ coefficients: ParallelEQCoefficients, length: Int, channels: Int = 2)
+        -> [[Float]]
+    {
         let state = UnsafeMutablePointer<SIMD16<Float>>.allocate(capacity: 2 * channels)
         state.initialize(repeating: SIMD16<Float>(), count: 2 * channels)
         defer { state.deallocate() }
@@ -15,7 +17,9 @@ public enum EQKernelResponse {
         var output = [Float](repeating: 0, count: length * channels)
         input.withUnsafeMutableBufferPointer { i in
             output.withUnsafeMutableBufferPointer { o in
-                kernel.process(input: i.baseAddress!, output: o.baseAddress!, channelStride: length, channels: channels, frames: length)
+                kernel.process(
+                    input: i.baseAddress!, output: o.baseAddress!, channelStride: length, channels: channels,
+                    frames: length)
             }
         }
         return (0..<channels).map { Array(output[($0 * length)..<(($0 + 1) * length)]) }
@@ -29,15 +33,22 @@ public enum EQKernelResponse {
     /// |DFT| of `signal` at `frequency`, in dB (double-precision direct evaluation).
     public static func magnitudeDB(_ signal: [Float], at frequency: Double, sampleRate: Double) -> Double {
         let w = 2 * Double.pi * frequency / sampleRate
-        var re = 0.0, im = 0.0
+        var re = 0.0
+        var im = 0.0
         // Rotate a phasor instead of calling cos/sin per sample; renormalize to stop drift.
-        var c = 1.0, s = 0.0
-        let cw = cos(w), sw = sin(w)
+        var c = 1.0
+        var s = 0.0
+        let cw = cos(w)
+        let sw = sin(w)
         for (n, x) in signal.enumerated() {
             re += Double(x) * c
             im -= Double(x) * s
             (c, s) = (c * cw - s * sw, s * cw + c * sw)
-            if n & 1023 == 1023 { let r = (c * c + s * s).squareRoot(); c /= r; s /= r }
+            if n & 1023 == 1023 {
+                let r = (c * c + s * s).squareRoot()
+                c /= r
+                s /= r
+            }
         }
         return 10 * log10(max(re * re + im * im, 1e-30))
     }

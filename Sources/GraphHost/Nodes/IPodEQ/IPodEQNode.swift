@@ -27,9 +27,13 @@ public struct IPodEQNode: NodeDefinition {
     public var outputBuses: Int { 1 }
     public var summary: [(String, String)] {
         let curve = IPodEQSettings(gains: gains, preamp: preamp)
-        var items = [("preset", "\(preset.name) (#\(preset.index))"), ("preamp", Format.number(preamp) + " dB"),
-                     ("headroom", Format.printf("%.2f dB", curve.headroomDB(sampleRate: 48000)))]
-        if gains != preset.gains { items.insert(("bands", gains.map { Format.number($0) }.joined(separator: " ")), at: 1) }
+        var items = [
+            ("preset", "\(preset.name) (#\(preset.index))"), ("preamp", Format.number(preamp) + " dB"),
+            ("headroom", Format.printf("%.2f dB", curve.headroomDB(sampleRate: 48000))),
+        ]
+        if gains != preset.gains {
+            items.insert(("bands", gains.map { Format.number($0) }.joined(separator: " ")), at: 1)
+        }
         if bypass { items.append(("bypass", "on")) }
         return items
     }
@@ -37,23 +41,31 @@ public struct IPodEQNode: NodeDefinition {
     static let preampRange = -24.0...24.0
     static var presetList: String { IPodEQPreset.all.map(\.name).joined(separator: ", ") }
 
-    static let presetSetting = SettingDescriptor("preset", .stringOrInteger, range: 0...Double(IPodEQPreset.all.count - 1),
-                                                 allowed: IPodEQPreset.all.map(\.name), default: .string(IPodEQPreset.all[0].name),
-                                                 doc: "A factory preset: its name (case-insensitive) or index.")
-    static let preampSetting = SettingDescriptor("preamp", .number, range: preampRange, default: .number(0), doc: "Gain before the EQ, in dB.")
-    static let bandsSetting = SettingDescriptor("bands", .numbers, range: bandRange, itemCount: 10...10,
-                                                doc: "The ten band gains in dB (32 Hz … 16 kHz), instead of the preset's.")
+    static let presetSetting = SettingDescriptor(
+        "preset", .stringOrInteger, range: 0...Double(IPodEQPreset.all.count - 1),
+        allowed: IPodEQPreset.all.map(\.name), default: .string(IPodEQPreset.all[0].name),
+        doc: "A factory preset: its name (case-insensitive) or index.")
+    static let preampSetting = SettingDescriptor(
+        "preamp", .number, range: preampRange, default: .number(0), doc: "Gain before the EQ, in dB.")
+    static let bandsSetting = SettingDescriptor(
+        "bands", .numbers, range: bandRange, itemCount: 10...10,
+        doc: "The ten band gains in dB (32 Hz … 16 kHz), instead of the preset's.")
     static let bypassSetting = SettingDescriptor("bypass", .boolean, default: .bool(false), doc: "Starts bypassed.")
 
     public static let descriptor = NodeDescriptor(
-        typeName: typeName, summary: "The 10-band iPod-style graphic EQ with its factory presets and automatic headroom.",
+        typeName: typeName,
+        summary: "The 10-band iPod-style graphic EQ with its factory presets and automatic headroom.",
         ports: [PortDescriptor(.audio, .input, name: "in"), PortDescriptor(.audio, .output, name: "out")],
-        parameters: [ParameterDescriptor(id: .preamp, label: "preamp", unit: "dB", minimum: preampRange.lowerBound,
-                                         maximum: preampRange.upperBound, defaultValue: 0, smoothingSeconds: rampSeconds)]
+        parameters: [
+            ParameterDescriptor(
+                id: .preamp, label: "preamp", unit: "dB", minimum: preampRange.lowerBound,
+                maximum: preampRange.upperBound, defaultValue: 0, smoothingSeconds: rampSeconds)
+        ]
             + IPodEQPreset.bandCenters.indices.map { b in
-                ParameterDescriptor(id: .band(b), label: "\(Format.number(IPodEQPreset.bandCenters[b])) Hz band", unit: "dB",
-                                    minimum: bandRange.lowerBound, maximum: bandRange.upperBound, defaultValue: 0,
-                                    smoothingSeconds: rampSeconds)
+                ParameterDescriptor(
+                    id: .band(b), label: "\(Format.number(IPodEQPreset.bandCenters[b])) Hz band", unit: "dB",
+                    minimum: bandRange.lowerBound, maximum: bandRange.upperBound, defaultValue: 0,
+                    smoothingSeconds: rampSeconds)
             },
         presets: IPodEQPreset.all.map(\.name), traits: [.hasPresets, .numberedPresets, .canBypass],
         settings: [presetSetting, preampSetting, bandsSetting, bypassSetting])
@@ -71,7 +83,10 @@ public struct IPodEQNode: NodeDefinition {
                 found = IPodEQPreset.named(Format.number(number))
             }
             guard let found else {
-                issues.report(settings.path("preset"), "unknown preset \(text); valid presets (name or index 0…\(IPodEQPreset.all.count - 1)): \(presetList)", at: value)
+                issues.report(
+                    settings.path("preset"),
+                    "unknown preset \(text); valid presets (name or index 0…\(IPodEQPreset.all.count - 1)): \(presetList)",
+                    at: value)
                 return nil
             }
             preset = found
@@ -79,9 +94,13 @@ public struct IPodEQNode: NodeDefinition {
         let preamp = settings.number(preampSetting, issues: &issues) ?? 0
         let bands = settings.numbers(bandsSetting, issues: &issues)
         if let bands, bands.count != GraphicEQDesign.bandCount {
-            issues.report(settings.path("bands"), "\(bands.count) gains for \(GraphicEQDesign.bandCount) bands (32 Hz … 16 kHz)", at: settings.object["bands"])
+            issues.report(
+                settings.path("bands"), "\(bands.count) gains for \(GraphicEQDesign.bandCount) bands (32 Hz … 16 kHz)",
+                at: settings.object["bands"])
         }
-        return IPodEQNode(preset: preset, preamp: preamp, gains: bands, bypass: settings.bool(bypassSetting, issues: &issues) ?? false)
+        return IPodEQNode(
+            preset: preset, preamp: preamp, gains: bands, bypass: settings.bool(bypassSetting, issues: &issues) ?? false
+        )
     }
 
     static let bandRange = -12.0...12.0
@@ -110,7 +129,9 @@ public struct IPodEQNode: NodeDefinition {
             if gains == preset.gains {
                 commands.append(.preset(preset.name))
             } else {
-                commands += gains.indices.filter { gains[$0] != old.gains[$0] }.map { .set(parameter: .band($0), value: gains[$0]) }
+                commands += gains.indices.filter { gains[$0] != old.gains[$0] }.map {
+                    .set(parameter: .band($0), value: gains[$0])
+                }
             }
         }
         if old.preamp != preamp { commands.append(.set(parameter: .preamp, value: preamp)) }
@@ -122,7 +143,10 @@ public struct IPodEQNode: NodeDefinition {
         var next = self
         switch command {
         case .preset(let name):
-            if let found = IPodEQPreset.named(name) { next.preset = found; next.gains = found.gains }
+            if let found = IPodEQPreset.named(name) {
+                next.preset = found
+                next.gains = found.gains
+            }
         case .set(let parameter, let value):
             if parameter == .preamp { next.preamp = value }
             if parameter.name == "band", let b = parameter.index, gains.indices.contains(b) { next.gains[b] = value }
@@ -133,8 +157,11 @@ public struct IPodEQNode: NodeDefinition {
     }
 
     public var liveSettings: [(key: String, value: JSONValue?)] {
-        [("preset", .string(preset.name)), ("preamp", preamp == 0 ? nil : .number(preamp)),
-         ("bands", gains == preset.gains ? nil : .array(gains.map { .number($0) })), ("bypass", bypass ? .bool(true) : nil)]
+        [
+            ("preset", .string(preset.name)), ("preamp", preamp == 0 ? nil : .number(preamp)),
+            ("bands", gains == preset.gains ? nil : .array(gains.map { .number($0) })),
+            ("bypass", bypass ? .bool(true) : nil),
+        ]
     }
 }
 
@@ -161,8 +188,10 @@ final class IPodEQInstance: NodeInstance {
         state.initialize(repeating: SIMD16<Float>(), count: 2 * format.channels)
         workspace = .allocate(channels: format.channels, maxFrames: format.maxFrames)
         kernelPointer = .allocateRender(capacity: 1)
-        kernelPointer.initialize(to: IPodEQKernel(state: state, coefficients: settings.coefficients(sampleRate: format.sampleRate),
-                                                  rampSamples: Int(IPodEQNode.rampSeconds * Double(format.sampleRate)), workspace: workspace))
+        kernelPointer.initialize(
+            to: IPodEQKernel(
+                state: state, coefficients: settings.coefficients(sampleRate: format.sampleRate),
+                rampSamples: Int(IPodEQNode.rampSeconds * Double(format.sampleRate)), workspace: workspace))
     }
 
     var kernel: RenderStep.Kernel { .ipodEQ(kernelPointer) }
@@ -182,7 +211,9 @@ final class IPodEQInstance: NodeInstance {
         switch command {
         case .preset(let name):
             guard let preset = IPodEQPreset.named(name) else {
-                throw NodeCommandError.unknownPreset(node: id, name: name, heading: "valid presets (name or index)", known: IPodEQNode.descriptor.presets)
+                throw NodeCommandError.unknownPreset(
+                    node: id, name: name, heading: "valid presets (name or index)", known: IPodEQNode.descriptor.presets
+                )
             }
             next.gains = preset.gains
         case .bypass:
@@ -194,17 +225,20 @@ final class IPodEQInstance: NodeInstance {
         case .set(let parameter, let value):
             if parameter == .preamp {
                 guard IPodEQNode.preampRange.contains(value) else {
-                    throw NodeCommandError.outOfRange(parameter: "preamp", value: value, range: IPodEQNode.preampRange, unit: "dB")
+                    throw NodeCommandError.outOfRange(
+                        parameter: "preamp", value: value, range: IPodEQNode.preampRange, unit: "dB")
                 }
                 next.preamp = value
             } else if parameter.name == "band", let b = parameter.index, (0..<GraphicEQDesign.bandCount).contains(b) {
                 guard IPodEQNode.bandRange.contains(value) else {
-                    throw NodeCommandError.outOfRange(parameter: "band gain", value: value, range: IPodEQNode.bandRange, unit: "dB")
+                    throw NodeCommandError.outOfRange(
+                        parameter: "band gain", value: value, range: IPodEQNode.bandRange, unit: "dB")
                 }
                 next.gains[b] = value
             } else {
-                throw NodeCommandError.unknownParameter(node: "'\(id)'", parameter: parameter,
-                                                        known: "parameters: preamp, band.0 … band.9 (32 Hz … 16 kHz)")
+                throw NodeCommandError.unknownParameter(
+                    node: "'\(id)'", parameter: parameter,
+                    known: "parameters: preamp, band.0 … band.9 (32 Hz … 16 kHz)")
             }
         }
         return next
@@ -224,7 +258,9 @@ final class IPodEQInstance: NodeInstance {
     /// the frames that came since; when that fails the render world warms it (`IPodEQKernel.warmPace`).
     func perform(_ command: NodeCommand, concurrent: Bool, send: (ControlMessage) throws -> Void) throws {
         for message in try messages(for: command) {
-            guard case .kernel(.ipodEQ(let kernel, .coefficients(let coefficients))) = message, let warmed = workspace.warm(coefficients) else {
+            guard case .kernel(.ipodEQ(let kernel, .coefficients(let coefficients))) = message,
+                let warmed = workspace.warm(coefficients)
+            else {
                 try send(message)
                 continue
             }

@@ -12,9 +12,11 @@ extension LV2PluginInfo {
             case .atom where port.supportsMIDI: signal = .event
             default: return nil
             }
-            return PortDescriptor(signal, port.isInput ? .input : .output, role: port.isSideChain ? .side : .main, name: port.symbol)
+            return PortDescriptor(
+                signal, port.isInput ? .input : .output, role: port.isSideChain ? .side : .main, name: port.symbol)
         }
-        descriptor.parameters = controlInputs.map(\.parameter)
+        descriptor.parameters =
+            controlInputs.map(\.parameter)
             + properties.map { ParameterDescriptor(id: ParameterID($0.symbol), label: $0.label, valueType: .text) }
         descriptor.presets = presets.map(\.label)
         var traits: NodeTraits = [.canBypass]
@@ -33,10 +35,12 @@ extension LV2Port {
     /// An input control port as a parameter: its symbol, name, range, default and scale points; a toggle is a bool,
     /// an lv2:enumeration port an enumeration, an lv2:integer port an int.
     var parameter: ParameterDescriptor {
-        let type: ParameterDescriptor.ValueType = isToggled ? .bool : isInteger ? .int : isEnumeration ? .enumeration : .float
-        return ParameterDescriptor(id: ParameterID(symbol), label: name, minimum: Double(minimum ?? -.infinity),
-                                   maximum: Double(maximum ?? .infinity), defaultValue: defaultValue.map { Double($0) },
-                                   curve: isLogarithmic ? .log : .linear, valueType: type,
-                                   labels: scalePoints.map { ParameterDescriptor.ValueLabel(label: $0.label, value: Double($0.value)) })
+        let type: ParameterDescriptor.ValueType =
+            isToggled ? .bool : isInteger ? .int : isEnumeration ? .enumeration : .float
+        return ParameterDescriptor(
+            id: ParameterID(symbol), label: name, minimum: Double(minimum ?? -.infinity),
+            maximum: Double(maximum ?? .infinity), defaultValue: defaultValue.map { Double($0) },
+            curve: isLogarithmic ? .log : .linear, valueType: type,
+            labels: scalePoints.map { ParameterDescriptor.ValueLabel(label: $0.label, value: Double($0.value)) })
     }
 }

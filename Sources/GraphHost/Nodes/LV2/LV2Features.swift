@@ -1,6 +1,6 @@
 import CLV2
-import CLilv
 import CLV2Glue
+import CLilv
 import FoundationEssentials
 import Glibc
 import Logging
@@ -25,7 +25,8 @@ final class LV2Features {
 
     /// Where plugins may create files (state:makePath).
     static let stateDirectory: String = {
-        let base = ProcessInfo.processInfo.environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+        let base =
+            ProcessInfo.processInfo.environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? FileManager.default.temporaryDirectory.path
         return base + "/graphhost-lv2-state-\(getpid())"
     }()
@@ -33,45 +34,70 @@ final class LV2Features {
     init(sampleRate: Int, nominalFrames: Int, maxFrames: Int) {
         let map = URIDMap.shared
         func uri(_ s: String) -> LV2_URID { map.map(s) }
-        func c(_ s: String) -> UnsafeMutablePointer<CChar> { let p = strdup(s)!; return p }
+        func c(_ s: String) -> UnsafeMutablePointer<CChar> {
+            let p = strdup(s)!
+            return p
+        }
         rate = .allocate(capacity: 1)
         rate.initialize(to: Float(sampleRate))
         values = .allocate(capacity: 3)
         values.initialize(from: [Int32(nominalFrames), Int32(maxFrames), Int32(Self.sequenceSize)], count: 3)
         options = .allocate(capacity: 5)
-        let floatType = uri("http://lv2plug.in/ns/ext/atom#Float"), intType = uri("http://lv2plug.in/ns/ext/atom#Int")
+        let floatType = uri("http://lv2plug.in/ns/ext/atom#Float")
+        let intType = uri("http://lv2plug.in/ns/ext/atom#Int")
         let instance = LV2_OPTIONS_INSTANCE
-        options.initialize(from: [
-            LV2_Options_Option(context: instance, subject: 0, key: uri("http://lv2plug.in/ns/ext/parameters#sampleRate"), size: 4, type: floatType, value: rate),
-            LV2_Options_Option(context: instance, subject: 0, key: uri("http://lv2plug.in/ns/ext/buf-size#nominalBlockLength"), size: 4, type: intType, value: values),
-            LV2_Options_Option(context: instance, subject: 0, key: uri("http://lv2plug.in/ns/ext/buf-size#maxBlockLength"), size: 4, type: intType, value: values + 1),
-            LV2_Options_Option(context: instance, subject: 0, key: uri("http://lv2plug.in/ns/ext/buf-size#sequenceSize"), size: 4, type: intType, value: values + 2),
-            LV2_Options_Option(context: LV2_OPTIONS_INSTANCE, subject: 0, key: 0, size: 0, type: 0, value: nil),
-        ], count: 5)
-        log = gh_lv2_log_create(uri("http://lv2plug.in/ns/ext/log#Error"), uri("http://lv2plug.in/ns/ext/log#Warning"),
-                                       uri("http://lv2plug.in/ns/ext/log#Note"), uri("http://lv2plug.in/ns/ext/log#Trace"))
+        options.initialize(
+            from: [
+                LV2_Options_Option(
+                    context: instance, subject: 0, key: uri("http://lv2plug.in/ns/ext/parameters#sampleRate"), size: 4,
+                    type: floatType, value: rate),
+                LV2_Options_Option(
+                    context: instance, subject: 0, key: uri("http://lv2plug.in/ns/ext/buf-size#nominalBlockLength"),
+                    size: 4, type: intType, value: values),
+                LV2_Options_Option(
+                    context: instance, subject: 0, key: uri("http://lv2plug.in/ns/ext/buf-size#maxBlockLength"),
+                    size: 4, type: intType, value: values + 1),
+                LV2_Options_Option(
+                    context: instance, subject: 0, key: uri("http://lv2plug.in/ns/ext/buf-size#sequenceSize"), size: 4,
+                    type: intType, value: values + 2),
+                LV2_Options_Option(context: LV2_OPTIONS_INSTANCE, subject: 0, key: 0, size: 0, type: 0, value: nil),
+            ], count: 5)
+        log = gh_lv2_log_create(
+            uri("http://lv2plug.in/ns/ext/log#Error"), uri("http://lv2plug.in/ns/ext/log#Warning"),
+            uri("http://lv2plug.in/ns/ext/log#Note"), uri("http://lv2plug.in/ns/ext/log#Trace"))
         // Paths are stored as they are (absolute); made paths live under `stateDirectory`.
         mapPath = .allocate(capacity: 1)
-        mapPath.initialize(to: LV2_State_Map_Path(handle: nil, abstract_path: { _, path in path.map { strdup($0) } ?? nil },
-                                                  absolute_path: { _, path in path.map { strdup($0) } ?? nil }))
+        mapPath.initialize(
+            to: LV2_State_Map_Path(
+                handle: nil, abstract_path: { _, path in path.map { strdup($0) } ?? nil },
+                absolute_path: { _, path in path.map { strdup($0) } ?? nil }))
         makePath = .allocate(capacity: 1)
-        makePath.initialize(to: LV2_State_Make_Path(handle: nil, path: { _, path in
-            guard let path else { return nil }
-            let full = LV2Features.stateDirectory + "/" + String(cString: path)
-            try? FileManager.default.createDirectory(atPath: URL(fileURLWithPath: full).deletingLastPathComponent().path, withIntermediateDirectories: true)
-            return strdup(full)
-        }))
+        makePath.initialize(
+            to: LV2_State_Make_Path(
+                handle: nil,
+                path: { _, path in
+                    guard let path else { return nil }
+                    let full = LV2Features.stateDirectory + "/" + String(cString: path)
+                    try? FileManager.default.createDirectory(
+                        atPath: URL(fileURLWithPath: full).deletingLastPathComponent().path,
+                        withIntermediateDirectories: true)
+                    return strdup(full)
+                }))
         freePath = .allocate(capacity: 1)
         freePath.initialize(to: LV2_State_Free_Path(handle: nil, free_path: { _, path in free(path) }))
-        let uris = ["http://lv2plug.in/ns/ext/urid#map", "http://lv2plug.in/ns/ext/urid#unmap",
-                    "http://lv2plug.in/ns/ext/options#options", "http://lv2plug.in/ns/ext/buf-size#boundedBlockLength",
-                    "http://lv2plug.in/ns/ext/log#log", "http://lv2plug.in/ns/ext/state#mapPath",
-                    "http://lv2plug.in/ns/ext/state#makePath", "http://lv2plug.in/ns/ext/state#freePath"].map(c)
+        let uris = [
+            "http://lv2plug.in/ns/ext/urid#map", "http://lv2plug.in/ns/ext/urid#unmap",
+            "http://lv2plug.in/ns/ext/options#options", "http://lv2plug.in/ns/ext/buf-size#boundedBlockLength",
+            "http://lv2plug.in/ns/ext/log#log", "http://lv2plug.in/ns/ext/state#mapPath",
+            "http://lv2plug.in/ns/ext/state#makePath", "http://lv2plug.in/ns/ext/state#freePath",
+        ].map(c)
         cStrings = uris
-        let data: [UnsafeMutableRawPointer?] = [UnsafeMutableRawPointer(map.mapFeature), UnsafeMutableRawPointer(map.unmapFeature),
-                                                UnsafeMutableRawPointer(options), nil, gh_lv2_log_feature_data(log),
-                                                UnsafeMutableRawPointer(mapPath), UnsafeMutableRawPointer(makePath),
-                                                UnsafeMutableRawPointer(freePath)]
+        let data: [UnsafeMutableRawPointer?] = [
+            UnsafeMutableRawPointer(map.mapFeature), UnsafeMutableRawPointer(map.unmapFeature),
+            UnsafeMutableRawPointer(options), nil, gh_lv2_log_feature_data(log),
+            UnsafeMutableRawPointer(mapPath), UnsafeMutableRawPointer(makePath),
+            UnsafeMutableRawPointer(freePath),
+        ]
         featureStructs = .allocate(capacity: Self.count)
         array = .allocate(capacity: Self.count + 1)
         for i in 0..<Self.count {
@@ -92,7 +118,9 @@ final class LV2Features {
     }
 
     /// The features plus worker:schedule for one instance, NULL-terminated; the caller frees the array.
-    func array(scheduling schedule: UnsafeMutablePointer<LV2_Worker_Schedule>, feature: UnsafeMutablePointer<LV2_Feature>) -> UnsafeMutablePointer<UnsafePointer<LV2_Feature>?> {
+    func array(
+        scheduling schedule: UnsafeMutablePointer<LV2_Worker_Schedule>, feature: UnsafeMutablePointer<LV2_Feature>
+    ) -> UnsafeMutablePointer<UnsafePointer<LV2_Feature>?> {
         feature.initialize(to: LV2_Feature(URI: Self.workerURI, data: UnsafeMutableRawPointer(schedule)))
         let list = UnsafeMutablePointer<UnsafePointer<LV2_Feature>?>.allocate(capacity: Self.count + 2)
         for i in 0..<Self.count { list[i] = array[i] }
@@ -102,7 +130,8 @@ final class LV2Features {
     }
 
     /// Never freed or written: one C string for every instance.
-    nonisolated(unsafe) private static let workerURI = UnsafePointer(strdup("http://lv2plug.in/ns/ext/worker#schedule")!)
+    nonisolated(unsafe) private static let workerURI = UnsafePointer(
+        strdup("http://lv2plug.in/ns/ext/worker#schedule")!)
 
     /// Log lines the ring had no room for, as reported so far.
     private var reportedDropped: UInt64 = 0
@@ -113,7 +142,9 @@ final class LV2Features {
         defer {
             let dropped = gh_lv2_log_dropped(log)
             if dropped > reportedDropped {
-                logger.warning("\(plugin): \(dropped - reportedDropped) log line(s) dropped (more than the log holds between two drains; \(dropped) so far)")
+                logger.warning(
+                    "\(plugin): \(dropped - reportedDropped) log line(s) dropped (more than the log holds between two drains; \(dropped) so far)"
+                )
                 reportedDropped = dropped
             }
         }
@@ -136,7 +167,9 @@ final class LV2Features {
         array.deallocate()
         options.deallocate()
         values.deallocate()
-        mapPath.deallocate(); makePath.deallocate(); freePath.deallocate()
+        mapPath.deallocate()
+        makePath.deallocate()
+        freePath.deallocate()
         rate.deallocate()
         gh_lv2_log_destroy(log)
     }

@@ -33,7 +33,8 @@ final class LV2Instance: NodeInstance, HostedPlugin {
         self.id = id
         self.node = node
         let plugin = node.plugin
-        features = LV2Features(sampleRate: format.sampleRate, nominalFrames: format.nominalBlockLength, maxFrames: format.maxFrames)
+        features = LV2Features(
+            sampleRate: format.sampleRate, nominalFrames: format.nominalBlockLength, maxFrames: format.maxFrames)
         let copies = node.copies
         let portCount = plugin.ports.count
         var owned: [UnsafeMutableRawPointer] = []
@@ -46,8 +47,10 @@ final class LV2Instance: NodeInstance, HostedPlugin {
         }
         let handles = alloc(LV2_Handle?.self, copies)
         let descriptors = alloc(UnsafePointer<LV2_Descriptor>.self, copies)
-        let audioIns = node.mainInputs, audioOuts = node.mainOutputs
-        let audioInputs = alloc(UInt32.self, copies * audioIns.count), audioOutputs = alloc(UInt32.self, copies * audioOuts.count)
+        let audioIns = node.mainInputs
+        let audioOuts = node.mainOutputs
+        let audioInputs = alloc(UInt32.self, copies * audioIns.count)
+        let audioOutputs = alloc(UInt32.self, copies * audioOuts.count)
         var downmix: UnsafeMutablePointer<Float>?
         if copies == 1 && audioIns.count == 1 && format.channels > 1 {
             downmix = alloc(Float.self, format.maxFrames)
@@ -58,7 +61,8 @@ final class LV2Instance: NodeInstance, HostedPlugin {
         let atomPorts = plugin.ports.filter { $0.kind == .atom }
         let atomCount = copies * atomPorts.count
         let atomBuffers = alloc(UnsafeMutablePointer<LV2_Atom_Sequence>.self, atomCount)
-        let atomIsInput = alloc(Bool.self, atomCount), atomCapacities = alloc(UInt32.self, atomCount)
+        let atomIsInput = alloc(Bool.self, atomCount)
+        let atomCapacities = alloc(UInt32.self, atomCount)
         let silence = alloc(Float.self, format.maxFrames)
         silence.initialize(repeating: 0, count: format.maxFrames)
         let scratch = alloc(Float.self, format.maxFrames)
@@ -67,15 +71,22 @@ final class LV2Instance: NodeInstance, HostedPlugin {
         let workers = UnsafeMutablePointer<LV2WorkerChannel>.allocateRender(capacity: copies)
         // Each copy has two worker:schedule features: the run-time one for its run(), and one for state restores,
         // which the control world makes while run() may be going on.
-        let schedules = alloc(LV2_Worker_Schedule.self, 2 * copies), scheduleFeatures = alloc(LV2_Feature.self, 2 * copies)
+        let schedules = alloc(LV2_Worker_Schedule.self, 2 * copies)
+        let scheduleFeatures = alloc(LV2_Feature.self, 2 * copies)
         for copy in 0..<copies {
             (workers + copy).initialize(to: .allocate())
-            (schedules + copy).initialize(to: LV2_Worker_Schedule(handle: UnsafeMutableRawPointer(workers + copy), schedule_work: { handle, size, data in
-                LV2WorkerChannel.schedule(handle, size: size, data: data)
-            }))
-            (schedules + copies + copy).initialize(to: LV2_Worker_Schedule(handle: UnsafeMutableRawPointer(workers + copy), schedule_work: { handle, size, data in
-                LV2WorkerChannel.scheduleForRestore(handle, size: size, data: data)
-            }))
+            (schedules + copy).initialize(
+                to: LV2_Worker_Schedule(
+                    handle: UnsafeMutableRawPointer(workers + copy),
+                    schedule_work: { handle, size, data in
+                        LV2WorkerChannel.schedule(handle, size: size, data: data)
+                    }))
+            (schedules + copies + copy).initialize(
+                to: LV2_Worker_Schedule(
+                    handle: UnsafeMutableRawPointer(workers + copy),
+                    schedule_work: { handle, size, data in
+                        LV2WorkerChannel.scheduleForRestore(handle, size: size, data: data)
+                    }))
         }
         var restoreLists: [UnsafeMutablePointer<UnsafePointer<LV2_Feature>?>] = []
         func releaseWorkers() {
@@ -85,13 +96,16 @@ final class LV2Instance: NodeInstance, HostedPlugin {
         for copy in 0..<copies {
             let featureList = features.array(scheduling: schedules + copy, feature: scheduleFeatures + copy)
             owned.append(UnsafeMutableRawPointer(featureList))
-            let restoreList = features.array(scheduling: schedules + copies + copy, feature: scheduleFeatures + copies + copy)
+            let restoreList = features.array(
+                scheduling: schedules + copies + copy, feature: scheduleFeatures + copies + copy)
             owned.append(UnsafeMutableRawPointer(restoreList))
             restoreLists.append(restoreList)
             // From instantiate to activate the plugin's allocations arrive zeroed (see clean_allocation_glue.h).
             gh_zero_new_memory(1)
             defer { gh_zero_new_memory(0) }
-            let made = LV2World.shared.withPlugin(plugin.uri) { _, plugin in lilv_plugin_instantiate(plugin, Double(format.sampleRate), featureList) }
+            let made = LV2World.shared.withPlugin(plugin.uri) { _, plugin in
+                lilv_plugin_instantiate(plugin, Double(format.sampleRate), featureList)
+            }
             guard let made, let instance = made else {
                 releaseWorkers()
                 features.drainLog(to: Self.logger, plugin: node.uri)
@@ -108,7 +122,8 @@ final class LV2Instance: NodeInstance, HostedPlugin {
                 workers[copy].interface = ext.assumingMemoryBound(to: LV2_Worker_Interface.self)
             }
             if let ext = lilv_instance_get_extension_data(instance, "http://lv2plug.in/ns/ext/options#interface"),
-               ext.assumingMemoryBound(to: LV2_Options_Interface.self).pointee.set != nil {
+                ext.assumingMemoryBound(to: LV2_Options_Interface.self).pointee.set != nil
+            {
                 interfaces.append(UnsafePointer(ext.assumingMemoryBound(to: LV2_Options_Interface.self)))
             }
             for (i, port) in audioIns.enumerated() { audioInputs[copy * audioIns.count + i] = UInt32(port) }
@@ -150,7 +165,9 @@ final class LV2Instance: NodeInstance, HostedPlugin {
             }
             // Default state, then the preset's state, restored before activation (no render thread yet).
             for stateURI in (plugin.wantsDefaultState ? [node.uri] : []) + [node.presetURI].compactMap({ $0 }) {
-                LV2World.shared.withState(stateURI) { state in lilv_state_restore(state, instance, nil, nil, 0, restoreList) }
+                LV2World.shared.withState(stateURI) { state in
+                    lilv_state_restore(state, instance, nil, nil, 0, restoreList)
+                }
             }
             lilv_instance_activate(instance)
         }
@@ -164,15 +181,18 @@ final class LV2Instance: NodeInstance, HostedPlugin {
         self.wet = wet
         self.paused = paused
         kernelPointer = .allocateRender(capacity: 1)
-        kernelPointer.initialize(to: LV2Kernel(
-            copies: copies, handles: handles, descriptors: descriptors, audioInputs: audioInputs, audioOutputs: audioOutputs,
-            inputsPerCopy: audioIns.count, outputsPerCopy: audioOuts.count, downmix: downmix, controls: controls, portCount: portCount, atomBuffers: atomBuffers,
-            atomIsInput: atomIsInput, atomCapacities: atomCapacities, atomCount: atomCount,
-            sequenceType: URIDMap.shared.map("http://lv2plug.in/ns/ext/atom#Sequence"),
-            chunkType: URIDMap.shared.map("http://lv2plug.in/ns/ext/atom#Chunk"),
-            workers: workers[0].interface == nil ? nil : workers, wet: wet, paused: paused,
-            fadeSamples: Int(Self.fadeSeconds * Double(format.sampleRate)), runsWhenSilent: runsWhenSilent,
-            silencedSlices: .create(0)))
+        kernelPointer.initialize(
+            to: LV2Kernel(
+                copies: copies, handles: handles, descriptors: descriptors, audioInputs: audioInputs,
+                audioOutputs: audioOutputs,
+                inputsPerCopy: audioIns.count, outputsPerCopy: audioOuts.count, downmix: downmix, controls: controls,
+                portCount: portCount, atomBuffers: atomBuffers,
+                atomIsInput: atomIsInput, atomCapacities: atomCapacities, atomCount: atomCount,
+                sequenceType: URIDMap.shared.map("http://lv2plug.in/ns/ext/atom#Sequence"),
+                chunkType: URIDMap.shared.map("http://lv2plug.in/ns/ext/atom#Chunk"),
+                workers: workers[0].interface == nil ? nil : workers, wet: wet, paused: paused,
+                fadeSamples: Int(Self.fadeSeconds * Double(format.sampleRate)), runsWhenSilent: runsWhenSilent,
+                silencedSlices: .create(0)))
         let connected = alloc(UnsafeMutableRawPointer?.self, copies * portCount)
         connected.initialize(repeating: nil, count: max(1, copies * portCount))
         kernelPointer.pointee.connected = connected
@@ -197,19 +217,24 @@ final class LV2Instance: NodeInstance, HostedPlugin {
             let own = Array(Set(node.portOutputs.flatMap(\.ports)).subtracting(audioOuts)).sorted()
             let signals = alloc(Float.self, own.count * format.maxFrames)
             signals.initialize(repeating: 0, count: max(1, own.count * format.maxFrames))
-            for (k, port) in own.enumerated() { lilv_instance_connect_port(instance, UInt32(port), signals + k * format.maxFrames) }
+            for (k, port) in own.enumerated() {
+                lilv_instance_connect_port(instance, UInt32(port), signals + k * format.maxFrames)
+            }
             let sources = alloc(Int.self, node.portOutputs.count * format.channels)
             for (k, output) in node.portOutputs.enumerated() {
                 for c in 0..<format.channels {
                     let port = output.ports[min(c, output.ports.count - 1)]
-                    sources[k * format.channels + c] = own.firstIndex(of: port) ?? (-1 - audioOuts.firstIndex(of: port)!)
+                    sources[k * format.channels + c] =
+                        own.firstIndex(of: port) ?? (-1 - audioOuts.firstIndex(of: port)!)
                 }
             }
             kernelPointer.pointee.portOutputCount = node.portOutputs.count
             kernelPointer.pointee.portOutputSources = sources
             kernelPointer.pointee.portOutputSignals = signals
         }
-        if plugin.readsEvents, let midi = plugin.midiInput, let index = atomPorts.firstIndex(where: { $0.index == midi.index }) {
+        if plugin.readsEvents, let midi = plugin.midiInput,
+            let index = atomPorts.firstIndex(where: { $0.index == midi.index })
+        {
             let silent = alloc(Float.self, format.channels * format.maxFrames)
             silent.initialize(repeating: 0, count: format.channels * format.maxFrames)
             kernelPointer.pointee.readsMIDI = true
@@ -219,7 +244,8 @@ final class LV2Instance: NodeInstance, HostedPlugin {
             kernelPointer.pointee.eventCapacity = format.channels * format.maxFrames * MemoryLayout<Float>.size
         }
         if let bus = node.portInputs.firstIndex(where: \.carriesEvents),
-           let index = atomPorts.firstIndex(where: { $0.index == node.portInputs[bus].port }) {
+            let index = atomPorts.firstIndex(where: { $0.index == node.portInputs[bus].port })
+        {
             kernelPointer.pointee.eventBus = bus
             kernelPointer.pointee.midiPort = index
             kernelPointer.pointee.atomPortsPerCopy = atomPorts.count
@@ -229,15 +255,20 @@ final class LV2Instance: NodeInstance, HostedPlugin {
             kernelPointer.pointee.midiOutPort = atomPorts.firstIndex { $0.index == out.index } ?? -1
             kernelPointer.pointee.eventCapacity = format.channels * format.maxFrames * MemoryLayout<Float>.size
         }
-        if !plugin.properties.isEmpty, let control = plugin.controlAtomInput, let index = atomPorts.firstIndex(where: { $0.index == control.index }) {
+        if !plugin.properties.isEmpty, let control = plugin.controlAtomInput,
+            let index = atomPorts.firstIndex(where: { $0.index == control.index })
+        {
             let ring = ByteRing.allocate(capacity: 1 << 16)
             patchMessages = ring
             kernelPointer.pointee.patchMessages = ring
-            kernelPointer.pointee.messageScratch = UnsafeMutableRawPointer(alloc(UInt8.self, LV2Kernel.messageScratchSize))
+            kernelPointer.pointee.messageScratch = UnsafeMutableRawPointer(
+                alloc(UInt8.self, LV2Kernel.messageScratchSize))
             kernelPointer.pointee.controlSequence = index
             kernelPointer.pointee.atomPortsPerCopy = atomPorts.count
             let outputs = atomPorts.indices.filter { !atomPorts[$0].isInput && !atomPorts[$0].supportsMIDI }
-            if let notify = outputs.first(where: { atomPorts[$0].designation == LV2URI.controlDesignation }) ?? outputs.first {
+            if let notify = outputs.first(where: { atomPorts[$0].designation == LV2URI.controlDesignation })
+                ?? outputs.first
+            {
                 let reports = ByteRing.allocate(capacity: 1 << 16)
                 self.reports = reports
                 kernelPointer.pointee.reports = reports
@@ -246,19 +277,25 @@ final class LV2Instance: NodeInstance, HostedPlugin {
                 kernelPointer.pointee.patchSetType = URIDMap.shared.map(LV2URI.patchSet)
             }
         }
-        if let position = plugin.positionInput, let index = atomPorts.firstIndex(where: { $0.index == position.index }) {
+        if let position = plugin.positionInput, let index = atomPorts.firstIndex(where: { $0.index == position.index })
+        {
             let seen = alloc(Int.self, 1)
             seen.initialize(to: 0)
             let map = URIDMap.shared
             func time(_ name: String) -> UInt32 { map.map("http://lv2plug.in/ns/ext/time#" + name) }
             var u = LV2Kernel.PositionURIDs()
-            (u.object, u.position, u.long, u.float, u.int) = (map.map(LV2URI.atomObject), time("Position"), map.map(LV2URI.atomLong),
-                                                              map.map(LV2URI.atomFloat), map.map(LV2URI.atomInt))
+            (u.object, u.position, u.long, u.float, u.int) = (
+                map.map(LV2URI.atomObject), time("Position"), map.map(LV2URI.atomLong),
+                map.map(LV2URI.atomFloat), map.map(LV2URI.atomInt)
+            )
             (u.frame, u.speed, u.bar, u.barBeat) = (time("frame"), time("speed"), time("bar"), time("barBeat"))
-            (u.beatUnit, u.beatsPerBar, u.beatsPerMinute) = (time("beatUnit"), time("beatsPerBar"), time("beatsPerMinute"))
+            (u.beatUnit, u.beatsPerBar, u.beatsPerMinute) = (
+                time("beatUnit"), time("beatsPerBar"), time("beatsPerMinute")
+            )
             kernelPointer.pointee.positionPort = index
             kernelPointer.pointee.positionSeen = seen
-            kernelPointer.pointee.positionScratch = UnsafeMutableRawPointer(alloc(UInt64.self, LV2Kernel.positionSize / 8))
+            kernelPointer.pointee.positionScratch = UnsafeMutableRawPointer(
+                alloc(UInt64.self, LV2Kernel.positionSize / 8))
             kernelPointer.pointee.positionURIDs = u
             kernelPointer.pointee.atomPortsPerCopy = atomPorts.count
         }
@@ -295,8 +332,11 @@ final class LV2Instance: NodeInstance, HostedPlugin {
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: 8192, alignment: 8)
         defer { buffer.deallocate() }
         while let size = reports.read(into: buffer, capacity: 8192) {
-            guard let (uri, text) = PatchMessage.parseSet(UnsafeRawBufferPointer(start: buffer, count: size)) else { continue }
-            let symbol = node.plugin.properties.first { $0.uri == uri }?.symbol
+            guard let (uri, text) = PatchMessage.parseSet(UnsafeRawBufferPointer(start: buffer, count: size)) else {
+                continue
+            }
+            let symbol =
+                node.plugin.properties.first { $0.uri == uri }?.symbol
                 ?? String(uri.split(whereSeparator: { $0 == "#" || $0 == "/" }).last ?? Substring(uri))
             propertyValues[symbol] = text
         }
@@ -304,17 +344,21 @@ final class LV2Instance: NodeInstance, HostedPlugin {
 
     /// Queues a patch:Set for `symbol`'s property; it reaches the plugin at the start of the next run. A file property
     /// of a plugin that takes paths only through state (`takesPathsThroughState`) is restored as state instead.
-    func setProperty(_ symbol: String, to text: String, concurrent: Bool, send: (ControlMessage) throws -> Void) throws {
+    func setProperty(_ symbol: String, to text: String, concurrent: Bool, send: (ControlMessage) throws -> Void) throws
+    {
         let message = try propertyMessage(symbol, text)
-        if node.plugin.takesPathsThroughState, let property = node.plugin.properties.first(where: { $0.symbol == symbol }),
-           property.range == LV2URI.atomPath {
+        if node.plugin.takesPathsThroughState,
+            let property = node.plugin.properties.first(where: { $0.symbol == symbol }),
+            property.range == LV2URI.atomPath
+        {
             try restoreState(concurrent: concurrent, send: send, what: "property '\(symbol)'") { restore in
                 LV2World.shared.withPathState(plugin: node.uri, key: property.uri, path: text, restore)
             }
             propertyValues[symbol] = text
             return
         }
-        guard let patchMessages, message.withUnsafeBytes({ patchMessages.write($0.baseAddress!, size: $0.count) }) else {
+        guard let patchMessages, message.withUnsafeBytes({ patchMessages.write($0.baseAddress!, size: $0.count) })
+        else {
             throw NodeCommandError.failed("'\(id)': the property queue is full; try again")
         }
         propertyValues[symbol] = text
@@ -326,10 +370,13 @@ final class LV2Instance: NodeInstance, HostedPlugin {
             throw NodeCommandError.unknownParameter(
                 node: "'\(id)' (\(node.uri))", parameter: ParameterID(symbol), noun: "control or property",
                 known: "controls: \(node.plugin.controlInputs.map(\.symbol).joined(separator: ", "))"
-                    + (node.plugin.properties.isEmpty ? "" : "; properties: \(node.plugin.properties.map(\.symbol).joined(separator: ", "))"))
+                    + (node.plugin.properties.isEmpty
+                        ? "" : "; properties: \(node.plugin.properties.map(\.symbol).joined(separator: ", "))"))
         }
         let message = try PatchMessage.set(property, text: text)
-        guard message.count <= LV2Kernel.messageScratchSize - 64 else { throw NodeCommandError.invalidValue("\(symbol): the value is too long") }
+        guard message.count <= LV2Kernel.messageScratchSize - 64 else {
+            throw NodeCommandError.invalidValue("\(symbol): the value is too long")
+        }
         return message
     }
 
@@ -338,7 +385,8 @@ final class LV2Instance: NodeInstance, HostedPlugin {
         switch command {
         case .set(let parameter, _), .choose(let parameter, _):
             let symbol = parameter.description
-            return !node.plugin.controlInputs.contains { $0.symbol == symbol } && node.plugin.properties.contains { $0.symbol == symbol }
+            return !node.plugin.controlInputs.contains { $0.symbol == symbol }
+                && node.plugin.properties.contains { $0.symbol == symbol }
         default:
             return false
         }
@@ -363,7 +411,8 @@ final class LV2Instance: NodeInstance, HostedPlugin {
         let kernel = kernelPointer.pointee
         for copy in 0..<node.copies {
             workers[copy].runsWorkInPlace = !live
-            for port in node.plugin.ports where port.kind == .control && port.isInput && port.designation == LV2URI.freeWheeling {
+            for port in node.plugin.ports
+            where port.kind == .control && port.isInput && port.designation == LV2URI.freeWheeling {
                 kernel.controls[copy * kernel.portCount + port.index] = live ? 0 : 1
             }
         }
@@ -388,7 +437,9 @@ final class LV2Instance: NodeInstance, HostedPlugin {
         drainReports()
         let silenced = kernelPointer.pointee.silencedSlices.load(ordering: .relaxed)
         if silenced > reportedNonFinite {
-            Self.logger.error("node '\(id)' (\(node.uri)) produced NaN, Inf or a burst above +24 dBFS: silenced \(silenced) slice(s) so far, fading back in after each")
+            Self.logger.error(
+                "node '\(id)' (\(node.uri)) produced NaN, Inf or a burst above +24 dBFS: silenced \(silenced) slice(s) so far, fading back in after each"
+            )
             reportedNonFinite = silenced
         }
     }
@@ -399,8 +450,9 @@ final class LV2Instance: NodeInstance, HostedPlugin {
     /// Control output values (latency, meters) of the first instance, by symbol.
     var controlOutputs: [String: Float] {
         let k = kernelPointer.pointee
-        return Dictionary(uniqueKeysWithValues: node.plugin.ports.filter { $0.kind == .control && !$0.isInput }
-            .map { ($0.symbol, k.controls[$0.index]) })
+        return Dictionary(
+            uniqueKeysWithValues: node.plugin.ports.filter { $0.kind == .control && !$0.isInput }
+                .map { ($0.symbol, k.controls[$0.index]) })
     }
 
     /// The latency the plugin reports now (lv2:reportsLatency), in frames: the port value of its latest run, a word
@@ -427,9 +479,13 @@ final class LV2Instance: NodeInstance, HostedPlugin {
         let frames = min(256, maxFrames)
         let input = UnsafeMutablePointer<Float>.allocate(capacity: channels * frames)
         let output = UnsafeMutablePointer<Float>.allocate(capacity: channels * frames)
-        defer { input.deallocate(); output.deallocate() }
+        defer {
+            input.deallocate()
+            output.deallocate()
+        }
         input.initialize(repeating: 0, count: channels * frames)
-        kernelPointer.pointee.process(input: input, output: output, channelStride: frames, channels: channels, frames: frames)
+        kernelPointer.pointee.process(
+            input: input, output: output, channelStride: frames, channels: channels, frames: frames)
     }
 
     /// Port values a command sets, clamped; throws the reason when it does not fit.
@@ -440,15 +496,20 @@ final class LV2Instance: NodeInstance, HostedPlugin {
             let symbol = parameter.description
             let port = try control(symbol)
             let fitted = port.conform(Float(value))
-            if fitted != Float(value) { Self.logger.warning("\(id).\(symbol): \(Format.number(value)) is not \(port.rangeText); using \(Format.number(fitted))") }
+            if fitted != Float(value) {
+                Self.logger.warning(
+                    "\(id).\(symbol): \(Format.number(value)) is not \(port.rangeText); using \(Format.number(fitted))")
+            }
             return [(port.index, fitted)]
         case .choose(let parameter, let label):
             let symbol = parameter.description
             let port = try control(symbol)
             guard let value = port.value(named: label) else {
                 let names = port.valueNames
-                throw NodeCommandError.unknownLabel(node: id, parameter: parameter, label: label,
-                                                    known: names.isEmpty ? "it takes a number, \(port.rangeText)" : "names: \(names.joined(separator: ", "))")
+                throw NodeCommandError.unknownLabel(
+                    node: id, parameter: parameter, label: label,
+                    known: names.isEmpty
+                        ? "it takes a number, \(port.rangeText)" : "names: \(names.joined(separator: ", "))")
             }
             return [(port.index, value)]
         case .bypass:
@@ -468,8 +529,9 @@ final class LV2Instance: NodeInstance, HostedPlugin {
     /// The input control port with this symbol.
     func control(_ symbol: String) throws -> LV2Port {
         guard let port = node.plugin.controlInputs.first(where: { $0.symbol == symbol }) else {
-            throw NodeCommandError.unknownParameter(node: "'\(id)' (\(node.uri))", parameter: ParameterID(symbol), noun: "control",
-                                                    known: "controls: \(node.plugin.controlInputs.map(\.symbol).joined(separator: ", "))")
+            throw NodeCommandError.unknownParameter(
+                node: "'\(id)' (\(node.uri))", parameter: ParameterID(symbol), noun: "control",
+                known: "controls: \(node.plugin.controlInputs.map(\.symbol).joined(separator: ", "))")
         }
         return port
     }
@@ -537,8 +599,10 @@ final class LV2Instance: NodeInstance, HostedPlugin {
     /// Restores a state into every instance, in the control world: directly when nothing renders concurrently or the
     /// plugin declares state:threadSafeRestore, else after the kernel has faded the plugin out (input passes through
     /// meanwhile), fading it back in afterwards. `withState` hands the state to its closure.
-    func restoreState(concurrent: Bool, send: (ControlMessage) throws -> Void, what: String,
-                      withState: ((OpaquePointer) -> Void) -> Void?) throws {
+    func restoreState(
+        concurrent: Bool, send: (ControlMessage) throws -> Void, what: String,
+        withState: ((OpaquePointer) -> Void) -> Void?
+    ) throws {
         var restored: Void?
         try whilePaused(concurrent && !node.plugin.supportsThreadSafeRestore, send: send, what: what) {
             restored = withState { state in
@@ -564,14 +628,17 @@ final class LV2Instance: NodeInstance, HostedPlugin {
         try whilePaused(concurrent, send: send, what: "the block length \(frames)") {
             let options = features.settingNominalBlockLength(frames)
             for (copy, interface) in optionsInterfaces.enumerated() {
-                _ = options.withUnsafeBufferPointer { interface.pointee.set!(lilv_instance_get_handle(instances[copy]), $0.baseAddress) }
+                _ = options.withUnsafeBufferPointer {
+                    interface.pointee.set!(lilv_instance_get_handle(instances[copy]), $0.baseAddress)
+                }
             }
         }
     }
 
     /// Runs `body` in the control world, with the plugin faded out and no longer run when `mustPause` (input passes
     /// through meanwhile), fading it back in afterwards.
-    func whilePaused(_ mustPause: Bool, send: (ControlMessage) throws -> Void, what: String, _ body: () -> Void) throws {
+    func whilePaused(_ mustPause: Bool, send: (ControlMessage) throws -> Void, what: String, _ body: () -> Void) throws
+    {
         if mustPause {
             try send(.kernel(.lv2(kernelPointer, .pause)))
             let deadline = Date().addingTimeInterval(2)

@@ -15,20 +15,28 @@ import Logging
 public struct LV2Node: NodeDefinition {
     public static let typeName = "lv2"
 
-    static let uriSetting = SettingDescriptor("uri", .string, required: true, pattern: "^.+$",
-                                              doc: "An LV2 plugin URI (see `graphhost plugins`).")
+    static let uriSetting = SettingDescriptor(
+        "uri", .string, required: true, pattern: "^.+$",
+        doc: "An LV2 plugin URI (see `graphhost plugins`).")
     static let controlsSetting = SettingDescriptor(
         "controls", .object(members: ["number", "string", "boolean"]),
-        doc: "Input control port values by symbol: a number (fitted to the port, with a warning: its range, whole for lv2:integer, the nearest scale point for lv2:enumeration; lv2:sampleRate ports in Hz), a scale point's label (any case), or true/false (or on/off) for a toggle.")
-    static let presetSetting = SettingDescriptor("preset", .string, doc: "A preset label (case-insensitive) or URI (see `graphhost presets URI`).")
+        doc:
+            "Input control port values by symbol: a number (fitted to the port, with a warning: its range, whole for lv2:integer, the nearest scale point for lv2:enumeration; lv2:sampleRate ports in Hz), a scale point's label (any case), or true/false (or on/off) for a toggle."
+    )
+    static let presetSetting = SettingDescriptor(
+        "preset", .string, doc: "A preset label (case-insensitive) or URI (see `graphhost presets URI`).")
     static let propertiesSetting = SettingDescriptor(
         "properties", .object(members: ["string", "number", "boolean"]),
-        doc: "Values of the plugin's properties (patch:writable, see `graphhost plugins`) by name, sent as patch:Set before the first slice and live with `set NODE NAME VALUE`; a path is relative to the graph file and must be readable.")
+        doc:
+            "Values of the plugin's properties (patch:writable, see `graphhost plugins`) by name, sent as patch:Set before the first slice and live with `set NODE NAME VALUE`; a path is relative to the graph file and must be readable."
+    )
     static let bypassSetting = SettingDescriptor("bypass", .boolean, default: .bool(false), doc: "Starts bypassed.")
 
     public static let descriptor = NodeDescriptor(
-        typeName: typeName, summary: "An LV2 plugin loaded through lilv; its ports, controls and presets come from the plugin.",
-        ports: [PortDescriptor(.audio, .input, name: "in"), PortDescriptor(.audio, .output, name: "out")], traits: [.canBypass],
+        typeName: typeName,
+        summary: "An LV2 plugin loaded through lilv; its ports, controls and presets come from the plugin.",
+        ports: [PortDescriptor(.audio, .input, name: "in"), PortDescriptor(.audio, .output, name: "out")],
+        traits: [.canBypass],
         settings: [uriSetting, controlsSetting, presetSetting, propertiesSetting, bypassSetting])
 
     /// The plugin's descriptor, read from lilv when the node is read.
@@ -79,36 +87,57 @@ public struct LV2Node: NodeDefinition {
         var items = [("uri", uri), ("instances", "\(copies)")]
         if let presetLabel { items.append(("preset", presetLabel)) }
         for port in plugin.controlInputs { items.append((port.symbol, Format.number(controlValues[port.index] ?? 0))) }
-        for property in plugin.properties { items.append((property.symbol, propertyValues[property.symbol] ?? "(not set)")) }
-        if let latency = plugin.latencyPort { items.append(("latency", "reported by port '\(latency.symbol)'; parallel paths are aligned at mixers")) }
+        for property in plugin.properties {
+            items.append((property.symbol, propertyValues[property.symbol] ?? "(not set)"))
+        }
+        if let latency = plugin.latencyPort {
+            items.append(("latency", "reported by port '\(latency.symbol)'; parallel paths are aligned at mixers"))
+        }
         return items
     }
 
     public static func parse(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> LV2Node? {
         guard let uri = settings.string(uriSetting, issues: &issues) else {
-            if settings.object["uri"] == nil { issues.report(settings.path, "missing \"uri\" (an LV2 plugin URI; see `graphhost plugins`)", at: settings.object) }
+            if settings.object["uri"] == nil {
+                issues.report(
+                    settings.path, "missing \"uri\" (an LV2 plugin URI; see `graphhost plugins`)", at: settings.object)
+            }
             return nil
         }
         let world = LV2World.shared
         guard let plugin = world.plugin(uri)?.at(sampleRate: context.format.sampleRate) else {
-            issues.report(settings.path("uri"), "no LV2 plugin '\(uri)' in \(world.searchPath) (see `graphhost plugins`)", at: settings.object["uri"])
+            issues.report(
+                settings.path("uri"), "no LV2 plugin '\(uri)' in \(world.searchPath) (see `graphhost plugins`)",
+                at: settings.object["uri"])
             return nil
         }
         if let port = plugin.ports.first(where: { $0.kind == .other && !$0.isOptional }) {
-            issues.report(settings.path("uri"), "plugin '\(uri)' has port \(port.index) '\(port.symbol)' of a type graphhost does not support (neither audio, CV, control nor atom), and the plugin needs it connected", at: settings.object["uri"])
+            issues.report(
+                settings.path("uri"),
+                "plugin '\(uri)' has port \(port.index) '\(port.symbol)' of a type graphhost does not support (neither audio, CV, control nor atom), and the plugin needs it connected",
+                at: settings.object["uri"])
             return nil
         }
         if let feature = plugin.unsupportedFeatures.first {
-            issues.report(settings.path("uri"), "plugin '\(uri)' requires the feature \(feature), which graphhost does not provide", at: settings.object["uri"])
+            issues.report(
+                settings.path("uri"),
+                "plugin '\(uri)' requires the feature \(feature), which graphhost does not provide",
+                at: settings.object["uri"])
             return nil
         }
         if !plugin.isHardRTCapable {
-            issues.warn(settings.path("uri"), "plugin '\(uri)' does not declare lv2:hardRTCapable: its run() may block or allocate, so live playback may drop out", at: settings.object["uri"])
+            issues.warn(
+                settings.path("uri"),
+                "plugin '\(uri)' does not declare lv2:hardRTCapable: its run() may block or allocate, so live playback may drop out",
+                at: settings.object["uri"])
         }
         let channels = context.format.channels
-        let ins = plugin.audioPorts(input: true), outs = plugin.audioPorts(input: false)
+        let ins = plugin.audioPorts(input: true)
+        let outs = plugin.audioPorts(input: false)
         /// One port, or at least one per channel (the first ones are the main ports).
-        func main(_ ports: [LV2Port]) -> [Int]? { ports.count <= 1 || ports.count >= channels ? ports.prefix(channels).map(\.index) : nil }
+        func main(_ ports: [LV2Port]) -> [Int]? {
+            ports.count <= 1 || ports.count >= channels ? ports.prefix(channels).map(\.index) : nil
+        }
         let copies: Int
         if ins.count == 1 && outs.count == 1 && channels > 1 {
             copies = channels
@@ -120,16 +149,23 @@ public struct LV2Node: NodeDefinition {
             copies = 1
         } else {
             let ports = plugin.ports.map(\.description).joined(separator: "; ")
-            issues.report(settings.path("uri"), "plugin '\(uri)' has \(ins.count) audio inputs and \(outs.count) outputs; a \(channels)-channel bus takes none, 1 or at least \(channels) inputs and none, 1 or at least \(channels) outputs. Its ports: \(ports)", at: settings.object["uri"])
+            issues.report(
+                settings.path("uri"),
+                "plugin '\(uri)' has \(ins.count) audio inputs and \(outs.count) outputs; a \(channels)-channel bus takes none, 1 or at least \(channels) inputs and none, 1 or at least \(channels) outputs. Its ports: \(ports)",
+                at: settings.object["uri"])
             return nil
         }
         var values: [Int: Float] = [:]
         for port in plugin.controlInputs { values[port.index] = port.conform(port.defaultValue ?? port.minimum ?? 0) }
-        var presetLabel: String?, presetURI: String?
+        var presetLabel: String?
+        var presetURI: String?
         if let name = settings.string(presetSetting, issues: &issues) {
             guard let preset = plugin.preset(name) else {
                 let list = plugin.presets.map(\.label)
-                issues.report(settings.path("preset"), "unknown preset '\(name)' for \(uri); presets: \(list.isEmpty ? "none" : list.joined(separator: ", "))", at: settings.object["preset"])
+                issues.report(
+                    settings.path("preset"),
+                    "unknown preset '\(name)' for \(uri); presets: \(list.isEmpty ? "none" : list.joined(separator: ", "))",
+                    at: settings.object["preset"])
                 return nil
             }
             presetLabel = preset.label
@@ -141,7 +177,10 @@ public struct LV2Node: NodeDefinition {
         guard let controls = settings.members("controls", shape: "SYMBOL: number", issues: &issues) else { return nil }
         for (path, symbol, value) in controls {
             guard let port = plugin.controlInputs.first(where: { $0.symbol == symbol }) else {
-                issues.report(path, "unknown control '\(symbol)'; controls: \(plugin.controlInputs.map(\.symbol).joined(separator: ", "))", at: value)
+                issues.report(
+                    path,
+                    "unknown control '\(symbol)'; controls: \(plugin.controlInputs.map(\.symbol).joined(separator: ", "))",
+                    at: value)
                 continue
             }
             if let flag = value.boolValue, port.isToggled {
@@ -151,7 +190,12 @@ public struct LV2Node: NodeDefinition {
             if let name = value.stringValue {
                 guard let named = port.value(named: name) else {
                     let names = port.valueNames
-                    issues.report(path, "no value named '\(name)'; " + (names.isEmpty ? "expected a number, \(port.rangeText)" : "names: \(names.joined(separator: ", "))"), at: value)
+                    issues.report(
+                        path,
+                        "no value named '\(name)'; "
+                            + (names.isEmpty
+                                ? "expected a number, \(port.rangeText)" : "names: \(names.joined(separator: ", "))"),
+                        at: value)
                     continue
                 }
                 values[port.index] = named
@@ -163,12 +207,18 @@ public struct LV2Node: NodeDefinition {
             }
             let fitted = port.conform(Float(number))
             if fitted != Float(number) {
-                issues.warn(path, "\(Format.number(number)) is not \(port.rangeText); using \(Format.number(fitted))", at: value)
+                issues.warn(
+                    path, "\(Format.number(number)) is not \(port.rangeText); using \(Format.number(fitted))", at: value
+                )
             }
             values[port.index] = fitted
         }
-        guard let properties = parseProperties(settings, plugin: plugin, context: context, issues: &issues) else { return nil }
-        var node = LV2Node(uri: uri, plugin: plugin, controlValues: values, presetLabel: presetLabel, presetURI: presetURI, copies: copies)
+        guard let properties = parseProperties(settings, plugin: plugin, context: context, issues: &issues) else {
+            return nil
+        }
+        var node = LV2Node(
+            uri: uri, plugin: plugin, controlValues: values, presetLabel: presetLabel, presetURI: presetURI,
+            copies: copies)
         node.propertyValues = properties
         node.bypass = settings.bool(bypassSetting, issues: &issues) ?? false
         node.descriptor = plugin.descriptor
@@ -179,14 +229,21 @@ public struct LV2Node: NodeDefinition {
 
     /// The `properties` setting: each value as text (a path resolved against the graph's folder), checked by building
     /// its patch:Set message; nil when the setting is not an object.
-    static func parseProperties(_ settings: NodeSettings, plugin: LV2PluginInfo, context: NodeContext,
-                                issues: inout GraphIssues) -> [String: String]? {
+    static func parseProperties(
+        _ settings: NodeSettings, plugin: LV2PluginInfo, context: NodeContext,
+        issues: inout GraphIssues
+    ) -> [String: String]? {
         var properties: [String: String] = [:]
-        guard let members = settings.members("properties", shape: "PROPERTY: value", issues: &issues) else { return nil }
+        guard let members = settings.members("properties", shape: "PROPERTY: value", issues: &issues) else {
+            return nil
+        }
         for (path, symbol, value) in members {
             guard let property = plugin.properties.first(where: { $0.symbol == symbol }) else {
                 let known = plugin.properties.map(\.symbol)
-                issues.report(path, "unknown property '\(symbol)'; properties: \(known.isEmpty ? "none" : known.joined(separator: ", "))", at: value)
+                issues.report(
+                    path,
+                    "unknown property '\(symbol)'; properties: \(known.isEmpty ? "none" : known.joined(separator: ", "))",
+                    at: value)
                 continue
             }
             guard let text = propertyText(value) else {
@@ -216,9 +273,13 @@ public struct LV2Node: NodeDefinition {
     /// This node with a file property set by `command` (`set NODE PROPERTY PATH`), or nil when the command sets no file
     /// property. Throws when the file cannot be used.
     public func settingFile(_ command: NodeCommand) throws -> (any NodeDefinition)? {
-        guard let (symbol, text) = LV2Instance.text(of: command), !plugin.controlInputs.contains(where: { $0.symbol == symbol }),
-              let property = plugin.properties.first(where: { $0.symbol == symbol }), property.range == LV2URI.atomPath else { return nil }
-        if let problem = PatchMessage.problem(property, text: text) { throw NodeCommandError.invalidValue("\(symbol): \(problem)") }
+        guard let (symbol, text) = LV2Instance.text(of: command),
+            !plugin.controlInputs.contains(where: { $0.symbol == symbol }),
+            let property = plugin.properties.first(where: { $0.symbol == symbol }), property.range == LV2URI.atomPath
+        else { return nil }
+        if let problem = PatchMessage.problem(property, text: text) {
+            throw NodeCommandError.invalidValue("\(symbol): \(problem)")
+        }
         var node = self
         node.propertyValues[symbol] = text
         return node
@@ -233,13 +294,17 @@ public struct LV2Node: NodeDefinition {
     /// before it is heard, and the swap crossfades to it.
     public func liveChanges(from old: any NodeDefinition) -> [NodeCommand]? {
         guard let old = old as? LV2Node, old.uri == uri, old.copies == copies, old.portInputs == portInputs,
-              old.portOutputs == portOutputs,
-              !plugin.properties.contains(where: { $0.range == LV2URI.atomPath && old.propertyValues[$0.symbol] != propertyValues[$0.symbol] })
+            old.portOutputs == portOutputs,
+            !plugin.properties.contains(where: {
+                $0.range == LV2URI.atomPath && old.propertyValues[$0.symbol] != propertyValues[$0.symbol]
+            })
         else { return nil }
         var commands: [NodeCommand] = []
         if let presetURI, presetURI != old.presetURI { commands.append(.preset(presetURI)) }
         for port in plugin.controlInputs where controlValues[port.index] != old.controlValues[port.index] {
-            if let value = controlValues[port.index] { commands.append(.set(parameter: ParameterID(port.symbol), value: Double(value))) }
+            if let value = controlValues[port.index] {
+                commands.append(.set(parameter: ParameterID(port.symbol), value: Double(value)))
+            }
         }
         for (symbol, text) in propertyValues.sorted(by: { $0.key < $1.key }) where old.propertyValues[symbol] != text {
             commands.append(.choose(parameter: ParameterID(symbol), label: text))
@@ -251,7 +316,9 @@ public struct LV2Node: NodeDefinition {
     public var initialCommands: [NodeCommand] { bypass ? [.bypass(true)] : [] }
 
     public func value(of parameter: ParameterID) -> Double? {
-        plugin.controlInputs.first { $0.symbol == parameter.description }.flatMap { controlValues[$0.index] }.map { Double($0) }
+        plugin.controlInputs.first { $0.symbol == parameter.description }.flatMap { controlValues[$0.index] }.map {
+            Double($0)
+        }
     }
 
     public var presetName: String? { presetLabel }
@@ -268,7 +335,9 @@ public struct LV2Node: NodeDefinition {
             next.presetLabel = preset.label
             next.presetURI = preset.uri
             for (symbol, value) in plugin.portValues(of: preset) {
-                if let port = plugin.controlInputs.first(where: { $0.symbol == symbol }) { next.controlValues[port.index] = port.conform(value) }
+                if let port = plugin.controlInputs.first(where: { $0.symbol == symbol }) {
+                    next.controlValues[port.index] = port.conform(value)
+                }
             }
         case .set(let parameter, let value):
             let symbol = parameter.description
@@ -299,11 +368,17 @@ public struct LV2Node: NodeDefinition {
                 if let port = plugin.controlInputs.first(where: { $0.symbol == symbol }) { base[port.index] = value }
             }
         }
-        let controls = plugin.controlInputs.filter { controlValues[$0.index] != base[$0.index] && controlValues[$0.index] != nil }
-            .map { (key: $0.symbol, value: JSONValue.number(Double(Format.number(controlValues[$0.index]!)) ?? 0)) }
-        let properties = propertyValues.sorted { $0.key < $1.key }.map { (key: $0.key, value: JSONValue.string($0.value)) }
-        return [("preset", presetLabel.map { .string($0) }), ("controls", controls.isEmpty ? nil : .object(controls)),
-                ("properties", properties.isEmpty ? nil : .object(properties)), ("bypass", bypass ? .bool(true) : nil)]
+        let controls = plugin.controlInputs.filter {
+            controlValues[$0.index] != base[$0.index] && controlValues[$0.index] != nil
+        }
+        .map { (key: $0.symbol, value: JSONValue.number(Double(Format.number(controlValues[$0.index]!)) ?? 0)) }
+        let properties = propertyValues.sorted { $0.key < $1.key }.map {
+            (key: $0.key, value: JSONValue.string($0.value))
+        }
+        return [
+            ("preset", presetLabel.map { .string($0) }), ("controls", controls.isEmpty ? nil : .object(controls)),
+            ("properties", properties.isEmpty ? nil : .object(properties)), ("bypass", bypass ? .bool(true) : nil),
+        ]
     }
 }
 
@@ -312,7 +387,9 @@ extension LV2Port {
     /// lv2:integer, a scale point for lv2:enumeration.
     func conform(_ value: Float) -> Float {
         if isToggled { return value > 0 ? (maximum ?? 1) : (minimum ?? 0) }
-        if isEnumeration, let nearest = scalePoints.min(by: { abs($0.value - value) < abs($1.value - value) }) { return nearest.value }
+        if isEnumeration, let nearest = scalePoints.min(by: { abs($0.value - value) < abs($1.value - value) }) {
+            return nearest.value
+        }
         var v = value
         if let lo = minimum { v = max(v, lo) }
         if let hi = maximum { v = min(v, hi) }
@@ -322,7 +399,9 @@ extension LV2Port {
     /// What the port accepts, in words.
     var rangeText: String {
         if isToggled { return "on or off" }
-        if isEnumeration && !scalePoints.isEmpty { return "one of " + scalePoints.map { "\($0.label) (\(Format.number($0.value)))" }.joined(separator: ", ") }
+        if isEnumeration && !scalePoints.isEmpty {
+            return "one of " + scalePoints.map { "\($0.label) (\(Format.number($0.value)))" }.joined(separator: ", ")
+        }
         let range = "\(minimum.map { Format.number($0) } ?? "-∞")…\(maximum.map { Format.number($0) } ?? "∞")"
         return isInteger ? "the whole numbers \(range)" : range
     }

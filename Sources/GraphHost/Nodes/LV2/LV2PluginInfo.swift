@@ -107,7 +107,9 @@ public struct LV2Port: Sendable {
         port.minimum = minimum.map { $0 * rate }
         port.maximum = maximum.map { $0 * rate }
         // A default outside the fractional range that fits the range in Hz was written in Hz (swh singlePara: 440).
-        if let d = defaultValue, let lo = minimum, let hi = maximum, !(lo...hi).contains(d), (lo * rate...hi * rate).contains(d) {
+        if let d = defaultValue, let lo = minimum, let hi = maximum, !(lo...hi).contains(d),
+            (lo * rate...hi * rate).contains(d)
+        {
             port.defaultValue = d
         } else {
             port.defaultValue = defaultValue.map { $0 * rate }
@@ -130,7 +132,9 @@ public struct LV2Port: Sendable {
         if isLogarithmic { properties.append("logarithmic") }
         if !properties.isEmpty { text += ", " + properties.joined(separator: ", ") }
         if !scalePoints.isEmpty {
-            text += ", " + (isEnumeration ? "one of " : "named ") + scalePoints.map { "\($0.label)=\(Format.number($0.value))" }.joined(separator: " | ")
+            text +=
+                ", " + (isEnumeration ? "one of " : "named ")
+                + scalePoints.map { "\($0.label)=\(Format.number($0.value))" }.joined(separator: " | ")
         }
         return text + ")"
     }
@@ -195,24 +199,41 @@ public struct LV2PluginInfo: Sendable {
         requiredFeatures = uris(lilv_plugin_get_required_features(plugin))
         optionalFeatures = uris(lilv_plugin_get_optional_features(plugin))
         var ports: [LV2Port] = []
-        let classes = [LV2URI.audioPort, LV2URI.controlPort, LV2URI.cvPort, LV2URI.inputPort, LV2URI.atomPort,
-                       LV2URI.isSideChain, LV2URI.connectionOptional, LV2URI.reportsLatency, LV2URI.integer,
-                       LV2URI.portGroup, LV2URI.sideChainOf, LV2URI.minimumSize, LV2URI.sampleRate, LV2URI.toggled,
-                       LV2URI.enumeration, LV2URI.logarithmic, LV2URI.designation, LV2URI.midiEvent, LV2URI.timePosition].map { (text: String) -> OpaquePointer in lilv_new_uri(w, text)! }
+        let classes = [
+            LV2URI.audioPort, LV2URI.controlPort, LV2URI.cvPort, LV2URI.inputPort, LV2URI.atomPort,
+            LV2URI.isSideChain, LV2URI.connectionOptional, LV2URI.reportsLatency, LV2URI.integer,
+            LV2URI.portGroup, LV2URI.sideChainOf, LV2URI.minimumSize, LV2URI.sampleRate, LV2URI.toggled,
+            LV2URI.enumeration, LV2URI.logarithmic, LV2URI.designation, LV2URI.midiEvent, LV2URI.timePosition,
+        ].map { (text: String) -> OpaquePointer in lilv_new_uri(w, text)! }
         defer { classes.forEach { lilv_node_free($0) } }
         let (audio, control, cv, input, atom, sideChain, optional, latency, integer, group, sideChainOf, minimumSize) =
-            (classes[0], classes[1], classes[2], classes[3], classes[4], classes[5], classes[6], classes[7], classes[8], classes[9], classes[10], classes[11])
-        let (sampleRate, toggled, enumeration, logarithmic, designation) = (classes[12], classes[13], classes[14], classes[15], classes[16])
+            (
+                classes[0], classes[1], classes[2], classes[3], classes[4], classes[5], classes[6], classes[7],
+                classes[8], classes[9], classes[10], classes[11]
+            )
+        let (sampleRate, toggled, enumeration, logarithmic, designation) = (
+            classes[12], classes[13], classes[14], classes[15], classes[16]
+        )
         let (midiEvent, timePosition) = (classes[17], classes[18])
         for i in 0..<lilv_plugin_get_num_ports(plugin) {
             guard let port = lilv_plugin_get_port_by_index(plugin, i) else { continue }
-            let kind: LV2Port.Kind = lilv_port_is_a(plugin, port, audio) ? .audio
-                : lilv_port_is_a(plugin, port, control) ? .control
-                : lilv_port_is_a(plugin, port, cv) ? .cv
-                : lilv_port_is_a(plugin, port, atom) ? .atom : .other
-            var def: OpaquePointer?, lo: OpaquePointer?, hi: OpaquePointer?
+            let kind: LV2Port.Kind =
+                lilv_port_is_a(plugin, port, audio)
+                ? .audio
+                : lilv_port_is_a(plugin, port, control)
+                    ? .control
+                    : lilv_port_is_a(plugin, port, cv)
+                        ? .cv
+                        : lilv_port_is_a(plugin, port, atom) ? .atom : .other
+            var def: OpaquePointer?
+            var lo: OpaquePointer?
+            var hi: OpaquePointer?
             lilv_port_get_range(plugin, port, &def, &lo, &hi)
-            defer { lilv_node_free(def); lilv_node_free(lo); lilv_node_free(hi) }
+            defer {
+                lilv_node_free(def)
+                lilv_node_free(lo)
+                lilv_node_free(hi)
+            }
             func float(_ n: OpaquePointer?) -> Float? { n.map { Float(lilv_node_as_float($0)) } }
             var isSideChain = lilv_port_has_property(plugin, port, sideChain)
             if let g = lilv_port_get(plugin, port, group) {
@@ -227,12 +248,13 @@ public struct LV2PluginInfo: Sendable {
             let nameNode = lilv_port_get_name(plugin, port)
             defer { lilv_node_free(nameNode) }
             let symbol = lilvString(lilv_port_get_symbol(plugin, port)) ?? "port\(i)"
-            var entry = LV2Port(index: Int(i), symbol: symbol, name: lilvString(nameNode) ?? symbol, kind: kind,
-                                 isInput: lilv_port_is_a(plugin, port, input), minimum: float(lo), maximum: float(hi),
-                                 defaultValue: float(def), isSideChain: isSideChain,
-                                 isOptional: lilv_port_has_property(plugin, port, optional),
-                                 isInteger: lilv_port_has_property(plugin, port, integer),
-                                 reportsLatency: lilv_port_has_property(plugin, port, latency), minimumSize: minSize)
+            var entry = LV2Port(
+                index: Int(i), symbol: symbol, name: lilvString(nameNode) ?? symbol, kind: kind,
+                isInput: lilv_port_is_a(plugin, port, input), minimum: float(lo), maximum: float(hi),
+                defaultValue: float(def), isSideChain: isSideChain,
+                isOptional: lilv_port_has_property(plugin, port, optional),
+                isInteger: lilv_port_has_property(plugin, port, integer),
+                reportsLatency: lilv_port_has_property(plugin, port, latency), minimumSize: minSize)
             entry.boundsInSampleRates = lilv_port_has_property(plugin, port, sampleRate)
             entry.isToggled = lilv_port_has_property(plugin, port, toggled)
             entry.isEnumeration = lilv_port_has_property(plugin, port, enumeration)
@@ -251,16 +273,27 @@ public struct LV2PluginInfo: Sendable {
     }
 
     private static func properties(_ w: OpaquePointer, _ plugin: OpaquePointer) -> [LV2Property] {
-        let writable = lilv_new_uri(w, LV2URI.writable), label = lilv_new_uri(w, LV2URI.label), range = lilv_new_uri(w, LV2URI.range)
-        defer { lilv_node_free(writable); lilv_node_free(label); lilv_node_free(range) }
+        let writable = lilv_new_uri(w, LV2URI.writable)
+        let label = lilv_new_uri(w, LV2URI.label)
+        let range = lilv_new_uri(w, LV2URI.range)
+        defer {
+            lilv_node_free(writable)
+            lilv_node_free(label)
+            lilv_node_free(range)
+        }
         var result: [LV2Property] = []
         let found = lilv_world_find_nodes(w, lilv_plugin_get_uri(plugin), writable, nil)
         forEachNode(found) { node in
             guard let uri = lilvString(node) else { return }
-            let name = lilv_world_get(w, node, label, nil), type = lilv_world_get(w, node, range, nil)
-            defer { lilv_node_free(name); lilv_node_free(type) }
+            let name = lilv_world_get(w, node, label, nil)
+            let type = lilv_world_get(w, node, range, nil)
+            defer {
+                lilv_node_free(name)
+                lilv_node_free(type)
+            }
             let symbol = String(uri.split(whereSeparator: { $0 == "#" || $0 == "/" }).last ?? Substring(uri))
-            result.append(LV2Property(uri: uri, symbol: symbol, label: lilvString(name) ?? symbol, range: lilvString(type)))
+            result.append(
+                LV2Property(uri: uri, symbol: symbol, label: lilvString(name) ?? symbol, range: lilvString(type)))
         }
         lilv_nodes_free(found)
         return result.sorted { $0.symbol < $1.symbol }
@@ -290,7 +323,8 @@ public struct LV2PluginInfo: Sendable {
     /// its output bus carries events.
     public var sendsEvents: Bool { audioPorts(input: false).isEmpty && midiOutput != nil }
 
-    /// A source: neither audio nor MIDI input (an oscillator, a test signal, a MIDI generator); its input bus is not read.
+    /// A source: neither audio nor MIDI input (an oscillator, a test signal, a MIDI generator); its input bus is not
+    /// read.
     public var isSource: Bool { audioPorts(input: true).isEmpty && midiInput == nil }
 
     /// Whether the node's input bus carries events rather than audio.
@@ -314,7 +348,8 @@ public struct LV2PluginInfo: Sendable {
         var i = lilv_scale_points_begin(points)
         while !lilv_scale_points_is_end(points, i) {
             if let point = lilv_scale_points_get(points, i), let label = lilvString(lilv_scale_point_get_label(point)) {
-                result.append(LV2ScalePoint(label: label, value: Float(lilv_node_as_float(lilv_scale_point_get_value(point)))))
+                result.append(
+                    LV2ScalePoint(label: label, value: Float(lilv_node_as_float(lilv_scale_point_get_value(point)))))
             }
             i = lilv_scale_points_next(points, i)
         }
@@ -336,16 +371,24 @@ public struct LV2PluginInfo: Sendable {
 
     /// Audio and CV ports, the ones links name (`"from": "NODE:PORT"`, `"to": "NODE:PORT"`).
     public var signalPorts: [LV2Port] { ports.filter { $0.kind == .audio || $0.kind == .cv } }
-    public func audioPorts(input: Bool) -> [LV2Port] { ports.filter { $0.carriesAudio && $0.isInput == input && !$0.isSideChain } }
+    public func audioPorts(input: Bool) -> [LV2Port] {
+        ports.filter { $0.carriesAudio && $0.isInput == input && !$0.isSideChain }
+    }
     /// Input control ports a user sets (those the host sets, such as lv2:freeWheeling, left out).
-    public var controlInputs: [LV2Port] { ports.filter { $0.kind == .control && $0.isInput && $0.designation != LV2URI.freeWheeling } }
+    public var controlInputs: [LV2Port] {
+        ports.filter { $0.kind == .control && $0.isInput && $0.designation != LV2URI.freeWheeling }
+    }
     public var latencyPort: LV2Port? { ports.first { $0.kind == .control && !$0.isInput && $0.reportsLatency } }
 
     /// The plugin's presets (loading their resources on first use).
     public var presets: [LV2Preset] {
         let result = LV2World.shared.withPlugin(uri) { w, plugin in
-            let presetClass = lilv_new_uri(w, LV2URI.preset), labelNode = lilv_new_uri(w, LV2URI.label)
-            defer { lilv_node_free(presetClass); lilv_node_free(labelNode) }
+            let presetClass = lilv_new_uri(w, LV2URI.preset)
+            let labelNode = lilv_new_uri(w, LV2URI.label)
+            defer {
+                lilv_node_free(presetClass)
+                lilv_node_free(labelNode)
+            }
             var result: [LV2Preset] = []
             let related = lilv_plugin_get_related(plugin, presetClass)
             forEachNode(related) { preset in
@@ -400,22 +443,27 @@ extension LV2PluginInfo {
         let doubleType = URIDMap.shared.map("http://lv2plug.in/ns/ext/atom#Double")
         let longType = URIDMap.shared.map("http://lv2plug.in/ns/ext/atom#Long")
         let boolType = URIDMap.shared.map("http://lv2plug.in/ns/ext/atom#Bool")
-        struct Context { var box: Unmanaged<Box>; var types: (UInt32, UInt32, UInt32, UInt32, UInt32) }
+        struct Context {
+            var box: Unmanaged<Box>
+            var types: (UInt32, UInt32, UInt32, UInt32, UInt32)
+        }
         var context = Context(box: .passUnretained(box), types: (floatType, intType, doubleType, longType, boolType))
         withUnsafeMutablePointer(to: &context) { ctx in
-            lilv_state_emit_port_values(state, { symbol, user, value, size, type in
-                guard let symbol, let user, let value else { return }
-                let c = user.assumingMemoryBound(to: Context.self).pointee
-                let v: Float?
-                switch type {
-                case c.types.0: v = value.load(as: Float.self)
-                case c.types.1, c.types.4: v = Float(value.load(as: Int32.self))
-                case c.types.2: v = Float(value.load(as: Double.self))
-                case c.types.3: v = Float(value.load(as: Int64.self))
-                default: v = nil
-                }
-                if let v { c.box.takeUnretainedValue().values[String(cString: symbol)] = v }
-            }, ctx)
+            lilv_state_emit_port_values(
+                state,
+                { symbol, user, value, size, type in
+                    guard let symbol, let user, let value else { return }
+                    let c = user.assumingMemoryBound(to: Context.self).pointee
+                    let v: Float?
+                    switch type {
+                    case c.types.0: v = value.load(as: Float.self)
+                    case c.types.1, c.types.4: v = Float(value.load(as: Int32.self))
+                    case c.types.2: v = Float(value.load(as: Double.self))
+                    case c.types.3: v = Float(value.load(as: Int64.self))
+                    default: v = nil
+                    }
+                    if let v { c.box.takeUnretainedValue().values[String(cString: symbol)] = v }
+                }, ctx)
         }
         return box.values
     }

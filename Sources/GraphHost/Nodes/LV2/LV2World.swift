@@ -19,7 +19,8 @@ public final class LV2World: Sendable {
     private init() {
         let world = lilv_world_new()!
         let env = ProcessInfo.processInfo.environment
-        var parts = (env["LV2_PATH"].flatMap { $0.isEmpty ? nil : $0 } ?? "~/.lv2:/usr/local/lib/lv2:/usr/lib/lv2").split(separator: ":").map(String.init)
+        var parts = (env["LV2_PATH"].flatMap { $0.isEmpty ? nil : $0 } ?? "~/.lv2:/usr/local/lib/lv2:/usr/lib/lv2")
+            .split(separator: ":").map(String.init)
         if let plugins = Self.repositoryPlugins(), !parts.contains(plugins) { parts.append(plugins) }
         searchPath = parts.joined(separator: ":")
         let node = lilv_new_string(world, searchPath)
@@ -45,7 +46,10 @@ public final class LV2World: Sendable {
         for c in candidates {
             let plugins = c.appendingPathComponent("Plugins")
             if FileManager.default.fileExists(atPath: c.appendingPathComponent("Package.swift").path),
-               FileManager.default.fileExists(atPath: plugins.path) { return plugins.path }
+                FileManager.default.fileExists(atPath: plugins.path)
+            {
+                return plugins.path
+            }
         }
         return nil
     }
@@ -80,7 +84,9 @@ public final class LV2World: Sendable {
     }
 
     /// Runs `body` with the world and the plugin with this URI; nil if it is not installed.
-    func withPlugin<R>(_ uri: String, _ body: (_ world: OpaquePointer, _ plugin: OpaquePointer) throws -> R) rethrows -> R? {
+    func withPlugin<R>(_ uri: String, _ body: (_ world: OpaquePointer, _ plugin: OpaquePointer) throws -> R) rethrows
+        -> R?
+    {
         try withWorld { world in
             guard let node = lilv_new_uri(world, uri) else { return nil }
             defer { lilv_node_free(node) }
@@ -91,15 +97,16 @@ public final class LV2World: Sendable {
 
     /// Reads the state a URI describes (a preset or a plugin's default state); nil if there is none.
     /// A state holding one property, `key` = `path` (atom:Path), for `plugin`.
-    func withPathState<R>(plugin: String, key: String, path: String, _ body: (OpaquePointer) throws -> R) rethrows -> R? {
+    func withPathState<R>(plugin: String, key: String, path: String, _ body: (OpaquePointer) throws -> R) rethrows -> R?
+    {
         func literal(_ text: String) -> String {
             "\"" + text.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\""
         }
         let turtle = """
-        <urn:graphhost:property-state> a <http://lv2plug.in/ns/ext/presets#Preset> ;
-            <http://lv2plug.in/ns/lv2core#appliesTo> <\(plugin)> ;
-            <http://lv2plug.in/ns/ext/state#state> [ <\(key)> \(literal(path))^^<http://lv2plug.in/ns/ext/atom#Path> ] .
-        """
+            <urn:graphhost:property-state> a <http://lv2plug.in/ns/ext/presets#Preset> ;
+                <http://lv2plug.in/ns/lv2core#appliesTo> <\(plugin)> ;
+                <http://lv2plug.in/ns/ext/state#state> [ <\(key)> \(literal(path))^^<http://lv2plug.in/ns/ext/atom#Path> ] .
+            """
         return try withWorld { world in
             guard let state = lilv_state_new_from_string(world, URIDMap.shared.mapFeature, turtle) else { return nil }
             defer { lilv_state_free(state) }

@@ -23,14 +23,20 @@ public final class URIDMap: Sendable {
         mapFeature = .allocate(capacity: 1)
         unmapFeature = .allocate(capacity: 1)
         let handle = Unmanaged.passUnretained(self).toOpaque()
-        mapFeature.initialize(to: LV2_URID_Map(handle: handle, map: { handle, uri in
-            guard let handle, let uri else { return 0 }
-            return Unmanaged<URIDMap>.fromOpaque(handle).takeUnretainedValue().map(String(cString: uri))
-        }))
-        unmapFeature.initialize(to: LV2_URID_Unmap(handle: handle, unmap: { handle, urid in
-            guard let handle else { return nil }
-            return Unmanaged<URIDMap>.fromOpaque(handle).takeUnretainedValue().unmapPointer(urid)
-        }))
+        mapFeature.initialize(
+            to: LV2_URID_Map(
+                handle: handle,
+                map: { handle, uri in
+                    guard let handle, let uri else { return 0 }
+                    return Unmanaged<URIDMap>.fromOpaque(handle).takeUnretainedValue().map(String(cString: uri))
+                }))
+        unmapFeature.initialize(
+            to: LV2_URID_Unmap(
+                handle: handle,
+                unmap: { handle, urid in
+                    guard let handle else { return nil }
+                    return Unmanaged<URIDMap>.fromOpaque(handle).takeUnretainedValue().unmapPointer(urid)
+                }))
     }
 
     public func map(_ uri: String) -> LV2_URID {
@@ -48,7 +54,9 @@ public final class URIDMap: Sendable {
     }
 
     fileprivate func unmapPointer(_ urid: LV2_URID) -> UnsafePointer<CChar>? {
-        table.withLock { table in urid >= 1 && Int(urid) <= table.uris.count ? UnsafePointer(table.uris[Int(urid) - 1]) : nil }
+        table.withLock { table in
+            urid >= 1 && Int(urid) <= table.uris.count ? UnsafePointer(table.uris[Int(urid) - 1]) : nil
+        }
     }
 
     public var count: Int { table.withLock { $0.uris.count } }

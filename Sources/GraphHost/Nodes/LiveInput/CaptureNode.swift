@@ -4,9 +4,11 @@
 public struct CaptureNode: NodeDefinition {
     public static let typeName = "capture"
 
-    static let targetSetting = SettingDescriptor("target", .string, doc: "A PipeWire node.name or object.serial (default: the default source).")
-    static let monitorSetting = SettingDescriptor("monitor", .boolean, default: .bool(false),
-                                                  doc: "Record a sink's monitor, what is played into it, rather than a source.")
+    static let targetSetting = SettingDescriptor(
+        "target", .string, doc: "A PipeWire node.name or object.serial (default: the default source).")
+    static let monitorSetting = SettingDescriptor(
+        "monitor", .boolean, default: .bool(false),
+        doc: "Record a sink's monitor, what is played into it, rather than a source.")
 
     public static let descriptor = NodeDescriptor(
         typeName: typeName, summary: "Live sound from a PipeWire source or a sink's monitor.",
@@ -23,8 +25,11 @@ public struct CaptureNode: NodeDefinition {
         [("target", target ?? "the default source"), ("monitor", "\(monitor)")]
     }
 
-    public static func parse(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> CaptureNode? {
-        CaptureNode(target: settings.string(targetSetting, issues: &issues), monitor: settings.bool(monitorSetting, issues: &issues) ?? false)
+    public static func parse(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> CaptureNode?
+    {
+        CaptureNode(
+            target: settings.string(targetSetting, issues: &issues),
+            monitor: settings.bool(monitorSetting, issues: &issues) ?? false)
     }
 
     public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance {

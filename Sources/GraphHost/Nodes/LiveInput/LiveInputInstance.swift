@@ -31,7 +31,8 @@ public final class LiveInputInstance: NodeInstance, @unchecked Sendable {
         counters = .create()
         kernelPointer = .allocateRender(capacity: 1)
         var kernel = StreamKernel(ring: ring, counters: counters, startThreshold: 0)
-        kernel.alignment = LiveInputAlignment(writtenCycle: writtenCycle, cycleFrames: cycleFrames, outputCycle: LiveInputRings.outputCycle)
+        kernel.alignment = LiveInputAlignment(
+            writtenCycle: writtenCycle, cycleFrames: cycleFrames, outputCycle: LiveInputRings.outputCycle)
         kernelPointer.initialize(to: kernel)
     }
 
@@ -49,8 +50,11 @@ public final class LiveInputInstance: NodeInstance, @unchecked Sendable {
     }
 
     /// What the PipeWire backend needs to make the node's stream.
-    public var spec: LiveInputSpec { LiveInputSpec(id: id, source: source, ring: ring, resamplerFrames: resamplerFrames,
-                                                              cycleFrames: cycleFrames, writtenCycle: writtenCycle) }
+    public var spec: LiveInputSpec {
+        LiveInputSpec(
+            id: id, source: source, ring: ring, resamplerFrames: resamplerFrames,
+            cycleFrames: cycleFrames, writtenCycle: writtenCycle)
+    }
 
     /// Frees the kernel; the ring stays with `LiveInputRings`, as a stream may still write into it.
     public func close() {
@@ -83,8 +87,11 @@ final class LiveInputRings: Sendable {
     func ring(for id: String, format: GraphFormat) -> Entry {
         rings.withLock { rings in
             if let entry = rings[id], entry.0.channels == format.channels { return entry }
-            let entry = (PCMRing.allocate(minimumFrames: max(format.sampleRate / 2, 4 * format.maxFrames), channels: format.channels),
-                         UnsafeAtomic<Int>.create(0), UnsafeAtomic<Int>.create(0), UnsafeAtomic<UInt64>.create(0))
+            let entry = (
+                PCMRing.allocate(
+                    minimumFrames: max(format.sampleRate / 2, 4 * format.maxFrames), channels: format.channels),
+                UnsafeAtomic<Int>.create(0), UnsafeAtomic<Int>.create(0), UnsafeAtomic<UInt64>.create(0)
+            )
             rings[id] = entry
             return entry
         }

@@ -4,12 +4,15 @@
 public struct SinkNode: NodeDefinition {
     public static let typeName = "sink"
 
-    static let nameSetting = SettingDescriptor("name", .string, pattern: #"^\S+$"#,
-                                               doc: "The virtual sink's node.name (default GRAPHNAME.ID; `pw-play --target NAME`, `wpctl set-default`).")
-    static let descriptionSetting = SettingDescriptor("description", .string, doc: "What `wpctl status` and pavucontrol show (default: the id).")
+    static let nameSetting = SettingDescriptor(
+        "name", .string, pattern: #"^\S+$"#,
+        doc: "The virtual sink's node.name (default GRAPHNAME.ID; `pw-play --target NAME`, `wpctl set-default`).")
+    static let descriptionSetting = SettingDescriptor(
+        "description", .string, doc: "What `wpctl status` and pavucontrol show (default: the id).")
 
     public static let descriptor = NodeDescriptor(
-        typeName: typeName, summary: "A virtual PipeWire sink that applications play into; its sound enters the graph here.",
+        typeName: typeName,
+        summary: "A virtual PipeWire sink that applications play into; its sound enters the graph here.",
         ports: [PortDescriptor(.audio, .output, name: "out")], traits: [.isSource, .isLiveInput],
         settings: [nameSetting, descriptionSetting])
 
@@ -25,7 +28,8 @@ public struct SinkNode: NodeDefinition {
     public static func parse(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> SinkNode? {
         let name = settings.string(nameSetting, issues: &issues)
         if let name, name.isEmpty || name.contains(where: \.isWhitespace) {
-            issues.report(settings.path("name"), "'\(name)': a node name is a word without spaces", at: settings.object["name"])
+            issues.report(
+                settings.path("name"), "'\(name)': a node name is a word without spaces", at: settings.object["name"])
             return nil
         }
         return SinkNode(name: name, description: settings.string(descriptionSetting, issues: &issues))

@@ -15,15 +15,21 @@ struct MIDIFile {
 
     init(path: String) throws {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw MIDIFileError("cannot read the MIDI file '\(path)' (\(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"))")
+            throw MIDIFileError(
+                "cannot read the MIDI file '\(path)' (\(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"))"
+            )
         }
         try self.init(bytes: [UInt8](data), name: path)
     }
 
     init(bytes: [UInt8], name: String) throws {
         var reader = Reader(bytes: bytes, name: name)
-        guard try reader.tag() == "MThd", try reader.uint32() == 6 else { throw reader.error("not a Standard MIDI File (no MThd header)") }
-        let format = try reader.uint16(), tracks = try reader.uint16(), division = try reader.uint16()
+        guard try reader.tag() == "MThd", try reader.uint32() == 6 else {
+            throw reader.error("not a Standard MIDI File (no MThd header)")
+        }
+        let format = try reader.uint16()
+        let tracks = try reader.uint16()
+        let division = try reader.uint16()
         guard format <= 1 else { throw reader.error("MIDI file format \(format) is not supported (0 and 1 are)") }
         guard division & 0x8000 == 0, division > 0 else { throw reader.error("SMPTE time division is not supported") }
         var timed: [(tick: Int, order: Int, bytes: [UInt8])] = []
@@ -31,7 +37,8 @@ struct MIDIFile {
         for _ in 0..<tracks {
             guard try reader.tag() == "MTrk" else { throw reader.error("expected a track (MTrk)") }
             let end = reader.offset + Int(try reader.uint32())
-            var tick = 0, status: UInt8 = 0
+            var tick = 0
+            var status: UInt8 = 0
             while reader.offset < end {
                 tick += try reader.variableLength()
                 var first = try reader.byte()
@@ -42,9 +49,12 @@ struct MIDIFile {
                 }
                 switch first {
                 case 0xFF:
-                    let type = try reader.byte(), length = try reader.variableLength()
+                    let type = try reader.byte()
+                    let length = try reader.variableLength()
                     let body = try reader.take(length)
-                    if type == 0x51 && length == 3 { tempos.append((tick, Int(body[0]) << 16 | Int(body[1]) << 8 | Int(body[2]))) }
+                    if type == 0x51 && length == 3 {
+                        tempos.append((tick, Int(body[0]) << 16 | Int(body[1]) << 8 | Int(body[2])))
+                    }
                 case 0xF0, 0xF7:
                     _ = try reader.take(try reader.variableLength())
                 default:
@@ -58,7 +68,9 @@ struct MIDIFile {
         tempos.sort { $0.tick < $1.tick }
         timed.sort { ($0.tick, $0.order) < ($1.tick, $1.order) }
         func seconds(_ tick: Int) -> Double {
-            var time = 0.0, lastTick = 0, micros = 500_000
+            var time = 0.0
+            var lastTick = 0
+            var micros = 500_000
             for tempo in tempos where tempo.tick <= tick {
                 time += Double(tempo.tick - lastTick) * Double(micros) / 1e6 / Double(division)
                 (lastTick, micros) = (tempo.tick, tempo.microsPerQuarter)
@@ -86,8 +98,14 @@ struct MIDIFile {
             defer { offset += count }
             return Array(bytes[offset..<(offset + count)])
         }
-        mutating func uint16() throws -> Int { let b = try take(2); return Int(b[0]) << 8 | Int(b[1]) }
-        mutating func uint32() throws -> UInt32 { let b = try take(4); return b.reduce(0) { $0 << 8 | UInt32($1) } }
+        mutating func uint16() throws -> Int {
+            let b = try take(2)
+            return Int(b[0]) << 8 | Int(b[1])
+        }
+        mutating func uint32() throws -> UInt32 {
+            let b = try take(4)
+            return b.reduce(0) { $0 << 8 | UInt32($1) }
+        }
         mutating func tag() throws -> String { String(decoding: try take(4), as: UTF8.self) }
         mutating func variableLength() throws -> Int {
             var value = 0

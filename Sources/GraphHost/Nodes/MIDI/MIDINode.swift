@@ -10,13 +10,18 @@ public struct MIDINode: NodeDefinition {
 
     static let fileSetting = SettingDescriptor(
         "file", .string,
-        doc: "A Standard MIDI File (format 0 or 1, tempo changes followed), relative to the graph file; played from the start of the graph offline, and live when there is no port.")
+        doc:
+            "A Standard MIDI File (format 0 or 1, tempo changes followed), relative to the graph file; played from the start of the graph offline, and live when there is no port."
+    )
     static let portSetting = SettingDescriptor(
         "port", .string, pattern: #"^[^\s/:]+$"#,
-        doc: "A live MIDI input's name: `graphhost run` opens the PipeWire MIDI input GRAPHNAME.PORT (one midi node per port).")
+        doc:
+            "A live MIDI input's name: `graphhost run` opens the PipeWire MIDI input GRAPHNAME.PORT (one midi node per port)."
+    )
 
     public static let descriptor = NodeDescriptor(
-        typeName: typeName, summary: "A source of MIDI events for instruments and MIDI processors: a file or a live input.",
+        typeName: typeName,
+        summary: "A source of MIDI events for instruments and MIDI processors: a file or a live input.",
         ports: [PortDescriptor(.event, .output, name: "out")], traits: [.isSource, .sendsEvents, .takesFiles],
         settings: [fileSetting, portSetting], requiresAnyOf: ["file", "port"])
 
@@ -33,7 +38,10 @@ public struct MIDINode: NodeDefinition {
         var items: [(String, String)] = []
         if let port { items.append(("port", "\(port) (a PipeWire MIDI input when running)")) }
         if let path, let file {
-            items += [("file", path), ("events", "\(file.events.count)"), ("duration", Format.number((file.duration * 1000).rounded() / 1000) + " s")]
+            items += [
+                ("file", path), ("events", "\(file.events.count)"),
+                ("duration", Format.number((file.duration * 1000).rounded() / 1000) + " s"),
+            ]
         }
         return items
     }
@@ -41,16 +49,21 @@ public struct MIDINode: NodeDefinition {
     public static func parse(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> MIDINode? {
         let port = settings.string(portSetting, issues: &issues)
         if let port, port.isEmpty || port.contains(where: { $0.isWhitespace || $0 == "/" || $0 == ":" }) {
-            issues.report(settings.path("port"), "'\(port)': a port name is a word without spaces, '/' or ':'", at: settings.object["port"])
+            issues.report(
+                settings.path("port"), "'\(port)': a port name is a word without spaces, '/' or ':'",
+                at: settings.object["port"])
             return nil
         }
         guard let given = settings.string(fileSetting, issues: &issues) else {
             if settings.object["file"] == nil && settings.object["port"] == nil {
-                issues.report(settings.path, "missing \"file\" (a Standard MIDI File) or \"port\" (a live MIDI input's name)", at: settings.object)
+                issues.report(
+                    settings.path, "missing \"file\" (a Standard MIDI File) or \"port\" (a live MIDI input's name)",
+                    at: settings.object)
             }
             return port.map { MIDINode(path: nil, file: nil, port: $0) }
         }
-        let path = given.hasPrefix("/") ? given : context.baseDirectory.appendingPathComponent(given).standardizedFileURL.path
+        let path =
+            given.hasPrefix("/") ? given : context.baseDirectory.appendingPathComponent(given).standardizedFileURL.path
         do {
             return MIDINode(path: path, file: try MIDIFile(path: path), port: port)
         } catch {
@@ -82,15 +95,19 @@ final class MIDIInstance: NodeInstance {
         let rate = Double(format.sampleRate)
         let list = (node.file?.events ?? []).map { event -> MIDIEvent in
             let b = event.bytes + [0, 0, 0]
-            return MIDIEvent(frame: Int((event.seconds * rate).rounded()), size: UInt32(event.bytes.count), bytes: (b[0], b[1], b[2]))
+            return MIDIEvent(
+                frame: Int((event.seconds * rate).rounded()), size: UInt32(event.bytes.count), bytes: (b[0], b[1], b[2])
+            )
         }
         events = .allocateRender(capacity: max(1, list.count))
         events.initialize(from: list, count: list.count)
         kernelPointer = .allocateRender(capacity: 1)
-        kernelPointer.initialize(to: MIDISourceKernel(
-            events: events, count: list.count, capacity: format.channels * format.maxFrames * MemoryLayout<Float>.size,
-            sequenceType: URIDMap.shared.map("http://lv2plug.in/ns/ext/atom#Sequence"),
-            midiEventType: URIDMap.shared.map(LV2URI.midiEvent)))
+        kernelPointer.initialize(
+            to: MIDISourceKernel(
+                events: events, count: list.count,
+                capacity: format.channels * format.maxFrames * MemoryLayout<Float>.size,
+                sequenceType: URIDMap.shared.map("http://lv2plug.in/ns/ext/atom#Sequence"),
+                midiEventType: URIDMap.shared.map(LV2URI.midiEvent)))
         if let port = node.port { kernelPointer.pointee.live = MIDIInputPorts.shared.ring(for: port) }
     }
 

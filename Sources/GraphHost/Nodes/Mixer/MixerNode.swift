@@ -11,16 +11,21 @@ public struct MixerNode: NodeDefinition {
     public var inputBuses: Int { inputs }
     public var outputBuses: Int { 1 }
     public var summary: [(String, String)] {
-        [("inputs", "\(inputs)"), ("volumes", "[" + volumes.map { Format.number($0) }.joined(separator: ", ") + "]"),
-         ("volume", Format.number(volume))]
+        [
+            ("inputs", "\(inputs)"), ("volumes", "[" + volumes.map { Format.number($0) }.joined(separator: ", ") + "]"),
+            ("volume", Format.number(volume)),
+        ]
     }
 
     static let volumeRange = 0.0...16.0
 
-    static let inputsSetting = SettingDescriptor("inputs", .integer, range: 1...64, default: .number(2), doc: "How many input buses it sums.")
-    static let volumesSetting = SettingDescriptor("volumes", .numbers, range: volumeRange,
-                                                  doc: "Linear gain per input, in input order (missing ones are 1).")
-    static let volumeSetting = SettingDescriptor("volume", .number, range: volumeRange, default: .number(1), doc: "The master volume (linear gain).")
+    static let inputsSetting = SettingDescriptor(
+        "inputs", .integer, range: 1...64, default: .number(2), doc: "How many input buses it sums.")
+    static let volumesSetting = SettingDescriptor(
+        "volumes", .numbers, range: volumeRange,
+        doc: "Linear gain per input, in input order (missing ones are 1).")
+    static let volumeSetting = SettingDescriptor(
+        "volume", .number, range: volumeRange, default: .number(1), doc: "The master volume (linear gain).")
 
     public static let descriptor = NodeDescriptor(
         typeName: typeName, summary: "Sums its inputs with a volume each and a master volume, every change smoothed.",
@@ -29,14 +34,18 @@ public struct MixerNode: NodeDefinition {
         settings: [inputsSetting, volumesSetting, volumeSetting])
 
     static func volumeParameter(_ id: ParameterID, label: String) -> ParameterDescriptor {
-        ParameterDescriptor(id: id, label: label, unit: "linear", minimum: volumeRange.lowerBound, maximum: volumeRange.upperBound,
-                            defaultValue: 1, curve: .decibel, smoothingSeconds: rampSeconds)
+        ParameterDescriptor(
+            id: id, label: label, unit: "linear", minimum: volumeRange.lowerBound, maximum: volumeRange.upperBound,
+            defaultValue: 1, curve: .decibel, smoothingSeconds: rampSeconds)
     }
 
     /// The mixer with its inputs: a volume parameter and an input port each.
     static func descriptor(inputs: Int) -> NodeDescriptor {
         var descriptor = Self.descriptor
-        descriptor.ports = (0..<inputs).map { PortDescriptor(.audio, .input, name: "in.\($0)") } + [PortDescriptor(.audio, .output, name: "out")]
+        descriptor.ports =
+            (0..<inputs).map { PortDescriptor(.audio, .input, name: "in.\($0)") } + [
+                PortDescriptor(.audio, .output, name: "out")
+            ]
         descriptor.parameters += (0..<inputs).map { volumeParameter(.volume(input: $0), label: "input \($0) volume") }
         return descriptor
     }
@@ -47,7 +56,9 @@ public struct MixerNode: NodeDefinition {
         let inputs = settings.integer(inputsSetting, issues: &issues) ?? 2
         var volumes = settings.numbers(volumesSetting, issues: &issues) ?? []
         if volumes.count > inputs {
-            issues.report(settings.path("volumes"), "\(volumes.count) volumes for \(inputs) inputs", at: settings.object["volumes"])
+            issues.report(
+                settings.path("volumes"), "\(volumes.count) volumes for \(inputs) inputs",
+                at: settings.object["volumes"])
         }
         volumes += Array(repeating: 1, count: max(0, inputs - volumes.count))
         let volume = settings.number(volumeSetting, issues: &issues) ?? 1
@@ -60,7 +71,9 @@ public struct MixerNode: NodeDefinition {
 
     public func liveChanges(from old: any NodeDefinition) -> [NodeCommand]? {
         guard let old = old as? MixerNode, old.inputs == inputs else { return nil }
-        var commands = volumes.indices.filter { volumes[$0] != old.volumes[$0] }.map { NodeCommand.set(parameter: .volume(input: $0), value: volumes[$0]) }
+        var commands = volumes.indices.filter { volumes[$0] != old.volumes[$0] }.map {
+            NodeCommand.set(parameter: .volume(input: $0), value: volumes[$0])
+        }
         if volume != old.volume { commands.append(.set(parameter: .volume, value: volume)) }
         return commands
     }
@@ -73,7 +86,8 @@ public struct MixerNode: NodeDefinition {
         }
     }
 
-    /// The input a volume parameter sets: nil for the master volume; nil outside when `parameter` is none of the mixer's.
+    /// The input a volume parameter sets: nil for the master volume; nil outside when `parameter` is none of the
+    /// mixer's.
     static func input(of parameter: ParameterID, inputs: Int) -> Int?? {
         guard parameter.name == ParameterID.volume.name else { return nil }
         guard let i = parameter.index else { return .some(nil) }
@@ -108,8 +122,10 @@ final class MixerInstance: NodeInstance {
         gains = .allocateRender(capacity: node.inputs + 1)
         for (i, v) in (node.volumes + [node.volume]).enumerated() { (gains + i).initialize(to: SmoothedGain(Float(v))) }
         kernelPointer = .allocateRender(capacity: 1)
-        kernelPointer.initialize(to: MixerKernel(inputCount: node.inputs, gains: gains,
-                                                 rampSamples: Int(MixerNode.rampSeconds * Double(format.sampleRate))))
+        kernelPointer.initialize(
+            to: MixerKernel(
+                inputCount: node.inputs, gains: gains,
+                rampSamples: Int(MixerNode.rampSeconds * Double(format.sampleRate))))
     }
 
     var kernel: RenderStep.Kernel { .mixer(kernelPointer) }
@@ -150,16 +166,22 @@ final class MixerInstance: NodeInstance {
     /// The kernel change a command asks for.
     func change(for command: NodeCommand) throws -> MixerKernel.Change {
         let valid = parameters.map(\.name).joined(separator: ", ")
-        if case .bypass = command { throw NodeCommandError.notSupported("mixer '\(id)' cannot be bypassed (set its volumes instead)") }
-        if case .choose(let parameter, let label) = command { throw NodeCommandError.numbersOnly(node: id, parameter: parameter, label: label) }
+        if case .bypass = command {
+            throw NodeCommandError.notSupported("mixer '\(id)' cannot be bypassed (set its volumes instead)")
+        }
+        if case .choose(let parameter, let label) = command {
+            throw NodeCommandError.numbersOnly(node: id, parameter: parameter, label: label)
+        }
         guard case .set(let parameter, let value) = command else {
             throw NodeCommandError.notSupported("mixer '\(id)' has no presets; parameters: \(valid)")
         }
         guard let input = MixerNode.input(of: parameter, inputs: inputs) else {
-            throw NodeCommandError.unknownParameter(node: "mixer '\(id)'", parameter: parameter, known: "parameters: \(valid)")
+            throw NodeCommandError.unknownParameter(
+                node: "mixer '\(id)'", parameter: parameter, known: "parameters: \(valid)")
         }
         guard MixerNode.volumeRange.contains(value) else {
-            throw NodeCommandError.outOfRange(parameter: "volume", value: value, range: MixerNode.volumeRange, note: "linear gain")
+            throw NodeCommandError.outOfRange(
+                parameter: "volume", value: value, range: MixerNode.volumeRange, note: "linear gain")
         }
         return input.map { .volume(input: $0, gain: Float(value)) } ?? .master(gain: Float(value))
     }

@@ -4,9 +4,13 @@
 public struct OutputNode: NodeDefinition {
     public static let typeName = "output"
     static let targetSetting = SettingDescriptor(
-        "target", .string, doc: "A PipeWire node.name or object.serial (default: the default sink; `run --target` overrides the first output's).")
+        "target", .string,
+        doc:
+            "A PipeWire node.name or object.serial (default: the default sink; `run --target` overrides the first output's)."
+    )
     public static let descriptor = NodeDescriptor(
-        typeName: typeName, summary: "Where the graph's sound leaves: a file when rendering, a PipeWire stream when running.",
+        typeName: typeName,
+        summary: "Where the graph's sound leaves: a file when rendering, a PipeWire stream when running.",
         ports: [PortDescriptor(.audio, .input, name: "in")], traits: [.isOutput], settings: [targetSetting])
     public var target: String?
     public var inputBuses: Int { 1 }
@@ -19,7 +23,9 @@ public struct OutputNode: NodeDefinition {
 
     public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance { OutputInstance() }
 
-    public func liveChanges(from old: any NodeDefinition) -> [NodeCommand]? { (old as? OutputNode)?.target == target ? [] : nil }
+    public func liveChanges(from old: any NodeDefinition) -> [NodeCommand]? {
+        (old as? OutputNode)?.target == target ? [] : nil
+    }
 
     public var outputTarget: String? { target }
 }

@@ -1,5 +1,5 @@
-/// The decoder thread's end of a stream's PCM ring: maps decoded audio to the graph's channels by layout, resamples it to the
-/// graph rate (a new resampler whenever the media's rate changes, after the old one's tail), mutes implausible
+/// The decoder thread's end of a stream's PCM ring: maps decoded audio to the graph's channels by layout, resamples it
+/// to the graph rate (a new resampler whenever the media's rate changes, after the old one's tail), mutes implausible
 /// blocks and writes it, waiting for space. `reserve` frames of the ring stay free, so a seek's new audio always fits
 /// beside the old audio still playing.
 final class RingFeeder {
@@ -25,8 +25,10 @@ final class RingFeeder {
     private let mapped: UnsafeMutableBufferPointer<Float>
     private let resampled: UnsafeMutableBufferPointer<Float>
 
-    init(format: GraphFormat, mixing: ChannelMixing, ring: PCMRing, wakeup: RingWakeup, abandon: @escaping () -> Bool,
-         reserve: @escaping () -> Int, warn: @escaping (String) -> Void) {
+    init(
+        format: GraphFormat, mixing: ChannelMixing, ring: PCMRing, wakeup: RingWakeup, abandon: @escaping () -> Bool,
+        reserve: @escaping () -> Int, warn: @escaping (String) -> Void
+    ) {
         self.format = format
         self.mixing = mixing
         self.warn = warn
@@ -39,7 +41,10 @@ final class RingFeeder {
         resampled = .allocate(capacity: 16384 * format.channels)
     }
 
-    deinit { mapped.deallocate(); resampled.deallocate() }
+    deinit {
+        mapped.deallocate()
+        resampled.deallocate()
+    }
 
     /// Writes `frames` interleaved frames of the `layout`'s channels at `rate`.
     func write(_ samples: UnsafePointer<Float>, frames: Int, layout: ChannelLayout, rate: Int) throws {
@@ -67,7 +72,9 @@ final class RingFeeder {
         if let matrix, matrix.source == layout { return matrix.matrix }
         let built = ChannelMatrix(from: layout, to: target, mixing: mixing)
         if ChannelMatrix.explicitMatrixIgnored(mixing, source: layout, target: target) {
-            warn("channelMatrix has \(mixing.matrix?.first?.count ?? 0) columns but the media now has \(layout.channels) channels; mapped by layout")
+            warn(
+                "channelMatrix has \(mixing.matrix?.first?.count ?? 0) columns but the media now has \(layout.channels) channels; mapped by layout"
+            )
         }
         if let reason = built.fallbackReason { warn("\(layout.channels) channels mapped by position: \(reason)") }
         matrix = (layout, built)
@@ -91,7 +98,8 @@ final class RingFeeder {
     /// into this feeder's own buffers; blocks beyond the ceiling are muted again here because resampling can lift a
     /// peak just under it slightly above.
     private func push(_ frames: UnsafePointer<Float>, frames count: Int) {
-        CorruptAudioGuard.muteImplausibleBlocks(UnsafeMutablePointer(mutating: frames), frames: count, channels: format.channels)
+        CorruptAudioGuard.muteImplausibleBlocks(
+            UnsafeMutablePointer(mutating: frames), frames: count, channels: format.channels)
         var done = 0
         while done < count {
             var room = ring.index.writable() - reserve()

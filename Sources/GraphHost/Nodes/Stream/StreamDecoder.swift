@@ -5,9 +5,10 @@ import Logging
 import Synchronization
 
 /// Runs ahead of the render world: reads a byte source on its own thread, tells its format from its first bytes,
-/// decodes it (libmpg123 for MP3, FFmpeg for the rest), maps its channels to the graph's by layout, converts it to the graph's rate, and writes
-/// it into the stream kernel's PCM ring. A stream may change format, rate or channels between links (chained Ogg,
-/// a reconnect of an endless stream); each link gets a decoder of its own. Seeks are carried out here.
+/// decodes it (libmpg123 for MP3, FFmpeg for the rest), maps its channels to the graph's by layout, converts it to the
+/// graph's rate, and writes it into the stream kernel's PCM ring. A stream may change format, rate or channels between
+/// links (chained Ogg, a reconnect of an endless stream); each link gets a decoder of its own. Seeks are carried out
+/// here.
 public final class StreamDecoder: Sendable {
     private let makeSource: @Sendable () throws -> ByteSource
     private let format: GraphFormat
@@ -44,8 +45,11 @@ public final class StreamDecoder: Sendable {
     /// Codec, rate, channels and bit rate of what is playing, once known.
     public var info: MediaInfo? { shared.withLock { $0.info } }
 
-    public init(source: @escaping @Sendable () throws -> ByteSource, format: GraphFormat, mixing: ChannelMixing = ChannelMixing(), ring: PCMRing,
-                counters: StreamCounters, loop: Bool, wakeup: RingWakeup, reserveFrames: Int) {
+    public init(
+        source: @escaping @Sendable () throws -> ByteSource, format: GraphFormat,
+        mixing: ChannelMixing = ChannelMixing(), ring: PCMRing,
+        counters: StreamCounters, loop: Bool, wakeup: RingWakeup, reserveFrames: Int
+    ) {
         makeSource = source
         self.format = format
         self.mixing = mixing
@@ -85,9 +89,14 @@ public final class StreamDecoder: Sendable {
 
     private func run() {
         // The reserve is for a seek's new audio: while the kernel has not crossed the latest boundary, it may be used.
-        let feeder = RingFeeder(format: format, mixing: mixing, ring: ring, wakeup: wakeup, abandon: { [self] in shouldAbandon }, reserve: { [self] in
-            counters.seekHandled.load(ordering: .acquiring) < counters.seekDone.load(ordering: .relaxed) ? 0 : reserveFrames
-        }, warn: { [self] message in logger.warning("\(shared.withLock { $0.source?.name } ?? "stream"): \(message)") })
+        let feeder = RingFeeder(
+            format: format, mixing: mixing, ring: ring, wakeup: wakeup, abandon: { [self] in shouldAbandon },
+            reserve: { [self] in
+                counters.seekHandled.load(ordering: .acquiring) < counters.seekDone.load(ordering: .relaxed)
+                    ? 0 : reserveFrames
+            },
+            warn: { [self] message in logger.warning("\(shared.withLock { $0.source?.name } ?? "stream"): \(message)") }
+        )
         defer {
             counters.decoderFinished.store(true, ordering: .releasing)
             wakeup.signalData()
@@ -141,8 +150,12 @@ public final class StreamDecoder: Sendable {
         shared.withLock { if $0.seek?.number == seek.number { $0.seek = nil } }
         feeder.discardState()
         let reached = try decoder.seek(to: seek.seconds)
-        if reached == nil { logger.warning("\(shared.withLock { $0.source?.name } ?? "stream"): cannot seek in this media") }
-        let frame = reached.map { Int(($0 * Double(format.sampleRate)).rounded()) } ?? counters.framesPlayed.load(ordering: .relaxed)
+        if reached == nil {
+            logger.warning("\(shared.withLock { $0.source?.name } ?? "stream"): cannot seek in this media")
+        }
+        let frame =
+            reached.map { Int(($0 * Double(format.sampleRate)).rounded()) }
+            ?? counters.framesPlayed.load(ordering: .relaxed)
         counters.seekBoundary.store(ring.index.written.load(ordering: .relaxed), ordering: .relaxed)
         counters.seekFrame.store(frame, ordering: .relaxed)
         counters.seekDone.store(seek.number, ordering: .releasing)

@@ -4,30 +4,44 @@ import Synchronization
 
 /// `stream`: the compressed-stream converter. Decodes MP3, AAC, Ogg Vorbis, Opus, FLAC, WAV and HLS (a file, or an
 /// http/https URL downloaded while it plays) on its own thread into a ring the render world copies from, resampled to
-/// the graph rate and mapped to the graph's channels by layout (or by `channelMatrix`). `seek NODE SECONDS` moves a file or finite download.
+/// the graph rate and mapped to the graph's channels by layout (or by `channelMatrix`). `seek NODE SECONDS` moves a
+/// file or finite download.
 public struct StreamNode: Sendable, NodeDefinition {
     public static let typeName = "stream"
 
     static let urlSetting = SettingDescriptor(
         "url", .string, required: true, pattern: "^.+$",
-        doc: "A media file path (relative to the graph file's folder), a `file:` URL, or an `http://` / `https://` URL (a file, Icecast radio or an HLS playlist).")
-    static let loopSetting = SettingDescriptor("loop", .boolean, default: .bool(false), doc: "Plays a file again from the start when it ends.")
-    static let bufferSetting = SettingDescriptor("bufferSeconds", .number, range: 0...60, default: .number(0.5),
-                                                 doc: "Seconds of decoded audio buffered before playback starts, and again after an underrun.")
+        doc:
+            "A media file path (relative to the graph file's folder), a `file:` URL, or an `http://` / `https://` URL (a file, Icecast radio or an HLS playlist)."
+    )
+    static let loopSetting = SettingDescriptor(
+        "loop", .boolean, default: .bool(false), doc: "Plays a file again from the start when it ends.")
+    static let bufferSetting = SettingDescriptor(
+        "bufferSeconds", .number, range: 0...60, default: .number(0.5),
+        doc: "Seconds of decoded audio buffered before playback starts, and again after an underrun.")
     static let cacheSetting = SettingDescriptor(
         "cache", .string, pattern: "^.+$",
-        doc: "Network streams: a file that keeps the complete download, played from instead of the network once it exists.")
+        doc:
+            "Network streams: a file that keeps the complete download, played from instead of the network once it exists."
+    )
     static let retrySetting = SettingDescriptor(
         "retrySeconds", .number, range: 0...3600, default: .number(HTTPByteSource.defaultRetrySeconds),
-        doc: "Network streams: how long a stream that has played is retried, with backoff, after its connection ended, broke or was refused; then it fails (fades out, is reported, counts as finished).")
+        doc:
+            "Network streams: how long a stream that has played is retried, with backoff, after its connection ended, broke or was refused; then it fails (fades out, is reported, counts as finished)."
+    )
     static let matrixSetting = SettingDescriptor(
-        "channelMatrix", .numberRows, range: -ChannelMixing.matrixGainLimit...ChannelMixing.matrixGainLimit, itemCount: 1...8,
-        doc: "Explicit channel mapping: one row per graph channel of one linear gain per media channel (in the media's layout order).")
-    static let lfeSetting = SettingDescriptor("lfeMix", .number, range: -60...10,
-                                              doc: "dB: mix the LFE into a downmix that has no LFE channel (left out by default).")
+        "channelMatrix", .numberRows, range: -ChannelMixing.matrixGainLimit...ChannelMixing.matrixGainLimit,
+        itemCount: 1...8,
+        doc:
+            "Explicit channel mapping: one row per graph channel of one linear gain per media channel (in the media's layout order)."
+    )
+    static let lfeSetting = SettingDescriptor(
+        "lfeMix", .number, range: -60...10,
+        doc: "dB: mix the LFE into a downmix that has no LFE channel (left out by default).")
 
     public static let descriptor = NodeDescriptor(
-        typeName: typeName, summary: "Decodes a media file or a network stream on its own thread, resampled to the graph.",
+        typeName: typeName,
+        summary: "Decodes a media file or a network stream on its own thread, resampled to the graph.",
         ports: [PortDescriptor(.audio, .output, name: "out")], traits: [.isSource, .takesFiles, .canSeek],
         settings: [urlSetting, loopSetting, bufferSetting, cacheSetting, retrySetting, matrixSetting, lfeSetting])
 
@@ -64,7 +78,9 @@ public struct StreamNode: Sendable, NodeDefinition {
 
     /// Resolves a path or file: URL against `base`; an http or https URL stays as it is (remote: true).
     public static func resolve(_ url: String, base: URL) throws -> (path: String, remote: Bool) {
-        if let scheme = url.firstRange(of: "://").map({ String(url[..<$0.lowerBound]) }) ?? (url.hasPrefix("file:") ? "file" : nil) {
+        if let scheme = url.firstRange(of: "://").map({ String(url[..<$0.lowerBound]) })
+            ?? (url.hasPrefix("file:") ? "file" : nil)
+        {
             switch scheme.lowercased() {
             case "http", "https":
                 guard let u = URL(string: url), u.host != nil else { throw StreamError.unsupportedURL(url) }
@@ -81,30 +97,41 @@ public struct StreamNode: Sendable, NodeDefinition {
 
     public static func parse(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> StreamNode? {
         guard let url = settings.string(urlSetting, issues: &issues) else {
-            if settings.object["url"] == nil { issues.report(settings.path, "missing \"url\" (a media file path or an http:// or https:// URL)", at: settings.object) }
+            if settings.object["url"] == nil {
+                issues.report(
+                    settings.path, "missing \"url\" (a media file path or an http:// or https:// URL)",
+                    at: settings.object)
+            }
             return nil
         }
         let loop = settings.bool(loopSetting, issues: &issues) ?? false
         let bufferSeconds = settings.number(bufferSetting, issues: &issues) ?? 0.5
         let retrySeconds = settings.number(retrySetting, issues: &issues) ?? HTTPByteSource.defaultRetrySeconds
-        let cache = settings.string(cacheSetting, issues: &issues).map { $0.hasPrefix("/") ? $0 : context.baseDirectory.appendingPathComponent($0).standardizedFileURL.path }
+        let cache = settings.string(cacheSetting, issues: &issues).map {
+            $0.hasPrefix("/") ? $0 : context.baseDirectory.appendingPathComponent($0).standardizedFileURL.path
+        }
         do {
             let (path, remote) = try resolve(url, base: context.baseDirectory)
             if cache != nil && !remote {
-                issues.report(settings.path("cache"), "a cache is for network streams; '\(url)' is a local file", at: settings.object["cache"])
+                issues.report(
+                    settings.path("cache"), "a cache is for network streams; '\(url)' is a local file",
+                    at: settings.object["cache"])
                 return nil
             }
             // A network stream's format is learnt when it plays (probing would download it now).
             let media = remote ? nil : try MediaProbe.probe(path: path)
             let lfeMix = settings.number(lfeSetting, issues: &issues)
             let matrix: [[Double]]?
-            switch channelMatrix(settings, graphChannels: context.format.channels, media: media, url: url, issues: &issues) {
+            switch channelMatrix(
+                settings, graphChannels: context.format.channels, media: media, url: url, issues: &issues)
+            {
             case .invalid: return nil
             case .absent: matrix = nil
             case .given(let given): matrix = given
             }
-            var node = StreamNode(url: url, path: path, isRemote: remote, cachePath: cache, loop: loop, bufferSeconds: bufferSeconds,
-                                  retrySeconds: retrySeconds, media: media)
+            var node = StreamNode(
+                url: url, path: path, isRemote: remote, cachePath: cache, loop: loop, bufferSeconds: bufferSeconds,
+                retrySeconds: retrySeconds, media: media)
             node.mixing = ChannelMixing(matrix: matrix, lfeGainDB: lfeMix)
             return node
         } catch {
@@ -122,17 +149,23 @@ public struct StreamNode: Sendable, NodeDefinition {
         case given([[Double]])
     }
 
-    private static func channelMatrix(_ settings: NodeSettings, graphChannels: Int, media: MediaInfo?, url: String,
-                                      issues: inout GraphIssues) -> MatrixSetting {
+    private static func channelMatrix(
+        _ settings: NodeSettings, graphChannels: Int, media: MediaInfo?, url: String,
+        issues: inout GraphIssues
+    ) -> MatrixSetting {
         guard let given = settings.object["channelMatrix"] else { return .absent }
         let path = settings.path("channelMatrix")
-        let shape = "\(graphChannels) row\(graphChannels == 1 ? "" : "s") (one per graph channel) of one gain per media channel"
+        let shape =
+            "\(graphChannels) row\(graphChannels == 1 ? "" : "s") (one per graph channel) of one gain per media channel"
         guard let rows = given.arrayValue else {
             issues.report(path, "expected an array of \(shape), found \(given.typeName)", at: given)
             return .invalid
         }
         guard rows.count == graphChannels else {
-            issues.report(path, "has \(rows.count) row\(rows.count == 1 ? "" : "s"); the graph has \(graphChannels) channel\(graphChannels == 1 ? "" : "s"), so it needs \(shape)", at: given)
+            issues.report(
+                path,
+                "has \(rows.count) row\(rows.count == 1 ? "" : "s"); the graph has \(graphChannels) channel\(graphChannels == 1 ? "" : "s"), so it needs \(shape)",
+                at: given)
             return .invalid
         }
         let limit = ChannelMixing.matrixGainLimit
@@ -140,21 +173,31 @@ public struct StreamNode: Sendable, NodeDefinition {
         for (r, row) in rows.enumerated() {
             let rowPath = "\(path)[\(r)]"
             guard let items = row.arrayValue, !items.isEmpty else {
-                issues.report(rowPath, "expected an array of gains, one per media channel, found \(row.arrayValue == nil ? row.typeName : "an empty array")", at: row)
+                issues.report(
+                    rowPath,
+                    "expected an array of gains, one per media channel, found \(row.arrayValue == nil ? row.typeName : "an empty array")",
+                    at: row)
                 return .invalid
             }
             var columns = items.count
             if let media { columns = media.channels } else if let first = matrix.first { columns = first.count }
             guard items.count == columns else {
-                let why = media != nil ? "'\(url)' has \(columns) channel\(columns == 1 ? "" : "s")" : "row 0 has \(columns)"
-                issues.report(rowPath, "has \(items.count) gain\(items.count == 1 ? "" : "s"), but \(why): one column per media channel", at: row)
+                let why =
+                    media != nil ? "'\(url)' has \(columns) channel\(columns == 1 ? "" : "s")" : "row 0 has \(columns)"
+                issues.report(
+                    rowPath,
+                    "has \(items.count) gain\(items.count == 1 ? "" : "s"), but \(why): one column per media channel",
+                    at: row)
                 return .invalid
             }
             let gains = items.map { $0.numberValue ?? .nan }
             if let c = gains.firstIndex(where: { !(-limit...limit).contains($0) }) {
                 var found = items[c].typeName
                 if let number = items[c].numberValue { found = Format.number(number) }
-                issues.report("\(rowPath)[\(c)]", "expected a gain within \(Format.number(-limit))…\(Format.number(limit)), found \(found)", at: items[c])
+                issues.report(
+                    "\(rowPath)[\(c)]",
+                    "expected a gain within \(Format.number(-limit))…\(Format.number(limit)), found \(found)",
+                    at: items[c])
                 return .invalid
             }
             matrix.append(gains)
@@ -169,7 +212,8 @@ public struct StreamNode: Sendable, NodeDefinition {
     /// A stream is kept (playing on from where it is) when it reads the same media the same way.
     public func liveChanges(from old: any NodeDefinition) -> [NodeCommand]? {
         guard let old = old as? StreamNode, old.path == path, old.loop == loop, old.bufferSeconds == bufferSeconds,
-              old.cachePath == cachePath, old.retrySeconds == retrySeconds, old.mixing == mixing else { return nil }
+            old.cachePath == cachePath, old.retrySeconds == retrySeconds, old.mixing == mixing
+        else { return nil }
         return []
     }
 }
@@ -201,7 +245,9 @@ public final class StreamInstance: NodeInstance, Sendable {
         let fadeFrames = max(1, Int(GraphDocument.defaultCrossfadeSeconds * Double(format.sampleRate)))
         // Room for the new audio of a seek beside the old: the crossfade and two slices.
         let reserve = fadeFrames + 2 * format.maxFrames
-        ring = .allocate(minimumFrames: max(2 * startThreshold, format.sampleRate, 4 * format.maxFrames) + reserve, channels: format.channels)
+        ring = .allocate(
+            minimumFrames: max(2 * startThreshold, format.sampleRate, 4 * format.maxFrames) + reserve,
+            channels: format.channels)
         counters = .create()
         wakeup = RingWakeup(room: counters.room)
         seekFadeGains = .allocateRender(capacity: fadeFrames)
@@ -217,25 +263,41 @@ public final class StreamInstance: NodeInstance, Sendable {
         kernelPointer.initialize(to: kernel)
         let network = node.isRemote ? NetworkStreamStatus() : nil
         self.network = network
-        decoder = StreamDecoder(source: { () throws -> ByteSource in
-            if let cache = node.cachePath, FileManager.default.fileExists(atPath: cache) { return try FileByteSource(path: cache) }
-            if let network { return HTTPByteSource(url: node.path, status: network, cachePath: node.cachePath, retrySeconds: node.retrySeconds) }
-            return try FileByteSource(path: node.path)
-        }, format: format, mixing: node.mixing, ring: ring, counters: counters, loop: node.loop, wakeup: wakeup, reserveFrames: reserve)
+        decoder = StreamDecoder(
+            source: { () throws -> ByteSource in
+                if let cache = node.cachePath, FileManager.default.fileExists(atPath: cache) {
+                    return try FileByteSource(path: cache)
+                }
+                if let network {
+                    return HTTPByteSource(
+                        url: node.path, status: network, cachePath: node.cachePath, retrySeconds: node.retrySeconds)
+                }
+                return try FileByteSource(path: node.path)
+            }, format: format, mixing: node.mixing, ring: ring, counters: counters, loop: node.loop, wakeup: wakeup,
+            reserveFrames: reserve)
     }
 
     public var kernel: RenderStep.Kernel { .stream(kernelPointer) }
 
     public func check(_ command: NodeCommand) throws {
         guard case .seek(let seconds) = command else {
-            throw NodeCommandError.notSupported("stream nodes have no presets or parameters; they take `seek \(id) SECONDS`")
+            throw NodeCommandError.notSupported(
+                "stream nodes have no presets or parameters; they take `seek \(id) SECONDS`")
         }
-        guard seconds >= 0 else { throw NodeCommandError.cannotSeek(node: id, reason: "\(Format.number(seconds)) s is before the start") }
+        guard seconds >= 0 else {
+            throw NodeCommandError.cannotSeek(node: id, reason: "\(Format.number(seconds)) s is before the start")
+        }
         if let duration = tags?.durationSeconds ?? node.media?.durationSeconds, seconds > duration {
-            throw NodeCommandError.cannotSeek(node: id, reason: "\(Format.number(seconds)) s is past the end of '\(node.url)' (\(Format.number(duration)) s)")
+            throw NodeCommandError.cannotSeek(
+                node: id,
+                reason: "\(Format.number(seconds)) s is past the end of '\(node.url)' (\(Format.number(duration)) s)")
         }
         if let network, network.connected, network.totalBytes == nil {
-            throw NodeCommandError.cannotSeek(node: id, reason: "'\(node.url)' is a live stream or a download of unknown length (only files and downloads with a Content-Length can seek)")
+            throw NodeCommandError.cannotSeek(
+                node: id,
+                reason:
+                    "'\(node.url)' is a live stream or a download of unknown length (only files and downloads with a Content-Length can seek)"
+            )
         }
         if counters.decoderFinished.load(ordering: .acquiring) {
             throw NodeCommandError.cannotSeek(node: id, reason: "'\(node.url)' has been decoded to its end")
@@ -278,7 +340,9 @@ public final class StreamInstance: NodeInstance, Sendable {
     /// Seconds into the media: audio frames played at the graph rate (`rate`), within the file when it loops.
     public func position(rate: Double) -> Double {
         let seconds = Double(counters.framesPlayed.load(ordering: .relaxed)) / rate
-        if node.loop, let duration = tags?.durationSeconds, duration > 0 { return seconds.truncatingRemainder(dividingBy: duration) }
+        if node.loop, let duration = tags?.durationSeconds, duration > 0 {
+            return seconds.truncatingRemainder(dividingBy: duration)
+        }
         return seconds
     }
 
@@ -309,7 +373,7 @@ public final class StreamInstance: NodeInstance, Sendable {
         if failure != nil { return .failed }
         if finished { return .ended }
         if network?.problem != nil { return .retrying }
-        if counters.decoderFinished.load(ordering: .acquiring) { return .playing }     // draining the last of the ring
+        if counters.decoderFinished.load(ordering: .acquiring) { return .playing }  // draining the last of the ring
         if counters.playing.load(ordering: .relaxed) { return .playing }
         if counters.framesPlayed.load(ordering: .relaxed) > 0 { return .rebuffering }
         return network.map { $0.connected ? .buffering : .connecting } ?? .buffering

@@ -20,7 +20,9 @@ public struct FadeClock {
     public var tailEnd = -1
     public var limit: Int
 
-    public init(frames: Int, gains: UnsafePointer<Float>, spillover: (fadeStart: Int, threshold: Float, limit: Int)? = nil) {
+    public init(
+        frames: Int, gains: UnsafePointer<Float>, spillover: (fadeStart: Int, threshold: Float, limit: Int)? = nil
+    ) {
         self.frames = frames
         self.gains = gains
         spills = spillover != nil
@@ -50,7 +52,9 @@ public struct FadeClock {
     /// After a slice of a spillover: starts the tails' fade-out once they are quiet or the limit is reached.
     @_noLocks
     public mutating func noteSlice() {
-        if spills && tailEnd < 0 && position >= frames && (tailPeak < threshold || position >= limit) { tailEnd = position }
+        if spills && tailEnd < 0 && position >= frames && (tailPeak < threshold || position >= limit) {
+            tailEnd = position
+        }
         tailPeak = 0
     }
 }
@@ -67,15 +71,21 @@ public struct CrossfadeKernel {
     }
 
     @_noLocks
-    public func process(inputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, output: UnsafeMutablePointer<Float>,
-                        channelStride: Int, channels: Int, frames: Int) {
-        let old = inputs[0], new = inputs[1]
-        let start = clock.pointee.position, last = clock.pointee.frames
+    public func process(
+        inputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, output: UnsafeMutablePointer<Float>,
+        channelStride: Int, channels: Int, frames: Int
+    ) {
+        let old = inputs[0]
+        let new = inputs[1]
+        let start = clock.pointee.position
+        let last = clock.pointee.frames
         let gains = clock.pointee.gains
         if spills {
             var peak = clock.pointee.tailPeak
             for c in 0..<channels {
-                let o = old + c * channelStride, n = new + c * channelStride, out = output + c * channelStride
+                let o = old + c * channelStride
+                let n = new + c * channelStride
+                let out = output + c * channelStride
                 for f in 0..<frames {
                     let g = gains[min(start + f, last)]
                     let a = o[f] < 0 ? -o[f] : o[f]
@@ -87,7 +97,9 @@ public struct CrossfadeKernel {
             return
         }
         for c in 0..<channels {
-            let o = old + c * channelStride, n = new + c * channelStride, out = output + c * channelStride
+            let o = old + c * channelStride
+            let n = new + c * channelStride
+            let out = output + c * channelStride
             for f in 0..<frames {
                 let g = gains[min(start + f, last)]
                 out[f] = o[f] + g * (n[f] - o[f])
@@ -99,6 +111,8 @@ public struct CrossfadeKernel {
 extension CrossfadeKernel: RenderKernel {
     @_noLocks
     public func render(_ step: RenderStep, _ slice: RenderSlice) {
-        process(inputs: step.inputs, output: step.output!, channelStride: slice.channelStride, channels: slice.channels, frames: slice.frames)
+        process(
+            inputs: step.inputs, output: step.output!, channelStride: slice.channelStride, channels: slice.channels,
+            frames: slice.frames)
     }
 }

@@ -12,8 +12,10 @@ extension SmoothedGain {
     /// Blends a processed signal with its input in place: output = input + g · (output − input), g gliding per
     /// frame (1 is all processed, 0 all input). Steady at 1, the output is left as it is.
     @_noLocks
-    public mutating func blend(input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>,
-                               channelStride: Int, channels: Int, frames: Int) {
+    public mutating func blend(
+        input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>,
+        channelStride: Int, channels: Int, frames: Int
+    ) {
         if isSteady && current == 1 { return }
         for f in 0..<frames {
             let g = next()

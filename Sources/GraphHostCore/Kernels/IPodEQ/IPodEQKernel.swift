@@ -49,8 +49,10 @@ public struct IPodEQKernel {
     let rampSamples: Int
 
     /// Without a workspace, coefficient changes apply at once (for measurements and tests).
-    public init(state: UnsafeMutablePointer<SIMD16<Float>>, coefficients: ParallelEQCoefficients, rampSamples: Int,
-                workspace: IPodEQWorkspace? = nil) {
+    public init(
+        state: UnsafeMutablePointer<SIMD16<Float>>, coefficients: ParallelEQCoefficients, rampSamples: Int,
+        workspace: IPodEQWorkspace? = nil
+    ) {
         self.state = state
         self.current = coefficients
         self.rampSamples = rampSamples
@@ -90,7 +92,8 @@ public struct IPodEQKernel {
     /// checked against the frames written since. The caller clears `state`.
     public mutating func restart(coefficients: ParallelEQCoefficients) {
         if let held = pendingWarmed { workspace?.release(slot: held.slot) }
-        var fresh = IPodEQKernel(state: state, coefficients: coefficients, rampSamples: rampSamples, workspace: workspace)
+        var fresh = IPodEQKernel(
+            state: state, coefficients: coefficients, rampSamples: rampSamples, workspace: workspace)
         fresh.warmPace = warmPace
         fresh.remembered = remembered
         self = fresh
@@ -130,8 +133,10 @@ public struct IPodEQKernel {
             // Frames before the first are the ring's initial zeros.
             let from = ((remembered - warmBehind) % capacity + capacity) % capacity
             let n = min(left, capacity - from)
-            Self.run(next, state: w.nextState, input: w.history + from, inputStride: capacity, output: w.scratch, outputStride: w.stride,
-                     channels: w.channels, frames: n)
+            Self.run(
+                next, state: w.nextState, input: w.history + from, inputStride: capacity, output: w.scratch,
+                outputStride: w.stride,
+                channels: w.channels, frames: n)
             warmBehind -= n
             left -= n
         }
@@ -143,8 +148,10 @@ public struct IPodEQKernel {
     }
 
     @_noLocks
-    public mutating func process(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
-                                 channelStride: Int, channels: Int, frames: Int) {
+    public mutating func process(
+        input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
+        channelStride: Int, channels: Int, frames: Int
+    ) {
         var done = 0
         while done < frames {
             var run = frames - done
@@ -153,14 +160,19 @@ public struct IPodEQKernel {
             if warming { warm(frames: max(warmPace * run, warmBehind + run - IPodEQWorkspace.historyCapacity)) }
             if fading { run = min(run, fade.remaining) }
             if let w = workspace {
-                remember(input: input + done, channelStride: channelStride, channels: channels, frames: run, workspace: w)
+                remember(
+                    input: input + done, channelStride: channelStride, channels: channels, frames: run, workspace: w)
                 if warming { warmBehind += run }
                 // The new bank first: processing may be in place, and the old bank overwrites the input.
-                if fading { Self.run(next, state: w.nextState, input: input + done, inputStride: channelStride,
-                                     output: w.scratch, outputStride: w.stride, channels: channels, frames: run) }
+                if fading {
+                    Self.run(
+                        next, state: w.nextState, input: input + done, inputStride: channelStride,
+                        output: w.scratch, outputStride: w.stride, channels: channels, frames: run)
+                }
             }
-            Self.run(current, state: state, input: input + done, inputStride: channelStride,
-                     output: output + done, outputStride: channelStride, channels: channels, frames: run)
+            Self.run(
+                current, state: state, input: input + done, inputStride: channelStride,
+                output: output + done, outputStride: channelStride, channels: channels, frames: run)
             if fading, let w = workspace {
                 for f in 0..<run {
                     let g = fade.next()
@@ -171,7 +183,9 @@ public struct IPodEQKernel {
                 }
                 if fade.isSteady { finishCrossfade() }
             }
-            wet.blend(input: input + done, output: output + done, channelStride: channelStride, channels: channels, frames: run)
+            wet.blend(
+                input: input + done, output: output + done, channelStride: channelStride, channels: channels,
+                frames: run)
             done += run
         }
     }
@@ -190,13 +204,18 @@ public struct IPodEQKernel {
     /// Appends input frames to the history ring (at most `historyFrames` at a time) and publishes the count; the
     /// count a write will reach goes out before it, so the control world can tell what it may have overwritten.
     @_noLocks
-    mutating func remember(input: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int, workspace w: IPodEQWorkspace) {
+    mutating func remember(
+        input: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int, workspace w: IPodEQWorkspace
+    ) {
         w.writing.store(remembered + frames, ordering: .relaxed)
         atomicMemoryFence(ordering: .releasing)
-        let capacity = IPodEQWorkspace.historyCapacity, at = remembered % capacity
-        let first = min(frames, capacity - at), second = frames - first
+        let capacity = IPodEQWorkspace.historyCapacity
+        let at = remembered % capacity
+        let first = min(frames, capacity - at)
+        let second = frames - first
         for c in 0..<channels {
-            let from = input + c * channelStride, ring = w.history + c * capacity
+            let from = input + c * channelStride
+            let ring = w.history + c * capacity
             for f in 0..<first { ring[at + f] = from[f] }
             for f in 0..<second { ring[f] = from[first + f] }
         }
@@ -206,25 +225,37 @@ public struct IPodEQKernel {
 
     /// Every channel through one bank: pairs side by side, an odd last channel alone.
     @_noLocks @inline(__always)
-    static func run(_ k: ParallelEQCoefficients, state: UnsafeMutablePointer<SIMD16<Float>>, input: UnsafeMutablePointer<Float>,
-                    inputStride: Int, output: UnsafeMutablePointer<Float>, outputStride: Int, channels: Int, frames: Int) {
+    static func run(
+        _ k: ParallelEQCoefficients, state: UnsafeMutablePointer<SIMD16<Float>>, input: UnsafeMutablePointer<Float>,
+        inputStride: Int, output: UnsafeMutablePointer<Float>, outputStride: Int, channels: Int, frames: Int
+    ) {
         var c = 0
         while c + 1 < channels {
-            filterPair(k, state: state + 2 * c, input: (input + c * inputStride, input + (c + 1) * inputStride),
-                       output: (output + c * outputStride, output + (c + 1) * outputStride), frames: frames)
+            filterPair(
+                k, state: state + 2 * c, input: (input + c * inputStride, input + (c + 1) * inputStride),
+                output: (output + c * outputStride, output + (c + 1) * outputStride), frames: frames)
             c += 2
         }
         if c < channels {
-            filter(k, state: state + 2 * c, input: input + c * inputStride, output: output + c * outputStride, frames: frames)
+            filter(
+                k, state: state + 2 * c, input: input + c * inputStride, output: output + c * outputStride,
+                frames: frames)
         }
     }
 
     /// One channel: all sections side by side in one 16-lane vector.
     @_noLocks @inline(__always)
-    static func filter(_ k: ParallelEQCoefficients, state: UnsafeMutablePointer<SIMD16<Float>>,
-                       input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>, frames: Int) {
-        var s1 = state[0], s2 = state[1]
-        let c0 = k.c0, c1 = k.c1, a1 = k.a1, na2 = -k.a2, d = k.d
+    static func filter(
+        _ k: ParallelEQCoefficients, state: UnsafeMutablePointer<SIMD16<Float>>,
+        input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>, frames: Int
+    ) {
+        var s1 = state[0]
+        var s2 = state[1]
+        let c0 = k.c0
+        let c1 = k.c1
+        let a1 = k.a1
+        let na2 = -k.a2
+        let d = k.d
         for i in 0..<frames {
             let x = input[i]
             let xv = SIMD16<Float>(repeating: x)
@@ -241,24 +272,43 @@ public struct IPodEQKernel {
     /// Ten sections of two channels in five 4-lane vectors, no lane wasted:
     /// [A0–3] [A4–7] [A8 A9 B8 B9] [B0–3] [B4–7]. Both channels' recursions run interleaved.
     @_noLocks @inline(__always)
-    static func filterPair(_ k: ParallelEQCoefficients, state: UnsafeMutablePointer<SIMD16<Float>>,
-                           input: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>),
-                           output: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>), frames: Int) {
+    static func filterPair(
+        _ k: ParallelEQCoefficients, state: UnsafeMutablePointer<SIMD16<Float>>,
+        input: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>),
+        output: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>), frames: Int
+    ) {
         typealias V = SIMD4<Float>
-        let c0 = (Lanes.low(k.c0), Lanes.mid(k.c0), Lanes.tail(k.c0, k.c0)), c1 = (Lanes.low(k.c1), Lanes.mid(k.c1), Lanes.tail(k.c1, k.c1))
-        let a1 = (Lanes.low(k.a1), Lanes.mid(k.a1), Lanes.tail(k.a1, k.a1)), na2 = (-Lanes.low(k.a2), -Lanes.mid(k.a2), -Lanes.tail(k.a2, k.a2))
+        let c0 = (Lanes.low(k.c0), Lanes.mid(k.c0), Lanes.tail(k.c0, k.c0))
+        let c1 = (Lanes.low(k.c1), Lanes.mid(k.c1), Lanes.tail(k.c1, k.c1))
+        let a1 = (Lanes.low(k.a1), Lanes.mid(k.a1), Lanes.tail(k.a1, k.a1))
+        let na2 = (-Lanes.low(k.a2), -Lanes.mid(k.a2), -Lanes.tail(k.a2, k.a2))
         let d = k.d
-        let sa1 = state[0], sa2 = state[1], sb1 = state[2], sb2 = state[3]
+        let sa1 = state[0]
+        let sa2 = state[1]
+        let sb1 = state[2]
+        let sb2 = state[3]
         var s1 = (Lanes.low(sa1), Lanes.mid(sa1), Lanes.tail(sa1, sb1), Lanes.low(sb1), Lanes.mid(sb1))
         var s2 = (Lanes.low(sa2), Lanes.mid(sa2), Lanes.tail(sa2, sb2), Lanes.low(sb2), Lanes.mid(sb2))
         for i in 0..<frames {
-            let xa = input.0[i], xb = input.1[i]
-            let va = V(repeating: xa), vb = V(repeating: xb), vm = V(xa, xa, xb, xb)
-            let t0 = c1.0 * va + s2.0, t1 = c1.1 * va + s2.1, t2 = c1.2 * vm + s2.2, t3 = c1.0 * vb + s2.3, t4 = c1.1 * vb + s2.4
-            let y0 = c0.0 * va + s1.0, y1 = c0.1 * va + s1.1, y2 = c0.2 * vm + s1.2, y3 = c0.0 * vb + s1.3, y4 = c0.1 * vb + s1.4
+            let xa = input.0[i]
+            let xb = input.1[i]
+            let va = V(repeating: xa)
+            let vb = V(repeating: xb)
+            let vm = V(xa, xa, xb, xb)
+            let t0 = c1.0 * va + s2.0
+            let t1 = c1.1 * va + s2.1
+            let t2 = c1.2 * vm + s2.2
+            let t3 = c1.0 * vb + s2.3
+            let t4 = c1.1 * vb + s2.4
+            let y0 = c0.0 * va + s1.0
+            let y1 = c0.1 * va + s1.1
+            let y2 = c0.2 * vm + s1.2
+            let y3 = c0.0 * vb + s1.3
+            let y4 = c0.1 * vb + s1.4
             s1 = (t0 - a1.0 * y0, t1 - a1.1 * y1, t2 - a1.2 * y2, t3 - a1.0 * y3, t4 - a1.1 * y4)
             s2 = (na2.0 * y0, na2.1 * y1, na2.2 * y2, na2.0 * y3, na2.1 * y4)
-            let sa = y0 + y1, sb = y3 + y4
+            let sa = y0 + y1
+            let sb = y3 + y4
             output.0[i] = d * xa + ((sa.lowHalf + sa.highHalf) + y2.lowHalf).sum()
             output.1[i] = d * xb + ((sb.lowHalf + sb.highHalf) + y2.highHalf).sum()
         }
@@ -285,14 +335,17 @@ enum Lanes {
 
     @_noLocks @inline(__always)
     static func store(_ p0: SIMD4<Float>, _ p1: SIMD4<Float>, _ tail: SIMD2<Float>) -> SIMD16<Float> {
-        SIMD16(lowHalf: SIMD8(lowHalf: p0, highHalf: p1),
-               highHalf: SIMD8(lowHalf: SIMD4(lowHalf: tail, highHalf: .zero), highHalf: .zero))
+        SIMD16(
+            lowHalf: SIMD8(lowHalf: p0, highHalf: p1),
+            highHalf: SIMD8(lowHalf: SIMD4(lowHalf: tail, highHalf: .zero), highHalf: .zero))
     }
 }
 
 extension IPodEQKernel: RenderKernel {
     @_noLocks
     public mutating func render(_ step: RenderStep, _ slice: RenderSlice) {
-        process(input: step.inputs[0], output: step.output!, channelStride: slice.channelStride, channels: slice.channels, frames: slice.frames)
+        process(
+            input: step.inputs[0], output: step.output!, channelStride: slice.channelStride, channels: slice.channels,
+            frames: slice.frames)
     }
 }

@@ -30,10 +30,11 @@ public struct IPodEQWorkspace {
 
     public static func allocate(channels: Int, maxFrames: Int) -> IPodEQWorkspace {
         let stride = max(maxFrames, historyFrames)
-        let w = IPodEQWorkspace(nextState: .allocateRender(capacity: 2 * channels), scratch: .allocateRender(capacity: channels * stride),
-                                history: .allocateRender(capacity: channels * historyCapacity), remembered: .create(0), writing: .create(0),
-                                warmedStates: .allocateRender(capacity: warmedSlots * 2 * channels), warmedInUse: .create(0),
-                                controlScratch: .allocate(capacity: channels * controlScratchFrames), channels: channels, stride: stride)
+        let w = IPodEQWorkspace(
+            nextState: .allocateRender(capacity: 2 * channels), scratch: .allocateRender(capacity: channels * stride),
+            history: .allocateRender(capacity: channels * historyCapacity), remembered: .create(0), writing: .create(0),
+            warmedStates: .allocateRender(capacity: warmedSlots * 2 * channels), warmedInUse: .create(0),
+            controlScratch: .allocate(capacity: channels * controlScratchFrames), channels: channels, stride: stride)
         w.nextState.initialize(repeating: SIMD16<Float>(), count: 2 * channels)
         w.scratch.initialize(repeating: 0, count: channels * stride)
         w.history.initialize(repeating: 0, count: channels * historyCapacity)
@@ -62,15 +63,18 @@ public struct IPodEQWorkspace {
         guard let slot = (0..<Self.warmedSlots).first(where: { inUse & (1 << $0) == 0 }) else { return nil }
         let state = warmedStates + slot * 2 * channels
         state.update(repeating: SIMD16<Float>(), count: 2 * channels)
-        let h = Self.historyFrames, capacity = Self.historyCapacity, chunk = Self.controlScratchFrames
+        let h = Self.historyFrames
+        let capacity = Self.historyCapacity
+        let chunk = Self.controlScratchFrames
         let through = remembered.load(ordering: .acquiring)
         // Frames before the first are the ring's initial zeros.
         var at = through - h
         while at < through {
             let from = (at % capacity + capacity) % capacity
             let n = min(through - at, capacity - from, chunk)
-            IPodEQKernel.run(coefficients, state: state, input: history + from, inputStride: capacity, output: controlScratch,
-                             outputStride: chunk, channels: channels, frames: n)
+            IPodEQKernel.run(
+                coefficients, state: state, input: history + from, inputStride: capacity, output: controlScratch,
+                outputStride: chunk, channels: channels, frames: n)
             at += n
         }
         // The frames read were whole if no write, finished or under way, has reached the oldest of them.

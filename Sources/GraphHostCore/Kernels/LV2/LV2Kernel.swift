@@ -37,7 +37,8 @@ public struct LV2Kernel {
     public let fadeSamples: Int
 
     /// A control port's new value (already clamped); pause (fade out, then stop running the plugin so its state
-    /// may be restored) and resume; bypass on or off (the plugin fades out but keeps running, so un-bypassing is clean).
+    /// may be restored) and resume; bypass on or off (the plugin fades out but keeps running, so un-bypassing is
+    /// clean).
     public enum Change {
         case control(port: Int, value: Float)
         case pause
@@ -112,28 +113,30 @@ public struct LV2Kernel {
     public let silencedSlices: UnsafeAtomic<Int>
 
     /// Wraps instances the control world instantiated, activated and connected.
-    public init(copies: Int,
-                handles: UnsafeMutablePointer<LV2_Handle?>,
-                descriptors: UnsafeMutablePointer<UnsafePointer<LV2_Descriptor>>,
-                audioInputs: UnsafeMutablePointer<UInt32>,
-                audioOutputs: UnsafeMutablePointer<UInt32>,
-                inputsPerCopy: Int,
-                outputsPerCopy: Int,
-                downmix: UnsafeMutablePointer<Float>?,
-                controls: UnsafeMutablePointer<Float>,
-                portCount: Int,
-                atomBuffers: UnsafeMutablePointer<UnsafeMutablePointer<LV2_Atom_Sequence>>,
-                atomIsInput: UnsafeMutablePointer<Bool>,
-                atomCapacities: UnsafeMutablePointer<UInt32>,
-                atomCount: Int,
-                sequenceType: UInt32,
-                chunkType: UInt32,
-                workers: UnsafeMutablePointer<LV2WorkerChannel>?,
-                wet: UnsafeMutablePointer<SmoothedGain>,
-                paused: UnsafeAtomic<Bool>,
-                fadeSamples: Int,
-                runsWhenSilent: UnsafeMutablePointer<Bool>,
-                silencedSlices: UnsafeAtomic<Int>) {
+    public init(
+        copies: Int,
+        handles: UnsafeMutablePointer<LV2_Handle?>,
+        descriptors: UnsafeMutablePointer<UnsafePointer<LV2_Descriptor>>,
+        audioInputs: UnsafeMutablePointer<UInt32>,
+        audioOutputs: UnsafeMutablePointer<UInt32>,
+        inputsPerCopy: Int,
+        outputsPerCopy: Int,
+        downmix: UnsafeMutablePointer<Float>?,
+        controls: UnsafeMutablePointer<Float>,
+        portCount: Int,
+        atomBuffers: UnsafeMutablePointer<UnsafeMutablePointer<LV2_Atom_Sequence>>,
+        atomIsInput: UnsafeMutablePointer<Bool>,
+        atomCapacities: UnsafeMutablePointer<UInt32>,
+        atomCount: Int,
+        sequenceType: UInt32,
+        chunkType: UInt32,
+        workers: UnsafeMutablePointer<LV2WorkerChannel>?,
+        wet: UnsafeMutablePointer<SmoothedGain>,
+        paused: UnsafeAtomic<Bool>,
+        fadeSamples: Int,
+        runsWhenSilent: UnsafeMutablePointer<Bool>,
+        silencedSlices: UnsafeAtomic<Int>
+    ) {
         self.copies = copies
         self.handles = handles
         self.descriptors = descriptors
@@ -180,43 +183,59 @@ public struct LV2Kernel {
     /// `guardOutput`: replace output holding NaN, Inf or a burst by silence (the engine asks for it once its output
     /// held such values, so the node can be named).
     @_noLocks
-    public mutating func process(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
-                        channelStride: Int, channels: Int, frames: Int, guardOutput: Bool = false,
-                        portInputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>? = nil,
-                        portOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>? = nil,
-                        time: UnsafePointer<MusicalTime>? = nil) {
+    public mutating func process(
+        input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
+        channelStride: Int, channels: Int, frames: Int, guardOutput: Bool = false,
+        portInputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>? = nil,
+        portOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>? = nil,
+        time: UnsafePointer<MusicalTime>? = nil
+    ) {
         var events: UnsafeRawPointer? = readsMIDI ? UnsafeRawPointer(input) : nil
         if eventBus >= 0, let portInputs { events = UnsafeRawPointer(portInputs[eventBus]) }
         let input = readsMIDI ? (silence ?? input) : input
         if midiOutPort >= 0 {
-            processEvents(events, input: input, output: output, channelStride: channelStride, channels: channels, frames: frames, time: time)
+            processEvents(
+                events, input: input, output: output, channelStride: channelStride, channels: channels, frames: frames,
+                time: time)
             return
         }
         if wet.pointee.isSteady && wet.pointee.current == 0 && !runsWhenSilent.pointee {
             // Paused: the plugin is not run (its state may be being restored); the input passes through.
             for c in 0..<channels {
-                let src = input + c * channelStride, dst = output + c * channelStride
+                let src = input + c * channelStride
+                let dst = output + c * channelStride
                 for f in 0..<frames { dst[f] = src[f] }
             }
-            if let portOutputs { clearPortOutputs(portOutputs, channelStride: channelStride, channels: channels, frames: frames) }
+            if let portOutputs {
+                clearPortOutputs(portOutputs, channelStride: channelStride, channels: channels, frames: frames)
+            }
             paused.store(true, ordering: .releasing)
             return
         }
         if let portInputs { feedPorts(portInputs, channelStride: channelStride, channels: channels, frames: frames) }
-        runPlugins(input: input, output: output, channelStride: channelStride, channels: channels, frames: frames, events: events, time: time)
+        runPlugins(
+            input: input, output: output, channelStride: channelStride, channels: channels, frames: frames,
+            events: events, time: time)
         if outputsPerCopy == 0 {
             // No audio output (an analyser, a control-only plugin): the input passes on.
             for c in 0..<channels {
-                let src = input + c * channelStride, dst = output + c * channelStride
+                let src = input + c * channelStride
+                let dst = output + c * channelStride
                 for f in 0..<frames { dst[f] = src[f] }
             }
             return
         }
-        if let portOutputs { fillPortOutputs(portOutputs, main: output, channelStride: channelStride, channels: channels, frames: frames) }
-        if guardOutput && !(Bus.isSafe(output, channelStride: channelStride, channels: channels, frames: frames)
-                            && portOutputsAreSafe(portOutputs, channelStride: channelStride, channels: channels, frames: frames)) {
+        if let portOutputs {
+            fillPortOutputs(portOutputs, main: output, channelStride: channelStride, channels: channels, frames: frames)
+        }
+        if guardOutput
+            && !(Bus.isSafe(output, channelStride: channelStride, channels: channels, frames: frames)
+                && portOutputsAreSafe(portOutputs, channelStride: channelStride, channels: channels, frames: frames))
+        {
             Bus.clear(output, channelStride: channelStride, channels: channels, from: 0, to: frames)
-            if let portOutputs { clearPortOutputs(portOutputs, channelStride: channelStride, channels: channels, frames: frames) }
+            if let portOutputs {
+                clearPortOutputs(portOutputs, channelStride: channelStride, channels: channels, frames: frames)
+            }
             silencedSlices.wrappingIncrement(ordering: .relaxed)
             (wet + 1).pointee.current = 0
             (wet + 1).pointee.glide(to: 1, over: fadeSamples)
@@ -225,24 +244,29 @@ public struct LV2Kernel {
         if let portOutputs {
             // Port outputs have no dry signal: they fade with the plugin (bypass, pause, the guard's fade-in).
             for k in 0..<portOutputCount {
-                var plugin = wet.pointee, guarded = (wet + 1).pointee
+                var plugin = wet.pointee
+                var guarded = (wet + 1).pointee
                 plugin.scale(portOutputs[k], channelStride: channelStride, channels: channels, frames: frames)
                 guarded.scale(portOutputs[k], channelStride: channelStride, channels: channels, frames: frames)
             }
         }
-        wet.pointee.blend(input: input, output: output, channelStride: channelStride, channels: channels, frames: frames)
+        wet.pointee.blend(
+            input: input, output: output, channelStride: channelStride, channels: channels, frames: frames)
         (wet + 1).pointee.scale(output, channelStride: channelStride, channels: channels, frames: frames)
     }
 
     /// Copies each port-linked output bus's channels from their ports (or from the main output's channels).
     @_noLocks
-    mutating func fillPortOutputs(_ buses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, main: UnsafeMutablePointer<Float>,
-                         channelStride: Int, channels: Int, frames: Int) {
+    mutating func fillPortOutputs(
+        _ buses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, main: UnsafeMutablePointer<Float>,
+        channelStride: Int, channels: Int, frames: Int
+    ) {
         guard let portOutputSources, let portOutputSignals else { return }
         for k in 0..<portOutputCount {
             for c in 0..<channels {
                 let source = portOutputSources[k * channels + c]
-                let from = source >= 0 ? portOutputSignals + source * channelStride : main + (-1 - source) * channelStride
+                let from =
+                    source >= 0 ? portOutputSignals + source * channelStride : main + (-1 - source) * channelStride
                 let to = buses[k] + c * channelStride
                 for f in 0..<frames { to[f] = from[f] }
             }
@@ -250,23 +274,33 @@ public struct LV2Kernel {
     }
 
     @_noLocks
-    mutating func clearPortOutputs(_ buses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, channelStride: Int, channels: Int, frames: Int) {
-        for k in 0..<portOutputCount { Bus.clear(buses[k], channelStride: channelStride, channels: channels, from: 0, to: frames) }
+    mutating func clearPortOutputs(
+        _ buses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, channelStride: Int, channels: Int, frames: Int
+    ) {
+        for k in 0..<portOutputCount {
+            Bus.clear(buses[k], channelStride: channelStride, channels: channels, from: 0, to: frames)
+        }
     }
 
     @_noLocks
-    mutating func portOutputsAreSafe(_ buses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?, channelStride: Int, channels: Int, frames: Int) -> Bool {
+    mutating func portOutputsAreSafe(
+        _ buses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?, channelStride: Int, channels: Int, frames: Int
+    ) -> Bool {
         guard let buses else { return true }
-        for k in 0..<portOutputCount where !Bus.isSafe(buses[k], channelStride: channelStride, channels: channels, frames: frames) { return false }
+        for k in 0..<portOutputCount
+        where !Bus.isSafe(buses[k], channelStride: channelStride, channels: channels, frames: frames) { return false }
         return true
     }
 
     /// Connects each linked port to its signal: one channel of its bus, or the average of the channels.
     @_noLocks
-    mutating func feedPorts(_ buses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, channelStride: Int, channels: Int, frames: Int) {
+    mutating func feedPorts(
+        _ buses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, channelStride: Int, channels: Int, frames: Int
+    ) {
         guard let portFeeds, let portSignals else { return }
         for k in 0..<portFeedCount where k != eventBus {
-            let feed = portFeeds[k], bus = buses[k]
+            let feed = portFeeds[k]
+            let bus = buses[k]
             var signal = portSignals + k * channelStride
             if feed.channel >= 0 {
                 signal = bus + min(feed.channel, channels - 1) * channelStride
@@ -286,8 +320,10 @@ public struct LV2Kernel {
     /// its inputs (the input bus's events, or its audio) and writes its MIDI output as the output bus's events.
     /// Bypassed or paused, the input events pass through unchanged (none for a plugin without MIDI input).
     @_noLocks
-    mutating func processEvents(_ events: UnsafeRawPointer?, input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
-                       channelStride: Int, channels: Int, frames: Int, time: UnsafePointer<MusicalTime>?) {
+    mutating func processEvents(
+        _ events: UnsafeRawPointer?, input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
+        channelStride: Int, channels: Int, frames: Int, time: UnsafePointer<MusicalTime>?
+    ) {
         // Events switch at once; the wet gain still glides, so bypass and pause take their usual time.
         for _ in 0..<frames { _ = wet.pointee.next() }
         let passing = wet.pointee.isSteady && wet.pointee.current == 0
@@ -295,7 +331,9 @@ public struct LV2Kernel {
         if passing {
             paused.store(!runsWhenSilent.pointee, ordering: .releasing)
         } else {
-            runPlugins(input: input, output: output, channelStride: channelStride, channels: channels, frames: frames, events: events, time: time)
+            runPlugins(
+                input: input, output: output, channelStride: channelStride, channels: channels, frames: frames,
+                events: events, time: time)
             source = UnsafeRawPointer(atomBuffers[midiOutPort])
         }
         // A sequence the plugin did not write (still the empty chunk it was handed) sends nothing.
@@ -333,7 +371,9 @@ public struct LV2Kernel {
         while offset + 16 <= end {
             let size = Int(sequence.load(fromByteOffset: offset + 8, as: UInt32.self))
             let type = sequence.load(fromByteOffset: offset + 12, as: UInt32.self)
-            if type == objectType && size >= 8 && sequence.load(fromByteOffset: offset + 20, as: UInt32.self) == patchSetType {
+            if type == objectType && size >= 8
+                && sequence.load(fromByteOffset: offset + 20, as: UInt32.self) == patchSetType
+            {
                 _ = reports.write(sequence + offset + 8, size: 8 + size)
             }
             offset += (16 + size + 7) & ~7
@@ -351,22 +391,29 @@ public struct LV2Kernel {
         object.storeBytes(of: u.position, toByteOffset: 12, as: UInt32.self)
         let beats = Double(time.frame) / time.sampleRate * time.settings.beatsPerMinute / 60
         let perBar = time.settings.beatsPerBar < 1 ? 1 : time.settings.beatsPerBar
-        let bar = Double(Int64(beats / perBar))   // beats ≥ 0: truncation is the floor
+        let bar = Double(Int64(beats / perBar))  // beats ≥ 0: truncation is the floor
         let keys = (u.frame, u.speed, u.bar, u.barBeat, u.beatUnit, u.beatsPerBar, u.beatsPerMinute)
         let types = (u.long, u.float, u.long, u.float, u.int, u.float, u.float)
         Self.positionProperty(object, 0, keys.0, types.0, size: 8).storeBytes(of: time.frame, as: Int64.self)
-        Self.positionProperty(object, 1, keys.1, types.1, size: 4).storeBytes(of: Float(time.settings.rolling && time.playing ? 1 : 0), as: Float.self)
+        Self.positionProperty(object, 1, keys.1, types.1, size: 4).storeBytes(
+            of: Float(time.settings.rolling && time.playing ? 1 : 0), as: Float.self)
         Self.positionProperty(object, 2, keys.2, types.2, size: 8).storeBytes(of: Int64(bar), as: Int64.self)
-        Self.positionProperty(object, 3, keys.3, types.3, size: 4).storeBytes(of: Float(beats - bar * perBar), as: Float.self)
-        Self.positionProperty(object, 4, keys.4, types.4, size: 4).storeBytes(of: Int32(time.settings.beatUnit), as: Int32.self)
-        Self.positionProperty(object, 5, keys.5, types.5, size: 4).storeBytes(of: Float(time.settings.beatsPerBar), as: Float.self)
-        Self.positionProperty(object, 6, keys.6, types.6, size: 4).storeBytes(of: Float(time.settings.beatsPerMinute), as: Float.self)
+        Self.positionProperty(object, 3, keys.3, types.3, size: 4).storeBytes(
+            of: Float(beats - bar * perBar), as: Float.self)
+        Self.positionProperty(object, 4, keys.4, types.4, size: 4).storeBytes(
+            of: Int32(time.settings.beatUnit), as: Int32.self)
+        Self.positionProperty(object, 5, keys.5, types.5, size: 4).storeBytes(
+            of: Float(time.settings.beatsPerBar), as: Float.self)
+        Self.positionProperty(object, 6, keys.6, types.6, size: 4).storeBytes(
+            of: Float(time.settings.beatsPerMinute), as: Float.self)
     }
 
     /// Writes the `n`-th property header of a time:Position object (24 bytes each, after the object's 16) and returns
     /// where its value goes.
     @_noLocks
-    static func positionProperty(_ object: UnsafeMutableRawPointer, _ n: Int, _ key: UInt32, _ type: UInt32, size: UInt32) -> UnsafeMutableRawPointer {
+    static func positionProperty(
+        _ object: UnsafeMutableRawPointer, _ n: Int, _ key: UInt32, _ type: UInt32, size: UInt32
+    ) -> UnsafeMutableRawPointer {
         let at = object + 16 + 24 * n
         at.storeBytes(of: key, as: UInt32.self)
         at.storeBytes(of: UInt32(0), toByteOffset: 4, as: UInt32.self)
@@ -386,7 +433,8 @@ public struct LV2Kernel {
             let size = 8 + Int(source.load(fromByteOffset: offset + 8, as: UInt32.self))
             for copy in 0..<copies {
                 let a = copy * atomPortsPerCopy + midiPort
-                appendEvent(source + offset + 8, size: size, frame: frame, to: atomBuffers[a], capacity: Int(atomCapacities[a]))
+                appendEvent(
+                    source + offset + 8, size: size, frame: frame, to: atomBuffers[a], capacity: Int(atomCapacities[a]))
             }
             offset += (8 + size + 7) & ~7
         }
@@ -394,20 +442,26 @@ public struct LV2Kernel {
 
     /// Appends an event at `frame` holding the atom `message` to an input sequence; one that does not fit is dropped.
     @_noLocks
-    mutating func appendEvent(_ message: UnsafeRawPointer, size: Int, frame: Int64, to sequence: UnsafeMutablePointer<LV2_Atom_Sequence>, capacity: Int) {
+    mutating func appendEvent(
+        _ message: UnsafeRawPointer, size: Int, frame: Int64, to sequence: UnsafeMutablePointer<LV2_Atom_Sequence>,
+        capacity: Int
+    ) {
         let used = Int(sequence.pointee.atom.size)
         let padded = (8 + size + 7) & ~7
         guard 8 + used + padded <= capacity else { return }
         let event = UnsafeMutableRawPointer(sequence) + 8 + used
         event.storeBytes(of: frame, as: Int64.self)
-        let source = message.assumingMemoryBound(to: UInt8.self), destination = (event + 8).assumingMemoryBound(to: UInt8.self)
+        let source = message.assumingMemoryBound(to: UInt8.self)
+        let destination = (event + 8).assumingMemoryBound(to: UInt8.self)
         for i in 0..<size { destination[i] = source[i] }
         sequence.pointee.atom.size = UInt32(used + padded)
     }
 
     @_noLocks
-    mutating func runPlugins(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int,
-                    frames: Int, events: UnsafeRawPointer? = nil, time: UnsafePointer<MusicalTime>? = nil) {
+    mutating func runPlugins(
+        input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int,
+        frames: Int, events: UnsafeRawPointer? = nil, time: UnsafePointer<MusicalTime>? = nil
+    ) {
         if let downmix {
             let scale = 1 / Float(channels)
             for f in 0..<frames {
@@ -429,19 +483,23 @@ public struct LV2Kernel {
             }
         }
         if let time, let positionSeen, let positionScratch, positionPort >= 0,
-           time.pointee.revision != 0 && time.pointee.revision != positionSeen.pointee {
+            time.pointee.revision != 0 && time.pointee.revision != positionSeen.pointee
+        {
             positionSeen.pointee = time.pointee.revision
             writePosition(time.pointee, into: positionScratch)
             for copy in 0..<copies {
                 let a = copy * atomPortsPerCopy + positionPort
-                appendEvent(positionScratch, size: Self.positionSize, frame: 0, to: atomBuffers[a], capacity: Int(atomCapacities[a]))
+                appendEvent(
+                    positionScratch, size: Self.positionSize, frame: 0, to: atomBuffers[a],
+                    capacity: Int(atomCapacities[a]))
             }
         }
         if let patchMessages, let messageScratch, controlSequence >= 0 {
             while let size = patchMessages.read(into: messageScratch, capacity: Self.messageScratchSize) {
                 for copy in 0..<copies {
                     let a = copy * atomPortsPerCopy + controlSequence
-                    appendEvent(messageScratch, size: size, frame: 0, to: atomBuffers[a], capacity: Int(atomCapacities[a]))
+                    appendEvent(
+                        messageScratch, size: size, frame: 0, to: atomBuffers[a], capacity: Int(atomCapacities[a]))
                 }
             }
         }
@@ -455,7 +513,8 @@ public struct LV2Kernel {
             }
             for p in 0..<outputsPerCopy {
                 let destination = output + (copies == 1 ? p : copy) * channelStride
-                connect(copy: copy, port: audioOutputs[copy * outputsPerCopy + p], to: UnsafeMutableRawPointer(destination))
+                connect(
+                    copy: copy, port: audioOutputs[copy * outputsPerCopy + p], to: UnsafeMutableRawPointer(destination))
             }
             workers?[copy].deliverResponses()
             // run() is the plugin's real-time entry point (plugins needing non-RT work use the worker, not run()).
@@ -478,8 +537,10 @@ extension LV2Kernel: RenderKernel {
     /// Inputs 1, 2, … of the step feed ports linked by name; extra outputs are the step's.
     @_noLocks
     public mutating func render(_ step: RenderStep, _ slice: RenderSlice) {
-        process(input: step.inputs[0], output: step.output!, channelStride: slice.channelStride, channels: slice.channels,
-                frames: slice.frames, guardOutput: slice.guardOutput, portInputs: step.inputCount > 1 ? step.inputs + 1 : nil,
-                portOutputs: step.extraOutputs, time: slice.time)
+        process(
+            input: step.inputs[0], output: step.output!, channelStride: slice.channelStride, channels: slice.channels,
+            frames: slice.frames, guardOutput: slice.guardOutput,
+            portInputs: step.inputCount > 1 ? step.inputs + 1 : nil,
+            portOutputs: step.extraOutputs, time: slice.time)
     }
 }

@@ -21,9 +21,10 @@ public struct LV2WorkerChannel {
     public var runsWorkInPlace = true
 
     public static func allocate() -> LV2WorkerChannel {
-        LV2WorkerChannel(requests: .allocate(capacity: 1 << 16), restoreRequests: .allocate(capacity: 1 << 16),
-                         responses: .allocate(capacity: 1 << 16),
-                         scratch: .allocateRender(byteCount: scratchSize, alignment: 16), interface: nil, handle: nil)
+        LV2WorkerChannel(
+            requests: .allocate(capacity: 1 << 16), restoreRequests: .allocate(capacity: 1 << 16),
+            responses: .allocate(capacity: 1 << 16),
+            scratch: .allocateRender(byteCount: scratchSize, alignment: 16), interface: nil, handle: nil)
     }
 
     public func deallocate() {
@@ -35,18 +36,24 @@ public struct LV2WorkerChannel {
 
     /// The plugin's schedule_work during run() (the render thread).
     @_noLocks
-    public static func schedule(_ channel: UnsafeMutableRawPointer?, size: UInt32, data: UnsafeRawPointer?) -> LV2_Worker_Status {
+    public static func schedule(_ channel: UnsafeMutableRawPointer?, size: UInt32, data: UnsafeRawPointer?)
+        -> LV2_Worker_Status
+    {
         enqueue(channel, size: size, data: data, restoring: false)
     }
 
     /// The plugin's schedule_work while the control world restores its state.
     @_noLocks
-    public static func scheduleForRestore(_ channel: UnsafeMutableRawPointer?, size: UInt32, data: UnsafeRawPointer?) -> LV2_Worker_Status {
+    public static func scheduleForRestore(_ channel: UnsafeMutableRawPointer?, size: UInt32, data: UnsafeRawPointer?)
+        -> LV2_Worker_Status
+    {
         enqueue(channel, size: size, data: data, restoring: true)
     }
 
     @_noLocks
-    static func enqueue(_ channel: UnsafeMutableRawPointer?, size: UInt32, data: UnsafeRawPointer?, restoring: Bool) -> LV2_Worker_Status {
+    static func enqueue(_ channel: UnsafeMutableRawPointer?, size: UInt32, data: UnsafeRawPointer?, restoring: Bool)
+        -> LV2_Worker_Status
+    {
         guard let channel, let data else { return LV2_WORKER_ERR_UNKNOWN }
         let c = channel.assumingMemoryBound(to: LV2WorkerChannel.self)
         if c.pointee.runsWorkInPlace { return work(c, size: size, data: data) }
@@ -66,16 +73,23 @@ public struct LV2WorkerChannel {
 
     /// Runs the plugin's work() for one request of `channel`; its answers go into the channel's `responses`.
     @_noLocks
-    public static func work(_ channel: UnsafeMutablePointer<LV2WorkerChannel>, size: UInt32, data: UnsafeRawPointer) -> LV2_Worker_Status {
-        guard let interface = channel.pointee.interface, let work = interface.pointee.work else { return LV2_WORKER_ERR_UNKNOWN }
+    public static func work(_ channel: UnsafeMutablePointer<LV2WorkerChannel>, size: UInt32, data: UnsafeRawPointer)
+        -> LV2_Worker_Status
+    {
+        guard let interface = channel.pointee.interface, let work = interface.pointee.work else {
+            return LV2_WORKER_ERR_UNKNOWN
+        }
         let handle = channel.pointee.handle
         // work() is the plugin's non-real-time half: on the worker thread live, in place offline.
         return _unsafePerformance {
-            work(handle, { respondHandle, size, data in
-                guard let respondHandle, let data else { return LV2_WORKER_ERR_UNKNOWN }
-                let c = respondHandle.assumingMemoryBound(to: LV2WorkerChannel.self)
-                return c.pointee.responses.write(data, size: Int(size)) ? LV2_WORKER_SUCCESS : LV2_WORKER_ERR_NO_SPACE
-            }, UnsafeMutableRawPointer(channel), size, data)
+            work(
+                handle,
+                { respondHandle, size, data in
+                    guard let respondHandle, let data else { return LV2_WORKER_ERR_UNKNOWN }
+                    let c = respondHandle.assumingMemoryBound(to: LV2WorkerChannel.self)
+                    return c.pointee.responses.write(data, size: Int(size))
+                        ? LV2_WORKER_SUCCESS : LV2_WORKER_ERR_NO_SPACE
+                }, UnsafeMutableRawPointer(channel), size, data)
         }
     }
 

@@ -32,7 +32,9 @@ public struct MIDISourceKernel {
     public var live: MIDIEventRing?
     public var readsLive = false
 
-    public init(events: UnsafeMutablePointer<MIDIEvent>, count: Int, capacity: Int, sequenceType: UInt32, midiEventType: UInt32) {
+    public init(
+        events: UnsafeMutablePointer<MIDIEvent>, count: Int, capacity: Int, sequenceType: UInt32, midiEventType: UInt32
+    ) {
         self.events = events
         self.count = count
         self.capacity = capacity
@@ -44,7 +46,7 @@ public struct MIDISourceKernel {
     @_noLocks
     public mutating func process(output: UnsafeMutablePointer<Float>, frames: Int) {
         let sequence = UnsafeMutableRawPointer(output)
-        var used = 8   // the sequence body's unit and pad
+        var used = 8  // the sequence body's unit and pad
         (sequence + 8).storeBytes(of: UInt64(0), as: UInt64.self)
         let end = position + frames
         if readsLive, let live {

@@ -16,11 +16,15 @@ public struct InputDelay {
 
     /// Writes `count` frames of `source` into the ring and the same frames `frames` earlier into `destination`.
     @_noLocks
-    public mutating func process(_ source: UnsafeMutablePointer<Float>, into destination: UnsafeMutablePointer<Float>,
-                                 channelStride: Int, channels: Int, count: Int) {
+    public mutating func process(
+        _ source: UnsafeMutablePointer<Float>, into destination: UnsafeMutablePointer<Float>,
+        channelStride: Int, channels: Int, count: Int
+    ) {
         let mask = capacity - 1
         for c in 0..<channels {
-            let line = ring + c * capacity, src = source + c * channelStride, dst = destination + c * channelStride
+            let line = ring + c * capacity
+            let src = source + c * channelStride
+            let dst = destination + c * channelStride
             for f in 0..<count {
                 line[(position + f) & mask] = src[f]
                 dst[f] = line[(position + f - frames) & mask]

@@ -37,8 +37,10 @@ public struct MixerKernel {
     }
 
     @_noLocks
-    public func process(inputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, output: UnsafeMutablePointer<Float>,
-                        channelStride: Int, channels: Int, frames: Int) {
+    public func process(
+        inputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, output: UnsafeMutablePointer<Float>,
+        channelStride: Int, channels: Int, frames: Int
+    ) {
         Bus.clear(output, channelStride: channelStride, channels: channels, from: 0, to: frames)
         for i in 0...inputCount {
             let isMaster = i == inputCount
@@ -46,14 +48,16 @@ public struct MixerKernel {
             if !isMaster, let delays, let delayed {
                 // Every input runs through its ring (a delay of 0 copies), so a delay set later starts from the
                 // input's recent past.
-                delays[i].process(source, into: delayed, channelStride: channelStride, channels: channels, count: frames)
+                delays[i].process(
+                    source, into: delayed, channelStride: channelStride, channels: channels, count: frames)
                 source = delayed
             }
             if gains[i].isSteady {
                 let g = gains[i].current
                 if isMaster && g == 1 { continue }
                 for c in 0..<channels {
-                    let src = source + c * channelStride, dst = output + c * channelStride
+                    let src = source + c * channelStride
+                    let dst = output + c * channelStride
                     if isMaster {
                         for f in 0..<frames { dst[f] = src[f] * g }
                     } else {
@@ -76,6 +80,8 @@ public struct MixerKernel {
 extension MixerKernel: RenderKernel {
     @_noLocks
     public func render(_ step: RenderStep, _ slice: RenderSlice) {
-        process(inputs: step.inputs, output: step.output!, channelStride: slice.channelStride, channels: slice.channels, frames: slice.frames)
+        process(
+            inputs: step.inputs, output: step.output!, channelStride: slice.channelStride, channels: slice.channels,
+            frames: slice.frames)
     }
 }

@@ -32,16 +32,30 @@ public struct StreamCounters: Sendable {
     public let room: RingSignal
 
     public static func create() -> StreamCounters {
-        StreamCounters(underruns: .create(0), decoderFinished: .create(false), decoderFailed: .create(false), finished: .create(false),
-                       framesOut: .create(0), endFrame: .create(0), playing: .create(false), framesPlayed: .create(0),
-                       peakBits: .create(0), trimmedFrames: .create(0), seekBoundary: .create(0),
-                       seekFrame: .create(0), seekDone: .create(0), seekHandled: .create(0), room: .create())
+        StreamCounters(
+            underruns: .create(0), decoderFinished: .create(false), decoderFailed: .create(false),
+            finished: .create(false),
+            framesOut: .create(0), endFrame: .create(0), playing: .create(false), framesPlayed: .create(0),
+            peakBits: .create(0), trimmedFrames: .create(0), seekBoundary: .create(0),
+            seekFrame: .create(0), seekDone: .create(0), seekHandled: .create(0), room: .create())
     }
 
     public func destroy() {
-        underruns.destroy(); decoderFinished.destroy(); decoderFailed.destroy(); finished.destroy(); framesOut.destroy(); endFrame.destroy()
-        playing.destroy(); framesPlayed.destroy(); peakBits.destroy(); trimmedFrames.destroy()
-        seekBoundary.destroy(); seekFrame.destroy(); seekDone.destroy(); seekHandled.destroy(); room.destroy()
+        underruns.destroy()
+        decoderFinished.destroy()
+        decoderFailed.destroy()
+        finished.destroy()
+        framesOut.destroy()
+        endFrame.destroy()
+        playing.destroy()
+        framesPlayed.destroy()
+        peakBits.destroy()
+        trimmedFrames.destroy()
+        seekBoundary.destroy()
+        seekFrame.destroy()
+        seekDone.destroy()
+        seekHandled.destroy()
+        room.destroy()
     }
 
     /// The peak of a live input's latest slice.
@@ -115,20 +129,26 @@ public struct StreamKernel {
             let ahead = boundary - ring.index.read.load(ordering: .relaxed)
             let old = ahead > 0 ? ahead : 0
             if seeking == done {
-                if crossfadeSeek(output: output, channelStride: channelStride, channels: channels, frames: frames,
-                                 old: old, fresh: filled - old) { return }
+                if crossfadeSeek(
+                    output: output, channelStride: channelStride, channels: channels, frames: frames,
+                    old: old, fresh: filled - old)
+                {
+                    return
+                }
             }
             if done > seekHandled { cap = old }
         } else if seeking != 0 && counters.decoderFinished.load(ordering: .acquiring) {
-            seeking = 0       // the media ended before the decoder moved: it plays out
+            seeking = 0  // the media ended before the decoder moved: it plays out
         }
         processBuffered(output: output, channelStride: channelStride, channels: channels, frames: frames, readable: cap)
     }
 
     /// Crossfades into the new audio of seek `seeking` once enough of it is buffered; true when it rendered the slice.
     @_noLocks
-    mutating func crossfadeSeek(output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int,
-                                old: Int, fresh: Int) -> Bool {
+    mutating func crossfadeSeek(
+        output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int,
+        old: Int, fresh: Int
+    ) -> Bool {
         let decoderDone = counters.decoderFinished.load(ordering: .acquiring)
         if seekFaded == 0 {
             guard playing, seekScratch != nil, seekFadeGains != nil, seekFadeFrames > 0 else {
@@ -155,9 +175,11 @@ public struct StreamKernel {
         Bus.clear(scratch, channelStride: scratchFrames, channels: channels, from: peeked, to: fade)
         let gains = seekFadeGains!
         for f in 0..<fade {
-            let fadeIn = gains[seekFaded + f], fadeOut = gains[seekFadeFrames - 1 - seekFaded - f]
+            let fadeIn = gains[seekFaded + f]
+            let fadeOut = gains[seekFadeFrames - 1 - seekFaded - f]
             for c in 0..<channels {
-                output[c * channelStride + f] = output[c * channelStride + f] * fadeOut + scratch[c * scratchFrames + f] * fadeIn
+                output[c * channelStride + f] =
+                    output[c * channelStride + f] * fadeOut + scratch[c * scratchFrames + f] * fadeIn
             }
         }
         seekFaded += fade
@@ -168,7 +190,9 @@ public struct StreamKernel {
             finishSeek()
             if fade < frames {
                 counters.framesOut.store(position + fade, ordering: .relaxed)
-                processBuffered(output: output + fade, channelStride: channelStride, channels: channels, frames: frames - fade, readable: nil)
+                processBuffered(
+                    output: output + fade, channelStride: channelStride, channels: channels, frames: frames - fade,
+                    readable: nil)
             }
         } else if fade < frames {
             Bus.clear(output, channelStride: channelStride, channels: channels, from: fade, to: frames)
@@ -186,7 +210,9 @@ public struct StreamKernel {
 
     /// Plays what is buffered; `readable` caps what may be read (frames beyond it may belong to a seek not yet seen).
     @_noLocks
-    mutating func processBuffered(output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int, readable: Int?) {
+    mutating func processBuffered(
+        output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int, readable: Int?
+    ) {
         let position = counters.framesOut.load(ordering: .relaxed)
         counters.framesOut.store(position + frames, ordering: .relaxed)
         let decoderDone = counters.decoderFinished.load(ordering: .acquiring)
@@ -206,7 +232,8 @@ public struct StreamKernel {
         var wanted = frames
         if let readable, readable < wanted { wanted = readable }
         if readable == nil && seekFadeFrames > 0 {
-            // Fewer frames than this slice and a fade would be left, and the media has not ended: fade out what is left.
+            // Fewer frames than this slice and a fade would be left, and the media has not ended: fade out what is
+            // left.
             let left = ring.index.readable()
             let endsEarly = !decoderDone || counters.decoderFailed.load(ordering: .relaxed)
             if endsEarly && left < frames + seekFadeFrames {
@@ -249,7 +276,9 @@ public struct StreamKernel {
         Bus.clear(output, channelStride: channelStride, channels: channels, from: 0, to: pad)
         let got = ring.readPlanar(into: output + pad, channelStride: channelStride, frames: frames - pad)
         counters.framesPlayed.wrappingIncrement(by: got, ordering: .relaxed)
-        if pad + got < frames { Bus.clear(output, channelStride: channelStride, channels: channels, from: pad + got, to: frames) }
+        if pad + got < frames {
+            Bus.clear(output, channelStride: channelStride, channels: channels, from: pad + got, to: frames)
+        }
         let peak = Bus.peak(output, channelStride: channelStride, channels: channels, from: pad, to: pad + got)
         counters.peakBits.store(peak.bitPattern, ordering: .relaxed)
         if got > 0 && pad == 0 && !playing {
@@ -266,6 +295,7 @@ public struct StreamKernel {
 extension StreamKernel: RenderKernel {
     @_noLocks
     public mutating func render(_ step: RenderStep, _ slice: RenderSlice) {
-        process(output: step.output!, channelStride: slice.channelStride, channels: slice.channels, frames: slice.frames)
+        process(
+            output: step.output!, channelStride: slice.channelStride, channels: slice.channels, frames: slice.frames)
     }
 }

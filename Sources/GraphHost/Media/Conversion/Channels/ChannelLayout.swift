@@ -25,7 +25,9 @@ public struct ChannelLayout: Hashable, Sendable {
     /// 1 mono (FC), 2 stereo, 3 FL FR FC, 4 quad (FL FR BL BR), 5 FL FR FC BL BR, 6 5.1 (FL FR FC LFE BL BR),
     /// 7 6.1 (FL FR FC LFE BC SL SR), 8 7.1 (FL FR FC LFE BL BR SL SR). Beyond 8 channels: unspecified.
     public static func standard(channels: Int) -> ChannelLayout {
-        let front = frontLeft | frontRight, back = backLeft | backRight, side = sideLeft | sideRight
+        let front = frontLeft | frontRight
+        let back = backLeft | backRight
+        let side = sideLeft | sideRight
         switch channels {
         case 1: return ChannelLayout(mask: frontCenter)
         case 2: return ChannelLayout(mask: front)

@@ -19,7 +19,9 @@ struct ChannelMatrix {
     init(from source: ChannelLayout, to target: ChannelLayout, mixing: ChannelMixing) {
         inputs = source.channels
         outputs = target.channels
-        if let matrix = mixing.matrix, matrix.count == target.channels, matrix.allSatisfy({ $0.count == source.channels }) {
+        if let matrix = mixing.matrix, matrix.count == target.channels,
+            matrix.allSatisfy({ $0.count == source.channels })
+        {
             gains = matrix.flatMap { $0.map(Float.init) }
             fallbackReason = nil
             return
@@ -41,10 +43,12 @@ struct ChannelMatrix {
             // channel counts: a 64 × 64 buffer keeps it within bounds.
             let stride = 64
             var full = [Double](repeating: 0, count: stride * stride)
-            var input = gh_channel_layout(from.mask), output = gh_channel_layout(target.mask)
+            var input = gh_channel_layout(from.mask)
+            var output = gh_channel_layout(target.mask)
             let lfe = mixing.lfeGainDB.map { pow(10, $0 / 20) } ?? 0
-            let status = gh_swr_build_matrix2(&input, &output, 0.5.squareRoot(), 0.5.squareRoot(), lfe, 1, 1, &full, stride,
-                                              AV_MATRIX_ENCODING_NONE, nil)
+            let status = gh_swr_build_matrix2(
+                &input, &output, 0.5.squareRoot(), 0.5.squareRoot(), lfe, 1, 1, &full, stride,
+                AV_MATRIX_ENCODING_NONE, nil)
             if status >= 0, source.channels <= stride, target.channels <= stride {
                 let columns = source.channels
                 var matrix = (0..<target.channels).flatMap { o in full[(o * stride)..<(o * stride + columns)] }
@@ -78,7 +82,8 @@ struct ChannelMatrix {
         }
         gains.withUnsafeBufferPointer { gains in
             for f in 0..<frames {
-                let input = source + f * inputs, output = destination + f * outputs
+                let input = source + f * inputs
+                let output = destination + f * outputs
                 for o in 0..<outputs {
                     var sum: Float = 0
                     for i in 0..<inputs { sum += gains[o * inputs + i] * input[i] }
