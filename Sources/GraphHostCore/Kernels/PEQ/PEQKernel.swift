@@ -23,8 +23,7 @@ public struct PEQSection: Equatable {
 /// steady filters. A bank that comes unwarmed (`band` changes) starts from rest beside the playing one and is heard
 /// once it has settled on the input (the longest `settleFrames` of its sections, at most `maxSettleFrames`); a warmed
 /// bank takes the place of one still warming. Other changes that come meanwhile wait and start together when the
-/// crossfade ends (only the latest value of each band counts).
-/// Preamp and bypass glide over `rampFrames`.
+/// crossfade ends (only the latest value of each band counts). Preamp and bypass glide over `rampFrames`.
 public struct PEQKernel {
     /// Length of the crossfade to a changed bank, in seconds.
     public static let rampSeconds = 0.030
