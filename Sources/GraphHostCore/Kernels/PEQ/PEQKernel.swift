@@ -1,3 +1,5 @@
+import Atomics
+
 /// One second-order section of the `peq` kernel: normalized coefficients (a0 = 1) in double precision, run in
 /// transposed direct form II, and the frames a section started from rest takes to reach its steady output.
 public struct PEQSection: Equatable {
@@ -15,20 +17,28 @@ public struct PEQSection: Equatable {
 }
 
 /// The render side of the `peq` node: a cascade of up to 16 biquad sections per channel, in double precision, then a
-/// preamp gain. Band changes are not heard at once: the changed bank starts from rest beside the playing one, runs on
-/// the input until it has settled (the longest `settleFrames` of its sections, at most `maxSettleFrames`), then the
-/// output crossfades linearly from the old bank to it over `rampFrames`; at every instant it is a convex mix of two
-/// steady filters. Changes that come meanwhile wait and start together when the crossfade ends (only the latest value
-/// of each band counts). Preamp and bypass glide over `rampFrames`.
+/// preamp gain. A changed bank is heard at once: the control world runs it over the recent input until it has settled
+/// (`PEQWorkspace.warm`) and sends it warmed; the callback that takes it runs it over the frames that came since, and
+/// the output crossfades linearly from the old bank to it over `rampFrames`; at every instant it is a convex mix of two
+/// steady filters. A bank that comes unwarmed (`band` changes) starts from rest beside the playing one and is heard
+/// once it has settled on the input (the longest `settleFrames` of its sections, at most `maxSettleFrames`); a warmed
+/// bank takes the place of one still warming. Other changes that come meanwhile wait and start together when the
+/// crossfade ends (only the latest value of each band counts). Preamp and bypass glide over `rampFrames`.
 public struct PEQKernel {
     /// Length of the crossfade to a changed bank, in seconds.
     public static let rampSeconds = 0.030
     /// The longest a changed bank warms before it is heard (1.4 s at 48 kHz).
-    public static let maxSettleFrames = 1 << 16
+    public static var maxSettleFrames: Int { @_noLocks get { 1 << 16 } }
+    /// The most frames a callback runs a warmed bank over to catch up with the input (170 ms at 48 kHz); a bank
+    /// warmed longer ago warms again on the live input.
+    static let maxCatchUpFrames = 8192
 
     public enum Change {
         /// Band `index` gets a new section.
         case band(Int, PEQSection)
+        /// The whole bank in the workspace's warmed slot `slot`, which the control world ran over the input up to
+        /// frame `through`.
+        case warmed(slot: Int, through: Int)
         /// The preamp's linear gain.
         case preamp(Float)
         case bypass(Bool)
@@ -49,8 +59,13 @@ public struct PEQKernel {
     /// (s1, s2) of every band of every channel: the current bank's, then the next's.
     let state: UnsafeMutablePointer<SIMD2<Double>>
     let rampFrames: Int
+    let workspace: PEQWorkspace
     var phase = Phase.steady
     var hasPending = false
+    /// The warmed slot and frame of the pending bank, when the control world warmed it.
+    var pendingWarmed: (slot: Int, through: Int)?
+    /// Input frames put in the history ring so far.
+    var remembered = 0
     var preamp: SmoothedGain
     /// How much of the filtered signal is heard; bypass glides it to 0 (the filters keep running).
     var wet = SmoothedGain(1)
@@ -61,14 +76,15 @@ public struct PEQKernel {
     public static func stateCount(bands: Int, channels: Int) -> Int { max(1, 2 * bands * channels) }
 
     /// Starts on `bank` (`bandCount` sections), every state at rest. `sections` and `state` hold `sectionCount` and
-    /// `stateCount` elements.
+    /// `stateCount` elements; `workspace` has `channels` channels and room for `bandCount` bands.
     public init(bank: [PEQSection], channels: Int, preamp: Float, rampFrames: Int, sections: UnsafeMutablePointer<PEQSection>,
-                state: UnsafeMutablePointer<SIMD2<Double>>) {
+                state: UnsafeMutablePointer<SIMD2<Double>>, workspace: PEQWorkspace) {
         bandCount = bank.count
         self.channels = channels
         self.sections = sections
         self.state = state
         self.rampFrames = rampFrames
+        self.workspace = workspace
         self.preamp = SmoothedGain(preamp)
         for copy in 0..<3 { for (b, s) in bank.enumerated() { (sections + copy * bandCount + b).initialize(to: s) } }
         state.initialize(repeating: SIMD2(), count: Self.stateCount(bands: bandCount, channels: channels))
@@ -85,6 +101,14 @@ public struct PEQKernel {
             guard index >= 0 && index < bandCount else { return }
             pending[index] = section
             hasPending = true
+            // The pending bank is no longer the one warmed.
+            releasePendingWarmed()
+        case .warmed(let slot, let through):
+            let bank = workspace.warmedSections + slot * workspace.bandCount
+            for b in 0..<bandCount { pending[b] = bank[b] }
+            releasePendingWarmed()
+            pendingWarmed = (slot, through)
+            hasPending = true
         case .preamp(let gain):
             preamp.glide(to: gain, over: rampFrames)
         case .bypass(let on):
@@ -98,13 +122,21 @@ public struct PEQKernel {
         let channels = min(channels, self.channels)
         var done = 0
         while done < frames {
-            if hasPending, case .steady = phase { startNext() }
-            var run = frames - done
+            if hasPending {
+                switch phase {
+                case .steady: startNext()
+                // The bank warming is not heard yet: a warmed one takes its place at once.
+                case .warming where pendingWarmed != nil: startNext()
+                default: break
+                }
+            }
+            var run = min(frames - done, PEQWorkspace.historyFrames)
             switch phase {
             case .steady: break
             case .warming(let left): run = min(run, left)
             case .fading(let faded): run = min(run, rampFrames - faded)
             }
+            remember(input: input + done, channelStride: channelStride, channels: channels, frames: run)
             filter(input: input + done, output: output + done, channelStride: channelStride, channels: channels, frames: run)
             advance(run)
             done += run
@@ -113,7 +145,8 @@ public struct PEQKernel {
         wet.blend(input: input, output: output, channelStride: channelStride, channels: channels, frames: frames)
     }
 
-    /// The pending bank becomes the next one, from rest.
+    /// The pending bank becomes the next one: from the state the control world warmed, caught up on the frames that came
+    /// since, when the ring still holds them and they are few; else from rest.
     @_noLocks
     mutating func startNext() {
         var settle = 0
@@ -121,10 +154,49 @@ public struct PEQKernel {
             next[b] = pending[b]
             settle = max(settle, min(pending[b].settleFrames, Self.maxSettleFrames))
         }
-        for i in 0..<(bandCount * channels) { state[bandCount * channels + i] = SIMD2() }
+        let then = state + bandCount * channels
+        for i in 0..<(bandCount * channels) { then[i] = SIMD2() }
         hasPending = false
+        if let warmed = pendingWarmed {
+            let since = remembered - warmed.through, w = workspace
+            if since >= 0 && since <= Self.maxCatchUpFrames {
+                let warm = w.warmedStates + warmed.slot * w.bandCount * channels
+                for c in 0..<channels {
+                    for b in 0..<bandCount { then[c * bandCount + b] = warm[c * w.bandCount + b] }
+                    Self.run(next, state: then + c * bandCount, count: bandCount, ring: w.history + c * PEQWorkspace.historyCapacity,
+                             from: warmed.through, to: remembered)
+                }
+                settle = 0
+            }
+            releasePendingWarmed()
+        }
         phase = settle > 0 ? .warming(left: settle) : .fading(done: 0)
         if rampFrames == 0 && settle == 0 { finish() }
+    }
+
+    @_noLocks
+    mutating func releasePendingWarmed() {
+        if let held = pendingWarmed { workspace.release(slot: held.slot) }
+        pendingWarmed = nil
+    }
+
+    /// Appends input frames to the history ring (at most `PEQWorkspace.historyFrames` at a time) and publishes the
+    /// count; the count a write will reach goes out before it, so the control world can tell what it may have
+    /// overwritten.
+    @_noLocks
+    mutating func remember(input: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int) {
+        let w = workspace
+        w.writing.store(remembered + frames, ordering: .relaxed)
+        atomicMemoryFence(ordering: .releasing)
+        let capacity = PEQWorkspace.historyCapacity, at = remembered % capacity
+        let first = min(frames, capacity - at), second = frames - first
+        for c in 0..<channels {
+            let from = input + c * channelStride, ring = w.history + c * capacity
+            for f in 0..<first { ring[at + f] = from[f] }
+            for f in 0..<second { ring[f] = from[first + f] }
+        }
+        remembered += frames
+        w.remembered.store(remembered, ordering: .releasing)
     }
 
     @_noLocks
@@ -171,6 +243,20 @@ public struct PEQKernel {
                     y[f] = Float(old + Double(faded + f + 1) * step * (new - old))
                 }
             }
+        }
+    }
+
+    /// `count` sections in series over frames `from..<to` of one channel's history ring, unheard; frames before the
+    /// first are the ring's initial zeros.
+    @_noLocks
+    public static func run(_ k: UnsafeMutablePointer<PEQSection>, state: UnsafeMutablePointer<SIMD2<Double>>, count: Int,
+                           ring: UnsafeMutablePointer<Float>, from: Int, to: Int) {
+        let capacity = PEQWorkspace.historyCapacity
+        var at = from
+        while at < to {
+            let i = (at % capacity + capacity) % capacity, n = min(to - at, capacity - i)
+            for f in 0..<n { _ = cascade(k, state, count, Double(ring[i + f])) }
+            at += n
         }
     }
 
