@@ -35,9 +35,16 @@ public struct ParametricBand: Equatable, Sendable {
     /// The cookbook section for `sampleRate`, normalized so a0 = 1.
     public func coefficients(sampleRate: Double) -> BiquadCoefficients {
         let w0 = 2 * Double.pi * frequency / sampleRate
-        let cosW0 = cos(w0), alpha = sin(w0) / (2 * q)
-        let a = pow(10, gain / 40), rootA = a.squareRoot()
-        let b0, b1, b2, a0, a1, a2: Double
+        let cosW0 = cos(w0)
+        let alpha = sin(w0) / (2 * q)
+        let a = pow(10, gain / 40)
+        let rootA = a.squareRoot()
+        let b0: Double
+        let b1: Double
+        let b2: Double
+        let a0: Double
+        let a1: Double
+        let a2: Double
         switch shape {
         case .peaking:
             (b0, b1, b2) = (1 + alpha * a, -2 * cosW0, 1 - alpha * a)

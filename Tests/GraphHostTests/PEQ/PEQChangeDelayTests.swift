@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import GraphHost
 
 /// How soon a live change of a `peq` node is heard, judged on `graphhost render`'s output.
@@ -8,13 +9,18 @@ final class PEQChangeDelayTests: XCTestCase {
     /// within 100 ms of the change the tone's level is the new design's.
     func testANarrowLowBandChangeIsHeardAtOnce() throws {
         let tone = TestSupport.directory.appendingPathComponent("sine-30hz.wav").path
-        try TestSupport.run(["sox", "-q", "-n", "-r", "48000", "-c", "2", "-e", "floating-point", tone, "synth", "3", "sine", "30", "gain", "-20"])
-        let graph = TestSupport.graph("""
-        { "nodes": [ { "id": "s", "type": "stream", "url": "\(tone)" },
-                     { "id": "eq", "type": "peq", "bands": [ { "type": "peaking", "frequency": 30, "gain": -6, "q": 10 } ] },
-                     { "id": "out", "type": "output" } ],
-          "links": [ { "from": "s", "to": "eq" }, { "from": "eq", "to": "out" } ] }
-        """, name: "peq-narrow-low")
+        try TestSupport.run([
+            "sox", "-q", "-n", "-r", "48000", "-c", "2", "-e", "floating-point", tone, "synth", "3", "sine", "30",
+            "gain", "-20",
+        ])
+        let graph = TestSupport.graph(
+            """
+            { "nodes": [ { "id": "s", "type": "stream", "url": "\(tone)" },
+                         { "id": "eq", "type": "peq",
+                           "bands": [ { "type": "peaking", "frequency": 30, "gain": -6, "q": 10 } ] },
+                         { "id": "out", "type": "output" } ],
+              "links": [ { "from": "s", "to": "eq" }, { "from": "eq", "to": "out" } ] }
+            """, name: "peq-narrow-low")
         let output = TestSupport.directory.appendingPathComponent("peq-narrow-low.wav").path
         let result = try TestSupport.graphhost(["render", graph, "-o", output, "--at", "1.5", "set eq band.0.gain 12"])
         XCTAssertEqual(result.status, 0, result.err)
@@ -23,7 +29,8 @@ final class PEQChangeDelayTests: XCTestCase {
         let before = ToneMeasure.dB(ToneMeasure.amplitude(samples, 30, start: 1, seconds: 0.4))
         let after = ToneMeasure.dB(ToneMeasure.amplitude(samples, 30, start: 1.5 + 1.0 / 30, seconds: 2.0 / 30))
         func design(_ gain: Double) -> Double {
-            ParametricBand(shape: .peaking, frequency: 30, gain: gain, q: 10).coefficients(sampleRate: 48000).magnitudeDB(at: 30, sampleRate: 48000)
+            ParametricBand(shape: .peaking, frequency: 30, gain: gain, q: 10).coefficients(sampleRate: 48000)
+                .magnitudeDB(at: 30, sampleRate: 48000)
         }
         XCTAssertEqual(after - before, design(12) - design(-6), accuracy: 0.1)
     }

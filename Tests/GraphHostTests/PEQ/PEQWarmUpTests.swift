@@ -1,5 +1,6 @@
 import Atomics
 import XCTest
+
 @testable import GraphHost
 @testable import GraphHostCore
 
@@ -12,9 +13,11 @@ final class PEQWarmUpTests: XCTestCase {
     static func input(frames: Int) -> [Float] {
         var seed: UInt32 = 4321
         return (0..<channels * frames).map { i in
-            let f = i % frames, c = i / frames
+            let f = i % frames
+            let c = i / frames
             seed = seed &* 1_664_525 &+ 1_013_904_223
-            return 0.3 * sinf(2 * .pi * 30 * Float(f) / Float(rate) + Float(c)) + 0.1 * (Float(seed >> 8) / Float(1 << 23) - 1)
+            return 0.3 * sinf(2 * .pi * 30 * Float(f) / Float(rate) + Float(c)) + 0.1
+                * (Float(seed >> 8) / Float(1 << 23) - 1)
         }
     }
 
@@ -25,15 +28,17 @@ final class PEQWarmUpTests: XCTestCase {
     /// A one-band kernel with its own memory.
     final class Kernel {
         let sections = UnsafeMutablePointer<PEQSection>.allocate(capacity: PEQKernel.sectionCount(bands: 1))
-        let state = UnsafeMutablePointer<SIMD2<Double>>.allocate(capacity: PEQKernel.stateCount(bands: 1, channels: PEQWarmUpTests.channels))
+        let state = UnsafeMutablePointer<SIMD2<Double>>.allocate(
+            capacity: PEQKernel.stateCount(bands: 1, channels: PEQWarmUpTests.channels))
         let workspace = PEQWorkspace.allocate(channels: PEQWarmUpTests.channels, bands: 1)
         var kernel: PEQKernel
         var output: [[Float]] = Array(repeating: [], count: PEQWarmUpTests.channels)
 
         init(gain: Double) {
-            kernel = PEQKernel(bank: [PEQWarmUpTests.section(gain: gain)], channels: PEQWarmUpTests.channels, preamp: 1,
-                               rampFrames: Int(PEQKernel.rampSeconds * Double(PEQWarmUpTests.rate)), sections: sections, state: state,
-                               workspace: workspace)
+            kernel = PEQKernel(
+                bank: [PEQWarmUpTests.section(gain: gain)], channels: PEQWarmUpTests.channels, preamp: 1,
+                rampFrames: Int(PEQKernel.rampSeconds * Double(PEQWarmUpTests.rate)), sections: sections, state: state,
+                workspace: workspace)
         }
 
         /// Renders slice `k` of `input` (planar, `total` frames per channel).
@@ -42,7 +47,11 @@ final class PEQWarmUpTests: XCTestCase {
             var slice = (0..<PEQWarmUpTests.channels * n).map { input[($0 / n) * total + k * n + $0 % n] }
             var out = [Float](repeating: 0, count: slice.count)
             slice.withUnsafeMutableBufferPointer { i in
-                out.withUnsafeMutableBufferPointer { kernel.process(input: i.baseAddress!, output: $0.baseAddress!, channelStride: n, channels: PEQWarmUpTests.channels, frames: n) }
+                out.withUnsafeMutableBufferPointer {
+                    kernel.process(
+                        input: i.baseAddress!, output: $0.baseAddress!, channelStride: n,
+                        channels: PEQWarmUpTests.channels, frames: n)
+                }
             }
             for c in 0..<PEQWarmUpTests.channels { output[c] += out[(c * n)..<((c + 1) * n)] }
         }
@@ -56,9 +65,13 @@ final class PEQWarmUpTests: XCTestCase {
 
     /// The largest difference between two kernels' outputs over frames `range`, relative to `b`'s peak there.
     static func difference(_ a: Kernel, _ b: Kernel, _ range: Range<Int>) -> Double {
-        var worst: Float = 0, peak: Float = 0
+        var worst: Float = 0
+        var peak: Float = 0
         for c in 0..<channels {
-            for f in range { worst = max(worst, abs(a.output[c][f] - b.output[c][f])); peak = max(peak, abs(b.output[c][f])) }
+            for f in range {
+                worst = max(worst, abs(a.output[c][f] - b.output[c][f]))
+                peak = max(peak, abs(b.output[c][f]))
+            }
         }
         return Double(worst / peak)
     }
@@ -66,8 +79,11 @@ final class PEQWarmUpTests: XCTestCase {
     /// Renders `slices` slices through `changed` (which takes a bank warmed `since` slices earlier at slice `changeAt`)
     /// and through kernels that play the old and the new bank all along.
     static func render(since: Int, changeAt: Int, slices: Int) -> (changed: Kernel, old: Kernel, new: Kernel) {
-        let total = slices * slice, input = input(frames: total)
-        let changed = Kernel(gain: -6), old = Kernel(gain: -6), new = Kernel(gain: 12)
+        let total = slices * slice
+        let input = input(frames: total)
+        let changed = Kernel(gain: -6)
+        let old = Kernel(gain: -6)
+        let new = Kernel(gain: 12)
         var warmed: (slot: Int, through: Int)?
         for k in 0..<slices {
             if k == changeAt - since { warmed = changed.workspace.warm([section(gain: 12)]) }
@@ -82,7 +98,8 @@ final class PEQWarmUpTests: XCTestCase {
     /// A bank warmed a few slices before the render world takes it is the new bank's steady output as soon as the
     /// 30 ms crossfade ends (within −60 dB), however long the band takes to settle from rest (1.4 s here).
     func testAWarmedBankIsHeardOnceTheCrossfadeEnds() {
-        let changeAt = 400, ramp = Int(PEQKernel.rampSeconds * Double(Self.rate))
+        let changeAt = 400
+        let ramp = Int(PEQKernel.rampSeconds * Double(Self.rate))
         let (changed, old, new) = Self.render(since: 4, changeAt: changeAt, slices: 480)
         let at = changeAt * Self.slice
         XCTAssertEqual(Self.difference(changed, old, 0..<at), 0, "unchanged before")
@@ -92,7 +109,9 @@ final class PEQWarmUpTests: XCTestCase {
     /// A warm older than `maxCatchUpFrames` when the render world takes it is not caught up (no callback carries that
     /// burst): the bank warms on the live input, so the old one is still heard after the crossfade's length.
     func testAWarmTooOldWarmsOnTheLiveInput() {
-        let changeAt = 400, since = PEQKernel.maxCatchUpFrames / Self.slice + 1, ramp = Int(PEQKernel.rampSeconds * Double(Self.rate))
+        let changeAt = 400
+        let since = PEQKernel.maxCatchUpFrames / Self.slice + 1
+        let ramp = Int(PEQKernel.rampSeconds * Double(Self.rate))
         let (changed, old, _) = Self.render(since: since, changeAt: changeAt, slices: 480)
         let at = changeAt * Self.slice
         XCTAssertEqual(Self.difference(changed, old, 0..<(at + 2 * ramp)), 0)
@@ -101,12 +120,15 @@ final class PEQWarmUpTests: XCTestCase {
     /// With every slot waiting to be taken a warm fails (the change then goes band by band); taking changes gives
     /// their slots back, the replaced ones included.
     func testSlotsAreGivenBack() {
-        let k = Kernel(gain: 0), input = Self.input(frames: Self.slice)
+        let k = Kernel(gain: 0)
+        let input = Self.input(frames: Self.slice)
         let warms = (0..<PEQWorkspace.warmedSlots).compactMap { k.workspace.warm([Self.section(gain: Double($0))]) }
         XCTAssertEqual(warms.count, PEQWorkspace.warmedSlots)
         XCTAssertNil(k.workspace.warm([Self.section(gain: 12)]))
         for w in warms { k.kernel.apply(.warmed(slot: w.slot, through: w.through)) }
-        XCTAssertEqual(k.workspace.warmedInUse.load(ordering: .relaxed), 1 << warms.last!.slot, "replaced changes gave theirs back")
+        XCTAssertEqual(
+            k.workspace.warmedInUse.load(ordering: .relaxed), 1 << warms.last!.slot, "replaced changes gave theirs back"
+        )
         k.process(input, slice: 0, total: Self.slice)
         XCTAssertEqual(k.workspace.warmedInUse.load(ordering: .relaxed), 0)
         XCTAssertNotNil(k.workspace.warm([Self.section(gain: 12)]))

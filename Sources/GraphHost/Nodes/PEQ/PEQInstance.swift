@@ -19,9 +19,11 @@ final class PEQInstance: NodeInstance {
         state = .allocateRender(capacity: PEQKernel.stateCount(bands: bands, channels: format.channels))
         workspace = .allocate(channels: format.channels, bands: bands)
         kernelPointer = .allocateRender(capacity: 1)
-        kernelPointer.initialize(to: PEQKernel(bank: node.bands.map { $0.section(sampleRate: format.sampleRate) }, channels: format.channels,
-                                               preamp: Self.linear(node.preamp), rampFrames: Int(PEQKernel.rampSeconds * Double(format.sampleRate)),
-                                               sections: sections, state: state, workspace: workspace))
+        kernelPointer.initialize(
+            to: PEQKernel(
+                bank: node.bands.map { $0.section(sampleRate: format.sampleRate) }, channels: format.channels,
+                preamp: Self.linear(node.preamp), rampFrames: Int(PEQKernel.rampSeconds * Double(format.sampleRate)),
+                sections: sections, state: state, workspace: workspace))
     }
 
     static func linear(_ dB: Double) -> Float { Float(pow(10, dB / 20)) }
@@ -42,12 +44,14 @@ final class PEQInstance: NodeInstance {
         return changes.map { .kernel(.peq(kernelPointer, $0)) }
     }
 
-    /// A changed bank goes warmed here on the input history, so the callback that takes it crossfades at once; when that
-    /// fails, its bands go one by one and the bank warms on the live input (`PEQKernel`).
+    /// A changed bank goes warmed here on the input history, so the callback that takes it crossfades at once; when
+    /// that fails, its bands go one by one and the bank warms on the live input (`PEQKernel`).
     func perform(_ command: NodeCommand, concurrent: Bool, send: (ControlMessage) throws -> Void) throws {
         let before = node.bands
         var messages = try messages(for: command)
-        if node.bands != before, let warmed = workspace.warm(node.bands.map { $0.section(sampleRate: format.sampleRate) }) {
+        if node.bands != before,
+            let warmed = workspace.warm(node.bands.map { $0.section(sampleRate: format.sampleRate) })
+        {
             messages.removeAll { if case .kernel(.peq(_, .band)) = $0 { true } else { false } }
             do {
                 try send(.kernel(.peq(kernelPointer, .warmed(slot: warmed.slot, through: warmed.through))))
@@ -62,7 +66,8 @@ final class PEQInstance: NodeInstance {
     func close() {
         kernelPointer.deinitialize(count: 1).deallocateRender()
         sections.deinitialize(count: PEQKernel.sectionCount(bands: node.bands.count)).deallocateRender()
-        state.deinitialize(count: PEQKernel.stateCount(bands: node.bands.count, channels: format.channels)).deallocateRender()
+        state.deinitialize(count: PEQKernel.stateCount(bands: node.bands.count, channels: format.channels))
+            .deallocateRender()
         workspace.deallocate()
     }
 }

@@ -4,14 +4,17 @@
 public struct PEQNode: NodeDefinition {
     public static let typeName = "peq"
 
-    static let bandsSetting = SettingDescriptor("bands", .records(fields: PEQParameter.bandFields), itemCount: 0...PEQParameter.maxBands,
-                                                doc: "The bands, in series, each the Audio EQ Cookbook's biquad.")
-    static let preampSetting = SettingDescriptor("preamp", .number, range: PEQParameter.preampRange, default: .number(0),
-                                                 doc: "Gain after the bands, in dB.")
+    static let bandsSetting = SettingDescriptor(
+        "bands", .records(fields: PEQParameter.bandFields), itemCount: 0...PEQParameter.maxBands,
+        doc: "The bands, in series, each the Audio EQ Cookbook's biquad.")
+    static let preampSetting = SettingDescriptor(
+        "preamp", .number, range: PEQParameter.preampRange, default: .number(0),
+        doc: "Gain after the bands, in dB.")
     static let bypassSetting = SettingDescriptor("bypass", .boolean, default: .bool(false), doc: "Starts bypassed.")
 
     public static let descriptor = NodeDescriptor(
-        typeName: typeName, summary: "A parametric EQ of up to 16 bands: peaking, shelves, passes, band pass and notch.",
+        typeName: typeName,
+        summary: "A parametric EQ of up to 16 bands: peaking, shelves, passes, band pass and notch.",
         ports: [PortDescriptor(.audio, .input, name: "in"), PortDescriptor(.audio, .output, name: "out")],
         parameters: [PEQParameter.preamp.descriptor], traits: [.canBypass],
         settings: [bandsSetting, preampSetting, bypassSetting])
@@ -39,8 +42,11 @@ public struct PEQNode: NodeDefinition {
     public var outputBuses: Int { 1 }
     public var summary: [(String, String)] {
         var items = bands.enumerated().map { b, band in
-            ("band.\(b)", "\(band.shape.rawValue) \(Format.number(band.frequency)) Hz"
-                + (band.shape.hasGain ? " \(Format.number(band.gain)) dB" : "") + " q \(Format.number(band.q))")
+            (
+                "band.\(b)",
+                "\(band.shape.rawValue) \(Format.number(band.frequency)) Hz"
+                    + (band.shape.hasGain ? " \(Format.number(band.gain)) dB" : "") + " q \(Format.number(band.q))"
+            )
         }
         items.append(("preamp", Format.number(preamp) + " dB"))
         if bypass { items.append(("bypass", "on")) }
@@ -53,14 +59,20 @@ public struct PEQNode: NodeDefinition {
         if let given = settings.object["bands"] {
             if let items = given.arrayValue {
                 if items.count > PEQParameter.maxBands {
-                    issues.report(settings.path("bands"), "\(items.count) bands; a peq node has at most \(PEQParameter.maxBands)", at: given)
+                    issues.report(
+                        settings.path("bands"), "\(items.count) bands; a peq node has at most \(PEQParameter.maxBands)",
+                        at: given)
                 }
                 for (i, item) in items.enumerated() {
                     let band = NodeSettings(object: item, path: "\(settings.path("bands"))[\(i)]")
-                    if let parsed = parseBand(band, sampleRate: context.format.sampleRate, issues: &issues) { bands.append(parsed) }
+                    if let parsed = parseBand(band, sampleRate: context.format.sampleRate, issues: &issues) {
+                        bands.append(parsed)
+                    }
                 }
             } else {
-                issues.report(settings.path("bands"), "expected an array of bands (\(bandShape)), found \(given.typeName)", at: given)
+                issues.report(
+                    settings.path("bands"), "expected an array of bands (\(bandShape)), found \(given.typeName)",
+                    at: given)
             }
         }
         let preamp = settings.number(preampSetting, issues: &issues) ?? 0
@@ -73,7 +85,8 @@ public struct PEQNode: NodeDefinition {
 
     static func parseBand(_ band: NodeSettings, sampleRate: Int, issues: inout GraphIssues) -> ParametricBand? {
         guard band.object.objectMembers != nil else {
-            issues.report(band.path, "expected a band object (\(bandShape)), found \(band.object.typeName)", at: band.object)
+            issues.report(
+                band.path, "expected a band object (\(bandShape)), found \(band.object.typeName)", at: band.object)
             return nil
         }
         let before = issues.errors.count
@@ -82,7 +95,9 @@ public struct PEQNode: NodeDefinition {
         if let name = band.string("type", issues: &issues) {
             shape = ParametricBand.Shape(rawValue: name)
             if shape == nil {
-                issues.report(band.path("type"), "unknown band type '\(name)'; valid types: \(PEQParameter.shapeNames)", at: band.object["type"])
+                issues.report(
+                    band.path("type"), "unknown band type '\(name)'; valid types: \(PEQParameter.shapeNames)",
+                    at: band.object["type"])
             }
         } else if band.object["type"] == nil {
             issues.report(band.path("type"), "missing; valid types: \(PEQParameter.shapeNames)", at: band.object)
@@ -103,7 +118,8 @@ public struct PEQNode: NodeDefinition {
     static func frequencyProblem(_ frequency: Double, sampleRate: Int) -> String? {
         let limit = 0.49 * Double(sampleRate)
         guard frequency >= limit else { return nil }
-        return "\(Format.number(frequency)) Hz must be below \(Format.number(limit)) Hz (just under half the sample rate, \(sampleRate) Hz)"
+        return "\(Format.number(frequency)) Hz must be below \(Format.number(limit)) Hz"
+            + " (just under half the sample rate, \(sampleRate) Hz)"
     }
 
     public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance {
@@ -126,8 +142,10 @@ public struct PEQNode: NodeDefinition {
         for (b, band) in bands.enumerated() {
             for field in PEQParameter.Field.allCases where band.value(of: field) != old.bands[b].value(of: field) {
                 let id = ParameterID.band(b, field)
-                commands.append(field == .type ? .choose(parameter: id, label: band.shape.rawValue)
-                                               : .set(parameter: id, value: band.value(of: field)))
+                commands.append(
+                    field == .type
+                        ? .choose(parameter: id, label: band.shape.rawValue)
+                        : .set(parameter: id, value: band.value(of: field)))
             }
         }
         if old.preamp != preamp { commands.append(.set(parameter: .preamp, value: preamp)) }
@@ -153,24 +171,31 @@ public struct PEQNode: NodeDefinition {
         case .set(let name, let value):
             guard let parameter = PEQParameter(name, bands: bands.count) else { throw unknown(name, id: id) }
             guard parameter.range.contains(value) else {
-                throw NodeCommandError.outOfRange(parameter: name.description, value: value, range: parameter.range, unit: parameter.unit)
+                throw NodeCommandError.outOfRange(
+                    parameter: name.description, value: value, range: parameter.range, unit: parameter.unit)
             }
             switch parameter {
             case .preamp: next.preamp = value
             case .band(let b, let field):
                 if field == .type && value != value.rounded() {
-                    throw NodeCommandError.invalidValue("\(name) takes a type's index or name: \(PEQParameter.shapeNames)")
+                    throw NodeCommandError.invalidValue(
+                        "\(name) takes a type's index or name: \(PEQParameter.shapeNames)")
                 }
-                if field == .frequency, let sampleRate, let problem = Self.frequencyProblem(value, sampleRate: sampleRate) {
+                if field == .frequency, let sampleRate,
+                    let problem = Self.frequencyProblem(value, sampleRate: sampleRate)
+                {
                     throw NodeCommandError.invalidValue("\(name): \(problem)")
                 }
                 next.bands[b] = bands[b].setting(field, to: value)
             }
         case .choose(let name, let label):
             guard let parameter = PEQParameter(name, bands: bands.count) else { throw unknown(name, id: id) }
-            guard case .band(let b, .type) = parameter else { throw NodeCommandError.numbersOnly(node: id, parameter: name, label: label) }
+            guard case .band(let b, .type) = parameter else {
+                throw NodeCommandError.numbersOnly(node: id, parameter: name, label: label)
+            }
             guard let shape = ParametricBand.Shape(rawValue: label) else {
-                throw NodeCommandError.unknownLabel(node: id, parameter: name, label: label, known: "valid types: \(PEQParameter.shapeNames)")
+                throw NodeCommandError.unknownLabel(
+                    node: id, parameter: name, label: label, known: "valid types: \(PEQParameter.shapeNames)")
             }
             next.bands[b].shape = shape
         }
@@ -178,11 +203,15 @@ public struct PEQNode: NodeDefinition {
     }
 
     func unknown(_ name: ParameterID, id: String) -> NodeCommandError {
-        .unknownParameter(node: "'\(id)'", parameter: name, known: "parameters: \(PEQParameter.list(bands: bands.count))")
+        .unknownParameter(
+            node: "'\(id)'", parameter: name, known: "parameters: \(PEQParameter.list(bands: bands.count))")
     }
 
     public var liveSettings: [(key: String, value: JSONValue?)] {
-        [("bands", .array(bands.map(\.json))), ("preamp", preamp == 0 ? nil : .number(preamp)), ("bypass", bypass ? .bool(true) : nil)]
+        [
+            ("bands", .array(bands.map(\.json))), ("preamp", preamp == 0 ? nil : .number(preamp)),
+            ("bypass", bypass ? .bool(true) : nil),
+        ]
     }
 }
 
@@ -190,6 +219,10 @@ extension PEQNode: FrequencyResponding {
     public var responseTitle: String { "peq, \(bands.count) bands" }
 
     public func responseDB(at frequency: Double, sampleRate: Int) -> Double {
-        bands.reduce(preamp) { $0 + $1.coefficients(sampleRate: Double(sampleRate)).magnitudeDB(at: frequency, sampleRate: Double(sampleRate)) }
+        bands.reduce(preamp) {
+            $0
+                + $1.coefficients(sampleRate: Double(sampleRate)).magnitudeDB(
+                    at: frequency, sampleRate: Double(sampleRate))
+        }
     }
 }

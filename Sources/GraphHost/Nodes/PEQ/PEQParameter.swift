@@ -41,7 +41,8 @@ enum PEQParameter: Hashable {
             self = .preamp
             return
         }
-        guard id.name == "band", let b = id.index, (0..<bands).contains(b), let field = id.field.flatMap(Field.init(rawValue:))
+        guard id.name == "band", let b = id.index, (0..<bands).contains(b),
+            let field = id.field.flatMap(Field.init(rawValue:))
         else { return nil }
         self = .band(b, field)
     }
@@ -75,17 +76,22 @@ enum PEQParameter: Hashable {
     var descriptor: ParameterDescriptor {
         switch self {
         case .preamp:
-            return ParameterDescriptor(id: id, label: "preamp", unit: unit, minimum: range.lowerBound, maximum: range.upperBound,
-                                       defaultValue: 0, smoothingSeconds: PEQKernel.rampSeconds)
+            return ParameterDescriptor(
+                id: id, label: "preamp", unit: unit, minimum: range.lowerBound, maximum: range.upperBound,
+                defaultValue: 0, smoothingSeconds: PEQKernel.rampSeconds)
         case .band(let b, .type):
-            return ParameterDescriptor(id: id, label: "band \(b) type", minimum: range.lowerBound, maximum: range.upperBound,
-                                       valueType: .enumeration, labels: ParametricBand.Shape.allCases.enumerated().map {
-                                           ParameterDescriptor.ValueLabel(label: $0.element.rawValue, value: Double($0.offset))
-                                       })
+            return ParameterDescriptor(
+                id: id, label: "band \(b) type", minimum: range.lowerBound, maximum: range.upperBound,
+                valueType: .enumeration,
+                labels: ParametricBand.Shape.allCases.enumerated().map {
+                    ParameterDescriptor.ValueLabel(label: $0.element.rawValue, value: Double($0.offset))
+                })
         case .band(let b, let field):
-            return ParameterDescriptor(id: id, label: "band \(b) \(field.rawValue)", unit: unit, minimum: range.lowerBound,
-                                       maximum: range.upperBound, defaultValue: field == .gain ? Self.defaultGain : field == .q ? Self.defaultQ : nil,
-                                       curve: field == .frequency || field == .q ? .log : .linear, smoothingSeconds: PEQKernel.rampSeconds)
+            return ParameterDescriptor(
+                id: id, label: "band \(b) \(field.rawValue)", unit: unit, minimum: range.lowerBound,
+                maximum: range.upperBound,
+                defaultValue: field == .gain ? Self.defaultGain : field == .q ? Self.defaultQ : nil,
+                curve: field == .frequency || field == .q ? .log : .linear, smoothingSeconds: PEQKernel.rampSeconds)
         }
     }
 
@@ -97,18 +103,26 @@ enum PEQParameter: Hashable {
 
     /// The settings of one band in a graph file (`bands[]`).
     static let bandFields = [
-        SettingDescriptor("type", .string, allowed: ParametricBand.Shape.allCases.map(\.rawValue), required: true, doc: "The band's shape."),
-        SettingDescriptor("frequency", .number, range: Field.frequency.range, required: true,
-                          doc: "Centre or corner frequency in Hz, below 0.49 × the sample rate."),
-        SettingDescriptor("gain", .number, range: Field.gain.range, default: .number(defaultGain),
-                          doc: "Gain in dB (peaking and shelves; kept but unused by the others)."),
-        SettingDescriptor("q", .number, range: Field.q.range, default: .number(defaultQ), doc: "Q (for shelves the cookbook's shelf Q)."),
+        SettingDescriptor(
+            "type", .string, allowed: ParametricBand.Shape.allCases.map(\.rawValue), required: true,
+            doc: "The band's shape."),
+        SettingDescriptor(
+            "frequency", .number, range: Field.frequency.range, required: true,
+            doc: "Centre or corner frequency in Hz, below 0.49 × the sample rate."),
+        SettingDescriptor(
+            "gain", .number, range: Field.gain.range, default: .number(defaultGain),
+            doc: "Gain in dB (peaking and shelves; kept but unused by the others)."),
+        SettingDescriptor(
+            "q", .number, range: Field.q.range, default: .number(defaultQ),
+            doc: "Q (for shelves the cookbook's shelf Q)."),
     ]
 }
 
 extension ParameterID {
     /// One field of a `peq` band (`band.3.gain`).
-    static func band(_ b: Int, _ field: PEQParameter.Field) -> ParameterID { ParameterID(name: "band", index: b, field: field.rawValue) }
+    static func band(_ b: Int, _ field: PEQParameter.Field) -> ParameterID {
+        ParameterID(name: "band", index: b, field: field.rawValue)
+    }
 }
 
 extension ParametricBand {
@@ -136,7 +150,10 @@ extension ParametricBand {
 
     /// The band as a graph file writes it (with its gain whatever its shape, so a later change of shape finds it).
     var json: JSONValue {
-        .object([("type", .string(shape.rawValue)), ("frequency", .number(frequency)), ("gain", .number(gain)), ("q", .number(q))])
+        .object([
+            ("type", .string(shape.rawValue)), ("frequency", .number(frequency)), ("gain", .number(gain)),
+            ("q", .number(q)),
+        ])
     }
 
     /// The kernel's section for this band at `sampleRate`.

@@ -77,8 +77,10 @@ public struct PEQKernel {
 
     /// Starts on `bank` (`bandCount` sections), every state at rest. `sections` and `state` hold `sectionCount` and
     /// `stateCount` elements; `workspace` has `channels` channels and room for `bandCount` bands.
-    public init(bank: [PEQSection], channels: Int, preamp: Float, rampFrames: Int, sections: UnsafeMutablePointer<PEQSection>,
-                state: UnsafeMutablePointer<SIMD2<Double>>, workspace: PEQWorkspace) {
+    public init(
+        bank: [PEQSection], channels: Int, preamp: Float, rampFrames: Int, sections: UnsafeMutablePointer<PEQSection>,
+        state: UnsafeMutablePointer<SIMD2<Double>>, workspace: PEQWorkspace
+    ) {
         bandCount = bank.count
         self.channels = channels
         self.sections = sections
@@ -117,8 +119,10 @@ public struct PEQKernel {
     }
 
     @_noLocks
-    public mutating func process(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
-                                 channelStride: Int, channels: Int, frames: Int) {
+    public mutating func process(
+        input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
+        channelStride: Int, channels: Int, frames: Int
+    ) {
         let channels = min(channels, self.channels)
         var done = 0
         while done < frames {
@@ -137,7 +141,9 @@ public struct PEQKernel {
             case .fading(let faded): run = min(run, rampFrames - faded)
             }
             remember(input: input + done, channelStride: channelStride, channels: channels, frames: run)
-            filter(input: input + done, output: output + done, channelStride: channelStride, channels: channels, frames: run)
+            filter(
+                input: input + done, output: output + done, channelStride: channelStride, channels: channels,
+                frames: run)
             advance(run)
             done += run
         }
@@ -145,8 +151,8 @@ public struct PEQKernel {
         wet.blend(input: input, output: output, channelStride: channelStride, channels: channels, frames: frames)
     }
 
-    /// The pending bank becomes the next one: from the state the control world warmed, caught up on the frames that came
-    /// since, when the ring still holds them and they are few; else from rest.
+    /// The pending bank becomes the next one: from the state the control world warmed, caught up on the frames that
+    /// came since, when the ring still holds them and they are few; else from rest.
     @_noLocks
     mutating func startNext() {
         var settle = 0
@@ -158,13 +164,16 @@ public struct PEQKernel {
         for i in 0..<(bandCount * channels) { then[i] = SIMD2() }
         hasPending = false
         if let warmed = pendingWarmed {
-            let since = remembered - warmed.through, w = workspace
+            let since = remembered - warmed.through
+            let w = workspace
             if since >= 0 && since <= Self.maxCatchUpFrames {
                 let warm = w.warmedStates + warmed.slot * w.bandCount * channels
                 for c in 0..<channels {
                     for b in 0..<bandCount { then[c * bandCount + b] = warm[c * w.bandCount + b] }
-                    Self.run(next, state: then + c * bandCount, count: bandCount, ring: w.history + c * PEQWorkspace.historyCapacity,
-                             from: warmed.through, to: remembered)
+                    Self.run(
+                        next, state: then + c * bandCount, count: bandCount,
+                        ring: w.history + c * PEQWorkspace.historyCapacity,
+                        from: warmed.through, to: remembered)
                 }
                 settle = 0
             }
@@ -188,10 +197,13 @@ public struct PEQKernel {
         let w = workspace
         w.writing.store(remembered + frames, ordering: .relaxed)
         atomicMemoryFence(ordering: .releasing)
-        let capacity = PEQWorkspace.historyCapacity, at = remembered % capacity
-        let first = min(frames, capacity - at), second = frames - first
+        let capacity = PEQWorkspace.historyCapacity
+        let at = remembered % capacity
+        let first = min(frames, capacity - at)
+        let second = frames - first
         for c in 0..<channels {
-            let from = input + c * channelStride, ring = w.history + c * capacity
+            let from = input + c * channelStride
+            let ring = w.history + c * capacity
             for f in 0..<first { ring[at + f] = from[f] }
             for f in 0..<second { ring[f] = from[first + f] }
         }
@@ -221,11 +233,16 @@ public struct PEQKernel {
     }
 
     @_noLocks
-    func filter(input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int) {
+    func filter(
+        input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int,
+        frames: Int
+    ) {
         let n = bandCount
         for c in 0..<channels {
-            let x = input + c * channelStride, y = output + c * channelStride
-            let now = state + c * n, then = state + (self.channels + c) * n
+            let x = input + c * channelStride
+            let y = output + c * channelStride
+            let now = state + c * n
+            let then = state + (self.channels + c) * n
             switch phase {
             case .steady:
                 for f in 0..<frames { y[f] = Float(Self.cascade(current, now, n, Double(x[f]))) }
@@ -239,7 +256,8 @@ public struct PEQKernel {
                 let step = 1 / Double(rampFrames)
                 for f in 0..<frames {
                     let v = Double(x[f])
-                    let new = Self.cascade(next, then, n, v), old = Self.cascade(current, now, n, v)
+                    let new = Self.cascade(next, then, n, v)
+                    let old = Self.cascade(current, now, n, v)
                     y[f] = Float(old + Double(faded + f + 1) * step * (new - old))
                 }
             }
@@ -249,12 +267,15 @@ public struct PEQKernel {
     /// `count` sections in series over frames `from..<to` of one channel's history ring, unheard; frames before the
     /// first are the ring's initial zeros.
     @_noLocks
-    public static func run(_ k: UnsafeMutablePointer<PEQSection>, state: UnsafeMutablePointer<SIMD2<Double>>, count: Int,
-                           ring: UnsafeMutablePointer<Float>, from: Int, to: Int) {
+    public static func run(
+        _ k: UnsafeMutablePointer<PEQSection>, state: UnsafeMutablePointer<SIMD2<Double>>, count: Int,
+        ring: UnsafeMutablePointer<Float>, from: Int, to: Int
+    ) {
         let capacity = PEQWorkspace.historyCapacity
         var at = from
         while at < to {
-            let i = (at % capacity + capacity) % capacity, n = min(to - at, capacity - i)
+            let i = (at % capacity + capacity) % capacity
+            let n = min(to - at, capacity - i)
             for f in 0..<n { _ = cascade(k, state, count, Double(ring[i + f])) }
             at += n
         }
@@ -262,10 +283,13 @@ public struct PEQKernel {
 
     /// One sample through `count` sections in series.
     @_noLocks @inline(__always)
-    static func cascade(_ k: UnsafeMutablePointer<PEQSection>, _ s: UnsafeMutablePointer<SIMD2<Double>>, _ count: Int, _ x: Double) -> Double {
+    static func cascade(
+        _ k: UnsafeMutablePointer<PEQSection>, _ s: UnsafeMutablePointer<SIMD2<Double>>, _ count: Int, _ x: Double
+    ) -> Double {
         var v = x
         for b in 0..<count {
-            let c = k[b], z = s[b]
+            let c = k[b]
+            let z = s[b]
             let y = c.b0 * v + z.x
             s[b] = SIMD2(c.b1 * v - c.a1 * y + z.y, c.b2 * v - c.a2 * y)
             v = y
@@ -277,6 +301,8 @@ public struct PEQKernel {
 extension PEQKernel: RenderKernel {
     @_noLocks
     public mutating func render(_ step: RenderStep, _ slice: RenderSlice) {
-        process(input: step.inputs[0], output: step.output!, channelStride: slice.channelStride, channels: slice.channels, frames: slice.frames)
+        process(
+            input: step.inputs[0], output: step.output!, channelStride: slice.channelStride, channels: slice.channels,
+            frames: slice.frames)
     }
 }

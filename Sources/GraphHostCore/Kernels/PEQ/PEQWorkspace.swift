@@ -25,12 +25,14 @@ public struct PEQWorkspace {
 
     public static func allocate(channels: Int, bands: Int) -> PEQWorkspace {
         let bands = max(1, bands)
-        let w = PEQWorkspace(history: .allocateRender(capacity: channels * historyCapacity), remembered: .create(0), writing: .create(0),
-                             warmedSections: .allocateRender(capacity: warmedSlots * bands),
-                             warmedStates: .allocateRender(capacity: warmedSlots * bands * channels), warmedInUse: .create(0),
-                             channels: channels, bandCount: bands)
+        let w = PEQWorkspace(
+            history: .allocateRender(capacity: channels * historyCapacity), remembered: .create(0), writing: .create(0),
+            warmedSections: .allocateRender(capacity: warmedSlots * bands),
+            warmedStates: .allocateRender(capacity: warmedSlots * bands * channels), warmedInUse: .create(0),
+            channels: channels, bandCount: bands)
         w.history.initialize(repeating: 0, count: channels * historyCapacity)
-        w.warmedSections.initialize(repeating: PEQSection(b0: 1, b1: 0, b2: 0, a1: 0, a2: 0, settleFrames: 0), count: warmedSlots * bands)
+        w.warmedSections.initialize(
+            repeating: PEQSection(b0: 1, b1: 0, b2: 0, a1: 0, a2: 0, settleFrames: 0), count: warmedSlots * bands)
         w.warmedStates.initialize(repeating: SIMD2(), count: warmedSlots * bands * channels)
         return w
     }
@@ -52,14 +54,16 @@ public struct PEQWorkspace {
         precondition(bank.count <= bandCount)
         let inUse = warmedInUse.load(ordering: .acquiring)
         guard let slot = (0..<Self.warmedSlots).first(where: { inUse & (1 << $0) == 0 }) else { return nil }
-        let sections = warmedSections + slot * bandCount, state = warmedStates + slot * bandCount * channels
+        let sections = warmedSections + slot * bandCount
+        let state = warmedStates + slot * bandCount * channels
         for (b, section) in bank.enumerated() { sections[b] = section }
         state.update(repeating: SIMD2(), count: bandCount * channels)
         let settle = bank.reduce(0) { max($0, min($1.settleFrames, Self.historyFrames)) }
         let through = remembered.load(ordering: .acquiring)
         for c in 0..<channels {
-            PEQKernel.run(sections, state: state + c * bandCount, count: bank.count, ring: history + c * Self.historyCapacity,
-                          from: through - settle, to: through)
+            PEQKernel.run(
+                sections, state: state + c * bandCount, count: bank.count, ring: history + c * Self.historyCapacity,
+                from: through - settle, to: through)
         }
         // The frames read were whole if no write, finished or under way, has reached the oldest of them.
         atomicMemoryFence(ordering: .acquiring)
