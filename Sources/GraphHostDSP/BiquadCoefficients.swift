@@ -54,8 +54,8 @@ public struct BiquadCoefficients: Equatable, Sendable {
     func squaredMagnitude(phi: Double) -> Double {
         let bs = b0 + b1 + b2
         let num = bs * bs - 4 * (b0 * b1 + 4 * b0 * b2 + b1 * b2) * phi + 16 * b0 * b2 * phi * phi
-        let as_ = 1 + a1 + a2
-        let den = as_ * as_ - 4 * (a1 + 4 * a2 + a1 * a2) * phi + 16 * a2 * phi * phi
+        let aSum = 1 + a1 + a2
+        let den = aSum * aSum - 4 * (a1 + 4 * a2 + a1 * a2) * phi + 16 * a2 * phi * phi
         return max(num, 1e-300) / max(den, 1e-300)
     }
 }

@@ -8,8 +8,9 @@ struct GraphHostCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "graphhost",
         abstract: """
-            A real-time DSP effects host for Linux: JSON graphs of streams (files, HTTP, Icecast, HLS), mixers, an iPod-style \
-            EQ, LV2 plugins, live inputs, virtual sinks and outputs, played through PipeWire or rendered offline.
+            A real-time DSP effects host for Linux: JSON graphs of streams (files, HTTP, Icecast, HLS), mixers, \
+            an iPod-style EQ, LV2 plugins, live inputs, virtual sinks and outputs, played through PipeWire or rendered \
+            offline.
             """,
         discussion: """
             `graphhost run` plays a graph and takes live commands from its console, its socket (`graphhost ctl`), OSC, \
@@ -69,11 +70,13 @@ struct ShowCommand: ParsableCommand {
         for (id, delays) in compensation.delays.sorted(by: { $0.key < $1.key }) where delays.contains(where: { $0 > 0 })
         {
             print(
-                "latency: \(id) delays its inputs by \(delays.map(String.init).joined(separator: ", ")) frames to align them"
+                "latency: \(id) delays its inputs by "
+                    + "\(delays.map(String.init).joined(separator: ", ")) frames to align them"
             )
         }
         print(
-            "latency: the graph adds \(compensation.total) frames (\(compensation.milliseconds(compensation.total, sampleRate: doc.format.sampleRate)) ms)"
+            "latency: the graph adds \(compensation.total) frames "
+                + "(\(compensation.milliseconds(compensation.total, sampleRate: doc.format.sampleRate)) ms)"
         )
     }
 }
@@ -86,13 +89,17 @@ struct RenderCommand: ParsableCommand {
         commandName: "render",
         abstract: "Render a graph offline, as fast as possible, into a .wav, .flac, .ogg (Vorbis) or .opus file.",
         discussion:
-            "--at SECONDS COMMAND applies a command at that exact frame, e.g. --at 2.5 'preset eq Rock', --at 4 'set mix volume.1 0.25', --at 6 'chain fx bright' or --at 8 'load other.json'."
+            "--at SECONDS COMMAND applies a command at that exact frame, e.g. --at 2.5 'preset eq Rock', "
+            + "--at 4 'set mix volume.1 0.25', --at 6 'chain fx bright' or --at 8 'load other.json'."
     )
     @Argument(help: "The graph JSON file.") var graph: String
     @Option(
         name: .shortAndLong,
         help:
-            "Output file (.wav, .flac, .ogg or .opus; all but .wav clip at full scale); with several output nodes, NODE=FILE for each to write (repeatable)."
+            """
+            Output file (.wav, .flac, .ogg or .opus; all but .wav clip at full scale); \
+            with several output nodes, NODE=FILE for each to write (repeatable).
+            """
     ) var output: [String]
     @Option(help: "Seconds to render (default: until every stream has finished).") var duration: Double?
     @Option(parsing: .upToNextOption, help: "SECONDS COMMAND: apply COMMAND at that time (repeatable).") var at:
@@ -143,7 +150,8 @@ struct RenderCommand: ParsableCommand {
                 files[0] = item
             } else {
                 throw ValidationError(
-                    "the graph has \(ids.count) outputs (\(ids.joined(separator: ", "))): give -o NODE=FILE for each to write, not '\(item)'"
+                    "the graph has \(ids.count) outputs (\(ids.joined(separator: ", "))): "
+                        + "give -o NODE=FILE for each to write, not '\(item)'"
                 )
             }
         }
@@ -184,15 +192,21 @@ struct RenderCommand: ParsableCommand {
         let seconds = Double(summary.frames) / rate
         let elapsed = Date().timeIntervalSince(started)
         let peakDB = summary.peak > 0 ? Format.printf("%.2f dBFS", 20 * log10(Double(summary.peak))) : "-inf dBFS"
+        let written = files.sorted { $0.key < $1.key }.map(\.value).joined(separator: ", ")
+        let speed = Format.printf("%.0f", seconds / max(elapsed, 1e-9))
+        let damage =
+            summary.damage == StreamDamage()
+            ? ""
+            : ", damaged stream data: \(summary.damage.silencedFrames) frames silenced, "
+                + "\(summary.damage.skippedBytes) bytes skipped"
         print(
-            "wrote \(files.sorted { $0.key < $1.key }.map(\.value).joined(separator: ", ")): \(Format.printf("%.3f", seconds)) s, peak \(peakDB), \(Format.printf("%.0f", seconds / max(elapsed, 1e-9)))x real time, underruns \(summary.underruns)"
-                + (summary.damage == StreamDamage()
-                    ? ""
-                    : ", damaged stream data: \(summary.damage.silencedFrames) frames silenced, \(summary.damage.skippedBytes) bytes skipped")
+            "wrote \(written): \(Format.printf("%.3f", seconds)) s, peak \(peakDB), \(speed)x real time, "
+                + "underruns \(summary.underruns)" + damage
         )
         for (k, writer) in writers.sorted(by: { $0.key < $1.key }) where writer.clippedSamples > 0 {
             print(
-                "\(files[k]!): clipped \(writer.clippedSamples) samples at full scale (the graph peaks at \(peakDB); lower a volume, or write .wav, which keeps them)"
+                "\(files[k]!): clipped \(writer.clippedSamples) samples at full scale (the graph "
+                    + "peaks at \(peakDB); lower a volume, or write .wav, which keeps them)"
             )
         }
         for node in doc.nodes {
@@ -265,7 +279,8 @@ struct BenchKernelCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench-kernel",
         abstract:
-            "Time the iPod EQ kernel alone (stereo, 10 bands) and print its real-time factor; or an LV2 plugin, or a decoder."
+            "Time the iPod EQ kernel alone (stereo, 10 bands) and print "
+            + "its real-time factor; or an LV2 plugin, or a decoder."
     )
     @Option(help: "Seconds of audio to process.") var seconds: Double = 600
     @Option(help: "Sample rate in Hz.") var rate: Int = 48000

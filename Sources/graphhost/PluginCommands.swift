@@ -92,9 +92,9 @@ struct PluginsCommand: ParsableCommand {
             return
         }
         for p in plugins {
-            print(
-                "\(p.uri)\n  name: \(p.name)\n  audio: \(p.audioPorts(input: true).count) in, \(p.audioPorts(input: false).count) out"
-            )
+            let inputs = p.audioPorts(input: true).count
+            let outputs = p.audioPorts(input: false).count
+            print("\(p.uri)\n  name: \(p.name)\n  audio: \(inputs) in, \(outputs) out")
             for port in p.signalPorts { print("  port \(port.description)") }
             for c in p.controlInputs { print("  control \(c.description)") }
             for property in p.properties { print("  property \(property.description)") }

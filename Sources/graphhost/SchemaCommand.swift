@@ -7,7 +7,8 @@ struct SchemaCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "schema",
         abstract:
-            "Print the graph JSON schema (Graphs/graph.schema.json) or the node settings tables of docs/graph-format.md."
+            "Print the graph JSON schema (Graphs/graph.schema.json) or "
+            + "the node settings tables of docs/graph-format.md."
     )
     @Flag(help: "Print the node settings tables (Markdown) instead of the schema.") var docTables = false
     @Option(help: "Replace the marked node settings section of this Markdown file with the tables.") var updateDoc:
@@ -21,7 +22,8 @@ struct SchemaCommand: ParsableCommand {
             }
             guard let updated = NodeSettingsTables.replacingSection(in: text) else {
                 throw ValidationError(
-                    "\(path) has no section between \(NodeSettingsTables.startMarker) and \(NodeSettingsTables.endMarker)"
+                    "\(path) has no section between \(NodeSettingsTables.startMarker) "
+                        + "and \(NodeSettingsTables.endMarker)"
                 )
             }
             try Data(updated.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)

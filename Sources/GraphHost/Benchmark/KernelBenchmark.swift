@@ -63,7 +63,8 @@ public enum KernelBenchmark {
         let channels = max(1, plugin.audioPorts(input: true).count)
         let text = """
             { "format": { "sampleRate": \(sampleRate), "channels": \(channels), "maxFrames": \(blockFrames) },
-              "nodes": [ { "id": "in", "type": "mixer", "inputs": 1 }, { "id": "fx", "type": "lv2", "uri": "\(uri)" }, { "id": "out", "type": "output" } ],
+              "nodes": [ { "id": "in", "type": "mixer", "inputs": 1 }, { "id": "fx", "type": "lv2", "uri": "\(uri)" }, \
+            { "id": "out", "type": "output" } ],
               "links": [ { "from": "in", "to": "fx" }, { "from": "fx", "to": "out" } ] }
             """
         let graph = try CompiledGraph(

@@ -240,7 +240,8 @@ public final class CommandServer: Sendable {
                         if !reply(
                             client.fd,
                             Self.error(
-                                "too many commands (at most \(Int(Self.commandsPerSecond)) a second); this one was ignored"
+                                "too many commands (at most \(Int(Self.commandsPerSecond)) "
+                                    + "a second); this one was ignored"
                             ))
                         {
                             return false

@@ -83,7 +83,8 @@ struct ChainDefinitions: Sendable {
         guard definition.inputBuses == 1, definition.outputBuses == 1 else {
             issues.report(
                 "\(path).type",
-                "a chain holds effects with one input and one output; '\(type)' has \(definition.inputBuses) and \(definition.outputBuses)",
+                "a chain holds effects with one input and one output; '\(type)' "
+                    + "has \(definition.inputBuses) and \(definition.outputBuses)",
                 at: item["type"])
             return nil
         }
@@ -105,7 +106,8 @@ struct ChainDefinitions: Sendable {
             let names = members.keys.sorted()
             issues.report(
                 settings.path("chain"),
-                "no chain '\(name)'; chains: \(names.isEmpty ? "none (declare them in \"chains\")" : names.joined(separator: ", "))",
+                "no chain '\(name)'; chains: "
+                    + "\(names.isEmpty ? "none (declare them in \"chains\")" : names.joined(separator: ", "))",
                 at: settings.object["chain"])
             return nil
         }

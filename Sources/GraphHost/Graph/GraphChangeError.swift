@@ -17,7 +17,8 @@ public enum GraphChangeError: Error, CustomStringConvertible, Sendable, Equatabl
         case .unknownNode(let node, let known): return "no node '\(node)'; nodes: \(known.joined(separator: ", "))"
         case .notAChainNode(let node, let chainNodes):
             return
-                "'\(node)' is not a chain node; chain nodes: \(chainNodes.isEmpty ? "none" : chainNodes.joined(separator: ", "))"
+                "'\(node)' is not a chain node; chain nodes: "
+                + "\(chainNodes.isEmpty ? "none" : chainNodes.joined(separator: ", "))"
         case .unknownChain(let name, let known): return "no chain '\(name)'; chains: \(known.joined(separator: ", "))"
         case .inputFile(let node, let file, let reason): return "--input \(node)=\(file): \(reason)"
         case .cannotSave(let reason): return reason

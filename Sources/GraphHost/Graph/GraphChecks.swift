@@ -17,7 +17,8 @@ extension GraphDocument {
             if fromEvents && !toEvents {
                 issues.report(
                     "links[\(i)]",
-                    "'\(source.id)' sends MIDI events: link it to an instrument, a MIDI processor or a plugin's MIDI input (an lv2 plugin with a MIDI input), not to \(input)"
+                    "'\(source.id)' sends MIDI events: link it to an instrument, a MIDI processor or "
+                        + "a plugin's MIDI input (an lv2 plugin with a MIDI input), not to \(input)"
                 )
             } else if toEvents && !fromEvents {
                 issues.report(
@@ -35,7 +36,8 @@ extension GraphDocument {
                     let list = feeding.map { "links[\($0)]" }.joined(separator: ", ")
                     issues.report(
                         node.path,
-                        "input '\(node.id):\(bus)' is connected \(feeding.count) times (\(list)); feed a mixer to combine signals"
+                        "input '\(node.id):\(bus)' is connected \(feeding.count) "
+                            + "times (\(list)); feed a mixer to combine signals"
                     )
                 } else if feeding.isEmpty && !node.definition.traits.contains(.mixesInputs)
                     && !(bus == 0 && node.definition.traits.contains(.isSource))

@@ -47,7 +47,8 @@ public struct GraphDocument: Sendable {
         guard let data = FileManager.default.contents(atPath: path) else {
             issues.report(
                 "",
-                "cannot read the graph file (\(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"))"
+                "cannot read the graph file "
+                    + "(\(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"))"
             )
             throw GraphErrors(errors: issues.errors)
         }
@@ -174,7 +175,8 @@ public struct GraphDocument: Sendable {
             if let other = ports[port] {
                 issues.report(
                     node.path,
-                    "MIDI port '\(port)' is already the port of '\(other)'; link that midi node to several instruments instead"
+                    "MIDI port '\(port)' is already the port of '\(other)'; "
+                        + "link that midi node to several instruments instead"
                 )
             }
             ports[port] = node.id

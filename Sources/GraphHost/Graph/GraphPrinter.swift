@@ -13,7 +13,8 @@ public enum GraphPrinter {
         let f = doc.format
         var out = "graph \(doc.displayName)\n"
         out +=
-            "format: \(f.sampleRate) Hz, \(f.channels) channels, planar Float32, up to \(f.maxFrames) frames per slice\n"
+            "format: \(f.sampleRate) Hz, \(f.channels) channels, planar "
+            + "Float32, up to \(f.maxFrames) frames per slice\n"
         out += "nodes:\n"
         for node in doc.nodes {
             let d = node.definition
@@ -52,8 +53,8 @@ public enum GraphPrinter {
             out += "  \(quote(node.id)) [label=\(quote(lines.joined(separator: "\n")))];\n"
         }
         for l in doc.links {
-            out +=
-                "  \(quote(doc.nodes[l.from].id)) -> \(quote(doc.nodes[l.to].id)) [label=\(quote("\(l.fromPort ?? String(l.fromBus))→\(l.toPort ?? String(l.toBus))"))];\n"
+            let label = "\(l.fromPort ?? String(l.fromBus))→\(l.toPort ?? String(l.toBus))"
+            out += "  \(quote(doc.nodes[l.from].id)) -> \(quote(doc.nodes[l.to].id)) [label=\(quote(label))];\n"
         }
         return out + "}\n"
     }

@@ -219,17 +219,20 @@ public enum GraphSchema {
                   "from": {
                     "type": "string",
                     "pattern": "^[^:\\s]+(:[^:\\s]+)?$",
-                    "description": "NODE, NODE:BUS, or NODE:PORT[,PORT…] for an lv2 node's output ports (port i on channel i; one port on every channel)."
+                    "description": "NODE, NODE:BUS, or NODE:PORT[,PORT…] for an lv2 node's output ports (port i on \#
+        channel i; one port on every channel)."
                   },
                   "to": {
                     "type": "string",
                     "pattern": "^[^:\\s]+(:[^:\\s]+)?$",
-                    "description": "NODE, NODE:BUS, or NODE:PORT[,PORT…] for an lv2 node's input ports that are not main inputs (sidechains, extra inputs; channel i to port i)."
+                    "description": "NODE, NODE:BUS, or NODE:PORT[,PORT…] for an lv2 node's input ports that are not \#
+        main inputs (sidechains, extra inputs; channel i to port i)."
                   },
                   "channel": {
                     "type": "integer",
                     "minimum": 0,
-                    "description": "For a link to one port: the source channel it reads (default: the channels' average)."
+                    "description": "For a link to one port: the source channel it reads (default: the channels' \#
+        average)."
                   }
                 }
               }
@@ -243,7 +246,8 @@ public enum GraphSchema {
               "additionalProperties": {
                 "type": "array",
                 "items": {
-                  "description": "An effect in a chain: one input, one output. `id` is optional (default: its position).",
+                  "description": "An effect in a chain: one input, one output. `id` is optional (default: its \#
+        position).",
                   "type": "object",
                   "required": [
                     "type"
@@ -295,7 +299,8 @@ public enum GraphSchema {
             },
             "baseDirectory": {
               "type": "string",
-              "description": "The folder relative media paths resolve against (default: the graph file's folder); `save` writes it when it saves into another folder."
+              "description": "The folder relative media paths resolve against (default: the graph file's folder); \#
+        `save` writes it when it saves into another folder."
             },
             "swap": {
               "enum": [
@@ -303,7 +308,8 @@ public enum GraphSchema {
                 "spillover"
               ],
               "default": "crossfade",
-              "description": "How swaps to this graph replace the running one: a crossfade, or a spillover where the old graph stops taking input and its tails ring out (to -80 dBFS or tailSeconds)."
+              "description": "How swaps to this graph replace the running one: a crossfade, or a spillover where the \#
+        old graph stops taking input and its tails ring out (to -80 dBFS or tailSeconds)."
             },
             "tailSeconds": {
               "type": "number",
@@ -318,7 +324,8 @@ public enum GraphSchema {
               "required": [
                 "port"
               ],
-              "description": "A MIDI input for control (GRAPHNAME.PORT): control changes move parameters, program changes select chains or presets.",
+              "description": "A MIDI input for control (GRAPHNAME.PORT): control changes move parameters, program \#
+        changes select chains or presets.",
               "properties": {
                 "port": {
                   "type": "string"

@@ -60,7 +60,8 @@ public struct MIDIControlMap: Sendable, Equatable {
         guard value.objectMembers != nil else {
             issues.report(
                 "midiControl",
-                "expected an object like {\"port\": \"control\", \"cc\": [...], \"program\": [...]}, found \(value.typeName)",
+                "expected an object like {\"port\": \"control\", \"cc\": "
+                    + "[...], \"program\": [...]}, found \(value.typeName)",
                 at: value)
             return nil
         }
@@ -137,7 +138,8 @@ public struct MIDIControlMap: Sendable, Equatable {
                 guard chainNodes.contains(node) else {
                     issues.report(
                         s.path("node"),
-                        "'\(node)' is not a chain node; chain nodes: \(chainNodes.isEmpty ? "none" : chainNodes.joined(separator: ", "))",
+                        "'\(node)' is not a chain node; chain nodes: "
+                            + "\(chainNodes.isEmpty ? "none" : chainNodes.joined(separator: ", "))",
                         at: item["node"])
                     continue
                 }
@@ -188,7 +190,8 @@ public struct MIDIControlMap: Sendable, Equatable {
             let names = parameters.map(\.name)
             issues.report(
                 s.path("param"),
-                "'\(node)' has no parameter '\(name)'; parameters: \(names.isEmpty ? "none" : names.joined(separator: ", "))",
+                "'\(node)' has no parameter '\(name)'; parameters: "
+                    + "\(names.isEmpty ? "none" : names.joined(separator: ", "))",
                 at: s.object["param"])
             return nil
         }

@@ -8,7 +8,8 @@ extension GraphDocument {
         guard value.objectMembers != nil else {
             issues.report(
                 "transport",
-                "expected an object like {\"bpm\": 120, \"beatsPerBar\": 4, \"beatUnit\": 4, \"rolling\": true}, found \(value.typeName)",
+                "expected an object like {\"bpm\": 120, \"beatsPerBar\": 4, "
+                    + "\"beatUnit\": 4, \"rolling\": true}, found \(value.typeName)",
                 at: value)
             return nil
         }

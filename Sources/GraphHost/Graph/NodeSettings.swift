@@ -49,7 +49,8 @@ public struct NodeSettings {
         if let range, !range.contains(n) {
             issues.report(
                 path(key),
-                "\(Format.number(n)) is out of range \(Format.number(range.lowerBound))…\(Format.number(range.upperBound))",
+                "\(Format.number(n)) is out of range "
+                    + "\(Format.number(range.lowerBound))…\(Format.number(range.upperBound))",
                 at: v)
             return nil
         }
@@ -96,7 +97,8 @@ public struct NodeSettings {
             guard range.contains(n) else {
                 issues.report(
                     "\(path(key))[\(i)]",
-                    "\(Format.number(n)) is out of range \(Format.number(range.lowerBound))…\(Format.number(range.upperBound))",
+                    "\(Format.number(n)) is out of range "
+                        + "\(Format.number(range.lowerBound))…\(Format.number(range.upperBound))",
                     at: item)
                 return nil
             }

@@ -54,7 +54,8 @@ enum MediaSniffer {
         if let other { return .ffmpeg(format: other) }
         throw StreamError.unsupportedMedia(
             input.name,
-            "no audio format recognised: no container signature in its first \(bytes.count) bytes, and no run of MPEG audio frames"
+            "no audio format recognised: no container signature in its first "
+                + "\(bytes.count) bytes, and no run of MPEG audio frames"
                 + (type.map { " (Content-Type \($0))" } ?? ""))
     }
 

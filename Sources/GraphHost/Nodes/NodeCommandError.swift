@@ -34,7 +34,8 @@ public enum NodeCommandError: Error, CustomStringConvertible, Sendable, Equatabl
                 + (note.map { " (\($0))" } ?? "")
         case .unknownPreset(let node, let name, let heading, let known):
             return
-                "unknown preset '\(name)' for '\(node)'; \(heading): \(known.isEmpty ? "none" : known.joined(separator: ", "))"
+                "unknown preset '\(name)' for '\(node)'; \(heading): "
+                + "\(known.isEmpty ? "none" : known.joined(separator: ", "))"
         case .unknownLabel(let node, let parameter, let label, let known):
             return "'\(node)' \(parameter) has no value named '\(label)'; \(known)"
         case .numbersOnly(let node, let parameter, let label):

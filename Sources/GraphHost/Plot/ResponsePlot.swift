@@ -70,11 +70,13 @@ public struct ResponsePlot: Sendable {
 
         var out = """
             <?xml version="1.0" encoding="UTF-8"?>
-            <svg xmlns="http://www.w3.org/2000/svg" width="\(width)" height="\(height)" viewBox="0 0 \(width) \(height)" \
-            font-family="Helvetica, Arial, sans-serif" font-size="\(n(fontSize))">
+            <svg xmlns="http://www.w3.org/2000/svg" width="\(width)" height="\(height)" \
+            viewBox="0 0 \(width) \(height)" font-family="Helvetica, Arial, sans-serif" font-size="\(n(fontSize))">
             <title>\(Self.escape(title))</title>
             <rect width="\(width)" height="\(height)" fill="#ffffff"/>
-            <defs><clipPath id="plot-clip"><rect x="\(n(left))" y="\(n(top))" width="\(n(plotW))" height="\(n(plotH))"/></clipPath></defs>
+            <defs><clipPath id="plot-clip">\
+            <rect x="\(n(left))" y="\(n(top))" width="\(n(plotW))" height="\(n(plotH))"/>\
+            </clipPath></defs>
 
             """
 
@@ -89,7 +91,8 @@ public struct ResponsePlot: Sendable {
         }
         for tick in Self.frequencyTicks {
             let line =
-                "<line x1=\"\(n(x(tick.frequency)))\" y1=\"\(n(top))\" x2=\"\(n(x(tick.frequency)))\" y2=\"\(n(bottom))\"/>\n"
+                "<line x1=\"\(n(x(tick.frequency)))\" y1=\"\(n(top))\" "
+                + "x2=\"\(n(x(tick.frequency)))\" y2=\"\(n(bottom))\"/>\n"
             if tick.major { major += line } else { minor += line }
         }
         out += "<g stroke=\"#e3e3e3\" stroke-width=\"1\" shape-rendering=\"crispEdges\">\n\(minor)</g>\n"
@@ -99,7 +102,8 @@ public struct ResponsePlot: Sendable {
         out += "<g fill=\"#505050\">\n"
         for dB in dBTicks {
             out +=
-                "<text class=\"y-label\" x=\"\(n(left - 8))\" y=\"\(n(y(dB)))\" dy=\"0.35em\" text-anchor=\"end\">\(Self.dBLabel(dB))</text>\n"
+                "<text class=\"y-label\" x=\"\(n(left - 8))\" y=\"\(n(y(dB)))\" "
+                + "dy=\"0.35em\" text-anchor=\"end\">\(Self.dBLabel(dB))</text>\n"
         }
         var placed: [ClosedRange<Double>] = []
         for pass in [true, false] {
@@ -109,7 +113,8 @@ public struct ResponsePlot: Sendable {
                 guard !placed.contains(where: { $0.overlaps(span) }) else { continue }
                 placed.append(span)
                 out +=
-                    "<text class=\"x-label\" x=\"\(n(x(tick.frequency)))\" y=\"\(n(bottom + 18))\" text-anchor=\"middle\">\(tick.label)</text>\n"
+                    "<text class=\"x-label\" x=\"\(n(x(tick.frequency)))\" "
+                    + "y=\"\(n(bottom + 18))\" text-anchor=\"middle\">\(tick.label)</text>\n"
             }
         }
         out += "</g>\n"
@@ -121,11 +126,13 @@ public struct ResponsePlot: Sendable {
         // Title, shrunk to fit the width.
         let titleSize = min(16, (w - 16) / (Double(max(1, title.count)) * 0.6))
         out +=
-            "<text x=\"\(n(w / 2))\" y=\"\(n(26))\" font-size=\"\(n(titleSize))\" font-weight=\"bold\" text-anchor=\"middle\" fill=\"#000000\">\(Self.escape(title))</text>\n"
+            "<text x=\"\(n(w / 2))\" y=\"\(n(26))\" font-size=\"\(n(titleSize))\" font-weight=\"bold\" "
+            + "text-anchor=\"middle\" fill=\"#000000\">\(Self.escape(title))</text>\n"
 
         // Curves, clipped to the plot area.
         out +=
-            "<g clip-path=\"url(#plot-clip)\" fill=\"none\" stroke-width=\"2\" stroke-linejoin=\"round\" stroke-linecap=\"round\">\n"
+            "<g clip-path=\"url(#plot-clip)\" fill=\"none\" stroke-width=\"2\" "
+            + "stroke-linejoin=\"round\" stroke-linecap=\"round\">\n"
         for curve in curves {
             var runs: [[String]] = [[]]
             for p in curve.points {
@@ -137,12 +144,14 @@ public struct ResponsePlot: Sendable {
             }
             for run in runs where !run.isEmpty {
                 out +=
-                    "<polyline class=\"curve\" data-label=\"\(Self.escape(curve.label))\" stroke=\"\(Self.escape(curve.color))\" points=\"\(run.joined(separator: " "))\"/>\n"
+                    "<polyline class=\"curve\" data-label=\"\(Self.escape(curve.label))\" "
+                    + "stroke=\"\(Self.escape(curve.color))\" points=\"\(run.joined(separator: " "))\"/>\n"
             }
         }
         out += "</g>\n"
         out +=
-            "<rect class=\"plot-area\" x=\"\(n(left))\" y=\"\(n(top))\" width=\"\(n(plotW))\" height=\"\(n(plotH))\" fill=\"none\" stroke=\"#707070\" stroke-width=\"1\" shape-rendering=\"crispEdges\"/>\n"
+            "<rect class=\"plot-area\" x=\"\(n(left))\" y=\"\(n(top))\" width=\"\(n(plotW))\" height=\"\(n(plotH))\" "
+            + "fill=\"none\" stroke=\"#707070\" stroke-width=\"1\" shape-rendering=\"crispEdges\"/>\n"
 
         // Legend in the top-right corner of the plot.
         if !curves.isEmpty {
@@ -156,13 +165,16 @@ public struct ResponsePlot: Sendable {
             let by = top + 10
             out += "<g class=\"legend\">\n"
             out +=
-                "<rect x=\"\(n(bx))\" y=\"\(n(by))\" width=\"\(n(boxW))\" height=\"\(n(boxH))\" fill=\"#ffffff\" fill-opacity=\"0.9\" stroke=\"#a0a0a0\"/>\n"
+                "<rect x=\"\(n(bx))\" y=\"\(n(by))\" width=\"\(n(boxW))\" height=\"\(n(boxH))\" "
+                + "fill=\"#ffffff\" fill-opacity=\"0.9\" stroke=\"#a0a0a0\"/>\n"
             for (i, curve) in curves.enumerated() {
                 let midY = by + pad + rowH * Double(i) + 6
                 out +=
-                    "<line x1=\"\(n(bx + pad))\" y1=\"\(n(midY))\" x2=\"\(n(bx + pad + sample))\" y2=\"\(n(midY))\" stroke=\"\(Self.escape(curve.color))\" stroke-width=\"2\"/>\n"
+                    "<line x1=\"\(n(bx + pad))\" y1=\"\(n(midY))\" x2=\"\(n(bx + pad + sample))\" "
+                    + "y2=\"\(n(midY))\" stroke=\"\(Self.escape(curve.color))\" stroke-width=\"2\"/>\n"
                 out +=
-                    "<text x=\"\(n(bx + 2 * pad + sample))\" y=\"\(n(midY))\" dy=\"0.35em\" fill=\"#202020\">\(Self.escape(curve.label))</text>\n"
+                    "<text x=\"\(n(bx + 2 * pad + sample))\" y=\"\(n(midY))\" dy=\"0.35em\" "
+                    + "fill=\"#202020\">\(Self.escape(curve.label))</text>\n"
             }
             out += "</g>\n"
         }

@@ -37,7 +37,8 @@ public enum ControlError: Error, CustomStringConvertible, Sendable {
             return "'\(node)' has no parameter '\(parameter)'; parameters: \(known.joined(separator: ", "))"
         case .unboundedRange(let node, let parameter, let port):
             return
-                "'\(node)' \(parameter) has no bounded range for a controller on '\(port)'; map it in the graph file with min and max"
+                "'\(node)' \(parameter) has no bounded range for a controller "
+                + "on '\(port)'; map it in the graph file with min and max"
         case .noMIDIControlPort:
             return "the graph has no MIDI control port; declare one with \"midiControl\": {\"port\": \"control\"}"
         case .noTransport: return "the graph has no transport; declare one with \"transport\": {\"bpm\": 120}"
@@ -49,7 +50,8 @@ public enum ControlError: Error, CustomStringConvertible, Sendable {
         case .swapCancelled(let name): return "the swap to \(name) was cancelled"
         case .warmUpTimeout(let stream, let buffer):
             return
-                "stream '\(stream)' did not buffer \(Format.number(buffer)) s within \(Format.number(GraphSession.warmUpTimeout)) s"
+                "stream '\(stream)' did not buffer \(Format.number(buffer)) s "
+                + "within \(Format.number(GraphSession.warmUpTimeout)) s"
         case .node(let error), .graph(let error), .swapFailed(let error): return "\(error)"
         }
     }

@@ -232,17 +232,20 @@ public final class GraphSession {
         let old = graph
         guard document.format == old.document.format else {
             throw .swapRefused(
-                "\(document.displayName): its format (\(document.format)) differs from the running graph's (\(old.document.format)); a swap cannot change the format"
+                "\(document.displayName): its format (\(document.format)) differs from the "
+                    + "running graph's (\(old.document.format)); a swap cannot change the format"
             )
         }
         guard document.outputIDs.count == old.document.outputIDs.count else {
             throw .swapRefused(
-                "\(document.displayName) has \(document.outputIDs.count) outputs and the running graph \(old.document.outputIDs.count); a swap cannot change the number of outputs"
+                "\(document.displayName) has \(document.outputIDs.count) outputs and the running graph "
+                    + "\(old.document.outputIDs.count); a swap cannot change the number of outputs"
             )
         }
         if let before = old.document.midiControl?.port, let after = document.midiControl?.port, before != after {
             throw .swapRefused(
-                "\(document.displayName): its MIDI control port '\(after)' differs from the running graph's '\(before)'; a swap cannot change the port"
+                "\(document.displayName): its MIDI control port '\(after)' differs from "
+                    + "the running graph's '\(before)'; a swap cannot change the port"
             )
         }
         var keep = Set(
@@ -344,7 +347,10 @@ public final class GraphSession {
         // point into it. The engine applies them right after the transition (usually in the same render call).
         if (try? sendInitialCommands(next, except: keep)) == nil {
             Self.logger.warning(
-                "the control queue was full: nodes of \(document.displayName) that start bypassed may be heard unbypassed"
+                """
+                the control queue was full: nodes of \(document.displayName) \
+                that start bypassed may be heard unbypassed
+                """
             )
         }
         pendingSwap = nil
@@ -358,7 +364,10 @@ public final class GraphSession {
         graph = next
         for id in sendDelays(next.compensation, to: keep) {
             Self.logger.warning(
-                "mixer '\(id)' kept from the previous graph has no room for the delays that would align its inputs (\(next.compensation.delays[id] ?? [])); load the graph afresh to compensate"
+                """
+                mixer '\(id)' kept from the previous graph has no room for the delays that would align \
+                its inputs (\(next.compensation.delays[id] ?? [])); load the graph afresh to compensate
+                """
             )
         }
         afterSwap?(next)
@@ -416,7 +425,10 @@ public final class GraphSession {
         let silenced = silencedOutput.load(ordering: .relaxed)
         if silenced > reportedNonFinite {
             Self.logger.error(
-                "the graph's output held NaN, Inf or a burst above +24 dBFS: silenced \(silenced) slice(s) so far (plugins are now checked one by one)"
+                """
+                the graph's output held NaN, Inf or a burst above +24 dBFS: silenced \
+                \(silenced) slice(s) so far (plugins are now checked one by one)
+                """
             )
             reportedNonFinite = silenced
         }

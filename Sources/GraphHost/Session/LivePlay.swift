@@ -112,7 +112,8 @@ public struct LivePlay {
                 status = 1
             }
             print(
-                "recorded \(Format.number(Double(recorded.frames) / rate)) s to \(recorder.path), dropped frames \(recorded.droppedFrames)"
+                "recorded \(Format.number(Double(recorded.frames) / rate)) s to "
+                    + "\(recorder.path), dropped frames \(recorded.droppedFrames)"
                     + (recorded.clippedSamples > 0 ? ", clipped \(recorded.clippedSamples) samples at full scale" : ""))
         }
         if isTerminal && console == nil { print("") }
@@ -125,8 +126,14 @@ public struct LivePlay {
         }
         let c = player.counters
         let played = runner.status
+        let underruns = runner.control.withSession { played.underruns($0) }
+        let largestQuantum = c.largestQuantum.load(ordering: .relaxed)
+        let missedBuffers = c.missedBuffers.load(ordering: .relaxed)
+        let longestCallback = c.maxBusyNanos.load(ordering: .relaxed) / 1000
         print(
-            "played \(played.positionText), underruns \(runner.control.withSession { played.underruns($0) }), xruns \(played.xruns), largest quantum \(c.largestQuantum.load(ordering: .relaxed)) frames, missed buffers \(c.missedBuffers.load(ordering: .relaxed)), longest callback \(c.maxBusyNanos.load(ordering: .relaxed) / 1000) µs"
+            "played \(played.positionText), underruns \(underruns), xruns \(played.xruns), "
+                + "largest quantum \(largestQuantum) frames, missed buffers \(missedBuffers), "
+                + "longest callback \(longestCallback) µs"
         )
         return status
     }

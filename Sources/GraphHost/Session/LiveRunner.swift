@@ -164,7 +164,10 @@ public final class LiveRunner {
                 waitingSince = nil
             } else if let since = waitingSince, clock.now.timeIntervalSince(since) >= Self.unansweredSeconds {
                 logger.warning(
-                    "PipeWire has neither linked nor refused the stream within \(Format.number(Self.unansweredSeconds)) s; making it again"
+                    """
+                    PipeWire has neither linked nor refused the stream within \
+                    \(Format.number(Self.unansweredSeconds)) s; making it again
+                    """
                 )
                 _ = player.reconnect()
                 waitingSince = clock.now
@@ -174,7 +177,10 @@ public final class LiveRunner {
             if reconnection.isLost && player.streaming {
                 let gap = reconnection.recovered(now: clock.now)
                 logger.info(
-                    "reconnected to PipeWire; continuing from \(status.positionText) after a gap of \(Format.printf("%.2f", gap)) s"
+                    """
+                    reconnected to PipeWire; continuing from \(status.positionText) \
+                    after a gap of \(Format.printf("%.2f", gap)) s
+                    """
                 )
                 control.publish(.reconnected(position: status.seconds, gapSeconds: gap))
             }
@@ -311,7 +317,10 @@ public final class LiveRunner {
                 "the PipeWire daemon went away at \(status.positionText); keeping the graph and reconnecting")
         } else if player.noSink && !reconnection.isWaitingForSink {
             logger.warning(
-                "PipeWire has no sink for the stream yet (\(PipeWirePlayer.noSinkMessage)); retrying for up to \(Format.number(Reconnection.noSinkLimit)) s"
+                """
+                PipeWire has no sink for the stream yet (\(PipeWirePlayer.noSinkMessage)); \
+                retrying for up to \(Format.number(Reconnection.noSinkLimit)) s
+                """
             )
         }
         switch reconnection.lost(noSink: !player.disconnected, now: clock.now) {
@@ -319,7 +328,9 @@ public final class LiveRunner {
             return nil
         case .giveUp:
             return
-                "PipeWire stream: no sink appeared within \(Format.number(Reconnection.noSinkLimit)) s (\(PipeWirePlayer.noSinkMessage)); start a session manager (wireplumber) with a sink, or give --target"
+                "PipeWire stream: no sink appeared within \(Format.number(Reconnection.noSinkLimit)) s "
+                + "(\(PipeWirePlayer.noSinkMessage)); start a session manager (wireplumber) with a sink, "
+                + "or give --target"
         case .retry:
             if player.noSink {
                 logger.info(
@@ -377,11 +388,17 @@ public final class LiveRunner {
         guard let (compensation, tooShort) = control.withSession({ $0.updateCompensation() }) else { return }
         let rate = status.sampleRate
         logger.info(
-            "latency changed: the graph adds \(compensation.total) frames (\(compensation.milliseconds(compensation.total, sampleRate: Int(rate))) ms); parallel paths realigned"
+            """
+            latency changed: the graph adds \(compensation.total) frames \
+            (\(compensation.milliseconds(compensation.total, sampleRate: Int(rate))) ms); parallel paths realigned
+            """
         )
         for id in tooShort {
             logger.warning(
-                "mixer '\(id)' has no room for the delays that would align its inputs (\(compensation.delays[id] ?? [])); reload the graph to compensate"
+                """
+                mixer '\(id)' has no room for the delays that would align its inputs \
+                (\(compensation.delays[id] ?? [])); reload the graph to compensate
+                """
             )
         }
         control.publish(.latency(frames: compensation.total, position: status.seconds))
@@ -403,7 +420,10 @@ public final class LiveRunner {
             if let failure = stream.failure {
                 guard reported.failed.insert(stream.id).inserted else { continue }
                 logger.error(
-                    "stream '\(stream.id)' failed at \(status.positionText): \(failure); it fades out and the rest of the graph plays on"
+                    """
+                    stream '\(stream.id)' failed at \(status.positionText): \
+                    \(failure); it fades out and the rest of the graph plays on
+                    """
                 )
                 control.publish(.streamFailed(node: stream.id, error: "\(failure)", position: status.seconds))
                 continue
@@ -433,7 +453,10 @@ public final class LiveRunner {
             reported.damage[stream.id] = damage
             if !options.isTerminal {
                 logger.warning(
-                    "stream '\(stream.id)': damaged MPEG data, \(damage.silencedFrames) frames silenced, \(damage.skippedBytes) bytes skipped"
+                    """
+                    stream '\(stream.id)': damaged MPEG data, \(damage.silencedFrames) \
+                    frames silenced, \(damage.skippedBytes) bytes skipped
+                    """
                 )
             }
             control.publish(
@@ -453,7 +476,10 @@ public final class LiveRunner {
             let took = Double(c.slowNanos.load(ordering: .relaxed)) / 1e6
             let budget = Double(c.budgetNanos.load(ordering: .relaxed)) / 1e6
             logger.warning(
-                "a callback overran its quantum (\(overruns) so far): node '\(node)' took \(Format.printf("%.2f", took)) ms of \(Format.printf("%.2f", budget)) ms"
+                """
+                a callback overran its quantum (\(overruns) so far): node '\(node)' took \
+                \(Format.printf("%.2f", took)) ms of \(Format.printf("%.2f", budget)) ms
+                """
             )
             control.publish(.overrun(node: node, milliseconds: took, count: overruns))
         }
@@ -476,7 +502,11 @@ public final class LiveRunner {
         if memory.failedBytes > reported.unlockedBytes {
             reported.unlockedBytes = memory.failedBytes
             logger.warning(
-                "could not lock \(memory.failedBytes / 1024) KiB of render memory (mlock: \(String(cString: strerror(memory.lastError)))); the render thread may wait on page faults. Raise the memlock limit (LimitMEMLOCK= in a systemd unit, memlock in /etc/security/limits.conf)"
+                """
+                could not lock \(memory.failedBytes / 1024) KiB of render memory (mlock: \
+                \(String(cString: strerror(memory.lastError)))); the render thread may wait on page faults. \
+                Raise the memlock limit (LimitMEMLOCK= in a systemd unit, memlock in /etc/security/limits.conf)
+                """
             )
             control.publish(.memoryNotLocked(bytes: memory.failedBytes))
         }

@@ -51,7 +51,8 @@ public enum ReplyText {
             (status.playing ? "playing" : "paused") + " at " + seconds(status.position)
                 + " | quantum \(status.quantum) frames"
                 + " | latency \(latency.frames) frames (" + Format.printf("%.1f", latency.milliseconds) + " ms)",
-            "underruns \(status.underruns) | xruns \(status.xruns) | overruns \(status.overruns) | callbacks \(status.callbacks)",
+            "underruns \(status.underruns) | xruns \(status.xruns) | overruns "
+                + "\(status.overruns) | callbacks \(status.callbacks)",
         ]
         if let building = status.building { lines.append("building a swap to \(building)") }
         if !status.streams.isEmpty {
@@ -105,7 +106,8 @@ public enum ReplyText {
         if let recording = status.recording {
             lines += [
                 "",
-                "recording: \(recording.path) (\(seconds(recording.seconds)), \(recording.droppedFrames) frames dropped)",
+                "recording: \(recording.path) (\(seconds(recording.seconds)), "
+                    + "\(recording.droppedFrames) frames dropped)",
             ]
         }
         lines.append("")

@@ -36,22 +36,22 @@ final class ExtraOutputStream {
             core: core, name: nodeName, properties: properties,
             makeTarget: {
                 Target(stream: $0, fanout: fanout, index: index, channels: format.channels, channelPointers: pointers)
-            }
-        ) { events in
-            events.process = { data in ExtraOutputStream.process(data!.assumingMemoryBound(to: Target.self)) }
-            events.param_changed = { data, id, param in
-                guard id == SPA_PARAM_Format.rawValue, let param, let planar = StreamHandle<Target>.isPlanar(param)
-                else { return }
-                let target = data!.assumingMemoryBound(to: Target.self)
-                target.pointee.planar = planar
-                var buffer = [UInt8](repeating: 0, count: 1024)
-                let channels = UInt32(target.pointee.channels)
-                let stride = planar ? 4 : 4 * channels
-                var pod: UnsafePointer<spa_pod>? = gh_build_buffers(
-                    &buffer, 1024, UInt32(8192), stride, planar ? channels : 1)
-                _ = pw_stream_update_params(target.pointee.stream, &pod, 1)
-            }
-        }
+            },
+            setEvents: { events in
+                events.process = { data in ExtraOutputStream.process(data!.assumingMemoryBound(to: Target.self)) }
+                events.param_changed = { data, id, param in
+                    guard id == SPA_PARAM_Format.rawValue, let param, let planar = StreamHandle<Target>.isPlanar(param)
+                    else { return }
+                    let target = data!.assumingMemoryBound(to: Target.self)
+                    target.pointee.planar = planar
+                    var buffer = [UInt8](repeating: 0, count: 1024)
+                    let channels = UInt32(target.pointee.channels)
+                    let stride = planar ? 4 : 4 * channels
+                    var pod: UnsafePointer<spa_pod>? = gh_build_buffers(
+                        &buffer, 1024, UInt32(8192), stride, planar ? channels : 1)
+                    _ = pw_stream_update_params(target.pointee.stream, &pod, 1)
+                }
+            })
         try handle.connect(
             SPA_DIRECTION_OUTPUT, what: "the output '\(id)'", cleanUp: Self.cleanUp,
             formats: StreamHandle<Target>.audioFormats(format))

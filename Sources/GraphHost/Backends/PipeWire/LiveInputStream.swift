@@ -58,23 +58,23 @@ final class LiveInputStream {
                     cycleFrames: input.cycleFrames,
                     writtenCycle: input.writtenCycle, position: .create(nil), channels: format.channels,
                     channelPointers: pointers)
-            }
-        ) { events in
-            events.process = { data in
-                // The data thread.
-                LiveInputStream.process(data!.assumingMemoryBound(to: Target.self))
-            }
-            events.param_changed = { data, id, param in
-                // Before the first process call of this format (PipeWire emits it on the loop that processes).
-                guard id == SPA_PARAM_Format.rawValue, let param, let planar = StreamHandle<Target>.isPlanar(param)
-                else { return }
-                data!.assumingMemoryBound(to: Target.self).pointee.planar = planar
-            }
-            events.io_changed = { data, id, area, _ in
-                guard id == SPA_IO_Position.rawValue else { return }
-                data!.assumingMemoryBound(to: Target.self).pointee.position.store(area, ordering: .releasing)
-            }
-        }
+            },
+            setEvents: { events in
+                events.process = { data in
+                    // The data thread.
+                    LiveInputStream.process(data!.assumingMemoryBound(to: Target.self))
+                }
+                events.param_changed = { data, id, param in
+                    // Before the first process call of this format (PipeWire emits it on the loop that processes).
+                    guard id == SPA_PARAM_Format.rawValue, let param, let planar = StreamHandle<Target>.isPlanar(param)
+                    else { return }
+                    data!.assumingMemoryBound(to: Target.self).pointee.planar = planar
+                }
+                events.io_changed = { data, id, area, _ in
+                    guard id == SPA_IO_Position.rawValue else { return }
+                    data!.assumingMemoryBound(to: Target.self).pointee.position.store(area, ordering: .releasing)
+                }
+            })
         try handle.connect(
             SPA_DIRECTION_INPUT, what: "the input '\(input.id)'", cleanUp: Self.cleanUp,
             formats: StreamHandle<Target>.audioFormats(format))

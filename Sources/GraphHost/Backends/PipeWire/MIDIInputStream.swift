@@ -25,20 +25,20 @@ final class MIDIInputStream {
                 (PW_KEY_MEDIA_TYPE, "Midi"), (PW_KEY_MEDIA_CATEGORY, "Capture"), (PW_KEY_FORMAT_DSP, "8 bit raw midi"),
                 (PW_KEY_NODE_DESCRIPTION, "graphhost MIDI input '\(name)'"),
             ],
-            makeTarget: { Target(stream: $0, ring: ring) }
-        ) { events in
-            events.process = { data in
-                // The data thread.
-                let target = data!.assumingMemoryBound(to: Target.self)
-                gh_midi_input_process(
-                    target.pointee.stream,
-                    { target, offset, bytes, size in
-                        MIDIInputStream.receive(
-                            target!.assumingMemoryBound(to: Target.self), offset: Int(offset), bytes: bytes!,
-                            size: Int(size))
-                    }, data)
-            }
-        }
+            makeTarget: { Target(stream: $0, ring: ring) },
+            setEvents: { events in
+                events.process = { data in
+                    // The data thread.
+                    let target = data!.assumingMemoryBound(to: Target.self)
+                    gh_midi_input_process(
+                        target.pointee.stream,
+                        { target, offset, bytes, size in
+                            MIDIInputStream.receive(
+                                target!.assumingMemoryBound(to: Target.self), offset: Int(offset), bytes: bytes!,
+                                size: Int(size))
+                        }, data)
+                }
+            })
         try handle.connect(SPA_DIRECTION_INPUT, what: "the MIDI input '\(name)'") { [gh_build_midi_format($0, $1)] }
     }
 

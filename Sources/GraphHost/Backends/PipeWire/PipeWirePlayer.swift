@@ -26,7 +26,9 @@ public enum PlaybackError: Error, CustomStringConvertible {
         switch self {
         case .noDaemon(let socket, let reason):
             return
-                "cannot reach a PipeWire daemon at \(socket) (\(reason)). Start one (pipewire and wireplumber), set PIPEWIRE_REMOTE or XDG_RUNTIME_DIR to a running one, or start a private headless one: eval \"$(scripts/pipewire-headless start)\""
+                "cannot reach a PipeWire daemon at \(socket) (\(reason)). Start one (pipewire and "
+                + "wireplumber), set PIPEWIRE_REMOTE or XDG_RUNTIME_DIR to a running one, or "
+                + "start a private headless one: eval \"$(scripts/pipewire-headless start)\""
         case .stream(let why): return "PipeWire stream error: \(why)"
         }
     }

@@ -63,7 +63,10 @@ public final class MIDIControlSurface: ControlSurface, @unchecked Sendable {
             let learned = control.withSession({ $0.bindLearned(channel: first.channel, controller: first.controller) })
         {
             logger.info(
-                "learned: controller \(learned.controller) on channel \(first.channel) moves \(learned.node) \(learned.parameter)"
+                """
+                learned: controller \(learned.controller) on channel \
+                \(first.channel) moves \(learned.node) \(learned.parameter)
+                """
             )
             control.publish(
                 .learned(

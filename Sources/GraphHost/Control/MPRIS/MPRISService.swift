@@ -48,7 +48,10 @@ public final class MPRISService: ControlSurface, Sendable {
                 let woke = player.wait(wakeFD: wakeup.fd, maxWaitMilliseconds: Self.refreshMilliseconds)
                 if woke < 0 {
                     logger.warning(
-                        "MPRIS: lost the session bus (\(String(cString: strerror(-woke)))); media keys no longer reach this run"
+                        """
+                        MPRIS: lost the session bus (\(String(cString: strerror(-woke)))); \
+                        media keys no longer reach this run
+                        """
                     )
                     break
                 }
@@ -71,7 +74,10 @@ public final class MPRISService: ControlSurface, Sendable {
             wakeup.close()
         case Int32(GH_MPRIS_NAME_TAKEN):
             logger.warning(
-                "MPRIS off: \(result.message); another run has this --name (give a different --name for media keys here)"
+                """
+                MPRIS off: \(result.message); another run has this \
+                --name (give a different --name for media keys here)
+                """
             )
             thread.join()
             wakeup.close()

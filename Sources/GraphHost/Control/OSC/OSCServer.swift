@@ -48,7 +48,8 @@ public final class OSCServer: ControlSurface, Sendable {
             let reason = String(cString: strerror(errno))
             close(fd)
             throw SocketError.other(
-                "cannot listen for OSC on \(wanted): \(reason)\(errno == EADDRINUSE ? " (choose another --osc-port)" : "")"
+                "cannot listen for OSC on \(wanted): "
+                    + "\(reason)\(errno == EADDRINUSE ? " (choose another --osc-port)" : "")"
             )
         }
         var storage = sockaddr_storage()

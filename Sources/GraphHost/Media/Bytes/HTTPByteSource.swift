@@ -111,24 +111,25 @@ public final class HTTPByteSource: SeekableByteSource, Sendable {
     deinit { cancel() }
 
     public func read(into destination: UnsafeMutableRawBufferPointer) throws -> Int {
-        let n = try shared.wait(until: { !$0.buffer.isEmpty || $0.finished || $0.failure != nil || $0.cancelled }) {
-            shared in
-            if let failure = shared.failure, shared.buffer.isEmpty { throw failure }
-            shared.followsBreak = false
-            while shared.breaks.first == 0 {
-                shared.breaks.removeFirst()
-                shared.followsBreak = true
-            }
-            let n = min(destination.count, shared.buffer.count, shared.breaks.first ?? shared.buffer.count)
-            if n > 0 {
-                shared.buffer.withUnsafeBytes {
-                    destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<n]))
+        let n = try shared.wait(
+            until: { !$0.buffer.isEmpty || $0.finished || $0.failure != nil || $0.cancelled },
+            then: { shared in
+                if let failure = shared.failure, shared.buffer.isEmpty { throw failure }
+                shared.followsBreak = false
+                while shared.breaks.first == 0 {
+                    shared.breaks.removeFirst()
+                    shared.followsBreak = true
                 }
-                shared.buffer.removeFirst(n)
-                shared.breaks = shared.breaks.map { $0 - n }
-            }
-            return n
-        }
+                let n = min(destination.count, shared.buffer.count, shared.breaks.first ?? shared.buffer.count)
+                if n > 0 {
+                    shared.buffer.withUnsafeBytes {
+                        destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<n]))
+                    }
+                    shared.buffer.removeFirst(n)
+                    shared.breaks = shared.breaks.map { $0 - n }
+                }
+                return n
+            })
         return n
     }
 
@@ -175,14 +176,15 @@ public final class HTTPByteSource: SeekableByteSource, Sendable {
     /// before. False when the download should stop.
     fileprivate func append(_ bytes: UnsafeRawBufferPointer, generation mine: Int, afterBreak: Bool) -> Bool {
         if shared.withLock({ $0.buffer.count >= Self.bufferBytes }) { status.setPaused(true) }
-        return shared.wait(until: { $0.buffer.count < Self.bufferBytes || $0.cancelled || $0.generation != mine }) {
-            shared in
-            status.setPaused(false)
-            guard !shared.cancelled && shared.generation == mine else { return false }
-            if afterBreak { shared.breaks.append(shared.buffer.count) }
-            shared.buffer.append(contentsOf: bytes)
-            return true
-        }
+        return shared.wait(
+            until: { $0.buffer.count < Self.bufferBytes || $0.cancelled || $0.generation != mine },
+            then: { shared in
+                status.setPaused(false)
+                guard !shared.cancelled && shared.generation == mine else { return false }
+                if afterBreak { shared.breaks.append(shared.buffer.count) }
+                shared.buffer.append(contentsOf: bytes)
+                return true
+            })
     }
 
     private func end(generation mine: Int, failure error: Error?) {
@@ -232,14 +234,13 @@ public final class HTTPByteSource: SeekableByteSource, Sendable {
                     failure: StreamError.network(
                         name, "\(why); gave up retrying after \(Format.number(retrySeconds)) s"))
             }
-            logger.warning(
-                "\(name): \(why); reconnecting\(transfer.resumable && transfer.audioBytes > 0 ? " from byte \(transfer.audioBytes)" : "") in \(Format.number(wait)) s"
-            )
+            let resumePoint = transfer.resumable && transfer.audioBytes > 0 ? " from byte \(transfer.audioBytes)" : ""
+            logger.warning("\(name): \(why); reconnecting\(resumePoint) in \(Format.number(wait)) s")
             status.reconnected()
             status.setProblem(why)
-            shared.wait(until: { $0.cancelled || $0.generation != mine }, deadline: Date().addingTimeInterval(wait)) {
-                _ in
-            }
+            shared.wait(
+                until: { $0.cancelled || $0.generation != mine }, deadline: Date().addingTimeInterval(wait),
+                then: { _ in })
         }
     }
 

@@ -128,7 +128,7 @@ public final class HLSByteSource: ByteSource, Sendable {
         logger.warning("\(name): \(error); trying again in \(Format.number(wait)) s")
         status.reconnected()
         status.setProblem("\(error)")
-        state.wait(until: { $0.cancelled }, deadline: Date().addingTimeInterval(wait)) { _ in }
+        state.wait(until: { $0.cancelled }, deadline: Date().addingTimeInterval(wait), then: { _ in })
     }
 
     /// Starts the next download: the next part of the current segment, the next segment, or after a reload. False at
@@ -171,8 +171,9 @@ public final class HLSByteSource: ByteSource, Sendable {
             deadline: state.withLock { s in
                 let wait = s.playlist.targetDuration * (s.reloadBroughtNothing ? 0.5 : 1)
                 return s.lastReload.addingTimeInterval(wait)
-            }
-        ) { s -> String? in s.cancelled ? nil : s.mediaURL }
+            },
+            then: { s -> String? in s.cancelled ? nil : s.mediaURL }
+        )
         guard let url else { return }
         let playlist = try HLSPlaylist.parse(try Self.fetch(url), url: url)
         state.withLock { s in

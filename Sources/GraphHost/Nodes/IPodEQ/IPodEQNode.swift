@@ -85,7 +85,8 @@ public struct IPodEQNode: NodeDefinition {
             guard let found else {
                 issues.report(
                     settings.path("preset"),
-                    "unknown preset \(text); valid presets (name or index 0…\(IPodEQPreset.all.count - 1)): \(presetList)",
+                    "unknown preset \(text); valid presets (name or index "
+                        + "0…\(IPodEQPreset.all.count - 1)): \(presetList)",
                     at: value)
                 return nil
             }

@@ -143,7 +143,10 @@ final class LV2Features {
             let dropped = gh_lv2_log_dropped(log)
             if dropped > reportedDropped {
                 logger.warning(
-                    "\(plugin): \(dropped - reportedDropped) log line(s) dropped (more than the log holds between two drains; \(dropped) so far)"
+                    """
+                    \(plugin): \(dropped - reportedDropped) log line(s) dropped \
+                    (more than the log holds between two drains; \(dropped) so far)
+                    """
                 )
                 reportedDropped = dropped
             }

@@ -438,7 +438,10 @@ final class LV2Instance: NodeInstance, HostedPlugin {
         let silenced = kernelPointer.pointee.silencedSlices.load(ordering: .relaxed)
         if silenced > reportedNonFinite {
             Self.logger.error(
-                "node '\(id)' (\(node.uri)) produced NaN, Inf or a burst above +24 dBFS: silenced \(silenced) slice(s) so far, fading back in after each"
+                """
+                node '\(id)' (\(node.uri)) produced NaN, Inf or a burst above +24 \
+                dBFS: silenced \(silenced) slice(s) so far, fading back in after each
+                """
             )
             reportedNonFinite = silenced
         }

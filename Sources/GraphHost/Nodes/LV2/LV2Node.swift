@@ -21,14 +21,18 @@ public struct LV2Node: NodeDefinition {
     static let controlsSetting = SettingDescriptor(
         "controls", .object(members: ["number", "string", "boolean"]),
         doc:
-            "Input control port values by symbol: a number (fitted to the port, with a warning: its range, whole for lv2:integer, the nearest scale point for lv2:enumeration; lv2:sampleRate ports in Hz), a scale point's label (any case), or true/false (or on/off) for a toggle."
+            "Input control port values by symbol: a number (fitted to the port, with a warning: its range, "
+            + "whole for lv2:integer, the nearest scale point for lv2:enumeration; lv2:sampleRate "
+            + "ports in Hz), a scale point's label (any case), or true/false (or on/off) for a toggle."
     )
     static let presetSetting = SettingDescriptor(
         "preset", .string, doc: "A preset label (case-insensitive) or URI (see `graphhost presets URI`).")
     static let propertiesSetting = SettingDescriptor(
         "properties", .object(members: ["string", "number", "boolean"]),
         doc:
-            "Values of the plugin's properties (patch:writable, see `graphhost plugins`) by name, sent as patch:Set before the first slice and live with `set NODE NAME VALUE`; a path is relative to the graph file and must be readable."
+            "Values of the plugin's properties (patch:writable, see `graphhost plugins`) by "
+            + "name, sent as patch:Set before the first slice and live with `set NODE "
+            + "NAME VALUE`; a path is relative to the graph file and must be readable."
     )
     static let bypassSetting = SettingDescriptor("bypass", .boolean, default: .bool(false), doc: "Starts bypassed.")
 
@@ -114,7 +118,8 @@ public struct LV2Node: NodeDefinition {
         if let port = plugin.ports.first(where: { $0.kind == .other && !$0.isOptional }) {
             issues.report(
                 settings.path("uri"),
-                "plugin '\(uri)' has port \(port.index) '\(port.symbol)' of a type graphhost does not support (neither audio, CV, control nor atom), and the plugin needs it connected",
+                "plugin '\(uri)' has port \(port.index) '\(port.symbol)' of a type graphhost does not "
+                    + "support (neither audio, CV, control nor atom), and the plugin needs it connected",
                 at: settings.object["uri"])
             return nil
         }
@@ -128,7 +133,8 @@ public struct LV2Node: NodeDefinition {
         if !plugin.isHardRTCapable {
             issues.warn(
                 settings.path("uri"),
-                "plugin '\(uri)' does not declare lv2:hardRTCapable: its run() may block or allocate, so live playback may drop out",
+                "plugin '\(uri)' does not declare lv2:hardRTCapable: its run() "
+                    + "may block or allocate, so live playback may drop out",
                 at: settings.object["uri"])
         }
         let channels = context.format.channels
@@ -151,7 +157,9 @@ public struct LV2Node: NodeDefinition {
             let ports = plugin.ports.map(\.description).joined(separator: "; ")
             issues.report(
                 settings.path("uri"),
-                "plugin '\(uri)' has \(ins.count) audio inputs and \(outs.count) outputs; a \(channels)-channel bus takes none, 1 or at least \(channels) inputs and none, 1 or at least \(channels) outputs. Its ports: \(ports)",
+                "plugin '\(uri)' has \(ins.count) audio inputs and \(outs.count) outputs; a "
+                    + "\(channels)-channel bus takes none, 1 or at least \(channels) inputs "
+                    + "and none, 1 or at least \(channels) outputs. Its ports: \(ports)",
                 at: settings.object["uri"])
             return nil
         }
@@ -164,7 +172,8 @@ public struct LV2Node: NodeDefinition {
                 let list = plugin.presets.map(\.label)
                 issues.report(
                     settings.path("preset"),
-                    "unknown preset '\(name)' for \(uri); presets: \(list.isEmpty ? "none" : list.joined(separator: ", "))",
+                    "unknown preset '\(name)' for \(uri); presets: "
+                        + "\(list.isEmpty ? "none" : list.joined(separator: ", "))",
                     at: settings.object["preset"])
                 return nil
             }
@@ -179,7 +188,8 @@ public struct LV2Node: NodeDefinition {
             guard let port = plugin.controlInputs.first(where: { $0.symbol == symbol }) else {
                 issues.report(
                     path,
-                    "unknown control '\(symbol)'; controls: \(plugin.controlInputs.map(\.symbol).joined(separator: ", "))",
+                    "unknown control '\(symbol)'; controls: "
+                        + "\(plugin.controlInputs.map(\.symbol).joined(separator: ", "))",
                     at: value)
                 continue
             }
@@ -242,7 +252,8 @@ public struct LV2Node: NodeDefinition {
                 let known = plugin.properties.map(\.symbol)
                 issues.report(
                     path,
-                    "unknown property '\(symbol)'; properties: \(known.isEmpty ? "none" : known.joined(separator: ", "))",
+                    "unknown property '\(symbol)'; properties: "
+                        + "\(known.isEmpty ? "none" : known.joined(separator: ", "))",
                     at: value)
                 continue
             }

@@ -157,7 +157,8 @@ public struct LV2Property: Sendable, Equatable {
     public var range: String?
 
     public var description: String {
-        "\(symbol) (property \(label), \(range.map { $0.split(separator: "#").last.map(String.init) ?? $0 } ?? "any value")) <\(uri)>"
+        "\(symbol) (property \(label), "
+            + "\(range.map { $0.split(separator: "#").last.map(String.init) ?? $0 } ?? "any value")) <\(uri)>"
     }
 }
 

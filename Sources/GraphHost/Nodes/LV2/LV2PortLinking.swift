@@ -26,7 +26,8 @@ extension LV2Node {
                     : "it has no such \(input ? "input" : "output") port"
                 issues.report(
                     s.path(key),
-                    "'\(text)': \(why); ports to link by name: \(known.isEmpty ? "none" : known.joined(separator: ", "))",
+                    "'\(text)': \(why); ports to link by name: "
+                        + "\(known.isEmpty ? "none" : known.joined(separator: ", "))",
                     at: s.object[key])
                 return nil
             }
@@ -47,7 +48,8 @@ extension LV2Node {
             if let linked = portInputs.first(where: \.carriesEvents) {
                 issues.report(
                     s.path(key),
-                    "'\(id)' takes events on one MIDI input and '\(linked.symbol)' is linked already; a midi node or a MIDI processor feeds one plugin",
+                    "'\(id)' takes events on one MIDI input and '\(linked.symbol)' is "
+                        + "linked already; a midi node or a MIDI processor feeds one plugin",
                     at: s.object[key])
                 return nil
             }
@@ -78,7 +80,8 @@ extension LV2Node {
             guard ports.count == 1 else {
                 issues.report(
                     s.path("channel"),
-                    "\"channel\" picks the source channel for a link to one port; '\(text)' names \(ports.count), which read channels 0…\(ports.count - 1)",
+                    "\"channel\" picks the source channel for a link to one port; '\(text)' "
+                        + "names \(ports.count), which read channels 0…\(ports.count - 1)",
                     at: value)
                 return nil
             }
@@ -106,7 +109,8 @@ extension LV2Node {
         { port in
             let what = port.isSideChain ? "sidechain input" : "audio input"
             return
-                "\(what) '\(port.symbol)' of '\(id)' is not linked and reads silence (link it with \"to\": \"\(id):\(port.symbol)\")"
+                "\(what) '\(port.symbol)' of '\(id)' is not linked and reads "
+                + "silence (link it with \"to\": \"\(id):\(port.symbol)\")"
         }
     }
 }

@@ -102,10 +102,11 @@ public final class LV2World: Sendable {
         func literal(_ text: String) -> String {
             "\"" + text.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\""
         }
+        let atomPath = "<http://lv2plug.in/ns/ext/atom#Path>"
         let turtle = """
             <urn:graphhost:property-state> a <http://lv2plug.in/ns/ext/presets#Preset> ;
                 <http://lv2plug.in/ns/lv2core#appliesTo> <\(plugin)> ;
-                <http://lv2plug.in/ns/ext/state#state> [ <\(key)> \(literal(path))^^<http://lv2plug.in/ns/ext/atom#Path> ] .
+                <http://lv2plug.in/ns/ext/state#state> [ <\(key)> \(literal(path))^^\(atomPath) ] .
             """
         return try withWorld { world in
             guard let state = lilv_state_new_from_string(world, URIDMap.shared.mapFeature, turtle) else { return nil }

@@ -22,7 +22,8 @@ enum PatchMessage {
             let path = Format.expandingTilde(text)
             guard FileManager.default.isReadableFile(atPath: path) else {
                 throw NodeCommandError.invalidValue(
-                    "\(property.symbol): cannot read '\(path)' (\(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"))"
+                    "\(property.symbol): cannot read '\(path)' "
+                        + "(\(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"))"
                 )
             }
             value = (LV2URI.atomPath, Array(URL(fileURLWithPath: path).standardizedFileURL.path.utf8) + [0])

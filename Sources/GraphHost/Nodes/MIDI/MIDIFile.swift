@@ -16,7 +16,8 @@ struct MIDIFile {
     init(path: String) throws {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw MIDIFileError(
-                "cannot read the MIDI file '\(path)' (\(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"))"
+                "cannot read the MIDI file '\(path)' "
+                    + "(\(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"))"
             )
         }
         try self.init(bytes: [UInt8](data), name: path)

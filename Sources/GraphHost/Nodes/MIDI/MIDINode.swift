@@ -11,12 +11,14 @@ public struct MIDINode: NodeDefinition {
     static let fileSetting = SettingDescriptor(
         "file", .string,
         doc:
-            "A Standard MIDI File (format 0 or 1, tempo changes followed), relative to the graph file; played from the start of the graph offline, and live when there is no port."
+            "A Standard MIDI File (format 0 or 1, tempo changes followed), relative to the graph "
+            + "file; played from the start of the graph offline, and live when there is no port."
     )
     static let portSetting = SettingDescriptor(
         "port", .string, pattern: #"^[^\s/:]+$"#,
         doc:
-            "A live MIDI input's name: `graphhost run` opens the PipeWire MIDI input GRAPHNAME.PORT (one midi node per port)."
+            "A live MIDI input's name: `graphhost run` opens the PipeWire "
+            + "MIDI input GRAPHNAME.PORT (one midi node per port)."
     )
 
     public static let descriptor = NodeDescriptor(

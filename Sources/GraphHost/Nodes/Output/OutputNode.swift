@@ -6,7 +6,8 @@ public struct OutputNode: NodeDefinition {
     static let targetSetting = SettingDescriptor(
         "target", .string,
         doc:
-            "A PipeWire node.name or object.serial (default: the default sink; `run --target` overrides the first output's)."
+            "A PipeWire node.name or object.serial (default: the default "
+            + "sink; `run --target` overrides the first output's)."
     )
     public static let descriptor = NodeDescriptor(
         typeName: typeName,

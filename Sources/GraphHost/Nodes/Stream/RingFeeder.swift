@@ -73,7 +73,8 @@ final class RingFeeder {
         let built = ChannelMatrix(from: layout, to: target, mixing: mixing)
         if ChannelMatrix.explicitMatrixIgnored(mixing, source: layout, target: target) {
             warn(
-                "channelMatrix has \(mixing.matrix?.first?.count ?? 0) columns but the media now has \(layout.channels) channels; mapped by layout"
+                "channelMatrix has \(mixing.matrix?.first?.count ?? 0) columns but "
+                    + "the media now has \(layout.channels) channels; mapped by layout"
             )
         }
         if let reason = built.fallbackReason { warn("\(layout.channels) channels mapped by position: \(reason)") }

@@ -12,7 +12,8 @@ public struct StreamNode: Sendable, NodeDefinition {
     static let urlSetting = SettingDescriptor(
         "url", .string, required: true, pattern: "^.+$",
         doc:
-            "A media file path (relative to the graph file's folder), a `file:` URL, or an `http://` / `https://` URL (a file, Icecast radio or an HLS playlist)."
+            "A media file path (relative to the graph file's folder), a `file:` URL, or an "
+            + "`http://` / `https://` URL (a file, Icecast radio or an HLS playlist)."
     )
     static let loopSetting = SettingDescriptor(
         "loop", .boolean, default: .bool(false), doc: "Plays a file again from the start when it ends.")
@@ -22,18 +23,21 @@ public struct StreamNode: Sendable, NodeDefinition {
     static let cacheSetting = SettingDescriptor(
         "cache", .string, pattern: "^.+$",
         doc:
-            "Network streams: a file that keeps the complete download, played from instead of the network once it exists."
+            "Network streams: a file that keeps the complete download, "
+            + "played from instead of the network once it exists."
     )
     static let retrySetting = SettingDescriptor(
         "retrySeconds", .number, range: 0...3600, default: .number(HTTPByteSource.defaultRetrySeconds),
         doc:
-            "Network streams: how long a stream that has played is retried, with backoff, after its connection ended, broke or was refused; then it fails (fades out, is reported, counts as finished)."
+            "Network streams: how long a stream that has played is retried, with backoff, after its connection "
+            + "ended, broke or was refused; then it fails (fades out, is reported, counts as finished)."
     )
     static let matrixSetting = SettingDescriptor(
         "channelMatrix", .numberRows, range: -ChannelMixing.matrixGainLimit...ChannelMixing.matrixGainLimit,
         itemCount: 1...8,
         doc:
-            "Explicit channel mapping: one row per graph channel of one linear gain per media channel (in the media's layout order)."
+            "Explicit channel mapping: one row per graph channel of one linear "
+            + "gain per media channel (in the media's layout order)."
     )
     static let lfeSetting = SettingDescriptor(
         "lfeMix", .number, range: -60...10,
@@ -164,7 +168,8 @@ public struct StreamNode: Sendable, NodeDefinition {
         guard rows.count == graphChannels else {
             issues.report(
                 path,
-                "has \(rows.count) row\(rows.count == 1 ? "" : "s"); the graph has \(graphChannels) channel\(graphChannels == 1 ? "" : "s"), so it needs \(shape)",
+                "has \(rows.count) row\(rows.count == 1 ? "" : "s"); the graph has \(graphChannels) "
+                    + "channel\(graphChannels == 1 ? "" : "s"), so it needs \(shape)",
                 at: given)
             return .invalid
         }
@@ -175,7 +180,8 @@ public struct StreamNode: Sendable, NodeDefinition {
             guard let items = row.arrayValue, !items.isEmpty else {
                 issues.report(
                     rowPath,
-                    "expected an array of gains, one per media channel, found \(row.arrayValue == nil ? row.typeName : "an empty array")",
+                    "expected an array of gains, one per media channel, found "
+                        + "\(row.arrayValue == nil ? row.typeName : "an empty array")",
                     at: row)
                 return .invalid
             }
@@ -296,7 +302,8 @@ public final class StreamInstance: NodeInstance, Sendable {
             throw NodeCommandError.cannotSeek(
                 node: id,
                 reason:
-                    "'\(node.url)' is a live stream or a download of unknown length (only files and downloads with a Content-Length can seek)"
+                    "'\(node.url)' is a live stream or a download of unknown length "
+                    + "(only files and downloads with a Content-Length can seek)"
             )
         }
         if counters.decoderFinished.load(ordering: .acquiring) {
