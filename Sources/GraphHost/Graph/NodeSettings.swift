@@ -126,17 +126,3 @@ extension NodeSettings {
         numbers(setting.key, in: setting.range ?? -Double.infinity...Double.infinity, issues: &issues)
     }
 }
-
-/// Number formatting shared by messages and printouts.
-public enum Format {
-    /// A number without a trailing ".0" when it is whole.
-    public static func number(_ x: Double) -> String {
-        if x == x.rounded() && abs(x) < 1e15 { return String(Int(x)) }
-        return String(x)
-    }
-
-    /// A Float as its shortest decimal (0.45, not 0.44999998807907104).
-    public static func number(_ x: Float) -> String {
-        number(Double(String(x)) ?? Double(x))
-    }
-}

@@ -1,8 +1,8 @@
 import FoundationEssentials
 import Glibc
 
-/// What FoundationEssentials leaves out of Foundation's string API and graphhost uses: trimming, C-style number
-/// formatting and `~` in paths. The control world imports FoundationEssentials only, which keeps Foundation's ICU
+/// What FoundationEssentials leaves out of Foundation's string API and graphhost uses (trimming here; C-style number
+/// formatting and `~` in paths in `Format`). The control world imports FoundationEssentials only, which keeps Foundation's ICU
 /// and CoreFoundation out of the process (about 9 MiB of resident memory).
 extension StringProtocol {
     /// Without leading and trailing whitespace (newlines included).
@@ -14,26 +14,6 @@ extension StringProtocol {
     private func trimming(_ dropped: (Character) -> Bool) -> String {
         guard let first = firstIndex(where: { !dropped($0) }) else { return "" }
         return String(self[first...lastIndex(where: { !dropped($0) })!])
-    }
-}
-
-extension Format {
-    /// C `printf` formatting of numbers (`%d`, `%.2f`).
-    public static func printf(_ format: String, _ arguments: CVarArg...) -> String {
-        withVaList(arguments) { list in
-            var buffer = [CChar](repeating: 0, count: 512)
-            let needed = Int(vsnprintf(&buffer, buffer.count, format, list))
-            return needed < buffer.count ? String(cString: buffer) : String(cString: buffer) + "…"
-        }
-    }
-
-    /// The text without leading and trailing spaces and tabs.
-    public static func trimmed(_ text: some StringProtocol) -> String { text.trimmingSpaces() }
-
-    /// A leading "~" as the home directory.
-    static func expandingTilde(_ path: String) -> String {
-        guard path.hasPrefix("~"), path.dropFirst().isEmpty || path.dropFirst().hasPrefix("/") else { return path }
-        return (getenv("HOME").map { String(cString: $0) } ?? "~") + path.dropFirst()
     }
 }
 
