@@ -85,8 +85,10 @@ final class LayoutTests: XCTestCase {
             for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 let line = String(line)
                 if let match = cast.firstMatch(in: line, range: NSRange(line.startIndex..., in: line)) {
+                    let kind = line[Range(match.range(at: 1), in: line)!]
                     XCTFail(
-                        "Sources/\(path):\(n + 1): downcast to the node kind \(line[Range(match.range(at: 1), in: line)!]); use its descriptor or a NodeDefinition/NodeInstance member"
+                        "Sources/\(path):\(n + 1): downcast to the node kind \(kind); "
+                            + "use its descriptor or a NodeDefinition/NodeInstance member"
                     )
                 }
             }

@@ -228,7 +228,8 @@ final class CommandLineTests: XCTestCase {
             assert graphs
             for p in graphs: jsonschema.validate(json.load(open(p)), schema)
             for bad in [{"nodes": [{"id": "m", "type": "mixer", "volumz": [1]}], "links": []},
-                        {"chains": {"c": [{"type": "output"}]}, "nodes": [{"id": "f", "type": "chain", "chain": "c"}], "links": []},
+                        {"chains": {"c": [{"type": "output"}]}, "nodes": [{"id": "f", "type": "chain", "chain": "c"}], \
+            "links": []},
                         {"nodes": [{"id": "a/b", "type": "output"}], "links": []}]:
                 try:
                     jsonschema.validate(bad, schema)

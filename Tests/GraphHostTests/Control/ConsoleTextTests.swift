@@ -12,8 +12,10 @@ final class ConsoleTextTests: XCTestCase {
         let path = TestSupport.graph(
             """
             { "chains": { "warm": [ { "id": "eq", "type": "ipod-eq", "preset": "Bass Booster" } ], "dry": [] },
-              "nodes": [ { "id": "song", "type": "stream", "url": "\(song)" }, { "id": "mix", "type": "mixer", "inputs": 1 },
-                         { "id": "eq", "type": "ipod-eq", "preset": "Rock" }, { "id": "fx", "type": "chain", "chain": "warm" },
+              "nodes": [ { "id": "song", "type": "stream", "url": "\(song)" }, \
+            { "id": "mix", "type": "mixer", "inputs": 1 },
+                         { "id": "eq", "type": "ipod-eq", "preset": "Rock" }, \
+            { "id": "fx", "type": "chain", "chain": "warm" },
                          { "id": "out", "type": "output" } ],
               "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" }, { "from": "eq", "to": "fx" },
                          { "from": "fx", "to": "out" } ] }
@@ -52,7 +54,8 @@ final class ConsoleTextTests: XCTestCase {
         let volume = "0…" + Format.number(MixerNode.volumeRange.upperBound) + " linear"
         let eq =
             "\(IPodEQPreset.all.count)       preamp \(Format.number(IPodEQNode.preampRange.lowerBound))…"
-            + "\(Format.number(IPodEQNode.preampRange.upperBound)) dB, band.0…9 \(Format.number(IPodEQNode.bandRange.lowerBound))…"
+            + "\(Format.number(IPodEQNode.preampRange.upperBound)) dB, band.0…9 "
+            + "\(Format.number(IPodEQNode.bandRange.lowerBound))…"
             + Format.number(IPodEQNode.bandRange.upperBound) + " dB"
         XCTAssertEqual(
             Array(listed.prefix(8)),

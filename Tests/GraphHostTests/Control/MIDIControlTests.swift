@@ -11,17 +11,21 @@ final class MIDIControlTests: XCTestCase {
     func graph(_ midiControl: String) throws -> String {
         TestSupport.graph(
             """
-            { "chains": { "a": [ { "id": "eq", "type": "ipod-eq" } ], "b": [ { "id": "eq", "type": "ipod-eq", "preamp": -12 } ] },
-              "nodes": [ { "id": "song", "type": "stream", "url": "\(try TestSupport.sine(seconds: 40))" }, { "id": "mix", "type": "mixer", "inputs": 1 },
+            { "chains": { "a": [ { "id": "eq", "type": "ipod-eq" } ], \
+            "b": [ { "id": "eq", "type": "ipod-eq", "preamp": -12 } ] },
+              "nodes": [ { "id": "song", "type": "stream", "url": "\(try TestSupport.sine(seconds: 40))" }, \
+            { "id": "mix", "type": "mixer", "inputs": 1 },
                          { "id": "fx", "type": "chain", "chain": "a" }, { "id": "out", "type": "output" } ],
-              "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "fx" }, { "from": "fx", "to": "out" } ],
+              "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "fx" }, \
+            { "from": "fx", "to": "out" } ],
               "midiControl": \(midiControl) }
             """)
     }
 
     static let mapping = """
         { "port": "control", "cc": [ { "cc": 7, "node": "mix", "param": "volume", "min": 0, "max": 1 } ],
-          "program": [ { "program": 1, "node": "fx", "chain": "b" }, { "program": 2, "channel": 3, "node": "fx/eq", "preset": "Rock" } ] }
+          "program": [ { "program": 1, "node": "fx", "chain": "b" }, \
+        { "program": 2, "channel": 3, "node": "fx/eq", "preset": "Rock" } ] }
         """
 
     /// A format-0 MIDI file (480 ticks a quarter, 120 bpm: 960 ticks a second) of `events` (delta ticks as a

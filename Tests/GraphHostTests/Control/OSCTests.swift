@@ -82,9 +82,11 @@ final class OSCTests: XCTestCase {
             """
             { "chains": { "a": [ { "id": "eq", "type": "ipod-eq", "preset": "Bass Booster" } ],
                           "b": [ { "id": "eq", "type": "ipod-eq", "preset": "Vocal Booster" } ] },
-              "nodes": [ { "id": "song", "type": "stream", "url": "\(try TestSupport.sine(seconds: 60))" }, { "id": "mix", "type": "mixer", "inputs": 1 },
+              "nodes": [ { "id": "song", "type": "stream", "url": "\(try TestSupport.sine(seconds: 60))" }, \
+            { "id": "mix", "type": "mixer", "inputs": 1 },
                          { "id": "fx", "type": "chain", "chain": "a" }, { "id": "out", "type": "output" } ],
-              "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "fx" }, { "from": "fx", "to": "out" } ] }
+              "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "fx" }, \
+            { "from": "fx", "to": "out" } ] }
             """, name: "osc-sine")
     }
 
@@ -191,7 +193,8 @@ final class OSCTests: XCTestCase {
         let lines = dumped.split(separator: "\n")
         for expected in [
             "/graphhost/set expects NODE PARAM VALUE",
-            "/graphhost/chain expects NODE NAME [MODE]: type tags ss or sss (MODE: crossfade or spillover); got type tags 'si'",
+            "/graphhost/chain expects NODE NAME [MODE]: type tags ss or sss (MODE: crossfade or spillover); "
+                + "got type tags 'si'",
             "'loud' is not a number", "\"playing\":true",
         ] {
             XCTAssertTrue(
@@ -325,7 +328,8 @@ final class OSCTests: XCTestCase {
         XCTAssertEqual(
             bad.arguments.last,
             .string(
-                #"{"error":"/graphhost/preset expects NODE NAME|INDEX: type tags ss or si; got type tags 's'","ok":false}"#
+                #"{"error":"/graphhost/preset expects NODE NAME|INDEX: type tags ss or si; "#
+                    + #"got type tags 's'","ok":false}"#
             ))
         client.send(Array("not OSC".utf8) + [0], to: port)
         guard case .string(let garbage) = try client.receive()?.arguments.last else {
@@ -385,7 +389,8 @@ final class OSCTests: XCTestCase {
             ),
             (
                 "bypass", [.string("eq"), .int(2)],
-                "/graphhost/bypass expects NODE on|off: type tags sT, sF, si (1 or 0) or ss (on or off); got type tags 'si'"
+                "/graphhost/bypass expects NODE on|off: type tags sT, sF, si (1 or 0) or ss (on or off); "
+                    + "got type tags 'si'"
             ),
             (
                 "load", [.string("/tmp/a.json"), .string("fade")],

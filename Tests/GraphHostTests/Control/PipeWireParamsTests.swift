@@ -64,10 +64,13 @@ final class PipeWireParamsTests: XCTestCase {
         let name = "params"
         let path = TestSupport.graph(
             """
-            { "nodes": [ { "id": "song", "type": "stream", "url": "\(try TestSupport.sine(seconds: 40))" }, { "id": "mix", "type": "mixer", "inputs": 1 },
-                         { "id": "eq", "type": "ipod-eq" }, { "id": "amp", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/amp" },
+            { "nodes": [ { "id": "song", "type": "stream", "url": "\(try TestSupport.sine(seconds: 40))" }, \
+            { "id": "mix", "type": "mixer", "inputs": 1 },
+                         { "id": "eq", "type": "ipod-eq" }, \
+            { "id": "amp", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/amp" },
                          { "id": "out", "type": "output" } ],
-              "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" }, { "from": "eq", "to": "amp" }, { "from": "amp", "to": "out" } ] }
+              "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" }, \
+            { "from": "eq", "to": "amp" }, { "from": "amp", "to": "out" } ] }
             """)
         let socket = TestSupport.directory.appendingPathComponent("live/params.sock").path
         let recording = TestSupport.directory.appendingPathComponent("params.wav").path
@@ -123,7 +126,8 @@ final class PipeWireParamsTests: XCTestCase {
         // and the bypass apply, an unknown name, a value out of range and a value that is no number change nothing.
         try Self.setProps(
             pw, id: id,
-            #"{ params = [ "mix:volume" 0.25 "eq:preset" 16 "eq:bypass" true "nope:x" 1 "mix:volume.0" 99.0 "amp:gain" "loud" ] }"#
+            #"{ params = [ "mix:volume" 0.25 "eq:preset" 16 "eq:bypass" true "nope:x" 1 "mix:volume.0" 99.0 "#
+                + #""amp:gain" "loud" ] }"#
         )
         XCTAssertTrue(events.waitForLine(containing: #""command":"bypass eq on""#), events.text)
         XCTAssertEqual(
@@ -191,17 +195,22 @@ final class PipeWireParamsTests: XCTestCase {
         let song = try TestSupport.sine(seconds: 40)
         let path = TestSupport.graph(
             """
-            { "nodes": [ { "id": "song", "type": "stream", "url": "\(song)" }, { "id": "mix", "type": "mixer", "inputs": 1 },
+            { "nodes": [ { "id": "song", "type": "stream", "url": "\(song)" }, \
+            { "id": "mix", "type": "mixer", "inputs": 1 },
                          { "id": "eq", "type": "ipod-eq" }, { "id": "out", "type": "output" } ],
-              "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" }, { "from": "eq", "to": "out" } ] }
+              "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" }, \
+            { "from": "eq", "to": "out" } ] }
             """)
         let next = TestSupport.graph(
             """
-            { "nodes": [ { "id": "song", "type": "stream", "url": "\(song)" }, { "id": "mix", "type": "mixer", "inputs": 1, "volume": 0.5 },
+            { "nodes": [ { "id": "song", "type": "stream", "url": "\(song)" }, \
+            { "id": "mix", "type": "mixer", "inputs": 1, "volume": 0.5 },
                          { "id": "eq", "type": "ipod-eq", "preset": "Rock" },
-                         { "id": "amp", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/amp", "controls": { "gain": -3 } },
+                         { "id": "amp", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/amp", \
+            "controls": { "gain": -3 } },
                          { "id": "out", "type": "output" } ],
-              "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" }, { "from": "eq", "to": "amp" }, { "from": "amp", "to": "out" } ] }
+              "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" }, \
+            { "from": "eq", "to": "amp" }, { "from": "amp", "to": "out" } ] }
             """)
         let socket = TestSupport.directory.appendingPathComponent("live/params-reload.sock").path
         let control = pw.control(socket)
@@ -255,10 +264,14 @@ final class PipeWireParamsTests: XCTestCase {
     func testPublishedParametersAndTheirLines() throws {
         let path = TestSupport.graph(
             """
-            { "nodes": [ { "id": "in", "type": "stream", "url": "\(try TestSupport.sine(seconds: 40))" }, { "id": "eq", "type": "ipod-eq", "preset": "Rock", "bypass": true },
-                         { "id": "combo", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/Combo", "controls": { "stereo": 1 } },
-                         { "id": "lim", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/Limiter" }, { "id": "out", "type": "output" } ],
-              "links": [ { "from": "in", "to": "eq" }, { "from": "eq", "to": "combo" }, { "from": "combo", "to": "lim" }, { "from": "lim", "to": "out" } ] }
+            { "nodes": [ { "id": "in", "type": "stream", "url": "\(try TestSupport.sine(seconds: 40))" }, \
+            { "id": "eq", "type": "ipod-eq", "preset": "Rock", "bypass": true },
+                         { "id": "combo", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/Combo", \
+            "controls": { "stereo": 1 } },
+                         { "id": "lim", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/Limiter" }, \
+            { "id": "out", "type": "output" } ],
+              "links": [ { "from": "in", "to": "eq" }, { "from": "eq", "to": "combo" }, \
+            { "from": "combo", "to": "lim" }, { "from": "lim", "to": "out" } ] }
             """)
         let all = PublishedParameter.all(try GraphDocument.load(path: path))
         func find(_ name: String) throws -> PublishedParameter { try XCTUnwrap(all.first { $0.name == name }, name) }

@@ -11,7 +11,8 @@ final class LongSwapTests: XCTestCase {
     func graph(_ url: String) -> String {
         TestSupport.graph(
             """
-            { "nodes": [ { "id": "song", "type": "stream", "url": "\(url)" }, { "id": "mix", "type": "mixer", "inputs": 1 },
+            { "nodes": [ { "id": "song", "type": "stream", "url": "\(url)" }, \
+            { "id": "mix", "type": "mixer", "inputs": 1 },
                          { "id": "out", "type": "output" } ],
               "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "out" } ] }
             """)

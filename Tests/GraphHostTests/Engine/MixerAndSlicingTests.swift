@@ -14,7 +14,8 @@ final class MixerAndSlicingTests: XCTestCase {
                 { "id": "b", "type": "stream", "url": "\(b)" },
                 { "id": "mix", "type": "mixer", "inputs": 3, "volumes": \(volumes), "volume": \(volume) },
                 { "id": "out", "type": "output" } ],
-              "links": [ { "from": "a", "to": "mix:0" }, { "from": "b", "to": "mix:2" }, { "from": "mix", "to": "out" } ] }
+              "links": [ { "from": "a", "to": "mix:0" }, { "from": "b", "to": "mix:2" }, \
+            { "from": "mix", "to": "out" } ] }
             """)
         return (path, a, b)
     }
@@ -109,11 +110,13 @@ extension MixerAndSlicingTests {
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 2)
         for fx in [
             #"{ "id": "fx", "type": "ipod-eq", "preset": "Rock" }"#,
-            #"{ "id": "fx", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/amp", "controls": { "gain": -6 } }"#,
+            #"{ "id": "fx", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/amp", "#
+                + #""controls": { "gain": -6 } }"#,
         ] {
             let path = TestSupport.graph(
                 """
-                { "nodes": [ { "id": "s", "type": "stream", "url": "\(mp3)" }, \(fx), { "id": "out", "type": "output" } ],
+                { "nodes": [ { "id": "s", "type": "stream", "url": "\(mp3)" }, \
+                \(fx), { "id": "out", "type": "output" } ],
                   "links": [ { "from": "s", "to": "fx" }, { "from": "fx", "to": "out" } ] }
                 """)
             let dry = try TestSupport.renderStream(mp3)

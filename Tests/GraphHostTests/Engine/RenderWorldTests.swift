@@ -211,9 +211,12 @@ final class RenderWorldTests: XCTestCase {
         let doc = try GraphDocument.load(
             path: TestSupport.graph(
                 """
-                { "nodes": [ { "id": "s", "type": "stream", "url": "\(mp3)" }, { "id": "e1", "type": "ipod-eq", "preset": "Rock" },
-                             { "id": "e2", "type": "ipod-eq", "preset": "Pop" }, { "id": "e3", "type": "ipod-eq" }, { "id": "out", "type": "output" } ],
-                  "links": [ { "from": "s", "to": "e1" }, { "from": "e1", "to": "e2" }, { "from": "e2", "to": "e3" }, { "from": "e3", "to": "out" } ] }
+                { "nodes": [ { "id": "s", "type": "stream", "url": "\(mp3)" }, \
+                { "id": "e1", "type": "ipod-eq", "preset": "Rock" },
+                             { "id": "e2", "type": "ipod-eq", "preset": "Pop" }, { "id": "e3", "type": "ipod-eq" }, \
+                { "id": "out", "type": "output" } ],
+                  "links": [ { "from": "s", "to": "e1" }, { "from": "e1", "to": "e2" }, { "from": "e2", "to": "e3" }, \
+                { "from": "e3", "to": "out" } ] }
                 """))
         let graph = try CompiledGraph(doc)
         defer { graph.close() }

@@ -126,14 +126,18 @@ extension RobustnessTests {
             """
             { "format": { "sampleRate": 48000, "channels": 2 },
               "nodes": [ { "id": "keys", "type": "midi", "file": "\(midi)" },
-                         { "id": "up", "type": "lv2", "uri": "http://gareus.org/oss/lv2/midifilter#miditranspose", "controls": { "transpose": 12 } },
+                         { "id": "up", "type": "lv2", "uri": "http://gareus.org/oss/lv2/midifilter#miditranspose", \
+            "controls": { "transpose": 12 } },
                          { "id": "piano", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/Piano" },
                          { "id": "song", "type": "stream", "url": "\(song)" },
                          { "id": "lim", "type": "lv2", "uri": "http://gareus.org/oss/lv2/dpl#stereo" },
-                         { "id": "duck", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/sc3", "controls": { "chain_bal": 1 } },
+                         { "id": "duck", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/sc3", \
+            "controls": { "chain_bal": 1 } },
                          { "id": "mix", "type": "mixer", "inputs": 2 }, { "id": "out", "type": "output" } ],
-              "links": [ { "from": "keys", "to": "up" }, { "from": "up", "to": "piano" }, { "from": "piano", "to": "mix:0" },
-                         { "from": "song", "to": "lim" }, { "from": "lim", "to": "duck" }, { "from": "song", "to": "duck:sidechain" },
+              "links": [ { "from": "keys", "to": "up" }, { "from": "up", "to": "piano" }, \
+            { "from": "piano", "to": "mix:0" },
+                         { "from": "song", "to": "lim" }, { "from": "lim", "to": "duck" }, \
+            { "from": "song", "to": "duck:sidechain" },
                          { "from": "duck", "to": "mix:1" }, { "from": "mix", "to": "out" } ] }
             """)
         let session = try TestSupport.session(path)

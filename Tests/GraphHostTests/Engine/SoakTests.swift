@@ -31,9 +31,12 @@ final class SoakTests: XCTestCase {
         let path = TestSupport.graph(
             """
             { "chains": { "warm": [ { "id": "eq", "type": "ipod-eq", "preset": "Bass Booster" } ],
-                          "bright": [ { "id": "eq", "type": "ipod-eq", "preset": "Treble Booster" }, { "id": "lv", "type": "lv2", "uri": "urn:graphhost:ipod-eq" } ],
-                          "plain": [ { "id": "mix", "type": "mixer", "inputs": 1, "volume": 0.8 }, { "id": "eq", "type": "ipod-eq" } ] },
-              "nodes": [ { "id": "song", "type": "stream", "url": "\(media)", "loop": true }, { "id": "fx", "type": "chain", "chain": "warm" },
+                          "bright": [ { "id": "eq", "type": "ipod-eq", "preset": "Treble Booster" }, \
+            { "id": "lv", "type": "lv2", "uri": "urn:graphhost:ipod-eq" } ],
+                          "plain": [ { "id": "mix", "type": "mixer", "inputs": 1, "volume": 0.8 }, \
+            { "id": "eq", "type": "ipod-eq" } ] },
+              "nodes": [ { "id": "song", "type": "stream", "url": "\(media)", "loop": true }, \
+            { "id": "fx", "type": "chain", "chain": "warm" },
                          { "id": "out", "type": "output" } ],
               "links": [ { "from": "song", "to": "fx" }, { "from": "fx", "to": "out" } ] }
             """)
@@ -85,7 +88,8 @@ final class SoakTests: XCTestCase {
         let fds = settled.map(\.fds)
         let threads = settled.map(\.threads)
         let report =
-            "RSS \(rss.min()!)–\(rss.max()!) KiB, fds \(fds.min()!)–\(fds.max()!), threads \(threads.min()!)–\(threads.max()!) over \(settled.count) samples after \(seconds / 5) s"
+            "RSS \(rss.min()!)–\(rss.max()!) KiB, fds \(fds.min()!)–\(fds.max()!), threads "
+            + "\(threads.min()!)–\(threads.max()!) over \(settled.count) samples after \(seconds / 5) s"
         print("soak \(seconds) s, \(events.count) commands: \(report)")
         XCTAssertLessThanOrEqual(rss.max()! - rss.min()!, 2048, report)
         let half = settled.count / 2

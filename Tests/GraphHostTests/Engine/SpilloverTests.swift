@@ -32,9 +32,11 @@ final class SpilloverTests: XCTestCase {
             """
             { \(swap) \(tail) "crossfadeSeconds": 0.03,
               "chains": { "echo": [ { "id": "verb", "type": "lv2", "uri": "\(reverb)",
-                                      "controls": { "roomsize": 40, "revtime": 1.5, "drylevel": 0, "earlylevel": -10, "taillevel": -10 } } ],
+                                      "controls": { "roomsize": 40, "revtime": 1.5, "drylevel": 0, "earlylevel": -10, \
+            "taillevel": -10 } } ],
                           "dry": [] },
-              "nodes": [ { "id": "song", "type": "stream", "url": "\(try bursts())" }, { "id": "fx", "type": "chain", "chain": "echo" },
+              "nodes": [ { "id": "song", "type": "stream", "url": "\(try bursts())" }, \
+            { "id": "fx", "type": "chain", "chain": "echo" },
                          { "id": "out", "type": "output" } ],
               "links": [ { "from": "song", "to": "fx" }, { "from": "fx", "to": "out" } ] }
             """)

@@ -9,7 +9,8 @@ final class SwapTests: XCTestCase {
         TestSupport.graph(
             """
             { "crossfadeSeconds": \(crossfade), \(chains.isEmpty ? "" : "\"chains\": { \(chains) },")
-              "nodes": [ { "id": "song", "type": "stream", "url": "\(mp3)" }, \(nodes), { "id": "out", "type": "output" } ],
+              "nodes": [ { "id": "song", "type": "stream", "url": "\(mp3)" }, \
+            \(nodes), { "id": "out", "type": "output" } ],
               "links": [ \(links) ] }
             """)
     }
@@ -59,7 +60,8 @@ final class SwapTests: XCTestCase {
         let after = graph(
             mp3,
             nodes:
-                #"{ "id": "half", "type": "mixer", "inputs": 1, "volume": 0.5 }, { "id": "eq", "type": "ipod-eq", "preset": "Rock" }"#,
+                #"{ "id": "half", "type": "mixer", "inputs": 1, "volume": 0.5 }, "#
+                + #"{ "id": "eq", "type": "ipod-eq", "preset": "Rock" }"#,
             links: #"{ "from": "song", "to": "half" }, { "from": "half", "to": "eq" }, { "from": "eq", "to": "out" }"#)
         let plain = try TestSupport.render(before).samples
         let out = try TestSupport.render(before, events: [try at(1, "load \(after)")]).samples
@@ -84,7 +86,8 @@ final class SwapTests: XCTestCase {
         let broken = TestSupport.graph(#"{ "nodes": [ { "id": "x" "#)
         let mono = TestSupport.graph(
             """
-            { "format": { "channels": 1 }, "nodes": [ { "id": "song", "type": "stream", "url": "\(mp3)" }, { "id": "out", "type": "output" } ],
+            { "format": { "channels": 1 }, "nodes": [ { "id": "song", "type": "stream", "url": "\(mp3)" }, \
+            { "id": "out", "type": "output" } ],
               "links": [ { "from": "song", "to": "out" } ] }
             """)
         let session = try TestSupport.session(path)
@@ -107,10 +110,10 @@ final class SwapTests: XCTestCase {
     func testLV2InstancesAreKeptAndAFailingPluginRefusesTheSwap() throws {
         let mp3 = try TestSupport.mp3(rate: 44100, channels: 2, seconds: 1)
         func lv2Graph(_ preset: String?, uri: String = "urn:graphhost:ipod-eq") -> String {
-            graph(
+            let presetSetting = preset.map { #", "preset": "\#($0)""# } ?? ""
+            return graph(
                 mp3,
-                nodes:
-                    #"{ "id": "lv", "type": "lv2", "uri": "\#(uri)" \#(preset.map { #", "preset": "\#($0)""# } ?? "") }"#,
+                nodes: #"{ "id": "lv", "type": "lv2", "uri": "\#(uri)" \#(presetSetting) }"#,
                 links: #"{ "from": "song", "to": "lv" }, { "from": "lv", "to": "out" }"#)
         }
         let session = try TestSupport.session(lv2Graph("Rock"))
@@ -142,7 +145,8 @@ final class SwapTests: XCTestCase {
         let path = graph(
             mp3,
             chains:
-                #""a": [ { "id": "eq", "type": "ipod-eq" } ], "b": [ { "id": "lv", "type": "lv2", "uri": "urn:graphhost:ipod-eq" } ]"#,
+                #""a": [ { "id": "eq", "type": "ipod-eq" } ], "#
+                + #""b": [ { "id": "lv", "type": "lv2", "uri": "urn:graphhost:ipod-eq" } ]"#,
             nodes: #"{ "id": "fx", "type": "chain", "chain": "a" }"#,
             links: #"{ "from": "song", "to": "fx" }, { "from": "fx", "to": "out" }"#)
         let session = try TestSupport.session(path)
@@ -171,7 +175,8 @@ final class SwapTests: XCTestCase {
             sine,
             chains: """
                 "warm": [ { "id": "eq", "type": "ipod-eq", "preset": "Bass Booster" } ],
-                "bright": [ { "id": "eq", "type": "ipod-eq", "preset": "Treble Booster" }, { "id": "lv", "type": "lv2", "uri": "urn:graphhost:ipod-eq", "preset": "Vocal Booster" } ],
+                "bright": [ { "id": "eq", "type": "ipod-eq", "preset": "Treble Booster" }, \
+                { "id": "lv", "type": "lv2", "uri": "urn:graphhost:ipod-eq", "preset": "Vocal Booster" } ],
                 "dry": []
                 """,
             nodes: #"{ "id": "mix", "type": "mixer", "inputs": 1 }, { "id": "fx", "type": "chain", "chain": "warm" }"#,
@@ -179,7 +184,8 @@ final class SwapTests: XCTestCase {
         let other = graph(
             sine,
             nodes:
-                #"{ "id": "mix", "type": "mixer", "inputs": 1, "volume": 0.7 }, { "id": "eq", "type": "ipod-eq", "preset": "Loudness" }"#,
+                #"{ "id": "mix", "type": "mixer", "inputs": 1, "volume": 0.7 }, "#
+                + #"{ "id": "eq", "type": "ipod-eq", "preset": "Loudness" }"#,
             links: #"{ "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" }, { "from": "eq", "to": "out" }"#)
         let transitions: [(Double, String)] = [
             (1, "preset fx/eq Treble Booster"), (2, "set mix volume 0.4"), (3, "set fx/eq preamp 6"),

@@ -9,14 +9,16 @@ final class ChainTests: XCTestCase {
         return TestSupport.graph(
             """
             { \(extra) "chains": { \(chains) },
-              "nodes": [ { "id": "song", "type": "stream", "url": "\(mp3)" }, { "id": "fx", "type": "chain", "chain": "\(chain)" }, { "id": "out", "type": "output" } ],
+              "nodes": [ { "id": "song", "type": "stream", "url": "\(mp3)" }, \
+            { "id": "fx", "type": "chain", "chain": "\(chain)" }, { "id": "out", "type": "output" } ],
               "links": [ { "from": "song", "to": "fx" }, { "from": "fx", "to": "out" } ] }
             """)
     }
 
     func testAChainNodeRunsItsMembersInOrder() throws {
         let path = try chainGraph(
-            #""warm": [ { "id": "eq", "type": "ipod-eq", "preset": "Rock" }, { "type": "mixer", "inputs": 1, "volume": 0.5 } ], "dry": []"#
+            #""warm": [ { "id": "eq", "type": "ipod-eq", "preset": "Rock" }, "#
+                + #"{ "type": "mixer", "inputs": 1, "volume": 0.5 } ], "dry": []"#
         )
         let doc = try GraphDocument.load(path: path)
         XCTAssertEqual(doc.order.map { doc.nodes[$0].id }, ["song", "fx/eq", "fx/1", "out"])

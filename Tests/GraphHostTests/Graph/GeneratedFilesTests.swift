@@ -10,7 +10,8 @@ final class GeneratedFilesTests: XCTestCase {
         let committed = try String(contentsOfFile: path, encoding: .utf8)
         XCTAssertTrue(
             committed == GraphSchema.text,
-            "\(path) differs from the schema the descriptors give; regenerate it: swift build && .build/debug/graphhost schema > Graphs/graph.schema.json"
+            "\(path) differs from the schema the descriptors give; "
+                + "regenerate it: swift build && .build/debug/graphhost schema > Graphs/graph.schema.json"
         )
     }
 
@@ -22,7 +23,8 @@ final class GeneratedFilesTests: XCTestCase {
         XCTAssertTrue(committed.contains("**`lv2`**"), "the node settings section lists no lv2 settings")
         XCTAssertTrue(
             committed == generated,
-            "the node settings tables of \(path) differ from what the descriptors give; regenerate them: swift build && .build/debug/graphhost schema --update-doc docs/graph-format.md"
+            "the node settings tables of \(path) differ from what the descriptors give; "
+                + "regenerate them: swift build && .build/debug/graphhost schema --update-doc docs/graph-format.md"
         )
     }
 }

@@ -23,8 +23,10 @@ final class NodeDescriptorTests: XCTestCase {
         let file = TestSupport.directory.appendingPathComponent("described.json")
         let text = """
             {"nodes": [{"id": "a", "type": "capture"}, {"id": "b", "type": "capture"},
-                       {"id": "mix", "type": "mixer", "inputs": 2}, {"id": "eq", "type": "ipod-eq"}, {"id": "out", "type": "output"}],
-             "links": [{"from": "a", "to": "mix:0"}, {"from": "b", "to": "mix:1"}, {"from": "mix", "to": "eq"}, {"from": "eq", "to": "out"}]}
+                       {"id": "mix", "type": "mixer", "inputs": 2}, {"id": "eq", "type": "ipod-eq"}, \
+            {"id": "out", "type": "output"}],
+             "links": [{"from": "a", "to": "mix:0"}, {"from": "b", "to": "mix:1"}, {"from": "mix", "to": "eq"}, \
+            {"from": "eq", "to": "out"}]}
             """
         let doc = try GraphDocument.parse(text: text, file: file)
         let mixer = try XCTUnwrap(doc.node("mix")).definition.descriptor
@@ -45,7 +47,8 @@ final class NodeDescriptorTests: XCTestCase {
     func testAnUnknownParameterIsATypedErrorListingTheKnownOnes() throws {
         let file = TestSupport.directory.appendingPathComponent("typed-error.json")
         let text = """
-            {"nodes": [{"id": "a", "type": "capture"}, {"id": "mix", "type": "mixer", "inputs": 1}, {"id": "out", "type": "output"}],
+            {"nodes": [{"id": "a", "type": "capture"}, {"id": "mix", "type": "mixer", "inputs": 1}, \
+            {"id": "out", "type": "output"}],
              "links": [{"from": "a", "to": "mix"}, {"from": "mix", "to": "out"}]}
             """
         let session = try TestSupport.session(document: try GraphDocument.parse(text: text, file: file))

@@ -15,7 +15,8 @@ final class SaveTests: XCTestCase {
             { "format": { "sampleRate": 48000, "channels": 2 },
               "transport": { "bpm": \(bpm) },
               "chains": { "clean": [ { "id": "eq", "type": "ipod-eq", "preset": "Flat" } ],
-                          "loud": [ { "id": "amp", "type": "lv2", "uri": "\(TestPlugins.amp)", "controls": { "gain": 6 } } ] },
+                          "loud": [ { "id": "amp", "type": "lv2", "uri": "\(TestPlugins.amp)", \
+            "controls": { "gain": 6 } } ] },
               "nodes": [ { "id": "song", "type": "stream", "url": "\(song)" },
                          { "id": "mix", "type": "mixer", "inputs": 1, "volumes": \(volumes) },
                          { "id": "eq", "type": "ipod-eq", \(eq) },

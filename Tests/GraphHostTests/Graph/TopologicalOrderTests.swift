@@ -26,7 +26,8 @@ final class TopologicalOrderTests: XCTestCase {
                 { "nodes": [ { "id": "out", "type": "output" }, { "id": "eq", "type": "ipod-eq" },
                              { "id": "mix", "type": "mixer", "inputs": 2 },
                              { "id": "b", "type": "mixer" }, { "id": "a", "type": "mixer" } ],
-                  "links": [ { "from": "a", "to": "mix:0" }, { "from": "b", "to": "mix:1" }, { "from": "mix", "to": "eq" },
+                  "links": [ { "from": "a", "to": "mix:0" }, { "from": "b", "to": "mix:1" }, \
+                { "from": "mix", "to": "eq" },
                              { "from": "eq", "to": "out" } ] }
                 """), ["b", "a", "mix", "eq", "out"])
     }

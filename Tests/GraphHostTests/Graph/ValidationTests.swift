@@ -55,35 +55,42 @@ final class ValidationTests: XCTestCase {
             #"{ "nodes": [ { "id": "out", "type": "output" } ], "links": [ { "from": "ghost", "to": "out" } ] }"#,
             contains: ["links[0].from", "dangling link", "'ghost'"])
         assertError(
-            #"{ "nodes": [ { "id": "m", "type": "mixer", "inputs": 2 }, { "id": "out", "type": "output" } ], "links": [ { "from": "m", "to": "out:3" } ] }"#,
+            #"{ "nodes": [ { "id": "m", "type": "mixer", "inputs": 2 }, { "id": "out", "type": "output" } ], "#
+                + #""links": [ { "from": "m", "to": "out:3" } ] }"#,
             contains: ["links[0].to", "dangling link", "input buses 0…0, not 3"])
     }
 
     func testDoublyConnectedInput() {
         assertError(
             #"""
-            { "nodes": [ { "id": "a", "type": "mixer" }, { "id": "b", "type": "mixer" }, { "id": "out", "type": "output" } ],
+            { "nodes": [ { "id": "a", "type": "mixer" }, { "id": "b", "type": "mixer" }, \#
+            { "id": "out", "type": "output" } ],
               "links": [ { "from": "a", "to": "out" }, { "from": "b", "to": "out:0" } ] }
             """#, contains: ["nodes[2]", "input 'out:0' is connected 2 times", "links[0], links[1]"])
     }
 
     func testUnconnectedInput() {
         assertError(
-            #"{ "nodes": [ { "id": "eq", "type": "ipod-eq" }, { "id": "out", "type": "output" } ], "links": [ { "from": "eq", "to": "out" } ] }"#,
+            #"{ "nodes": [ { "id": "eq", "type": "ipod-eq" }, { "id": "out", "type": "output" } ], "#
+                + #""links": [ { "from": "eq", "to": "out" } ] }"#,
             contains: ["nodes[0]", "input 'eq:0' is not connected"])
     }
 
     func testUnknownPresetListsValidOnes() {
         assertError(
-            #"{ "nodes": [ { "id": "m", "type": "mixer" }, { "id": "eq", "type": "ipod-eq", "preset": "Rok" }, { "id": "out", "type": "output" } ], "links": [ { "from": "m", "to": "eq" }, { "from": "eq", "to": "out" } ] }"#,
+            #"{ "nodes": [ { "id": "m", "type": "mixer" }, { "id": "eq", "type": "ipod-eq", "preset": "Rok" }, "#
+                + #"{ "id": "out", "type": "output" } ], "links": [ { "from": "m", "to": "eq" }, "#
+                + #"{ "from": "eq", "to": "out" } ] }"#,
             contains: ["nodes[1].preset", "unknown preset 'Rok'", "Acoustic", "Vocal Booster"])
     }
 
     func testCycleNamesItsNodes() {
         assertError(
             #"""
-            { "nodes": [ { "id": "m1", "type": "mixer", "inputs": 1 }, { "id": "e1", "type": "ipod-eq" }, { "id": "e2", "type": "ipod-eq" }, { "id": "out", "type": "output" } ],
-              "links": [ { "from": "m1", "to": "e1" }, { "from": "e1", "to": "e2" }, { "from": "e2", "to": "m1" }, { "from": "e2", "to": "out" } ] }
+            { "nodes": [ { "id": "m1", "type": "mixer", "inputs": 1 }, { "id": "e1", "type": "ipod-eq" }, \#
+            { "id": "e2", "type": "ipod-eq" }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "m1", "to": "e1" }, { "from": "e1", "to": "e2" }, { "from": "e2", "to": "m1" }, \#
+            { "from": "e2", "to": "out" } ] }
             """#, contains: ["links", "cycle", "m1 → e1 → e2 → m1"])
     }
 
@@ -94,15 +101,18 @@ final class ValidationTests: XCTestCase {
 
     func testUnreadableAndNonMP3Media() throws {
         assertError(
-            #"{ "nodes": [ { "id": "s", "type": "stream", "url": "missing.mp3" }, { "id": "out", "type": "output" } ], "links": [ { "from": "s", "to": "out" } ] }"#,
+            #"{ "nodes": [ { "id": "s", "type": "stream", "url": "missing.mp3" }, "#
+                + #"{ "id": "out", "type": "output" } ], "links": [ { "from": "s", "to": "out" } ] }"#,
             contains: ["nodes[0].url", "cannot read media", "missing.mp3", "no such file"])
         let junk = TestSupport.directory.appendingPathComponent("junk.mp3").path
         FileManager.default.createFile(atPath: junk, contents: Data((0..<50000).map { _ in UInt8(0) }))
         assertError(
-            #"{ "nodes": [ { "id": "s", "type": "stream", "url": "junk.mp3" }, { "id": "out", "type": "output" } ], "links": [ { "from": "s", "to": "out" } ] }"#,
+            #"{ "nodes": [ { "id": "s", "type": "stream", "url": "junk.mp3" }, { "id": "out", "type": "output" } ], "#
+                + #""links": [ { "from": "s", "to": "out" } ] }"#,
             contains: ["nodes[0].url", "is not a supported audio stream"])
         assertError(
-            #"{ "nodes": [ { "id": "s", "type": "stream", "url": "ftp://127.0.0.1/x.mp3" }, { "id": "out", "type": "output" } ], "links": [ { "from": "s", "to": "out" } ] }"#,
+            #"{ "nodes": [ { "id": "s", "type": "stream", "url": "ftp://127.0.0.1/x.mp3" }, "#
+                + #"{ "id": "out", "type": "output" } ], "links": [ { "from": "s", "to": "out" } ] }"#,
             contains: ["nodes[0].url", "unsupported URL"])
     }
 
@@ -111,7 +121,8 @@ final class ValidationTests: XCTestCase {
             #"{ "format": { "sampleRate": "fast" }, "nodes": [ { "id": "out", "type": "output" } ], "links": [] }"#,
             contains: ["format.sampleRate", "expected a whole number"])
         assertError(
-            #"{ "nodes": [ { "id": "m", "type": "mixer", "volumz": [1] }, { "id": "out", "type": "output" } ], "links": [ { "from": "m", "to": "out" } ] }"#,
+            #"{ "nodes": [ { "id": "m", "type": "mixer", "volumz": [1] }, { "id": "out", "type": "output" } ], "#
+                + #""links": [ { "from": "m", "to": "out" } ] }"#,
             contains: ["nodes[0].volumz", "unknown setting", "inputs, volumes, volume"])
     }
 
@@ -121,7 +132,8 @@ final class ValidationTests: XCTestCase {
         let doc = try GraphDocument.load(
             path: TestSupport.graph(
                 """
-                { "nodes": [ { "id": "s", "type": "stream", "url": "\(name)" }, { "id": "out", "type": "output" } ], "links": [ { "from": "s", "to": "out" } ] }
+                { "nodes": [ { "id": "s", "type": "stream", "url": "\(name)" }, { "id": "out", "type": "output" } ], \
+                "links": [ { "from": "s", "to": "out" } ] }
                 """))
         XCTAssertEqual(doc.format, GraphFormat(sampleRate: 48000, channels: 2, maxFrames: 4096))
         XCTAssertEqual((doc.node("s")!.definition as! StreamNode).path, mp3)

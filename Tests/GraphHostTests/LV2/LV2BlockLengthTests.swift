@@ -36,7 +36,8 @@ final class LV2BlockLengthTests: XCTestCase {
         TestSupport.graph(
             """
             { "format": { "sampleRate": 48000, "channels": 2 },
-              "nodes": [ { "id": "quiet", "type": "stream", "url": "\(try silence())" }, { "id": "probe", "type": "lv2", "uri": "\(plugin)" },
+              "nodes": [ { "id": "quiet", "type": "stream", "url": "\(try silence())" }, \
+            { "id": "probe", "type": "lv2", "uri": "\(plugin)" },
                          { "id": "out", "type": "output" } ],
               "links": [ { "from": "quiet", "to": "probe" }, { "from": "probe", "to": "out" } ] }
             """)
@@ -48,7 +49,8 @@ final class LV2BlockLengthTests: XCTestCase {
             """
             { "format": { "sampleRate": 48000, "channels": 2 },
               "nodes": [ { "id": "quiet", "type": "stream", "url": "\(try silence())" },
-                         { "id": "a", "type": "lv2", "uri": "\(plugins[0])" }, { "id": "b", "type": "lv2", "uri": "\(plugins[1])" },
+                         { "id": "a", "type": "lv2", "uri": "\(plugins[0])" }, \
+            { "id": "b", "type": "lv2", "uri": "\(plugins[1])" },
                          { "id": "mix", "type": "mixer", "inputs": 2 }, { "id": "out", "type": "output" } ],
               "links": [ { "from": "quiet", "to": "a" }, { "from": "quiet", "to": "b" }, { "from": "a", "to": "mix:0" },
                          { "from": "b", "to": "mix:1" }, { "from": "mix", "to": "out" } ] }
@@ -73,7 +75,8 @@ final class LV2BlockLengthTests: XCTestCase {
                 XCTAssertEqual(samples.count, 48000)
                 XCTAssertTrue(
                     samples.allSatisfy { $0 == Float(told) / 8192 },
-                    "\(plugin), --block \(block.map(String.init) ?? "none"): told \(Set(samples).map { $0 * 8192 }.sorted()), not \(told)"
+                    "\(plugin), --block \(block.map(String.init) ?? "none"): told "
+                        + "\(Set(samples).map { $0 * 8192 }.sorted()), not \(told)"
                 )
             }
         }
@@ -88,7 +91,8 @@ final class LV2BlockLengthTests: XCTestCase {
               "nodes": [ { "id": "tone", "type": "stream", "url": "\(try TestSupport.sine(seconds: 2))" },
                          { "id": "amp", "type": "lv2", "uri": "\(TestPlugins.amp)", "controls": { "gain": 0 } },
                          { "id": "mix", "type": "mixer", "inputs": 1 }, { "id": "out", "type": "output" } ],
-              "links": [ { "from": "tone", "to": "amp" }, { "from": "amp", "to": "mix" }, { "from": "mix", "to": "out" } ] }
+              "links": [ { "from": "tone", "to": "amp" }, { "from": "amp", "to": "mix" }, \
+            { "from": "mix", "to": "out" } ] }
             """)
         let session = try TestSupport.session(path, nominalFrames: 1024)
         defer { session.close() }

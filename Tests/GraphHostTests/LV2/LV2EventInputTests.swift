@@ -24,7 +24,8 @@ final class LV2EventInputTests: XCTestCase {
               "nodes": [ { "id": "tone", "type": "stream", "url": "\(try TestSupport.sine(seconds: 2))" },
                          { "id": "keys", "type": "midi", "file": "\(try Self.noteFromHalfASecond())" },
                          { "id": "gate", "type": "lv2", "uri": "\(Self.gate)" }, { "id": "out", "type": "output" } ],
-              "links": [ { "from": "tone", "to": "gate" }, { "from": "keys", "to": "\(target)" }, { "from": "gate", "to": "out" } ] }
+              "links": [ { "from": "tone", "to": "gate" }, { "from": "keys", "to": "\(target)" }, \
+            { "from": "gate", "to": "out" } ] }
             """)
     }
 
@@ -63,9 +64,11 @@ final class LV2EventInputTests: XCTestCase {
             try GraphDocument.load(
                 path: TestSupport.graph(
                     """
-                    { "nodes": [ { "id": "tone", "type": "stream", "url": "\(tone)" }, { "id": "gate", "type": "lv2", "uri": "\(Self.gate)" },
+                    { "nodes": [ { "id": "tone", "type": "stream", "url": "\(tone)" }, \
+                    { "id": "gate", "type": "lv2", "uri": "\(Self.gate)" },
                                  { "id": "out", "type": "output" } ],
-                      "links": [ { "from": "tone", "to": "gate" }, { "from": "tone", "to": "gate:control" }, { "from": "gate", "to": "out" } ] }
+                      "links": [ { "from": "tone", "to": "gate" }, { "from": "tone", "to": "gate:control" }, \
+                    { "from": "gate", "to": "out" } ] }
                     """))
         ) {
             XCTAssertTrue(
@@ -77,10 +80,13 @@ final class LV2EventInputTests: XCTestCase {
             try GraphDocument.load(
                 path: TestSupport.graph(
                     """
-                    { "nodes": [ { "id": "tone", "type": "stream", "url": "\(tone)" }, { "id": "keys", "type": "midi", "file": "\(midi)" },
-                                 { "id": "more", "type": "midi", "file": "\(midi)" }, { "id": "gate", "type": "lv2", "uri": "\(Self.gate)" },
+                    { "nodes": [ { "id": "tone", "type": "stream", "url": "\(tone)" }, \
+                    { "id": "keys", "type": "midi", "file": "\(midi)" },
+                                 { "id": "more", "type": "midi", "file": "\(midi)" }, \
+                    { "id": "gate", "type": "lv2", "uri": "\(Self.gate)" },
                                  { "id": "out", "type": "output" } ],
-                      "links": [ { "from": "tone", "to": "gate" }, { "from": "keys", "to": "gate" }, { "from": "more", "to": "gate:control" },
+                      "links": [ { "from": "tone", "to": "gate" }, { "from": "keys", "to": "gate" }, \
+                    { "from": "more", "to": "gate:control" },
                                  { "from": "gate", "to": "out" } ] }
                     """))
         ) {
@@ -91,9 +97,12 @@ final class LV2EventInputTests: XCTestCase {
             try GraphDocument.load(
                 path: TestSupport.graph(
                     """
-                    { "nodes": [ { "id": "tone", "type": "stream", "url": "\(tone)" }, { "id": "keys", "type": "midi", "file": "\(midi)" },
-                                 { "id": "amp", "type": "lv2", "uri": "\(TestPlugins.amp)" }, { "id": "out", "type": "output" } ],
-                      "links": [ { "from": "tone", "to": "amp" }, { "from": "keys", "to": "amp" }, { "from": "amp", "to": "out" } ] }
+                    { "nodes": [ { "id": "tone", "type": "stream", "url": "\(tone)" }, \
+                    { "id": "keys", "type": "midi", "file": "\(midi)" },
+                                 { "id": "amp", "type": "lv2", "uri": "\(TestPlugins.amp)" }, \
+                    { "id": "out", "type": "output" } ],
+                      "links": [ { "from": "tone", "to": "amp" }, { "from": "keys", "to": "amp" }, \
+                    { "from": "amp", "to": "out" } ] }
                     """))
         ) {
             XCTAssertTrue(

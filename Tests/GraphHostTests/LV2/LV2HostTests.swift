@@ -113,7 +113,8 @@ final class LV2HostTests: XCTestCase {
         XCTAssertThrowsError(try GraphDocument.load(path: path)) { error in
             XCTAssertTrue(
                 "\(error)".contains(
-                    "nodes[1].uri: plugin '\(uri)' requires the feature urn:graphhost:test:feature-nobody-provides, which graphhost does not provide"
+                    "nodes[1].uri: plugin '\(uri)' requires the feature urn:graphhost:test:feature-nobody-provides, "
+                        + "which graphhost does not provide"
                 ), "\(error)")
         }
     }
@@ -133,7 +134,8 @@ final class LV2HostTests: XCTestCase {
             path: graph(
                 mp3, channels: 1,
                 lv2:
-                    #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:worker-gain", "controls": { "gain": 0.5 } }"#
+                    #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:worker-gain", "#
+                    + #""controls": { "gain": 0.5 } }"#
             ))
         let dry = try TestSupport.renderStream(mp3, channels: 1)
         let session = try TestSupport.session(document: doc)
@@ -508,7 +510,8 @@ extension LV2HostTests {
         let path = graph(
             mp3, channels: 1,
             lv2:
-                #"{ "id": "fx", "type": "lv2", "uri": "\#(Self.lowpass)", "controls": { "cutoff": 1000, "stages": 2 } }"#
+                #"{ "id": "fx", "type": "lv2", "uri": "\#(Self.lowpass)", "controls": { "cutoff": 1000, "#
+                + #""stages": 2 } }"#
         )
         let filtered = try TestSupport.render(path).samples
         let dry = try TestSupport.renderStream(mp3, channels: 1)
@@ -544,7 +547,8 @@ extension LV2HostTests {
             graph(
                 mp3,
                 lv2:
-                    #"{ "id": "fx", "type": "lv2", "uri": "\#(Self.balance)", "controls": { "monoswap": "downmix to mono" } }"#
+                    #"{ "id": "fx", "type": "lv2", "uri": "\#(Self.balance)", "#
+                    + #""controls": { "monoswap": "downmix to mono" } }"#
             )
         ).samples
         let frames = mono.count / 2
@@ -676,7 +680,8 @@ extension LV2HostTests {
         let path = graph(
             mp3,
             lv2:
-                #"{ "id": "fx", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/plate", "controls": { "wet": 1 } }"#
+                #"{ "id": "fx", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/plate", "#
+                + #""controls": { "wet": 1 } }"#
         )
         let out = try TestSupport.render(path).samples
         XCTAssertEqual(out, try TestSupport.render(path).samples)
@@ -696,7 +701,8 @@ extension LV2HostTests {
         let path = TestSupport.graph(
             """
             { "nodes": [ { "id": "s", "type": "stream", "url": "\(mp3)" },
-                         { "id": "lim", "type": "lv2", "uri": "http://gareus.org/oss/lv2/dpl#stereo", "controls": { "threshold": 0, "truepeak": false } },
+                         { "id": "lim", "type": "lv2", "uri": "http://gareus.org/oss/lv2/dpl#stereo", \
+            "controls": { "threshold": 0, "truepeak": false } },
                          { "id": "mix", "type": "mixer", "inputs": 2 }, { "id": "out", "type": "output" } ],
               "links": [ { "from": "s", "to": "mix:0" }, { "from": "s", "to": "lim" }, { "from": "lim", "to": "mix:1" },
                          { "from": "mix", "to": "out" } ] }
@@ -734,7 +740,8 @@ extension LV2HostTests {
         let path = graph(
             mp3, channels: 1,
             lv2:
-                #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:file-gain", "properties": { "gainFile": "gain-half.txt" } }"#
+                #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:file-gain", "#
+                + #""properties": { "gainFile": "gain-half.txt" } }"#
         )
         let dry = try TestSupport.renderStream(mp3, channels: 1)
         let out = try TestSupport.render(
@@ -755,7 +762,8 @@ extension LV2HostTests {
                 path: graph(
                     mp3, channels: 1,
                     lv2:
-                        #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:file-gain", "properties": { "gainFile": "missing.txt", "colour": "red" } }"#
+                        #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:file-gain", "#
+                        + #""properties": { "gainFile": "missing.txt", "colour": "red" } }"#
                 ))
         ) {
             XCTAssertTrue("\($0)".contains("nodes[1].properties.gainFile: gainFile: cannot read"), "\($0)")
@@ -806,11 +814,14 @@ extension LV2HostTests {
         func graph(linked: Bool) -> String {
             TestSupport.graph(
                 """
-                { "nodes": [ { "id": "music", "type": "stream", "url": "\(music)" }, { "id": "voice", "type": "stream", "url": "\(voice)" },
+                { "nodes": [ { "id": "music", "type": "stream", "url": "\(music)" }, \
+                { "id": "voice", "type": "stream", "url": "\(voice)" },
                              { "id": "duck", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/sc3",
-                               "controls": { "threshold": -30, "ratio": 10, "attack": 2, "release": 50, "chain_bal": 1 } },
+                               "controls": { "threshold": -30, "ratio": 10, "attack": 2, "release": 50, \
+                "chain_bal": 1 } },
                              { "id": "sink", "type": "mixer", "inputs": 1 }, { "id": "out", "type": "output" } ],
-                  "links": [ { "from": "music", "to": "duck" }, \(linked ? #"{ "from": "voice", "to": "duck:sidechain" },"# : #"{ "from": "voice", "to": "sink" },"#)
+                  "links": [ { "from": "music", "to": "duck" }, \
+                \(linked ? #"{ "from": "voice", "to": "duck:sidechain" },"# : #"{ "from": "voice", "to": "sink" },"#)
                              { "from": "duck", "to": "out" } ] }
                 """)
         }
@@ -837,8 +848,10 @@ extension LV2HostTests {
                 path: TestSupport.graph(
                     """
                     { "nodes": [ { "id": "music", "type": "stream", "url": "\(music)" },
-                                 { "id": "duck", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/sc3" }, { "id": "out", "type": "output" } ],
-                      "links": [ { "from": "music", "to": "duck" }, { "from": "music", "to": "duck:left_in" }, { "from": "duck", "to": "out" } ] }
+                                 { "id": "duck", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/sc3" }, \
+                    { "id": "out", "type": "output" } ],
+                      "links": [ { "from": "music", "to": "duck" }, { "from": "music", "to": "duck:left_in" }, \
+                    { "from": "duck", "to": "out" } ] }
                     """))
         ) { XCTAssertTrue("\($0)".contains("'duck:left_in': 'left_in' is one of its main inputs"), "\($0)") }
     }
@@ -854,7 +867,8 @@ extension LV2HostTests {
             """
             { "format": { "sampleRate": 48000, "channels": 2 },
               "nodes": [ { "id": "keys", "type": "midi", "file": "\(midi)" },
-                         { "id": "synth", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/JX10" }, { "id": "out", "type": "output" } ],
+                         { "id": "synth", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/JX10" }, \
+            { "id": "out", "type": "output" } ],
               "links": [ { "from": "keys", "to": "synth" }, { "from": "synth", "to": "out" } ] }
             """)
         let out = try TestSupport.render(path, durationFrames: 72000).samples
@@ -889,7 +903,8 @@ extension LV2HostTests {
                 path: TestSupport.graph(
                     """
                     { "nodes": [ { "id": "keys", "type": "midi", "file": "\(try TestSupport.sine(seconds: 1))" },
-                                 { "id": "synth", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/JX10" }, { "id": "out", "type": "output" } ],
+                                 { "id": "synth", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/JX10" }, \
+                    { "id": "out", "type": "output" } ],
                       "links": [ { "from": "keys", "to": "synth" }, { "from": "synth", "to": "out" } ] }
                     """))
         ) {
@@ -901,7 +916,8 @@ extension LV2HostTests {
                 path: TestSupport.graph(
                     """
                     { "nodes": [ { "id": "song", "type": "stream", "url": "\(try TestSupport.sine(seconds: 1))" },
-                                 { "id": "synth", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/JX10" }, { "id": "out", "type": "output" } ],
+                                 { "id": "synth", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/JX10" }, \
+                    { "id": "out", "type": "output" } ],
                       "links": [ { "from": "song", "to": "synth" }, { "from": "synth", "to": "out" } ] }
                     """))
         ) {
@@ -922,9 +938,12 @@ extension LV2HostTests {
             """
             { "format": { "sampleRate": 48000, "channels": 2 },
               "nodes": [ { "id": "keys", "type": "midi", "file": "\(midi)" },
-                         { "id": "up", "type": "lv2", "uri": "http://gareus.org/oss/lv2/midifilter#miditranspose", "controls": { "transpose": 12 } },
-                         { "id": "piano", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/Piano" }, { "id": "out", "type": "output" } ],
-              "links": [ { "from": "keys", "to": "up" }, { "from": "up", "to": "piano" }, { "from": "piano", "to": "out" } ] }
+                         { "id": "up", "type": "lv2", "uri": "http://gareus.org/oss/lv2/midifilter#miditranspose", \
+            "controls": { "transpose": 12 } },
+                         { "id": "piano", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/Piano" }, \
+            { "id": "out", "type": "output" } ],
+              "links": [ { "from": "keys", "to": "up" }, { "from": "up", "to": "piano" }, \
+            { "from": "piano", "to": "out" } ] }
             """)
         func left(_ x: [Float]) -> [Float] { stride(from: 0, to: x.count, by: 2).map { x[$0] } }
         let raised = left(try TestSupport.render(path, durationFrames: 48000).samples)
@@ -942,7 +961,8 @@ extension LV2HostTests {
                 path: TestSupport.graph(
                     """
                     { "nodes": [ { "id": "keys", "type": "midi", "file": "\(midi)" },
-                                 { "id": "up", "type": "lv2", "uri": "http://gareus.org/oss/lv2/midifilter#miditranspose" }, { "id": "out", "type": "output" } ],
+                                 { "id": "up", "type": "lv2", \
+                    "uri": "http://gareus.org/oss/lv2/midifilter#miditranspose" }, { "id": "out", "type": "output" } ],
                       "links": [ { "from": "keys", "to": "up" }, { "from": "up", "to": "out" } ] }
                     """))
         ) {

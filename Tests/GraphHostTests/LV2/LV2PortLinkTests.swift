@@ -15,7 +15,8 @@ final class LV2PortLinkTests: XCTestCase {
             TestSupport.graph(
                 """
                 { "nodes": [ { "id": "music", "type": "stream", "url": "\(music)" },
-                             { "id": "xover", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/bwxover_iir", "controls": { "cutoff": 1000 } },
+                             { "id": "xover", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/bwxover_iir", \
+                "controls": { "cutoff": 1000 } },
                              \(mixer ? #"{ "id": "mix", "type": "mixer", "inputs": 2, "volumes": [1, 0.5] },"# : "")
                              { "id": "out", "type": "output" } ],
                   "links": [ { "from": "music", "to": "xover" }, \(links) ] }
@@ -44,7 +45,8 @@ final class LV2PortLinkTests: XCTestCase {
             Array(stride(from: 1, to: low.count, by: 2).map { low[$0] }))
 
         let both = graph(
-            #"{ "from": "xover:lpoutput", "to": "mix:0" }, { "from": "xover:hpoutput", "to": "mix:1" }, { "from": "mix", "to": "out" }"#,
+            #"{ "from": "xover:lpoutput", "to": "mix:0" }, { "from": "xover:hpoutput", "to": "mix:1" }, "#
+                + #"{ "from": "mix", "to": "out" }"#,
             mixer: true)
         let mixed = try TestSupport.render(both, durationFrames: 3 * 48000).samples
         XCTAssertEqual(ToneMeasure.dB(ToneMeasure.amplitude(mixed, 100) / in100), 0, accuracy: 1)
@@ -88,10 +90,13 @@ final class LV2PortLinkTests: XCTestCase {
         func graph(_ input: String?, _ output: String) -> String {
             TestSupport.graph(
                 """
-                { "nodes": [ { "id": "a", "type": "stream", "url": "\(a)" }, { "id": "b", "type": "stream", "url": "\(b)" },
-                             { "id": "x", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/xfade4", "controls": { "xfade": 0 } },
+                { "nodes": [ { "id": "a", "type": "stream", "url": "\(a)" }, \
+                { "id": "b", "type": "stream", "url": "\(b)" },
+                             { "id": "x", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/xfade4", \
+                "controls": { "xfade": 0 } },
                              { "id": "spare", "type": "mixer", "inputs": 1 }, { "id": "out", "type": "output" } ],
-                  "links": [ { "from": "a", "to": "x" }, { "from": "b", "to": "\(input ?? "spare")" }, { "from": "\(output)", "to": "out" } ] }
+                  "links": [ { "from": "a", "to": "x" }, { "from": "b", "to": "\(input ?? "spare")" }, \
+                { "from": "\(output)", "to": "out" } ] }
                 """)
         }
         let main = try TestSupport.render(graph("x:inputLB,inputRB", "x"), durationFrames: 3 * 48000).samples

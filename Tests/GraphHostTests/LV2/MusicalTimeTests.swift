@@ -13,9 +13,12 @@ final class MusicalTimeTests: XCTestCase {
             { "format": { "sampleRate": 48000, "channels": 2 }, \(transport.map { "\"transport\": \($0)," } ?? "")
               "nodes": [ { "id": "keys", "type": "midi", "file": "\(try TestSupport.twoNotes())" },
                          { "id": "delay", "type": "lv2", "uri": "http://gareus.org/oss/lv2/midifilter#mididelay",
-                           "controls": { "bpmsrc": "Plugin Host (if available)", "delayBeats": "Quarter", "delayBPM": 120 } },
-                         { "id": "piano", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/Piano" }, { "id": "out", "type": "output" } ],
-              "links": [ { "from": "keys", "to": "delay" }, { "from": "delay", "to": "piano" }, { "from": "piano", "to": "out" } ] }
+                           "controls": { "bpmsrc": "Plugin Host (if available)", "delayBeats": "Quarter", \
+            "delayBPM": 120 } },
+                         { "id": "piano", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/Piano" }, \
+            { "id": "out", "type": "output" } ],
+              "links": [ { "from": "keys", "to": "delay" }, { "from": "delay", "to": "piano" }, \
+            { "from": "piano", "to": "out" } ] }
             """)
     }
 

@@ -19,7 +19,8 @@ final class PluginFaultTests: XCTestCase {
     func graph(_ mp3: String, plugin: String) -> String {
         TestSupport.graph(
             """
-            { "nodes": [ { "id": "song", "type": "stream", "url": "\(mp3)" }, { "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:\(plugin)" },
+            { "nodes": [ { "id": "song", "type": "stream", "url": "\(mp3)" }, \
+            { "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:\(plugin)" },
                          { "id": "out", "type": "output" } ],
               "links": [ { "from": "song", "to": "fx" }, { "from": "fx", "to": "out" } ] }
             """)

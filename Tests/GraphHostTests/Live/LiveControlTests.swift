@@ -13,11 +13,14 @@ final class LiveControlTests: XCTestCase {
         return TestSupport.graph(
             """
             { "chains": { "warm": [ { "id": "eq", "type": "ipod-eq", "preset": "Bass Booster" } ],
-                          "bright": [ { "id": "eq", "type": "ipod-eq", "preset": "Treble Booster" }, { "id": "lv", "type": "lv2", "uri": "urn:graphhost:ipod-eq", "preset": "Vocal Booster" } ],
+                          "bright": [ { "id": "eq", "type": "ipod-eq", "preset": "Treble Booster" }, \
+            { "id": "lv", "type": "lv2", "uri": "urn:graphhost:ipod-eq", "preset": "Vocal Booster" } ],
                           "dry": [] },
-              "nodes": [ { "id": "song", "type": "stream", "url": "\(sine)" }, { "id": "mix", "type": "mixer", "inputs": 1 },
+              "nodes": [ { "id": "song", "type": "stream", "url": "\(sine)" }, \
+            { "id": "mix", "type": "mixer", "inputs": 1 },
                          { "id": "fx", "type": "chain", "chain": "warm" }, { "id": "out", "type": "output" } ],
-              "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "fx" }, { "from": "fx", "to": "out" } ] }
+              "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "fx" }, \
+            { "from": "fx", "to": "out" } ] }
             """, name: name)
     }
 
@@ -252,9 +255,11 @@ final class LiveControlTests: XCTestCase {
         let song = try TestSupport.sine(seconds: 40)
         let path = TestSupport.graph(
             """
-            { "nodes": [ { "id": "song", "type": "stream", "url": "\(song)" }, { "id": "mix", "type": "mixer", "inputs": 1 },
+            { "nodes": [ { "id": "song", "type": "stream", "url": "\(song)" }, \
+            { "id": "mix", "type": "mixer", "inputs": 1 },
                          { "id": "eq", "type": "ipod-eq", "preset": "Rock" }, { "id": "out", "type": "output" } ],
-              "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" }, { "from": "eq", "to": "out" } ] }
+              "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" }, \
+            { "from": "eq", "to": "out" } ] }
             """, name: "console-help")
         let folder = TestSupport.directory.appendingPathComponent("console-help")
         let socket = folder.appendingPathComponent("help.sock").path
@@ -359,7 +364,8 @@ final class LiveControlTests: XCTestCase {
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 4)
         let path = TestSupport.graph(
             """
-            { "nodes": [ { "id": "song", "type": "stream", "url": "\(mp3)" }, { "id": "fx", "type": "lv2", "uri": "\(uri)" }, { "id": "out", "type": "output" } ],
+            { "nodes": [ { "id": "song", "type": "stream", "url": "\(mp3)" }, \
+            { "id": "fx", "type": "lv2", "uri": "\(uri)" }, { "id": "out", "type": "output" } ],
               "links": [ { "from": "song", "to": "fx" }, { "from": "fx", "to": "out" } ] }
             """)
         let socket = TestSupport.directory.appendingPathComponent("outputs/dpl.sock").path

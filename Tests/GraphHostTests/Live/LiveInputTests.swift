@@ -80,8 +80,10 @@ final class LiveInputTests: XCTestCase {
             { "format": { "sampleRate": 48000, "channels": 2 },
               "nodes": [ { "id": "mic", "type": "capture", "target": "mic_sink", "monitor": true },
                          { "id": "apps", "type": "sink", "name": "gh_apps", "description": "graphhost test input" },
-                         { "id": "mix", "type": "mixer", "inputs": 2, "volumes": [1.0, 0.5] }, { "id": "out", "type": "output" } ],
-              "links": [ { "from": "mic", "to": "mix:0" }, { "from": "apps", "to": "mix:1" }, { "from": "mix", "to": "out" } ] }
+                         { "id": "mix", "type": "mixer", "inputs": 2, "volumes": [1.0, 0.5] }, \
+            { "id": "out", "type": "output" } ],
+              "links": [ { "from": "mic", "to": "mix:0" }, { "from": "apps", "to": "mix:1" }, \
+            { "from": "mix", "to": "out" } ] }
             """)
         let record = TestSupport.directory.appendingPathComponent("live-inputs.wav").path
         let socket = TestSupport.directory.appendingPathComponent("livein-\(getpid())/g.sock").path
@@ -238,7 +240,8 @@ final class LiveInputTests: XCTestCase {
             { "format": { "sampleRate": 48000, "channels": 2 },
               "chains": { "warm": [ { "id": "eq", "type": "ipod-eq", "preset": "Bass Booster" } ],
                           "bright": [ { "id": "eq", "type": "ipod-eq", "preset": "Treble Booster" } ] },
-              "nodes": [ { "id": "apps", "type": "sink", "name": "gh_chain_in" }, { "id": "fx", "type": "chain", "chain": "warm" },
+              "nodes": [ { "id": "apps", "type": "sink", "name": "gh_chain_in" }, \
+            { "id": "fx", "type": "chain", "chain": "warm" },
                          { "id": "out", "type": "output" } ],
               "links": [ { "from": "apps", "to": "fx" }, { "from": "fx", "to": "out" } ] }
             """)
@@ -388,7 +391,8 @@ final class LiveInputTests: XCTestCase {
                   "nodes": [ { "id": "song", "type": "stream", "url": "\(try! TestSupport.tones([300], seconds: 8))" },
                              \(withSink ? #"{ "id": "late", "type": "sink", "name": "gh_late" },"# : "")
                              { "id": "mix", "type": "mixer", "inputs": 2 }, { "id": "out", "type": "output" } ],
-                  "links": [ { "from": "song", "to": "mix:0" }, \(withSink ? #"{ "from": "late", "to": "mix:1" },"# : "") { "from": "mix", "to": "out" } ] }
+                  "links": [ { "from": "song", "to": "mix:0" }, \
+                \(withSink ? #"{ "from": "late", "to": "mix:1" },"# : "") { "from": "mix", "to": "out" } ] }
                 """)
         }
         let record = TestSupport.directory.appendingPathComponent("late-input.wav").path
@@ -468,7 +472,8 @@ final class LiveInputTests: XCTestCase {
             TestSupport.graph(
                 """
                 { "format": { "sampleRate": 48000, "channels": 2 },
-                  "nodes": [ { "id": "mic", "type": "capture", "target": "\(target)", "monitor": true }, { "id": "out", "type": "output" } ],
+                  "nodes": [ { "id": "mic", "type": "capture", "target": "\(target)", "monitor": true }, \
+                { "id": "out", "type": "output" } ],
                   "links": [ { "from": "mic", "to": "out" } ] }
                 """)
         }

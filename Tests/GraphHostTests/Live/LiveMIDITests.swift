@@ -11,7 +11,8 @@ final class LiveMIDITests: XCTestCase {
             """
             { "format": { "sampleRate": 48000, "channels": 2 },
               "nodes": [ { "id": "keys", "type": "midi", "port": "keys" },
-                         { "id": "synth", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/\(instrument)" }, { "id": "out", "type": "output" } ],
+                         { "id": "synth", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/\(instrument)" }, \
+            { "id": "out", "type": "output" } ],
               "links": [ { "from": "keys", "to": "synth" }, { "from": "synth", "to": "out" } ] }
             """)
     }
@@ -64,8 +65,10 @@ final class LiveMIDITests: XCTestCase {
             try GraphDocument.load(
                 path: TestSupport.graph(
                     """
-                    { "nodes": [ { "id": "a", "type": "midi", "port": "keys" }, { "id": "b", "type": "midi", "port": "keys" },
-                                 { "id": "synth", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/Piano" }, { "id": "out", "type": "output" } ],
+                    { "nodes": [ { "id": "a", "type": "midi", "port": "keys" }, \
+                    { "id": "b", "type": "midi", "port": "keys" },
+                                 { "id": "synth", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/Piano" }, \
+                    { "id": "out", "type": "output" } ],
                       "links": [ { "from": "a", "to": "synth" }, { "from": "b", "to": "out" } ] }
                     """))
         ) { XCTAssertTrue("\($0)".contains("MIDI port 'keys' is already the port of 'a'"), "\($0)") }
@@ -73,7 +76,8 @@ final class LiveMIDITests: XCTestCase {
             try GraphDocument.load(
                 path: TestSupport.graph(
                     """
-                    { "nodes": [ { "id": "a", "type": "midi" }, { "id": "synth", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/Piano" },
+                    { "nodes": [ { "id": "a", "type": "midi" }, \
+                    { "id": "synth", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/Piano" },
                                  { "id": "out", "type": "output" } ],
                       "links": [ { "from": "a", "to": "synth" }, { "from": "synth", "to": "out" } ] }
                     """))

@@ -80,7 +80,8 @@ final class PipeWireTests: XCTestCase {
             recording: SignalMatch.mono(try SoundFile(path: peerMonitor).samples), reference: reference)
         let counters = result.out.split(separator: "\n").last(where: { $0.hasPrefix("played ") }) ?? ""
         print(
-            "intact 100 ms windows: graphhost \(own.intact) of \(own.total), pw-play \(other.intact) of \(other.total); graphhost: \(counters)"
+            "intact 100 ms windows: graphhost \(own.intact) of \(own.total), "
+                + "pw-play \(other.intact) of \(other.total); graphhost: \(counters)"
         )
         XCTAssertGreaterThan(own.total, 9 * seconds)
         XCTAssertEqual(own.total, other.total)
@@ -157,7 +158,8 @@ final class PipeWireTests: XCTestCase {
         XCTAssertEqual(profile.count, 2)
         XCTAssertGreaterThan(profile[0], 5000, "profiler cycles")
         print(
-            "quantum 64: \(run.out.split(separator: "\n").last ?? ""); profiler cycles \(profile[0]), errors \(profile[1])"
+            "quantum 64: \(run.out.split(separator: "\n").last ?? ""); "
+                + "profiler cycles \(profile[0]), errors \(profile[1])"
         )
     }
 
@@ -376,7 +378,8 @@ extension PipeWireTests {
             atPath: spliced, contents: a.prefix(a.count / 2 + 7) + b.suffix(from: b.count / 3 + 11))
         let graph = TestSupport.graph(
             """
-            { "nodes": [ { "id": "s", "type": "stream", "url": "\(spliced)", "loop": true }, { "id": "out", "type": "output" } ],
+            { "nodes": [ { "id": "s", "type": "stream", "url": "\(spliced)", "loop": true }, \
+            { "id": "out", "type": "output" } ],
               "links": [ { "from": "s", "to": "out" } ] }
             """)
         let pw = try HeadlessPipeWire(quantum: 256)
@@ -544,10 +547,12 @@ extension PipeWireTests {
         let graph = TestSupport.graph(
             """
             { "format": { "sampleRate": 48000, "channels": 2 },
-              "nodes": [ { "id": "s", "type": "stream", "url": "\(song)" }, { "id": "keys", "type": "midi", "file": "\(midi)" },
+              "nodes": [ { "id": "s", "type": "stream", "url": "\(song)" }, \
+            { "id": "keys", "type": "midi", "file": "\(midi)" },
                          { "id": "piano", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/Piano" },
                          { "id": "mix", "type": "mixer", "inputs": 2 }, { "id": "out", "type": "output" } ],
-              "links": [ { "from": "s", "to": "mix:0" }, { "from": "keys", "to": "piano" }, { "from": "piano", "to": "mix:1" },
+              "links": [ { "from": "s", "to": "mix:0" }, { "from": "keys", "to": "piano" }, \
+            { "from": "piano", "to": "mix:1" },
                          { "from": "mix", "to": "out" } ] }
             """)
         let recording = TestSupport.directory.appendingPathComponent("late-note-\(getpid()).wav").path

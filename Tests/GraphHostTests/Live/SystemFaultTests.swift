@@ -19,9 +19,12 @@ final class SystemFaultTests: XCTestCase {
         let url = try server.serve(mp3, as: "long.mp3", query: "rate=60000&drop=\(20000 * seconds * 6 / 10)")
         let path = TestSupport.graph(
             """
-            { "nodes": [ { "id": "song", "type": "stream", "url": "\(url)", "bufferSeconds": 1 }, { "id": "eq", "type": "ipod-eq", "preset": "Rock" },
-                         { "id": "amp", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/amp", "controls": { "gain": -3 } }, { "id": "out", "type": "output" } ],
-              "links": [ { "from": "song", "to": "eq" }, { "from": "eq", "to": "amp" }, { "from": "amp", "to": "out" } ] }
+            { "nodes": [ { "id": "song", "type": "stream", "url": "\(url)", "bufferSeconds": 1 }, \
+            { "id": "eq", "type": "ipod-eq", "preset": "Rock" },
+                         { "id": "amp", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/amp", \
+            "controls": { "gain": -3 } }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "song", "to": "eq" }, { "from": "eq", "to": "amp" }, \
+            { "from": "amp", "to": "out" } ] }
             """)
         let stress = Process()
         stress.executableURL = URL(fileURLWithPath: "/usr/bin/stress-ng")

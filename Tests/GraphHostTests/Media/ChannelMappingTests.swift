@@ -30,7 +30,8 @@ final class ChannelMappingTests: XCTestCase {
         let graph = TestSupport.graph(
             """
             { "format": { "sampleRate": 48000, "channels": \(channels) },
-              "nodes": [ { "id": "s", "type": "stream", "url": "\(media)"\(settings) }, { "id": "out", "type": "output" } ],
+              "nodes": [ { "id": "s", "type": "stream", "url": "\(media)"\(settings) }, \
+            { "id": "out", "type": "output" } ],
               "links": [ { "from": "s", "to": "out" } ] }
             """)
         let out = TestSupport.directory.appendingPathComponent("channels-\(UUID().uuidString).\(ext)").path
@@ -174,7 +175,8 @@ final class ChannelMappingTests: XCTestCase {
             let graph = TestSupport.graph(
                 """
                 { "format": { "channels": \(channels) },
-                  "nodes": [ { "id": "s", "type": "stream", "url": "\(media)", "channelMatrix": \(matrix) }, { "id": "out", "type": "output" } ],
+                  "nodes": [ { "id": "s", "type": "stream", "url": "\(media)", "channelMatrix": \(matrix) }, \
+                { "id": "out", "type": "output" } ],
                   "links": [ { "from": "s", "to": "out" } ] }
                 """)
             let r = try TestSupport.graphhost(["validate", graph])

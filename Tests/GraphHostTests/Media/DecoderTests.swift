@@ -78,7 +78,8 @@ final class DecoderTests: XCTestCase {
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
         let path = TestSupport.graph(
             """
-            { "nodes": [ { "id": "s", "type": "stream", "url": "\(mp3)", "loop": true }, { "id": "out", "type": "output" } ],
+            { "nodes": [ { "id": "s", "type": "stream", "url": "\(mp3)", "loop": true }, \
+            { "id": "out", "type": "output" } ],
               "links": [ { "from": "s", "to": "out" } ] }
             """)
         let (samples, summary) = try TestSupport.render(path, durationFrames: 48000 * 3)

@@ -191,7 +191,8 @@ final class FrameGuardTests: XCTestCase {
             if TestSupport.peak(try Self.decode(spliced)) > limit { louderUnguarded += 1 }
         }
         print(
-            "splices: \(splices), detected \(detected), louder than clean + 1 dB without the guard \(louderUnguarded), with it 0"
+            "splices: \(splices), detected \(detected), "
+                + "louder than clean + 1 dB without the guard \(louderUnguarded), with it 0"
         )
         XCTAssertGreaterThan(detected, splices * 9 / 10)
         XCTAssertGreaterThan(louderUnguarded, 0, "the splices should include ones that decode louder without the guard")
@@ -332,7 +333,8 @@ final class FrameGuardTests: XCTestCase {
         func damage(loop: Bool, seconds: Int) throws -> StreamDamage {
             let graph = TestSupport.graph(
                 """
-                { "nodes": [ { "id": "s", "type": "stream", "url": "\(spliced)", "loop": \(loop) }, { "id": "out", "type": "output" } ],
+                { "nodes": [ { "id": "s", "type": "stream", "url": "\(spliced)", "loop": \(loop) }, \
+                { "id": "out", "type": "output" } ],
                   "links": [ { "from": "s", "to": "out" } ] }
                 """)
             let session = try TestSupport.session(graph)

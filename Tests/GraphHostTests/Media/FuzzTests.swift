@@ -68,7 +68,8 @@ final class FuzzTests: XCTestCase {
             slowest = max(slowest, Date().timeIntervalSince(started))
         }
         print(
-            "graph fuzz: \(inputs) inputs, \(accepted) accepted, \(rejected) rejected, slowest \(String(format: "%.1f", slowest * 1000)) ms"
+            "graph fuzz: \(inputs) inputs, \(accepted) accepted, \(rejected) rejected, slowest "
+                + "\(String(format: "%.1f", slowest * 1000)) ms"
         )
         XCTAssertLessThan(slowest, 1.0)
         XCTAssertGreaterThan(rejected, inputs / 2)
@@ -124,7 +125,8 @@ final class FuzzTests: XCTestCase {
                 if peak > limit {
                     XCTAssertEqual(
                         n % 3, 0,
-                        "input \(n) (\(kinds[n % 3])) decodes \(String(format: "%+.2f", 20 * log10(peak / reference))) dB against the clean decode, kept as \(kept) with the clean files \(clean), \(other)"
+                        "input \(n) (\(kinds[n % 3])) decodes \(String(format: "%+.2f", 20 * log10(peak / reference))) "
+                            + "dB against the clean decode, kept as \(kept) with the clean files \(clean), \(other)"
                     )
                     loudest[n % 3] = max(loudest[n % 3], peak)
                     louder[n % 3] += 1
@@ -138,7 +140,8 @@ final class FuzzTests: XCTestCase {
                 + (louder[$0] > 0 ? String(format: " (loudest %+.2f dB)", 20 * log10(loudest[$0] / reference)) : "")
         }
         print(
-            "MP3 fuzz: \(inputs) inputs (a third each bit damage, truncated, spliced), \(failures) rejected as not MP3; louder than clean + 1 dB: \(counts.joined(separator: ", "))"
+            "MP3 fuzz: \(inputs) inputs (a third each bit damage, truncated, spliced), \(failures) rejected as not "
+                + "MP3; louder than clean + 1 dB: \(counts.joined(separator: ", "))"
         )
     }
 
@@ -209,7 +212,8 @@ final class FuzzTests: XCTestCase {
                 "\(ext) \(rejected) rejected, \(damaged) with packets dropped, peak \(String(format: "%.2f", loudest))")
         }
         print(
-            "format fuzz: \(inputs) inputs per format (a third each bit damage, truncated, spliced): \(summary.joined(separator: "; "))"
+            "format fuzz: \(inputs) inputs per format (a third each bit damage, truncated, spliced): "
+                + "\(summary.joined(separator: "; "))"
         )
     }
 }

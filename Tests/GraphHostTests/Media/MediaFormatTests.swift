@@ -280,14 +280,16 @@ final class MediaFormatTests: XCTestCase {
         XCTAssertNotEqual(result.status, 0)
         XCTAssertTrue(
             result.err.contains(
-                "seek s: '\(url)' is a live stream or a download of unknown length (only files and downloads with a Content-Length can seek)"
+                "seek s: '\(url)' is a live stream or a download of unknown length "
+                    + "(only files and downloads with a Content-Length can seek)"
             ), result.err)
     }
 
     func testSeekIsRefusedWhereItCannotWork() throws {
         let graph = TestSupport.graph(
             """
-            { "nodes": [ { "id": "s", "type": "stream", "url": "\(try EncodedMedia.file("flac"))" }, { "id": "eq", "type": "ipod-eq" },
+            { "nodes": [ { "id": "s", "type": "stream", "url": "\(try EncodedMedia.file("flac"))" }, \
+            { "id": "eq", "type": "ipod-eq" },
                          { "id": "out", "type": "output" } ],
               "links": [ { "from": "s", "to": "eq" }, { "from": "eq", "to": "out" } ] }
             """)

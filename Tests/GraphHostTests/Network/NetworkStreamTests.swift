@@ -9,7 +9,9 @@ final class NetworkStreamTests: XCTestCase {
     func streamGraph(_ url: String, bufferSeconds: Double = 0.5, cache: String? = nil, loop: Bool = false) -> String {
         TestSupport.graph(
             """
-            { "nodes": [ { "id": "s", "type": "stream", "url": "\(url)", "bufferSeconds": \(bufferSeconds)\(cache.map { #", "cache": "\#($0)""# } ?? "")\(loop ? #", "loop": true"# : "") },
+            { "nodes": [ { "id": "s", "type": "stream", "url": "\(url)", \
+            "bufferSeconds": \
+            \(bufferSeconds)\(cache.map { #", "cache": "\#($0)""# } ?? "")\(loop ? #", "loop": true"# : "") },
                          { "id": "out", "type": "output" } ],
               "links": [ { "from": "s", "to": "out" } ] }
             """)
@@ -162,7 +164,8 @@ final class NetworkStreamTests: XCTestCase {
         let url = try server.serve(sine, as: "breaks.mp3", query: "drop=60000")
         let graph = TestSupport.graph(
             """
-            { "nodes": [ { "id": "s", "type": "stream", "url": "\(url)", "retrySeconds": 0 }, { "id": "out", "type": "output" } ],
+            { "nodes": [ { "id": "s", "type": "stream", "url": "\(url)", "retrySeconds": 0 }, \
+            { "id": "out", "type": "output" } ],
               "links": [ { "from": "s", "to": "out" } ] }
             """)
         let session = try TestSupport.session(graph)
@@ -340,7 +343,8 @@ final class NetworkStreamTests: XCTestCase {
                          { "id": "brief", "type": "stream", "url": "\(url)", "retrySeconds": 2 },
                          { "id": "mix", "type": "mixer", "inputs": 3, "volumes": [0.5, 0.5, 0.5] },
                          { "id": "out", "type": "output" } ],
-              "links": [ { "from": "file", "to": "mix:0" }, { "from": "radio", "to": "mix:1" }, { "from": "brief", "to": "mix:2" },
+              "links": [ { "from": "file", "to": "mix:0" }, { "from": "radio", "to": "mix:1" }, \
+            { "from": "brief", "to": "mix:2" },
                          { "from": "mix", "to": "out" } ] }
             """)
         let socket = TestSupport.directory.appendingPathComponent("restart-\(UUID().uuidString.prefix(8))/r.sock").path
@@ -471,7 +475,8 @@ final class NetworkStreamTests: XCTestCase {
             { "nodes": [ { "id": "file", "type": "stream", "url": "\(file)" },
                          { "id": "net", "type": "stream", "url": "\(url)", "retrySeconds": 0 },
                          { "id": "mix", "type": "mixer", "inputs": 2 }, { "id": "out", "type": "output" } ],
-              "links": [ { "from": "file", "to": "mix:0" }, { "from": "net", "to": "mix:1" }, { "from": "mix", "to": "out" } ] }
+              "links": [ { "from": "file", "to": "mix:0" }, { "from": "net", "to": "mix:1" }, \
+            { "from": "mix", "to": "out" } ] }
             """)
         let result = try pw.graphhost(["run", graph]).wait(timeout: 30)
         XCTAssertEqual(result.status, 0, result.err)

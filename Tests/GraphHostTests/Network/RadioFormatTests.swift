@@ -66,7 +66,8 @@ final class RadioFormatTests: XCTestCase {
     static func render(_ url: String, seconds: Int) throws -> (samples: [Float], titles: [String]) {
         let graph = TestSupport.graph(
             """
-            { "nodes": [ { "id": "s", "type": "stream", "url": "\(url)", "bufferSeconds": 0.3 }, { "id": "out", "type": "output" } ],
+            { "nodes": [ { "id": "s", "type": "stream", "url": "\(url)", "bufferSeconds": 0.3 }, \
+            { "id": "out", "type": "output" } ],
               "links": [ { "from": "s", "to": "out" } ] }
             """)
         let session = try TestSupport.session(graph)

@@ -11,7 +11,8 @@ final class OutputFormatTests: XCTestCase {
         TestSupport.graph(
             """
             { "nodes": [ { "id": "song", "type": "stream", "url": "\(try TestSupport.tones([440]))" },
-                         { "id": "mix", "type": "mixer", "inputs": 1, "volume": \(volume) }, { "id": "out", "type": "output" } ],
+                         { "id": "mix", "type": "mixer", "inputs": 1, "volume": \(volume) }, \
+            { "id": "out", "type": "output" } ],
               "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "out" } ] }
             """)
     }
@@ -88,7 +89,8 @@ final class OutputFormatTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let graph = TestSupport.graph(
             """
-            { "nodes": [ { "id": "tone", "type": "stream", "url": "\(try TestSupport.sine(seconds: 2))", "loop": true }, { "id": "out", "type": "output" } ],
+            { "nodes": [ { "id": "tone", "type": "stream", "url": "\(try TestSupport.sine(seconds: 2))", \
+            "loop": true }, { "id": "out", "type": "output" } ],
               "links": [ { "from": "tone", "to": "out" } ] }
             """)
         for signal in [SIGINT, SIGTERM] {

@@ -125,7 +125,8 @@ enum TestSupport {
     /// An MP3 through an EQ with `preset`.
     static func eqGraph(preset: String) throws -> String {
         """
-        { "nodes": [ { "id": "s", "type": "stream", "url": "\(try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1))" },
+        { "nodes": [ { "id": "s", "type": "stream", \
+        "url": "\(try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1))" },
                      { "id": "eq", "type": "ipod-eq", "preset": "\(preset)" }, { "id": "out", "type": "output" } ],
           "links": [ { "from": "s", "to": "eq" }, { "from": "eq", "to": "out" } ] }
         """

@@ -34,7 +34,8 @@ final class TmuxTerminal {
     @discardableResult
     func tmux(_ arguments: [String]) throws -> String {
         let script =
-            "for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ \"$fd\" -gt 2 ] && eval \"exec $fd>&-\" 2>/dev/null; done; exec /usr/bin/tmux \"$@\""
+            "for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ \"$fd\" -gt 2 ] && eval \"exec $fd>&-\" 2>/dev/null; done; "
+            + "exec /usr/bin/tmux \"$@\""
         let r = try TestSupport.execute(
             URL(fileURLWithPath: "/bin/bash"), ["-c", script, "tmux", "-S", socket] + arguments,
             environment: environment)
