@@ -134,7 +134,7 @@ public struct IPodEQKernel {
             let from = ((remembered - warmBehind) % capacity + capacity) % capacity
             let n = min(left, capacity - from)
             Self.run(
-                next, state: w.nextState, input: w.history + from, inputStride: capacity, output: w.scratch,
+                next, state: w.nextState, input: w.history.samples + from, inputStride: capacity, output: w.scratch,
                 outputStride: w.stride,
                 channels: w.channels, frames: n)
             warmBehind -= n
@@ -160,8 +160,9 @@ public struct IPodEQKernel {
             if warming { warm(frames: max(warmPace * run, warmBehind + run - IPodEQWorkspace.historyCapacity)) }
             if fading { run = min(run, fade.remaining) }
             if let w = workspace {
-                remember(
-                    input: input + done, channelStride: channelStride, channels: channels, frames: run, workspace: w)
+                w.history.remember(
+                    input: input + done, channelStride: channelStride, channels: channels, frames: run,
+                    remembered: &remembered)
                 if warming { warmBehind += run }
                 // The new bank first: processing may be in place, and the old bank overwrites the input.
                 if fading {
@@ -199,28 +200,6 @@ public struct IPodEQKernel {
         for i in 0..<(2 * channels) { state[i] = w.nextState[i] }
         fading = false
         if hasPending { startWarming() }
-    }
-
-    /// Appends input frames to the history ring (at most `historyFrames` at a time) and publishes the count; the
-    /// count a write will reach goes out before it, so the control world can tell what it may have overwritten.
-    @_noLocks
-    mutating func remember(
-        input: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int, workspace w: IPodEQWorkspace
-    ) {
-        w.writing.store(remembered + frames, ordering: .relaxed)
-        atomicMemoryFence(ordering: .releasing)
-        let capacity = IPodEQWorkspace.historyCapacity
-        let at = remembered % capacity
-        let first = min(frames, capacity - at)
-        let second = frames - first
-        for c in 0..<channels {
-            let from = input + c * channelStride
-            let ring = w.history + c * capacity
-            for f in 0..<first { ring[at + f] = from[f] }
-            for f in 0..<second { ring[f] = from[first + f] }
-        }
-        remembered += frames
-        w.remembered.store(remembered, ordering: .releasing)
     }
 
     /// Every channel through one bank: pairs side by side, an odd last channel alone.
