@@ -205,7 +205,7 @@ final class EQWarmUpTests: XCTestCase {
         k.workspace.history.writing.store(through + slack, ordering: .relaxed)
         let clear = k.workspace.warm(Self.coefficients("Bass Booster"))
         XCTAssertEqual(clear?.through, through)
-        if let clear { k.workspace.release(slot: clear.slot) }
+        if let clear { k.workspace.slots.release(slot: clear.slot) }
         k.workspace.history.writing.store(through + slack + 1, ordering: .relaxed)
         XCTAssertNil(
             k.workspace.warm(Self.coefficients("Bass Booster")), "a write under way over the oldest frame read")

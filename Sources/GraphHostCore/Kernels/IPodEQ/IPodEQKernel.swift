@@ -1,5 +1,3 @@
-import Atomics
-
 /// The render side of the `ipod-eq` node: ten octave-band sections run side by side in SIMD lanes
 /// (parallel form), so the cascade's recursion does not serialize the work.
 /// A new coefficient set starts a second filter bank, warmed on the last `historyFrames` of input so it is in its
@@ -74,13 +72,13 @@ public struct IPodEQKernel {
             warmed = (slot, through)
         }
         // A change that waited is replaced: only the latest is kept.
-        if let replaced = pendingWarmed { workspace?.release(slot: replaced.slot) }
+        if let replaced = pendingWarmed { workspace?.slots.release(slot: replaced.slot) }
         pendingWarmed = warmed
         hasPending = true
         if workspace == nil || rampSamples == 0 {
             current = pending
             hasPending = false
-            if let taken = pendingWarmed { workspace?.release(slot: taken.slot) }
+            if let taken = pendingWarmed { workspace?.slots.release(slot: taken.slot) }
             pendingWarmed = nil
         } else if !fading && !warming {
             startWarming()
@@ -91,7 +89,7 @@ public struct IPodEQKernel {
     /// change is given back, and the history count goes on, so a warm the control world has under way is still
     /// checked against the frames written since. The caller clears `state`.
     public mutating func restart(coefficients: ParallelEQCoefficients) {
-        if let held = pendingWarmed { workspace?.release(slot: held.slot) }
+        if let held = pendingWarmed { workspace?.slots.release(slot: held.slot) }
         var fresh = IPodEQKernel(
             state: state, coefficients: coefficients, rampSamples: rampSamples, workspace: workspace)
         fresh.warmPace = warmPace
@@ -115,7 +113,7 @@ public struct IPodEQKernel {
                 for i in 0..<(2 * w.channels) { w.nextState[i] = from[i] }
                 warmBehind = since
             }
-            w.release(slot: warmed.slot)
+            w.slots.release(slot: warmed.slot)
             pendingWarmed = nil
         }
         warming = true

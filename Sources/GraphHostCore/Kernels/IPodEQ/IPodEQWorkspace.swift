@@ -1,5 +1,3 @@
-import Atomics
-
 /// Memory for click-free coefficient changes: a second filter bank, its output, the recent input it is warmed on,
 /// and states the control world warmed for it. Prepared by the control world; channel c of a buffer starts at
 /// `c * stride` (`c * historyCapacity` in the history ring).
@@ -71,11 +69,5 @@ public struct IPodEQWorkspace {
         guard let through = read else { return nil }
         slots.take(slot)
         return (slot, through)
-    }
-
-    /// Gives a warmed slot back: the render world took its state, or its change was never sent.
-    @_noLocks
-    public func release(slot: Int) {
-        slots.release(slot: slot)
     }
 }

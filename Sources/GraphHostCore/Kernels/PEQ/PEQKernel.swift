@@ -1,5 +1,3 @@
-import Atomics
-
 /// One second-order section of the `peq` kernel: normalized coefficients (a0 = 1) in double precision, run in
 /// transposed direct form II, and the frames a section started from rest takes to reach its steady output.
 public struct PEQSection: Equatable {
@@ -187,7 +185,7 @@ public struct PEQKernel {
 
     @_noLocks
     mutating func releasePendingWarmed() {
-        if let held = pendingWarmed { workspace.release(slot: held.slot) }
+        if let held = pendingWarmed { workspace.slots.release(slot: held.slot) }
         pendingWarmed = nil
     }
 

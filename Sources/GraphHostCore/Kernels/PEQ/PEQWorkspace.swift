@@ -1,5 +1,3 @@
-import Atomics
-
 /// Memory for heard-at-once band changes of a `peq` node: the recent input, and banks the control world warmed on it.
 /// Prepared by the control world; channel c of the history ring starts at `c * historyCapacity`.
 public struct PEQWorkspace {
@@ -61,11 +59,5 @@ public struct PEQWorkspace {
         guard let through = read else { return nil }
         slots.take(slot)
         return (slot, through)
-    }
-
-    /// Gives a warmed slot back: the render world took its bank, or its change was never sent.
-    @_noLocks
-    public func release(slot: Int) {
-        slots.release(slot: slot)
     }
 }
