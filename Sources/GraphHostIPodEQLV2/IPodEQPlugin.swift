@@ -167,7 +167,7 @@ final class IPodEQPlugin {
             let d = design.pointee
             if d.controls != requested {
                 // Older designs are stale.
-                if d.slot >= 0 { workspace.release(slot: d.slot) }
+                if d.slot >= 0 { workspace.slots.release(slot: d.slot) }
             } else if d.slot >= 0 {
                 kernel.pointee.apply(.warmed(d.coefficients, through: d.through, slot: d.slot))
             } else {

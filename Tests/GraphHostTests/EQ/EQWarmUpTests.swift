@@ -142,10 +142,10 @@ final class EQWarmUpTests: XCTestCase {
             for s in 0..<slices {
                 if s == changeAt - framesSince / Self.slice { ticket = warmed.workspace.warm(bass) }
                 if s == changeAt {
-                    XCTAssertEqual(warmed.workspace.warmedInUse.load(ordering: .relaxed), 1 << ticket!.slot)
+                    XCTAssertEqual(warmed.workspace.slots.inUse.load(ordering: .relaxed), 1 << ticket!.slot)
                     warmed.kernel.apply(.warmed(bass, through: ticket!.through, slot: ticket!.slot))
                     XCTAssertEqual(
-                        warmed.workspace.warmedInUse.load(ordering: .relaxed), 0, "the slot was not given back")
+                        warmed.workspace.slots.inUse.load(ordering: .relaxed), 0, "the slot was not given back")
                     XCTAssertEqual(warmed.kernel.warming ? warmed.kernel.warmBehind : 0, framesSince)
                     atOnce.kernel.apply(.coefficients(bass))
                 }
@@ -175,16 +175,16 @@ final class EQWarmUpTests: XCTestCase {
         k.kernel.apply(.warmed(bass, through: stale.through, slot: stale.slot))
         XCTAssertTrue(k.kernel.warming)
         XCTAssertEqual(k.kernel.warmBehind, IPodEQWorkspace.historyFrames)
-        XCTAssertEqual(k.workspace.warmedInUse.load(ordering: .relaxed), 0)
+        XCTAssertEqual(k.workspace.slots.inUse.load(ordering: .relaxed), 0)
         // Two more while that one warms: the first waits, the second replaces it.
         let first = k.workspace.warm(vocal)!
         let second = k.workspace.warm(bass)!
         XCTAssertNotEqual(first.slot, second.slot)
         k.kernel.apply(.warmed(vocal, through: first.through, slot: first.slot))
         k.kernel.apply(.warmed(bass, through: second.through, slot: second.slot))
-        XCTAssertEqual(k.workspace.warmedInUse.load(ordering: .relaxed), 1 << second.slot)
+        XCTAssertEqual(k.workspace.slots.inUse.load(ordering: .relaxed), 1 << second.slot)
         for s in 300..<slices { k.process(input, at: s * Self.slice, total: total) }
-        XCTAssertEqual(k.workspace.warmedInUse.load(ordering: .relaxed), 0)
+        XCTAssertEqual(k.workspace.slots.inUse.load(ordering: .relaxed), 0)
         XCTAssertEqual(k.kernel.current, bass)
         let held = (0..<IPodEQWorkspace.warmedSlots).map { _ in k.workspace.warm(vocal) }
         XCTAssertFalse(held.contains { $0 == nil })
@@ -199,17 +199,17 @@ final class EQWarmUpTests: XCTestCase {
         let input = Self.input(frames: total)
         let k = Kernel(preset: "Rock", pace: IPodEQKernel.liveWarmPace)
         for s in 0..<slices { k.process(input, at: s * Self.slice, total: total) }
-        let through = k.workspace.remembered.load(ordering: .relaxed)
-        XCTAssertEqual(k.workspace.writing.load(ordering: .relaxed), through, "a finished write is published")
+        let through = k.workspace.history.remembered.load(ordering: .relaxed)
+        XCTAssertEqual(k.workspace.history.writing.load(ordering: .relaxed), through, "a finished write is published")
         let slack = IPodEQWorkspace.historyCapacity - IPodEQWorkspace.historyFrames
-        k.workspace.writing.store(through + slack, ordering: .relaxed)
+        k.workspace.history.writing.store(through + slack, ordering: .relaxed)
         let clear = k.workspace.warm(Self.coefficients("Bass Booster"))
         XCTAssertEqual(clear?.through, through)
-        if let clear { k.workspace.release(slot: clear.slot) }
-        k.workspace.writing.store(through + slack + 1, ordering: .relaxed)
+        if let clear { k.workspace.slots.release(slot: clear.slot) }
+        k.workspace.history.writing.store(through + slack + 1, ordering: .relaxed)
         XCTAssertNil(
             k.workspace.warm(Self.coefficients("Bass Booster")), "a write under way over the oldest frame read")
-        XCTAssertEqual(k.workspace.warmedInUse.load(ordering: .relaxed), 0)
+        XCTAssertEqual(k.workspace.slots.inUse.load(ordering: .relaxed), 0)
     }
 
     /// A restart (an LV2 plugin's activate) gives back the slot of a change that waited, drops the changes under way,
@@ -223,17 +223,17 @@ final class EQWarmUpTests: XCTestCase {
         k.kernel.apply(.coefficients(Self.coefficients("Vocal Booster")))
         let waiting = k.workspace.warm(Self.coefficients("Bass Booster"))!
         k.kernel.apply(.warmed(Self.coefficients("Bass Booster"), through: waiting.through, slot: waiting.slot))
-        XCTAssertEqual(k.workspace.warmedInUse.load(ordering: .relaxed), 1 << waiting.slot)
+        XCTAssertEqual(k.workspace.slots.inUse.load(ordering: .relaxed), 1 << waiting.slot)
         let remembered = k.kernel.remembered
         k.kernel.restart(coefficients: Self.coefficients("Treble Booster"))
         XCTAssertEqual(
-            k.workspace.warmedInUse.load(ordering: .relaxed), 0, "the waiting change's slot was not given back")
+            k.workspace.slots.inUse.load(ordering: .relaxed), 0, "the waiting change's slot was not given back")
         XCTAssertEqual(k.kernel.remembered, remembered)
         XCTAssertFalse(k.kernel.warming || k.kernel.fading || k.kernel.hasPending)
         XCTAssertEqual(k.kernel.current, Self.coefficients("Treble Booster"))
         XCTAssertEqual(k.kernel.warmPace, IPodEQKernel.liveWarmPace)
         for s in 200..<slices { k.process(input, at: s * Self.slice, total: total) }
-        XCTAssertEqual(k.workspace.remembered.load(ordering: .relaxed), remembered + 100 * Self.slice)
+        XCTAssertEqual(k.workspace.history.remembered.load(ordering: .relaxed), remembered + 100 * Self.slice)
     }
 
     /// The control side warms while a render thread runs flat out beside it, faster than real time (a warm the ring
@@ -300,7 +300,7 @@ final class EQWarmUpTests: XCTestCase {
             kernel.pointee.process(input: buffer, output: buffer, channelStride: n, channels: 2, frames: n)
         }
         XCTAssertEqual(kernel.pointee.current, Self.coefficients("Rock"))
-        XCTAssertEqual(k.workspace.warmedInUse.load(ordering: .relaxed), 0)
+        XCTAssertEqual(k.workspace.slots.inUse.load(ordering: .relaxed), 0)
     }
 
     /// Offline the bank warms in the call that applies the change, and the crossfade starts there.

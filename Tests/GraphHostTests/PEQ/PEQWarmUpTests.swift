@@ -91,7 +91,7 @@ final class PEQWarmUpTests: XCTestCase {
             for kernel in [changed, old, new] { kernel.process(input, slice: k, total: total) }
         }
         XCTAssertNotNil(warmed)
-        XCTAssertEqual(changed.workspace.warmedInUse.load(ordering: .relaxed), 0, "the slot is given back")
+        XCTAssertEqual(changed.workspace.slots.inUse.load(ordering: .relaxed), 0, "the slot is given back")
         return (changed, old, new)
     }
 
@@ -127,10 +127,10 @@ final class PEQWarmUpTests: XCTestCase {
         XCTAssertNil(k.workspace.warm([Self.section(gain: 12)]))
         for w in warms { k.kernel.apply(.warmed(slot: w.slot, through: w.through)) }
         XCTAssertEqual(
-            k.workspace.warmedInUse.load(ordering: .relaxed), 1 << warms.last!.slot, "replaced changes gave theirs back"
+            k.workspace.slots.inUse.load(ordering: .relaxed), 1 << warms.last!.slot, "replaced changes gave theirs back"
         )
         k.process(input, slice: 0, total: Self.slice)
-        XCTAssertEqual(k.workspace.warmedInUse.load(ordering: .relaxed), 0)
+        XCTAssertEqual(k.workspace.slots.inUse.load(ordering: .relaxed), 0)
         XCTAssertNotNil(k.workspace.warm([Self.section(gain: 12)]))
     }
 }

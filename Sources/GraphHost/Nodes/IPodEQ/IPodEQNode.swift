@@ -268,7 +268,7 @@ final class IPodEQInstance: NodeInstance {
             do {
                 try send(.kernel(.ipodEQ(kernel, .warmed(coefficients, through: warmed.through, slot: warmed.slot))))
             } catch {
-                workspace.release(slot: warmed.slot)
+                workspace.slots.release(slot: warmed.slot)
                 throw error
             }
         }

@@ -56,7 +56,7 @@ final class PEQInstance: NodeInstance {
             do {
                 try send(.kernel(.peq(kernelPointer, .warmed(slot: warmed.slot, through: warmed.through))))
             } catch {
-                workspace.release(slot: warmed.slot)
+                workspace.slots.release(slot: warmed.slot)
                 throw error
             }
         }

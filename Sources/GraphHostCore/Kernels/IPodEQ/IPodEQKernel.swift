@@ -1,5 +1,3 @@
-import Atomics
-
 /// The render side of the `ipod-eq` node: ten octave-band sections run side by side in SIMD lanes
 /// (parallel form), so the cascade's recursion does not serialize the work.
 /// A new coefficient set starts a second filter bank, warmed on the last `historyFrames` of input so it is in its
@@ -74,13 +72,13 @@ public struct IPodEQKernel {
             warmed = (slot, through)
         }
         // A change that waited is replaced: only the latest is kept.
-        if let replaced = pendingWarmed { workspace?.release(slot: replaced.slot) }
+        if let replaced = pendingWarmed { workspace?.slots.release(slot: replaced.slot) }
         pendingWarmed = warmed
         hasPending = true
         if workspace == nil || rampSamples == 0 {
             current = pending
             hasPending = false
-            if let taken = pendingWarmed { workspace?.release(slot: taken.slot) }
+            if let taken = pendingWarmed { workspace?.slots.release(slot: taken.slot) }
             pendingWarmed = nil
         } else if !fading && !warming {
             startWarming()
@@ -91,7 +89,7 @@ public struct IPodEQKernel {
     /// change is given back, and the history count goes on, so a warm the control world has under way is still
     /// checked against the frames written since. The caller clears `state`.
     public mutating func restart(coefficients: ParallelEQCoefficients) {
-        if let held = pendingWarmed { workspace?.release(slot: held.slot) }
+        if let held = pendingWarmed { workspace?.slots.release(slot: held.slot) }
         var fresh = IPodEQKernel(
             state: state, coefficients: coefficients, rampSamples: rampSamples, workspace: workspace)
         fresh.warmPace = warmPace
@@ -115,7 +113,7 @@ public struct IPodEQKernel {
                 for i in 0..<(2 * w.channels) { w.nextState[i] = from[i] }
                 warmBehind = since
             }
-            w.release(slot: warmed.slot)
+            w.slots.release(slot: warmed.slot)
             pendingWarmed = nil
         }
         warming = true
@@ -134,7 +132,7 @@ public struct IPodEQKernel {
             let from = ((remembered - warmBehind) % capacity + capacity) % capacity
             let n = min(left, capacity - from)
             Self.run(
-                next, state: w.nextState, input: w.history + from, inputStride: capacity, output: w.scratch,
+                next, state: w.nextState, input: w.history.samples + from, inputStride: capacity, output: w.scratch,
                 outputStride: w.stride,
                 channels: w.channels, frames: n)
             warmBehind -= n
@@ -160,8 +158,9 @@ public struct IPodEQKernel {
             if warming { warm(frames: max(warmPace * run, warmBehind + run - IPodEQWorkspace.historyCapacity)) }
             if fading { run = min(run, fade.remaining) }
             if let w = workspace {
-                remember(
-                    input: input + done, channelStride: channelStride, channels: channels, frames: run, workspace: w)
+                w.history.remember(
+                    input: input + done, channelStride: channelStride, channels: channels, frames: run,
+                    remembered: &remembered)
                 if warming { warmBehind += run }
                 // The new bank first: processing may be in place, and the old bank overwrites the input.
                 if fading {
@@ -199,28 +198,6 @@ public struct IPodEQKernel {
         for i in 0..<(2 * channels) { state[i] = w.nextState[i] }
         fading = false
         if hasPending { startWarming() }
-    }
-
-    /// Appends input frames to the history ring (at most `historyFrames` at a time) and publishes the count; the
-    /// count a write will reach goes out before it, so the control world can tell what it may have overwritten.
-    @_noLocks
-    mutating func remember(
-        input: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int, workspace w: IPodEQWorkspace
-    ) {
-        w.writing.store(remembered + frames, ordering: .relaxed)
-        atomicMemoryFence(ordering: .releasing)
-        let capacity = IPodEQWorkspace.historyCapacity
-        let at = remembered % capacity
-        let first = min(frames, capacity - at)
-        let second = frames - first
-        for c in 0..<channels {
-            let from = input + c * channelStride
-            let ring = w.history + c * capacity
-            for f in 0..<first { ring[at + f] = from[f] }
-            for f in 0..<second { ring[f] = from[first + f] }
-        }
-        remembered += frames
-        w.remembered.store(remembered, ordering: .releasing)
     }
 
     /// Every channel through one bank: pairs side by side, an odd last channel alone.

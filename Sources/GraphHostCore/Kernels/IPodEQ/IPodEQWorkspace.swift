@@ -1,20 +1,13 @@
-import Atomics
-
 /// Memory for click-free coefficient changes: a second filter bank, its output, the recent input it is warmed on,
 /// and states the control world warmed for it. Prepared by the control world; channel c of a buffer starts at
 /// `c * stride` (`c * historyCapacity` in the history ring).
 public struct IPodEQWorkspace {
     public let nextState: UnsafeMutablePointer<SIMD16<Float>>
     public let scratch: UnsafeMutablePointer<Float>
-    public let history: UnsafeMutablePointer<Float>
-    /// Input frames the render world has put in `history` so far, published once they are written.
-    public let remembered: UnsafeAtomic<Int>
-    /// `remembered` plus the frames of a write under way, published before that write begins.
-    public let writing: UnsafeAtomic<Int>
-    /// `warmedSlots` filter-bank states (2 per channel) the control world warmed; bit s of `warmedInUse` is set while
-    /// slot s waits for the render world to take it.
+    public let history: InputHistory
+    /// `warmedSlots` filter-bank states (2 per channel) the control world warmed, taken in `slots`.
     public let warmedStates: UnsafeMutablePointer<SIMD16<Float>>
-    public let warmedInUse: UnsafeAtomic<Int>
+    public let slots: WarmedSlots
     /// The control world's throwaway output while it warms a bank.
     public let controlScratch: UnsafeMutablePointer<Float>
     public let channels: Int
@@ -32,12 +25,11 @@ public struct IPodEQWorkspace {
         let stride = max(maxFrames, historyFrames)
         let w = IPodEQWorkspace(
             nextState: .allocateRender(capacity: 2 * channels), scratch: .allocateRender(capacity: channels * stride),
-            history: .allocateRender(capacity: channels * historyCapacity), remembered: .create(0), writing: .create(0),
-            warmedStates: .allocateRender(capacity: warmedSlots * 2 * channels), warmedInUse: .create(0),
+            history: .allocate(channels: channels, capacity: historyCapacity),
+            warmedStates: .allocateRender(capacity: warmedSlots * 2 * channels), slots: .create(count: warmedSlots),
             controlScratch: .allocate(capacity: channels * controlScratchFrames), channels: channels, stride: stride)
         w.nextState.initialize(repeating: SIMD16<Float>(), count: 2 * channels)
         w.scratch.initialize(repeating: 0, count: channels * stride)
-        w.history.initialize(repeating: 0, count: channels * historyCapacity)
         w.warmedStates.initialize(repeating: SIMD16<Float>(), count: warmedSlots * 2 * channels)
         w.controlScratch.initialize(repeating: 0, count: channels * controlScratchFrames)
         return w
@@ -46,11 +38,9 @@ public struct IPodEQWorkspace {
     public func deallocate() {
         nextState.deallocateRender()
         scratch.deallocateRender()
-        history.deallocateRender()
-        remembered.destroy()
-        writing.destroy()
+        history.deallocate()
         warmedStates.deallocateRender()
-        warmedInUse.destroy()
+        slots.destroy()
         controlScratch.deallocate()
     }
 
@@ -59,34 +49,25 @@ public struct IPodEQWorkspace {
     /// only the frames remembered since to run. Nil when every slot is taken, or when the render world wrote, or had
     /// begun to write, over those frames while they were read (the render world then warms the bank itself).
     public func warm(_ coefficients: ParallelEQCoefficients) -> (slot: Int, through: Int)? {
-        let inUse = warmedInUse.load(ordering: .acquiring)
-        guard let slot = (0..<Self.warmedSlots).first(where: { inUse & (1 << $0) == 0 }) else { return nil }
+        guard let slot = slots.free() else { return nil }
         let state = warmedStates + slot * 2 * channels
         state.update(repeating: SIMD16<Float>(), count: 2 * channels)
         let h = Self.historyFrames
         let capacity = Self.historyCapacity
         let chunk = Self.controlScratchFrames
-        let through = remembered.load(ordering: .acquiring)
-        // Frames before the first are the ring's initial zeros.
-        var at = through - h
-        while at < through {
-            let from = (at % capacity + capacity) % capacity
-            let n = min(through - at, capacity - from, chunk)
-            IPodEQKernel.run(
-                coefficients, state: state, input: history + from, inputStride: capacity, output: controlScratch,
-                outputStride: chunk, channels: channels, frames: n)
-            at += n
+        let read = history.read(newest: h) { through in
+            var at = through - h
+            while at < through {
+                let from = (at % capacity + capacity) % capacity
+                let n = min(through - at, capacity - from, chunk)
+                IPodEQKernel.run(
+                    coefficients, state: state, input: history.samples + from, inputStride: capacity,
+                    output: controlScratch, outputStride: chunk, channels: channels, frames: n)
+                at += n
+            }
         }
-        // The frames read were whole if no write, finished or under way, has reached the oldest of them.
-        atomicMemoryFence(ordering: .acquiring)
-        guard writing.load(ordering: .relaxed) - through <= capacity - h else { return nil }
-        warmedInUse.wrappingIncrement(by: 1 << slot, ordering: .releasing)
+        guard let through = read else { return nil }
+        slots.take(slot)
         return (slot, through)
-    }
-
-    /// Gives a warmed slot back: the render world took its state, or its change was never sent.
-    @_noLocks
-    public func release(slot: Int) {
-        warmedInUse.wrappingDecrement(by: 1 << slot, ordering: .releasing)
     }
 }

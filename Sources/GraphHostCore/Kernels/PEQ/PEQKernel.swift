@@ -1,5 +1,3 @@
-import Atomics
-
 /// One second-order section of the `peq` kernel: normalized coefficients (a0 = 1) in double precision, run in
 /// transposed direct form II, and the frames a section started from rest takes to reach its steady output.
 public struct PEQSection: Equatable {
@@ -140,7 +138,9 @@ public struct PEQKernel {
             case .warming(let left): run = min(run, left)
             case .fading(let faded): run = min(run, rampFrames - faded)
             }
-            remember(input: input + done, channelStride: channelStride, channels: channels, frames: run)
+            workspace.history.remember(
+                input: input + done, channelStride: channelStride, channels: channels, frames: run,
+                remembered: &remembered)
             filter(
                 input: input + done, output: output + done, channelStride: channelStride, channels: channels,
                 frames: run)
@@ -172,7 +172,7 @@ public struct PEQKernel {
                     for b in 0..<bandCount { then[c * bandCount + b] = warm[c * w.bandCount + b] }
                     Self.run(
                         next, state: then + c * bandCount, count: bandCount,
-                        ring: w.history + c * PEQWorkspace.historyCapacity,
+                        ring: w.history.samples + c * PEQWorkspace.historyCapacity,
                         from: warmed.through, to: remembered)
                 }
                 settle = 0
@@ -185,30 +185,8 @@ public struct PEQKernel {
 
     @_noLocks
     mutating func releasePendingWarmed() {
-        if let held = pendingWarmed { workspace.release(slot: held.slot) }
+        if let held = pendingWarmed { workspace.slots.release(slot: held.slot) }
         pendingWarmed = nil
-    }
-
-    /// Appends input frames to the history ring (at most `PEQWorkspace.historyFrames` at a time) and publishes the
-    /// count; the count a write will reach goes out before it, so the control world can tell what it may have
-    /// overwritten.
-    @_noLocks
-    mutating func remember(input: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int) {
-        let w = workspace
-        w.writing.store(remembered + frames, ordering: .relaxed)
-        atomicMemoryFence(ordering: .releasing)
-        let capacity = PEQWorkspace.historyCapacity
-        let at = remembered % capacity
-        let first = min(frames, capacity - at)
-        let second = frames - first
-        for c in 0..<channels {
-            let from = input + c * channelStride
-            let ring = w.history + c * capacity
-            for f in 0..<first { ring[at + f] = from[f] }
-            for f in 0..<second { ring[f] = from[first + f] }
-        }
-        remembered += frames
-        w.remembered.store(remembered, ordering: .releasing)
     }
 
     @_noLocks

@@ -1,18 +1,12 @@
-import Atomics
-
 /// Memory for heard-at-once band changes of a `peq` node: the recent input, and banks the control world warmed on it.
 /// Prepared by the control world; channel c of the history ring starts at `c * historyCapacity`.
 public struct PEQWorkspace {
-    public let history: UnsafeMutablePointer<Float>
-    /// Input frames the render world has put in `history` so far, published once they are written.
-    public let remembered: UnsafeAtomic<Int>
-    /// `remembered` plus the frames of a write under way, published before that write begins.
-    public let writing: UnsafeAtomic<Int>
+    public let history: InputHistory
     /// `warmedSlots` banks (`bandCount` sections each) and their states (`bandCount` per channel) that the control
-    /// world warmed; bit s of `warmedInUse` is set while slot s waits for the render world to take it.
+    /// world warmed, taken in `slots`.
     public let warmedSections: UnsafeMutablePointer<PEQSection>
     public let warmedStates: UnsafeMutablePointer<SIMD2<Double>>
-    public let warmedInUse: UnsafeAtomic<Int>
+    public let slots: WarmedSlots
     public let channels: Int
     public let bandCount: Int
 
@@ -26,11 +20,10 @@ public struct PEQWorkspace {
     public static func allocate(channels: Int, bands: Int) -> PEQWorkspace {
         let bands = max(1, bands)
         let w = PEQWorkspace(
-            history: .allocateRender(capacity: channels * historyCapacity), remembered: .create(0), writing: .create(0),
+            history: .allocate(channels: channels, capacity: historyCapacity),
             warmedSections: .allocateRender(capacity: warmedSlots * bands),
-            warmedStates: .allocateRender(capacity: warmedSlots * bands * channels), warmedInUse: .create(0),
-            channels: channels, bandCount: bands)
-        w.history.initialize(repeating: 0, count: channels * historyCapacity)
+            warmedStates: .allocateRender(capacity: warmedSlots * bands * channels),
+            slots: .create(count: warmedSlots), channels: channels, bandCount: bands)
         w.warmedSections.initialize(
             repeating: PEQSection(b0: 1, b1: 0, b2: 0, a1: 0, a2: 0, settleFrames: 0), count: warmedSlots * bands)
         w.warmedStates.initialize(repeating: SIMD2(), count: warmedSlots * bands * channels)
@@ -38,12 +31,10 @@ public struct PEQWorkspace {
     }
 
     public func deallocate() {
-        history.deallocateRender()
-        remembered.destroy()
-        writing.destroy()
+        history.deallocate()
         warmedSections.deallocateRender()
         warmedStates.deallocateRender()
-        warmedInUse.destroy()
+        slots.destroy()
     }
 
     /// Control world: runs `bank` from rest over as many of the newest frames of input the render world has remembered
@@ -52,29 +43,21 @@ public struct PEQWorkspace {
     /// wrote, or had begun to write, over those frames while they were read (the bank then warms on the live input).
     public func warm(_ bank: [PEQSection]) -> (slot: Int, through: Int)? {
         precondition(bank.count <= bandCount)
-        let inUse = warmedInUse.load(ordering: .acquiring)
-        guard let slot = (0..<Self.warmedSlots).first(where: { inUse & (1 << $0) == 0 }) else { return nil }
+        guard let slot = slots.free() else { return nil }
         let sections = warmedSections + slot * bandCount
         let state = warmedStates + slot * bandCount * channels
         for (b, section) in bank.enumerated() { sections[b] = section }
         state.update(repeating: SIMD2(), count: bandCount * channels)
         let settle = bank.reduce(0) { max($0, min($1.settleFrames, Self.historyFrames)) }
-        let through = remembered.load(ordering: .acquiring)
-        for c in 0..<channels {
-            PEQKernel.run(
-                sections, state: state + c * bandCount, count: bank.count, ring: history + c * Self.historyCapacity,
-                from: through - settle, to: through)
+        let read = history.read(newest: settle) { through in
+            for c in 0..<channels {
+                PEQKernel.run(
+                    sections, state: state + c * bandCount, count: bank.count,
+                    ring: history.samples + c * Self.historyCapacity, from: through - settle, to: through)
+            }
         }
-        // The frames read were whole if no write, finished or under way, has reached the oldest of them.
-        atomicMemoryFence(ordering: .acquiring)
-        guard writing.load(ordering: .relaxed) - through <= Self.historyCapacity - settle else { return nil }
-        warmedInUse.wrappingIncrement(by: 1 << slot, ordering: .releasing)
+        guard let through = read else { return nil }
+        slots.take(slot)
         return (slot, through)
-    }
-
-    /// Gives a warmed slot back: the render world took its bank, or its change was never sent.
-    @_noLocks
-    public func release(slot: Int) {
-        warmedInUse.wrappingDecrement(by: 1 << slot, ordering: .releasing)
     }
 }
