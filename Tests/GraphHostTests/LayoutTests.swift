@@ -115,6 +115,26 @@ final class LayoutTests: XCTestCase {
         }
     }
 
+    /// Text errors are made only where text is read: the command language's parser (Session/Command.swift, with
+    /// CommandHelp for `help VERB`) and ControlError's case that carries one; everything else throws typed errors.
+    func testCommandErrorStaysAtTheParsersEdge() throws {
+        let edge = [
+            "GraphHost/Session/Command.swift", "GraphHost/Session/CommandHelp.swift",
+            "GraphHost/Session/ControlError.swift",
+        ]
+        let word = try NSRegularExpression(pattern: #"\bCommandError\b"#)
+        var seen = 0
+        for (path, text) in try swiftSources() {
+            let uses = word.numberOfMatches(in: text, range: NSRange(text.startIndex..., in: text))
+            if edge.contains(path) {
+                seen += uses
+            } else if uses > 0 {
+                XCTFail("Sources/\(path): \(uses) uses of CommandError; throw a typed error of the file's own domain")
+            }
+        }
+        XCTAssertGreaterThan(seen, 0, "the parser's edge makes its errors")
+    }
+
     /// The C targets under Sources/ (a folder named C + a capital): the system-library shims and graphhost's glue.
     func cTargets() throws -> [String] {
         let names = try FileManager.default.contentsOfDirectory(atPath: Self.sources.path)

@@ -2,8 +2,8 @@ import FoundationEssentials
 import Glibc
 
 /// What FoundationEssentials leaves out of Foundation's string API and graphhost uses (trimming here; C-style
-/// number formatting and `~` in paths in `Format`). The control world imports FoundationEssentials only, which keeps Foundation's ICU
-/// and CoreFoundation out of the process (about 9 MiB of resident memory).
+/// number formatting and `~` in paths in `Format`). The control world imports FoundationEssentials only, which
+/// keeps Foundation's ICU and CoreFoundation out of the process (about 9 MiB of resident memory).
 extension StringProtocol {
     /// Without leading and trailing whitespace (newlines included).
     func trimmingWhitespace() -> String { trimming { $0.isWhitespace } }
