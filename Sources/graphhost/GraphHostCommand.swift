@@ -9,8 +9,8 @@ struct GraphHostCommand: ParsableCommand {
         commandName: "graphhost",
         abstract: """
             A real-time DSP effects host for Linux: JSON graphs of streams (files, HTTP, Icecast, HLS), mixers, \
-            an iPod-style EQ, LV2 plugins, live inputs, virtual sinks and outputs, played through PipeWire or rendered \
-            offline.
+            an iPod-style EQ, a parametric EQ, LV2 plugins, live inputs, virtual sinks and outputs, played through \
+            PipeWire or rendered offline.
             """,
         discussion: """
             `graphhost run` plays a graph and takes live commands from its console, its socket (`graphhost ctl`), OSC, \

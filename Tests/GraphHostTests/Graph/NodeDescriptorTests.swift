@@ -43,6 +43,15 @@ final class NodeDescriptorTests: XCTestCase {
         XCTAssertTrue(shown.contains("band.3 -12…12 dB"), shown)
     }
 
+    /// An `lv2` node's parameters carry the units its plugin declares (units:unit), as people write them.
+    func testLV2ParametersCarryTheirUnits() throws {
+        // x42 balance (x42-plugins): trim is in units:db, the phase switches have no unit.
+        let balance = try XCTUnwrap(LV2World.shared.plugin("http://gareus.org/oss/lv2/balance")).descriptor
+        XCTAssertEqual(balance.parameter(ParameterID("trim"))?.unit, "dB")
+        XCTAssertEqual(balance.parameter(ParameterID("phaseL"))?.unit, "")
+        XCTAssertTrue(balance.parameter(ParameterID("trim"))?.rangeText.hasSuffix(" dB") == true)
+    }
+
     /// `set` names a parameter by its text; the node answers with a typed error naming the known ones.
     func testAnUnknownParameterIsATypedErrorListingTheKnownOnes() throws {
         let file = TestSupport.directory.appendingPathComponent("typed-error.json")

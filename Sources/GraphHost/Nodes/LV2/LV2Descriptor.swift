@@ -32,13 +32,13 @@ extension LV2PluginInfo {
 }
 
 extension LV2Port {
-    /// An input control port as a parameter: its symbol, name, range, default and scale points; a toggle is a bool,
-    /// an lv2:enumeration port an enumeration, an lv2:integer port an int.
+    /// An input control port as a parameter: its symbol, name, unit, range, default and scale points; a toggle is a
+    /// bool, an lv2:enumeration port an enumeration, an lv2:integer port an int.
     var parameter: ParameterDescriptor {
         let type: ParameterDescriptor.ValueType =
             isToggled ? .bool : isInteger ? .int : isEnumeration ? .enumeration : .float
         return ParameterDescriptor(
-            id: ParameterID(symbol), label: name, minimum: Double(minimum ?? -.infinity),
+            id: ParameterID(symbol), label: name, unit: unit, minimum: Double(minimum ?? -.infinity),
             maximum: Double(maximum ?? .infinity), defaultValue: defaultValue.map { Double($0) },
             curve: isLogarithmic ? .log : .linear, valueType: type,
             labels: scalePoints.map { ParameterDescriptor.ValueLabel(label: $0.label, value: Double($0.value)) })

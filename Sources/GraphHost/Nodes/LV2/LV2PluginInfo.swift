@@ -26,6 +26,9 @@ enum LV2URI {
     static let midiEvent = "http://lv2plug.in/ns/ext/midi#MidiEvent"
     static let timePosition = "http://lv2plug.in/ns/ext/time#Position"
     static let freeWheeling = "http://lv2plug.in/ns/lv2core#freeWheeling"
+    static let units = "http://lv2plug.in/ns/extensions/units#"
+    static let unit = "http://lv2plug.in/ns/extensions/units#unit"
+    static let unitSymbol = "http://lv2plug.in/ns/extensions/units#symbol"
     static let hardRTCapable = "http://lv2plug.in/ns/lv2core#hardRTCapable"
     static let writable = "http://lv2plug.in/ns/ext/patch#writable"
     static let range = "http://www.w3.org/2000/01/rdf-schema#range"
@@ -89,6 +92,8 @@ public struct LV2Port: Sendable {
     public var isLogarithmic = false
     /// Named values (lv2:scalePoint), by value.
     public var scalePoints: [LV2ScalePoint] = []
+    /// The unit its values are in (units:unit, as its symbol: "dB", "Hz"), "" when it declares none.
+    public var unit = ""
     /// What the port is for (lv2:designation), e.g. lv2:freeWheeling, which the host sets.
     public var designation: String?
     /// An atom port that carries MIDI events (atom:supports midi:MidiEvent).
@@ -205,6 +210,7 @@ public struct LV2PluginInfo: Sendable {
             LV2URI.isSideChain, LV2URI.connectionOptional, LV2URI.reportsLatency, LV2URI.integer,
             LV2URI.portGroup, LV2URI.sideChainOf, LV2URI.minimumSize, LV2URI.sampleRate, LV2URI.toggled,
             LV2URI.enumeration, LV2URI.logarithmic, LV2URI.designation, LV2URI.midiEvent, LV2URI.timePosition,
+            LV2URI.unit, LV2URI.unitSymbol,
         ].map { (text: String) -> OpaquePointer in lilv_new_uri(w, text)! }
         defer { classes.forEach { lilv_node_free($0) } }
         let (audio, control, cv, input, atom, sideChain, optional, latency, integer, group, sideChainOf, minimumSize) =
@@ -215,7 +221,7 @@ public struct LV2PluginInfo: Sendable {
         let (sampleRate, toggled, enumeration, logarithmic, designation) = (
             classes[12], classes[13], classes[14], classes[15], classes[16]
         )
-        let (midiEvent, timePosition) = (classes[17], classes[18])
+        let (midiEvent, timePosition, unit, unitSymbol) = (classes[17], classes[18], classes[19], classes[20])
         for i in 0..<lilv_plugin_get_num_ports(plugin) {
             guard let port = lilv_plugin_get_port_by_index(plugin, i) else { continue }
             let kind: LV2Port.Kind =
@@ -261,6 +267,10 @@ public struct LV2PluginInfo: Sendable {
             entry.isEnumeration = lilv_port_has_property(plugin, port, enumeration)
             entry.isLogarithmic = lilv_port_has_property(plugin, port, logarithmic)
             entry.scalePoints = Self.scalePoints(plugin, port)
+            if let u = lilv_port_get(plugin, port, unit) {
+                entry.unit = Self.unitSymbol(w, u, symbol: unitSymbol)
+                lilv_node_free(u)
+            }
             entry.supportsMIDI = kind == .atom && lilv_port_supports_event(plugin, port, midiEvent)
             entry.supportsTimePosition = kind == .atom && lilv_port_supports_event(plugin, port, timePosition)
             if let d = lilv_port_get(plugin, port, designation) {
@@ -271,6 +281,24 @@ public struct LV2PluginInfo: Sendable {
         }
         self.ports = ports
         properties = Self.properties(w, plugin)
+    }
+
+    /// A units:unit value as people write it: the unit's own units:symbol, or for one of the LV2 units the usual
+    /// symbol ("dB" for units:db).
+    private static func unitSymbol(_ w: OpaquePointer, _ unit: OpaquePointer, symbol: OpaquePointer) -> String {
+        if let declared = lilv_world_get(w, unit, symbol, nil) {
+            defer { lilv_node_free(declared) }
+            if let text = lilvString(declared) { return text }
+        }
+        guard let uri = lilvString(unit), uri.hasPrefix(LV2URI.units) else { return "" }
+        let name = String(uri.dropFirst(LV2URI.units.count))
+        let symbols = [
+            "db": "dB", "hz": "Hz", "khz": "kHz", "mhz": "MHz", "s": "s", "ms": "ms", "min": "min", "pc": "%",
+            "bpm": "bpm", "semitone12TET": "semitones", "cent": "cents", "oct": "octaves", "degree": "°",
+            "frame": "frames", "midiNote": "note", "bar": "bars", "beat": "beats", "m": "m", "cm": "cm", "mm": "mm",
+            "km": "km", "inch": "in", "mile": "mi", "coef": "",
+        ]
+        return symbols[name] ?? name
     }
 
     private static func properties(_ w: OpaquePointer, _ plugin: OpaquePointer) -> [LV2Property] {
