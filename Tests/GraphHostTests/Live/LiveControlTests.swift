@@ -313,7 +313,7 @@ final class LiveControlTests: XCTestCase {
         let listText = list.joined(separator: "\n")
         XCTAssertFalse(listText.contains("{"), listText)
         XCTAssertTrue(
-            list.contains { $0.hasPrefix("  eq ") && $0.contains("ipod-eq") && $0.hasSuffix("band.0…9 -12…12") },
+            list.contains { $0.hasPrefix("  eq ") && $0.contains("ipod-eq") && $0.hasSuffix("band.0…9 -12…12 dB") },
             listText)
 
         let json = try reply(to: "status --json").joined()
