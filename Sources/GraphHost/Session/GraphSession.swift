@@ -279,14 +279,14 @@ public final class GraphSession {
             guard let plugin = instance.hostedPlugin, plugin.nominalBlockLength != told.nominalBlockLength else {
                 continue
             }
+            var taken = false
             if plugin.takesNominalBlockLength {
-                try ControlError.wrapping(ControlError.node) {
+                taken = try ControlError.wrapping(ControlError.node) {
                     try plugin.setNominalBlockLength(
                         told.nominalBlockLength, concurrent: rendersConcurrently, send: send)
                 }
-            } else {
-                renew.insert(id)
             }
+            if !taken { renew.insert(id) }
         }
         guard !renew.isEmpty, pendingSwap == nil else { return nil }
         return try prepareSwap(to: graph.document, renewing: renew)

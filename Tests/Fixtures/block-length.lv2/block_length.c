@@ -1,6 +1,7 @@
 /* Test plugins that play the nominal block length they were told (bufsz:nominalBlockLength) as their output's DC
    level, frames / 8192. block-length takes a new one through the options interface; block-length-fixed keeps the
-   one given at instantiation. */
+   one given at instantiation; block-length-refusing has the interface but its set() refuses the option (as a plugin
+   that supports other options does), so it too keeps the one given at instantiation. */
 #include <lv2/core/lv2.h>
 #include <lv2/atom/atom.h>
 #include <lv2/buf-size/buf-size.h>
@@ -63,11 +64,20 @@ static const void *extension_data(const char *uri) {
     return strcmp(uri, LV2_OPTIONS__interface) ? NULL : &interface;
 }
 
+static uint32_t refuse(LV2_Handle h, const LV2_Options_Option *options) { return LV2_OPTIONS_ERR_BAD_KEY; }
+
+static const void *refusing_extension_data(const char *uri) {
+    static const LV2_Options_Interface interface = { get, refuse };
+    return strcmp(uri, LV2_OPTIONS__interface) ? NULL : &interface;
+}
+
 static const void *no_extension_data(const char *uri) { return NULL; }
 
 static const LV2_Descriptor probe = { "urn:graphhost:test:block-length", instantiate, connect_port, NULL, run, NULL, cleanup, extension_data };
 static const LV2_Descriptor fixed = { "urn:graphhost:test:block-length-fixed", instantiate, connect_port, NULL, run, NULL, cleanup, no_extension_data };
 
+static const LV2_Descriptor refusing = { "urn:graphhost:test:block-length-refusing", instantiate, connect_port, NULL, run, NULL, cleanup, refusing_extension_data };
+
 LV2_SYMBOL_EXPORT const LV2_Descriptor *lv2_descriptor(uint32_t index) {
-    return index == 0 ? &probe : index == 1 ? &fixed : NULL;
+    return index == 0 ? &probe : index == 1 ? &fixed : index == 2 ? &refusing : NULL;
 }

@@ -6,7 +6,7 @@ import XCTest
 /// Plugins are told the block graphhost runs (bufsz:nominalBlockLength): `render --block`, the PipeWire quantum live,
 /// followed when it changes. The fixture (Tests/Fixtures/block-length.lv2, built here) plays the length it was told as
 /// its output's level, frames / 8192: `block-length` takes a new one through the options interface,
-/// `block-length-fixed` has none and is made afresh.
+/// `block-length-fixed` has none and is made afresh, `block-length-refusing` has one whose set() refuses the option.
 final class LV2BlockLengthTests: XCTestCase {
     static let bundle = TestPlugins.fixtures + "/block-length.lv2"
     static let plugins = ["urn:graphhost:test:block-length", "urn:graphhost:test:block-length-fixed"]
@@ -142,6 +142,27 @@ final class LV2BlockLengthTests: XCTestCase {
         XCTAssertEqual(Set(samples.suffix(48000)), [2 * 256 / 8192], "once the swap's crossfade is over")
         try session.apply(Command.parse("load \(try Self.graph(Self.plugins[1]))"))
         XCTAssertEqual(session.pluginBlockLengths, ["probe": 256])
+    }
+
+    /// A plugin whose options interface refuses the new length keeps the old one and is made afresh with the new one,
+    /// as one without the interface is; it is never reported as told what it refused.
+    func testAPluginThatRefusesTheLengthIsMadeAfresh() throws {
+        let session = try TestSupport.session(
+            try Self.graph("urn:graphhost:test:block-length-refusing"), nominalFrames: 1024)
+        defer { session.close() }
+        session.graph.start()
+        let old = session.graph.instances["probe"]
+        let pending = try XCTUnwrap(try session.followBlockLength(256), "a refusing plugin is renewed")
+        XCTAssertEqual(session.pluginBlockLengths, ["probe": 1024], "the refused length is not reported as told")
+        try pending.build()
+        try session.commit(pending)
+        XCTAssertFalse(session.graph.instances["probe"] === old, "the refusing plugin was kept")
+        XCTAssertEqual(session.pluginBlockLengths, ["probe": 256])
+        var samples: [Float] = []
+        _ = try OfflineRenderer(session: session).render(durationFrames: 48000) {
+            samples.append(contentsOf: UnsafeBufferPointer(start: $0, count: 2 * $1))
+        }
+        XCTAssertEqual(Set(samples.suffix(48000)), [256 / 8192], "once the swap's crossfade is over")
     }
 
     /// Live under a private PipeWire daemon: plugins are told the quantum (256), and the new one when it changes

@@ -4,7 +4,9 @@ public protocol HostedPlugin: AnyObject {
     var nominalBlockLength: Int { get }
     /// Whether it takes a new nominal block length while it runs (the options interface).
     var takesNominalBlockLength: Bool { get }
-    func setNominalBlockLength(_ frames: Int, concurrent: Bool, send: (ControlMessage) throws -> Void) throws
+    /// Tells it a new nominal block length; false when it refused (its options interface's set() failed), which
+    /// leaves the length it was told as it was, so the session makes it afresh.
+    func setNominalBlockLength(_ frames: Int, concurrent: Bool, send: (ControlMessage) throws -> Void) throws -> Bool
     /// Whether it loads a file before it is heard (a convolver's impulse response).
     var loadsFiles: Bool { get }
     /// Slices silenced because the plugin output NaN, Inf or a burst.

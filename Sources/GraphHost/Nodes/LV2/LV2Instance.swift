@@ -626,16 +626,25 @@ final class LV2Instance: NodeInstance, HostedPlugin {
 
     /// Tells every instance a new nominal block length through its options interface, in the control world: at once
     /// when nothing renders concurrently, else while the kernel has the plugin faded out, since set() may not run
-    /// beside run() (LV2's instantiation threading class).
-    func setNominalBlockLength(_ frames: Int, concurrent: Bool, send: (ControlMessage) throws -> Void) throws {
+    /// beside run() (LV2's instantiation threading class). False when an instance's set() refused it (a plugin that
+    /// declares the interface but not the option): the length it was told stays the old one, so it is made afresh.
+    func setNominalBlockLength(_ frames: Int, concurrent: Bool, send: (ControlMessage) throws -> Void) throws -> Bool {
+        let before = features.nominalBlockLength
+        var accepted = true
         try whilePaused(concurrent, send: send, what: "the block length \(frames)") {
             let options = features.settingNominalBlockLength(frames)
             for (copy, interface) in optionsInterfaces.enumerated() {
-                _ = options.withUnsafeBufferPointer {
+                let status = options.withUnsafeBufferPointer {
                     interface.pointee.set!(lilv_instance_get_handle(instances[copy]), $0.baseAddress)
                 }
+                if status != LV2_OPTIONS_SUCCESS.rawValue { accepted = false }
             }
+            if !accepted { _ = features.settingNominalBlockLength(before) }
         }
+        if !accepted {
+            Self.logger.info("'\(id)' refused the block length \(frames) through its options; it is made afresh")
+        }
+        return accepted
     }
 
     /// Runs `body` in the control world, with the plugin faded out and no longer run when `mustPause` (input passes
