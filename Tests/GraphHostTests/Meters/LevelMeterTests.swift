@@ -75,6 +75,27 @@ final class LevelMeterTests: XCTestCase {
         }
     }
 
+    /// A second of sine then silence: the window empties 300 ms after the sine ends, the held peak stays 2 s longer.
+    func testTheHeldPeakStaysTwoSecondsAfterTheWindowEmpties() throws {
+        let path = TestSupport.directory.appendingPathComponent("meter-burst.wav").path
+        let expression = "0.5*sin(2*PI*1000*t)*not(floor(t))"
+        try TestSupport.run([
+            "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+            "aevalsrc=\(expression)|\(expression):c=stereo:s=48000:d=5", "-c:a", "pcm_f32le", path,
+        ])
+        let session = try TestSupport.session(Self.graph(path))
+        defer { session.close() }
+        func out() throws -> RunStatus.Level { try XCTUnwrap(Self.status(session).meters.first?.channels.first) }
+        try Self.render(session, seconds: 1.5)
+        XCTAssertEqual(try out().peak, -.infinity)
+        XCTAssertEqual(try out().rms, -.infinity)
+        XCTAssertEqual(try out().heldPeak, -6.02, accuracy: 0.05)
+        try Self.render(session, seconds: 1.7)  // 3.2 s: 1.9 s after the window emptied
+        XCTAssertEqual(try out().heldPeak, -6.02, accuracy: 0.05)
+        try Self.render(session, seconds: 0.2)  // 3.4 s
+        XCTAssertEqual(try out().heldPeak, -.infinity)
+    }
+
     func testSilenceReadsMinusInfinityNeverNaN() throws {
         let session = try TestSupport.session(Self.graph(try Self.sine(amplitude: 0, name: "silence"), meter: "true"))
         defer { session.close() }
@@ -116,7 +137,9 @@ final class LevelMeterTests: XCTestCase {
         let levels = try XCTUnwrap(try meters().first { $0.node == "s" }).channels
         XCTAssertEqual(levels.map(\.peak).max()!, -6.02, accuracy: 0.05)
         XCTAssertEqual(levels.map(\.rms).max()!, -9.03, accuracy: 0.05)
-        XCTAssertEqual(control.withSession { $0.graph.document.node("s")?.meter }, true)
+        let saved = TestSupport.directory.appendingPathComponent("metered-\(UUID().uuidString).json").path
+        _ = try control.perform(.save(path: saved))
+        XCTAssertEqual(try GraphDocument.load(path: saved).node("s")?.meter, true, "save writes the meter")
         _ = try control.perform(Command.parse("meter s off"))
         _ = try control.perform(Command.parse("meter out off"))
         try render()
