@@ -6,17 +6,6 @@ import XCTest
 
 /// Level meters on graphhost's own output: peak and RMS of a known sine, clips, silence, and `meter NODE on|off`.
 final class LevelMeterTests: XCTestCase {
-    /// A stereo 1 kHz sine of `amplitude` (linear, 1 = full scale) as 32-bit float WAV, so nothing clips on the way.
-    static func sine(amplitude: Double, name: String) throws -> String {
-        let path = TestSupport.directory.appendingPathComponent("meter-\(name).wav").path
-        let expression = "\(amplitude)*sin(2*PI*1000*t)"
-        try TestSupport.run([
-            "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
-            "aevalsrc=\(expression)|\(expression):c=stereo:s=48000:d=3", "-c:a", "pcm_f32le", path,
-        ])
-        return path
-    }
-
     /// A graph playing `file` through a stream node `s` to `out`; `meter` is the stream node's `"meter"` member.
     static func graph(_ file: String, meter: String? = nil) -> String {
         TestSupport.graph(
@@ -36,7 +25,8 @@ final class LevelMeterTests: XCTestCase {
     }
 
     func testASineAtMinus6dBFSReadsItsPeakAndRMSAtTheOutputAndAMeteredNode() throws {
-        let session = try TestSupport.session(Self.graph(try Self.sine(amplitude: 0.5, name: "minus6"), meter: "true"))
+        let session = try TestSupport.session(
+            Self.graph(try TestSupport.floatSine(amplitude: 0.5, seconds: 3), meter: "true"))
         defer { session.close() }
         try Self.render(session, seconds: 1)
         let status = Self.status(session)
@@ -64,7 +54,7 @@ final class LevelMeterTests: XCTestCase {
     }
 
     func testASineAtPlus1dBFSCountsClips() throws {
-        let session = try TestSupport.session(Self.graph(try Self.sine(amplitude: 1.122, name: "plus1")))
+        let session = try TestSupport.session(Self.graph(try TestSupport.floatSine(amplitude: 1.122, seconds: 3)))
         defer { session.close() }
         try Self.render(session, seconds: 1)
         let levels = try XCTUnwrap(Self.status(session).meters.first { $0.node == "out" }).channels
@@ -77,12 +67,7 @@ final class LevelMeterTests: XCTestCase {
 
     /// A second of sine then silence: the window empties 300 ms after the sine ends, the held peak stays 2 s longer.
     func testTheHeldPeakStaysTwoSecondsAfterTheWindowEmpties() throws {
-        let path = TestSupport.directory.appendingPathComponent("meter-burst.wav").path
-        let expression = "0.5*sin(2*PI*1000*t)*not(floor(t))"
-        try TestSupport.run([
-            "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
-            "aevalsrc=\(expression)|\(expression):c=stereo:s=48000:d=5", "-c:a", "pcm_f32le", path,
-        ])
+        let path = try TestSupport.floatSine(amplitude: 0.5, seconds: 5, gate: "not(floor(t))")
         let session = try TestSupport.session(Self.graph(path))
         defer { session.close() }
         func out() throws -> RunStatus.Level { try XCTUnwrap(Self.status(session).meters.first?.channels.first) }
@@ -97,7 +82,8 @@ final class LevelMeterTests: XCTestCase {
     }
 
     func testSilenceReadsMinusInfinityNeverNaN() throws {
-        let session = try TestSupport.session(Self.graph(try Self.sine(amplitude: 0, name: "silence"), meter: "true"))
+        let session = try TestSupport.session(
+            Self.graph(try TestSupport.floatSine(amplitude: 0, seconds: 3), meter: "true"))
         defer { session.close() }
         try Self.render(session, seconds: 0.5)
         let status = Self.status(session)
@@ -117,7 +103,7 @@ final class LevelMeterTests: XCTestCase {
     }
 
     func testMeterTurnsANodesMeterOnAndOffLive() throws {
-        let path = Self.graph(try Self.sine(amplitude: 0.5, name: "minus6"))
+        let path = Self.graph(try TestSupport.floatSine(amplitude: 0.5, seconds: 3))
         let status = PlaybackStatus(counters: PlaybackCounters.create(), recorder: nil, sampleRate: 48000)
         let control = LiveControl(session: try TestSupport.session(path), status: { status.snapshot($0) }, quit: {})
         defer { control.withSession { $0.close() } }
@@ -154,7 +140,7 @@ final class LevelMeterTests: XCTestCase {
     }
 
     func testAMeterThatIsNotABooleanIsRejectedWithItsPath() throws {
-        let file = try Self.sine(amplitude: 0.5, name: "minus6")
+        let file = try TestSupport.floatSine(amplitude: 0.5, seconds: 3)
         XCTAssertThrowsError(try GraphDocument.load(path: Self.graph(file, meter: "\"yes\""))) {
             XCTAssertTrue("\($0)".contains("nodes[0].meter: expected true or false, found a string"), "\($0)")
         }
