@@ -11,6 +11,8 @@ public final class CompiledGraph {
     /// The slice length the graph's new instances were told they mostly run (`GraphFormat.nominalFrames`).
     public let nominalFrames: Int?
     let compiled: CompiledPlan
+    /// The level meters the plan measures, by node id.
+    let meters: GraphMeters
     private var released: Set<String> = []
     private var started = false
     private var closed = false
@@ -69,6 +71,8 @@ public final class CompiledGraph {
         for (id, instance) in instances where !kept.contains(id) {
             instance.compensate(compensation.delays[id] ?? [], format: format)
         }
+        let meters = GraphMeters(document)
+        self.meters = meters
         let steps = document.order.filter { !document.nodes[$0].definition.traits.contains(.isOutput) }
         let stepOf = Dictionary(uniqueKeysWithValues: steps.enumerated().map { ($1, $0) })
         let sources = steps.map { n -> PlanStepSource in
@@ -78,7 +82,8 @@ public final class CompiledGraph {
                 inputs[link.toBus] = stepOf[link.from].map { PlanStepSource.Source(step: $0, bus: link.fromBus) }
             }
             return PlanStepSource(
-                kernel: instances[node.id]!.kernel, inputs: inputs, outputs: node.definition.outputBuses)
+                kernel: instances[node.id]!.kernel, inputs: inputs, outputs: node.definition.outputBuses,
+                meter: meters.byNode[node.id])
         }
         let outputs = document.outputIDs.map { id -> PlanStepSource.Source? in
             let n = document.node(id)!.index
@@ -87,7 +92,8 @@ public final class CompiledGraph {
             }
         }
         compiled = CompiledPlan(
-            steps: sources, outputs: outputs, channels: format.channels, maxFrames: format.maxFrames)
+            steps: sources, outputs: outputs, channels: format.channels, maxFrames: format.maxFrames,
+            outputMeters: meters.outputTable)
     }
 
     /// Starts background work (decoder and worker threads) of the instances this graph created.

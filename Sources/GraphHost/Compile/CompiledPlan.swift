@@ -10,6 +10,8 @@ struct PlanStepSource {
     /// For each input bus, its producer, or nil for silence.
     var inputs: [Source?]
     var outputs: Int
+    /// Measures the first output bus after each slice while it is on.
+    var meter: UnsafeMutablePointer<LevelMeter>? = nil
 }
 
 /// The memory of a `RenderPlan`, owned by the control world: steps, input and output tables and bus buffers.
@@ -22,8 +24,11 @@ final class CompiledPlan {
     private let busMemory: UnsafeMutablePointer<Float>
     private let tables: [UnsafeMutablePointer<UnsafeMutablePointer<Float>>]
 
-    /// `outputs`: the bus each output plays (nil: silence), at least one.
-    init(steps sources: [PlanStepSource], outputs: [PlanStepSource.Source?], channels: Int, maxFrames: Int) {
+    /// `outputs`: the bus each output plays (nil: silence), at least one; `outputMeters`: a meter for each.
+    init(
+        steps sources: [PlanStepSource], outputs: [PlanStepSource.Source?], channels: Int, maxFrames: Int,
+        outputMeters: UnsafeMutablePointer<UnsafeMutablePointer<LevelMeter>>? = nil
+    ) {
         typealias Source = PlanStepSource.Source
         var lastUse: [Source: Int] = [:]  // producing bus → last step reading it
         for (p, s) in sources.enumerated() {
@@ -69,13 +74,13 @@ final class CompiledPlan {
             (steps.baseAddress! + p).initialize(
                 to: RenderStep(
                     kernel: s.kernel, inputs: inputs, inputCount: s.inputs.count,
-                    output: slotOf[Source(step: p)].map { bus($0) }, extraOutputs: extra))
+                    output: slotOf[Source(step: p)].map { bus($0) }, extraOutputs: extra, meter: s.meter))
         }
         let outputTable = table(outputs.map { $0.flatMap { slotOf[$0] }.map { bus($0) } ?? bus(0) })
         self.tables = tables
         plan = RenderPlan(
             steps: steps, channels: channels, maxFrames: maxFrames, outputBuses: outputTable,
-            outputCount: max(1, outputs.count))
+            outputCount: max(1, outputs.count), outputMeters: outputs.isEmpty ? nil : outputMeters)
     }
 
     deinit {

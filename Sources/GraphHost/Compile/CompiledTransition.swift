@@ -200,14 +200,16 @@ final class CompiledTransition {
             let inputs = node.inputs.map {
                 $0.flatMap { s in index[s.key].map { PlanStepSource.Source(step: $0, bus: s.bus) } }
             }
-            return PlanStepSource(kernel: kernel, inputs: inputs, outputs: node.outputs)
+            var meter: UnsafeMutablePointer<LevelMeter>?
+            if case .new(let id) = node.role { meter = new.meters.byNode[id] }
+            return PlanStepSource(kernel: kernel, inputs: inputs, outputs: node.outputs, meter: meter)
         }
         compiled = CompiledPlan(
             steps: sources,
             outputs: outputs.map {
                 $0.flatMap { o in index[o.key].map { PlanStepSource.Source(step: $0, bus: o.bus) } }
             },
-            channels: format.channels, maxFrames: format.maxFrames)
+            channels: format.channels, maxFrames: format.maxFrames, outputMeters: new.meters.outputTable)
         transition = .allocateRender(capacity: 1)
         transition.initialize(to: PlanTransition(plan: compiled.plan, next: new.plan, clock: clock))
     }

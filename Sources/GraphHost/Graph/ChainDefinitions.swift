@@ -7,6 +7,7 @@ struct ChainDefinitions: Sendable {
         var id: String
         var definition: any NodeDefinition
         var path: String
+        var meter = false
     }
 
     static let typeName = "chain"
@@ -75,8 +76,10 @@ struct ChainDefinitions: Sendable {
                 at: item["type"])
             return nil
         }
-        settings.rejectUnknownKeys(["id", "type"] + kind.descriptor.settingKeys, issues: &issues)
+        let common = NodeDescriptor.commonSettings.map(\.key)
+        settings.rejectUnknownKeys(["id", "type"] + common + kind.descriptor.settingKeys, issues: &issues)
         let before = issues.errors.count
+        let meter = settings.bool("meter", issues: &issues) ?? false
         guard let definition = kind.parseDefinition(settings, context: context, issues: &issues),
             issues.errors.count == before
         else { return nil }
@@ -88,7 +91,7 @@ struct ChainDefinitions: Sendable {
                 at: item["type"])
             return nil
         }
-        return Member(id: id, definition: definition, path: path)
+        return Member(id: id, definition: definition, path: path, meter: meter)
     }
 
     /// Reads a chain node's `chain` key; nil (with the problem reported) if it does not name a valid chain.

@@ -9,7 +9,10 @@ extension GraphDocument {
         guard var saved = root else { return JSONValue(.object([])) }
         for node in nodes {
             saved = saved.updating(path: node.path) { object in
-                node.definition.liveSettings.reduce(object) { $0.setting($1.key, $1.value) }
+                let live = node.definition.liveSettings.reduce(object) { $0.setting($1.key, $1.value) }
+                // An output node is metered whatever it says; another says so only when it is.
+                return node.definition.traits.contains(.isOutput)
+                    ? live : live.setting("meter", node.meter ? .bool(true) : nil)
             }
         }
         for (i, item) in (saved["nodes"]?.arrayValue ?? []).enumerated() {

@@ -81,7 +81,8 @@ public enum GraphSchema {
             (
                 "properties",
                 .object(
-                    [("id", .bool(true)), ("type", .bool(true))] + kind.settings.map { ($0.key, settingSchema($0)) })
+                    [("id", .bool(true)), ("type", .bool(true))]
+                        + (NodeDescriptor.commonSettings + kind.settings).map { ($0.key, settingSchema($0)) })
             ))
         return .object([
             ("if", .object([("properties", .object([("type", .object([("const", .string(kind.typeName))]))]))])),

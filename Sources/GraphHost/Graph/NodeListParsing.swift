@@ -53,7 +53,7 @@ extension GraphDocument {
                     result.append(
                         GraphNode(
                             id: "\(id)/\(member.id)", index: result.count, definition: member.definition,
-                            path: member.path))
+                            path: member.path, meter: member.meter))
                 }
                 continue
             }
@@ -63,11 +63,14 @@ extension GraphDocument {
                 result.append(nil)
                 continue
             }
-            settings.rejectUnknownKeys(["id", "type"] + kind.descriptor.settingKeys, issues: &issues)
+            let common = NodeDescriptor.commonSettings.map(\.key)
+            settings.rejectUnknownKeys(["id", "type"] + common + kind.descriptor.settingKeys, issues: &issues)
             let before = issues.errors.count
+            let meter = settings.bool("meter", issues: &issues) ?? false
             let definition = kind.parseDefinition(settings, context: context, issues: &issues)
             if let definition, let id, issues.errors.count == before {
-                result.append(GraphNode(id: id, index: result.count, definition: definition, path: path))
+                result.append(
+                    GraphNode(id: id, index: result.count, definition: definition, path: path, meter: meter))
             } else {
                 result.append(nil)
             }

@@ -6,7 +6,17 @@ public enum NodeSettingsTables {
 
     /// The tables in Markdown.
     public static var markdown: String {
-        NodeKinds.all.map { $0.descriptor }.map(table).joined(separator: "\n")
+        ([commonTable] + NodeKinds.all.map { $0.descriptor }.map(table)).joined(separator: "\n")
+    }
+
+    /// The settings every kind accepts besides `id` and `type`.
+    static var commonTable: String {
+        ([
+            "**Every kind** accepts these besides `id` and `type`:", "",
+            "| setting | type | values | default | meaning |",
+            "|---|---|---|---|---|",
+        ] + NodeDescriptor.commonSettings.map { row($0, key: $0.key) })
+        .joined(separator: "\n") + "\n"
     }
 
     /// One kind: what it is, its ports and traits, and a row per setting.

@@ -94,6 +94,8 @@ public enum Command: Equatable, Sendable, CustomStringConvertible {
     case save(path: String)
     /// Binds the next control change on the graph's MIDI control port to a parameter.
     case learn(node: String, parameter: ParameterID)
+    /// Turns a node's level meter on or off (`status` shows the levels of the meters that are on).
+    case meter(node: String, on: Bool)
     case status, list, quit
     /// The commands, or one command's usage (`help COMMAND`).
     case help(String?)
@@ -109,6 +111,7 @@ public enum Command: Equatable, Sendable, CustomStringConvertible {
         case .load(let path, let swap): return "load \(path)" + (swap.map { " " + $0.rawValue } ?? "")
         case .save(let path): return "save \(path)"
         case .learn(let node, let parameter): return "learn \(node) \(parameter)"
+        case .meter(let node, let on): return "meter \(node) \(on ? "on" : "off")"
         case .tempo(let bpm): return "tempo \(Format.number(bpm))"
         case .pause: return "pause"
         case .play: return "play"
@@ -119,10 +122,10 @@ public enum Command: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// True for requests that change what is heard (everything but status, list, help, save and quit).
+    /// True for requests that change what is heard (everything but status, list, help, save, meter and quit).
     public var changesGraph: Bool {
         switch self {
-        case .status, .list, .help, .quit, .save: return false
+        case .status, .list, .help, .quit, .save, .meter: return false
         default: return true
         }
     }
@@ -171,6 +174,11 @@ public enum Command: Equatable, Sendable, CustomStringConvertible {
                     "usage: learn NODE PARAM (the next control change on the MIDI control port moves it)")
             }
             return .learn(node: words[1], parameter: ParameterID(words[2]))
+        case "meter":
+            guard words.count == 3, ["on", "off"].contains(words[2]) else {
+                throw CommandError("usage: \(try CommandHelp.named("meter").synopsis)")
+            }
+            return .meter(node: words[1], on: words[2] == "on")
         case "tempo":
             guard words.count == 2, let bpm = Double(words[1]), (1...999).contains(bpm) else {
                 throw CommandError("usage: tempo BPM (beats per minute, 1…999)")

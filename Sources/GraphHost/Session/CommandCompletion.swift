@@ -39,7 +39,10 @@ public struct CommandCompletion {
             return Self.names(parameter?.valueNames ?? [], typed: Array(words.dropFirst(3)), partial: partial)
         case ("bypass", 1):
             return nodeIDs.filter { document.node($0)?.definition.traits.contains(.canBypass) == true }
-        case ("bypass", 2):
+        case ("meter", 1):
+            return document.nodes.filter { $0.definition.outputBuses > 0 || $0.definition.traits.contains(.isOutput) }
+                .map(\.id)
+        case ("bypass", 2), ("meter", 2):
             return ["on", "off"]
         case ("chain", 1):
             return document.chainNodes.map(\.id)

@@ -63,11 +63,17 @@ public struct CommandHelp: Sendable, Equatable {
             "learn NODE PARAM", "Binds the next control change on the graph's MIDI control port to a parameter.",
             [node, ("PARAM", "a parameter of the node")], example: "learn eq preamp"),
         CommandHelp(
+            "meter NODE on|off", "Turns a node's level meter on or off; `status` shows the levels of those on.",
+            [node, ("on|off", "on meters the node's output: peak, held peak, RMS over 300 ms, clips")],
+            example: "meter eq on"),
+        CommandHelp(
             "tempo BPM", "Sets the transport's tempo; plugins that follow the host's tempo hear it.",
             [("BPM", "beats per minute, 1…999")], example: "tempo 128"),
         CommandHelp("pause", "Pauses the graph; streams keep their place."),
         CommandHelp("play", "Plays the graph again after pause."),
-        CommandHelp("status", "Shows the position, streams, inputs, latency and counters (`status --json`: the JSON)."),
+        CommandHelp(
+            "status",
+            "Shows the position, streams, inputs, meters, latency and counters (`status --json`: the JSON)."),
         CommandHelp("list", "Lists the nodes with their parameters, ranges and presets (`list --json`: the JSON)."),
         CommandHelp(
             "help [COMMAND]", "Lists the commands, or shows one command's usage, arguments and an example.",

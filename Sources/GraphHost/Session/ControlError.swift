@@ -6,6 +6,8 @@ public enum ControlError: Error, CustomStringConvertible, Sendable {
     case unknownParameter(node: String, parameter: ParameterID, known: [String])
     /// `learn` on a parameter without a finite range.
     case unboundedRange(node: String, parameter: ParameterID, port: String)
+    /// `meter` on a node without an audio output (the nodes that have one).
+    case notMetered(node: String, metered: [String])
     case noMIDIControlPort
     case noTransport
     /// `status`, `list`, `help` or `quit` given where a change is expected.
@@ -39,6 +41,8 @@ public enum ControlError: Error, CustomStringConvertible, Sendable {
             return
                 "'\(node)' \(parameter) has no bounded range for a controller "
                 + "on '\(port)'; map it in the graph file with min and max"
+        case .notMetered(let node, let metered):
+            return "'\(node)' has no audio output to meter; nodes with one: \(metered.joined(separator: ", "))"
         case .noMIDIControlPort:
             return "the graph has no MIDI control port; declare one with \"midiControl\": {\"port\": \"control\"}"
         case .noTransport: return "the graph has no transport; declare one with \"transport\": {\"bpm\": 120}"

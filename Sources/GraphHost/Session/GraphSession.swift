@@ -137,6 +137,7 @@ public final class GraphSession {
         case .tempo: if musicalTime == nil { throw .noTransport }
         case .save(let path): try ControlError.wrapping(ControlError.graph) { try GraphDocument.checkWritable(path) }
         case .learn(let node, let parameter): _ = try learnable(node, parameter)
+        case .meter(let node, _): _ = try graph.meter(node)
         case .pause, .play, .status, .list, .help, .quit: break
         }
     }
@@ -168,6 +169,8 @@ public final class GraphSession {
             try ControlError.wrapping(ControlError.graph) { try graph.document.save(to: path) }
         case .learn(let node, let parameter):
             learning = try learnable(node, parameter)
+        case .meter(let node, let on):
+            try graph.setMeter(node, on: on)
         case .status, .list, .help, .quit:
             throw .notAChange(request)
         }

@@ -61,6 +61,7 @@ public struct PlaybackStatus: Sendable {
             callbacks: counters.callbacks.load(ordering: .relaxed),
             firstSoundNanos: counters.firstSoundNanos.load(ordering: .relaxed),
             streams: streams, streamsFinished: graph.streams.map(\.finished), inputs: inputs,
+            meters: graph.meterReadings,
             pluginBlockLengths: session.pluginBlockLengths, pluginOutputs: graph.pluginOutputs,
             pluginProperties: graph.pluginProperties,
             silencedSlices: graph.silencedSlices,

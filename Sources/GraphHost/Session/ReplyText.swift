@@ -80,6 +80,20 @@ public enum ReplyText {
                         ]
                     })
         }
+        if !status.meters.isEmpty {
+            lines +=
+                ["", "meters (dBFS):"]
+                + table(
+                    header: ["NODE", "CHANNEL", "PEAK", "HELD", "RMS", "CLIPS"],
+                    status.meters.flatMap { meter in
+                        meter.channels.enumerated().map { c, level in
+                            [
+                                c == 0 ? meter.node : "", "\(c + 1)", RunStatus.Level.text(level.peak),
+                                RunStatus.Level.text(level.heldPeak), RunStatus.Level.text(level.rms), "\(level.clips)",
+                            ]
+                        }
+                    })
+        }
         let chains = status.chains.sorted { $0.key < $1.key }
         if !chains.isEmpty { lines += ["", "chains:"] + table(chains.map { [$0.key, $0.value] }) }
         lines += pluginLines(status)

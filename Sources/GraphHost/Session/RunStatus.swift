@@ -13,6 +13,8 @@ public struct RunStatus: Sendable, Equatable {
     public var streams: [Stream]
     public var streamsFinished: [Bool]
     public var inputs: [Input]
+    /// The meters that are on, in the graph's node order.
+    public var meters: [Meter]
     public var pluginBlockLengths: [String: Int]
     public var pluginOutputs: [String: [String: Float]]
     public var pluginProperties: [String: [String: String]]
@@ -96,7 +98,7 @@ extension RunStatus {
             ("xruns", .number(xruns)), ("overruns", .number(overruns)), ("quantum", .number(quantum)),
             ("callbacks", .number(callbacks)), ("firstSoundNanos", .number(firstSoundNanos)),
             ("streams", .array(streams.map(\.json))), ("streamsFinished", .array(streamsFinished.map(JSONValue.bool))),
-            ("inputs", .array(inputs.map(\.json))),
+            ("inputs", .array(inputs.map(\.json))), ("meters", .array(meters.map(\.json))),
             ("pluginBlockLengths", .dictionary(pluginBlockLengths) { .number($0) }),
             ("pluginOutputs", .dictionary(pluginOutputs) { .dictionary($0) { .number($0) } }),
             ("pluginProperties", .dictionary(pluginProperties) { .dictionary($0) { .string($0) } }),

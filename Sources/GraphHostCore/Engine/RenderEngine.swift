@@ -181,6 +181,7 @@ public struct RenderEngine {
             for k in 0..<active.outputCount {
                 Bus.clear(active.outputBuses[k], channelStride: stride, channels: channels, from: 0, to: frames)
             }
+            active.measureOutputs(frames: frames)
             return active
         }
         active.runSlice(
@@ -192,14 +193,16 @@ public struct RenderEngine {
             silencedSlices.wrappingIncrement(ordering: .relaxed)
             checkFramesLeft = Self.checkFrames
         }
-        if transport.isUnity { return active }
-        for f in 0..<frames {
-            let g = transport.gain.next()
-            for k in 0..<active.outputCount {
-                let bus = active.outputBuses[k]
-                for c in 0..<channels { bus[c * stride + f] *= g }
+        if !transport.isUnity {
+            for f in 0..<frames {
+                let g = transport.gain.next()
+                for k in 0..<active.outputCount {
+                    let bus = active.outputBuses[k]
+                    for c in 0..<channels { bus[c * stride + f] *= g }
+                }
             }
         }
+        active.measureOutputs(frames: frames)
         return active
     }
 

@@ -9,18 +9,22 @@ public struct RenderPlan {
     /// for an output nothing feeds).
     public let outputBuses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     public let outputCount: Int
+    /// One meter per output (measured after the output guard and the transport fade), or nil: none.
+    public let outputMeters: UnsafeMutablePointer<UnsafeMutablePointer<LevelMeter>>?
     /// The first output's bus.
     public var outputBus: UnsafeMutablePointer<Float> { outputBuses[0] }
 
     public init(
         steps: UnsafeMutableBufferPointer<RenderStep>, channels: Int, maxFrames: Int,
-        outputBuses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, outputCount: Int
+        outputBuses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, outputCount: Int,
+        outputMeters: UnsafeMutablePointer<UnsafeMutablePointer<LevelMeter>>? = nil
     ) {
         self.steps = steps
         self.channels = channels
         self.maxFrames = maxFrames
         self.outputBuses = outputBuses
         self.outputCount = outputCount
+        self.outputMeters = outputMeters
     }
 
     /// Runs every step once over `frames` ≤ `maxFrames` frames, noting the slowest step in `timing`.
@@ -37,6 +41,16 @@ public struct RenderPlan {
             let started = MonotonicClock.nanos()
             step.kernel.render(step, slice)
             timing.pointee.note(MonotonicClock.nanos() - started, step.kernel)
+            if let meter = step.meter, let output = step.output {
+                meter.pointee.measure(output, channelStride: maxFrames, frames: frames)
+            }
         }
+    }
+
+    /// Measures the output buses' first `frames` frames with the output meters.
+    @_noLocks
+    public func measureOutputs(frames: Int) {
+        guard let meters = outputMeters else { return }
+        for k in 0..<outputCount { meters[k].pointee.measure(outputBuses[k], channelStride: maxFrames, frames: frames) }
     }
 }

@@ -6,15 +6,19 @@ public struct RenderStep {
     public var output: UnsafeMutablePointer<Float>?
     /// Output buses 1, 2, … of a node that has more than one (an LV2 node's outputs linked by port name).
     public var extraOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?
+    /// Measures the output after each slice while it is on (`"meter": true`, `meter NODE on`).
+    public var meter: UnsafeMutablePointer<LevelMeter>?
 
     public init(
         kernel: Kernel, inputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, inputCount: Int,
-        output: UnsafeMutablePointer<Float>?, extraOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>? = nil
+        output: UnsafeMutablePointer<Float>?, extraOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>? = nil,
+        meter: UnsafeMutablePointer<LevelMeter>? = nil
     ) {
         self.kernel = kernel
         self.inputs = inputs
         self.inputCount = inputCount
         self.output = output
         self.extraOutputs = extraOutputs
+        self.meter = meter
     }
 }

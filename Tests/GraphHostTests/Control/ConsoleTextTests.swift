@@ -110,7 +110,7 @@ final class ConsoleTextTests: XCTestCase {
         XCTAssertEqual(
             Set(CommandHelp.verbs),
             [
-                "preset", "set", "bypass", "seek", "chain", "load", "save", "learn", "tempo",
+                "preset", "set", "bypass", "seek", "chain", "load", "save", "learn", "meter", "tempo",
                 "pause", "play", "status", "list", "help", "quit",
             ])
         XCTAssertEqual(

@@ -96,6 +96,25 @@ final class RobustnessTests: XCTestCase {
         XCTAssertEqual(stream.counters.seekHandled.load(ordering: .acquiring), 1, "the seek was crossed")
     }
 
+    /// Metering every node of the demo graph (`meter NODE on`) allocates nothing on the render path either.
+    func testMeteredRenderPathMakesNoAllocations() throws {
+        let demo = TestSupport.root.appendingPathComponent("Graphs/demo.json").path
+        let session = try TestSupport.session(demo)
+        defer { session.close() }
+        let graph = session.graph
+        graph.start()
+        let stream = graph.streams[0]
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 8192)
+        defer { buffer.deallocate() }
+        let metered = graph.document.nodes.map(\.id).filter { graph.meters.byNode[$0] != nil }
+        XCTAssertGreaterThan(metered.count, 2)
+        for id in metered { try session.apply(Command.parse("meter \(id) on")) }
+        XCTAssertEqual(Self.allocations(rendering: session, stream: stream, into: buffer, slices: 100), 0)
+        let readings = graph.meterReadings
+        XCTAssertEqual(readings.map(\.node), metered)
+        XCTAssertTrue(readings.allSatisfy { $0.channels.allSatisfy { $0.peak.isFinite } }, "every meter measured")
+    }
+
     /// Heap allocations made while `session` renders `slices` slices of varied sizes, waiting for `stream` between
     /// them.
     static func allocations(

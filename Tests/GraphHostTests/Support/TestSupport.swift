@@ -84,6 +84,20 @@ enum TestSupport {
         return path
     }
 
+    /// A stereo 48 kHz 1 kHz sine of `amplitude` (linear, 1 = full scale) as 32-bit float WAV, so nothing rounds or
+    /// clips it; `gate` (an ffmpeg expression of t, 1 or 0) cuts it.
+    static func floatSine(amplitude: Double, seconds: Int, gate: String = "1") throws -> String {
+        let name = "sine-1k-\(amplitude)-\(seconds)s-\(gate.filter { $0.isLetter || $0.isNumber }).wav"
+        let path = directory.appendingPathComponent(name).path
+        if FileManager.default.fileExists(atPath: path) { return path }
+        let expression = "\(amplitude)*sin(2*PI*1000*t)*\(gate)"
+        try run([
+            "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+            "aevalsrc=\(expression)|\(expression):c=stereo:s=48000:d=\(seconds)", "-c:a", "pcm_f32le", path,
+        ])
+        return path
+    }
+
     /// An MP3 of sine tones at `frequencies` (Hz), each at -12 dBFS, stereo at 48 kHz.
     static func tones(_ frequencies: [Int], seconds: Int = 3) throws -> String {
         let name = "tones-" + frequencies.map(String.init).joined(separator: "-") + (seconds == 3 ? "" : "-\(seconds)s")

@@ -23,8 +23,16 @@ public struct NodeDescriptor: Sendable {
         (self.presets, self.traits, self.settings, self.requiresAnyOf) = (presets, traits, settings, requiresAnyOf)
     }
 
-    /// The JSON keys a node of this kind accepts besides `id` and `type`.
+    /// The JSON keys a node of this kind accepts besides `id`, `type` and the common settings.
     public var settingKeys: [String] { settings.map(\.key) }
+
+    /// Settings every kind accepts, read where the parser reads `id` and `type`.
+    public static let commonSettings = [
+        SettingDescriptor(
+            "meter", .boolean, default: .bool(false),
+            doc: "Meters the node's output (peak, held peak, RMS over 300 ms, clips) for `status`; "
+                + "output nodes are always metered.")
+    ]
 
     public func setting(_ key: String) -> SettingDescriptor? { settings.first { $0.key == key } }
 

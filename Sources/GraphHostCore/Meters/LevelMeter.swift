@@ -1,0 +1,185 @@
+import Atomics
+
+/// A level meter of one planar bus: per channel the sample peak and the RMS over the last 300 ms (30 blocks of
+/// 10 ms), a peak held for 2 s, and the count of clipped samples (|x| ≥ 1) since the meter was turned on. The render
+/// world measures each slice while it is on and publishes the readings under a seqlock; the control world reads them
+/// without waiting on the render world. All its memory comes from the control world (`allocate`).
+public struct LevelMeter {
+    /// One channel's reading, linear (1 is full scale); the control world takes the RMS's square root.
+    public struct Reading: Equatable, Sendable {
+        public var peak: Float = 0
+        public var heldPeak: Float = 0
+        /// The mean of the squared samples over the window.
+        public var meanSquare: Float = 0
+        public var clips: Int = 0
+
+        public init() {}
+    }
+
+    /// A channel's running state: the block being filled, the held peak and the clip count.
+    struct ChannelState {
+        var squares: Float = 0
+        var peak: Float = 0
+        var held: Float = 0
+        var holdLeft = 0
+        var clips = 0
+    }
+
+    public static let windowBlocks = 30
+    public static let blockSeconds = 0.01
+    public static let holdSeconds = 2.0
+
+    public let channels: Int
+    let blockFrames: Int
+    let holdFrames: Int
+    /// Whether the render world measures; the control world turns it on and off.
+    public let isOn: UnsafeAtomic<Bool>
+    let sequence: UnsafeAtomic<Int>
+    let published: UnsafeMutablePointer<Reading>
+    let state: UnsafeMutablePointer<ChannelState>
+    /// Sum of squares and peak of each finished block, `channels × windowBlocks`.
+    let blockSquares: UnsafeMutablePointer<Float>
+    let blockPeaks: UnsafeMutablePointer<Float>
+    var blockIndex = 0
+    var framesInBlock = 0
+    var filledBlocks = 0
+    var measuring = false
+
+    /// A meter for `channels` channels at `sampleRate`, on or off (control world only).
+    public static func allocate(channels: Int, sampleRate: Double, on: Bool) -> UnsafeMutablePointer<LevelMeter> {
+        let meter = UnsafeMutablePointer<LevelMeter>.allocateRender(capacity: 1)
+        let window = channels * windowBlocks
+        let squares = UnsafeMutablePointer<Float>.allocateRender(capacity: window)
+        squares.initialize(repeating: 0, count: window)
+        let peaks = UnsafeMutablePointer<Float>.allocateRender(capacity: window)
+        peaks.initialize(repeating: 0, count: window)
+        let published = UnsafeMutablePointer<Reading>.allocateRender(capacity: channels)
+        published.initialize(repeating: Reading(), count: channels)
+        let state = UnsafeMutablePointer<ChannelState>.allocateRender(capacity: channels)
+        state.initialize(repeating: ChannelState(), count: channels)
+        meter.initialize(
+            to: LevelMeter(
+                channels: channels, blockFrames: max(1, Int((sampleRate * blockSeconds).rounded())),
+                holdFrames: Int(sampleRate * holdSeconds), isOn: .create(on), sequence: .create(0),
+                published: published, state: state, blockSquares: squares, blockPeaks: peaks))
+        return meter
+    }
+
+    /// Frees a meter from `allocate` (control world only; nothing may measure it any more).
+    public static func deallocate(_ meter: UnsafeMutablePointer<LevelMeter>) {
+        let m = meter.pointee
+        m.isOn.destroy()
+        m.sequence.destroy()
+        m.published.deallocateRender()
+        m.state.deallocateRender()
+        m.blockSquares.deallocateRender()
+        m.blockPeaks.deallocateRender()
+        meter.deinitialize(count: 1).deallocateRender()
+    }
+
+    /// Measures `frames` frames of `bus` (channel c at `bus + c * channelStride`) if the meter is on, and publishes.
+    /// A meter turned on again starts afresh (window, held peak and clip count).
+    @_noLocks
+    public mutating func measure(_ bus: UnsafeMutablePointer<Float>, channelStride: Int, frames: Int) {
+        guard isOn.load(ordering: .relaxed) else {
+            measuring = false
+            return
+        }
+        if !measuring { reset() }
+        var done = 0
+        while done < frames {
+            let n = min(frames - done, blockFrames - framesInBlock)
+            for c in 0..<channels {
+                let p = bus + c * channelStride + done
+                var squares: Float = 0
+                var peak = state[c].peak
+                var clips = 0
+                for f in 0..<n {
+                    let a = abs(p[f])
+                    squares += a * a
+                    if a > peak { peak = a }
+                    if a >= 1 { clips += 1 }
+                }
+                state[c].squares += squares
+                state[c].peak = peak
+                state[c].clips += clips
+            }
+            framesInBlock += n
+            done += n
+            if framesInBlock == blockFrames { closeBlock() }
+        }
+        publish(frames: frames)
+    }
+
+    @_noLocks
+    mutating func reset() {
+        measuring = true
+        blockIndex = 0
+        framesInBlock = 0
+        filledBlocks = 0
+        for c in 0..<channels { state[c] = ChannelState() }
+    }
+
+    @_noLocks
+    mutating func closeBlock() {
+        for c in 0..<channels {
+            // A non-finite sample (a plugin's NaN) counts as silence rather than spoiling the window.
+            let squares = state[c].squares
+            blockSquares[c * Self.windowBlocks + blockIndex] = squares.isFinite ? squares : 0
+            blockPeaks[c * Self.windowBlocks + blockIndex] = state[c].peak
+            state[c].squares = 0
+            state[c].peak = 0
+        }
+        blockIndex = blockIndex + 1 == Self.windowBlocks ? 0 : blockIndex + 1
+        framesInBlock = 0
+        if filledBlocks < Self.windowBlocks { filledBlocks += 1 }
+    }
+
+    /// Writes every channel's reading between two increments of `sequence` (odd while writing).
+    @_noLocks
+    mutating func publish(frames: Int) {
+        let count = filledBlocks * blockFrames + framesInBlock
+        let s = sequence.load(ordering: .relaxed)
+        sequence.store(s &+ 1, ordering: .relaxed)
+        atomicMemoryFence(ordering: .releasing)
+        for c in 0..<channels {
+            let squares = state[c].squares
+            var sum: Float = squares.isFinite ? squares : 0
+            var peak = state[c].peak
+            let window = c * Self.windowBlocks
+            for b in 0..<filledBlocks {
+                sum += blockSquares[window + b]
+                peak = max(peak, blockPeaks[window + b])
+            }
+            if peak >= state[c].held {
+                state[c].held = peak
+                state[c].holdLeft = holdFrames
+            } else if state[c].holdLeft > frames {
+                state[c].holdLeft -= frames
+            } else {
+                state[c].held = peak
+                state[c].holdLeft = holdFrames
+            }
+            published[c].peak = peak
+            published[c].heldPeak = state[c].held
+            published[c].meanSquare = count > 0 ? sum / Float(count) : 0
+            published[c].clips = state[c].clips
+        }
+        sequence.store(s &+ 2, ordering: .releasing)
+    }
+
+    /// The latest readings, one per channel, or nil when the meter is off or the render world kept publishing
+    /// through every attempt (control world; it never waits).
+    public func read() -> [Reading]? {
+        guard isOn.load(ordering: .relaxed) else { return nil }
+        var readings = [Reading](repeating: Reading(), count: channels)
+        for _ in 0..<64 {
+            let before = sequence.load(ordering: .acquiring)
+            guard before & 1 == 0 else { continue }
+            for c in 0..<channels { readings[c] = published[c] }
+            atomicMemoryFence(ordering: .acquiring)
+            if sequence.load(ordering: .relaxed) == before { return readings }
+        }
+        return nil
+    }
+}
