@@ -74,45 +74,46 @@ final class RobustnessTests: XCTestCase {
 
     /// The render entry point makes no heap allocation, counted at run time by an allocator interposer.
     func testRenderPathMakesNoAllocations() throws {
-        let demo = TestSupport.root.appendingPathComponent("Graphs/demo.json").path
-        let session = try TestSupport.session(demo)
-        defer { session.close() }
-        let graph = session.graph
-        graph.start()
-        let stream = graph.streams[0]
-        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 8192)
-        defer { buffer.deallocate() }
-        // Sanity check that the counter works on this thread.
-        gh_allocation_counter_begin()
-        let probe = [Int](repeating: 1, count: 100)
-        XCTAssertGreaterThan(gh_allocation_counter_end(), 0)
-        XCTAssertEqual(probe.count, 100)
-        try session.apply(NodeRequest.parse("preset eq Dance"))
-        try session.apply(NodeRequest.parse("set mix volume.0 0.7"))
-        XCTAssertEqual(Self.allocations(rendering: session, stream: stream, into: buffer, slices: 100), 0)
-        // A seek's crossfade (old audio read, new audio peeked) allocates nothing either.
-        try session.apply(NodeRequest.parse("seek \(stream.id) 1.5"))
-        XCTAssertEqual(Self.allocations(rendering: session, stream: stream, into: buffer, slices: 100), 0)
-        XCTAssertEqual(stream.counters.seekHandled.load(ordering: .acquiring), 1, "the seek was crossed")
+        try Self.withDemoSession { session, stream, buffer in
+            // Sanity check that the counter works on this thread.
+            gh_allocation_counter_begin()
+            let probe = [Int](repeating: 1, count: 100)
+            XCTAssertGreaterThan(gh_allocation_counter_end(), 0)
+            XCTAssertEqual(probe.count, 100)
+            try session.apply(NodeRequest.parse("preset eq Dance"))
+            try session.apply(NodeRequest.parse("set mix volume.0 0.7"))
+            XCTAssertEqual(Self.allocations(rendering: session, stream: stream, into: buffer, slices: 100), 0)
+            // A seek's crossfade (old audio read, new audio peeked) allocates nothing either.
+            try session.apply(NodeRequest.parse("seek \(stream.id) 1.5"))
+            XCTAssertEqual(Self.allocations(rendering: session, stream: stream, into: buffer, slices: 100), 0)
+            XCTAssertEqual(stream.counters.seekHandled.load(ordering: .acquiring), 1, "the seek was crossed")
+        }
     }
 
     /// Metering every node of the demo graph (`meter NODE on`) allocates nothing on the render path either.
     func testMeteredRenderPathMakesNoAllocations() throws {
-        let demo = TestSupport.root.appendingPathComponent("Graphs/demo.json").path
-        let session = try TestSupport.session(demo)
+        try Self.withDemoSession { session, stream, buffer in
+            let metered = session.graph.document.nodes.map(\.id).filter { session.graph.meters.byNode[$0] != nil }
+            XCTAssertGreaterThan(metered.count, 2)
+            for id in metered { try session.apply(Command.parse("meter \(id) on")) }
+            XCTAssertEqual(Self.allocations(rendering: session, stream: stream, into: buffer, slices: 100), 0)
+            let readings = session.graph.meterReadings
+            XCTAssertEqual(readings.map(\.node), metered)
+            XCTAssertTrue(readings.allSatisfy { $0.channels.allSatisfy { $0.peak.isFinite } }, "every meter measured")
+        }
+    }
+
+    /// Runs `body` on a started session of the demo graph, with its first stream and an interleaved buffer of 8192
+    /// stereo frames.
+    static func withDemoSession(
+        _ body: (GraphSession, StreamInstance, UnsafeMutablePointer<Float>) throws -> Void
+    ) throws {
+        let session = try TestSupport.session(TestSupport.root.appendingPathComponent("Graphs/demo.json").path)
         defer { session.close() }
-        let graph = session.graph
-        graph.start()
-        let stream = graph.streams[0]
+        session.graph.start()
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 8192)
         defer { buffer.deallocate() }
-        let metered = graph.document.nodes.map(\.id).filter { graph.meters.byNode[$0] != nil }
-        XCTAssertGreaterThan(metered.count, 2)
-        for id in metered { try session.apply(Command.parse("meter \(id) on")) }
-        XCTAssertEqual(Self.allocations(rendering: session, stream: stream, into: buffer, slices: 100), 0)
-        let readings = graph.meterReadings
-        XCTAssertEqual(readings.map(\.node), metered)
-        XCTAssertTrue(readings.allSatisfy { $0.channels.allSatisfy { $0.peak.isFinite } }, "every meter measured")
+        try body(session, session.graph.streams[0], buffer)
     }
 
     /// Heap allocations made while `session` renders `slices` slices of varied sizes, waiting for `stream` between
