@@ -23,20 +23,22 @@ final class Console {
 
     private let answer: @Sendable (String) -> String
     private let complete: @Sendable (String) -> [String]
+    private let top: @Sendable (_ columns: Int, _ rows: Int) -> [String]
     private let onEnd: @Sendable () -> Void
     private var shared: ConsoleShared?
     private var savedError: Int32 = -1
     private var savedTerminal = termios()
 
     /// `answer` answers a line in words (or with the socket's JSON after `--json`); `complete` lists the
-    /// whole lines a line's start can become;
+    /// whole lines a line's start can become; `top` draws the `top` screen at a size;
     /// `onEnd` runs on Ctrl-C, Ctrl-D on an empty line or `quit`.
     init(
         answer: @escaping @Sendable (String) -> String, complete: @escaping @Sendable (String) -> [String],
-        onEnd: @escaping @Sendable () -> Void
+        top: @escaping @Sendable (_ columns: Int, _ rows: Int) -> [String], onEnd: @escaping @Sendable () -> Void
     ) {
         self.answer = answer
         self.complete = complete
+        self.top = top
         self.onEnd = onEnd
     }
 
@@ -62,7 +64,7 @@ final class Console {
         }
         let shared = ConsoleShared(wakePipe: wakePipe, errorPipe: error.read)
         self.shared = shared
-        let editor = ConsoleEditor(shared: shared, answer: answer, complete: complete, onEnd: onEnd)
+        let editor = ConsoleEditor(shared: shared, answer: answer, complete: complete, top: top, onEnd: onEnd)
         DetachedThread.start(name: "graphhost-console") {
             editor.run()
             shared.stopped.signal()
@@ -135,7 +137,11 @@ final class ConsoleEditor {
     private let shared: ConsoleShared
     private let answer: @Sendable (String) -> String
     private let complete: @Sendable (String) -> [String]
+    private let top: @Sendable (_ columns: Int, _ rows: Int) -> [String]
     private let onEnd: @Sendable () -> Void
+    /// `top` is on screen (the terminal's alternate screen), redrawn every `topMilliseconds` until a key.
+    private var showingTop = false
+    static let topMilliseconds: Int32 = 250
     private var editor: OpaquePointer?
     private var history: OpaquePointer?
     private var historyPath: String?
@@ -150,11 +156,12 @@ final class ConsoleEditor {
     init(
         shared: ConsoleShared, answer: @escaping @Sendable (String) -> String,
         complete: @escaping @Sendable (String) -> [String],
-        onEnd: @escaping @Sendable () -> Void
+        top: @escaping @Sendable (_ columns: Int, _ rows: Int) -> [String], onEnd: @escaping @Sendable () -> Void
     ) {
         self.shared = shared
         self.answer = answer
         self.complete = complete
+        self.top = top
         self.onEnd = onEnd
     }
 
@@ -167,7 +174,7 @@ final class ConsoleEditor {
             pollfd(fd: shared.errorPipe, events: Int16(POLLIN), revents: 0),
         ]
         while true {
-            if poll(&descriptors, nfds_t(descriptors.count), -1) < 0 {
+            if poll(&descriptors, nfds_t(descriptors.count), showingTop ? Self.topMilliseconds : -1) < 0 {
                 if errno == EINTR { continue }  // a signal; SIGWINCH's handler has also written to the wake pipe
                 return
             }
@@ -181,16 +188,30 @@ final class ConsoleEditor {
                 terminalResized = 0
                 resize()
             }
-            if stop { return }
+            if stop {
+                if showingTop { leaveTop() }
+                return
+            }
             if let status { self.status = status }
             let input = descriptors[0].revents
-            if input & Int16(POLLIN) != 0 {
+            if showingTop {
+                if input & Int16(POLLIN) != 0 {
+                    var key: UInt8 = 0
+                    _ = Glibc.read(STDIN_FILENO, &key, 1)
+                    leaveTop()
+                } else {
+                    drawTop()
+                    continue
+                }
+            } else if input & Int16(POLLIN) != 0 {
                 readKey()
             } else if input & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 {
                 descriptors[0].fd = -1  // the terminal is gone
                 onEnd()
             }
-            if !above.isEmpty {
+            if showingTop {
+                drawTop()
+            } else if !above.isEmpty {
                 redraw()
             } else if status != nil {
                 redrawStatus()
@@ -259,8 +280,30 @@ final class ConsoleEditor {
         guard !text.isEmpty else { return }
         remember(text)
         above.append(Self.prompt + text)
+        if text == "top" {
+            showingTop = true
+            output("\u{1B}[?1049h\u{1B}[?25l")
+            drawTop()
+            return
+        }
         above.append(answer(text))
         if text == "quit" { onEnd() }
+    }
+
+    // MARK: top
+
+    /// Draws `top` over the whole alternate screen.
+    private func drawTop() {
+        var size = winsize()
+        let rows = ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_row > 0 ? Int(size.ws_row) : 24
+        let lines = top(Self.terminalWidth(), rows)
+        output("\u{1B}[H" + lines.map { $0 + "\u{1B}[K" }.joined(separator: "\r\n") + "\u{1B}[J")
+    }
+
+    /// Back to the prompt and the status line, as they were.
+    private func leaveTop() {
+        showingTop = false
+        output("\u{1B}[?25h\u{1B}[?1049l")
     }
 
     // Key commands: they return libedit's CC_* code for what to redraw.

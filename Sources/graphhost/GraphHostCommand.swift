@@ -106,6 +106,15 @@ struct RenderCommand: ParsableCommand {
         [String] = []
     @Option(help: "Frames per render call (LV2 plugins are told it as their nominal block length).") var block: Int?
     @Option(help: "NODE=FILE: feed a capture or sink node from an MP3 file (repeatable).") var input: [String] = []
+    @Option(help: "Write the levels of every meter that is on (the outputs, metered nodes) to this CSV file.")
+    var meters: String?
+    @Option(help: "Seconds between the rows of --meters.") var meterInterval = 0.1
+
+    func validate() throws {
+        guard meterInterval > 0 && meterInterval.isFinite else {
+            throw ValidationError("--meter-interval \(meterInterval) is not a positive number of seconds")
+        }
+    }
 
     func run() throws {
         var doc = try loadGraph(graph)
@@ -166,7 +175,12 @@ struct RenderCommand: ParsableCommand {
             writers.values.forEach { $0.discard() }
             throw error
         }
-        let renderer = OfflineRenderer(session: session, blockFrames: block, events: events)
+        var renderer = OfflineRenderer(session: session, blockFrames: block, events: events)
+        let meterLog = meters.map(MeterCSVWriter.init)
+        if let meterLog {
+            renderer.checkpointFrames = max(1, Int((meterInterval * rate).rounded()))
+            renderer.checkpoint = { meterLog.add(session.graph.meterReadings, seconds: Double($0) / rate) }
+        }
         let started = Date()
         let summary: OfflineRenderer.Summary
         signal(SIGINT) { _ in renderInterrupted = 1 }
@@ -183,7 +197,10 @@ struct RenderCommand: ParsableCommand {
             printError("error: \(error)")
             throw ExitCode(renderInterrupted != 0 ? 130 : 1)
         }
-        do { try writers.values.forEach { try $0.commit() } } catch {
+        do {
+            try writers.values.forEach { try $0.commit() }
+            try meterLog?.write()
+        } catch {
             writers.values.forEach { $0.discard() }
             printError("error: \(error)")
             throw ExitCode(1)

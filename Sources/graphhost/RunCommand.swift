@@ -51,6 +51,7 @@ struct RunCommand: ParsableCommand {
                 return Console(
                     answer: { ReplyText.answer($0, control: control) },
                     complete: { line in control.withSession { CommandCompletion(session: $0).complete(line) } },
+                    top: { columns, rows in TopView.read(control)?.lines(columns: columns, rows: rows) ?? [] },
                     onEnd: { control.requestQuit() })
             }, shouldStop: { stopSignal != 0 })
         if status != 0 { throw ExitCode(status) }

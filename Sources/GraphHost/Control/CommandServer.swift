@@ -1,15 +1,18 @@
 import FoundationEssentials
 import Glibc
+import GraphHostCore
 import Synchronization
 
 /// A Unix-socket command server: one command per line in, one JSON reply per line out, several clients at
 /// once, each served by a thread of its own (a command that takes long, such as a `load` warming up a network
 /// stream, holds up only its own client). A client that sends `subscribe` also receives every published event as a
-/// JSON line. The socket lives in an owner-only folder with mode 0600; a stale socket is replaced, a live one is
-/// left alone; lines, the command rate and the number of clients are bounded.
+/// JSON line; `subscribe FEED RATE` sends it a feed's updates (`FeedReading`) at that rate, dropping an update
+/// rather than waiting when the client does not read. The socket lives in an owner-only folder with mode 0600; a
+/// stale socket is replaced, a live one is left alone; lines, the command rate and the number of clients are bounded.
 public final class CommandServer: Sendable {
     public let path: String
     private let handler: @Sendable (String) -> String
+    private let feeds: (any FeedSource)?
     /// What the threads share: the listener, the clients and their event queues.
     private struct Shared {
         var listener: Int32 = -1
@@ -49,8 +52,9 @@ public final class CommandServer: Sendable {
         return base.map { $0 + "/graphhost" } ?? "/tmp/graphhost-\(getuid())"
     }
 
-    public init(path: String, handler: @escaping @Sendable (String) -> String) {
+    public init(path: String, feeds: (any FeedSource)? = nil, handler: @escaping @Sendable (String) -> String) {
         self.path = path
+        self.feeds = feeds
         self.handler = handler
     }
 
@@ -187,7 +191,8 @@ public final class CommandServer: Sendable {
         }
     }
 
-    /// A client's thread: answers its lines in order and sends it events, until it hangs up or the server stops.
+    /// A client's thread: answers its lines in order and sends it events and its feeds' updates, until it hangs up or
+    /// the server stops.
     private func serve(client fd: Int32, key: Int32) {
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         var client = Client(fd: fd, key: key)
@@ -197,16 +202,56 @@ public final class CommandServer: Sendable {
                 return (shared.stopping, shared.clients[key]?.events ?? [])
             }
             if stopping || !events.allSatisfy({ reply(fd, $0) }) { break }
+            sendDueUpdates(&client)
             var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            if poll(&entry, 1, Self.pollMilliseconds) > 0 && !read(&client) { break }
+            if poll(&entry, 1, client.schedule.timeout(cap: Self.pollMilliseconds)) > 0 && !read(&client) { break }
         }
         close(fd)
+        for feed in client.schedule.feeds { feeds?.unwatch(feed) }
         // The accepting thread forgets it when the next client arrives; `stop` joins it.
         shared.withLock { shared in
             shared.clients[key]?.finished = true
             shared.clients[key]?.subscribed = false
             shared.clients[key]?.events.removeAll()
         }
+    }
+
+    /// Sends the updates that are due; one the client has no room for is dropped (the next goes out on time).
+    private func sendDueUpdates(_ client: inout Client) {
+        guard let feeds else { return }
+        for feed in client.schedule.takeDue() {
+            guard let reading = try? feeds.read(feed) else { continue }
+            var entry = pollfd(fd: client.fd, events: Int16(POLLOUT), revents: 0)
+            if poll(&entry, 1, 0) > 0 && entry.revents & Int16(POLLOUT) != 0 {
+                _ = reply(client.fd, reading.json(time: Double(MonotonicClock.nanos()) / 1e9).compact)
+            } else {
+                client.schedule.dropped += 1
+            }
+        }
+    }
+
+    /// Carries out `subscribe ...` or `unsubscribe ...`, answering with a JSON line.
+    private func subscribe(_ request: (subscription: Subscription, on: Bool), _ client: inout Client) -> String {
+        let key = client.key
+        guard let feed = request.subscription.feed else {
+            shared.withLock { $0.clients[key]?.subscribed = request.on }
+            return JSONValue.object([("ok", .bool(true)), ("subscribed", .bool(request.on))]).compact
+        }
+        guard let feeds else { return Self.error("this socket has no feeds") }
+        if request.on {
+            if !client.schedule.feeds.contains(feed) {
+                do { try feeds.watch(feed) } catch { return error.reply }
+            }
+            client.schedule.add(feed, rate: request.subscription.rate)
+        } else {
+            guard client.schedule.remove(feed) else { return Self.error("not subscribed to \(feed)") }
+            feeds.unwatch(feed)
+        }
+        var members: [(key: String, value: JSONValue)] = [
+            ("ok", .bool(true)), ("feed", .string(feed.description)), ("subscribed", .bool(request.on)),
+        ]
+        if request.on { members.append(("rate", .number(request.subscription.rate))) }
+        return JSONValue.object(members).compact
     }
 
     private struct Client {
@@ -217,6 +262,7 @@ public final class CommandServer: Sendable {
         /// Token bucket for the command rate.
         var tokens = CommandServer.commandsPerSecond
         var refilled = Date()
+        var schedule = FeedSchedule()
     }
 
     /// Reads what a client sent and answers each complete line; false when the client is gone.
@@ -246,15 +292,14 @@ public final class CommandServer: Sendable {
                         {
                             return false
                         }
-                    } else if line == "subscribe" {
+                    } else if let request = Self.subscription(line) {
                         client.tokens -= 1
-                        let key = client.key
-                        shared.withLock { $0.clients[key]?.subscribed = true }
-                        if !reply(
-                            client.fd, JSONValue.object([("ok", .bool(true)), ("subscribed", .bool(true))]).compact)
-                        {
-                            return false
+                        let answer: String
+                        switch request {
+                        case .success(let request): answer = subscribe(request, &client)
+                        case .failure(let error): answer = ControlError.unreadable(error).reply
                         }
+                        if !reply(client.fd, answer) { return false }
                     } else {
                         client.tokens -= 1
                         if !reply(client.fd, handler(line)) { return false }
@@ -278,6 +323,11 @@ public final class CommandServer: Sendable {
     private func reply(_ fd: Int32, _ json: String) -> Bool {
         let bytes = Array((json + "\n").utf8)
         return bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
+    }
+
+    /// `subscribe ...` or `unsubscribe ...` read, or nil for any other line.
+    static func subscription(_ line: String) -> Result<(subscription: Subscription, on: Bool), CommandError>? {
+        do { return try Subscription.parse(line).map { .success($0) } } catch { return .failure(error) }
     }
 
     /// A JSON error reply.

@@ -98,7 +98,7 @@ public final class LiveRunner {
                 wakeup.signal()
             })
         let control = control
-        server = CommandServer(path: socketPath, handler: { control.reply(to: $0) })
+        server = CommandServer(path: socketPath, feeds: control, handler: { control.reply(to: $0) })
         control.addListener { [weak server] event in server?.publish(event) }
         control.addListener { _ in wakeup.signal() }
     }

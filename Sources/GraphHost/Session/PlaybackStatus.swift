@@ -96,9 +96,11 @@ public struct PlaybackStatus: Sendable {
                 + (n.totalBytes.map { Format.printf("/%.1f", Double($0) / 1e6) } ?? "") + " MB"
             network = " | \(s.state.rawValue) \(loaded)" + (n.title.flatMap { $0.isEmpty ? nil : " | ♪ \($0)" } ?? "")
         }
+        let output = graph.document.outputIDs.first.flatMap { id in graph.meterReadings.first { $0.node == id } }
         return positionText
             + Format.printf(
                 " | buffer %d%% | underruns %d | xruns %d | CPU %.1f%% of %d-frame quantum",
-                fill, underruns(session), xruns, 100 * busy / budget, quantum) + network
+                fill, underruns(session), xruns, 100 * busy / budget, quantum)
+            + (output.map { " | out " + LevelBar.line($0) } ?? "") + network
     }
 }

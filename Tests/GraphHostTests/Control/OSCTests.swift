@@ -218,6 +218,53 @@ final class OSCTests: XCTestCase {
         XCTAssertEqual(levels[8], levels[7], accuracy: 0.05, "bad messages changed nothing")
     }
 
+    /// `/graphhost/meters RATE` sends every subscriber the meters' levels as `/graphhost/meter s f f i …` (node, then
+    /// each channel's peak and RMS in dBFS and its clips), RATE times a second, until `/graphhost/meters 0`.
+    func testMetersAreSentToSubscribersAtTheAskedRate() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let socket = TestSupport.directory.appendingPathComponent("osc/meters.sock").path
+        let run = try pw.graphhost(["run", try LiveFeedTests.sineGraph(), "--socket", socket, "--osc-port", "0"])
+        XCTAssertTrue(run.waitForError(containing: "OSC: listening on udp 127.0.0.1:"), run.errorText)
+        let port = try XCTUnwrap(
+            run.errorText.firstMatch(of: /listening on udp 127\.0\.0\.1:(\d+)/).flatMap { Int($0.1) }, run.errorText)
+        let dumpPort = try Self.freePort()
+        let dump = try HeadlessPipeWire.Running(
+            URL(fileURLWithPath: "/usr/bin/oscdump"), ["-L", "\(dumpPort)"], environment: pw.environment)
+        defer {
+            kill(dump.process.processIdentifier, SIGTERM)
+            _ = dump.wait()
+        }
+        var dumped: String { (try? String(contentsOf: dump.outURL, encoding: .utf8)) ?? "" }
+        XCTAssertTrue(
+            TestSupport.waitUntil { !Self.boundAddresses(port: dumpPort).isEmpty }, "oscdump did not bind \(dumpPort)")
+        try oscsend(port, "/graphhost/subscribe", "i", "\(dumpPort)")
+        try oscsend(port, "/graphhost/meters", "i", "20")
+        XCTAssertTrue(TestSupport.waitUntil { dumped.contains(#""meters":20,"ok":true"#) }, dumped)
+        /// The `/graphhost/meter` lines oscdump printed for node `out`: their arguments.
+        func meters() -> [[String]] {
+            dumped.split(separator: "\n").filter { $0.contains(" /graphhost/meter sffiffi \"out\" ") }.map {
+                $0.split(separator: " ").dropFirst(4).map(String.init)
+            }
+        }
+        XCTAssertTrue(TestSupport.waitUntil { meters().count >= 40 }, dumped)
+        let last = try XCTUnwrap(meters().last)
+        XCTAssertEqual(last.count, 6, "\(last)")
+        for channel in [0, 3] {
+            XCTAssertEqual(try XCTUnwrap(Double(last[channel])), -6.02, accuracy: 0.05, "\(last)")
+            XCTAssertEqual(try XCTUnwrap(Double(last[channel + 1])), -9.03, accuracy: 0.05, "\(last)")
+            XCTAssertEqual(last[channel + 2], "0")
+        }
+        try oscsend(port, "/graphhost/meters", "i", "0")
+        XCTAssertTrue(TestSupport.waitUntil { dumped.contains(#""meters":0,"ok":true"#) }, dumped)
+        let stopped = meters().count
+        try oscsend(port, "/graphhost/meters", "i", "100")
+        XCTAssertTrue(TestSupport.waitUntil { dumped.contains("RATE 100 is not 0 or 1…60") }, dumped)
+        XCTAssertLessThanOrEqual(meters().count, stopped + 1, "meters went on after /graphhost/meters 0")
+        XCTAssertEqual(try pw.control(socket).ctl(["quit"]).status, 0)
+        XCTAssertEqual(run.wait().status, 0)
+    }
+
     /// A port another program holds: `run --osc-port` says so and exits non-zero.
     func testATakenOSCPortFailsClearly() throws {
         let pw = try HeadlessPipeWire()

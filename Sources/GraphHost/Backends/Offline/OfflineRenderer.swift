@@ -29,6 +29,10 @@ public struct OfflineRenderer {
     /// Frames per render call; may differ from the plan's maxFrames (the plan splits larger calls).
     public var blockFrames: Int
     public var events: [TimedCommand]
+    /// Called with the position (frames) each time the render reaches a multiple of `checkpointFrames` (blocks are
+    /// cut there), e.g. to read the meters at a fixed interval.
+    public var checkpointFrames: Int?
+    public var checkpoint: ((Int) throws -> Void)?
 
     public init(session: GraphSession, blockFrames: Int? = nil, events: [TimedCommand] = []) {
         self.session = session
@@ -137,6 +141,7 @@ public struct OfflineRenderer {
             sizeIndex += 1
             if let durationFrames { frames = min(frames, durationFrames - position) }
             if nextEvent < events.count { frames = min(frames, events[nextEvent].frame - position) }
+            if let every = checkpointFrames { frames = min(frames, every - position % every) }
             for stream in streams {
                 while !stream.canRender(frames: frames) { stream.wakeup.waitForData() }
             }
@@ -166,6 +171,7 @@ public struct OfflineRenderer {
                 try sink(k, buffers[k], keep)
             }
             position += keep
+            if let every = checkpointFrames, let checkpoint, position % every == 0 { try checkpoint(position) }
             if keep < frames { break }
         }
         let underruns = session.streamsInUse.reduce(0) { $0 + $1.counters.underruns.load(ordering: .relaxed) }

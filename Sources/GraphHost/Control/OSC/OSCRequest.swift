@@ -6,6 +6,8 @@ public enum OSCRequest: Equatable, Sendable {
     case control(Command)
     case subscribe(OSCReturnAddress)
     case unsubscribe(OSCReturnAddress)
+    /// Sends subscribers every meter's levels as `/graphhost/meter` this many times a second (0: no more).
+    case meters(rate: Double)
 
     /// Where a subscription sends: the sender itself, another port of the sender's host, or an `osc.udp://` URL.
     public enum OSCReturnAddress: Equatable, Sendable {
@@ -28,6 +30,7 @@ public enum OSCRequest: Equatable, Sendable {
         ("status", "no arguments"), ("list", "no arguments"), ("pause", "no arguments"), ("play", "no arguments"),
         ("subscribe", "no arguments, a PORT (i) or an osc.udp:// URL (s)"),
         ("unsubscribe", "no arguments, a PORT (i) or an osc.udp:// URL (s)"),
+        ("meters", "RATE: updates a second to subscribers, 0 (off) or 1…60: type tag i, f or d"),
     ]
 
     /// The request an OSC message makes; throws an error that names the address and what it expects.
@@ -125,6 +128,12 @@ public enum OSCRequest: Equatable, Sendable {
         case ("list", 0): return .control(.list)
         case ("pause", 0): return .control(.pause)
         case ("play", 0): return .control(.play)
+        case ("meters", 1):
+            let rate = try number(arguments[0], "RATE")
+            guard rate == 0 || Subscription.rates.contains(rate) else {
+                throw .invalid("\(message.address): RATE \(Format.number(rate)) is not 0 or 1…60")
+            }
+            return .meters(rate: rate)
         case ("subscribe", _), ("unsubscribe", _):
             let target: OSCReturnAddress
             switch arguments.first {

@@ -7,7 +7,9 @@ import Synchronization
 /// Open Sound Control over UDP: each message under `/graphhost/` becomes one command for `LiveControl.perform`
 /// (`OSCRequest`), answered with `/graphhost/reply ss ADDRESS JSON` to the sender. `/graphhost/subscribe` makes an
 /// address (the sender, another port of its host, or an osc.udp URL on its host) receive every event as
-/// `/graphhost/event s JSON` and every reply. Bound to 127.0.0.1 unless another host is given.
+/// `/graphhost/event s JSON` and every reply; `/graphhost/meters RATE` also sends them the levels of every meter
+/// that is on, as `/graphhost/meter` messages (`meterMessages`), RATE times a second. Bound to 127.0.0.1 unless
+/// another host is given.
 ///
 /// Messages are read and written with liblo; the socket is graphhost's own, because liblo 0.31's servers bind every
 /// interface and cannot be limited to loopback.
@@ -24,6 +26,7 @@ public final class OSCServer: ControlSurface, Sendable {
         var thread: JoinableThread?
         var local: UDPEndpoint?
         var subscribers: [UDPEndpoint] = []
+        var meters = FeedSchedule()
     }
     private let shared = Mutex(Shared())
     private static let logger = Logger(label: "graphhost.osc")
@@ -93,8 +96,10 @@ public final class OSCServer: ControlSurface, Sendable {
     private func serve(socket fd: Int32, control: LiveControl) {
         var buffer = [UInt8](repeating: 0, count: Self.maxDatagram)
         while !shared.withLock({ $0.stopping }) {
+            sendMeters(control)
             var request = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&request, 1, 50) > 0 else { continue }
+            let timeout = shared.withLock { $0.meters.timeout(cap: 50) }
+            guard poll(&request, 1, timeout) > 0 else { continue }
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let (size, sender) = withUnsafeMutablePointer(to: &storage) {
@@ -140,6 +145,12 @@ public final class OSCServer: ControlSurface, Sendable {
                 return (
                     address, JSONValue.object([("ok", .bool(true)), ("subscribed", .string("\(subscriber)"))]).compact
                 )
+            case .meters(let rate):
+                shared.withLock { shared in
+                    _ = shared.meters.remove(.meters)
+                    if rate > 0 { shared.meters.add(.meters, rate: rate) }
+                }
+                return (address, JSONValue.object([("ok", .bool(true)), ("meters", .number(rate))]).compact)
             case .unsubscribe(let target):
                 let subscriber = try resolve(target, sender: sender)
                 let removed = shared.withLock { shared in
@@ -154,6 +165,25 @@ public final class OSCServer: ControlSurface, Sendable {
             }
         } catch {
             return (address, ControlError.reply("\(error)"))
+        }
+    }
+
+    /// Sends the subscribers the meters' levels when they are due.
+    private func sendMeters(_ control: LiveControl) {
+        guard !shared.withLock({ $0.meters.takeDue() }).isEmpty,
+            case .meters(let meters) = try? control.read(.meters)
+        else { return }
+        for message in Self.meterMessages(meters) { sendToSubscribers(message, except: nil) }
+    }
+
+    /// `/graphhost/meter s NODE` followed by each channel's peak and RMS (dBFS, f; silence is -inf) and clip count
+    /// (i), one message per metered node.
+    static func meterMessages(_ meters: [RunStatus.Meter]) -> [OSCMessage] {
+        meters.map { meter in
+            OSCMessage(
+                address: prefix + "meter",
+                arguments: [.string(meter.node)]
+                    + meter.channels.flatMap { [.float(Float($0.peak)), .float(Float($0.rms)), .int(Int64($0.clips))] })
         }
     }
 

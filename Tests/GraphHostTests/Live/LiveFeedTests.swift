@@ -1,0 +1,135 @@
+import Foundation
+import XCTest
+
+@testable import GraphHost
+
+/// Feeds of readings while `run` plays into a private PipeWire daemon: the socket's `subscribe FEED RATE`, OSC's
+/// `/graphhost/meter`, and the console's `top` and status-line meter.
+final class LiveFeedTests: XCTestCase {
+    /// A −6 dBFS 1 kHz sine through a stream node `s` to `out`.
+    static func sineGraph() throws -> String {
+        TestSupport.graph(
+            """
+            { "nodes": [ { "id": "s", "type": "stream", "url": "\(try TestSupport.floatSine(amplitude: 0.5, seconds: 60))" },
+                         { "id": "out", "type": "output" } ],
+              "links": [ { "from": "s", "to": "out" } ] }
+            """)
+    }
+
+    /// The feed updates a client has read: each line's JSON whose `event` is `name`.
+    static func updates(_ client: HeadlessPipeWire.SocketClient, _ name: String) -> [[String: Any]] {
+        client.text.split(separator: "\n").compactMap { line in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                object["event"] as? String == name
+            else { return nil }
+            return object
+        }
+    }
+
+    /// `subscribe meters 30` delivers 30 updates a second (± 2, by graphhost's own send times, in every whole second)
+    /// carrying the output's levels, while a client subscribed at 60 that never reads has its updates dropped
+    /// rather than holding up the others; `unsubscribe` ends a feed; bad subscriptions are refused with the usage.
+    func testSubscribedMetersArriveAtTheAskedRateAndASlowSubscriberIsDroppedNotWaitedFor() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let socket = TestSupport.directory.appendingPathComponent("outputs/feeds.sock").path
+        let run = try pw.graphhost(["run", try Self.sineGraph(), "--socket", socket])
+        let control = pw.control(socket)
+        XCTAssertTrue(control.waitForSocket())
+        XCTAssertTrue(try control.waitForPosition(0.5))
+
+        // The slow client reads nothing: its socket fills and its updates are dropped.
+        let slow = try HeadlessPipeWire.SocketClient(socket: socket)
+        var small: Int32 = 4096
+        setsockopt(slow.fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        slow.send(Array("subscribe meters 60\n".utf8))
+
+        let client = try HeadlessPipeWire.SocketClient(socket: socket)
+        client.send(Array("subscribe meters 30\n".utf8))
+        XCTAssertTrue(client.waitForLine(containing: #""feed":"meters""#), client.text)
+        XCTAssertTrue(client.text.contains(#""rate":30"#), client.text)
+        XCTAssertTrue(client.waitFor(timeout: 60) { _ in Self.updates(client, "meters").count >= 5 * 30 }, client.text)
+
+        let updates = Self.updates(client, "meters")
+        let times = updates.compactMap { $0["time"] as? Double }
+        XCTAssertEqual(times.count, updates.count)
+        let first = times[0]
+        let seconds = Int((times.last! - first).rounded(.down))
+        XCTAssertGreaterThanOrEqual(seconds, 4)
+        for k in 0..<seconds {
+            let count = times.filter { $0 >= first + Double(k) && $0 < first + Double(k + 1) }.count
+            XCTAssertTrue((28...32).contains(count), "second \(k): \(count) updates (30 asked)")
+        }
+        let out = try XCTUnwrap((updates.last?["meters"] as? [[String: Any]])?.first { $0["node"] as? String == "out" })
+        let channel = try XCTUnwrap((out["channels"] as? [[String: Any]])?.first)
+        XCTAssertEqual(try XCTUnwrap(channel["peak"] as? Double), -6.02, accuracy: 0.05)
+        XCTAssertEqual(try XCTUnwrap(channel["rms"] as? Double), -9.03, accuracy: 0.05)
+
+        // The slow client was sent less than it asked for while the other kept its rate; commands are answered.
+        XCTAssertEqual(try control.ctl(["status"]).status, 0)
+        XCTAssertTrue(slow.waitFor { _ in Self.updates(slow, "meters").count >= 10 }, slow.text)
+        let slowCount = Self.updates(slow, "meters").count
+        XCTAssertLessThan(slowCount, 60 * seconds / 2, "the slow client's updates were not dropped")
+
+        client.send(Array("unsubscribe meters\nsubscribe meters 90\nsubscribe noise 10\nunsubscribe meters\n".utf8))
+        XCTAssertTrue(client.waitForLine(containing: #""subscribed":false"#), client.text)
+        XCTAssertTrue(client.waitForLine(containing: "usage: subscribe [FEED RATE]"), client.text)
+        XCTAssertTrue(client.waitForLine(containing: "unknown feed 'noise'"), client.text)
+        XCTAssertTrue(client.waitForLine(containing: "not subscribed to meters"), client.text)
+        XCTAssertEqual(try control.ctl(["quit"]).status, 0)
+        XCTAssertEqual(run.wait().status, 0)
+    }
+
+    /// The console's status line shows the output's peak as a bar; `top` fills the screen with a row per node and the
+    /// output's levels, redraws in place, and a key brings back the prompt.
+    func testConsoleTopShowsTheNodesAndLevelsAndAKeyLeavesIt() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let folder = TestSupport.directory.appendingPathComponent("console-top")
+        let socket = folder.appendingPathComponent("top.sock").path
+        let environment = pw.environment.merging([
+            "XDG_STATE_HOME": folder.appendingPathComponent("state").path, "LC_ALL": "C.UTF-8",
+        ]) { $1 }
+        let control = pw.control(socket)
+        let terminal = try TmuxTerminal(
+            [HeadlessPipeWire.graphhost.path, "run", try Self.sineGraph(), "--socket", socket],
+            environment: environment, width: 140, height: 30)
+        defer { terminal.close() }
+        XCTAssertTrue(control.waitForSocket())
+        XCTAssertTrue(
+            terminal.waitForScreen { $0.contains { $0.contains("| out ▕") && $0.contains("-6.0 dBFS") } },
+            terminal.text())
+
+        try terminal.type("top")
+        try terminal.press("Enter")
+        /// The `out` row's cells once `top` shows it.
+        var row: [String] = []
+        XCTAssertTrue(
+            terminal.waitForScreen { screen in
+                guard screen.first?.hasPrefix("graphhost top: playing") == true,
+                    screen.contains(where: { $0.contains("NODE") && $0.contains("LEVEL") }),
+                    let line = screen.first(where: { $0.hasPrefix("  out ") })
+                else { return false }
+                row = line.split(separator: " ").map(String.init)
+                return row.count > 3 && row[3] == "-9.0"
+            }, terminal.text())
+        XCTAssertEqual(Array(row.prefix(5)), ["out", "output", "-6.0", "-9.0", "0"], row.joined(separator: " "))
+        XCTAssertTrue(terminal.text().contains("  s "), terminal.text())
+        // Redrawn in place: the position in the first line moves on while the screen stays one screen.
+        let head = try terminal.screen().first ?? ""
+        XCTAssertTrue(
+            terminal.waitForScreen { ($0.first ?? "") != head && $0.first?.hasPrefix("graphhost top") == true })
+
+        try terminal.press("q")
+        XCTAssertTrue(
+            terminal.waitForScreen { screen in
+                !screen.contains { $0.hasPrefix("graphhost top") } && screen.contains { $0.contains("| out ▕") }
+            }, terminal.text())
+        try terminal.type("status")
+        try terminal.press("Enter")
+        XCTAssertTrue(terminal.waitForScreen { $0.contains { $0.contains("meters (dBFS):") } }, terminal.text())
+        try terminal.press("C-c")
+        XCTAssertTrue(TestSupport.waitUntil { terminal.exitStatus() != nil }, terminal.text())
+        XCTAssertEqual(terminal.exitStatus(), 0, terminal.text())
+    }
+}
