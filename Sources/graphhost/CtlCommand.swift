@@ -7,7 +7,9 @@ struct CtlCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ctl",
         abstract: "Send one command to a running `graphhost run` and print its JSON reply (exit 1 on an error reply).",
-        discussion: "Commands: \(Command.usage). `subscribe` prints events (one JSON line each) until the run ends."
+        discussion:
+            "Commands: \(Command.usage). `subscribe` prints events (one JSON line each) until the run ends; "
+            + "`subscribe meters 10` prints the meters' levels ten times a second."
     )
     @Option(help: "The control socket.") var socket: String?
     @Option(help: "The run's name (its socket is $XDG_RUNTIME_DIR/graphhost/NAME.sock).") var name: String?
@@ -17,7 +19,12 @@ struct CtlCommand: ParsableCommand {
         let path = try socketPath()
         let text = command.joined(separator: " ")
         var line = text
-        if command != ["subscribe"] {
+        let streams: Bool
+        do { streams = try Subscription.parse(text)?.on ?? false } catch {
+            print(ControlError.unreadable(error).reply)
+            throw ExitCode(1)
+        }
+        if !streams {
             // The line is read here, once: an unreadable one is answered as the run would, without connecting.
             let request: Command
             do {
@@ -45,7 +52,7 @@ struct CtlCommand: ParsableCommand {
         while read(fd, &byte, 1) == 1 && byte != UInt8(ascii: "\n") { reply.append(byte) }
         let answer = String(decoding: reply, as: UTF8.self)
         print(answer)
-        if command == ["subscribe"] {
+        if streams {
             var event: [UInt8] = []
             while read(fd, &byte, 1) == 1 {
                 if byte == UInt8(ascii: "\n") {

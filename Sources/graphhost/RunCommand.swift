@@ -49,7 +49,11 @@ struct RunCommand: ParsableCommand {
             console: { runner in
                 let control = runner.control
                 return Console(
-                    answer: { ReplyText.answer($0, control: control) },
+                    answer: { line in
+                        ReplyText.answer(line, control: control)
+                            + (line == "help"
+                                ? "\nin this console: top (the nodes and their levels; a key leaves)" : "")
+                    },
                     complete: { line in control.withSession { CommandCompletion(session: $0).complete(line) } },
                     top: { columns, rows in TopView.read(control)?.lines(columns: columns, rows: rows) ?? [] },
                     onEnd: { control.requestQuit() })
