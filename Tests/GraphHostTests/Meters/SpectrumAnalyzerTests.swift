@@ -119,6 +119,28 @@ final class SpectrumAnalyzerTests: XCTestCase {
         XCTAssertEqual(Set(analyzer.average().map(\.level)), [-.infinity])
     }
 
+    /// After a sine, silence: the reading changes once every 1600 frames (30 a second at 48 kHz), and once the window
+    /// holds only silence it falls by a factor e in power (4.34 dB) every 300 ms.
+    func testTheReadingFallsWithA300msTimeConstantAnalysed30TimesASecond() throws {
+        let analyzer = Self.analyzer(try Self.render(try Self.sine(rate: 48000), rate: 48000), rate: 48000)
+        XCTAssertEqual(analyzer.hop, 1600)
+        func level() -> Double { analyzer.reading()[34].level }
+        let silence = [Float](repeating: 0, count: 2 * 1600)
+        func feedSilence(frames: Int) {
+            silence.withUnsafeBufferPointer { analyzer.add(interleaved: $0.baseAddress!, frames: frames, channels: 2) }
+        }
+        let sine = level()
+        XCTAssertEqual(sine, -6, accuracy: 0.05)
+        feedSilence(frames: 1599)
+        XCTAssertEqual(level(), sine, "no analysis before 1600 frames")
+        feedSilence(frames: 1)
+        XCTAssertLessThan(level(), sine)
+        for _ in 1..<11 { feedSilence(frames: 1600) }  // 17 600 frames: the 16384-frame window is silent
+        let windowSilent = level()
+        for _ in 0..<9 { feedSilence(frames: 1600) }  // 9 analyses: 300 ms
+        XCTAssertEqual(level() - windowSilent, -10 * log10(M_E), accuracy: 0.01)
+    }
+
     /// 61 bands 1/6 octave apart from 19.7 Hz to 20.2 kHz at 44.1 and 48 kHz, analysed 30 times a second; lower rates
     /// stop at the last band below Nyquist.
     func testTheBandLayoutAt48And44_1kHzAndBelow() {
