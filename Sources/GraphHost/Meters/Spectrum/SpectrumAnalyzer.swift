@@ -9,7 +9,8 @@ import Synchronization
 /// width inside), so a band narrower than a bin still reads the power of its own width.
 ///
 /// Levels are dB relative to a full-scale sine: a sine of amplitude 1 (mean square ½) reads 0 dB in its band, one at
-/// -6 dBFS reads -6 dB; the window's power gain is compensated (a noise's power is spread over its bins as it is).
+/// -6 dBFS reads -6 dB. The window's power gain is compensated, so a band reads the power within its edges of a sine
+/// and of a noise alike.
 /// `reading()` is an exponential average of the analyses' band powers with a time constant of 300 ms; `average()` is
 /// the mean of every full analysis since the start or the last `reset()`. Powers below `floor` read -infinity (no NaN:
 /// non-finite input samples count as silence).
@@ -24,6 +25,7 @@ public final class SpectrumAnalyzer: @unchecked Sendable {
     public static let floor = -150.0
 
     public let sampleRate: Double
+    /// The channels of the latest `add`.
     public private(set) var channels: Int
     /// The smallest power of two of at least a third of a second: 16384 frames at 44.1 and 48 kHz, bins 2.7 and
     /// 2.9 Hz apart, about the width of the lowest band (2.3 Hz).
@@ -34,8 +36,8 @@ public final class SpectrumAnalyzer: @unchecked Sendable {
 
     private let fft: RealFFT
     private let window: [Float]
-    /// Each band's first bin and bin weights, scaled so the weighted sum of |X|² is the band's power over a
-    /// full-scale sine's, summed over the channels.
+    /// Each band's first bin and bin weights, scaled so the weighted sum of one channel's |X|² is that channel's band
+    /// power over a full-scale sine's.
     private let binWeights: [(firstBin: Int, weights: [Double])]
     private let smoothing: Double
     /// The latest `fftSize` frames of each channel, a ring per channel starting at `ringStart`.
@@ -82,6 +84,7 @@ public final class SpectrumAnalyzer: @unchecked Sendable {
     /// Adds `frames` frames of `channels` interleaved samples; a channel count other than the last one's starts
     /// afresh with the new count.
     public func add(interleaved samples: UnsafePointer<Float>, frames: Int, channels: Int) {
+        precondition(channels > 0, "SpectrumAnalyzer.add: \(channels) channels")
         if channels != self.channels {
             self.channels = channels
             reset()
