@@ -19,6 +19,7 @@ let package = Package(
         .systemLibrary(name: "CMPG123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
         .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(name: "CEbur128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
         // FFmpeg's headers (libavformat-dev, libavcodec-dev); its libraries are loaded with dlopen when first needed.
         .target(name: "CFFmpegGlue", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "CThreadGlue"),
@@ -50,7 +51,7 @@ let package = Package(
             dependencies: [
                 "GraphHostCore", "GraphHostDSP",
                 "CMPG123", "CFFmpegGlue", "CSoxr", "CSndfile", "CThreadGlue", "CCleanAllocationGlue", "CPipeWireGlue",
-                "CLV2", "CLilv", "CLV2Glue", "CCurlGlue", "CLo", "CSystemdGlue",
+                "CLV2", "CLilv", "CLV2Glue", "CCurlGlue", "CLo", "CSystemdGlue", "CEbur128",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -106,6 +106,8 @@ struct RenderCommand: ParsableCommand {
         [String] = []
     @Option(help: "Frames per render call (LV2 plugins are told it as their nominal block length).") var block: Int?
     @Option(help: "NODE=FILE: feed a capture or sink node from an MP3 file (repeatable).") var input: [String] = []
+    @Flag(help: "Print each output's integrated loudness, loudness range and true peak (EBU R128).") var loudness =
+        false
 
     func run() throws {
         var doc = try loadGraph(graph)
@@ -166,6 +168,9 @@ struct RenderCommand: ParsableCommand {
             writers.values.forEach { $0.discard() }
             throw error
         }
+        let meters =
+            loudness
+            ? ids.map { _ in LoudnessMeter(channels: doc.format.channels, sampleRate: doc.format.sampleRate) } : []
         let renderer = OfflineRenderer(session: session, blockFrames: block, events: events)
         let started = Date()
         let summary: OfflineRenderer.Summary
@@ -177,6 +182,7 @@ struct RenderCommand: ParsableCommand {
             ) { k, block, frames in
                 if renderInterrupted != 0 { throw RenderError.interrupted }
                 try writers[k]?.write(block, frames: frames)
+                if k < meters.count { meters[k].add(interleaved: block, frames: frames, channels: doc.format.channels) }
             }
         } catch {
             writers.values.forEach { $0.discard() }
@@ -208,6 +214,12 @@ struct RenderCommand: ParsableCommand {
                 "\(files[k]!): clipped \(writer.clippedSamples) samples at full scale (the graph "
                     + "peaks at \(peakDB); lower a volume, or write .wav, which keeps them)"
             )
+        }
+        for (id, meter) in zip(ids, meters) {
+            func figure(_ value: Double) -> String { value.isFinite ? Format.printf("%.2f", value) : "-inf" }
+            print(
+                "loudness \(id): integrated \(figure(meter.integrated)) LUFS, range \(figure(meter.range)) LU, "
+                    + "true peak \(figure(meter.truePeak)) dBTP")
         }
         for node in doc.nodes {
             guard node.definition.traits.contains(.numberedPresets), let preset = node.definition.presetName else {
