@@ -2,21 +2,27 @@ import CEbur128
 import Glibc
 
 /// Loudness by EBU R128 (ITU-R BS.1770) through libebur128: momentary (400 ms), short-term (3 s) and integrated
-/// loudness in LUFS, loudness range in LU and the true peak in dBTP, over everything added since it was made or
-/// reset. Channels weigh as libebur128 orders them (L, R, C, LFE unused, Ls, Rs). Silence reads -infinity, never NaN.
+/// loudness in LUFS and the true peak in dBTP, over everything added since it was made or reset; the loudness range
+/// in LU from the short-term loudness every 100 ms once 3 s are in (`LoudnessRange`; libebur128's own takes it once a
+/// second, which reads steps up to 0.3 LU apart from ffmpeg). Channels weigh as libebur128 orders them (L, R, C, LFE unused, Ls, Rs). Silence reads -infinity, never NaN.
 /// Not thread-safe: one thread at a time (`AudioAnalysis` holds its lock).
 public final class LoudnessMeter: AnalysisConsumer {
     public let channels: Int
     public let sampleRate: Int
-    /// Integrated loudness and range from a histogram (constant memory, 0.1 LU bins) instead of every block.
+    /// Integrated loudness from a histogram (constant memory, 0.1 LU bins) instead of every block.
     public let bounded: Bool
     private var state: UnsafeMutablePointer<ebur128_state>
+    private var loudnessRange = LoudnessRange()
+    /// Frames added since the last reset.
+    private var frames = 0
+    private let framesPer100ms: Int
 
     /// A meter of `channels` channels at `sampleRate` Hz; `bounded` for runs of unbounded length (live).
     public init(channels: Int, sampleRate: Int, bounded: Bool = false) {
         self.channels = channels
         self.sampleRate = sampleRate
         self.bounded = bounded
+        framesPer100ms = sampleRate / 10
         state = Self.makeState(channels: channels, sampleRate: sampleRate, bounded: bounded)
     }
 
@@ -31,7 +37,7 @@ public final class LoudnessMeter: AnalysisConsumer {
         -> UnsafeMutablePointer<ebur128_state>
     {
         var mode = EBUR128_MODE_M.rawValue | EBUR128_MODE_S.rawValue | EBUR128_MODE_I.rawValue
-        mode |= EBUR128_MODE_LRA.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue
+        mode |= EBUR128_MODE_TRUE_PEAK.rawValue
         if bounded { mode |= EBUR128_MODE_HISTOGRAM.rawValue }
         guard let state = ebur128_init(UInt32(channels), UInt(sampleRate), Int32(mode)) else {
             fatalError("libebur128 could not allocate a state for \(channels) channels at \(sampleRate) Hz")
@@ -41,13 +47,23 @@ public final class LoudnessMeter: AnalysisConsumer {
 
     public func add(interleaved samples: UnsafePointer<Float>, frames: Int, channels: Int) {
         precondition(channels == self.channels, "a \(self.channels)-channel loudness meter got \(channels) channels")
-        guard frames > 0 else { return }
-        ebur128_add_frames_float(state, samples, frames)
+        var done = 0
+        while done < frames {
+            let n = min(frames - done, framesPer100ms - self.frames % framesPer100ms)
+            ebur128_add_frames_float(state, samples + done * channels, n)
+            done += n
+            self.frames += n
+            if self.frames % framesPer100ms == 0 && self.frames >= 30 * framesPer100ms {
+                loudnessRange.add(shortTerm)
+            }
+        }
     }
 
     public func reset() {
         Self.destroy(state)
         state = Self.makeState(channels: channels, sampleRate: sampleRate, bounded: bounded)
+        loudnessRange = LoudnessRange()
+        frames = 0
     }
 
     /// Loudness of the last 400 ms, LUFS.
@@ -57,10 +73,7 @@ public final class LoudnessMeter: AnalysisConsumer {
     /// Gated loudness of everything added, LUFS.
     public var integrated: Double { read { ebur128_loudness_global(state, $0) } }
     /// Loudness range (LRA), LU; 0 until there is enough to tell.
-    public var range: Double {
-        let lu = read { ebur128_loudness_range(state, $0) }
-        return lu.isFinite ? lu : 0
-    }
+    public var range: Double { loudnessRange.range }
     /// The largest true peak of any channel (4× oversampled below 96 kHz), dBTP.
     public var truePeak: Double {
         var peak = 0.0
