@@ -4,8 +4,8 @@ import Glibc
 /// Loudness by EBU R128 (ITU-R BS.1770) through libebur128: momentary (400 ms), short-term (3 s) and integrated
 /// loudness in LUFS and the true peak in dBTP, over everything added since it was made or reset; the loudness range
 /// in LU from the short-term loudness every 100 ms once 3 s are in (`LoudnessRange`; libebur128's own takes it once a
-/// second, which reads steps up to 0.3 LU apart from ffmpeg). Channels weigh as libebur128 orders them (L, R, C, LFE unused, Ls, Rs). Silence reads -infinity, never NaN.
-/// Not thread-safe: one thread at a time (`AudioAnalysis` holds its lock).
+/// second, which reads steps up to 0.3 LU apart from ffmpeg). Channels weigh as libebur128 orders them (L, R, C, LFE
+/// unused, Ls, Rs). Silence reads -infinity, never NaN. One thread at a time (`AudioAnalysis` holds its lock).
 public final class LoudnessMeter: AnalysisConsumer {
     public let channels: Int
     public let sampleRate: Int
