@@ -20,6 +20,7 @@ let package = Package(
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
         .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CFFTW3", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
+        .systemLibrary(name: "CEbur128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
         // FFmpeg's headers (libavformat-dev, libavcodec-dev); its libraries are loaded with dlopen when first needed.
         .target(name: "CFFmpegGlue", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "CThreadGlue"),
@@ -51,7 +52,7 @@ let package = Package(
             dependencies: [
                 "GraphHostCore", "GraphHostDSP",
                 "CMPG123", "CFFmpegGlue", "CSoxr", "CSndfile", "CThreadGlue", "CCleanAllocationGlue", "CPipeWireGlue",
-                "CLV2", "CLilv", "CLV2Glue", "CCurlGlue", "CLo", "CSystemdGlue", "CFFTW3",
+                "CLV2", "CLilv", "CLV2Glue", "CCurlGlue", "CLo", "CSystemdGlue", "CFFTW3", "CEbur128",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -109,6 +109,8 @@ struct RenderCommand: ParsableCommand {
     @Option(help: "Write the levels of every meter that is on (the outputs, metered nodes) to this CSV file.")
     var meters: String?
     @Option(help: "Seconds between the rows of --meters.") var meterInterval = 0.1
+    @Flag(help: "Print each output's integrated loudness, loudness range and true peak (EBU R128).") var loudness =
+        false
 
     func validate() throws {
         guard meterInterval > 0 && meterInterval.isFinite else {
@@ -175,6 +177,9 @@ struct RenderCommand: ParsableCommand {
             writers.values.forEach { $0.discard() }
             throw error
         }
+        let loudnessMeters =
+            loudness
+            ? ids.map { _ in LoudnessMeter(channels: doc.format.channels, sampleRate: doc.format.sampleRate) } : []
         var renderer = OfflineRenderer(session: session, blockFrames: block, events: events)
         let meterLog = meters.map(MeterCSVWriter.init)
         if let meterLog {
@@ -191,6 +196,9 @@ struct RenderCommand: ParsableCommand {
             ) { k, block, frames in
                 if renderInterrupted != 0 { throw RenderError.interrupted }
                 try writers[k]?.write(block, frames: frames)
+                if k < loudnessMeters.count {
+                    loudnessMeters[k].add(interleaved: block, frames: frames, channels: doc.format.channels)
+                }
             }
         } catch {
             writers.values.forEach { $0.discard() }
@@ -225,6 +233,12 @@ struct RenderCommand: ParsableCommand {
                 "\(files[k]!): clipped \(writer.clippedSamples) samples at full scale (the graph "
                     + "peaks at \(peakDB); lower a volume, or write .wav, which keeps them)"
             )
+        }
+        for (id, meter) in zip(ids, loudnessMeters) {
+            func figure(_ value: Double) -> String { value.isFinite ? Format.printf("%.2f", value) : "-inf" }
+            print(
+                "loudness \(id): integrated \(figure(meter.integrated)) LUFS, range \(figure(meter.range)) LU, "
+                    + "true peak \(figure(meter.truePeak)) dBTP")
         }
         for node in doc.nodes {
             guard node.definition.traits.contains(.numberedPresets), let preset = node.definition.presetName else {

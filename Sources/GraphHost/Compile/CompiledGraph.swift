@@ -83,7 +83,7 @@ public final class CompiledGraph {
             }
             return PlanStepSource(
                 kernel: instances[node.id]!.kernel, inputs: inputs, outputs: node.definition.outputBuses,
-                meter: meters.byNode[node.id])
+                meter: meters.byNode[node.id], tap: meters.taps[node.id])
         }
         let outputs = document.outputIDs.map { id -> PlanStepSource.Source? in
             let n = document.node(id)!.index
@@ -93,7 +93,7 @@ public final class CompiledGraph {
         }
         compiled = CompiledPlan(
             steps: sources, outputs: outputs, channels: format.channels, maxFrames: format.maxFrames,
-            outputMeters: meters.outputTable)
+            outputMeters: meters.outputTable, outputTaps: meters.outputTaps)
     }
 
     /// Starts background work (decoder and worker threads) of the instances this graph created.

@@ -12,6 +12,8 @@ struct PlanStepSource {
     var outputs: Int
     /// Measures the first output bus after each slice while it is on.
     var meter: UnsafeMutablePointer<LevelMeter>? = nil
+    /// Captures the first output bus for analysis while it is on.
+    var tap: UnsafeMutablePointer<AnalysisTap>? = nil
 }
 
 /// The memory of a `RenderPlan`, owned by the control world: steps, input and output tables and bus buffers.
@@ -24,10 +26,12 @@ final class CompiledPlan {
     private let busMemory: UnsafeMutablePointer<Float>
     private let tables: [UnsafeMutablePointer<UnsafeMutablePointer<Float>>]
 
-    /// `outputs`: the bus each output plays (nil: silence), at least one; `outputMeters`: a meter for each.
+    /// `outputs`: the bus each output plays (nil: silence), at least one; `outputMeters` and `outputTaps`: a meter
+    /// and an analysis tap for each.
     init(
         steps sources: [PlanStepSource], outputs: [PlanStepSource.Source?], channels: Int, maxFrames: Int,
-        outputMeters: UnsafeMutablePointer<UnsafeMutablePointer<LevelMeter>>? = nil
+        outputMeters: UnsafeMutablePointer<UnsafeMutablePointer<LevelMeter>>? = nil,
+        outputTaps: UnsafeMutablePointer<UnsafeMutablePointer<AnalysisTap>>? = nil
     ) {
         typealias Source = PlanStepSource.Source
         var lastUse: [Source: Int] = [:]  // producing bus → last step reading it
@@ -74,13 +78,15 @@ final class CompiledPlan {
             (steps.baseAddress! + p).initialize(
                 to: RenderStep(
                     kernel: s.kernel, inputs: inputs, inputCount: s.inputs.count,
-                    output: slotOf[Source(step: p)].map { bus($0) }, extraOutputs: extra, meter: s.meter))
+                    output: slotOf[Source(step: p)].map { bus($0) }, extraOutputs: extra, meter: s.meter,
+                    tap: s.tap))
         }
         let outputTable = table(outputs.map { $0.flatMap { slotOf[$0] }.map { bus($0) } ?? bus(0) })
         self.tables = tables
         plan = RenderPlan(
             steps: steps, channels: channels, maxFrames: maxFrames, outputBuses: outputTable,
-            outputCount: max(1, outputs.count), outputMeters: outputs.isEmpty ? nil : outputMeters)
+            outputCount: max(1, outputs.count), outputMeters: outputs.isEmpty ? nil : outputMeters,
+            outputTaps: outputs.isEmpty ? nil : outputTaps)
     }
 
     deinit {

@@ -201,15 +201,20 @@ final class CompiledTransition {
                 $0.flatMap { s in index[s.key].map { PlanStepSource.Source(step: $0, bus: s.bus) } }
             }
             var meter: UnsafeMutablePointer<LevelMeter>?
-            if case .new(let id) = node.role { meter = new.meters.byNode[id] }
-            return PlanStepSource(kernel: kernel, inputs: inputs, outputs: node.outputs, meter: meter)
+            var tap: UnsafeMutablePointer<AnalysisTap>?
+            if case .new(let id) = node.role {
+                meter = new.meters.byNode[id]
+                tap = new.meters.taps[id]
+            }
+            return PlanStepSource(kernel: kernel, inputs: inputs, outputs: node.outputs, meter: meter, tap: tap)
         }
         compiled = CompiledPlan(
             steps: sources,
             outputs: outputs.map {
                 $0.flatMap { o in index[o.key].map { PlanStepSource.Source(step: $0, bus: o.bus) } }
             },
-            channels: format.channels, maxFrames: format.maxFrames, outputMeters: new.meters.outputTable)
+            channels: format.channels, maxFrames: format.maxFrames, outputMeters: new.meters.outputTable,
+            outputTaps: new.meters.outputTaps)
         transition = .allocateRender(capacity: 1)
         transition.initialize(to: PlanTransition(plan: compiled.plan, next: new.plan, clock: clock))
     }

@@ -8,6 +8,10 @@ public enum ControlError: Error, CustomStringConvertible, Sendable {
     case unboundedRange(node: String, parameter: ParameterID, port: String)
     /// `meter` on a node without an audio output (the nodes that have one).
     case notMetered(node: String, metered: [String])
+    /// `watch … off` with no watcher of that kind on that node (nil: every output).
+    case notWatched(kind: String, node: String?)
+    /// A kind of analysis nothing was registered for (`AudioAnalysis.register`).
+    case noAnalyzer(String)
     case noMIDIControlPort
     case noTransport
     /// `status`, `list`, `help` or `quit` given where a change is expected.
@@ -43,6 +47,9 @@ public enum ControlError: Error, CustomStringConvertible, Sendable {
                 + "on '\(port)'; map it in the graph file with min and max"
         case .notMetered(let node, let metered):
             return "'\(node)' has no audio output to meter; nodes with one: \(metered.joined(separator: ", "))"
+        case .notWatched(let kind, let node):
+            return "nobody watches the \(kind) of " + (node.map { "'\($0)'" } ?? "the outputs")
+        case .noAnalyzer(let kind): return "no \(kind) analysis is available"
         case .noMIDIControlPort:
             return "the graph has no MIDI control port; declare one with \"midiControl\": {\"port\": \"control\"}"
         case .noTransport: return "the graph has no transport; declare one with \"transport\": {\"bpm\": 120}"

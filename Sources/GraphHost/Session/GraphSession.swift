@@ -25,6 +25,8 @@ public final class GraphSession {
     private static let logger = Logger(label: "graphhost")
     private var submitted = 0
     private var retiring: [(number: Int, graph: CompiledGraph, transition: CompiledTransition)] = []
+    /// Loudness and other analysis of the graph's nodes while someone watches them (`watch`); it follows swaps.
+    public let analysis: AudioAnalysis
     /// True once `close()` freed the engine.
     public private(set) var closed = false
 
@@ -96,6 +98,7 @@ public final class GraphSession {
         appliedMessages = engine.pointee.appliedMessages
         appliedNanos = engine.pointee.appliedNanos
         silencedOutput = engine.pointee.silencedSlices
+        analysis = AudioAnalysis(graph)
         try? sendInitialCommands(graph, except: [])
     }
 
@@ -140,6 +143,15 @@ public final class GraphSession {
         case .meter(let node, _): _ = try graph.meter(node)
         case .pause, .play, .status, .list, .help, .quit: break
         }
+    }
+
+    /// Adds (`on`) or removes a watcher of `kind` on `node`'s output, nil: every output. The node's analysis tap is on
+    /// while it has watchers of any kind; a kind's analysis (integrated loudness) starts afresh when its first watcher
+    /// comes. Watches survive swaps for the nodes the new graph has. Throws for an unknown node, one without an audio
+    /// output, `off` without a watcher, or a kind nothing analyses.
+    public func watch(_ kind: AnalysisKind, node: String?, on: Bool) throws(ControlError) {
+        if let node, on { _ = try graph.meter(node) }
+        try analysis.watch(kind, node: node, on: on)
     }
 
     /// Carries out a command, pause, play, chain or load; on error nothing changes.
@@ -365,6 +377,7 @@ public final class GraphSession {
         submitted += 1
         retiring.append((submitted, old, transition))
         graph = next
+        analysis.follow(next)
         for id in sendDelays(next.compensation, to: keep) {
             Self.logger.warning(
                 """
@@ -452,6 +465,7 @@ public final class GraphSession {
     public func close() {
         guard !closed else { return }
         closed = true
+        analysis.stop()
         pendingSwap?.cancel()
         retiring.forEach { $0.graph.close() }
         retiring.removeAll()

@@ -109,6 +109,11 @@ public final class LiveControl: Sendable {
         }
     }
 
+    /// Adds (`on`) or removes a watcher of `kind` on `node`'s output (nil: every output); `GraphSession.watch`.
+    public func watch(_ kind: AnalysisKind, node: String?, on: Bool) throws(ControlError) {
+        try session.withLock { session throws(ControlError) in try session.watch(kind, node: node, on: on) }
+    }
+
     /// Stops waiting for a swap being built (the run is ending).
     public func cancelSwap() { session.withLock { $0.cancelSwap() } }
 

@@ -61,7 +61,7 @@ public struct PlaybackStatus: Sendable {
             callbacks: counters.callbacks.load(ordering: .relaxed),
             firstSoundNanos: counters.firstSoundNanos.load(ordering: .relaxed),
             streams: streams, streamsFinished: graph.streams.map(\.finished), inputs: inputs,
-            meters: graph.meterReadings,
+            meters: graph.meterReadings, loudness: session.analysis.loudness,
             pluginBlockLengths: session.pluginBlockLengths, pluginOutputs: graph.pluginOutputs,
             pluginProperties: graph.pluginProperties,
             silencedSlices: graph.silencedSlices,

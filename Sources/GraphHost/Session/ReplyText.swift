@@ -94,6 +94,19 @@ public enum ReplyText {
                         }
                     })
         }
+        if !status.loudness.isEmpty {
+            typealias L = RunStatus.Loudness
+            lines +=
+                ["", "loudness (LUFS, LU, dBTP):"]
+                + table(
+                    header: ["NODE", "MOMENTARY", "SHORT-TERM", "INTEGRATED", "RANGE", "TRUE PEAK"],
+                    status.loudness.map {
+                        [
+                            $0.node, L.text($0.momentary), L.text($0.shortTerm), L.text($0.integrated),
+                            L.text($0.range), L.text($0.truePeak),
+                        ]
+                    })
+        }
         let chains = status.chains.sorted { $0.key < $1.key }
         if !chains.isEmpty { lines += ["", "chains:"] + table(chains.map { [$0.key, $0.value] }) }
         lines += pluginLines(status)

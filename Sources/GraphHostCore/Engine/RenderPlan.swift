@@ -11,13 +11,16 @@ public struct RenderPlan {
     public let outputCount: Int
     /// One meter per output (measured after the output guard and the transport fade), or nil: none.
     public let outputMeters: UnsafeMutablePointer<UnsafeMutablePointer<LevelMeter>>?
+    /// One analysis tap per output, captured where the output meters measure, or nil: none.
+    public let outputTaps: UnsafeMutablePointer<UnsafeMutablePointer<AnalysisTap>>?
     /// The first output's bus.
     public var outputBus: UnsafeMutablePointer<Float> { outputBuses[0] }
 
     public init(
         steps: UnsafeMutableBufferPointer<RenderStep>, channels: Int, maxFrames: Int,
         outputBuses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, outputCount: Int,
-        outputMeters: UnsafeMutablePointer<UnsafeMutablePointer<LevelMeter>>? = nil
+        outputMeters: UnsafeMutablePointer<UnsafeMutablePointer<LevelMeter>>? = nil,
+        outputTaps: UnsafeMutablePointer<UnsafeMutablePointer<AnalysisTap>>? = nil
     ) {
         self.steps = steps
         self.channels = channels
@@ -25,6 +28,7 @@ public struct RenderPlan {
         self.outputBuses = outputBuses
         self.outputCount = outputCount
         self.outputMeters = outputMeters
+        self.outputTaps = outputTaps
     }
 
     /// Runs every step once over `frames` ≤ `maxFrames` frames, noting the slowest step in `timing`.
@@ -41,16 +45,25 @@ public struct RenderPlan {
             let started = MonotonicClock.nanos()
             step.kernel.render(step, slice)
             timing.pointee.note(MonotonicClock.nanos() - started, step.kernel)
-            if let meter = step.meter, let output = step.output {
-                meter.pointee.measure(output, channelStride: maxFrames, frames: frames)
+            if let output = step.output {
+                step.meter?.pointee.measure(output, channelStride: maxFrames, frames: frames)
+                step.tap?.pointee.capture(output, channelStride: maxFrames, frames: frames)
             }
         }
     }
 
-    /// Measures the output buses' first `frames` frames with the output meters.
+    /// Measures the output buses' first `frames` frames with the output meters and captures them with the taps.
     @_noLocks
     public func measureOutputs(frames: Int) {
-        guard let meters = outputMeters else { return }
-        for k in 0..<outputCount { meters[k].pointee.measure(outputBuses[k], channelStride: maxFrames, frames: frames) }
+        if let meters = outputMeters {
+            for k in 0..<outputCount {
+                meters[k].pointee.measure(outputBuses[k], channelStride: maxFrames, frames: frames)
+            }
+        }
+        if let taps = outputTaps {
+            for k in 0..<outputCount {
+                taps[k].pointee.capture(outputBuses[k], channelStride: maxFrames, frames: frames)
+            }
+        }
     }
 }

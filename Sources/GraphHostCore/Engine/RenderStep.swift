@@ -8,11 +8,13 @@ public struct RenderStep {
     public var extraOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?
     /// Measures the output after each slice while it is on (`"meter": true`, `meter NODE on`).
     public var meter: UnsafeMutablePointer<LevelMeter>?
+    /// Copies the output for the control world's analysis while it is on (loudness, spectrum).
+    public var tap: UnsafeMutablePointer<AnalysisTap>?
 
     public init(
         kernel: Kernel, inputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, inputCount: Int,
         output: UnsafeMutablePointer<Float>?, extraOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>? = nil,
-        meter: UnsafeMutablePointer<LevelMeter>? = nil
+        meter: UnsafeMutablePointer<LevelMeter>? = nil, tap: UnsafeMutablePointer<AnalysisTap>? = nil
     ) {
         self.kernel = kernel
         self.inputs = inputs
@@ -20,5 +22,6 @@ public struct RenderStep {
         self.output = output
         self.extraOutputs = extraOutputs
         self.meter = meter
+        self.tap = tap
     }
 }

@@ -45,6 +45,16 @@ public struct PCMRing: @unchecked Sendable {
         }
     }
 
+    /// Producer: interleaves up to `frames` frames of a planar bus (channel c at `bus + c * channelStride`); returns
+    /// how many fit.
+    @_noLocks
+    public func write(bus: UnsafePointer<Float>, channelStride: Int, frames: Int) -> Int {
+        produce(frames) { ring, done, run in
+            Interleaving.interleave(
+                from: bus + done, channelStride: channelStride, channels: channels, frames: run, into: ring)
+        }
+    }
+
     /// Consumer: moves up to `frames` frames into a planar bus (channel c at `destination + c * channelStride`).
     @_noLocks
     public func readPlanar(into destination: UnsafeMutablePointer<Float>, channelStride: Int, frames: Int) -> Int {

@@ -224,3 +224,22 @@ extension RobustnessTests {
         XCTAssertTrue(CommandServer.isAlive(path), "the live socket was kept")
     }
 }
+
+extension RobustnessTests {
+    /// Watching the loudness of every node of the demo graph (every analysis tap on, drained by the analysis thread
+    /// meanwhile) allocates nothing on the render path either.
+    func testAnalysedRenderPathMakesNoAllocations() throws {
+        try Self.withDemoSession { session, stream, buffer in
+            let tapped = session.graph.document.nodes.map(\.id).filter { session.graph.meters.taps[$0] != nil }
+            XCTAssertGreaterThan(tapped.count, 2)
+            for id in tapped { try session.watch(.loudness, node: id, on: true) }
+            XCTAssertEqual(Self.allocations(rendering: session, stream: stream, into: buffer, slices: 100), 0)
+            XCTAssertTrue(tapped.allSatisfy { session.graph.meters.taps[$0]!.pointee.isOn.load(ordering: .relaxed) })
+            XCTAssertTrue(
+                TestSupport.waitUntil {
+                    session.analysis.loudness.filter { $0.truePeak.isFinite }.count == tapped.count
+                },
+                "every tap was drained: \(session.analysis.loudness)")
+        }
+    }
+}
