@@ -51,7 +51,8 @@ public final class AudioAnalysis: Sendable {
         channels = format.channels
         sampleRate = format.sampleRate
         let loudness: ConsumerFactory = { LoudnessMeter(channels: $0, sampleRate: $1, bounded: true) }
-        state = Mutex(State(factories: [.loudness: loudness]))
+        let spectrum: ConsumerFactory = { SpectrumAnalyzer(sampleRate: Double($1), channels: $0) }
+        state = Mutex(State(factories: [.loudness: loudness, .spectrum: spectrum]))
         follow(graph)
     }
 

@@ -3,15 +3,22 @@
 public enum Feed: Hashable, Sendable, CustomStringConvertible {
     /// The levels of every meter that is on (outputs, and nodes metered with `"meter": true` or `meter NODE on`).
     case meters
+    /// The EBU R128 loudness and true peak of every output (measured while someone subscribes).
+    case loudness
+    /// A node's spectrum in 1/6-octave bands (an output or a node with an audio output; measured while someone
+    /// subscribes).
+    case spectrum(node: String)
 
     public var description: String {
         switch self {
         case .meters: return "meters"
+        case .loudness: return "loudness"
+        case .spectrum(let node): return "spectrum \(node)"
         }
     }
 
     /// The feeds a subscription can name, for errors and help.
-    public static let names = ["meters"]
+    public static let names = ["meters", "loudness", "spectrum NODE"]
 }
 
 /// What a client asks of a stream of updates: events as they happen, or a feed at a rate (`subscribe`,
@@ -55,6 +62,8 @@ public struct Subscription: Equatable, Sendable {
     static func feed(_ words: [String]) throws(CommandError) -> Feed {
         switch words.first {
         case "meters" where words.count == 1: return .meters
+        case "loudness" where words.count == 1: return .loudness
+        case "spectrum" where words.count == 2: return .spectrum(node: words[1])
         default:
             throw CommandError(
                 "unknown feed '\(words.joined(separator: " "))'; feeds: \(Feed.names.joined(separator: ", "))")

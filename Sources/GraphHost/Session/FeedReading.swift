@@ -1,6 +1,8 @@
 /// One update of a feed (`Feed`), as `LiveControl.read` answers it.
 public enum FeedReading: Sendable, Equatable {
     case meters([RunStatus.Meter])
+    case loudness([RunStatus.Loudness])
+    case spectrum(RunStatus.Spectrum)
 
     /// The update as a socket line's JSON, `time` being when it was read (seconds on the monotonic clock):
     /// `{"event":"meters","time":12.345,"meters":[...]}`.
@@ -8,13 +10,17 @@ public enum FeedReading: Sendable, Equatable {
         let head: [(key: String, value: JSONValue)] = [("event", .string(name)), ("time", .number(time))]
         switch self {
         case .meters(let meters): return .object(head + [("meters", .array(meters.map(\.json)))])
+        case .loudness(let loudness): return .object(head + [("loudness", .array(loudness.map(\.json)))])
+        case .spectrum(let spectrum): return .object(head + [("spectrum", spectrum.json)])
         }
     }
 
     /// The feed's name, as `subscribe` takes it.
     public var name: String {
         switch self {
-        case .meters: return Feed.meters.description
+        case .meters: return "meters"
+        case .loudness: return "loudness"
+        case .spectrum: return "spectrum"
         }
     }
 }
@@ -32,20 +38,38 @@ public protocol FeedSource: Sendable {
 
 extension LiveControl: FeedSource {
     public func watch(_ feed: Feed) throws(ControlError) {
-        switch feed {
-        case .meters: return
-        }
+        try watch(feed, on: true)
     }
 
     public func unwatch(_ feed: Feed) {
-        switch feed {
-        case .meters: return
+        try? watch(feed, on: false)
+    }
+
+    private func watch(_ feed: Feed, on: Bool) throws(ControlError) {
+        let done = withSession { session -> Result<Void, ControlError> in
+            do throws(ControlError) {
+                switch feed {
+                case .meters: break
+                case .loudness: try session.watch(.loudness, node: nil, on: on)
+                case .spectrum(let node): try session.watch(.spectrum, node: node, on: on)
+                }
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
         }
+        try done.get()
     }
 
     public func read(_ feed: Feed) throws(ControlError) -> FeedReading {
         switch feed {
         case .meters: return .meters(withSession { $0.graph.meterReadings })
+        case .loudness: return .loudness(withSession { $0.analysis.loudness })
+        case .spectrum(let node):
+            let bands = withSession { session in
+                session.analysis.withConsumer(.spectrum, node: node) { ($0 as? SpectrumAnalyzer)?.reading() ?? [] }
+            }
+            return .spectrum(RunStatus.Spectrum(node: node, bands: bands ?? []))
         }
     }
 }

@@ -80,6 +80,45 @@ final class LiveFeedTests: XCTestCase {
         XCTAssertEqual(run.wait().status, 0)
     }
 
+    /// `subscribe loudness 10` and `subscribe spectrum out 30` while a −6 dBFS 1 kHz sine plays: the output reads
+    /// −6.0 LUFS momentary and short-term (a stereo 1 kHz sine at L dBFS reads L LUFS by EBU R128) with a true peak
+    /// near −6 dBTP, and the spectrum's loudest 1/6-octave band is the 1 kHz one; a node that is not there is refused.
+    func testLoudnessAndSpectrumFeedsReadTheOutput() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let socket = TestSupport.directory.appendingPathComponent("outputs/analysis-feeds.sock").path
+        let run = try pw.graphhost(["run", try Self.sineGraph(), "--socket", socket])
+        let control = pw.control(socket)
+        XCTAssertTrue(control.waitForSocket())
+        let client = try HeadlessPipeWire.SocketClient(socket: socket)
+        client.send(Array("subscribe loudness 10\nsubscribe spectrum out 30\nsubscribe spectrum nope 30\n".utf8))
+        XCTAssertTrue(client.waitForLine(containing: "no node 'nope'"), client.text)
+        /// The latest loudness of `out` once its short-term window (3 s) is full of the sine.
+        var loudness: [String: Any] = [:]
+        XCTAssertTrue(
+            client.waitFor(timeout: 60) { _ in
+                guard let last = Self.updates(client, "loudness").last,
+                    let out = (last["loudness"] as? [[String: Any]])?.first(where: { $0["node"] as? String == "out" }),
+                    let shortTerm = out["shortTerm"] as? Double, abs(shortTerm + 6.0) < 0.1
+                else { return false }
+                loudness = out
+                return true
+            }, client.text.suffix(2000).description)
+        XCTAssertEqual(try XCTUnwrap(loudness["momentary"] as? Double), -6.0, accuracy: 0.1)
+        XCTAssertEqual(try XCTUnwrap(loudness["integrated"] as? Double), -6.0, accuracy: 0.1)
+        XCTAssertEqual(try XCTUnwrap(loudness["truePeak"] as? Double), -6.0, accuracy: 0.3)
+
+        let spectrum = try XCTUnwrap(Self.updates(client, "spectrum").last?["spectrum"] as? [String: Any])
+        XCTAssertEqual(spectrum["node"] as? String, "out")
+        let bands = try XCTUnwrap(spectrum["bands"] as? [[String: Any]])
+        XCTAssertEqual(bands.count, 61)
+        let loudest = try XCTUnwrap(bands.max { ($0["level"] as? Double ?? -999) < ($1["level"] as? Double ?? -999) })
+        XCTAssertEqual(try XCTUnwrap(loudest["center"] as? Double), 1000, accuracy: 1)
+        XCTAssertEqual(try XCTUnwrap(loudest["level"] as? Double), -6.0, accuracy: 0.2)
+        XCTAssertEqual(try control.ctl(["quit"]).status, 0)
+        XCTAssertEqual(run.wait().status, 0)
+    }
+
     /// The console's status line shows the output's peak as a bar; `top` fills the screen with a row per node and the
     /// output's levels, redraws in place, and a key brings back the prompt.
     func testConsoleTopShowsTheNodesAndLevelsAndAKeyLeavesIt() throws {

@@ -16,7 +16,7 @@ import Synchronization
 /// non-finite input samples count as silence).
 ///
 /// `add` and `reset` are called from one thread at a time; `reading` and `average` from any thread.
-public final class SpectrumAnalyzer: @unchecked Sendable {
+public final class SpectrumAnalyzer: AnalysisConsumer, @unchecked Sendable {
     /// Analyses a second.
     public static let updatesPerSecond = 30.0
     /// The time constant of `reading()`'s exponential average.
