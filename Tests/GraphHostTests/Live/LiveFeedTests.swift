@@ -8,9 +8,10 @@ import XCTest
 final class LiveFeedTests: XCTestCase {
     /// A −6 dBFS 1 kHz sine through a stream node `s` to `out`.
     static func sineGraph() throws -> String {
-        TestSupport.graph(
+        let sine = try TestSupport.floatSine(amplitude: 0.5, seconds: 60)
+        return TestSupport.graph(
             """
-            { "nodes": [ { "id": "s", "type": "stream", "url": "\(try TestSupport.floatSine(amplitude: 0.5, seconds: 60))" },
+            { "nodes": [ { "id": "s", "type": "stream", "url": "\(sine)" },
                          { "id": "out", "type": "output" } ],
               "links": [ { "from": "s", "to": "out" } ] }
             """)
