@@ -129,7 +129,8 @@ final class LoudnessTests: XCTestCase {
             { "nodes": [ { "id": "s", "type": "stream", "url": "\(signal)" },
                          { "id": "mix", "type": "mixer", "inputs": 1, "volumes": [0.5] },
                          { "id": "main", "type": "output" }, { "id": "quiet", "type": "output" } ],
-              "links": [ { "from": "s", "to": "main" }, { "from": "s", "to": "mix" }, { "from": "mix", "to": "quiet" } ] }
+              "links": [ { "from": "s", "to": "main" }, { "from": "s", "to": "mix" },
+                         { "from": "mix", "to": "quiet" } ] }
             """)
         let file = TestSupport.directory.appendingPathComponent("loudness-main.wav").path
         let result = try TestSupport.graphhost(["render", graph, "-o", "main=\(file)", "--duration", "5", "--loudness"])
