@@ -1,6 +1,6 @@
 extension RunStatus {
     /// A node's loudness by EBU R128 while it is watched (`GraphSession.watch(.loudness, …)`); silence is -infinity
-    /// (null in JSON). Integrated loudness and range count from when its loudness started being watched.
+    /// (null in JSON). Integrated loudness, range and true peak count from when its loudness started being watched.
     public struct Loudness: Sendable, Equatable {
         public var node: String
         /// LUFS over the last 400 ms.
@@ -11,7 +11,7 @@ extension RunStatus {
         public var integrated: Double
         /// Loudness range, LU.
         public var range: Double
-        /// The largest true peak of any channel, dBTP.
+        /// The largest true peak of any channel so far, dBTP.
         public var truePeak: Double
 
         public init(

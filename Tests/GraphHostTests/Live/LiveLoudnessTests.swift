@@ -76,6 +76,7 @@ final class LiveLoudnessTests: XCTestCase {
         XCTAssertTrue(reads("out", -33), "out after the swap: \(String(describing: loudness("out")))")
         XCTAssertTrue(session.graph.meters.taps["out"]!.pointee.isOn.load(ordering: .relaxed))
         XCTAssertFalse(old.meters.taps["out"]!.pointee.isOn.load(ordering: .relaxed))
+        XCTAssertNil(session.graph.meters.taps["s"]!.pointee.ring, "a tap never watched holds no ring")
         XCTAssertEqual(session.analysis.droppedFrames["out"], 0)
 
         try session.watch(.loudness, node: nil, on: false)

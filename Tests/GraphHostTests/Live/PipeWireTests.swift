@@ -329,7 +329,8 @@ final class PipeWireTests: XCTestCase {
         XCTAssertTrue(result.err.contains("scripts/pipewire-headless start"), result.err)
     }
 
-    /// 10 s of real-time rendering in this process: the process callback makes no heap allocation.
+    /// 10 s of real-time rendering in this process, with every output's loudness watched: the process callback makes
+    /// no heap allocation.
     func testProcessCallbackMakesNoAllocations() throws {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
@@ -350,6 +351,7 @@ final class PipeWireTests: XCTestCase {
         player.setRecordTap(recorder.tap)
         recorder.start()
         graph.start()
+        try session.watch(.loudness, node: nil, on: true)
         try player.connect()
         func played(_ seconds: Int) -> Bool { player.counters.frames.load(ordering: .relaxed) >= seconds * 48000 }
         try session.apply(NodeRequest.parse("preset eq Dance"))
@@ -364,6 +366,7 @@ final class PipeWireTests: XCTestCase {
         XCTAssertNil(recorded.error)
         XCTAssertEqual(recorded.droppedFrames, 0)
         XCTAssertGreaterThanOrEqual(recorded.frames, 10 * 48000)
+        XCTAssertTrue(session.analysis.loudness.allSatisfy { $0.integrated.isFinite }, "\(session.analysis.loudness)")
     }
 }
 

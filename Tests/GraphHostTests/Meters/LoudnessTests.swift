@@ -121,6 +121,30 @@ final class LoudnessTests: XCTestCase {
         XCTAssertGreaterThan(compared.shortTerm, 85)
     }
 
+    /// Several outputs: one line each, named by node id; an output fed at half the volume reads 6.02 LU lower.
+    func testEveryOutputGetsALine() throws {
+        let signal = try LoudnessReference.signal("sine-23", [Step(seconds: 20, left: -23, right: -23)])
+        let graph = TestSupport.graph(
+            """
+            { "nodes": [ { "id": "s", "type": "stream", "url": "\(signal)" },
+                         { "id": "mix", "type": "mixer", "inputs": 1, "volumes": [0.5] },
+                         { "id": "main", "type": "output" }, { "id": "quiet", "type": "output" } ],
+              "links": [ { "from": "s", "to": "main" }, { "from": "s", "to": "mix" },
+                         { "from": "mix", "to": "quiet" } ] }
+            """)
+        let file = TestSupport.directory.appendingPathComponent("loudness-main.wav").path
+        let result = try TestSupport.graphhost(["render", graph, "-o", "main=\(file)", "--duration", "5", "--loudness"])
+        XCTAssertEqual(result.status, 0, result.err)
+        let lines = result.out.split(separator: "\n").filter { $0.hasPrefix("loudness ") }
+        XCTAssertEqual(lines.map { $0.split(separator: ":")[0] }, ["loudness main", "loudness quiet"], result.out)
+        func integrated(_ line: Substring) throws -> Double {
+            let words = line.split(separator: " ")
+            return try XCTUnwrap(Double(words[words.firstIndex(of: "integrated")! + 1]), String(line))
+        }
+        XCTAssertEqual(try integrated(lines[0]), -23, accuracy: 0.1)
+        XCTAssertEqual(try integrated(lines[0]) - integrated(lines[1]), 6.02, accuracy: 0.05)
+    }
+
     /// Silence reads -infinity, never NaN; a reset forgets what was added.
     func testSilenceReadsMinusInfinityAndResetForgets() throws {
         let meter = LoudnessMeter(channels: 2, sampleRate: 48000)
