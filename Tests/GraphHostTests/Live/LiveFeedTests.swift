@@ -116,6 +116,12 @@ final class LiveFeedTests: XCTestCase {
         let loudest = try XCTUnwrap(bands.max { ($0["level"] as? Double ?? -999) < ($1["level"] as? Double ?? -999) })
         XCTAssertEqual(try XCTUnwrap(loudest["center"] as? Double), 1000, accuracy: 1)
         XCTAssertEqual(try XCTUnwrap(loudest["level"] as? Double), -6.0, accuracy: 0.2)
+
+        // While subscribed, `status` carries the loudness; unsubscribed (or gone), nothing is measured.
+        XCTAssertEqual((try control.status()["loudness"] as? [[String: Any]])?.count, 1)
+        client.send(Array("unsubscribe loudness\n".utf8))
+        XCTAssertTrue(client.waitForLine(containing: #""feed":"loudness","ok":true,"subscribed":false"#), client.text)
+        XCTAssertEqual((try control.status()["loudness"] as? [[String: Any]])?.count, 0)
         XCTAssertEqual(try control.ctl(["quit"]).status, 0)
         XCTAssertEqual(run.wait().status, 0)
     }
