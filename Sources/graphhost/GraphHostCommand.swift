@@ -106,6 +106,8 @@ struct RenderCommand: ParsableCommand {
         [String] = []
     @Option(help: "Frames per render call (LV2 plugins are told it as their nominal block length).") var block: Int?
     @Option(help: "NODE=FILE: feed a capture or sink node from an MP3 file (repeatable).") var input: [String] = []
+    @Flag(help: "Print the DSP load: per node and for the render call, the time per call and its share of the block.")
+    var load = false
 
     func run() throws {
         var doc = try loadGraph(graph)
@@ -219,6 +221,10 @@ struct RenderCommand: ParsableCommand {
                 }
             }
             print("\(node.id): preset \(preset)" + (changes.isEmpty ? "" : ", then " + changes.joined(separator: ", ")))
+        }
+        if load, let snapshot = session.engine.pointee.timing.pointee.load.snapshot() {
+            let reading = DSPLoad(from: nil, to: snapshot, sampleRate: rate, names: session.graph.kernelNames)
+            reading.lines.forEach { print($0) }
         }
     }
 }

@@ -15,6 +15,8 @@ public struct RunStatus: Sendable, Equatable {
     public var inputs: [Input]
     /// The meters that are on, in the graph's node order.
     public var meters: [Meter]
+    /// The DSP load of the last second (nil until a second was measured).
+    public var load: DSPLoad?
     public var pluginBlockLengths: [String: Int]
     public var pluginOutputs: [String: [String: Float]]
     public var pluginProperties: [String: [String: String]]
@@ -99,6 +101,7 @@ extension RunStatus {
             ("callbacks", .number(callbacks)), ("firstSoundNanos", .number(firstSoundNanos)),
             ("streams", .array(streams.map(\.json))), ("streamsFinished", .array(streamsFinished.map(JSONValue.bool))),
             ("inputs", .array(inputs.map(\.json))), ("meters", .array(meters.map(\.json))),
+            ("load", load?.json ?? JSONValue(.null)),
             ("pluginBlockLengths", .dictionary(pluginBlockLengths) { .number($0) }),
             ("pluginOutputs", .dictionary(pluginOutputs) { .dictionary($0) { .number($0) } }),
             ("pluginProperties", .dictionary(pluginProperties) { .dictionary($0) { .string($0) } }),
