@@ -6,7 +6,9 @@ public struct DSPLoad: Sendable, Equatable {
     public struct Figure: Sendable, Equatable {
         public var calls: Int
         public var averageMicros: Double
-        /// The upper edge of the histogram bucket holding the 99th percentile (at most the largest time).
+        /// The median and the 99th percentile: the upper edge of the histogram bucket (a quarter octave) holding them,
+        /// at most the largest time. The median is what a ranking should read on a machine that preempts now and then.
+        public var p50Micros: Double
         public var p99Micros: Double
         public var maxMicros: Double
         /// The average over the budget: 0.5 is half the quantum's duration.
@@ -32,7 +34,8 @@ public struct DSPLoad: Sendable, Equatable {
     public var seconds: Double
     /// The average render call's duration of audio, µs.
     public var budgetMicros: Double
-    /// The whole render call (messages, every step, output guard and fades).
+    /// The whole render call: messages, every step, and the output work (output guard, fades, output meters, copy to
+    /// the caller's buffer), which counts as the output nodes' figure.
     public var callback: Figure
     /// The nodes that rendered in the window, in the graph's order.
     public var nodes: [Node]
@@ -56,21 +59,19 @@ public struct DSPLoad: Sendable, Equatable {
             let calls = now.count - (before?.count ?? 0)
             let sum = Double(now.sumNanos - (before?.sumNanos ?? 0)) / 1000
             let maxMicros = Double(now.maxNanos) / 1000
-            var p99 = maxMicros
-            if calls > 0 {
-                let target = Int((Double(calls) * 0.99).rounded(.up))
+            func percentile(_ p: Double) -> Double {
+                let target = max(1, Int((Double(calls) * p).rounded(.up)))
                 var seen = 0
                 for b in 0..<DSPLoadRecorder.bucketCount {
                     seen += now.histogram[b] - (before?.histogram[b] ?? 0)
-                    if seen >= target {
-                        p99 = min(maxMicros, DSPLoadRecorder.bucketStart(b + 1) / 1000)
-                        break
-                    }
+                    if seen >= target { return min(maxMicros, DSPLoadRecorder.bucketStart(b + 1) / 1000) }
                 }
+                return maxMicros
             }
             let average = calls > 0 ? sum / Double(calls) : 0
             return Figure(
-                calls: calls, averageMicros: average, p99Micros: p99, maxMicros: maxMicros,
+                calls: calls, averageMicros: average, p50Micros: calls > 0 ? percentile(0.5) : 0,
+                p99Micros: calls > 0 ? percentile(0.99) : 0, maxMicros: maxMicros,
                 share: budget > 0 ? average / budget : 0)
         }
         callback = figure(current.call, previous?.call)
@@ -89,35 +90,38 @@ public struct DSPLoad: Sendable, Equatable {
         return nodes.first { $0.figure.averageMicros > 0.5 * callback.averageMicros }
     }
 
-    /// The sum of the nodes' averages (what the steps cost; the rest of the call is messages, output checks, fades
-    /// and copies).
+    /// The sum of the nodes' averages (the rest of the call is taking messages and reading the clock).
     public var nodesMicros: Double { nodes.reduce(0) { $0 + $1.figure.averageMicros } }
 }
 
 extension CompiledGraph {
-    /// The graph's nodes that render, in order, with their kernels' addresses (`DSPLoad`'s names).
+    /// The graph's nodes that render, in order, with their kernels' addresses (`DSPLoad`'s names); the output nodes
+    /// (joined by `+` when there are several) name the engine's output work (`DSPLoadRecorder.outputsKey`).
     public var kernelNames: [(id: String, kernel: Int)] {
-        document.order.compactMap { n in
+        let steps = document.order.compactMap { n -> (id: String, kernel: Int)? in
             let id = document.nodes[n].id
             guard let address = instances[id]?.kernel.address else { return nil }
             return (id, Int(bitPattern: address))
         }
+        let outputs = document.outputIDs
+        return steps + (outputs.isEmpty ? [] : [(outputs.joined(separator: "+"), DSPLoadRecorder.outputsKey)])
     }
 }
 
 extension DSPLoad.Figure {
     public var json: JSONValue {
         .object([
-            ("calls", .number(calls)), ("averageMicros", .number(averageMicros)), ("p99Micros", .number(p99Micros)),
+            ("calls", .number(calls)), ("averageMicros", .number(averageMicros)), ("p50Micros", .number(p50Micros)),
+            ("p99Micros", .number(p99Micros)),
             ("maxMicros", .number(maxMicros)), ("share", .number(share)),
         ])
     }
 
-    /// `avg 12.3 µs  p99 20.1 µs  max 25.0 µs  0.9 % of budget`.
+    /// `avg 12.3 µs  p50 11.0 µs  p99 20.1 µs  max 25.0 µs  0.9 % of budget`.
     public var text: String {
         Format.printf(
-            "avg %8.1f µs  p99 %8.1f µs  max %8.1f µs  %5.1f %% of budget", averageMicros, p99Micros, maxMicros,
-            100 * share)
+            "avg %8.1f µs  p50 %8.1f µs  p99 %8.1f µs  max %8.1f µs  %5.1f %% of budget", averageMicros, p50Micros,
+            p99Micros, maxMicros, 100 * share)
     }
 }
 

@@ -79,8 +79,11 @@ public struct RenderEngine {
         var done = 0
         while done < frames {
             let slice = nextSlice(frames - done)
+            let sliceStarted = MonotonicClock.nanos()
+            let steps = timing.pointee.stepNanos
             let active = runSlice(frames: slice)
             copy(active.outputBuses[0], frames: slice, to: destination, at: done)
+            timing.pointee.noteOutputs(sliceStarted: sliceStarted, steps: steps)
             done += slice
             advance(slice)
             musicalTime.pointee.advance(slice)
@@ -100,9 +103,12 @@ public struct RenderEngine {
         var done = 0
         while done < frames {
             let slice = nextSlice(frames - done)
+            let sliceStarted = MonotonicClock.nanos()
+            let steps = timing.pointee.stepNanos
             let active = runSlice(frames: slice)
             let n = count < active.outputCount ? count : active.outputCount
             for k in 0..<n { copy(active.outputBuses[k], frames: slice, to: .planar(outputs[k]), at: done) }
+            timing.pointee.noteOutputs(sliceStarted: sliceStarted, steps: steps)
             done += slice
             advance(slice)
             musicalTime.pointee.advance(slice)

@@ -4,6 +4,8 @@
 public struct StepTiming {
     public var slowestNanos = 0
     public var slowestKernel: UnsafeMutableRawPointer?
+    /// Every step's time so far, summed (the engine subtracts it from a slice's time to time the output work).
+    public var stepNanos = 0
     /// Per kernel and per call: counts, sums, largest times and histograms.
     public var load = DSPLoadRecorder()
 
@@ -22,9 +24,17 @@ public struct StepTiming {
     mutating func note(_ nanos: Int, _ kernel: RenderStep.Kernel) {
         let address = kernel.address
         load.note(nanos, kernel: address)
+        stepNanos += nanos
         guard nanos > slowestNanos else { return }
         slowestNanos = nanos
         slowestKernel = address
+    }
+
+    /// Notes the output work of a slice that began at `started` (monotonic ns) when `stepNanos` read `steps`: the
+    /// slice's time less its steps'.
+    @_noLocks
+    mutating func noteOutputs(sliceStarted started: Int, steps: Int) {
+        load.noteOutputs(MonotonicClock.nanos() - started - (stepNanos - steps))
     }
 
     /// Publishes the call that began at `started` (monotonic ns) and rendered `frames`.

@@ -8,11 +8,11 @@ import Atomics
 /// world (`init`, `deallocate`).
 public struct DSPLoadRecorder {
     /// Kernels it tells apart; when three quarters are taken it starts afresh (a new `generation`).
-    public static let slotCount = 128
+    public static var slotCount: Int { 128 }
     /// Bucket 0 holds times below 128 ns; bucket b ≥ 1 starts at 2^(7 + (b−1)/4) · (1 + ((b−1) mod 4)/4) ns; the last
     /// one holds everything from about 1.6 s on.
-    public static let bucketCount = 97
-    static let callSlot = slotCount
+    public static var bucketCount: Int { 97 }
+    static var callSlot: Int { slotCount }
 
     /// Kernel address per slot, 0 for a free slot.
     let keys: UnsafeMutablePointer<Int>
@@ -83,7 +83,23 @@ public struct DSPLoadRecorder {
     /// the slots start afresh.
     @_noLocks
     public mutating func note(_ nanos: Int, kernel address: UnsafeMutableRawPointer?) {
-        let key = Int(bitPattern: address)
+        note(nanos, key: Int(bitPattern: address))
+    }
+
+    /// The key of the engine's work on the outputs (output guard, transport fade, output meters, copy to the caller's
+    /// buffer): the output nodes' figure.
+    public static var outputsKey: Int { outputs }
+    static var outputs: Int { 1 }
+
+    /// Adds the output work's time for this call (`outputsKey`).
+    @_noLocks
+    public mutating func noteOutputs(_ nanos: Int) {
+        note(nanos, key: Self.outputs)
+    }
+
+    /// Adds a time to the slot of `key` (a kernel address, or `outputsKey`) for this call.
+    @_noLocks
+    public mutating func note(_ nanos: Int, key: Int) {
         guard key != 0 else { return }
         let mask = Self.slotCount - 1
         var i = Int(truncatingIfNeeded: ((UInt(bitPattern: key) >> 4) &* 0x9E37_79B9_7F4A_7C15) >> 57) & mask

@@ -51,9 +51,11 @@ final class DSPLoadTests: XCTestCase {
         XCTAssertEqual(fa.averageMicros, 2, accuracy: 1e-9, "a's two slices add up per call")
         XCTAssertEqual(fa.maxMicros, 2, accuracy: 1e-9)
         XCTAssertEqual(fa.p99Micros, 2, accuracy: 1e-9, "a bucket's edge is capped by the largest time")
+        XCTAssertEqual(fa.p50Micros, 2, accuracy: 1e-9)
         XCTAssertEqual(fb.averageMicros, 3.47, accuracy: 1e-9)
         XCTAssertEqual(fb.maxMicros, 50, accuracy: 1e-9)
         XCTAssertEqual(fb.p99Micros, 3.072, accuracy: 1e-9, "the upper edge of 3 µs's bucket, [2.56, 3.072) µs")
+        XCTAssertEqual(fb.p50Micros, 3.072, accuracy: 1e-9)
         XCTAssertEqual(load.nodesMicros, 5.47, accuracy: 1e-9)
 
         // The next window holds only the calls after the first snapshot, its maximum too.
