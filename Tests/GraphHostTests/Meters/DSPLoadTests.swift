@@ -74,6 +74,23 @@ final class DSPLoadTests: XCTestCase {
         XCTAssertEqual(window.callback.maxMicros, 5, accuracy: 1e-9)
     }
 
+    func testPercentilesAreTheUpperEdgesOfTheirBuckets() throws {
+        var recorder = DSPLoadRecorder()
+        defer { recorder.deallocate() }
+        // 1, 2, … 100 µs: the median 50 µs lies in [49.152, 57.344) µs, the 99th percentile (99 µs) in a bucket whose
+        // edge lies beyond the largest time.
+        for i in 1...100 {
+            recorder.note(i * 1000, kernel: a)
+            recorder.finishCall(nanos: i * 1000, frames: 48)
+        }
+        let load = DSPLoad(from: nil, to: try XCTUnwrap(recorder.snapshot()), sampleRate: 48000, names: names)
+        let figure = try XCTUnwrap(load.nodes.first?.figure)
+        XCTAssertEqual(figure.p50Micros, 57.344, accuracy: 1e-9)
+        XCTAssertEqual(figure.p99Micros, 100, accuracy: 1e-9)
+        XCTAssertEqual(figure.averageMicros, 50.5, accuracy: 1e-9)
+        XCTAssertEqual(load.callback.p50Micros, 57.344, accuracy: 1e-9)
+    }
+
     func testSlotsStartAfreshWhenThreeQuartersAreTaken() throws {
         var recorder = DSPLoadRecorder()
         defer { recorder.deallocate() }
