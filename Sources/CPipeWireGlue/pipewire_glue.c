@@ -2,6 +2,7 @@
 #include <spa/control/control.h>
 #include <spa/param/buffers.h>
 #include <spa/pod/iter.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -218,4 +219,139 @@ int gh_parse_param_props(const struct spa_pod *param, gh_prop_receive receive, v
         found++;
     }
     return found;
+}
+
+#include <pipewire/impl-module.h>
+#include <pipewire/extensions/profiler.h>
+#include <spa/param/profiler.h>
+#include <stdlib.h>
+
+struct gh_profiler {
+    struct pw_core *core;
+    struct pw_registry *registry;
+    struct spa_hook registry_listener;
+    struct spa_hook core_listener;
+    struct pw_proxy *proxy;
+    struct spa_hook profiler_listener;
+    int pending;
+    int state;
+    uint32_t node_id;
+    struct gh_profiler_totals totals;
+};
+
+int gh_profiler_load_protocol(struct pw_context *context) {
+    return pw_context_load_module(context, PW_EXTENSION_MODULE_PROFILER, NULL, NULL) != NULL ? 0 : -errno;
+}
+
+/* One follower or driver block: Struct(Int id, String name, Long prev_signal, Long signal, Long awake, Long finish,
+   Int status, Fraction latency). */
+static void profiler_block(struct gh_profiler *p, const struct spa_pod *pod, uint64_t period_ns) {
+    int32_t id = 0, status = 0;
+    const char *name = NULL;
+    int64_t prev_signal = 0, signal = 0, awake = 0, finish = 0;
+    if (spa_pod_parse_struct(pod, SPA_POD_Int(&id), SPA_POD_String(&name), SPA_POD_Long(&prev_signal),
+            SPA_POD_Long(&signal), SPA_POD_Long(&awake), SPA_POD_Long(&finish), SPA_POD_Int(&status)) < 0)
+        return;
+    /* Status 3 is PW_NODE_ACTIVATION_FINISHED: the cycle's times are complete. */
+    if ((uint32_t)id != p->node_id || status != 3 || awake <= 0 || finish < awake) return;
+    uint64_t busy = (uint64_t)(finish - awake);
+    p->totals.cycles++;
+    p->totals.busy_ns += busy;
+    if (busy > p->totals.max_busy_ns) p->totals.max_busy_ns = busy;
+    p->totals.period_ns += period_ns;
+}
+
+static void profiler_profile(void *data, const struct spa_pod *pod) {
+    struct gh_profiler *p = data;
+    if (p->node_id == SPA_ID_INVALID || !spa_pod_is_struct(pod)) return;
+    struct spa_pod *o;
+    SPA_POD_STRUCT_FOREACH(pod, o) {
+        if (!spa_pod_is_object_type(o, SPA_TYPE_OBJECT_Profiler)) continue;
+        uint64_t period_ns = 0;
+        struct spa_pod_prop *prop;
+        SPA_POD_OBJECT_FOREACH((struct spa_pod_object *)o, prop) {
+            if (prop->key == SPA_PROFILER_clock) {
+                int32_t flags = 0, clock_id = 0;
+                const char *clock_name = NULL;
+                int64_t nsec = 0, position = 0, duration = 0;
+                struct spa_fraction rate = { 0, 0 };
+                if (spa_pod_parse_struct(&prop->value, SPA_POD_Int(&flags), SPA_POD_Int(&clock_id),
+                        SPA_POD_String(&clock_name), SPA_POD_Long(&nsec), SPA_POD_Fraction(&rate),
+                        SPA_POD_Long(&position), SPA_POD_Long(&duration)) >= 0 && rate.denom > 0)
+                    period_ns = (uint64_t)duration * 1000000000ull * rate.num / rate.denom;
+            } else if (prop->key == SPA_PROFILER_driverBlock || prop->key == SPA_PROFILER_followerBlock) {
+                profiler_block(p, &prop->value, period_ns);
+            }
+        }
+    }
+}
+
+static const struct pw_profiler_events gh_profiler_events = {
+    PW_VERSION_PROFILER_EVENTS,
+    .profile = profiler_profile,
+};
+
+static void profiler_global(void *data, uint32_t id, uint32_t permissions, const char *type, uint32_t version,
+                            const struct spa_dict *props) {
+    struct gh_profiler *p = data;
+    if (p->proxy != NULL || strcmp(type, PW_TYPE_INTERFACE_Profiler) != 0) return;
+    p->proxy = pw_registry_bind(p->registry, id, type, PW_VERSION_PROFILER, 0);
+    if (p->proxy == NULL) return;
+    pw_proxy_add_object_listener(p->proxy, &p->profiler_listener, &gh_profiler_events, p);
+    p->state = 1;
+}
+
+static void profiler_done(void *data, uint32_t id, int seq) {
+    struct gh_profiler *p = data;
+    if (id == PW_ID_CORE && seq == p->pending && p->state == 0) p->state = -1;
+}
+
+static const struct pw_registry_events gh_profiler_registry_events = {
+    PW_VERSION_REGISTRY_EVENTS,
+    .global = profiler_global,
+};
+
+static const struct pw_core_events gh_profiler_core_events = {
+    PW_VERSION_CORE_EVENTS,
+    .done = profiler_done,
+};
+
+struct gh_profiler *gh_profiler_new(struct pw_core *core) {
+    struct gh_profiler *p = calloc(1, sizeof(*p));
+    if (p == NULL) return NULL;
+    p->core = core;
+    p->node_id = SPA_ID_INVALID;
+    p->registry = pw_core_get_registry(core, PW_VERSION_REGISTRY, 0);
+    if (p->registry == NULL) {
+        free(p);
+        return NULL;
+    }
+    pw_registry_add_listener(p->registry, &p->registry_listener, &gh_profiler_registry_events, p);
+    pw_core_add_listener(core, &p->core_listener, &gh_profiler_core_events, p);
+    p->pending = pw_core_sync(core, PW_ID_CORE, 0);
+    return p;
+}
+
+int gh_profiler_state(const struct gh_profiler *profiler) { return profiler->state; }
+
+void gh_profiler_set_node(struct gh_profiler *profiler, uint32_t node_id) {
+    if (profiler->node_id == node_id) return;
+    profiler->node_id = node_id;
+    memset(&profiler->totals, 0, sizeof(profiler->totals));
+}
+
+void gh_profiler_take(struct gh_profiler *profiler, struct gh_profiler_totals *totals) {
+    *totals = profiler->totals;
+    memset(&profiler->totals, 0, sizeof(profiler->totals));
+}
+
+void gh_profiler_destroy(struct gh_profiler *profiler) {
+    spa_hook_remove(&profiler->core_listener);
+    if (profiler->proxy != NULL) {
+        spa_hook_remove(&profiler->profiler_listener);
+        pw_proxy_destroy(profiler->proxy);
+    }
+    spa_hook_remove(&profiler->registry_listener);
+    pw_proxy_destroy((struct pw_proxy *)profiler->registry);
+    free(profiler);
 }

@@ -111,6 +111,8 @@ struct RenderCommand: ParsableCommand {
     @Option(help: "Seconds between the rows of --meters.") var meterInterval = 0.1
     @Flag(help: "Print each output's integrated loudness, loudness range and true peak (EBU R128).") var loudness =
         false
+    @Flag(help: "Print the DSP load: per node and for the render call, the time per call and its share of the block.")
+    var load = false
 
     func validate() throws {
         guard meterInterval > 0 && meterInterval.isFinite else {
@@ -250,6 +252,10 @@ struct RenderCommand: ParsableCommand {
                 }
             }
             print("\(node.id): preset \(preset)" + (changes.isEmpty ? "" : ", then " + changes.joined(separator: ", ")))
+        }
+        if load, let snapshot = session.engine.pointee.timing.pointee.load.snapshot() {
+            let reading = DSPLoad(from: nil, to: snapshot, sampleRate: rate, names: session.graph.kernelNames)
+            reading.lines.forEach { print($0) }
         }
     }
 }

@@ -60,4 +60,34 @@ typedef void (*gh_prop_receive)(void *target, const char *name, double value, in
 
 /// Hands each pair of a Props param's SPA_PROP_params struct to `receive`; returns how many pairs it found.
 int gh_parse_param_props(const struct spa_pod *param, gh_prop_receive receive, void *target);
+/// PipeWire's profiler (libpipewire-module-profiler in the daemon), bound on a core: it adds up one node's busy time
+/// (finish − awake) per cycle and the cycles' durations. Call every function with the thread loop locked.
+struct gh_profiler;
+
+/// One node's figures since the last take: finished cycles, their summed and largest busy time and their summed
+/// duration, in nanoseconds.
+struct gh_profiler_totals {
+    uint64_t cycles;
+    uint64_t busy_ns;
+    uint64_t max_busy_ns;
+    uint64_t period_ns;
+};
+
+/// Loads the profiler's protocol extension into a client context (before it connects); returns 0 or a negative errno.
+int gh_profiler_load_protocol(struct pw_context *context);
+
+/// Looks for the daemon's profiler on `core` and binds it when found.
+struct gh_profiler *gh_profiler_new(struct pw_core *core);
+
+/// 1 once bound, 0 while the registry is still being read, -1 when the daemon has none.
+int gh_profiler_state(const struct gh_profiler *profiler);
+
+/// The node whose cycles are counted (the stream's node id); a change starts the totals afresh.
+void gh_profiler_set_node(struct gh_profiler *profiler, uint32_t node_id);
+
+/// Copies the totals since the last take and starts them afresh.
+void gh_profiler_take(struct gh_profiler *profiler, struct gh_profiler_totals *totals);
+
+void gh_profiler_destroy(struct gh_profiler *profiler);
+
 #endif

@@ -15,6 +15,9 @@ public enum ControlEvent: Sendable, Equatable {
     case title(node: String, title: String, artist: String?, position: Double)
     case damaged(node: String, silencedFrames: Int, skippedBytes: Int, position: Double)
     case overrun(node: String, milliseconds: Double, count: Int)
+    /// A node took more than half the render call's time while the call took more than half the budget (averages
+    /// over a second): `share` of the call's time, the call's `load` (share of the budget).
+    case loadDominated(node: String, share: Double, load: Double, position: Double)
     case xruns(count: Int, position: Double)
     case underruns(count: Int, position: Double)
     case silenced(node: String, slices: Int, position: Double)
@@ -72,6 +75,13 @@ extension ControlEvent {
             return event(
                 "overrun",
                 [("node", .string(node)), ("milliseconds", .number(milliseconds)), ("count", .number(count))])
+        case .loadDominated(let node, let share, let load, let position):
+            return event(
+                "loadDominated",
+                [
+                    ("node", .string(node)), ("share", .number(share)), ("load", .number(load)),
+                    ("position", .number(position)),
+                ])
         case .xruns(let count, let position):
             return event("xruns", [("count", .number(count)), ("position", .number(position))])
         case .underruns(let count, let position):

@@ -24,6 +24,8 @@ public protocol LivePlayback: AnyObject {
     /// Deactivated: the process callback is not woken until `setIdle(false)`.
     var idle: Bool { get }
     func setIdle(_ idle: Bool)
+    /// The daemon's own figure for the stream's node since the last call (`DSPLoad.pipeWire`).
+    func takePipeWireLoad() -> PipeWireLoadReading
 }
 
 extension LivePlayback {
@@ -31,6 +33,7 @@ extension LivePlayback {
     public var canIdle: Bool { false }
     public var idle: Bool { false }
     public func setIdle(_ idle: Bool) {}
+    public func takePipeWireLoad() -> PipeWireLoadReading { .unavailable("not played through PipeWire") }
 }
 
 extension PipeWirePlayer: LivePlayback {

@@ -44,6 +44,8 @@ public final class LiveRunner {
     /// Seconds between two turns while the stream plays steadily: nothing the loop watches then needs a faster look
     /// (commands are carried out on the socket's threads), and each turn costs CPU.
     public static let playingTick = 0.25
+    /// Seconds between two readings of the DSP load.
+    public static let loadInterval = 1.0
     /// A stream the session manager has neither linked nor refused this long is made afresh: WirePlumber 0.4 now and
     /// then leaves a new stream unanswered (seen in tests right after it started, without a sink).
     public static let unansweredSeconds = 3.0
@@ -136,6 +138,7 @@ public final class LiveRunner {
         if options.watch { logger.info("watching \(options.graphPath) for changes") }
         var nextWatch = clock.now
         var nextStatus = clock.now
+        var nextLoad = clock.now.addingTimeInterval(Self.loadInterval)
         var reconnection = Reconnection()
         var reported = Reported()
         var waitingSince: Date? = player.streaming ? nil : clock.now
@@ -222,7 +225,28 @@ public final class LiveRunner {
                 showStatus?(control.withSession { status.line($0) })
                 report(counters: &reported)
             }
+            if clock.now >= nextLoad {
+                nextLoad = clock.now.addingTimeInterval(Self.loadInterval)
+                reportLoad()
+            }
         }
+    }
+
+    /// Reads the DSP load of the last second and names a node that began to dominate it.
+    func reportLoad() {
+        let pipeWire = player.takePipeWireLoad()
+        guard let (reading, dominated) = control.withSession({ status.load.update($0, pipeWire: pipeWire) }),
+            let node = dominated, let figure = reading.nodes.first(where: { $0.id == node })?.figure
+        else { return }
+        let share = figure.averageMicros / reading.callback.averageMicros
+        logger.warning(
+            """
+            node '\(node)' takes \(Format.printf("%.0f", 100 * share)) % of the render call, which takes \
+            \(Format.printf("%.0f", 100 * reading.callback.share)) % of the quantum
+            """
+        )
+        control.publish(
+            .loadDominated(node: node, share: share, load: reading.callback.share, position: status.seconds))
     }
 
     /// Seconds to the next turn: `cap` (`playingTick` while a stream plays steadily, `statusInterval` while the loop

@@ -6,6 +6,8 @@ public struct PlaybackStatus: Sendable {
     let counters: PlaybackCounters
     let recorder: RecordingWriter?
     let sampleRate: Double
+    /// The DSP load the run loop reads once a second (`status`'s `load`).
+    public let load = DSPLoadMonitor()
 
     public init(counters: PlaybackCounters, recorder: RecordingWriter?, sampleRate: Double) {
         self.counters = counters
@@ -61,7 +63,7 @@ public struct PlaybackStatus: Sendable {
             callbacks: counters.callbacks.load(ordering: .relaxed),
             firstSoundNanos: counters.firstSoundNanos.load(ordering: .relaxed),
             streams: streams, streamsFinished: graph.streams.map(\.finished), inputs: inputs,
-            meters: graph.meterReadings, loudness: session.analysis.loudness,
+            meters: graph.meterReadings, loudness: session.analysis.loudness, load: load.latest,
             pluginBlockLengths: session.pluginBlockLengths, pluginOutputs: graph.pluginOutputs,
             pluginProperties: graph.pluginProperties,
             silencedSlices: graph.silencedSlices,

@@ -17,6 +17,8 @@ public struct RunStatus: Sendable, Equatable {
     public var meters: [Meter]
     /// The loudness of the nodes whose loudness is watched, in the graph's node order.
     public var loudness: [Loudness]
+    /// The DSP load of the last second (nil until a second was measured).
+    public var load: DSPLoad?
     public var pluginBlockLengths: [String: Int]
     public var pluginOutputs: [String: [String: Float]]
     public var pluginProperties: [String: [String: String]]
@@ -102,6 +104,7 @@ extension RunStatus {
             ("streams", .array(streams.map(\.json))), ("streamsFinished", .array(streamsFinished.map(JSONValue.bool))),
             ("inputs", .array(inputs.map(\.json))), ("meters", .array(meters.map(\.json))),
             ("loudness", .array(loudness.map(\.json))),
+            ("load", load?.json ?? JSONValue(.null)),
             ("pluginBlockLengths", .dictionary(pluginBlockLengths) { .number($0) }),
             ("pluginOutputs", .dictionary(pluginOutputs) { .dictionary($0) { .number($0) } }),
             ("pluginProperties", .dictionary(pluginProperties) { .dictionary($0) { .string($0) } }),

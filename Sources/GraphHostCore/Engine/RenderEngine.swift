@@ -12,7 +12,7 @@ public struct RenderEngine {
     /// Monotonic time (ns) of the render call that applied the most recent message, and how many were applied.
     public let appliedNanos: UnsafeAtomic<Int>
     public let appliedMessages: UnsafeAtomic<Int>
-    /// The slowest step of the latest render call.
+    /// The slowest step of the latest render call, and every step's and call's time (`StepTiming.load`).
     public let timing: UnsafeMutablePointer<StepTiming>
     /// Slices whose output held NaN, Inf or a burst above +24 dBFS (replaced by silence); after one, plugin outputs are
     /// checked for a while so the node can be found and silenced.
@@ -41,6 +41,7 @@ public struct RenderEngine {
         completedTransitions.destroy()
         appliedNanos.destroy()
         appliedMessages.destroy()
+        timing.pointee.deallocate()
         timing.deallocateRender()
         silencedSlices.destroy()
         musicalTime.deallocateRender()
@@ -72,17 +73,22 @@ public struct RenderEngine {
     /// Applies pending messages, then renders the first output in slices of at most `maxFrames`.
     @_noLocks
     public mutating func render(frames: Int, into destination: Destination) {
+        let started = MonotonicClock.nanos()
         timing.pointee.reset()
         deliverMessages()
         var done = 0
         while done < frames {
             let slice = nextSlice(frames - done)
+            let sliceStarted = MonotonicClock.nanos()
+            let steps = timing.pointee.stepNanos
             let active = runSlice(frames: slice)
             copy(active.outputBuses[0], frames: slice, to: destination, at: done)
+            timing.pointee.noteOutputs(sliceStarted: sliceStarted, steps: steps)
             done += slice
             advance(slice)
             musicalTime.pointee.advance(slice)
         }
+        timing.pointee.finishCall(started: started, frames: frames)
     }
 
     /// Renders every output: output k into the planar channels `outputs[k]`, for k below `count` and the plan's
@@ -91,18 +97,23 @@ public struct RenderEngine {
     public mutating func render(
         frames: Int, planarOutputs outputs: UnsafePointer<UnsafePointer<UnsafeMutablePointer<Float>>>, count: Int
     ) {
+        let started = MonotonicClock.nanos()
         timing.pointee.reset()
         deliverMessages()
         var done = 0
         while done < frames {
             let slice = nextSlice(frames - done)
+            let sliceStarted = MonotonicClock.nanos()
+            let steps = timing.pointee.stepNanos
             let active = runSlice(frames: slice)
             let n = count < active.outputCount ? count : active.outputCount
             for k in 0..<n { copy(active.outputBuses[k], frames: slice, to: .planar(outputs[k]), at: done) }
+            timing.pointee.noteOutputs(sliceStarted: sliceStarted, steps: steps)
             done += slice
             advance(slice)
             musicalTime.pointee.advance(slice)
         }
+        timing.pointee.finishCall(started: started, frames: frames)
     }
 
     @_noLocks

@@ -103,6 +103,22 @@ final class RobustnessTests: XCTestCase {
         }
     }
 
+    /// Timing every step and call for the DSP load (`DSPLoadRecorder`), across a new window of largest times, allocates
+    /// nothing, and every node of the demo graph is timed in every call.
+    func testTimedRenderPathMakesNoAllocations() throws {
+        try Self.withDemoSession { session, stream, buffer in
+            let recorder = session.engine.pointee.timing.pointee.load
+            let before = try XCTUnwrap(recorder.snapshot())
+            recorder.startWindow()
+            XCTAssertEqual(Self.allocations(rendering: session, stream: stream, into: buffer, slices: 100), 0)
+            let after = try XCTUnwrap(recorder.snapshot())
+            XCTAssertEqual(after.call.count - before.call.count, 100)
+            let load = DSPLoad(from: before, to: after, sampleRate: 48000, names: session.graph.kernelNames)
+            XCTAssertEqual(load.nodes.map(\.id), session.graph.kernelNames.map(\.id))
+            XCTAssertTrue(load.nodes.allSatisfy { $0.figure.calls == 100 }, "\(load.lines.joined(separator: "\n"))")
+        }
+    }
+
     /// Runs `body` on a started session of the demo graph, with its first stream and an interleaved buffer of 8192
     /// stereo frames.
     static func withDemoSession(

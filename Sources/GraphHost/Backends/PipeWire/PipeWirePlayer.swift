@@ -64,6 +64,10 @@ public final class PipeWirePlayer {
     let coreListener: UnsafeMutablePointer<spa_hook>
     let streamEvents: UnsafeMutablePointer<pw_stream_events>
     let coreEvents: UnsafeMutablePointer<pw_core_events>
+    /// The daemon's profiler, bound on each connection (nil when its protocol could not be loaded or disconnected), and
+    /// the error of loading its protocol (0: loaded).
+    var profiler: OpaquePointer?
+    let profilerProtocol: Int32
     /// Set from the loop thread; read by the control loop.
     /// What the loop thread's callbacks report to the control loop.
     struct StreamState {
@@ -206,6 +210,7 @@ public final class PipeWirePlayer {
             throw PlaybackError.stream("cannot create a context")
         }
         self.context = context
+        profilerProtocol = gh_profiler_load_protocol(context)
         renderer = .allocateRender(capacity: 1)
         renderer.initialize(
             to: PlaybackRenderer(engine: engine, channels: format.channels, sampleRate: format.sampleRate))
@@ -276,6 +281,7 @@ public final class PipeWirePlayer {
         self.core = core
         let me = Unmanaged.passUnretained(self).toOpaque()
         gh_core_add_listener(core, coreListener, coreEvents, me)
+        if profilerProtocol == 0 { profiler = gh_profiler_new(core) }
         if let target = targetToUse, gh_find_node(loop, core, target, 2000) != 1 {
             logger.warning("target '\(target)' not found; playing to the default sink")
             targetToUse = nil
@@ -356,6 +362,10 @@ public final class PipeWirePlayer {
             pw_stream_destroy(stream)
             self.stream = nil
         }
+        if let profiler {
+            gh_profiler_destroy(profiler)
+            self.profiler = nil
+        }
         if let core {
             spa_hook_remove(coreListener)
             pw_core_disconnect(core)
@@ -363,6 +373,35 @@ public final class PipeWirePlayer {
         }
         renderer.pointee.position.store(nil, ordering: .releasing)
         state.withLock { $0.idle = false }
+    }
+
+    /// PipeWire's profiler figures for the stream's node since the last call, or why there are none.
+    public func takePipeWireLoad() -> PipeWireLoadReading {
+        pw_thread_loop_lock(loop)
+        defer { pw_thread_loop_unlock(loop) }
+        guard profilerProtocol == 0 else {
+            return .unavailable(
+                "cannot load PipeWire's profiler protocol (\(String(cString: strerror(-profilerProtocol))))")
+        }
+        guard let profiler, let stream else { return .unavailable("not connected to PipeWire") }
+        switch gh_profiler_state(profiler) {
+        case 0: return .unavailable("looking for the daemon's profiler")
+        case 1: break
+        default:
+            return .unavailable("the daemon has no profiler (load libpipewire-module-profiler in its context.modules)")
+        }
+        let node = pw_stream_get_node_id(stream)
+        guard node != UInt32.max else { return .unavailable("the stream has no PipeWire node yet") }
+        gh_profiler_set_node(profiler, node)
+        var totals = gh_profiler_totals()
+        gh_profiler_take(profiler, &totals)
+        guard totals.cycles > 0 else { return .unavailable("no profiled cycle of node \(node) yet") }
+        let cycles = Double(totals.cycles)
+        return .figure(
+            DSPLoad.PipeWireFigure(
+                nodeID: Int(node), cycles: Int(totals.cycles), averageMicros: Double(totals.busy_ns) / cycles / 1000,
+                maxMicros: Double(totals.max_busy_ns) / 1000,
+                share: totals.period_ns > 0 ? Double(totals.busy_ns) / Double(totals.period_ns) : 0))
     }
 
     /// Drops the dead connection and tries once to connect again; false while the daemon is still away.
