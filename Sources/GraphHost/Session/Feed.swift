@@ -8,17 +8,20 @@ public enum Feed: Hashable, Sendable, CustomStringConvertible {
     /// A node's spectrum in 1/6-octave bands (an output or a node with an audio output; measured while someone
     /// subscribes).
     case spectrum(node: String)
+    /// The DSP load of the last second: per node and for the render call, beside PipeWire's figure.
+    case load
 
     public var description: String {
         switch self {
         case .meters: return "meters"
         case .loudness: return "loudness"
         case .spectrum(let node): return "spectrum \(node)"
+        case .load: return "load"
         }
     }
 
     /// The feeds a subscription can name, for errors and help.
-    public static let names = ["meters", "loudness", "spectrum NODE"]
+    public static let names = ["meters", "loudness", "spectrum NODE", "load"]
 }
 
 /// What a client asks of a stream of updates: events as they happen, or a feed at a rate (`subscribe`,
@@ -64,6 +67,7 @@ public struct Subscription: Equatable, Sendable {
         case "meters" where words.count == 1: return .meters
         case "loudness" where words.count == 1: return .loudness
         case "spectrum" where words.count == 2: return .spectrum(node: words[1])
+        case "load" where words.count == 1: return .load
         default:
             throw CommandError(
                 "unknown feed '\(words.joined(separator: " "))'; feeds: \(Feed.names.joined(separator: ", "))")

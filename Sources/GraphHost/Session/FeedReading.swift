@@ -3,6 +3,8 @@ public enum FeedReading: Sendable, Equatable {
     case meters([RunStatus.Meter])
     case loudness([RunStatus.Loudness])
     case spectrum(RunStatus.Spectrum)
+    /// nil until a second was measured.
+    case load(DSPLoad?)
 
     /// The update as a socket line's JSON, `time` being when it was read (seconds on the monotonic clock):
     /// `{"event":"meters","time":12.345,"meters":[...]}`.
@@ -12,6 +14,7 @@ public enum FeedReading: Sendable, Equatable {
         case .meters(let meters): return .object(head + [("meters", .array(meters.map(\.json)))])
         case .loudness(let loudness): return .object(head + [("loudness", .array(loudness.map(\.json)))])
         case .spectrum(let spectrum): return .object(head + [("spectrum", spectrum.json)])
+        case .load(let load): return .object(head + [("load", load?.json ?? JSONValue(.null))])
         }
     }
 
@@ -21,6 +24,7 @@ public enum FeedReading: Sendable, Equatable {
         case .meters: return "meters"
         case .loudness: return "loudness"
         case .spectrum: return "spectrum"
+        case .load: return "load"
         }
     }
 }
@@ -49,7 +53,7 @@ extension LiveControl: FeedSource {
         let done = withSession { session -> Result<Void, ControlError> in
             do throws(ControlError) {
                 switch feed {
-                case .meters: break
+                case .meters, .load: break
                 case .loudness: try session.watch(.loudness, node: nil, on: on)
                 case .spectrum(let node): try session.watch(.spectrum, node: node, on: on)
                 }
@@ -70,6 +74,9 @@ extension LiveControl: FeedSource {
                 session.analysis.withConsumer(.spectrum, node: node) { ($0 as? SpectrumAnalyzer)?.reading() ?? [] }
             }
             return .spectrum(RunStatus.Spectrum(node: node, bands: bands ?? []))
+        case .load:
+            guard case .status(let status) = try perform(.status) else { return .load(nil) }
+            return .load(status.load)
         }
     }
 }

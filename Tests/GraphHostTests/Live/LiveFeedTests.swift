@@ -92,7 +92,10 @@ final class LiveFeedTests: XCTestCase {
         let control = pw.control(socket)
         XCTAssertTrue(control.waitForSocket())
         let client = try HeadlessPipeWire.SocketClient(socket: socket)
-        client.send(Array("subscribe loudness 10\nsubscribe spectrum out 30\nsubscribe spectrum nope 30\n".utf8))
+        client.send(
+            Array(
+                "subscribe loudness 10\nsubscribe spectrum out 30\nsubscribe spectrum nope 30\nsubscribe load 1\n".utf8)
+        )
         XCTAssertTrue(client.waitForLine(containing: "no node 'nope'"), client.text)
         /// The latest loudness of `out` once its short-term window (3 s) is full of the sine.
         var loudness: [String: Any] = [:]
@@ -116,6 +119,16 @@ final class LiveFeedTests: XCTestCase {
         let loudest = try XCTUnwrap(bands.max { ($0["level"] as? Double ?? -999) < ($1["level"] as? Double ?? -999) })
         XCTAssertEqual(try XCTUnwrap(loudest["center"] as? Double), 1000, accuracy: 1)
         XCTAssertEqual(try XCTUnwrap(loudest["level"] as? Double), -6.0, accuracy: 0.2)
+
+        // The load feed: each second, the render call and every node, the stream's and the output's figures.
+        XCTAssertTrue(
+            client.waitFor { _ in
+                ((Self.updates(client, "load").last?["load"] as? [String: Any])?["nodes"] as? [[String: Any]])?.count
+                    == 2
+            }, client.text.suffix(2000).description)
+        let load = try XCTUnwrap(Self.updates(client, "load").last?["load"] as? [String: Any])
+        XCTAssertEqual((load["nodes"] as? [[String: Any]])?.compactMap { $0["node"] as? String }, ["s", "out"])
+        XCTAssertGreaterThan(try XCTUnwrap((load["callback"] as? [String: Any])?["averageMicros"] as? Double), 0)
 
         // While subscribed, `status` carries the loudness; unsubscribed (or gone), nothing is measured.
         XCTAssertEqual((try control.status()["loudness"] as? [[String: Any]])?.count, 1)
@@ -157,9 +170,11 @@ final class LiveFeedTests: XCTestCase {
                     let line = screen.first(where: { $0.hasPrefix("  out ") })
                 else { return false }
                 row = line.split(separator: " ").map(String.init)
-                return row.count > 3 && row[3] == "-9.0"
+                return row.count > 6 && row[6] == "-9.0" && row[2] != "-"
             }, terminal.text())
-        XCTAssertEqual(Array(row.prefix(5)), ["out", "output", "-6.0", "-9.0", "0"], row.joined(separator: " "))
+        XCTAssertEqual(Array(row.prefix(2)) + row[5...7], ["out", "output", "-6.0", "-9.0", "0"], "\(row)")
+        XCTAssertNotNil(Double(row[2]), "the output's average µs a call: \(row)")
+        XCTAssertTrue(row[4].hasSuffix("%"), "the output's share of the budget: \(row)")
         XCTAssertTrue(terminal.text().contains("  s "), terminal.text())
         // Redrawn in place: the position in the first line moves on while the screen stays one screen.
         let head = try terminal.screen().first ?? ""

@@ -50,7 +50,7 @@ enum LoudnessReference {
     static func ffmpeg(_ path: String) throws -> Reading {
         // ffmpeg logs a line per 100 ms on standard error: to a file, so no pipe fills up.
         let log = path + ".ebur128.log"
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
         process.arguments = ["-nostats", "-hide_banner", "-i", path, "-af", "ebur128=peak=true", "-f", "null", "-"]
