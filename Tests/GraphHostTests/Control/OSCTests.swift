@@ -125,16 +125,10 @@ final class OSCTests: XCTestCase {
         XCTAssertEqual(
             Self.boundAddresses(port: port), ["0100007F" + String(format: ":%04X", port)], "bound only to 127.0.0.1")
 
-        let dumpPort = try Self.freePort()
-        let dump = try HeadlessPipeWire.Running(
-            URL(fileURLWithPath: "/usr/bin/oscdump"), ["-L", "\(dumpPort)"], environment: pw.environment)
-        defer {
-            kill(dump.process.processIdentifier, SIGTERM)
-            _ = dump.wait()
-        }
-        var dumped: String { (try? String(contentsOf: dump.outURL, encoding: .utf8)) ?? "" }
-        XCTAssertTrue(
-            TestSupport.waitUntil { !Self.boundAddresses(port: dumpPort).isEmpty }, "oscdump did not bind \(dumpPort)")
+        let dump = try OSCDump(environment: pw.environment)
+        defer { dump.stop() }
+        let dumpPort = dump.port
+        var dumped: String { dump.text }
         try oscsend(port, "/graphhost/subscribe", "i", "\(dumpPort)")
         XCTAssertTrue(TestSupport.waitUntil { dumped.contains("\"subscribed\":\"127.0.0.1:\(dumpPort)\"") }, dumped)
 
@@ -228,16 +222,10 @@ final class OSCTests: XCTestCase {
         XCTAssertTrue(run.waitForError(containing: "OSC: listening on udp 127.0.0.1:"), run.errorText)
         let port = try XCTUnwrap(
             run.errorText.firstMatch(of: /listening on udp 127\.0\.0\.1:(\d+)/).flatMap { Int($0.1) }, run.errorText)
-        let dumpPort = try Self.freePort()
-        let dump = try HeadlessPipeWire.Running(
-            URL(fileURLWithPath: "/usr/bin/oscdump"), ["-L", "\(dumpPort)"], environment: pw.environment)
-        defer {
-            kill(dump.process.processIdentifier, SIGTERM)
-            _ = dump.wait()
-        }
-        var dumped: String { (try? String(contentsOf: dump.outURL, encoding: .utf8)) ?? "" }
-        XCTAssertTrue(
-            TestSupport.waitUntil { !Self.boundAddresses(port: dumpPort).isEmpty }, "oscdump did not bind \(dumpPort)")
+        let dump = try OSCDump(environment: pw.environment)
+        defer { dump.stop() }
+        let dumpPort = dump.port
+        var dumped: String { dump.text }
         try oscsend(port, "/graphhost/subscribe", "i", "\(dumpPort)")
         try oscsend(port, "/graphhost/meters", "i", "20")
         XCTAssertTrue(TestSupport.waitUntil { dumped.contains(#""meters":20,"ok":true"#) }, dumped)
