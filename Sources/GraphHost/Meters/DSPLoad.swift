@@ -117,10 +117,10 @@ extension DSPLoad.Figure {
         ])
     }
 
-    /// `avg 12.3 µs  p50 11.0 µs  p99 20.1 µs  max 25.0 µs  0.9 % of budget`.
+    /// `avg 12.34 µs  p50 11.0 µs  p99 20.1 µs  max 25.0 µs  0.9 % of budget`.
     public var text: String {
         Format.printf(
-            "avg %8.1f µs  p50 %8.1f µs  p99 %8.1f µs  max %8.1f µs  %5.1f %% of budget", averageMicros, p50Micros,
+            "avg %9.2f µs  p50 %8.1f µs  p99 %8.1f µs  max %8.1f µs  %5.1f %% of budget", averageMicros, p50Micros,
             p99Micros, maxMicros, 100 * share)
     }
 }
@@ -162,7 +162,7 @@ extension DSPLoad {
                 "  \(pad(node.id))  \(node.figure.text)"
                     + Format.printf("  %5.1f %% of callback", total > 0 ? 100 * node.figure.averageMicros / total : 0))
         }
-        result.append("  \(pad("nodes"))  " + Format.printf("avg %8.1f µs", nodesMicros))
+        result.append("  \(pad("nodes"))  " + Format.printf("avg %9.2f µs", nodesMicros))
         if let p = pipeWire {
             result.append(
                 "  \(pad("pipewire"))  "

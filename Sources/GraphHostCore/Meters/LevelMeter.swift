@@ -23,6 +23,9 @@ public struct LevelMeter {
         var held: Float = 0
         var holdLeft = 0
         var clips = 0
+        /// The finished blocks' sum of squares and peak, summed when a block closes.
+        var windowSquares: Float = 0
+        var windowPeak: Float = 0
     }
 
     public static let windowBlocks = 30
@@ -91,14 +94,29 @@ public struct LevelMeter {
             let n = min(frames - done, blockFrames - framesInBlock)
             for c in 0..<channels {
                 let p = bus + c * channelStride + done
-                var squares: Float = 0
-                var peak = state[c].peak
-                var clips = 0
-                for f in 0..<n {
+                // Eight lanes at a time: sums of squares, peaks and clip counts per lane, then the tail.
+                var squares8 = SIMD8<Float>()
+                var peak8 = SIMD8<Float>()
+                var clips8 = SIMD8<Int32>()
+                let one = SIMD8<Float>(repeating: 1)
+                var f = 0
+                while f + 8 <= n {
+                    let v = UnsafeRawPointer(p + f).loadUnaligned(as: SIMD8<Float>.self)
+                    let a = v.replacing(with: -v, where: v .< 0)
+                    squares8 += a * a
+                    peak8.replace(with: a, where: a .> peak8)
+                    clips8.replace(with: clips8 &+ 1, where: a .>= one)
+                    f += 8
+                }
+                var squares = squares8.sum()
+                var peak = max(state[c].peak, peak8.max())
+                var clips = Int(clips8.wrappedSum())
+                while f < n {
                     let a = abs(p[f])
                     squares += a * a
                     if a > peak { peak = a }
                     if a >= 1 { clips += 1 }
+                    f += 1
                 }
                 state[c].squares += squares
                 state[c].peak = peak
@@ -133,6 +151,17 @@ public struct LevelMeter {
         blockIndex = blockIndex + 1 == Self.windowBlocks ? 0 : blockIndex + 1
         framesInBlock = 0
         if filledBlocks < Self.windowBlocks { filledBlocks += 1 }
+        for c in 0..<channels {
+            let window = c * Self.windowBlocks
+            var sum: Float = 0
+            var peak: Float = 0
+            for b in 0..<filledBlocks {
+                sum += blockSquares[window + b]
+                peak = max(peak, blockPeaks[window + b])
+            }
+            state[c].windowSquares = sum
+            state[c].windowPeak = peak
+        }
     }
 
     /// Writes every channel's reading between two increments of `sequence` (odd while writing).
@@ -144,13 +173,8 @@ public struct LevelMeter {
         atomicMemoryFence(ordering: .releasing)
         for c in 0..<channels {
             let squares = state[c].squares
-            var sum: Float = squares.isFinite ? squares : 0
-            var peak = state[c].peak
-            let window = c * Self.windowBlocks
-            for b in 0..<filledBlocks {
-                sum += blockSquares[window + b]
-                peak = max(peak, blockPeaks[window + b])
-            }
+            let sum: Float = (squares.isFinite ? squares : 0) + state[c].windowSquares
+            let peak = max(state[c].peak, state[c].windowPeak)
             if peak >= state[c].held {
                 state[c].held = peak
                 state[c].holdLeft = holdFrames
