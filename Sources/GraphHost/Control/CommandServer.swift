@@ -297,7 +297,7 @@ public final class CommandServer: Sendable {
                         let answer: String
                         switch request {
                         case .success(let request): answer = subscribe(request, &client)
-                        case .failure(let error): answer = ControlError.unreadable(error).reply
+                        case .failure(let error): answer = error.reply
                         }
                         if !reply(client.fd, answer) { return false }
                     } else {
@@ -326,8 +326,8 @@ public final class CommandServer: Sendable {
     }
 
     /// `subscribe ...` or `unsubscribe ...` read, or nil for any other line.
-    static func subscription(_ line: String) -> Result<(subscription: Subscription, on: Bool), CommandError>? {
-        do { return try Subscription.parse(line).map { .success($0) } } catch { return .failure(error) }
+    static func subscription(_ line: String) -> Result<(subscription: Subscription, on: Bool), ControlError>? {
+        do { return try Subscription.parse(line).map { .success($0) } } catch { return .failure(.unreadable(error)) }
     }
 
     /// A JSON error reply.
