@@ -36,10 +36,9 @@ extension RunStatus {
 
 extension RunStatus.Loudness {
     public var json: JSONValue {
-        func value(_ x: Double) -> JSONValue { x.isFinite ? .number(x) : JSONValue(.null) }
-        return .object([
-            ("node", .string(node)), ("momentary", value(momentary)), ("shortTerm", value(shortTerm)),
-            ("integrated", value(integrated)), ("range", value(range)), ("truePeak", value(truePeak)),
+        .object([
+            ("node", .string(node)), ("momentary", .level(momentary)), ("shortTerm", .level(shortTerm)),
+            ("integrated", .level(integrated)), ("range", .level(range)), ("truePeak", .level(truePeak)),
         ])
     }
 

@@ -69,9 +69,8 @@ extension RunStatus.Meter {
 
 extension RunStatus.Level {
     public var json: JSONValue {
-        func level(_ dBFS: Double) -> JSONValue { dBFS.isFinite ? .number(dBFS) : JSONValue(.null) }
-        return .object([
-            ("peak", level(peak)), ("heldPeak", level(heldPeak)), ("rms", level(rms)), ("clips", .number(clips)),
+        .object([
+            ("peak", .level(peak)), ("heldPeak", .level(heldPeak)), ("rms", .level(rms)), ("clips", .number(clips)),
         ])
     }
 

@@ -56,6 +56,9 @@ extension JSONValue {
 
     public static func number(_ x: Int) -> JSONValue { .number(Double(x)) }
 
+    /// A level or loudness: the number, or null when it is not finite (silence's -infinity).
+    public static func level(_ x: Double) -> JSONValue { x.isFinite ? .number(x) : JSONValue(.null) }
+
     /// A Float as its shortest decimal (0.45, not 0.44999998807907104).
     public static func number(_ x: Float) -> JSONValue { .number(Double(Format.number(x)) ?? Double(x)) }
 

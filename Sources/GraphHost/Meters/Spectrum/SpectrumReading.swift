@@ -33,6 +33,6 @@ extension RunStatus.Spectrum {
 
 extension RunStatus.SpectrumBand {
     public var json: JSONValue {
-        .object([("center", .number(center)), ("level", level.isFinite ? .number(level) : JSONValue(.null))])
+        .object([("center", .number(center)), ("level", .level(level))])
     }
 }
