@@ -12,6 +12,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-atomics", from: "1.2.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // C targets (CONTRIBUTING.md): a system-library shim is C + the library's name without lib or a version;
@@ -55,7 +58,12 @@ let package = Package(
                 "CLV2", "CLilv", "CLV2Glue", "CCurlGlue", "CLo", "CSystemdGlue", "CFFTW3", "CEbur128",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            // The page's files: scripts/embed-page writes them into Control/Web/WebPageFiles.swift.
+            exclude: ["Control/Web/Page"]
         ),
         .executableTarget(
             name: "graphhost",

@@ -28,10 +28,18 @@ struct RunCommand: ParsableCommand {
             "Take OSC control messages (/graphhost/...) on this UDP port (0: any free port, logged). Off unless given.")
     var oscPort: Int?
     @Option(help: "The address the OSC port binds to (0.0.0.0: every interface).") var oscHost = "127.0.0.1"
+    @Option(
+        help: ArgumentHelp(
+            "Serve the page in the browser on [ADDR:]PORT (0: any free port; 127.0.0.1 unless ADDR is given); it "
+                + "prints the page's URL with its token. Off unless given.", valueName: "[ADDR:]PORT"))
+    var http: String?
     @Flag(help: "Do not offer MPRIS (org.mpris.MediaPlayer2.graphhost.NAME) on the session bus.") var noMpris = false
 
     func validate() throws {
         if let oscPort, !(0...65535).contains(oscPort) { throw ValidationError("--osc-port \(oscPort) is not 0…65535") }
+        if let http, WebServer.parseAddress(http) == nil {
+            throw ValidationError("--http \(http) is not [ADDR:]PORT with a port 0…65535")
+        }
     }
 
     func run() throws {
@@ -44,6 +52,9 @@ struct RunCommand: ParsableCommand {
             playback: PlaybackOptions(name: nodeName, target: target, latencyFrames: latency),
             socketPath: socket, durationSeconds: duration, recordPath: record, watch: watch)
         if let oscPort { play.surfaces.append(OSCServer(host: oscHost, port: oscPort)) }
+        if let http, let (host, port) = WebServer.parseAddress(http) {
+            play.surfaces.append(WebServer(host: host, port: port))
+        }
         if !noMpris { play.surfaces.append(MPRISService(name: nodeName, logger: Logger(label: "graphhost"))) }
         let status = try play.run(
             console: { runner in

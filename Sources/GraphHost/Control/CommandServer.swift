@@ -262,7 +262,7 @@ public final class CommandServer: Sendable {
         /// Token bucket for the command rate.
         var tokens = CommandServer.commandsPerSecond
         var refilled = Date()
-        var schedule = FeedSchedule()
+        var schedule = FeedSchedule<Feed>()
     }
 
     /// Reads what a client sent and answers each complete line; false when the client is gone.

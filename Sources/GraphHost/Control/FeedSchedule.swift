@@ -1,10 +1,11 @@
 import GraphHostCore
 
-/// When a client's feeds are due: each feed's next update on the monotonic clock, kept on a fixed grid of 1/rate
-/// so the rate holds however late a turn comes; a client that falls more than an update behind skips ahead.
-struct FeedSchedule {
+/// When a client's feeds (`Feed`, or a surface's own) are due: each feed's next update on the monotonic clock, kept
+/// on a fixed grid of 1/rate so the rate holds however late a turn comes; a client that falls more than an update
+/// behind skips ahead.
+struct FeedSchedule<Key: Equatable> {
     struct Entry {
-        var feed: Feed
+        var feed: Key
         var periodNanos: Int
         var dueNanos: Int
     }
@@ -12,25 +13,25 @@ struct FeedSchedule {
     /// Updates not sent because the client had no room for them.
     var dropped = 0
 
-    var feeds: [Feed] { entries.map(\.feed) }
+    var feeds: [Key] { entries.map(\.feed) }
 
     /// Subscribes `feed` at `rate` updates a second (a feed subscribed again takes the new rate); the first update
     /// is due at once.
-    mutating func add(_ feed: Feed, rate: Double, now: Int = MonotonicClock.nanos()) {
+    mutating func add(_ feed: Key, rate: Double, now: Int = MonotonicClock.nanos()) {
         let entry = Entry(feed: feed, periodNanos: Int(1e9 / rate), dueNanos: now)
         if let i = entries.firstIndex(where: { $0.feed == feed }) { entries[i] = entry } else { entries.append(entry) }
     }
 
     /// Ends `feed`'s updates; false when it was not subscribed.
-    mutating func remove(_ feed: Feed) -> Bool {
+    mutating func remove(_ feed: Key) -> Bool {
         guard let i = entries.firstIndex(where: { $0.feed == feed }) else { return false }
         entries.remove(at: i)
         return true
     }
 
     /// The feeds due by `now`, each moved on to its next time.
-    mutating func takeDue(now: Int = MonotonicClock.nanos()) -> [Feed] {
-        var due: [Feed] = []
+    mutating func takeDue(now: Int = MonotonicClock.nanos()) -> [Key] {
+        var due: [Key] = []
         for i in entries.indices where entries[i].dueNanos <= now {
             due.append(entries[i].feed)
             entries[i].dueNanos += entries[i].periodNanos

@@ -6,6 +6,14 @@ public protocol FrequencyResponding {
     var responseTitle: String { get }
     /// The node's gain in dB at `frequency` when it runs at `sampleRate` (bypass aside).
     func responseDB(at frequency: Double, sampleRate: Int) -> Double
+    /// The gains at many frequencies at once (a kind whose response is measured, not evaluated, does it once).
+    func responseDB(at frequencies: [Double], sampleRate: Int) -> [Double]
+}
+
+extension FrequencyResponding {
+    public func responseDB(at frequencies: [Double], sampleRate: Int) -> [Double] {
+        frequencies.map { responseDB(at: $0, sampleRate: sampleRate) }
+    }
 }
 
 /// The response of a `FrequencyResponding` node at 1/24-octave steps, as CSV or an SVG chart.
@@ -17,13 +25,13 @@ public struct NodeResponse {
     public init(_ node: any FrequencyResponding, id: String, sampleRate: Int) {
         title = "\(id): \(node.responseTitle) at \(sampleRate) Hz"
         self.sampleRate = sampleRate
-        var points: [(Double, Double)] = []
+        var frequencies: [Double] = []
         var f = ResponsePlot.frequencyRange.lowerBound
         while f <= min(ResponsePlot.frequencyRange.upperBound, 0.475 * Double(sampleRate)) {
-            points.append((f, node.responseDB(at: f, sampleRate: sampleRate)))
+            frequencies.append(f)
             f *= pow(2, 1.0 / 24)
         }
-        self.points = points
+        points = Array(zip(frequencies, node.responseDB(at: frequencies, sampleRate: sampleRate)))
     }
 
     public var csv: String {

@@ -26,7 +26,7 @@ public final class OSCServer: ControlSurface, Sendable {
         var thread: JoinableThread?
         var local: UDPEndpoint?
         var subscribers: [UDPEndpoint] = []
-        var meters = FeedSchedule()
+        var meters = FeedSchedule<Feed>()
     }
     private let shared = Mutex(Shared())
     private static let logger = Logger(label: "graphhost.osc")

@@ -287,3 +287,23 @@ extension ParameterID {
     /// An iPod EQ's band `band` (0 is 32 Hz, 9 is 16 kHz).
     public static func band(_ band: Int) -> ParameterID { ParameterID(name: "band", index: band) }
 }
+
+extension IPodEQNode: FrequencyResponding {
+    public var responseTitle: String {
+        "ipod-eq \(preset.name)" + (gains == preset.gains ? "" : " with its bands moved")
+    }
+
+    /// The achieved response (what the kernel plays, measured from its impulse response) without the automatic
+    /// headroom, as `graphhost eq-curve` draws it; the preamp included.
+    public func responseDB(at frequency: Double, sampleRate: Int) -> Double {
+        responseDB(at: [frequency], sampleRate: sampleRate)[0]
+    }
+
+    public func responseDB(at frequencies: [Double], sampleRate: Int) -> [Double] {
+        let settings = IPodEQSettings(gains: gains, preamp: preamp)
+        let headroom = settings.headroomDB(sampleRate: sampleRate)
+        // 8192 samples: the lowest band's ring has decayed by over 100 dB.
+        let ir = EQKernelResponse.impulseResponse(settings.coefficients(sampleRate: sampleRate), length: 1 << 13)
+        return frequencies.map { EQKernelResponse.magnitudeDB(ir, at: $0, sampleRate: Double(sampleRate)) - headroom }
+    }
+}

@@ -1,0 +1,184 @@
+import Dispatch
+import GraphHostCore
+import Synchronization
+
+/// One page connected over the WebSocket. Its messages (`WebRequest`) become typed commands for
+/// `LiveControl.perform` and subscriptions; it receives the graph, a reply per message, every published event, the
+/// values the nodes play after any command from any surface, and its feeds at the rates it asked for. What it is
+/// sent waits in a queue of `queueLimit` messages: a page that reads too slowly loses the oldest, and never holds up
+/// the render world, the other pages or the other surfaces.
+final class WebClient: Sendable {
+    let control: LiveControl
+    let version: String
+    /// The running graph's folder: `load` takes the name of a graph file there (`GraphFiles`).
+    let folder: String
+    /// The text messages to send, in order.
+    let outgoing: AsyncStream<String>
+    private let sender: AsyncStream<String>.Continuation
+
+    private struct State {
+        var schedule = FeedSchedule<WebRequest.WebFeed>()
+        /// The values changed since they were last sent (a command from any surface).
+        var valuesChanged = false
+        /// The graph changed (a swap, a chain, a reload).
+        var graphChanged = false
+        var closed = false
+    }
+    private let state = Mutex(State())
+    static let queueLimit = 256
+    /// The longest a change waits before the page hears of it, in milliseconds.
+    static let tickMillis = 20
+
+    init(control: LiveControl, version: String, folder: String) {
+        self.control = control
+        self.version = version
+        self.folder = folder
+        (outgoing, sender) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(Self.queueLimit))
+    }
+
+    func send(_ message: JSONValue) { sender.yield(message.compact) }
+
+    /// The graph as the page draws it.
+    func graph() -> JSONValue { control.withSession { WebGraph($0, version: version).json } }
+
+    /// A published event: sent as it is; a command makes the values current, a swap the graph.
+    func event(_ event: ControlEvent) {
+        send(.object([("type", .string("event")), ("event", event.json)]))
+        state.withLock { s in
+            switch event {
+            case .command(let line):
+                s.valuesChanged = true
+                if line.hasPrefix("chain ") || line.hasPrefix("load ") { s.graphChanged = true }
+            case .reload: s.graphChanged = true
+            default: break
+            }
+        }
+    }
+
+    /// Handles one text message from the page.
+    func receive(_ text: String) async {
+        let (id, decoded) = WebRequest.decode(text)
+        switch decoded {
+        case .failure(let refusal): reply(id, error: refusal.message)
+        case .success(let request):
+            switch request {
+            case .command(var command):
+                if case .load(let name, let swap) = command {
+                    guard let path = GraphFiles.path(name, folder: folder) else {
+                        return reply(id, error: "'\(name)' is not a graph file in \(folder)")
+                    }
+                    command = .load(path: path, swap: swap)
+                }
+                let (control, command) = (control, command)
+                let result: Result<ControlResult, ControlError> = await Self.offThread {
+                    do throws(ControlError) { return .success(try control.perform(command)) } catch {
+                        return .failure(error)
+                    }
+                }
+                switch result {
+                case .success: reply(id, error: nil)
+                case .failure(let error): reply(id, error: error.description)
+                }
+            case .graph:
+                send(graph())
+                reply(id, error: nil)
+            case .response(let node): reply(id, answer: await Self.offThread { self.response(node) })
+            case .subscribe(let feed, let rate):
+                if case .feed(let f) = feed, !state.withLock({ $0.schedule.feeds.contains(feed) }) {
+                    do throws(ControlError) { try control.watch(f) } catch {
+                        return reply(id, error: error.description)
+                    }
+                }
+                state.withLock { $0.schedule.add(feed, rate: rate) }
+                reply(id, error: nil)
+            case .unsubscribe(let feed):
+                let removed = state.withLock { $0.schedule.remove(feed) }
+                if removed, case .feed(let f) = feed { control.unwatch(f) }
+                reply(id, error: nil)
+            }
+        }
+    }
+
+    /// Sends what is due: the values or the graph after a change, and the feeds whose time has come. Returns the
+    /// milliseconds until the next turn.
+    func turn(now: Int = MonotonicClock.nanos()) -> Int {
+        let (due, values, graph, wait) = state.withLock { s in
+            let due = s.schedule.takeDue(now: now)
+            defer { (s.valuesChanged, s.graphChanged) = (false, false) }
+            return (
+                due, s.valuesChanged, s.graphChanged, Int(s.schedule.timeout(cap: Int32(Self.tickMillis), now: now))
+            )
+        }
+        if graph { send(self.graph()) } else if values { send(control.withSession { WebGraph.values($0) }) }
+        for feed in due { sendFeed(feed, now: now) }
+        return max(1, wait)
+    }
+
+    /// Stops the page's feeds (what they measured stops when no one else watches).
+    func close() {
+        let feeds = state.withLock { s in
+            s.closed = true
+            return s.schedule.feeds
+        }
+        for case .feed(let f) in feeds { control.unwatch(f) }
+        sender.finish()
+    }
+
+    private func sendFeed(_ feed: WebRequest.WebFeed, now: Int) {
+        let time = Double(now) / 1e9
+        switch feed {
+        case .feed(let f):
+            guard let reading = try? control.read(f) else { return }
+            send(
+                .object([
+                    ("type", .string("feed")), ("feed", .string(reading.name)), ("reading", reading.json(time: time)),
+                ]))
+        case .status:
+            guard case .status(let status)? = try? control.perform(.status) else { return }
+            send(.object([("type", .string("status")), ("time", .number(time)), ("status", status.json)]))
+        }
+    }
+
+    /// The node's response, computed outside the session's lock (an EQ measures its impulse response).
+    private func response(_ node: String) -> Result<JSONValue, WebRequest.Refusal> {
+        let found = control.withSession { session -> (any NodeDefinition, Int)? in
+            let document = session.graph.document
+            return document.nodes.first { $0.id == node }.map { ($0.definition, document.format.sampleRate) }
+        }
+        guard let (definition, sampleRate) = found else { return .failure(WebRequest.Refusal("no node '\(node)'")) }
+        guard let curve = definition as? any FrequencyResponding else {
+            return .failure(
+                WebRequest.Refusal("node '\(node)' (\(definition.typeName)) has no fixed frequency response"))
+        }
+        let response = NodeResponse(curve, id: node, sampleRate: sampleRate)
+        return .success(
+            .object([
+                ("type", .string("response")), ("node", .string(node)),
+                ("points", .array(response.points.map { .array([.number($0.frequency), .number($0.dB)]) })),
+            ]))
+    }
+
+    private func reply(_ id: JSONValue?, answer: Result<JSONValue, WebRequest.Refusal>) {
+        switch answer {
+        case .success(let message):
+            send(message)
+            reply(id, error: nil)
+        case .failure(let refusal): reply(id, error: refusal.message)
+        }
+    }
+
+    private func reply(_ id: JSONValue?, error: String?) {
+        send(
+            .members([
+                ("type", .string("reply")), ("id", id), ("ok", .bool(error == nil)),
+                ("error", error.map(JSONValue.string)),
+            ]))
+    }
+
+    /// Runs `body` on a thread of its own (a command may build a graph), off the server's tasks.
+    static func offThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: body()) }
+        }
+    }
+}
