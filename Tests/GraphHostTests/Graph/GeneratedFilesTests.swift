@@ -3,7 +3,7 @@ import GraphHost
 import XCTest
 
 /// Graphs/graph.schema.json and the node settings tables of docs/graph-format.md are generated from the node
-/// descriptors: the committed copies must be what the descriptors give now.
+/// descriptors, and the page's files in the binary from Page/: the committed copies must be current.
 final class GeneratedFilesTests: XCTestCase {
     func testCommittedSchemaIsTheGeneratedOne() throws {
         let path = TestSupport.root.appendingPathComponent("Graphs/graph.schema.json").path
@@ -26,5 +26,12 @@ final class GeneratedFilesTests: XCTestCase {
             "the node settings tables of \(path) differ from what the descriptors give; "
                 + "regenerate them: swift build && .build/debug/graphhost schema --update-doc docs/graph-format.md"
         )
+    }
+
+    /// The page the binary serves is the page in Sources/GraphHost/Control/Web/Page/.
+    func testTheEmbeddedPageIsCurrent() throws {
+        let script = TestSupport.root.appendingPathComponent("scripts/embed-page").path
+        let result = try TestSupport.execute(URL(fileURLWithPath: "/usr/bin/python3"), [script, "--check"])
+        XCTAssertEqual(result.status, 0, String(decoding: result.err, as: UTF8.self))
     }
 }
