@@ -67,7 +67,7 @@ extension LiveControl: FeedSource {
 
     public func read(_ feed: Feed) throws(ControlError) -> FeedReading {
         switch feed {
-        case .meters: return .meters(withSession { $0.graph.meterReadings })
+        case .meters: return .meters(withSession { $0.meterReadings })
         case .loudness: return .loudness(withSession { $0.analysis.loudness })
         case .spectrum(let node):
             let bands = withSession { session in

@@ -26,6 +26,13 @@ extension RunStatus {
             clips = reading.clips
         }
 
+        /// Silence, with the clips counted so far.
+        var silenced: Level {
+            var level = self
+            (level.peak, level.heldPeak, level.rms) = (-.infinity, -.infinity, -.infinity)
+            return level
+        }
+
         static func dBFS(_ linear: Float) -> Double {
             linear > 0 && linear.isFinite ? 20 * log10(Double(linear)) : -.infinity
         }
@@ -76,4 +83,14 @@ extension RunStatus.Level {
 
     /// `-6.0` or `-inf`: dBFS with one decimal.
     static func text(_ dBFS: Double) -> String { dBFS.isFinite ? Format.printf("%.1f", dBFS) : "-inf" }
+}
+
+extension GraphSession {
+    /// The levels of every meter that is on; silence while paused (a paused run stops rendering once its output has
+    /// faded out, and its meters would otherwise hold the last readings they took).
+    public var meterReadings: [RunStatus.Meter] {
+        let readings = graph.meterReadings
+        guard paused else { return readings }
+        return readings.map { RunStatus.Meter(node: $0.node, channels: $0.channels.map(\.silenced)) }
+    }
 }

@@ -63,7 +63,7 @@ public struct PlaybackStatus: Sendable {
             callbacks: counters.callbacks.load(ordering: .relaxed),
             firstSoundNanos: counters.firstSoundNanos.load(ordering: .relaxed),
             streams: streams, streamsFinished: graph.streams.map(\.finished), inputs: inputs,
-            meters: graph.meterReadings, loudness: session.analysis.loudness, load: load.latest,
+            meters: session.meterReadings, loudness: session.analysis.loudness, load: load.latest,
             pluginBlockLengths: session.pluginBlockLengths, pluginOutputs: graph.pluginOutputs,
             pluginProperties: graph.pluginProperties,
             silencedSlices: graph.silencedSlices,
@@ -98,7 +98,7 @@ public struct PlaybackStatus: Sendable {
                 + (n.totalBytes.map { Format.printf("/%.1f", Double($0) / 1e6) } ?? "") + " MB"
             network = " | \(s.state.rawValue) \(loaded)" + (n.title.flatMap { $0.isEmpty ? nil : " | ♪ \($0)" } ?? "")
         }
-        let output = graph.document.outputIDs.first.flatMap { id in graph.meterReadings.first { $0.node == id } }
+        let output = graph.document.outputIDs.first.flatMap { id in session.meterReadings.first { $0.node == id } }
         return positionText
             + Format.printf(
                 " | buffer %d%% | underruns %d | xruns %d | CPU %.1f%% of %d-frame quantum",

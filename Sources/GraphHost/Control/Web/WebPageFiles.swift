@@ -71,7 +71,7 @@ connection.on("values", (message) => {
   view.showState(state.graph);
   const node = state.graph.nodes.find((n) => n.id === state.selected);
   if (node) controls.update(node);
-  document.body.dataset.valuesAt = String(performance.now());
+  document.body.dataset.valuesAt = String(performance.timeOrigin + performance.now());
 });
 
 connection.on("response", (message) => controls.chart?.showResponse(message));
@@ -1095,5 +1095,5 @@ export class Transport {
     ]
 
     /// The page's version: a digest of its files, shown on the page.
-    public static let version = "b1aa70d9aff6"
+    public static let version = "058c29e9433b"
 }

@@ -62,7 +62,7 @@ connection.on("values", (message) => {
   view.showState(state.graph);
   const node = state.graph.nodes.find((n) => n.id === state.selected);
   if (node) controls.update(node);
-  document.body.dataset.valuesAt = String(performance.now());
+  document.body.dataset.valuesAt = String(performance.timeOrigin + performance.now());
 });
 
 connection.on("response", (message) => controls.chart?.showResponse(message));

@@ -1,0 +1,196 @@
+"""Browser scenarios for Tests/GraphHostTests/Web/WebPageTests.swift: `scenarios.py NAME URL [ARGS...]` opens the
+page graphhost printed in headless Chromium, does what a person would, and prints what it saw as JSON lines (the
+Swift test judges them with what it measured on graphhost's side)."""
+import json
+import socket
+import statistics
+import struct
+import sys
+import time
+
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+from page import browser, graph, open_page, report, select, wait
+
+
+def control(path, line):
+    """Sends one command line to graphhost's control socket and returns its JSON reply."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.connect(path)
+        s.sendall(line.encode() + b"\n")
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    return json.loads(data.decode().splitlines()[0])
+
+
+def osc(port, address, *arguments):
+    """Sends one OSC message over UDP to 127.0.0.1:port (strings and int32s)."""
+    def padded(raw):
+        raw += b"\0"
+        return raw + b"\0" * (-len(raw) % 4)
+    tags = "," + "".join("i" if isinstance(a, int) else "s" for a in arguments)
+    body = b"".join(struct.pack(">i", a) if isinstance(a, int) else padded(a.encode()) for a in arguments)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.sendto(padded(address.encode()) + padded(tags.encode()) + body, ("127.0.0.1", port))
+
+
+def values_at(driver):
+    """When the page last applied a `values` message, in ms on the wall clock."""
+    return float(driver.execute_script("return document.body.dataset.valuesAt || '0'"))
+
+
+def scenario_graph(driver, url):
+    open_page(driver, url)
+    state = graph(driver)
+    report(nodes=[[n["id"], n["type"]] for n in state["nodes"]],
+           links=[[l["from"], l["to"]] for l in state["links"]],
+           drawn=[e.get_attribute("data-id") for e in driver.find_elements(By.CSS_SELECTOR, "#graph-view .node")],
+           paths=[[e.get_attribute("data-from"), e.get_attribute("data-to")]
+                  for e in driver.find_elements(By.CSS_SELECTOR, "#graph-view .link")],
+           version=driver.find_element(By.ID, "version").text)
+
+
+def scenario_band(driver, url, sock, parameter, steps):
+    """Moves an EQ band by `steps` half-decibel steps (down when negative) with the arrow keys on its handle in the
+    response chart."""
+    open_page(driver, url)
+    select(driver, "eq")
+    handle = driver.find_element(By.CSS_SELECTOR, f'.eq-chart .handle[data-parameter="{parameter}"]')
+    before = control(sock, "status")["status"]["position"]
+    for _ in range(abs(int(steps))):
+        handle.send_keys(Keys.ARROW_UP if int(steps) > 0 else Keys.ARROW_DOWN)
+        time.sleep(0.02)  # a person's key repeat, not synchronization
+    target = 0.5 * int(steps)
+    wait(driver, lambda d: abs(d.execute_script(
+        f"return window.graphhost.state.graph.nodes.find(n => n.id === 'eq').state.values['{parameter}']") - target) < 1e-6,
+        f"graphhost reports {parameter} at {target} dB")
+    after = control(sock, "status")["status"]["position"]
+    curve = driver.execute_script("return document.querySelector('.eq-chart .response').getAttribute('points').length")
+    report(before=before, after=after, curve=curve, error=driver.find_element(By.ID, "control-error").text)
+
+
+def scenario_elsewhere(driver, url, sock, osc_port):
+    """Presets changed through the control socket and through OSC: how long until the page shows each."""
+    open_page(driver, url)
+    select(driver, "eq")
+    picker = driver.find_element(By.ID, "control-eq-preset")
+    presets = [o.get_attribute("value") for o in picker.find_elements(By.TAG_NAME, "option") if o.get_attribute("value")]
+    latencies = {"socket": [], "osc": []}
+    for k, name in enumerate(presets[1:11]):
+        how = "socket" if k % 2 == 0 else "osc"
+        sent = time.time() * 1000
+        if how == "socket":
+            control(sock, f"preset eq {name}")
+        else:
+            osc(int(osc_port), "/graphhost/preset", "eq", presets.index(name))
+        wait(driver, lambda d: picker.get_attribute("value") == name, f"the page shows preset {name}")
+        latencies[how].append(values_at(driver) - sent)
+    report(latencies=latencies, median=statistics.median(latencies["socket"] + latencies["osc"]))
+
+
+def scenario_meters(driver, url):
+    """The output's meter while playing, then after the page's pause button, then after play."""
+    open_page(driver, url)
+    peak = lambda: driver.find_element(By.CSS_SELECTOR, '#meters .meter[data-node="out"]').get_attribute("data-peak")
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, '#meters .meter[data-node="out"]'), "the output's meter")
+    playing = []
+    for _ in range(10):
+        playing.append(peak())
+        time.sleep(0.1)  # samples the meter ten times a second
+    driver.find_element(By.ID, "play").click()
+    wait(driver, lambda d: d.find_element(By.ID, "play").text == "Play", "the button offers Play")
+    wait(driver, lambda d: peak() == "-inf", "the output's meter falls to silence")
+    fell = time.time()
+    driver.find_element(By.ID, "play").click()
+    wait(driver, lambda d: peak() != "-inf", "the output's meter rises again")
+    report(playing=playing, rose_after=time.time() - fell)
+
+
+def scenario_pages(driver, url, count, seconds):
+    """`count` pages open at once (tabs of one browser), each subscribed to meters at 30 Hz, for `seconds`."""
+    open_page(driver, url)
+    for _ in range(int(count) - 1):
+        driver.switch_to.new_window("tab")
+        open_page(driver, url)
+    print(f"{count} pages open", file=sys.stderr, flush=True)
+    time.sleep(float(seconds))  # the pages stay open while graphhost plays
+    counts = []
+    for handle in driver.window_handles:
+        driver.switch_to.window(handle)
+        counts.append(driver.execute_script("return document.querySelectorAll('#meters .meter').length"))
+    report(pages=len(driver.window_handles), meters=counts)
+
+
+def scenario_phone(driver, url):
+    """At 390 px: one column, nothing wider than the screen; every control labelled; the keyboard reaches a node,
+    selects it and moves a slider, with a visible focus ring."""
+    open_page(driver, url)
+    sections = driver.find_elements(By.CSS_SELECTOR, "main > section")
+    lefts = sorted({round(e.rect["x"]) for e in sections})
+    overflow = driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
+    body = driver.find_element(By.TAG_NAME, "body")
+    reached = None
+    for presses in range(1, 40):
+        body.send_keys(Keys.TAB) if presses == 1 else driver.switch_to.active_element.send_keys(Keys.TAB)
+        active = driver.switch_to.active_element
+        if active.get_attribute("data-id") == "eq":
+            reached = presses
+            break
+    ring = driver.execute_script(
+        "const e = document.activeElement.querySelector('rect'); return getComputedStyle(e).strokeWidth")
+    driver.switch_to.active_element.send_keys(Keys.ENTER)
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#node-controls h3"), "the eq's controls")
+    slider = driver.find_element(By.ID, "control-eq-band_5")
+    before = driver.execute_script(
+        "return window.graphhost.state.graph.nodes.find(n => n.id === 'eq').state.values['band.5']")
+    slider.send_keys(Keys.END)
+    wait(driver, lambda d: d.execute_script(
+        "return window.graphhost.state.graph.nodes.find(n => n.id === 'eq').state.values['band.5']") != before,
+        "graphhost reports the band moved by the keyboard")
+    outline = driver.execute_script("return getComputedStyle(document.activeElement).outlineStyle")
+    unlabelled = driver.execute_script("""return [...document.querySelectorAll('input, select, button')]
+        .filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !e.textContent.trim())
+        .map(e => e.id || e.outerHTML.slice(0, 60))""")
+    after = driver.execute_script(
+        "return window.graphhost.state.graph.nodes.find(n => n.id === 'eq').state.values['band.5']")
+    report(lefts=lefts, overflow=overflow, reached=reached, ring=ring, outline=outline, unlabelled=unlabelled,
+           before=before, after=after)
+
+
+def scenario_files(driver, url, other):
+    """A refused value shows graphhost's error and changes nothing; a graph file beside the running one loads; a
+    path outside that folder is refused."""
+    open_page(driver, url)
+    select(driver, "eq")
+    before = driver.execute_script("return window.graphhost.state.graph.nodes.find(n => n.id === 'eq').state.values")
+    driver.execute_script("window.graphhost.controls.set('band.5', 99)")
+    wait(driver, lambda d: d.find_element(By.ID, "control-error").text, "the page shows the refusal")
+    refused = driver.find_element(By.ID, "control-error").text
+    after = driver.execute_script("return window.graphhost.state.graph.nodes.find(n => n.id === 'eq').state.values")
+    outside = driver.execute_async_script("""const done = arguments[0];
+        window.graphhost.connection.request('load', {path: '../etc.json'}).then(() => done('loaded'), e => done(e.message))""")
+    options = [o.get_attribute("value") for o in driver.find_elements(By.CSS_SELECTOR, "#load-file option")]
+    from selenium.webdriver.support.ui import Select
+    Select(driver.find_element(By.ID, "load-file")).select_by_value(other)
+    driver.find_element(By.ID, "load-button").click()
+    wait(driver, lambda d: "karaoke" in d.execute_script(
+        "return window.graphhost.state.graph.nodes.map(n => n.id).join(' ')"), "the page shows the loaded graph")
+    report(refused=refused, unchanged=before == after, outside=outside, options=options,
+           nodes=driver.execute_script("return window.graphhost.state.graph.nodes.map(n => n.id)"))
+
+
+SCENARIOS = {"graph": scenario_graph, "band": scenario_band, "elsewhere": scenario_elsewhere,
+             "meters": scenario_meters, "pages": scenario_pages, "phone": scenario_phone, "files": scenario_files}
+
+if __name__ == "__main__":
+    name, url, *arguments = sys.argv[1:]
+    driver = browser(390, 844) if name == "phone" else browser()
+    try:
+        SCENARIOS[name](driver, url, *arguments)
+    finally:
+        driver.quit()

@@ -1,0 +1,290 @@
+import Foundation
+import XCTest
+
+@testable import GraphHost
+
+/// The page in a real browser (Debian's headless Chromium through Selenium, Tests/Browser/scenarios.py) against
+/// `graphhost run --http 0` on a private PipeWire daemon, judged with what graphhost reports and records.
+final class WebPageTests: XCTestCase {
+    /// A run serving the page: its URL (token included), control socket and process.
+    struct PageRun {
+        let run: HeadlessPipeWire.Running
+        let control: HeadlessPipeWire.Control
+        let url: String
+        let socket: String
+
+        var port: Int { Int(url.split(separator: ":")[2].split(separator: "/")[0])! }
+    }
+
+    static func start(_ pw: HeadlessPipeWire, graph: String, name: String, extra: [String] = []) throws -> PageRun {
+        let socket = TestSupport.directory.appendingPathComponent("web-\(getpid())/\(name).sock").path
+        let run = try pw.graphhost(["run", graph, "--socket", socket, "--http", "0", "--no-mpris"] + extra)
+        let control = pw.control(socket)
+        XCTAssertTrue(run.waitForError(containing: "the page: http://"), run.errorText)
+        let line = try XCTUnwrap(run.errorText.split(separator: "\n").first { $0.hasPrefix("the page: ") })
+        XCTAssertTrue(control.waitForSocket())
+        return PageRun(run: run, control: control, url: String(line.dropFirst("the page: ".count)), socket: socket)
+    }
+
+    /// Runs a browser scenario and returns the JSON object it printed.
+    static func scenario(_ arguments: [String], timeout: TimeInterval = 120) throws -> [String: Any] {
+        let script = TestSupport.root.appendingPathComponent("Tests/Browser/scenarios.py").path
+        let result = try TestSupport.execute(URL(fileURLWithPath: "/usr/bin/python3"), [script] + arguments)
+        let out = String(decoding: result.out, as: UTF8.self)
+        guard result.status == 0, let line = out.split(separator: "\n").last,
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        else {
+            throw TestSupport.ToolFailure(
+                description: "scenario \(arguments[0]) failed (\(result.status)): \(out)\n"
+                    + String(decoding: result.err, as: UTF8.self))
+        }
+        return object
+    }
+
+    /// A −6 dBFS 1 kHz sine (looped) → mixer → ipod-eq (Flat) → output.
+    static func sineGraph() throws -> String {
+        let sine = try TestSupport.sine(seconds: 20)
+        return TestSupport.graph(
+            """
+            { "nodes": [ { "id": "song", "type": "stream", "url": "\(sine)", "loop": true },
+                         { "id": "mix", "type": "mixer", "inputs": 1 },
+                         { "id": "eq", "type": "ipod-eq", "preset": "Flat", "meter": true },
+                         { "id": "out", "type": "output" } ],
+              "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" }, { "from": "eq", "to": "out" } ] }
+            """, name: "web-sine")
+    }
+
+    /// The page draws every node and link `list` and the graph file have, and shows the page's version.
+    func testThePageListsTheNodesAndLinksAsListDoes() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let page = try Self.start(pw, graph: try Self.sineGraph(), name: "list")
+        defer { page.run.interrupt() }
+        let seen = try Self.scenario(["graph", page.url])
+        let listed = try XCTUnwrap(
+            try JSONSerialization.jsonObject(with: Data(try page.control.ctl(["list"]).out.utf8)) as? [String: Any])
+        let nodes = try XCTUnwrap(listed["nodes"] as? [[String: Any]]).map {
+            [$0["id"] as! String, $0["type"] as! String]
+        }
+        XCTAssertEqual(seen["nodes"] as? [[String]], nodes)
+        XCTAssertEqual(seen["drawn"] as? [String], nodes.map { $0[0] })
+        let links = [["song", "mix"], ["mix", "eq"], ["eq", "out"]]
+        XCTAssertEqual(seen["links"] as? [[String]], links)
+        XCTAssertEqual(seen["paths"] as? [[String]], links)
+        XCTAssertEqual(seen["version"] as? String, WebPage.version)
+    }
+
+    /// Lowering the 1 kHz band by 6 dB with the arrow keys on its handle in the page's EQ chart lowers the recorded
+    /// 1 kHz tone by what the EQ's own response gives for that change, click-free by the live-control criteria. (A
+    /// cut: a boost's automatic headroom would keep the boosted band's own level where it was.)
+    func testMovingAnEQBandOnThePageChangesTheRecordingByTheBandsGain() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let recording = TestSupport.directory.appendingPathComponent("web-band.wav").path
+        let page = try Self.start(pw, graph: try Self.sineGraph(), name: "band", extra: ["--record", recording])
+        XCTAssertTrue(try page.control.waitForPosition(1.5))
+        let seen = try Self.scenario(["band", page.url, page.socket, "band.5", "-12"])
+        let after = try XCTUnwrap(seen["after"] as? Double)
+        XCTAssertTrue(try page.control.waitForPosition(after + 1.5))
+        XCTAssertEqual(try page.control.ctl(["quit"]).status, 0)
+        let result = page.run.wait()
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertEqual(seen["error"] as? String, "")
+        XCTAssertGreaterThan(try XCTUnwrap(seen["curve"] as? Int), 100, "the EQ chart drew no response")
+
+        let samples = try SoundFile(path: recording).samples
+        let first = Double(try XCTUnwrap(SignalMatch.firstSound(samples)) / 2) / 48000
+        let before = try XCTUnwrap(seen["before"] as? Double)
+        // Record time ≈ position + the first sound's time; the windows keep 0.3 s away from the change.
+        let levelBefore = ToneMeasure.dB(
+            ToneMeasure.amplitude(samples, 1000, start: first + before - 0.8, seconds: 0.5))
+        let levelAfter = ToneMeasure.dB(ToneMeasure.amplitude(samples, 1000, start: first + after + 0.5, seconds: 0.5))
+        var gains = [Double](repeating: 0, count: 10)
+        let flat = IPodEQNode(preset: IPodEQPreset.named("Flat")!, preamp: 0, gains: gains)
+        gains[5] = -6
+        let lowered = IPodEQNode(preset: IPodEQPreset.named("Flat")!, preamp: 0, gains: gains)
+        func heard(_ node: IPodEQNode) -> Double {
+            node.responseDB(at: 1000, sampleRate: 48000)
+                + IPodEQSettings(gains: node.gains, preamp: 0).headroomDB(sampleRate: 48000)
+        }
+        let expected = heard(lowered) - heard(flat)
+        print("web band: \(levelBefore) → \(levelAfter) dB, expected change \(expected) dB")
+        XCTAssertLessThan(expected, -5, "the EQ's response at the band")
+        XCTAssertEqual(levelAfter - levelBefore, expected, accuracy: 0.1)
+        let end = Double(samples.count / 2) / 48000 - 0.8
+        let worst = ClickMeasure.worst(samples, channels: 2, rate: 48000, start: first + before - 0.2, end: end)
+        XCTAssertLessThanOrEqual(worst.slopeRatio, 1.5, "\(worst)")
+        XCTAssertLessThanOrEqual(worst.peakRatio, 1.0005, "\(worst)")
+    }
+
+    /// Presets changed through the control socket and through OSC show on the page within 100 ms (the median of ten
+    /// changes, from the moment the command was sent to the page applying graphhost's `values` message).
+    func testChangesMadeElsewhereShowOnThePageWithin100ms() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let page = try Self.start(pw, graph: try Self.sineGraph(), name: "elsewhere", extra: ["--osc-port", "0"])
+        defer { page.run.interrupt() }
+        XCTAssertTrue(page.run.waitForError(containing: "OSC: listening on udp "))
+        let osc = try XCTUnwrap(
+            page.run.errorText.split(separator: "\n").first { $0.contains("OSC: listening on udp ") }?
+                .split(separator: ":").last.flatMap { Int($0) })
+        let seen = try Self.scenario(["elsewhere", page.url, page.socket, "\(osc)"])
+        let latencies = try XCTUnwrap(seen["latencies"] as? [String: [Double]])
+        print("page latency of changes made elsewhere (ms): \(latencies)")
+        XCTAssertEqual(latencies["socket"]?.count, 5)
+        XCTAssertEqual(latencies["osc"]?.count, 5)
+        XCTAssertLessThanOrEqual(try XCTUnwrap(seen["median"] as? Double), 100)
+    }
+
+    /// The output's meter on the page moves while sound plays, falls to silence after the page's pause button and
+    /// rises again after play.
+    func testMetersMoveWhilePlayingAndFallWhilePaused() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let page = try Self.start(pw, graph: try Self.sineGraph(), name: "meters")
+        defer { page.run.interrupt() }
+        let seen = try Self.scenario(["meters", page.url])
+        let playing = try XCTUnwrap(seen["playing"] as? [String]).compactMap(Double.init)
+        XCTAssertEqual(playing.count, 10, "\(seen)")
+        // The −6 dBFS sine through the flat EQ (its headroom is 0 dB).
+        for peak in playing { XCTAssertEqual(peak, -6.02, accuracy: 0.5) }
+    }
+
+    /// A request without the token, with a wrong one, from another site or naming another host is refused, for
+    /// the page, its files, the graph download and the WebSocket alike; the right token is let in.
+    func testWrongTokensForeignOriginsAndOtherHostsAreRefused() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let page = try Self.start(pw, graph: try Self.sineGraph(), name: "access")
+        defer { page.run.interrupt() }
+        let base = "http://127.0.0.1:\(page.port)"
+        let token = String(page.url.split(separator: "=").last!)
+        func status(_ path: String, _ headers: [String]) throws -> String {
+            let arguments = ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}"] + headers.flatMap { ["-H", $0] }
+            return String(decoding: try TestSupport.run(arguments + [base + path]), as: UTF8.self)
+        }
+        let cookie = "Cookie: graphhost_token=\(token)"
+        let upgrade = [
+            "Connection: Upgrade", "Upgrade: websocket", "Sec-WebSocket-Version: 13",
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+        ]
+        XCTAssertEqual(try status("/?token=\(token)", []), "303")
+        XCTAssertEqual(try status("/", [cookie]), "200")
+        XCTAssertEqual(try status("/ws", [cookie, "Origin: \(base)"] + upgrade), "101")
+        for path in ["/", "/page/app.js", "/graph.json", "/graphs", "/ws"] {
+            // Hummingbird answers every WebSocket handshake it declines with 400; the HTTP routes say why.
+            let (ws, refused, host) = path == "/ws" ? (upgrade, "400", "400") : ([], "403", "421")
+            XCTAssertEqual(try status(path, ws), refused, "\(path) without a token")
+            XCTAssertEqual(try status(path, ["Cookie: graphhost_token=\(token.dropLast())0"] + ws), refused, path)
+            XCTAssertEqual(try status(path, [cookie, "Origin: http://attacker.example"] + ws), refused, path)
+            XCTAssertEqual(try status(path, [cookie, "Host: attacker.example:\(page.port)"] + ws), host, path)
+        }
+        XCTAssertEqual(try status("/?token=\(token)0", []), "403")
+    }
+
+    /// At a phone's width (390 px) the page is one column with nothing wider than the screen; every control has a
+    /// label; the keyboard alone reaches a node with Tab, opens it with Enter and moves a band's slider, with a
+    /// visible focus ring.
+    func testThePageWorksAtPhoneWidthAndFromTheKeyboard() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let page = try Self.start(pw, graph: try Self.sineGraph(), name: "phone")
+        defer { page.run.interrupt() }
+        let seen = try Self.scenario(["phone", page.url])
+        XCTAssertEqual((seen["lefts"] as? [Int])?.count, 1, "\(seen)")
+        XCTAssertLessThanOrEqual(try XCTUnwrap(seen["overflow"] as? Int), 0, "\(seen)")
+        XCTAssertNotNil(seen["reached"] as? Int, "Tab never reached the eq node: \(seen)")
+        XCTAssertEqual(seen["ring"] as? String, "4px", "no focus ring on the node: \(seen)")
+        XCTAssertEqual(seen["outline"] as? String, "solid", "no focus ring on the slider: \(seen)")
+        XCTAssertEqual((seen["unlabelled"] as? [String]) ?? ["?"], [], "\(seen)")
+        XCTAssertEqual(seen["after"] as? Double, 12, "End moves the band to its top: \(seen)")
+    }
+
+    /// A value graphhost refuses shows its error on the page and changes nothing; the page loads a graph file from
+    /// the running graph's folder and draws it; a path outside that folder is refused; the live graph downloads
+    /// with what plays now.
+    func testRefusalsLoadAndSave() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let sine = try TestSupport.sine(seconds: 20)
+        _ = TestSupport.graph(
+            """
+            { "nodes": [ { "id": "song", "type": "stream", "url": "\(sine)", "loop": true },
+                         { "id": "karaoke-eq", "type": "ipod-eq", "preset": "Rock" }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "song", "to": "karaoke-eq" }, { "from": "karaoke-eq", "to": "out" } ] }
+            """, name: "web-other")
+        let page = try Self.start(pw, graph: try Self.sineGraph(), name: "files")
+        defer { page.run.interrupt() }
+        XCTAssertEqual(try page.control.ctl(["preset", "eq", "Jazz"]).status, 0)
+        let token = String(page.url.split(separator: "=").last!)
+        let saved = String(
+            decoding: try TestSupport.run([
+                "curl", "-s", "-H", "Cookie: graphhost_token=\(token)", "http://127.0.0.1:\(page.port)/graph.json",
+            ]), as: UTF8.self)
+        XCTAssertTrue(saved.contains(#""preset": "Jazz""#), saved)
+
+        let seen = try Self.scenario(["files", page.url, "web-other.json"])
+        XCTAssertTrue((seen["refused"] as? String ?? "").contains("out of range"), "\(seen)")
+        XCTAssertEqual(seen["unchanged"] as? Bool, true)
+        XCTAssertTrue((seen["outside"] as? String ?? "").contains("is not a graph file in"), "\(seen)")
+        XCTAssertTrue((seen["options"] as? [String] ?? []).contains("web-sine.json"), "\(seen)")
+        XCTAssertEqual(seen["nodes"] as? [String], ["song", "karaoke-eq", "out"])
+    }
+
+    /// Twenty pages open at once, each with meters at 30 Hz (and its other feeds), while graphhost plays the demo:
+    /// graphhost's sink keeps as many intact 100 ms windows as pw-play playing the same sound to a second sink in
+    /// the same seconds, less 2 % (the peer measure of the PipeWire tests).
+    func testTwentyPagesWithMetersKeepUpWithAPeer() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        try pw.addSink(HeadlessPipeWire.peerSink)
+        let seconds = 20
+        let demo = TestSupport.root.appendingPathComponent("Graphs/demo.json").path
+        let rendered = try TestSupport.render(demo, durationFrames: seconds * 48000).samples
+        let source = TestSupport.directory.appendingPathComponent("web-demo-offline.wav").path
+        let writer = try SoundFileWriter(path: source, sampleRate: 48000, channels: 2)
+        try writer.write(rendered, frames: rendered.count / 2)
+        writer.close()
+        let ownMonitor = TestSupport.directory.appendingPathComponent("web-demo-monitor.wav").path
+        let peerMonitor = TestSupport.directory.appendingPathComponent("web-peer-monitor.wav").path
+        // graphhost waits paused while the pages open; then it plays the demo from its start beside the peer.
+        let page = try Self.start(pw, graph: demo, name: "pages", extra: ["--latency", "256"])
+        XCTAssertEqual(try page.control.ctl(["pause"]).status, 0)
+        let browser = try Self.scenarioProcess(["pages", page.url, "20", "\(seconds + 6)"])
+        XCTAssertTrue(
+            TestSupport.waitUntil(timeout: 120) { browser.errorText.contains("20 pages open") }, browser.errorText)
+        let ownRecorder = try pw.record(to: ownMonitor)
+        let peerRecorder = try pw.record(to: peerMonitor, sink: HeadlessPipeWire.peerSink)
+        XCTAssertEqual(try page.control.ctl(["seek", "song", "0"]).status, 0)
+        XCTAssertEqual(try page.control.ctl(["play"]).status, 0)
+        let peer = try pw.play(source, sink: HeadlessPipeWire.peerSink, latency: 256)
+        let peerResult = peer.wait()
+        let result = page.run.wait(timeout: 60)
+        let seen = browser.wait(timeout: 120)
+        for recorder in [ownRecorder, peerRecorder] {
+            recorder.interrupt()
+            _ = recorder.wait()
+        }
+        XCTAssertEqual(peerResult.status, 0, peerResult.err)
+        XCTAssertEqual(seen.status, 0, seen.err)
+        XCTAssertTrue(seen.out.contains(#""pages": 20"#), seen.out)
+        XCTAssertEqual(result.status, 0, result.err)
+        let reference = SignalMatch.mono(rendered)
+        let own = SignalMatch.intactWindows(
+            recording: SignalMatch.mono(try SoundFile(path: ownMonitor).samples), reference: reference)
+        let other = SignalMatch.intactWindows(
+            recording: SignalMatch.mono(try SoundFile(path: peerMonitor).samples), reference: reference)
+        print("20 pages: intact 100 ms windows: graphhost \(own.intact), pw-play \(other.intact) of \(own.total)")
+        XCTAssertGreaterThan(own.total, 9 * seconds)
+        XCTAssertEqual(own.total, other.total)
+        XCTAssertGreaterThanOrEqual(Double(own.intact), Double(other.intact) - 0.02 * Double(own.total))
+    }
+
+    /// A browser scenario left running (its standard error says how far it got).
+    static func scenarioProcess(_ arguments: [String]) throws -> HeadlessPipeWire.Running {
+        let script = TestSupport.root.appendingPathComponent("Tests/Browser/scenarios.py").path
+        return try HeadlessPipeWire.Running(
+            URL(fileURLWithPath: "/usr/bin/python3"), [script] + arguments,
+            environment: ProcessInfo.processInfo.environment)
+    }
+}
