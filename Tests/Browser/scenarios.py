@@ -184,8 +184,26 @@ def scenario_files(driver, url, other):
            nodes=driver.execute_script("return window.graphhost.state.graph.nodes.map(n => n.id)"))
 
 
+def scenario_peq(driver, url):
+    """Drags a parametric band's handle on the response chart up and to the right with the pointer."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    open_page(driver, url)
+    select(driver, "peq")
+    values = lambda: driver.execute_script(
+        "return window.graphhost.state.graph.nodes.find(n => n.id === 'peq').state.values")
+    curve = lambda: driver.execute_script("return document.querySelector('.eq-chart .response').getAttribute('points')")
+    wait(driver, lambda d: len(curve() or "") > 100, "the chart drew the response")
+    before, drawn = values(), curve()
+    handle = driver.find_element(By.CSS_SELECTOR, '.eq-chart .handle[data-parameter="band.0.gain"]')
+    ActionChains(driver).click_and_hold(handle).move_by_offset(60, -30).pause(0.2).release().perform()
+    wait(driver, lambda d: values()["band.0.gain"] != before["band.0.gain"], "graphhost reports the new gain")
+    wait(driver, lambda d: curve() != drawn, "the curve redrew")
+    report(before=before, after=values())
+
+
 SCENARIOS = {"graph": scenario_graph, "band": scenario_band, "elsewhere": scenario_elsewhere,
-             "meters": scenario_meters, "pages": scenario_pages, "phone": scenario_phone, "files": scenario_files}
+             "meters": scenario_meters, "pages": scenario_pages, "phone": scenario_phone, "files": scenario_files,
+             "peq": scenario_peq}
 
 if __name__ == "__main__":
     name, url, *arguments = sys.argv[1:]

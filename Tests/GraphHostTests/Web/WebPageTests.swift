@@ -50,7 +50,8 @@ final class WebPageTests: XCTestCase {
                          { "id": "mix", "type": "mixer", "inputs": 1 },
                          { "id": "eq", "type": "ipod-eq", "preset": "Flat", "meter": true },
                          { "id": "out", "type": "output" } ],
-              "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" }, { "from": "eq", "to": "out" } ] }
+              "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" },
+                         { "from": "eq", "to": "out" } ] }
             """, name: "web-sine")
     }
 
@@ -210,7 +211,8 @@ final class WebPageTests: XCTestCase {
         _ = TestSupport.graph(
             """
             { "nodes": [ { "id": "song", "type": "stream", "url": "\(sine)", "loop": true },
-                         { "id": "karaoke-eq", "type": "ipod-eq", "preset": "Rock" }, { "id": "out", "type": "output" } ],
+                         { "id": "karaoke-eq", "type": "ipod-eq", "preset": "Rock" },
+                         { "id": "out", "type": "output" } ],
               "links": [ { "from": "song", "to": "karaoke-eq" }, { "from": "karaoke-eq", "to": "out" } ] }
             """, name: "web-other")
         let page = try Self.start(pw, graph: try Self.sineGraph(), name: "files")
@@ -286,5 +288,28 @@ final class WebPageTests: XCTestCase {
         return try HeadlessPipeWire.Running(
             URL(fileURLWithPath: "/usr/bin/python3"), [script] + arguments,
             environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// A `peq` band's handle dragged up and right on the page's chart raises the band's gain and frequency in
+    /// graphhost, and the curve is drawn again from graphhost's response.
+    func testAParametricBandIsDraggedOnTheCurve() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let sine = try TestSupport.sine(seconds: 20)
+        let graph = TestSupport.graph(
+            """
+            { "nodes": [ { "id": "song", "type": "stream", "url": "\(sine)", "loop": true },
+                         { "id": "peq", "type": "peq",
+                           "bands": [ { "type": "peaking", "frequency": 500, "gain": 0, "q": 1 } ] },
+                         { "id": "out", "type": "output" } ],
+              "links": [ { "from": "song", "to": "peq" }, { "from": "peq", "to": "out" } ] }
+            """, name: "web-peq")
+        let page = try Self.start(pw, graph: graph, name: "peq")
+        defer { page.run.interrupt() }
+        let seen = try Self.scenario(["peq", page.url])
+        let before = try XCTUnwrap(seen["before"] as? [String: Double])
+        let after = try XCTUnwrap(seen["after"] as? [String: Double])
+        XCTAssertGreaterThan(try XCTUnwrap(after["band.0.gain"]), try XCTUnwrap(before["band.0.gain"]) + 1)
+        XCTAssertGreaterThan(try XCTUnwrap(after["band.0.frequency"]), try XCTUnwrap(before["band.0.frequency"]) * 1.2)
     }
 }
