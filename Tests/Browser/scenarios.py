@@ -90,7 +90,8 @@ def scenario_elsewhere(driver, url, sock, osc_port):
             osc(int(osc_port), "/graphhost/preset", "eq", presets.index(name))
         wait(driver, lambda d: picker.get_attribute("value") == name, f"the page shows preset {name}")
         latencies[how].append(values_at(driver) - sent)
-    report(latencies=latencies, median=statistics.median(latencies["socket"] + latencies["osc"]))
+    logged = [e.text for e in driver.find_elements(By.CSS_SELECTOR, '#events li[data-event="command"]')]
+    report(latencies=latencies, median=statistics.median(latencies["socket"] + latencies["osc"]), logged=logged)
 
 
 def scenario_meters(driver, url):

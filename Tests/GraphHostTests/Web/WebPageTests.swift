@@ -119,7 +119,8 @@ final class WebPageTests: XCTestCase {
     }
 
     /// Presets changed through the control socket and through OSC show on the page within 100 ms (the median of ten
-    /// changes, from the moment the command was sent to the page applying graphhost's `values` message).
+    /// changes, from the moment the command was sent to the page applying graphhost's `values` message), and each
+    /// shows in the page's event log.
     func testChangesMadeElsewhereShowOnThePageWithin100ms() throws {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
@@ -135,6 +136,8 @@ final class WebPageTests: XCTestCase {
         XCTAssertEqual(latencies["socket"]?.count, 5)
         XCTAssertEqual(latencies["osc"]?.count, 5)
         XCTAssertLessThanOrEqual(try XCTUnwrap(seen["median"] as? Double), 100)
+        let logged = try XCTUnwrap(seen["logged"] as? [String])
+        XCTAssertEqual(logged.filter { $0.contains("command: command \"preset eq ") }.count, 10, "\(logged)")
     }
 
     /// The output's meter on the page moves while sound plays, falls to silence after the page's pause button and
