@@ -151,13 +151,21 @@ public struct LevelMeter {
         return SampleRunLevels.sum(a + b)
     }
 
-    /// The largest of a channel's block peaks, none of them NaN (`maxss` a block: LLVM makes vector maxima that end
-    /// in a scalar into masks and blends, which cost more).
+    /// The largest of a channel's block peaks, none of them NaN, in four scalar chains (LLVM makes vector maxima that
+    /// end in a scalar into masks and blends, which cost more).
     @_noLocks
     static func peak(_ p: UnsafeMutablePointer<Float>) -> Float {
-        var m: Float = 0
-        for k in 0..<windowBlocks where p[k] > m { m = p[k] }
-        return m
+        var m0: Float = 0
+        var m1: Float = 0
+        var m2: Float = 0
+        var m3: Float = 0
+        for k in stride(from: 0, to: windowSlots, by: 4) {
+            if p[k] > m0 { m0 = p[k] }
+            if p[k + 1] > m1 { m1 = p[k + 1] }
+            if p[k + 2] > m2 { m2 = p[k + 2] }
+            if p[k + 3] > m3 { m3 = p[k + 3] }
+        }
+        return max(max(m0, m1), max(m2, m3))
     }
 
     /// Writes every channel's reading between two increments of `sequence` (odd while writing).

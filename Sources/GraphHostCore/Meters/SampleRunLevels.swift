@@ -77,12 +77,9 @@ struct SampleRunLevels {
     /// scalar into masks and blends).
     @_noLocks @inline(__always)
     static func largest(_ a: SIMD4<Float>, _ b: SIMD4<Float>) -> Float {
-        var m: Float = 0
-        for k in 0..<4 {
-            if a[k] > m { m = a[k] }
-            if b[k] > m { m = b[k] }
-        }
-        return m
+        let x = Swift.max(Swift.max(a[0], a[1]), Swift.max(a[2], a[3]))
+        let y = Swift.max(Swift.max(b[0], b[1]), Swift.max(b[2], b[3]))
+        return Swift.max(x, y)
     }
 
     /// The lanewise larger of `m` and `a`, keeping `m` where `a` is NaN (one `maxps`).
