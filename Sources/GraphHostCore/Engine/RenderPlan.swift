@@ -31,7 +31,8 @@ public struct RenderPlan {
         self.outputTaps = outputTaps
     }
 
-    /// Runs every step once over `frames` ≤ `maxFrames` frames, noting the slowest step in `timing`.
+    /// Runs every step once over `frames` ≤ `maxFrames` frames, noting the slowest step in `timing` (a step's time
+    /// includes its node's meter and tap).
     /// `guardOutput` makes plugin steps silence output holding NaN, Inf or a burst above +24 dBFS; `time` is the
     /// musical transport plugins are told about.
     @_noLocks
@@ -44,11 +45,11 @@ public struct RenderPlan {
         for step in steps {
             let started = MonotonicClock.nanos()
             step.kernel.render(step, slice)
-            timing.pointee.note(MonotonicClock.nanos() - started, step.kernel)
             if let output = step.output {
                 step.meter?.pointee.measure(output, channelStride: maxFrames, frames: frames)
                 step.tap?.pointee.capture(output, channelStride: maxFrames, frames: frames)
             }
+            timing.pointee.note(MonotonicClock.nanos() - started, step.kernel)
         }
     }
 

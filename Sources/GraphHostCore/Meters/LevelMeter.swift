@@ -23,12 +23,14 @@ public struct LevelMeter {
         var held: Float = 0
         var holdLeft = 0
         var clips = 0
-        /// The finished blocks' sum of squares and peak, summed when a block closes.
+        /// The window's finished blocks' sum of squares and peak, summed when a block closes.
         var windowSquares: Float = 0
         var windowPeak: Float = 0
     }
 
     public static let windowBlocks = 30
+    /// Slots a channel keeps for its window's blocks: `windowBlocks` rounded up to whole vectors, the rest zero.
+    static let windowSlots = 32
     public static let blockSeconds = 0.01
     public static let holdSeconds = 2.0
 
@@ -40,7 +42,7 @@ public struct LevelMeter {
     let sequence: UnsafeAtomic<Int>
     let published: UnsafeMutablePointer<Reading>
     let state: UnsafeMutablePointer<ChannelState>
-    /// Sum of squares and peak of each finished block, `channels × windowBlocks`.
+    /// Sum of squares and peak of each finished block, `channels × windowSlots`, zero where no block is.
     let blockSquares: UnsafeMutablePointer<Float>
     let blockPeaks: UnsafeMutablePointer<Float>
     var blockIndex = 0
@@ -51,7 +53,7 @@ public struct LevelMeter {
     /// A meter for `channels` channels at `sampleRate`, on or off (control world only).
     public static func allocate(channels: Int, sampleRate: Double, on: Bool) -> UnsafeMutablePointer<LevelMeter> {
         let meter = UnsafeMutablePointer<LevelMeter>.allocateRender(capacity: 1)
-        let window = channels * windowBlocks
+        let window = channels * windowSlots
         let squares = UnsafeMutablePointer<Float>.allocateRender(capacity: window)
         squares.initialize(repeating: 0, count: window)
         let peaks = UnsafeMutablePointer<Float>.allocateRender(capacity: window)
@@ -93,34 +95,12 @@ public struct LevelMeter {
         while done < frames {
             let n = min(frames - done, blockFrames - framesInBlock)
             for c in 0..<channels {
-                let p = bus + c * channelStride + done
-                // Eight lanes at a time: sums of squares, peaks and clip counts per lane, then the tail.
-                var squares8 = SIMD8<Float>()
-                var peak8 = SIMD8<Float>()
-                var clips8 = SIMD8<Int32>()
-                let one = SIMD8<Float>(repeating: 1)
-                var f = 0
-                while f + 8 <= n {
-                    let v = UnsafeRawPointer(p + f).loadUnaligned(as: SIMD8<Float>.self)
-                    let a = v.replacing(with: -v, where: v .< 0)
-                    squares8 += a * a
-                    peak8.replace(with: a, where: a .> peak8)
-                    clips8.replace(with: clips8 &+ 1, where: a .>= one)
-                    f += 8
-                }
-                var squares = squares8.sum()
-                var peak = max(state[c].peak, peak8.max())
-                var clips = Int(clips8.wrappedSum())
-                while f < n {
-                    let a = abs(p[f])
-                    squares += a * a
-                    if a > peak { peak = a }
-                    if a >= 1 { clips += 1 }
-                    f += 1
-                }
-                state[c].squares += squares
-                state[c].peak = peak
-                state[c].clips += clips
+                let p = UnsafePointer(bus + c * channelStride + done)
+                let run = SampleRunLevels(p, count: n)
+                state[c].squares += run.squares
+                if run.peak > state[c].peak { state[c].peak = run.peak }
+                // Clipping is rare: only a run that reaches full scale is counted, in a second pass.
+                if run.peak >= 1 { state[c].clips += SampleRunLevels.clips(p, count: n) }
             }
             framesInBlock += n
             done += n
@@ -136,32 +116,56 @@ public struct LevelMeter {
         framesInBlock = 0
         filledBlocks = 0
         for c in 0..<channels { state[c] = ChannelState() }
+        blockSquares.update(repeating: 0, count: channels * Self.windowSlots)
+        blockPeaks.update(repeating: 0, count: channels * Self.windowSlots)
     }
 
     @_noLocks
     mutating func closeBlock() {
         for c in 0..<channels {
+            let window = c * Self.windowSlots
             // A non-finite sample (a plugin's NaN) counts as silence rather than spoiling the window.
             let squares = state[c].squares
-            blockSquares[c * Self.windowBlocks + blockIndex] = squares.isFinite ? squares : 0
-            blockPeaks[c * Self.windowBlocks + blockIndex] = state[c].peak
+            blockSquares[window + blockIndex] = squares.isFinite ? squares : 0
+            blockPeaks[window + blockIndex] = state[c].peak
             state[c].squares = 0
             state[c].peak = 0
+            state[c].windowSquares = Self.sum(blockSquares + window)
+            state[c].windowPeak = Self.peak(blockPeaks + window)
         }
         blockIndex = blockIndex + 1 == Self.windowBlocks ? 0 : blockIndex + 1
         framesInBlock = 0
         if filledBlocks < Self.windowBlocks { filledBlocks += 1 }
-        for c in 0..<channels {
-            let window = c * Self.windowBlocks
-            var sum: Float = 0
-            var peak: Float = 0
-            for b in 0..<filledBlocks {
-                sum += blockSquares[window + b]
-                peak = max(peak, blockPeaks[window + b])
-            }
-            state[c].windowSquares = sum
-            state[c].windowPeak = peak
+    }
+
+    /// The sum of a channel's `windowSlots` (32) block values.
+    @_noLocks
+    static func sum(_ p: UnsafeMutablePointer<Float>) -> Float {
+        let q = UnsafePointer(p)
+        let a =
+            (SampleRunLevels.load(q) + SampleRunLevels.load(q + 4))
+            + (SampleRunLevels.load(q + 8) + SampleRunLevels.load(q + 12))
+        let b =
+            (SampleRunLevels.load(q + 16) + SampleRunLevels.load(q + 20))
+            + (SampleRunLevels.load(q + 24) + SampleRunLevels.load(q + 28))
+        return SampleRunLevels.sum(a + b)
+    }
+
+    /// The largest of a channel's block peaks, none of them NaN, in four scalar chains (LLVM makes vector maxima that
+    /// end in a scalar into masks and blends, which cost more).
+    @_noLocks
+    static func peak(_ p: UnsafeMutablePointer<Float>) -> Float {
+        var m0: Float = 0
+        var m1: Float = 0
+        var m2: Float = 0
+        var m3: Float = 0
+        for k in stride(from: 0, to: windowSlots, by: 4) {
+            if p[k] > m0 { m0 = p[k] }
+            if p[k + 1] > m1 { m1 = p[k + 1] }
+            if p[k + 2] > m2 { m2 = p[k + 2] }
+            if p[k + 3] > m3 { m3 = p[k + 3] }
         }
+        return max(max(m0, m1), max(m2, m3))
     }
 
     /// Writes every channel's reading between two increments of `sequence` (odd while writing).

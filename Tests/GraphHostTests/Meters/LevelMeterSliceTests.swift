@@ -1,0 +1,159 @@
+import XCTest
+
+@testable import GraphHostCore
+
+/// `LevelMeter` fed planar slices directly: clips counted exactly wherever they fall, and every reading after every
+/// slice equal to a sample-by-sample reference of the meter's rules.
+final class LevelMeterSliceTests: XCTestCase {
+    static let rate = 48000.0, blockFrames = 480
+
+    /// A stereo meter at 48 kHz, freed with the object.
+    final class Meter {
+        let meter = LevelMeter.allocate(channels: 2, sampleRate: LevelMeterSliceTests.rate, on: true)
+        deinit { LevelMeter.deallocate(meter) }
+
+        /// Measures `left` and `right` (the same length) as one slice and returns the readings (nil: off).
+        func measure(_ left: ArraySlice<Float>, _ right: ArraySlice<Float>) -> [LevelMeter.Reading]? {
+            var bus = Array(left) + Array(right)
+            bus.withUnsafeMutableBufferPointer {
+                meter.pointee.measure($0.baseAddress!, channelStride: left.count, frames: left.count)
+            }
+            return meter.pointee.read()
+        }
+    }
+
+    func testASingleClippedSampleInALongSliceIsCountedOnce() throws {
+        let meter = Meter()
+        // 4099 frames: eight whole blocks, then a run of 259 whose last three samples are past the vectors.
+        var left = [Float](repeating: 0.5, count: 4099)
+        var right = left
+        left[3001] = -1
+        right[4098] = 1
+        let readings = try XCTUnwrap(meter.measure(left[...], right[...]))
+        XCTAssertEqual(readings.map(\.clips), [1, 1])
+        XCTAssertEqual(readings.map(\.peak), [1, 1])
+        let quiet = [Float](repeating: 0.5, count: 4099)
+        XCTAssertEqual(
+            try XCTUnwrap(meter.measure(quiet[...], quiet[...])).map(\.clips), [1, 1], "clips add up, quiet adds none")
+    }
+
+    func testClipsStraddlingBlockAndSliceBoundariesAreCountedExactly() throws {
+        let meter = Meter()
+        let frames = 10 * Self.blockFrames
+        var left = [Float](repeating: 0.25, count: frames)
+        var right = [Float](repeating: -0.25, count: frames)
+        // Seven clipped samples across each block boundary, and five across each 100-frame slice boundary between.
+        for boundary in stride(from: Self.blockFrames, to: frames, by: Self.blockFrames) {
+            for f in boundary - 3...boundary + 3 { left[f] = f.isMultiple(of: 2) ? 1 : -1.5 }
+            for f in boundary - 3...boundary + 3 { right[f] = .infinity }
+        }
+        for boundary in stride(from: 200, to: frames, by: 500) {
+            for f in boundary - 2...boundary + 2 { left[f] = -1 }
+        }
+        var readings: [LevelMeter.Reading] = []
+        for start in stride(from: 0, to: frames, by: 100) {
+            readings = try XCTUnwrap(meter.measure(left[start..<start + 100], right[start..<start + 100]))
+        }
+        XCTAssertEqual(readings.map(\.clips), [9 * 7 + 10 * 5, 9 * 7])
+    }
+
+    /// Noise, bursts past full scale, a NaN and an infinity, slices of every size, silence that empties the window
+    /// and the held peak, and the meter turned off and on again (with a full window, and an empty one): each slice's
+    /// readings as the reference has them.
+    func testEveryReadingMatchesASampleBySampleReference() throws {
+        let meter = Meter()
+        var references = [Reference(), Reference()]
+        var seed: UInt32 = 1234
+        func noise(_ amplitude: Float) -> Float {
+            seed = seed &* 1_664_525 &+ 1_013_904_223
+            return amplitude * (Float(seed >> 8) / Float(1 << 23) - 1)
+        }
+        let sizes = [256, 100, 1, 17, 480, 1000, 33, 4096, 7, 479, 481, 64]
+        let seconds: [(length: Double, amplitude: Float)] = [(0.7, 0.5), (0.2, 1.3), (0.4, 0.3), (2.6, 0), (0.3, 0.8)]
+        var signal: [[Float]] = [[], []]
+        for (length, amplitude) in seconds {
+            for c in 0..<2 { signal[c] += (0..<Int(length * Self.rate)).map { _ in noise(amplitude) } }
+        }
+        signal[0][20_000] = .nan
+        signal[1][30_123] = -.infinity
+        signal[1][30_500] = .nan
+        let restarts = [Int(1.0 * Self.rate), Int(3.9 * Self.rate)]
+        var start = 0
+        var slice = 0
+        var silentReadings = 0
+        var clips = 0
+        while start < signal[0].count {
+            let end = min(start + sizes[slice % sizes.count], signal[0].count)
+            if restarts.contains(where: { start <= $0 && $0 < end }) {
+                meter.meter.pointee.isOn.store(false, ordering: .relaxed)
+                XCTAssertNil(meter.measure(signal[0][start..<end], signal[1][start..<end]))
+                meter.meter.pointee.isOn.store(true, ordering: .relaxed)
+                references = [Reference(), Reference()]
+            }
+            let readings = try XCTUnwrap(meter.measure(signal[0][start..<end], signal[1][start..<end]))
+            for c in 0..<2 {
+                let expected = references[c].measure(signal[c][start..<end])
+                let reading = readings[c]
+                clips = max(clips, reading.clips)
+                let at = "channel \(c), frames \(start)..<\(end)"
+                XCTAssertEqual(reading.peak, expected.peak, at)
+                XCTAssertEqual(reading.heldPeak, expected.heldPeak, at)
+                XCTAssertEqual(reading.clips, expected.clips, at)
+                if expected.meanSquare == 0 {
+                    XCTAssertEqual(reading.meanSquare, 0, at)
+                    silentReadings += 1
+                } else {
+                    XCTAssertEqual(reading.meanSquare, expected.meanSquare, accuracy: expected.meanSquare * 1e-5, at)
+                }
+            }
+            start = end
+            slice += 1
+        }
+        XCTAssertGreaterThan(silentReadings, 100, "the silence emptied the window")
+        XCTAssertGreaterThan(clips, 1000, "the bursts clipped")
+    }
+
+    /// One channel of the meter, sample by sample: blocks of 480 frames keep their sum of squares (in Double; a
+    /// block with a non-finite sample counts as silence) and peak, the last 30 make the window, the held peak stays
+    /// 2 s, clips count |x| ≥ 1.
+    struct Reference {
+        var blocks: [(squares: Double, peak: Float)] = []
+        var squares: Double = 0
+        var finite = true
+        var peak: Float = 0
+        var frames = 0
+        var held: Float = 0
+        var holdLeft = 0
+        var clips = 0
+
+        mutating func measure(_ samples: ArraySlice<Float>) -> LevelMeter.Reading {
+            for x in samples {
+                let a = abs(x)
+                if x.isFinite { squares += Double(a * a) } else { finite = false }
+                if a > peak { peak = a }
+                if a >= 1 { clips += 1 }
+                frames += 1
+                if frames == LevelMeterSliceTests.blockFrames {
+                    blocks = (blocks + [(finite ? squares : 0, peak)]).suffix(LevelMeter.windowBlocks)
+                    (squares, finite, peak, frames) = (0, true, 0, 0)
+                }
+            }
+            var reading = LevelMeter.Reading()
+            reading.peak = blocks.map(\.peak).reduce(peak, max)
+            let sum = blocks.map(\.squares).reduce(finite ? squares : 0, +)
+            let count = blocks.count * LevelMeterSliceTests.blockFrames + frames
+            reading.meanSquare = count > 0 ? Float(sum / Double(count)) : 0
+            let holdFrames = Int(2 * LevelMeterSliceTests.rate)
+            if reading.peak >= held {
+                (held, holdLeft) = (reading.peak, holdFrames)
+            } else if holdLeft > samples.count {
+                holdLeft -= samples.count
+            } else {
+                (held, holdLeft) = (reading.peak, holdFrames)
+            }
+            reading.heldPeak = held
+            reading.clips = clips
+            return reading
+        }
+    }
+}
