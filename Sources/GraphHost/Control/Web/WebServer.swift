@@ -46,7 +46,8 @@ public final class WebServer: ControlSurface, Sendable {
     public static func parseAddress(_ text: String) -> (host: String, port: Int)? {
         let (name, port): (String, Int?)
         if let colon = text.lastIndex(of: ":") {
-            name = String(text[..<colon]).trimmingCharacters(in: ["[", "]"])
+            let host = text[..<colon]
+            name = String(host.hasPrefix("[") && host.hasSuffix("]") ? host.dropFirst().dropLast() : host)
             port = Int(text[text.index(after: colon)...])
         } else {
             (name, port) = ("127.0.0.1", Int(text))
