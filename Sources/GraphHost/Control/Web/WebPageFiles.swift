@@ -741,7 +741,11 @@ button:hover { background: #eaf1fa; }
 .control { display: grid; grid-template-columns: 9rem minmax(0, 1fr) 6.5rem; gap: 0.5rem; align-items: center; margin: 0.3rem 0; }
 .control output { font-variant-numeric: tabular-nums; text-align: right; }
 .control input[type="range"] { width: 100%; }
-@media (max-width: 420px) { .control { grid-template-columns: minmax(0, 1fr) 5.5rem; } .control input[type="range"] { grid-column: 1 / -1; } }
+@media (max-width: 420px) {
+  .control { grid-template-columns: minmax(0, 1fr) 5.5rem; gap: 0.1rem 0.5rem; }
+  .control input[type="range"] { grid-column: 1 / -1; grid-row: 2; }
+  .control:has(input[type="range"]) output { grid-row: 1; grid-column: 2; }
+}
 #control-error { color: var(--clip); min-height: 1.2em; margin: 0.3rem 0 0; }
 .eq-chart { width: 100%; height: auto; background: #fbfcfd; border: 1px solid var(--line); border-radius: 4px; touch-action: none; }
 .eq-chart .grid { stroke: #e3e7ec; stroke-width: 1; }
@@ -760,12 +764,13 @@ button:hover { background: #eaf1fa; }
 .meter .numbers { font-variant-numeric: tabular-nums; text-align: right; }
 #loudness h3 { font-size: 0.9rem; margin: 0.75rem 0 0.25rem; }
 #loudness dl { display: grid; grid-template-rows: auto auto; grid-auto-flow: column; gap: 0.1rem 0.8rem; margin: 0; font-variant-numeric: tabular-nums; }
-#loudness dt { color: var(--muted); font-size: 0.8rem; } #loudness dd { margin: 0; }
+#loudness dt { color: var(--muted); font-size: 0.8rem; } #loudness dd { margin: 0; white-space: nowrap; }
 #spectrum-view { width: 100%; height: 160px; background: #0f1b2a; border-radius: 4px; margin-top: 0.4rem; }
 #spectrum-view rect { fill: #4fc3f7; }
 #load-table { width: 100%; border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: 0.9rem; }
 #load-table th, #load-table td { text-align: right; padding: 0.15rem 0.4rem; border-bottom: 1px solid var(--line); }
 #load-table th:first-child, #load-table td:first-child { text-align: left; }
+#load-table td:not(:first-child) { white-space: nowrap; }
 #events { max-height: 14rem; overflow-y: auto; margin: 0; padding-left: 1.5rem; font-size: 0.85rem; font-family: ui-monospace, monospace; }
 #events li.warning { color: #a15c00; } #events li.error { color: var(--clip); }
 .stream { margin: 0.4rem 0; }
@@ -774,6 +779,12 @@ button:hover { background: #eaf1fa; }
 .fill span { display: block; height: 100%; background: var(--accent); border-radius: 2px; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 footer { font-size: 0.8rem; }
+@media (max-width: 420px) {
+  .meter { grid-template-columns: 4.5rem minmax(0, 1fr) auto; font-size: 0.85rem; }
+  #loudness dl { grid-template-rows: repeat(4, auto); }
+  #load-table { font-size: 0.8rem; }
+  #load-table th, #load-table td { padding: 0.15rem 0.25rem; }
+}
 """####),
         "icon.svg": File(
             type: "image/svg+xml",
@@ -1095,5 +1106,5 @@ export class Transport {
     ]
 
     /// The page's version: a digest of its files, shown on the page.
-    public static let version = "058c29e9433b"
+    public static let version = "908f6c0a8858"
 }
