@@ -21,6 +21,13 @@ def browser(width=1280, height=900):
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 
 
+def phone(driver, width=390, height=844):
+    """Makes the page a phone's width (a headless window cannot be narrower than 500 px, so the device metrics are
+    set instead)."""
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": True})
+
+
 def open_page(driver, url):
     """Opens the URL graphhost printed and waits until the page drew the graph."""
     driver.get(url)

@@ -11,7 +11,7 @@ import time
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from page import browser, graph, open_page, report, select, wait
+from page import browser, graph, open_page, phone, report, select, wait
 
 
 def control(path, line):
@@ -130,7 +130,9 @@ def scenario_pages(driver, url, count, seconds):
 def scenario_phone(driver, url):
     """At 390 px: one column, nothing wider than the screen; every control labelled; the keyboard reaches a node,
     selects it and moves a slider, with a visible focus ring."""
+    phone(driver)
     open_page(driver, url)
+    width = driver.execute_script("return window.innerWidth")
     sections = driver.find_elements(By.CSS_SELECTOR, "main > section")
     lefts = sorted({round(e.rect["x"]) for e in sections})
     overflow = driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
@@ -159,7 +161,7 @@ def scenario_phone(driver, url):
         .map(e => e.id || e.outerHTML.slice(0, 60))""")
     after = driver.execute_script(
         "return window.graphhost.state.graph.nodes.find(n => n.id === 'eq').state.values['band.5']")
-    report(lefts=lefts, overflow=overflow, reached=reached, ring=ring, outline=outline, unlabelled=unlabelled,
+    report(width=width, lefts=lefts, overflow=overflow, reached=reached, ring=ring, outline=outline, unlabelled=unlabelled,
            before=before, after=after)
 
 
@@ -208,7 +210,7 @@ SCENARIOS = {"graph": scenario_graph, "band": scenario_band, "elsewhere": scenar
 
 if __name__ == "__main__":
     name, url, *arguments = sys.argv[1:]
-    driver = browser(390, 844) if name == "phone" else browser()
+    driver = browser()
     try:
         SCENARIOS[name](driver, url, *arguments)
     finally:

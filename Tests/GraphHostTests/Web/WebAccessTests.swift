@@ -90,7 +90,7 @@ final class WebAccessTests: XCTestCase {
         XCTAssertEqual(
             decode(#"{"op":"subscribe","feed":"spectrum","node":"out","rate":30}"#),
             .subscribe(.feed(.spectrum(node: "out")), rate: 30))
-        XCTAssertEqual(decode(#"{"op":"unsubscribe","feed":"status"}"#), .unsubscribe(.status))
+        XCTAssertEqual(decode(#"{"op":"unsubscribe","feed":"transport"}"#), .unsubscribe(.transport))
         XCTAssertEqual(decode(#"{"op":"response","node":"eq"}"#), .response(node: "eq"))
 
         for (text, reason) in [

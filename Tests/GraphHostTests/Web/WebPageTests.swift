@@ -137,7 +137,7 @@ final class WebPageTests: XCTestCase {
         XCTAssertEqual(latencies["osc"]?.count, 5)
         XCTAssertLessThanOrEqual(try XCTUnwrap(seen["median"] as? Double), 100)
         let logged = try XCTUnwrap(seen["logged"] as? [String])
-        XCTAssertEqual(logged.filter { $0.contains("command: command \"preset eq ") }.count, 10, "\(logged)")
+        XCTAssertEqual(logged.filter { $0.contains("command: preset eq ") }.count, 10, "\(logged)")
     }
 
     /// The output's meter on the page moves while sound plays, falls to silence after the page's pause button and
@@ -195,6 +195,7 @@ final class WebPageTests: XCTestCase {
         let page = try Self.start(pw, graph: try Self.sineGraph(), name: "phone")
         defer { page.run.interrupt() }
         let seen = try Self.scenario(["phone", page.url])
+        XCTAssertEqual(seen["width"] as? Int, 390, "\(seen)")
         XCTAssertEqual((seen["lefts"] as? [Int])?.count, 1, "\(seen)")
         XCTAssertLessThanOrEqual(try XCTUnwrap(seen["overflow"] as? Int), 0, "\(seen)")
         XCTAssertNotNil(seen["reached"] as? Int, "Tab never reached the eq node: \(seen)")

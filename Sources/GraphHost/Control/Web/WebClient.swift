@@ -18,16 +18,12 @@ final class WebClient: Sendable {
 
     private struct State {
         var schedule = FeedSchedule<WebRequest.WebFeed>()
-        /// The values changed since they were last sent (a command from any surface).
-        var valuesChanged = false
-        /// The graph changed (a swap, a chain, a reload).
-        var graphChanged = false
         var closed = false
     }
     private let state = Mutex(State())
     static let queueLimit = 256
-    /// The longest a change waits before the page hears of it, in milliseconds.
-    static let tickMillis = 20
+    /// The longest a turn waits when no feed is due sooner, in milliseconds.
+    static let idleMillis = 1000
 
     init(control: LiveControl, version: String, folder: String) {
         self.control = control
@@ -41,17 +37,19 @@ final class WebClient: Sendable {
     /// The graph as the page draws it.
     func graph() -> JSONValue { control.withSession { WebGraph($0, version: version).json } }
 
-    /// A published event: sent as it is; a command makes the values current, a swap the graph.
+    /// A published event: sent as it is, then, after a command, the values every node plays now (or the graph,
+    /// after a swap), read on another thread since the event may be published where the session is held.
     func event(_ event: ControlEvent) {
         send(.object([("type", .string("event")), ("event", event.json)]))
-        state.withLock { s in
-            switch event {
-            case .command(let line):
-                s.valuesChanged = true
-                if line.hasPrefix("chain ") || line.hasPrefix("load ") { s.graphChanged = true }
-            case .reload: s.graphChanged = true
-            default: break
-            }
+        let graphChanged: Bool
+        switch event {
+        case .command(let line): graphChanged = line.hasPrefix("chain ") || line.hasPrefix("load ")
+        case .reload: graphChanged = true
+        default: return
+        }
+        DispatchQueue.global().async { [self] in
+            guard !state.withLock({ $0.closed }) else { return }
+            send(graphChanged ? graph() : control.withSession { WebGraph.values($0) })
         }
     }
 
@@ -99,17 +97,11 @@ final class WebClient: Sendable {
         }
     }
 
-    /// Sends what is due: the values or the graph after a change, and the feeds whose time has come. Returns the
-    /// milliseconds until the next turn.
+    /// Sends the feeds whose time has come. Returns the milliseconds until the next is due.
     func turn(now: Int = MonotonicClock.nanos()) -> Int {
-        let (due, values, graph, wait) = state.withLock { s in
-            let due = s.schedule.takeDue(now: now)
-            defer { (s.valuesChanged, s.graphChanged) = (false, false) }
-            return (
-                due, s.valuesChanged, s.graphChanged, Int(s.schedule.timeout(cap: Int32(Self.tickMillis), now: now))
-            )
+        let (due, wait) = state.withLock { s in
+            (s.schedule.takeDue(now: now), Int(s.schedule.timeout(cap: Int32(Self.idleMillis), now: now)))
         }
-        if graph { send(self.graph()) } else if values { send(control.withSession { WebGraph.values($0) }) }
         for feed in due { sendFeed(feed, now: now) }
         return max(1, wait)
     }
@@ -133,9 +125,13 @@ final class WebClient: Sendable {
                 .object([
                     ("type", .string("feed")), ("feed", .string(reading.name)), ("reading", reading.json(time: time)),
                 ]))
-        case .status:
+        case .transport:
             guard case .status(let status)? = try? control.perform(.status) else { return }
-            send(.object([("type", .string("status")), ("time", .number(time)), ("status", status.json)]))
+            send(
+                .object([
+                    ("type", .string("transport")), ("time", .number(time)), ("playing", .bool(status.playing)),
+                    ("position", .number(status.position)), ("streams", .array(status.streams.map(\.json))),
+                ]))
         }
     }
 

@@ -76,7 +76,7 @@ connection.on("values", (message) => {
 
 connection.on("response", (message) => controls.chart?.showResponse(message));
 connection.on("event", (message) => log.add(message.event));
-connection.on("status", (message) => transport.show(message.status));
+connection.on("transport", (message) => transport.show(message));
 connection.on("feed", (message) => {
   if (message.feed === "meters") levels.showMeters(message.reading);
   else if (message.feed === "loudness") levels.showLoudness(message.reading);
@@ -84,17 +84,24 @@ connection.on("feed", (message) => {
   else if (message.feed === "load") showLoad($("#load-table"), message.reading);
 });
 
+// The spectrum and the loudness are measured only while someone watches: the page subscribes while their
+// disclosures are open.
 let spectrumNode = null;
 function followSpectrum() {
-  const node = $("#spectrum-node").value;
+  const node = $("#spectrum-details").open ? $("#spectrum-node").value : "";
   if (node === spectrumNode) return;
   if (spectrumNode) connection.unsubscribe({ feed: "spectrum", node: spectrumNode }).catch(() => {});
   spectrumNode = node || null;
   if (spectrumNode) connection.subscribe({ feed: "spectrum", node: spectrumNode }, 30).catch((e) => log.add(e.message, "error"));
 }
 $("#spectrum-node").addEventListener("change", followSpectrum);
+$("#spectrum-details").addEventListener("toggle", followSpectrum);
+$("#loudness-details").addEventListener("toggle", () => {
+  if ($("#loudness-details").open) connection.subscribe({ feed: "loudness" }, 10).catch((e) => log.add(e.message, "error"));
+  else connection.unsubscribe({ feed: "loudness" }).catch(() => {});
+});
 
-const rates = { meters: 30, loudness: 10, load: 1, status: 10 };
+const rates = { meters: 30, load: 1, transport: 4 };
 for (const [feed, rate] of Object.entries(rates)) connection.subscriptions.set(JSON.stringify({ feed }), { fields: { feed }, rate });
 
 async function listGraphs() {
@@ -555,6 +562,7 @@ const WARNINGS = new Set(["xruns", "underruns", "overrun", "loadDominated", "sil
   "streamRetrying", "memoryNotLocked"]);
 
 export function describe(event) {
+  if (event.event === "command") return `command: ${event.command}`;
   const { event: name, ...rest } = event;
   const words = Object.entries(rest).map(([k, v]) => `${k} ${typeof v === "number" ? +v.toFixed(3) : JSON.stringify(v)}`);
   return `${name}${words.length ? ": " + words.join(", ") : ""}`;
@@ -785,6 +793,7 @@ footer { font-size: 0.8rem; }
   #load-table { font-size: 0.8rem; }
   #load-table th, #load-table td { padding: 0.15rem 0.25rem; }
 }
+summary { cursor: pointer; margin: 0.25rem 0; color: var(--muted); }
 """####),
         "icon.svg": File(
             type: "image/svg+xml",
@@ -832,14 +841,20 @@ footer { font-size: 0.8rem; }
   <section id="levels" aria-labelledby="levels-title">
     <h2 id="levels-title">Levels</h2>
     <div id="meters"></div>
-    <div id="loudness"></div>
+    <details id="loudness-details">
+      <summary>Loudness (EBU R128)</summary>
+      <div id="loudness"></div>
+    </details>
   </section>
   <section id="spectrum" aria-labelledby="spectrum-title">
     <h2 id="spectrum-title">Spectrum</h2>
-    <label for="spectrum-node">Node</label>
-    <select id="spectrum-node"></select>
-    <svg id="spectrum-view" viewBox="0 0 610 160" preserveAspectRatio="none" role="img"
-         aria-label="the spectrum in sixth-octave bands"></svg>
+    <details id="spectrum-details">
+      <summary>Sixth-octave bands, 20 Hz to 20 kHz</summary>
+      <label for="spectrum-node">Node</label>
+      <select id="spectrum-node"></select>
+      <svg id="spectrum-view" viewBox="0 0 610 160" preserveAspectRatio="none" role="img"
+           aria-label="the spectrum in sixth-octave bands"></svg>
+    </details>
   </section>
   <section id="load" aria-labelledby="load-title">
     <h2 id="load-title">DSP load</h2>
@@ -1106,5 +1121,5 @@ export class Transport {
     ]
 
     /// The page's version: a digest of its files, shown on the page.
-    public static let version = "908f6c0a8858"
+    public static let version = "c34512c985d3"
 }

@@ -10,10 +10,11 @@ public enum WebRequest: Equatable, Sendable {
     /// A node's frequency response (a node whose effect is a fixed filter: the EQs).
     case response(node: String)
 
-    /// What a page can subscribe to: a control feed, or the transport (`status`'s streams, position, play state).
+    /// What a page can subscribe to: a control feed, or the transport (play state, position and streams, as
+    /// `status` gives them).
     public enum WebFeed: Hashable, Sendable {
         case feed(Feed)
-        case status
+        case transport
     }
 
     /// Why a message was refused, for the reply's `error`.
@@ -95,9 +96,9 @@ public enum WebRequest: Equatable, Sendable {
         case "loudness": return .feed(.loudness)
         case "load": return .feed(.load)
         case "spectrum": return .feed(.spectrum(node: try text("node")))
-        case "status": return .status
+        case "transport": return .transport
         case let other:
-            throw Refusal("unknown feed '\(other)'; feeds: meters, loudness, spectrum (with node), load, status")
+            throw Refusal("unknown feed '\(other)'; feeds: meters, loudness, spectrum (with node), load, transport")
         }
     }
 }

@@ -67,7 +67,7 @@ connection.on("values", (message) => {
 
 connection.on("response", (message) => controls.chart?.showResponse(message));
 connection.on("event", (message) => log.add(message.event));
-connection.on("status", (message) => transport.show(message.status));
+connection.on("transport", (message) => transport.show(message));
 connection.on("feed", (message) => {
   if (message.feed === "meters") levels.showMeters(message.reading);
   else if (message.feed === "loudness") levels.showLoudness(message.reading);
@@ -75,17 +75,24 @@ connection.on("feed", (message) => {
   else if (message.feed === "load") showLoad($("#load-table"), message.reading);
 });
 
+// The spectrum and the loudness are measured only while someone watches: the page subscribes while their
+// disclosures are open.
 let spectrumNode = null;
 function followSpectrum() {
-  const node = $("#spectrum-node").value;
+  const node = $("#spectrum-details").open ? $("#spectrum-node").value : "";
   if (node === spectrumNode) return;
   if (spectrumNode) connection.unsubscribe({ feed: "spectrum", node: spectrumNode }).catch(() => {});
   spectrumNode = node || null;
   if (spectrumNode) connection.subscribe({ feed: "spectrum", node: spectrumNode }, 30).catch((e) => log.add(e.message, "error"));
 }
 $("#spectrum-node").addEventListener("change", followSpectrum);
+$("#spectrum-details").addEventListener("toggle", followSpectrum);
+$("#loudness-details").addEventListener("toggle", () => {
+  if ($("#loudness-details").open) connection.subscribe({ feed: "loudness" }, 10).catch((e) => log.add(e.message, "error"));
+  else connection.unsubscribe({ feed: "loudness" }).catch(() => {});
+});
 
-const rates = { meters: 30, loudness: 10, load: 1, status: 10 };
+const rates = { meters: 30, load: 1, transport: 4 };
 for (const [feed, rate] of Object.entries(rates)) connection.subscriptions.set(JSON.stringify({ feed }), { fields: { feed }, rate });
 
 async function listGraphs() {

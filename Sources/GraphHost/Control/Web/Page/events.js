@@ -5,6 +5,7 @@ const WARNINGS = new Set(["xruns", "underruns", "overrun", "loadDominated", "sil
   "streamRetrying", "memoryNotLocked"]);
 
 export function describe(event) {
+  if (event.event === "command") return `command: ${event.command}`;
   const { event: name, ...rest } = event;
   const words = Object.entries(rest).map(([k, v]) => `${k} ${typeof v === "number" ? +v.toFixed(3) : JSON.stringify(v)}`);
   return `${name}${words.length ? ": " + words.join(", ") : ""}`;
