@@ -2,7 +2,7 @@
 """Keeps graphhost's page open in Debian's headless Chromium (Tests/Browser/page.py; Selenium is Debian's
 python3-selenium, so this runs under /usr/bin/python3) for a script running under another Python, such as
 scripts/bench. It reads commands a line at a time on standard input and answers each with a line:
-`open URL` opens the page and waits until its feeds are drawn (meters, spectrum, load): `ready`; `blank` leaves it
+`open URL` opens the page and waits until its feeds are drawn (meters, load, transport): `ready`; `blank` leaves it
 for about:blank (the WebSocket closes): `blank`; end of input quits the browser. Chromium runs as this process's
 descendants."""
 import os
@@ -13,8 +13,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
 import page  # noqa: E402
 
 FEEDS_DRAWN = ("return document.querySelectorAll('#meters .meter').length > 0"
-               " && document.querySelectorAll('#spectrum-view rect').length > 0"
-               " && document.querySelectorAll('#load-table tbody tr').length > 0")
+               " && document.querySelectorAll('#load-table tbody tr').length > 0"
+               " && document.querySelectorAll('#streams .stream').length > 0")
 
 
 def main():

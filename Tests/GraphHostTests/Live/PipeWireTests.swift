@@ -49,11 +49,7 @@ final class PipeWireTests: XCTestCase {
         try pw.addSink(HeadlessPipeWire.peerSink)
         // 200 windows: the 2 % margin is 4 windows, about two slips of the machine's timer.
         let seconds = 20
-        let rendered = try TestSupport.render(demo, durationFrames: seconds * 48000).samples
-        let source = TestSupport.directory.appendingPathComponent("demo-offline.wav").path
-        let writer = try SoundFileWriter(path: source, sampleRate: 48000, channels: 2)
-        try writer.write(rendered, frames: rendered.count / 2)
-        writer.close()
+        let (rendered, source) = try TestSupport.renderedFile(demo, seconds: seconds, name: "demo-offline.wav")
         let record = TestSupport.directory.appendingPathComponent("demo-record.wav").path
         let ownMonitor = TestSupport.directory.appendingPathComponent("demo-monitor.wav").path
         let peerMonitor = TestSupport.directory.appendingPathComponent("peer-monitor.wav").path

@@ -188,6 +188,17 @@ enum TestSupport {
             frameSizes: frameSizes)
     }
 
+    /// The graph at `path` rendered offline for `seconds` at 48 kHz, also written to a WAV named `name` (a peer such as
+    /// pw-play plays it).
+    static func renderedFile(_ path: String, seconds: Int, name: String) throws -> (samples: [Float], path: String) {
+        let rendered = try render(path, durationFrames: seconds * 48000).samples
+        let file = directory.appendingPathComponent(name).path
+        let writer = try SoundFileWriter(path: file, sampleRate: 48000, channels: 2)
+        try writer.write(rendered, frames: rendered.count / 2)
+        writer.close()
+        return (rendered, file)
+    }
+
     /// Renders a loaded graph offline and returns interleaved samples.
     static func render(
         document: GraphDocument, durationFrames: Int? = nil, events: [TimedCommand] = [],

@@ -246,11 +246,7 @@ final class WebPageTests: XCTestCase {
         try pw.addSink(HeadlessPipeWire.peerSink)
         let seconds = 20
         let demo = TestSupport.root.appendingPathComponent("Graphs/demo.json").path
-        let rendered = try TestSupport.render(demo, durationFrames: seconds * 48000).samples
-        let source = TestSupport.directory.appendingPathComponent("web-demo-offline.wav").path
-        let writer = try SoundFileWriter(path: source, sampleRate: 48000, channels: 2)
-        try writer.write(rendered, frames: rendered.count / 2)
-        writer.close()
+        let (rendered, source) = try TestSupport.renderedFile(demo, seconds: seconds, name: "web-demo-offline.wav")
         let ownMonitor = TestSupport.directory.appendingPathComponent("web-demo-monitor.wav").path
         let peerMonitor = TestSupport.directory.appendingPathComponent("web-peer-monitor.wav").path
         // graphhost waits paused while the pages open; then it plays the demo from its start beside the peer.
