@@ -23,9 +23,9 @@ def browser(width=1280, height=900):
 
 def phone(driver, width=390, height=844):
     """Makes the page a phone's width (a headless window cannot be narrower than 500 px, so the device metrics are
-    set instead)."""
+    set instead; as a desktop viewport, so a page wider than the screen overflows it rather than being zoomed out)."""
     driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": True})
+                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
 
 
 def open_page(driver, url):

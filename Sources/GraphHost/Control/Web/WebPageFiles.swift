@@ -729,7 +729,10 @@ main {
   main { grid-template-columns: minmax(0, 1fr);
     grid-template-areas: "transport" "graph" "controls" "levels" "spectrum" "load" "files" "log"; }
 }
-section { background: var(--panel); border: 1px solid var(--line); border-radius: 6px; padding: 0.75rem; min-width: 0; }
+/* A section scrolls what is too wide for it (a table in a wide font), so the page is never wider than the screen. */
+section { background: var(--panel); border: 1px solid var(--line); border-radius: 6px; padding: 0.75rem; min-width: 0;
+  overflow-x: auto; }
+h1 { overflow-wrap: anywhere; }
 .row { display: flex; gap: 0.5rem; align-items: center; flex-wrap: wrap; margin: 0.25rem 0; }
 button, select, input, a { font: inherit; }
 button { padding: 0.3rem 0.8rem; border: 1px solid var(--accent); background: #fff; color: var(--accent); border-radius: 4px; cursor: pointer; }
@@ -1121,5 +1124,5 @@ export class Transport {
     ]
 
     /// The page's version: a digest of its files, shown on the page.
-    public static let version = "c34512c985d3"
+    public static let version = "3cf09ad4aa46"
 }
