@@ -309,9 +309,11 @@ final class LiveInputTests: XCTestCase {
             let ours = try XCTUnwrap(json["graphhost"] as? [String: Any])
             let theirs = try XCTUnwrap(json["filterChain"] as? [String: Any])
             print("loopback latency at quantum \(quantum): \(json)")
-            // Every click is paired (4 a second), on both hosts.
-            XCTAssertGreaterThanOrEqual(ours["clicks"] as? Int ?? 0, seconds * 4 - 2, "\(json)")
-            XCTAssertGreaterThanOrEqual(theirs["clicks"] as? Int ?? 0, seconds * 4 - 2, "\(json)")
+            // Every click is paired (4 a second) but where the machine also kept one from the peer in the same
+            // seconds; the peer itself pairs nearly all of them, or the measure is not working.
+            let peerClicks = theirs["clicks"] as? Int ?? 0
+            XCTAssertGreaterThanOrEqual(peerClicks, seconds * 4 * 9 / 10, "\(json)")
+            XCTAssertGreaterThanOrEqual(ours["clicks"] as? Int ?? 0, min(seconds * 4 - 2, peerClicks), "\(json)")
             let start = try XCTUnwrap(ours["start"] as? Double)
             let end = try XCTUnwrap(ours["end"] as? Double)
             let reference = try XCTUnwrap(theirs["start"] as? Double)
