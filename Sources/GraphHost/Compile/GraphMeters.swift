@@ -6,6 +6,8 @@
 final class GraphMeters {
     /// By node id.
     let byNode: [String: UnsafeMutablePointer<LevelMeter>]
+    /// The meters in the graph's node order.
+    let ordered: [(node: String, meter: UnsafeMutablePointer<LevelMeter>)]
     /// The output nodes' meters in the graph's output order, as the plan reads them.
     let outputTable: UnsafeMutablePointer<UnsafeMutablePointer<LevelMeter>>
     /// Analysis taps by node id (the nodes of `byNode`).
@@ -17,11 +19,14 @@ final class GraphMeters {
         let format = document.format
         var byNode: [String: UnsafeMutablePointer<LevelMeter>] = [:]
         var taps: [String: UnsafeMutablePointer<AnalysisTap>] = [:]
+        var ordered: [(node: String, meter: UnsafeMutablePointer<LevelMeter>)] = []
         for node in document.nodes {
             let isOutput = node.definition.traits.contains(.isOutput)
             guard isOutput || node.definition.outputBuses > 0 else { continue }
-            byNode[node.id] = LevelMeter.allocate(
+            let meter = LevelMeter.allocate(
                 channels: format.channels, sampleRate: Double(format.sampleRate), on: node.meter || isOutput)
+            byNode[node.id] = meter
+            ordered.append((node.id, meter))
             taps[node.id] = AnalysisTap.allocate(channels: format.channels, sampleRate: format.sampleRate)
         }
         let outputs = document.outputIDs
@@ -32,6 +37,7 @@ final class GraphMeters {
             (outputTaps + k).initialize(to: taps[id]!)
         }
         self.byNode = byNode
+        self.ordered = ordered
         self.taps = taps
     }
 

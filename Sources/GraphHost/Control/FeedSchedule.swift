@@ -8,6 +8,12 @@ struct FeedSchedule<Key: Equatable> {
         var feed: Key
         var periodNanos: Int
         var dueNanos: Int
+
+        /// The update after the one due now; one period from `now` for a client more than an update behind.
+        func next(now: Int) -> Int {
+            let next = dueNanos + periodNanos
+            return next <= now ? now + periodNanos : next
+        }
     }
     private(set) var entries: [Entry] = []
     /// Updates not sent because the client had no room for them.
@@ -29,13 +35,18 @@ struct FeedSchedule<Key: Equatable> {
         return true
     }
 
-    /// The feeds due by `now`, each moved on to its next time.
+    /// The feeds due by `now`, each moved on to its next time. A slower feed due before the fastest one's next turn
+    /// goes out now, a little early and still on its grid: a client's feeds wake it no more often than its fastest.
     mutating func takeDue(now: Int = MonotonicClock.nanos()) -> [Key] {
+        guard let fastest = entries.lazy.map(\.periodNanos).min() else { return [] }
+        var nextTurn = Int.max
+        for entry in entries where entry.periodNanos == fastest {
+            nextTurn = min(nextTurn, entry.dueNanos > now ? entry.dueNanos : entry.next(now: now))
+        }
         var due: [Key] = []
-        for i in entries.indices where entries[i].dueNanos <= now {
+        for i in entries.indices where entries[i].dueNanos <= now || entries[i].dueNanos < nextTurn {
             due.append(entries[i].feed)
-            entries[i].dueNanos += entries[i].periodNanos
-            if entries[i].dueNanos <= now { entries[i].dueNanos = now + entries[i].periodNanos }
+            entries[i].dueNanos = entries[i].next(now: now)
         }
         return due
     }

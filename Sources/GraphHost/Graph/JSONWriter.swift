@@ -106,7 +106,19 @@ extension JSONValue {
 
     /// `s` as a JSON string ("/" is written as it is).
     static func quoted(_ s: String) -> String {
-        var out = "\""
+        var out = ""
+        appendQuoted(s, to: &out)
+        return out
+    }
+
+    /// Appends `s` as a JSON string.
+    static func appendQuoted(_ s: String, to out: inout String) {
+        out += "\""
+        defer { out += "\"" }
+        guard s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+            out += s
+            return
+        }
         for scalar in s.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""
@@ -122,6 +134,5 @@ extension JSONValue {
             default: out.unicodeScalars.append(scalar)
             }
         }
-        return out + "\""
     }
 }

@@ -42,10 +42,8 @@ extension RunStatus {
 extension CompiledGraph {
     /// The levels of every meter that is on, in the graph's node order.
     public var meterReadings: [RunStatus.Meter] {
-        document.nodes.compactMap { node in
-            meters.byNode[node.id]?.pointee.read().map {
-                RunStatus.Meter(node: node.id, channels: $0.map(RunStatus.Level.init))
-            }
+        meters.ordered.compactMap { node, meter in
+            meter.pointee.read().map { RunStatus.Meter(node: node, channels: $0.map(RunStatus.Level.init)) }
         }
     }
 

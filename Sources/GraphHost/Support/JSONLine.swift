@@ -4,6 +4,7 @@ extension JSONValue {
     /// The value as one line.
     public var compact: String {
         var out = ""
+        out.reserveCapacity(256)
         write(to: &out)
         return out
     }
@@ -29,13 +30,15 @@ extension JSONValue {
         switch kind {
         case .bool(let b): out += b ? "true" : "false"
         case .number(let n): out += n.isFinite ? Format.number(n) : "null"
-        case .string(let s): out += Self.quoted(s)
+        case .string(let s): Self.appendQuoted(s, to: &out)
         case .null: out += "null"
         case .object(let members):
             out += "{"
-            for (k, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
+            let inOrder = zip(members, members.dropFirst()).allSatisfy { $0.key < $1.key }
+            for (k, member) in (inOrder ? members : members.sorted { $0.key < $1.key }).enumerated() {
                 if k > 0 { out += "," }
-                out += Self.quoted(member.key) + ":"
+                Self.appendQuoted(member.key, to: &out)
+                out += ":"
                 member.value.write(to: &out)
             }
             out += "}"

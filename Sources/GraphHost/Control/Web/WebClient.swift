@@ -1,12 +1,15 @@
 import Dispatch
 import GraphHostCore
+import NIOCore
+import NIOWebSocket
 import Synchronization
 
 /// One page connected over the WebSocket. Its messages (`WebRequest`) become typed commands for
 /// `LiveControl.perform` and subscriptions; it receives the graph, a reply per message, every published event, the
 /// values the nodes play after any command from any surface, and its feeds at the rates it asked for. What it is
 /// sent waits in a queue of `queueLimit` messages: a page that reads too slowly loses the oldest, and never holds up
-/// the render world, the other pages or the other surfaces.
+/// the render world, the other pages or the other surfaces. Its feeds are written on its connection's event loop
+/// (`startFeeds`).
 final class WebClient: Sendable {
     let control: LiveControl
     let version: String
@@ -97,13 +100,32 @@ final class WebClient: Sendable {
         }
     }
 
-    /// Sends the feeds whose time has come. Returns the milliseconds until the next is due.
-    func turn(now: Int = MonotonicClock.nanos()) -> Int {
+    /// Writes the page's feeds on `channel`, its WebSocket connection, from a timer on the connection's event loop:
+    /// each turn's messages go out as frames in one write, with no task or thread switch (a turn costs the loop one
+    /// wake-up), until the page closes. A turn that finds the connection unable to take more drops its updates.
+    func startFeeds(on channel: any Channel) {
+        @Sendable func turn() {
+            guard channel.isActive, !state.withLock({ $0.closed }) else { return }
+            let (messages, wait) = self.turn()
+            if channel.isWritable {
+                for message in messages {
+                    let frame = WebSocketFrame(
+                        fin: true, opcode: .text, data: channel.allocator.buffer(string: message))
+                    channel.write(frame, promise: nil)
+                }
+                if !messages.isEmpty { channel.flush() }
+            }
+            channel.eventLoop.scheduleTask(in: .milliseconds(Int64(wait))) { turn() }
+        }
+        channel.eventLoop.execute { turn() }
+    }
+
+    /// The feeds whose time has come, as messages, and the milliseconds until the next is due.
+    func turn(now: Int = MonotonicClock.nanos()) -> (messages: [String], waitMillis: Int) {
         let (due, wait) = state.withLock { s in
             (s.schedule.takeDue(now: now), Int(s.schedule.timeout(cap: Int32(Self.idleMillis), now: now)))
         }
-        for feed in due { sendFeed(feed, now: now) }
-        return max(1, wait)
+        return (due.compactMap { feedMessage($0, now: now)?.compact }, max(1, wait))
     }
 
     /// Stops the page's feeds (what they measured stops when no one else watches).
@@ -116,22 +138,20 @@ final class WebClient: Sendable {
         sender.finish()
     }
 
-    private func sendFeed(_ feed: WebRequest.WebFeed, now: Int) {
+    private func feedMessage(_ feed: WebRequest.WebFeed, now: Int) -> JSONValue? {
         let time = Double(now) / 1e9
         switch feed {
         case .feed(let f):
-            guard let reading = try? control.read(f) else { return }
-            send(
-                .object([
-                    ("type", .string("feed")), ("feed", .string(reading.name)), ("reading", reading.json(time: time)),
-                ]))
+            guard let reading = try? control.read(f) else { return nil }
+            return .object([
+                ("type", .string("feed")), ("feed", .string(reading.name)), ("reading", reading.json(time: time)),
+            ])
         case .transport:
-            guard case .status(let status)? = try? control.perform(.status) else { return }
-            send(
-                .object([
-                    ("type", .string("transport")), ("time", .number(time)), ("playing", .bool(status.playing)),
-                    ("position", .number(status.position)), ("streams", .array(status.streams.map(\.json))),
-                ]))
+            guard case .status(let status)? = try? control.perform(.status) else { return nil }
+            return .object([
+                ("type", .string("transport")), ("time", .number(time)), ("playing", .bool(status.playing)),
+                ("position", .number(status.position)), ("streams", .array(status.streams.map(\.json))),
+            ])
         }
     }
 

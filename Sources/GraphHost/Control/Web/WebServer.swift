@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import NIOPosix
 import ServiceLifecycle
 import Synchronization
 
@@ -22,6 +23,7 @@ public final class WebServer: ControlSurface, Sendable {
 
     private struct Shared {
         var group: ServiceGroup?
+        var loops: MultiThreadedEventLoopGroup?
         var finished: DispatchSemaphore?
         var access: WebAccess?
         var clients: [ObjectIdentifier: WebClient] = [:]
@@ -92,6 +94,9 @@ public final class WebServer: ControlSurface, Sendable {
                 status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
                 body: Self.body(JSONValue.array(names.map(JSONValue.string)).compact))
         }
+        // One thread serves every connection and runs the pages' tasks (`EventLoopTaskExecutor`).
+        let loops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let executor = EventLoopTaskExecutor(loops.next())
         let started = DispatchSemaphore(value: 0)
         let failure = Mutex<String?>(nil)
         let app = Application(
@@ -101,7 +106,7 @@ public final class WebServer: ControlSurface, Sendable {
                     http1: .init(
                         idleTimeout: .seconds(60), httpDecoderConfiguration: .init(maxHeaderListSize: 16 * 1024)),
                     ws: .init(maxFrameSize: 1 << 16))
-            ) { request, _, _ in
+            ) { request, channel, _ in
                 guard request.path?.split(separator: "?").first == "/ws",
                     let access = self.shared.withLock({ $0.access }),
                     (try? access.check(
@@ -111,7 +116,8 @@ public final class WebServer: ControlSurface, Sendable {
                 else { return .dontUpgrade }
                 return .upgrade([:]) { inbound, outbound, _ in
                     try await self.serve(
-                        inbound: inbound, outbound: outbound, control: control, version: version, folder: folder.path)
+                        inbound: inbound, outbound: outbound, channel: channel, executor: executor, control: control,
+                        version: version, folder: folder.path)
                 }
             },
             configuration: .init(address: .hostname(host, port: requestedPort), serverName: nil),
@@ -133,6 +139,7 @@ public final class WebServer: ControlSurface, Sendable {
                 }
                 started.signal()
             },
+            eventLoopGroupProvider: .shared(loops),
             logger: Self.logger)
         let group = ServiceGroup(configuration: .init(services: [app], logger: Self.logger))
         let finished = DispatchSemaphore(value: 0)
@@ -145,6 +152,7 @@ public final class WebServer: ControlSurface, Sendable {
         }
         shared.withLock {
             $0.group = group
+            $0.loops = loops
             $0.finished = finished
         }
         control.addListener { event in
@@ -159,21 +167,21 @@ public final class WebServer: ControlSurface, Sendable {
     }
 
     public func stop() {
-        let (group, finished, clients) = shared.withLock { s in
-            defer { (s.clients, s.group) = ([:], nil) }
-            return (s.group, s.finished, Array(s.clients.values))
+        let (group, loops, finished, clients) = shared.withLock { s in
+            defer { (s.clients, s.group, s.loops) = ([:], nil, nil) }
+            return (s.group, s.loops, s.finished, Array(s.clients.values))
         }
         for client in clients { client.close() }
         guard let group, let finished else { return }
         Task { await group.triggerGracefulShutdown() }
         // The pages' connections close with the server; a page that does not answer is not waited for long.
-        _ = finished.wait(timeout: .now() + 2)
+        if finished.wait(timeout: .now() + 2) == .success { try? loops?.syncShutdownGracefully() }
     }
 
     /// Serves one page's WebSocket until it closes.
     private func serve(
-        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, control: LiveControl, version: String,
-        folder: String
+        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, channel: any Channel,
+        executor: EventLoopTaskExecutor, control: LiveControl, version: String, folder: String
     ) async throws {
         let client = WebClient(control: control, version: version, folder: folder)
         shared.withLock { $0.clients[ObjectIdentifier(client)] = client }
@@ -182,22 +190,20 @@ public final class WebServer: ControlSurface, Sendable {
             client.close()
         }
         client.send(client.graph())
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for await text in client.outgoing { try await outbound.write(.text(text)) }
-            }
-            group.addTask {
-                while !Task.isCancelled {
-                    try await Task.sleep(for: .milliseconds(client.turn()))
+        client.startFeeds(on: channel)
+        try await withTaskExecutorPreference(executor) {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await text in client.outgoing { try await outbound.write(.text(text)) }
                 }
-            }
-            group.addTask {
-                for try await message in inbound.messages(maxSize: 1 << 16) {
-                    if case .text(let text) = message { await client.receive(text) }
+                group.addTask {
+                    for try await message in inbound.messages(maxSize: 1 << 16) {
+                        if case .text(let text) = message { await client.receive(text) }
+                    }
                 }
+                try await group.next()
+                group.cancelAll()
             }
-            try await group.next()
-            group.cancelAll()
         }
     }
 
