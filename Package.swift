@@ -29,6 +29,8 @@ let package = Package(
         // FFmpeg's headers (libavformat-dev, libavcodec-dev); its libraries are loaded with dlopen when first needed.
         .target(name: "CFFmpegGlue", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "CThreadGlue"),
+        // The level meter's inner loop in AVX2 where the processor has it (Swift has no per-function target).
+        .target(name: "CMeterGlue"),
         .target(name: "CCleanAllocationGlue"),
         .systemLibrary(name: "CPipeWire", pkgConfig: "libpipewire-0.3", providers: [.apt(["libpipewire-0.3-dev"])]),
         .target(name: "CPipeWireGlue", dependencies: ["CPipeWire"]),
@@ -43,11 +45,11 @@ let package = Package(
         .systemLibrary(name: "CLo", pkgConfig: "liblo", providers: [.apt(["liblo-dev"])]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .target(name: "CSystemdGlue", dependencies: ["CSystemd"]),
-        // The render world: engine, plans, rings and kernels, in Swift 6 mode. It imports only Atomics, Glibc and
-        // the LV2 headers (LayoutTests), and links no system library.
+        // The render world: engine, plans, rings and kernels, in Swift 6 mode. It imports only Atomics, Glibc, the
+        // LV2 headers and the meter's loop (LayoutTests), and links no system library.
         .target(
             name: "GraphHostCore",
-            dependencies: ["CLV2", .product(name: "Atomics", package: "swift-atomics")]
+            dependencies: ["CLV2", "CMeterGlue", .product(name: "Atomics", package: "swift-atomics")]
         ),
         // Pure math: the graphic EQ's design, its parallel form and the factory presets.
         .target(name: "GraphHostDSP"),

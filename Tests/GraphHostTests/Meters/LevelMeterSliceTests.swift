@@ -1,3 +1,4 @@
+import CMeterGlue
 import XCTest
 
 @testable import GraphHostCore
@@ -19,6 +20,44 @@ final class LevelMeterSliceTests: XCTestCase {
                 meter.pointee.measure($0.baseAddress!, channelStride: left.count, frames: left.count)
             }
             return meter.pointee.read()
+        }
+    }
+
+    /// The meter's loop, as this processor runs it and in SSE2 alone, against a scalar sum and maximum: runs of every
+    /// length up to 100 at every offset, with NaNs, infinities and negative zeros among the samples.
+    func testTheRunLoopMatchesAScalarReferenceInEachInstructionSet() {
+        var seed: UInt32 = 99
+        var samples = (0..<200).map { _ -> Float in
+            seed = seed &* 1_664_525 &+ 1_013_904_223
+            return 1.5 * (Float(seed >> 8) / Float(1 << 23) - 1)
+        }
+        samples[37] = .nan
+        samples[81] = -.infinity
+        samples[150] = -0.0
+        samples.withUnsafeBufferPointer { buffer in
+            for start in 0..<100 {
+                for count in 0...100 {
+                    let p = buffer.baseAddress! + start
+                    var squares: Float = 0
+                    var peak: Float = 0
+                    for x in UnsafeBufferPointer(start: p, count: count) {
+                        squares += x * x
+                        if abs(x) > peak { peak = abs(x) }
+                    }
+                    let run = SampleRunLevels(p, count: count)
+                    var sse2: (Float, Float) = (0, 0)
+                    gh_meter_run_levels_sse2(p, count, &sse2.0, &sse2.1)
+                    for (name, got) in [("chosen", (run.squares, run.peak)), ("SSE2", sse2)] {
+                        let at = "\(name), samples \(start)..<\(start + count)"
+                        XCTAssertEqual(got.1, peak, at)
+                        if squares.isFinite {
+                            XCTAssertEqual(got.0, squares, accuracy: max(squares * 1e-5, 1e-30), at)
+                        } else {
+                            XCTAssertEqual(got.0.isNaN, squares.isNaN, at)
+                        }
+                    }
+                }
+            }
         }
     }
 
