@@ -9,15 +9,15 @@ typedef void (*run_levels)(const float *, long, float *, float *);
 static void levels_sse2(const float *p, long n, float *squares, float *peak) {
     const __m128 magnitude = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
     __m128 s0 = _mm_setzero_ps(), s1 = _mm_setzero_ps(), s2 = _mm_setzero_ps(), s3 = _mm_setzero_ps();
-    __m128 m0 = _mm_setzero_ps(), m1 = _mm_setzero_ps();
+    __m128 m0 = _mm_setzero_ps(), m1 = _mm_setzero_ps(), m2 = _mm_setzero_ps(), m3 = _mm_setzero_ps();
     long f = 0;
     for (; f + 16 <= n; f += 16) {
         __m128 a = _mm_loadu_ps(p + f), b = _mm_loadu_ps(p + f + 4);
         __m128 c = _mm_loadu_ps(p + f + 8), d = _mm_loadu_ps(p + f + 12);
         m0 = _mm_max_ps(_mm_and_ps(a, magnitude), m0);
         m1 = _mm_max_ps(_mm_and_ps(b, magnitude), m1);
-        m0 = _mm_max_ps(_mm_and_ps(c, magnitude), m0);
-        m1 = _mm_max_ps(_mm_and_ps(d, magnitude), m1);
+        m2 = _mm_max_ps(_mm_and_ps(c, magnitude), m2);
+        m3 = _mm_max_ps(_mm_and_ps(d, magnitude), m3);
         s0 = _mm_add_ps(s0, _mm_mul_ps(a, a));
         s1 = _mm_add_ps(s1, _mm_mul_ps(b, b));
         s2 = _mm_add_ps(s2, _mm_mul_ps(c, c));
@@ -25,7 +25,7 @@ static void levels_sse2(const float *p, long n, float *squares, float *peak) {
     }
     float lanes[4], tops[4];
     _mm_storeu_ps(lanes, _mm_add_ps(_mm_add_ps(s0, s1), _mm_add_ps(s2, s3)));
-    _mm_storeu_ps(tops, _mm_max_ps(m0, m1));
+    _mm_storeu_ps(tops, _mm_max_ps(_mm_max_ps(m0, m1), _mm_max_ps(m2, m3)));
     float sum = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
     float top = 0;
     for (int k = 0; k < 4; k++) top = tops[k] > top ? tops[k] : top;
@@ -39,17 +39,18 @@ static void levels_sse2(const float *p, long n, float *squares, float *peak) {
 }
 
 __attribute__((target("avx2,fma"))) static void levels_avx2(const float *p, long n, float *squares, float *peak) {
+    // Four chains of each, so no maximum or add waits on the one before it in the same turn.
     const __m256 magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
-    __m256 m0 = _mm256_setzero_ps(), m1 = _mm256_setzero_ps();
+    __m256 m0 = _mm256_setzero_ps(), m1 = _mm256_setzero_ps(), m2 = _mm256_setzero_ps(), m3 = _mm256_setzero_ps();
     long f = 0;
     for (; f + 32 <= n; f += 32) {
         __m256 a = _mm256_loadu_ps(p + f), b = _mm256_loadu_ps(p + f + 8);
         __m256 c = _mm256_loadu_ps(p + f + 16), d = _mm256_loadu_ps(p + f + 24);
         m0 = _mm256_max_ps(_mm256_and_ps(a, magnitude), m0);
         m1 = _mm256_max_ps(_mm256_and_ps(b, magnitude), m1);
-        m0 = _mm256_max_ps(_mm256_and_ps(c, magnitude), m0);
-        m1 = _mm256_max_ps(_mm256_and_ps(d, magnitude), m1);
+        m2 = _mm256_max_ps(_mm256_and_ps(c, magnitude), m2);
+        m3 = _mm256_max_ps(_mm256_and_ps(d, magnitude), m3);
         s0 = _mm256_fmadd_ps(a, a, s0);
         s1 = _mm256_fmadd_ps(b, b, s1);
         s2 = _mm256_fmadd_ps(c, c, s2);
@@ -62,7 +63,7 @@ __attribute__((target("avx2,fma"))) static void levels_avx2(const float *p, long
     }
     float lanes[8], tops[8];
     _mm256_storeu_ps(lanes, _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
-    _mm256_storeu_ps(tops, _mm256_max_ps(m0, m1));
+    _mm256_storeu_ps(tops, _mm256_max_ps(_mm256_max_ps(m0, m1), _mm256_max_ps(m2, m3)));
     float sum = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
     float top = 0;
     for (int k = 0; k < 8; k++) top = tops[k] > top ? tops[k] : top;

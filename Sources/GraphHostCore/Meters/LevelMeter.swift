@@ -50,36 +50,48 @@ public struct LevelMeter {
     var filledBlocks = 0
     var measuring = false
 
-    /// A meter for `channels` channels at `sampleRate`, on or off (control world only).
+    /// A meter for `channels` channels at `sampleRate`, on or off (control world only). One allocation holds the
+    /// meter, its flags, its channels' state and readings, then the window's slots: a slice touches a few
+    /// neighbouring cache lines, not one per part.
     public static func allocate(channels: Int, sampleRate: Double, on: Bool) -> UnsafeMutablePointer<LevelMeter> {
-        let meter = UnsafeMutablePointer<LevelMeter>.allocateRender(capacity: 1)
+        func aligned(_ offset: Int, _ alignment: Int) -> Int { (offset + alignment - 1) / alignment * alignment }
+        let sequenceAt = aligned(MemoryLayout<LevelMeter>.stride, MemoryLayout<UnsafeAtomic<Int>.Storage>.alignment)
+        let onAt = sequenceAt + MemoryLayout<UnsafeAtomic<Int>.Storage>.stride
+        let stateAt = aligned(
+            onAt + MemoryLayout<UnsafeAtomic<Bool>.Storage>.stride, MemoryLayout<ChannelState>.alignment)
+        let publishedAt = aligned(
+            stateAt + channels * MemoryLayout<ChannelState>.stride, MemoryLayout<Reading>.alignment)
+        let slotsAt = aligned(publishedAt + channels * MemoryLayout<Reading>.stride, 64)
         let window = channels * windowSlots
-        let squares = UnsafeMutablePointer<Float>.allocateRender(capacity: window)
-        squares.initialize(repeating: 0, count: window)
-        let peaks = UnsafeMutablePointer<Float>.allocateRender(capacity: window)
-        peaks.initialize(repeating: 0, count: window)
-        let published = UnsafeMutablePointer<Reading>.allocateRender(capacity: channels)
-        published.initialize(repeating: Reading(), count: channels)
-        let state = UnsafeMutablePointer<ChannelState>.allocateRender(capacity: channels)
+        let raw = UnsafeMutableRawPointer.allocateRender(
+            byteCount: slotsAt + 2 * window * MemoryLayout<Float>.stride, alignment: 64)
+        let sequence = raw.advanced(by: sequenceAt).bindMemory(to: UnsafeAtomic<Int>.Storage.self, capacity: 1)
+        sequence.initialize(to: UnsafeAtomic<Int>.Storage(0))
+        let isOn = raw.advanced(by: onAt).bindMemory(to: UnsafeAtomic<Bool>.Storage.self, capacity: 1)
+        isOn.initialize(to: UnsafeAtomic<Bool>.Storage(on))
+        let state = raw.advanced(by: stateAt).bindMemory(to: ChannelState.self, capacity: channels)
         state.initialize(repeating: ChannelState(), count: channels)
+        let published = raw.advanced(by: publishedAt).bindMemory(to: Reading.self, capacity: channels)
+        published.initialize(repeating: Reading(), count: channels)
+        let slots = raw.advanced(by: slotsAt).bindMemory(to: Float.self, capacity: 2 * window)
+        slots.initialize(repeating: 0, count: 2 * window)
+        let meter = raw.bindMemory(to: LevelMeter.self, capacity: 1)
         meter.initialize(
             to: LevelMeter(
                 channels: channels, blockFrames: max(1, Int((sampleRate * blockSeconds).rounded())),
-                holdFrames: Int(sampleRate * holdSeconds), isOn: .create(on), sequence: .create(0),
-                published: published, state: state, blockSquares: squares, blockPeaks: peaks))
+                holdFrames: Int(sampleRate * holdSeconds), isOn: UnsafeAtomic(at: isOn),
+                sequence: UnsafeAtomic(at: sequence), published: published, state: state, blockSquares: slots,
+                blockPeaks: slots + window))
         return meter
     }
 
     /// Frees a meter from `allocate` (control world only; nothing may measure it any more).
     public static func deallocate(_ meter: UnsafeMutablePointer<LevelMeter>) {
-        let m = meter.pointee
-        m.isOn.destroy()
-        m.sequence.destroy()
-        m.published.deallocateRender()
-        m.state.deallocateRender()
-        m.blockSquares.deallocateRender()
-        m.blockPeaks.deallocateRender()
-        meter.deinitialize(count: 1).deallocateRender()
+        let channels = meter.pointee.channels
+        meter.pointee.published.deinitialize(count: channels)
+        meter.pointee.state.deinitialize(count: channels)
+        meter.deinitialize(count: 1)
+        UnsafeMutableRawPointer(meter).deallocateRender()
     }
 
     /// Measures `frames` frames of `bus` (channel c at `bus + c * channelStride`) if the meter is on, and publishes.
