@@ -5,7 +5,10 @@ import json
 import socket
 import statistics
 import struct
+import subprocess
 import sys
+import tempfile
+import threading
 import time
 
 from selenium.webdriver.common.by import By
@@ -204,9 +207,74 @@ def scenario_peq(driver, url):
     report(before=before, after=values())
 
 
+def command_events(path):
+    """Subscribes to graphhost's events on its control socket: a list that fills, on a thread of its own, with
+    (ms on the wall clock when it arrived, command) for each `command` event."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    s.sendall(b"subscribe\n")
+    heard, subscribed = [], threading.Event()
+
+    def read():
+        pending = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                return
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            if lines:
+                subscribed.set()
+            for line in lines:
+                event = json.loads(line.decode()) if line.startswith(b"{") else {}
+                if event.get("event") == "command":
+                    heard.append((time.time() * 1000, event["command"]))
+    threading.Thread(target=read, daemon=True).start()
+    if not subscribed.wait(10):
+        raise SystemExit("graphhost did not answer `subscribe` within 10 s")
+    return heard
+
+
+def program_change_file(program):
+    """A format-0 MIDI file holding one program change on channel 1 (480 ticks a quarter)."""
+    track = bytes([0x00, 0xC0, program, 0x83, 0x60, 0xFF, 0x2F, 0x00])
+    data = b"MThd" + bytes([0, 0, 0, 6, 0, 0, 0, 1, 0x01, 0xE0]) + b"MTrk" + struct.pack(">I", len(track)) + track
+    f = tempfile.NamedTemporaryFile(suffix=".mid", delete=False)
+    f.write(data)
+    f.close()
+    return f.name
+
+
+def scenario_surfaces(driver, url, sock, midi_target, props_node):
+    """Presets changed by MIDI program changes (pw-cat --midi into the graph's MIDI control port) and by `pw-cli
+    set-param` on the playback node's Props: for each, the ms from the control socket hearing the command event to
+    the page applying the values that show it."""
+    open_page(driver, url)
+    select(driver, "eq")
+    picker = driver.find_element(By.ID, "control-eq-preset")
+    presets = [o.get_attribute("value") for o in picker.find_elements(By.TAG_NAME, "option") if o.get_attribute("value")]
+    heard = command_events(sock)
+    changes = [("midi", 1, "Rock"), ("pw-cli", "Jazz", "Jazz"), ("midi", 2, "Piano"), ("pw-cli", "Dance", "Dance")]
+    latencies = {"midi": [], "pw-cli": []}
+    commands = []
+    for how, what, name in changes:
+        already = len(heard)
+        if how == "midi":
+            subprocess.run(["pw-cat", "--midi", "--playback", program_change_file(what), "--target", midi_target],
+                           check=True, capture_output=True)
+        else:
+            pod = '{ params = [ "eq:preset" %d ] }' % presets.index(what)
+            subprocess.run(["pw-cli", "set-param", props_node, "Props", pod], check=True, capture_output=True)
+        wait(driver, lambda d: picker.get_attribute("value") == name, f"the page shows preset {name} ({how})")
+        wait(driver, lambda d: len(heard) > already, f"the socket heard the {how} command")
+        latencies[how].append(values_at(driver) - heard[already][0])
+        commands.append(heard[already][1])
+    report(latencies=latencies, commands=commands)
+
+
 SCENARIOS = {"graph": scenario_graph, "band": scenario_band, "elsewhere": scenario_elsewhere,
              "meters": scenario_meters, "pages": scenario_pages, "phone": scenario_phone, "files": scenario_files,
-             "peq": scenario_peq}
+             "peq": scenario_peq, "surfaces": scenario_surfaces}
 
 if __name__ == "__main__":
     name, url, *arguments = sys.argv[1:]

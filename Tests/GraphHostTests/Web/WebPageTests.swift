@@ -26,10 +26,15 @@ final class WebPageTests: XCTestCase {
         return PageRun(run: run, control: control, url: String(line.dropFirst("the page: ".count)), socket: socket)
     }
 
-    /// Runs a browser scenario and returns the JSON object it printed.
-    static func scenario(_ arguments: [String], timeout: TimeInterval = 120) throws -> [String: Any] {
+    /// Runs a browser scenario and returns the JSON object it printed; `environment` adds to the test's own (a
+    /// private PipeWire's, for a scenario that runs its tools).
+    static func scenario(
+        _ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 120
+    ) throws -> [String: Any] {
         let script = TestSupport.root.appendingPathComponent("Tests/Browser/scenarios.py").path
-        let result = try TestSupport.execute(URL(fileURLWithPath: "/usr/bin/python3"), [script] + arguments)
+        let result = try TestSupport.execute(
+            URL(fileURLWithPath: "/usr/bin/python3"), [script] + arguments,
+            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
         let out = String(decoding: result.out, as: UTF8.self)
         guard result.status == 0, let line = out.split(separator: "\n").last,
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
@@ -138,6 +143,54 @@ final class WebPageTests: XCTestCase {
         XCTAssertLessThanOrEqual(try XCTUnwrap(seen["median"] as? Double), 100)
         let logged = try XCTUnwrap(seen["logged"] as? [String])
         XCTAssertEqual(logged.filter { $0.contains("command: preset eq ") }.count, 10, "\(logged)")
+    }
+
+    /// Presets changed by MIDI program changes (`pw-cat --midi` into the graph's control port) and through PipeWire
+    /// (`pw-cli set-param` on the playback node's Props) show on the page within 100 ms of graphhost announcing the
+    /// command to its surfaces (the control socket hearing the event).
+    func testMIDIAndPipeWireChangesShowOnThePageWithin100ms() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let sine = try TestSupport.sine(seconds: 20)
+        let graph = TestSupport.graph(
+            """
+            { "nodes": [ { "id": "song", "type": "stream", "url": "\(sine)", "loop": true },
+                         { "id": "eq", "type": "ipod-eq", "preset": "Flat" },
+                         { "id": "out", "type": "output" } ],
+              "links": [ { "from": "song", "to": "eq" }, { "from": "eq", "to": "out" } ],
+              "midiControl": { "port": "control",
+                               "program": [ { "program": 1, "node": "eq", "preset": "Rock" },
+                                            { "program": 2, "node": "eq", "preset": "Piano" } ] } }
+            """, name: "web-surfaces")
+        let name = "websurfaces"
+        let page = try Self.start(pw, graph: graph, name: "surfaces", extra: ["--name", name])
+        defer { page.run.interrupt() }
+        XCTAssertTrue(try TestSupport.waitUntil { try pw.hasNode("\(name).control") }, "no MIDI control node")
+        var props: PipeWireParamsTests.Published?
+        XCTAssertTrue(
+            try TestSupport.waitUntil {
+                props = try PipeWireParamsTests.published(pw, node: name)
+                return props?.values["eq:preset"] != nil
+            }, "the playback node publishes no eq:preset")
+        let seen = try Self.scenario(
+            ["surfaces", page.url, page.socket, "\(name).control", "\(try XCTUnwrap(props).id)"],
+            environment: pw.environment)
+        let latencies = try XCTUnwrap(seen["latencies"] as? [String: [Double]])
+        print("page latency of MIDI and PipeWire changes (ms): \(latencies)")
+        XCTAssertEqual(latencies["midi"]?.count, 2)
+        XCTAssertEqual(latencies["pw-cli"]?.count, 2)
+        for latency in latencies.values.joined() { XCTAssertLessThanOrEqual(latency, 100, "\(latencies)") }
+        let commands = try XCTUnwrap(seen["commands"] as? [String])
+        XCTAssertEqual(commands.count, 4)
+        // MIDI selects the mapped preset by name, PipeWire's Props by number (the page showed each by name).
+        XCTAssertEqual(
+            commands.enumerated().filter { $0.offset.isMultiple(of: 2) }.map(\.element),
+            [
+                "preset eq Rock", "preset eq Piano",
+            ])
+        for command in commands.enumerated().filter({ !$0.offset.isMultiple(of: 2) }).map(\.element) {
+            XCTAssertNotNil(Int(command.dropFirst("preset eq ".count)), "\(commands)")
+        }
     }
 
     /// The output's meter on the page moves while sound plays, falls to silence after the page's pause button and
