@@ -272,9 +272,32 @@ def scenario_surfaces(driver, url, sock, midi_target, props_node):
     report(latencies=latencies, commands=commands)
 
 
+def scenario_lv2(driver, url, preset):
+    """An LV2 plugin's controls on the page: the rows it drew (label, unit, input type), its presets; then `preset`
+    picked from the page's picker and the node bypassed with its toggle, each until graphhost reports it back."""
+    from selenium.webdriver.support.ui import Select
+    open_page(driver, url)
+    select(driver, "fx")
+    node = lambda: driver.execute_script("return window.graphhost.state.graph.nodes.find(n => n.id === 'fx')")
+    rows = driver.execute_script(
+        "return [...document.querySelectorAll('.control')].map(r => [r.querySelector('input, select')?.id || '',"
+        " r.querySelector('label')?.textContent || '', r.querySelector('input, select')?.type || ''])")
+    picker = Select(driver.find_element(By.ID, "control-fx-preset"))
+    presets = [o.get_attribute("value") for o in picker.options if o.get_attribute("value")]
+    before = node()["state"]["values"]
+    picker.select_by_value(preset)
+    wait(driver, lambda d: node()["state"]["values"] != before, f"graphhost reports {preset}'s values")
+    after = node()["state"]["values"]
+    driver.find_element(By.ID, "control-fx-bypass").click()
+    wait(driver, lambda d: node()["state"]["bypass"] is True, "graphhost reports the node bypassed")
+    logged = [e.text for e in driver.find_elements(By.CSS_SELECTOR, '#events li[data-event="command"]')]
+    report(rows=rows, presets=presets, before=before, after=after, logged=logged)
+
+
 SCENARIOS = {"graph": scenario_graph, "band": scenario_band, "elsewhere": scenario_elsewhere,
              "meters": scenario_meters, "pages": scenario_pages, "phone": scenario_phone, "files": scenario_files,
-             "peq": scenario_peq, "surfaces": scenario_surfaces}
+             "peq": scenario_peq, "surfaces": scenario_surfaces,
+             "lv2": scenario_lv2}
 
 if __name__ == "__main__":
     name, url, *arguments = sys.argv[1:]

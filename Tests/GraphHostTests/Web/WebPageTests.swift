@@ -193,6 +193,46 @@ final class WebPageTests: XCTestCase {
         }
     }
 
+    /// An LV2 plugin (Debian's mda Detune) on the page: a control for each of its control ports, labelled with its
+    /// name and unit, a picker of its presets and a bypass toggle; a preset picked on the page sets the preset's
+    /// port values in graphhost, and the toggle bypasses the node.
+    func testAnLV2PluginsControlsPresetsAndBypassWorkFromThePage() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let plugin = try XCTUnwrap(LV2World.shared.plugin(LV2HostTests.detune))
+        let outOfTune = plugin.portValues(of: try XCTUnwrap(plugin.preset("Out Of Tune")))
+        let sine = try TestSupport.sine(seconds: 20)
+        let graph = TestSupport.graph(
+            """
+            { "nodes": [ { "id": "song", "type": "stream", "url": "\(sine)", "loop": true },
+                         { "id": "fx", "type": "lv2", "uri": "\(LV2HostTests.detune)" },
+                         { "id": "out", "type": "output" } ],
+              "links": [ { "from": "song", "to": "fx" }, { "from": "fx", "to": "out" } ] }
+            """, name: "web-lv2")
+        let page = try Self.start(pw, graph: graph, name: "lv2")
+        defer { page.run.interrupt() }
+        let seen = try Self.scenario(["lv2", page.url, "Out Of Tune"])
+        let rows = try XCTUnwrap(seen["rows"] as? [[String]])
+        let ids = rows.map { $0[0] }
+        XCTAssertTrue(ids.contains("control-fx-preset") && ids.contains("control-fx-bypass"), "\(rows)")
+        XCTAssertFalse(plugin.controlInputs.isEmpty)
+        for port in plugin.controlInputs {
+            let row = try XCTUnwrap(
+                rows.first { $0[0] == "control-fx-\(port.symbol)" }, "no control for \(port.symbol)")
+            XCTAssertTrue(row[1].hasPrefix(port.name), "\(row)")
+            XCTAssertEqual(row[2], "range", "\(row)")
+        }
+        XCTAssertEqual(seen["presets"] as? [String], ["Out Of Tune", "Stereo Detune", "Symphonic"])
+        let after = try XCTUnwrap(seen["after"] as? [String: Double])
+        XCTAssertFalse(outOfTune.isEmpty)
+        for (symbol, value) in outOfTune {
+            XCTAssertEqual(try XCTUnwrap(after[symbol], symbol), Double(value), accuracy: 1e-4, symbol)
+        }
+        let logged = try XCTUnwrap(seen["logged"] as? [String])
+        XCTAssertTrue(logged.contains { $0.contains("preset fx Out Of Tune") }, "\(logged)")
+        XCTAssertTrue(logged.contains { $0.contains("bypass fx on") }, "\(logged)")
+    }
+
     /// The output's meter on the page moves while sound plays, falls to silence after the page's pause button and
     /// rises again after play.
     func testMetersMoveWhilePlayingAndFallWhilePaused() throws {
