@@ -53,7 +53,7 @@ struct FeedSchedule<Key: Equatable> {
 
     /// Milliseconds until the next update is due, at most `cap` (poll's timeout).
     func timeout(cap: Int32, now: Int = MonotonicClock.nanos()) -> Int32 {
-        guard let next = entries.map(\.dueNanos).min() else { return cap }
+        guard let next = entries.lazy.map(\.dueNanos).min() else { return cap }
         let millis = (next - now + 999_999) / 1_000_000
         return Int32(max(0, min(Int(cap), millis)))
     }

@@ -125,7 +125,7 @@ final class WebClient: Sendable {
         let (due, wait) = state.withLock { s in
             (s.schedule.takeDue(now: now), Int(s.schedule.timeout(cap: Int32(Self.idleMillis), now: now)))
         }
-        return (due.compactMap { feedMessage($0, now: now)?.compact }, max(1, wait))
+        return (due.compactMap { feedMessage($0, now: now) }, max(1, wait))
     }
 
     /// Stops the page's feeds (what they measured stops when no one else watches).
@@ -138,20 +138,20 @@ final class WebClient: Sendable {
         sender.finish()
     }
 
-    private func feedMessage(_ feed: WebRequest.WebFeed, now: Int) -> JSONValue? {
+    private func feedMessage(_ feed: WebRequest.WebFeed, now: Int) -> String? {
         let time = Double(now) / 1e9
         switch feed {
         case .feed(let f):
             guard let reading = try? control.read(f) else { return nil }
-            return .object([
-                ("type", .string("feed")), ("feed", .string(reading.name)), ("reading", reading.json(time: time)),
-            ])
+            // {"feed":NAME,"reading":READING,"type":"feed"}, as JSONValue would write it.
+            return #"{"feed":""# + reading.name + #"","reading":"# + reading.compactJSON(time: time)
+                + #","type":"feed"}"#
         case .transport:
             guard case .status(let status)? = try? control.perform(.status) else { return nil }
-            return .object([
+            return JSONValue.object([
                 ("type", .string("transport")), ("time", .number(time)), ("playing", .bool(status.playing)),
                 ("position", .number(status.position)), ("streams", .array(status.streams.map(\.json))),
-            ])
+            ]).compact
         }
     }
 
