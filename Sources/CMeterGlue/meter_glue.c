@@ -4,6 +4,24 @@
 
 typedef void (*run_levels)(const float *, long, float *, float *);
 
+/// The loops' end: the sum and the largest of the vector lanes (`width` of each), then the samples from `f` to `n`
+/// past the last whole vector.
+static void finish(const float *lanes, const float *tops, int width, const float *p, long f, long n, float *squares,
+                   float *peak) {
+    float sum = 0, top = 0;
+    for (int k = 0; k < width; k++) {
+        sum += lanes[k];
+        top = tops[k] > top ? tops[k] : top;
+    }
+    for (; f < n; f++) {
+        float x = p[f] < 0 ? -p[f] : p[f];
+        sum += p[f] * p[f];
+        top = x > top ? x : top;
+    }
+    *squares = sum;
+    *peak = top;
+}
+
 /// |x| by clearing the sign bit; the maximum takes the running value where x is NaN (maxps returns its second
 /// operand when either is NaN).
 static void levels_sse2(const float *p, long n, float *squares, float *peak) {
@@ -26,16 +44,7 @@ static void levels_sse2(const float *p, long n, float *squares, float *peak) {
     float lanes[4], tops[4];
     _mm_storeu_ps(lanes, _mm_add_ps(_mm_add_ps(s0, s1), _mm_add_ps(s2, s3)));
     _mm_storeu_ps(tops, _mm_max_ps(_mm_max_ps(m0, m1), _mm_max_ps(m2, m3)));
-    float sum = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
-    float top = 0;
-    for (int k = 0; k < 4; k++) top = tops[k] > top ? tops[k] : top;
-    for (; f < n; f++) {
-        float x = p[f] < 0 ? -p[f] : p[f];
-        sum += p[f] * p[f];
-        top = x > top ? x : top;
-    }
-    *squares = sum;
-    *peak = top;
+    finish(lanes, tops, 4, p, f, n, squares, peak);
 }
 
 __attribute__((target("avx2,fma"))) static void levels_avx2(const float *p, long n, float *squares, float *peak) {
@@ -64,16 +73,7 @@ __attribute__((target("avx2,fma"))) static void levels_avx2(const float *p, long
     float lanes[8], tops[8];
     _mm256_storeu_ps(lanes, _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
     _mm256_storeu_ps(tops, _mm256_max_ps(_mm256_max_ps(m0, m1), _mm256_max_ps(m2, m3)));
-    float sum = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
-    float top = 0;
-    for (int k = 0; k < 8; k++) top = tops[k] > top ? tops[k] : top;
-    for (; f < n; f++) {
-        float x = p[f] < 0 ? -p[f] : p[f];
-        sum += p[f] * p[f];
-        top = x > top ? x : top;
-    }
-    *squares = sum;
-    *peak = top;
+    finish(lanes, tops, 8, p, f, n, squares, peak);
 }
 
 static run_levels chosen = levels_sse2;
