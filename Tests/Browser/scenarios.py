@@ -294,10 +294,31 @@ def scenario_lv2(driver, url, preset):
     report(rows=rows, presets=presets, before=before, after=after, logged=logged)
 
 
+def scenario_watch(driver, url, sock, presets):
+    """Watches the page while someone else changes the EQ's preset to each of `presets` (comma-separated), in
+    order, each after the page showed the one before: says `watching` on standard error once the page is open and
+    the control socket subscribed, `saw NAME` once it shows each; reports for each the ms from the socket hearing
+    the command event to the page applying the values that show it."""
+    open_page(driver, url)
+    select(driver, "eq")
+    picker = driver.find_element(By.ID, "control-eq-preset")
+    heard = command_events(sock)
+    print("watching", file=sys.stderr, flush=True)
+    latencies, commands = [], []
+    for name in presets.split(","):
+        already = len(commands)
+        wait(driver, lambda d: picker.get_attribute("value") == name, f"the page shows preset {name}")
+        wait(driver, lambda d: len(heard) > already, f"the socket heard the command for {name}")
+        latencies.append(values_at(driver) - heard[already][0])
+        commands.append(heard[already][1])
+        print(f"saw {name}", file=sys.stderr, flush=True)
+    report(latencies=latencies, commands=commands)
+
+
 SCENARIOS = {"graph": scenario_graph, "band": scenario_band, "elsewhere": scenario_elsewhere,
              "meters": scenario_meters, "pages": scenario_pages, "phone": scenario_phone, "files": scenario_files,
              "peq": scenario_peq, "surfaces": scenario_surfaces,
-             "lv2": scenario_lv2}
+             "lv2": scenario_lv2, "watch": scenario_watch}
 
 if __name__ == "__main__":
     name, url, *arguments = sys.argv[1:]
