@@ -315,10 +315,43 @@ def scenario_watch(driver, url, sock, presets):
     report(latencies=latencies, commands=commands)
 
 
+def scenario_transport(driver, url, sock):
+    """The transport and what the page shows beside the meters: the title and artist of the playing file, its
+    stream's buffer fill, a seek back to 1 s with the stream's slider, a chain picked for the chain node, and the
+    loudness and spectrum drawn once their disclosures are opened; each until graphhost reports it back."""
+    open_page(driver, url)
+    status = lambda: control(sock, "status")["status"]
+    wait(driver, lambda d: d.find_element(By.ID, "now-playing").text != "", "the page shows what is playing")
+    playing = driver.find_element(By.ID, "now-playing").text
+    fill = driver.find_element(By.CSS_SELECTOR, '#streams .stream[data-node="song"] .fill').get_attribute("title")
+    # Back to 1 s once it played past 3 s: only the seek can take the position below where it was.
+    position = lambda: next(s["position"] for s in status()["streams"] if s["id"] == "song")
+    wait(driver, lambda d: position() > 3, "the stream played 3 s")
+    before = position()
+    seek = driver.find_element(By.ID, "seek-song")
+    driver.execute_script("arguments[0].value = 1; arguments[0].dispatchEvent(new Event('change'))", seek)
+    wait(driver, lambda d: position() < before - 1, "graphhost's stream went back to 1 s")
+    after = position()
+    select(driver, "fx/eq")
+    picker = driver.find_element(By.ID, "control-fx_eq-chain")
+    chains = [o.get_attribute("value") for o in picker.find_elements(By.TAG_NAME, "option")]
+    from selenium.webdriver.support.ui import Select
+    Select(picker).select_by_value("dry")
+    wait(driver, lambda d: status()["chains"]["fx"] == "dry", "graphhost plays chain dry")
+    for details in ("loudness-details", "spectrum-details"):
+        driver.find_element(By.CSS_SELECTOR, f"#{details} summary").click()
+    wait(driver, lambda d: "LUFS" in d.find_element(By.ID, "loudness").text, "the page shows the loudness")
+    wait(driver, lambda d: int(d.find_element(By.ID, "spectrum-view").get_attribute("data-bands") or 0) > 0,
+         "the page draws the spectrum")
+    report(playing=playing, fill=fill, before=before, after=after, chains=chains, loudness=driver.find_element(By.ID, "loudness").text,
+           bands=int(driver.find_element(By.ID, "spectrum-view").get_attribute("data-bands")))
+
+
 SCENARIOS = {"graph": scenario_graph, "band": scenario_band, "elsewhere": scenario_elsewhere,
              "meters": scenario_meters, "pages": scenario_pages, "phone": scenario_phone, "files": scenario_files,
              "peq": scenario_peq, "surfaces": scenario_surfaces,
-             "lv2": scenario_lv2, "watch": scenario_watch}
+             "lv2": scenario_lv2, "watch": scenario_watch,
+             "transport": scenario_transport}
 
 if __name__ == "__main__":
     name, url, *arguments = sys.argv[1:]

@@ -282,6 +282,34 @@ final class WebPageTests: XCTestCase {
         XCTAssertTrue(logged.contains { $0.contains("bypass fx on") }, "\(logged)")
     }
 
+    /// The transport and the other feeds on the page: the playing file's title and artist (its ID3 tags), its
+    /// stream's buffer fill, a seek with the stream's slider that graphhost follows, the chain picker of a chain
+    /// node's member, and the loudness and the spectrum once their disclosures are open.
+    func testTransportChainsLoudnessAndSpectrumOnThePage() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let mp3 = try MPRISTests.taggedMP3(title: "Page Title", artist: "Page Artist")
+        let graph = TestSupport.graph(
+            """
+            { "chains": { "warm": [ { "id": "eq", "type": "ipod-eq", "preset": "Bass Booster" } ], "dry": [] },
+              "nodes": [ { "id": "song", "type": "stream", "url": "\(mp3)" },
+                         { "id": "fx", "type": "chain", "chain": "warm" },
+                         { "id": "out", "type": "output" } ],
+              "links": [ { "from": "song", "to": "fx" }, { "from": "fx", "to": "out" } ] }
+            """, name: "web-transport")
+        let page = try Self.start(pw, graph: graph, name: "transport")
+        defer { page.run.interrupt() }
+        let seen = try Self.scenario(["transport", page.url, page.socket])
+        XCTAssertEqual(seen["playing"] as? String, "Page Title — Page Artist")
+        let fill = try XCTUnwrap(seen["fill"] as? String)
+        XCTAssertTrue(fill.hasPrefix("buffer ") && fill.hasSuffix(" %"), fill)
+        XCTAssertGreaterThan(try XCTUnwrap(seen["before"] as? Double), 3)
+        XCTAssertLessThan(try XCTUnwrap(seen["after"] as? Double), 2.5, "the seek to 1 s")
+        XCTAssertEqual(Set(try XCTUnwrap(seen["chains"] as? [String])), ["warm", "dry"])
+        XCTAssertTrue(try XCTUnwrap(seen["loudness"] as? String).contains("out loudness (LUFS)"), "\(seen)")
+        XCTAssertGreaterThan(try XCTUnwrap(seen["bands"] as? Int), 30)
+    }
+
     /// The output's meter on the page moves while sound plays, falls to silence after the page's pause button and
     /// rises again after play.
     func testMetersMoveWhilePlayingAndFallWhilePaused() throws {
