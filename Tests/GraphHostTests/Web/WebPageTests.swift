@@ -324,6 +324,28 @@ final class WebPageTests: XCTestCase {
         for peak in playing { XCTAssertEqual(peak, -6.02, accuracy: 0.5) }
     }
 
+    /// `--http 0.0.0.0:0` listens beyond the machine: `run` warns that anyone with the URL and its token can control
+    /// graphhost, shows a loopback URL, and still refuses a request without the token.
+    func testListeningBeyondTheMachineWarnsAndStillWantsTheToken() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let page = try Self.start(pw, graph: try Self.sineGraph(), name: "wide", extra: ["--http", "0.0.0.0:0"])
+        defer { page.run.interrupt() }
+        XCTAssertTrue(
+            page.run.waitForError(containing: "warning: the page listens on 0.0.0.0, beyond this machine"),
+            page.run.errorText)
+        XCTAssertTrue(page.url.hasPrefix("http://127.0.0.1:"), page.url)
+        let token = String(page.url.split(separator: "=").last!)
+        func status(_ path: String) throws -> String {
+            String(
+                decoding: try TestSupport.run([
+                    "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(page.port)" + path,
+                ]), as: UTF8.self)
+        }
+        XCTAssertEqual(try status("/"), "403")
+        XCTAssertEqual(try status("/?token=\(token)"), "303")
+    }
+
     /// A request without the token, with a wrong one, from another site or naming another host is refused, for
     /// the page, its files, the graph download and the WebSocket alike; the right token is let in.
     func testWrongTokensForeignOriginsAndOtherHostsAreRefused() throws {
