@@ -4,15 +4,13 @@
 
 typedef void (*run_levels)(const float *, long, float *, float *);
 
-/// The loops' end: the sum and the largest of the vector lanes (`width` of each), then the samples from `f` to `n`
-/// past the last whole vector.
-static void finish(const float *lanes, const float *tops, int width, const float *p, long f, long n, float *squares,
-                   float *peak) {
-    float sum = 0, top = 0;
-    for (int k = 0; k < width; k++) {
-        sum += lanes[k];
-        top = tops[k] > top ? tops[k] : top;
-    }
+/// The loops' end: the four lanes' sum and maximum (by halving, in vector registers), then the samples from `f` to
+/// `n` past the last whole vector.
+static void finish(__m128 sums, __m128 tops, const float *p, long f, long n, float *squares, float *peak) {
+    sums = _mm_add_ps(sums, _mm_movehl_ps(sums, sums));
+    tops = _mm_max_ps(tops, _mm_movehl_ps(tops, tops));
+    float sum = _mm_cvtss_f32(_mm_add_ss(sums, _mm_shuffle_ps(sums, sums, 1)));
+    float top = _mm_cvtss_f32(_mm_max_ss(tops, _mm_shuffle_ps(tops, tops, 1)));
     for (; f < n; f++) {
         float x = p[f] < 0 ? -p[f] : p[f];
         sum += p[f] * p[f];
@@ -41,10 +39,8 @@ static void levels_sse2(const float *p, long n, float *squares, float *peak) {
         s2 = _mm_add_ps(s2, _mm_mul_ps(c, c));
         s3 = _mm_add_ps(s3, _mm_mul_ps(d, d));
     }
-    float lanes[4], tops[4];
-    _mm_storeu_ps(lanes, _mm_add_ps(_mm_add_ps(s0, s1), _mm_add_ps(s2, s3)));
-    _mm_storeu_ps(tops, _mm_max_ps(_mm_max_ps(m0, m1), _mm_max_ps(m2, m3)));
-    finish(lanes, tops, 4, p, f, n, squares, peak);
+    finish(_mm_add_ps(_mm_add_ps(s0, s1), _mm_add_ps(s2, s3)), _mm_max_ps(_mm_max_ps(m0, m1), _mm_max_ps(m2, m3)),
+           p, f, n, squares, peak);
 }
 
 __attribute__((target("avx2,fma"))) static void levels_avx2(const float *p, long n, float *squares, float *peak) {
@@ -65,15 +61,15 @@ __attribute__((target("avx2,fma"))) static void levels_avx2(const float *p, long
         s2 = _mm256_fmadd_ps(c, c, s2);
         s3 = _mm256_fmadd_ps(d, d, s3);
     }
+    s0 = _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3));
+    m0 = _mm256_max_ps(_mm256_max_ps(m0, m1), _mm256_max_ps(m2, m3));
     for (; f + 8 <= n; f += 8) {
         __m256 a = _mm256_loadu_ps(p + f);
         m0 = _mm256_max_ps(_mm256_and_ps(a, magnitude), m0);
         s0 = _mm256_fmadd_ps(a, a, s0);
     }
-    float lanes[8], tops[8];
-    _mm256_storeu_ps(lanes, _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
-    _mm256_storeu_ps(tops, _mm256_max_ps(_mm256_max_ps(m0, m1), _mm256_max_ps(m2, m3)));
-    finish(lanes, tops, 8, p, f, n, squares, peak);
+    finish(_mm_add_ps(_mm256_castps256_ps128(s0), _mm256_extractf128_ps(s0, 1)),
+           _mm_max_ps(_mm256_castps256_ps128(m0), _mm256_extractf128_ps(m0, 1)), p, f, n, squares, peak);
 }
 
 static run_levels chosen = levels_sse2;

@@ -23,9 +23,12 @@ public struct LevelMeter {
         var held: Float = 0
         var holdLeft = 0
         var clips = 0
-        /// The window's finished blocks' sum of squares and peak, summed when a block closes.
-        var windowSquares: Float = 0
+        /// The window's finished blocks' sum of squares, kept up as blocks come and go (exactly 0 when none of them
+        /// holds sound), and their peak.
+        var windowSquares: Double = 0
         var windowPeak: Float = 0
+        /// The window's blocks with a sum of squares above 0.
+        var soundingBlocks = 0
     }
 
     public static let windowBlocks = 30
@@ -132,35 +135,34 @@ public struct LevelMeter {
         blockPeaks.update(repeating: 0, count: channels * Self.windowSlots)
     }
 
+    /// Files the block just filled in each channel's window in place of the oldest, updating the window's sum and
+    /// peak without summing it again (its peak is looked for again only when the oldest block held it).
     @_noLocks
     mutating func closeBlock() {
         for c in 0..<channels {
-            let window = c * Self.windowSlots
+            let slot = c * Self.windowSlots + blockIndex
             // A non-finite sample (a plugin's NaN) counts as silence rather than spoiling the window.
-            let squares = state[c].squares
-            blockSquares[window + blockIndex] = squares.isFinite ? squares : 0
-            blockPeaks[window + blockIndex] = state[c].peak
+            let squares = state[c].squares.isFinite ? state[c].squares : 0
+            let peak = state[c].peak
+            let oldSquares = blockSquares[slot]
+            let oldPeak = blockPeaks[slot]
+            blockSquares[slot] = squares
+            blockPeaks[slot] = peak
             state[c].squares = 0
             state[c].peak = 0
-            state[c].windowSquares = Self.sum(blockSquares + window)
-            state[c].windowPeak = Self.peak(blockPeaks + window)
+            if oldSquares > 0 { state[c].soundingBlocks -= 1 }
+            if squares > 0 { state[c].soundingBlocks += 1 }
+            state[c].windowSquares =
+                state[c].soundingBlocks == 0 ? 0 : state[c].windowSquares + Double(squares) - Double(oldSquares)
+            if peak >= state[c].windowPeak {
+                state[c].windowPeak = peak
+            } else if oldPeak >= state[c].windowPeak {
+                state[c].windowPeak = Self.peak(blockPeaks + (slot - blockIndex))
+            }
         }
         blockIndex = blockIndex + 1 == Self.windowBlocks ? 0 : blockIndex + 1
         framesInBlock = 0
         if filledBlocks < Self.windowBlocks { filledBlocks += 1 }
-    }
-
-    /// The sum of a channel's `windowSlots` (32) block values.
-    @_noLocks
-    static func sum(_ p: UnsafeMutablePointer<Float>) -> Float {
-        let q = UnsafePointer(p)
-        let a =
-            (SampleRunLevels.load(q) + SampleRunLevels.load(q + 4))
-            + (SampleRunLevels.load(q + 8) + SampleRunLevels.load(q + 12))
-        let b =
-            (SampleRunLevels.load(q + 16) + SampleRunLevels.load(q + 20))
-            + (SampleRunLevels.load(q + 24) + SampleRunLevels.load(q + 28))
-        return SampleRunLevels.sum(a + b)
     }
 
     /// The largest of a channel's block peaks, none of them NaN, in four scalar chains (LLVM makes vector maxima that
@@ -189,7 +191,7 @@ public struct LevelMeter {
         atomicMemoryFence(ordering: .releasing)
         for c in 0..<channels {
             let squares = state[c].squares
-            let sum: Float = (squares.isFinite ? squares : 0) + state[c].windowSquares
+            let sum = max(0, Double(squares.isFinite ? squares : 0) + state[c].windowSquares)
             let peak = max(state[c].peak, state[c].windowPeak)
             if peak >= state[c].held {
                 state[c].held = peak
@@ -202,7 +204,7 @@ public struct LevelMeter {
             }
             published[c].peak = peak
             published[c].heldPeak = state[c].held
-            published[c].meanSquare = count > 0 ? sum / Float(count) : 0
+            published[c].meanSquare = count > 0 ? Float(sum / Double(count)) : 0
             published[c].clips = state[c].clips
         }
         sequence.store(s &+ 2, ordering: .releasing)

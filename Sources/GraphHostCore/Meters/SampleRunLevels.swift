@@ -42,11 +42,4 @@ struct SampleRunLevels {
     static func abs(_ v: SIMD4<Float>) -> SIMD4<Float> {
         unsafeBitCast(unsafeBitCast(v, to: SIMD4<UInt32>.self) & 0x7fff_ffff, to: SIMD4<Float>.self)
     }
-
-    /// The sum of the lanes.
-    @_noLocks @inline(__always)
-    static func sum(_ v: SIMD4<Float>) -> Float {
-        let h = v + SIMD4(v[2], v[3], v[2], v[3])
-        return h[0] + h[1]
-    }
 }

@@ -14,7 +14,9 @@ enum TestSupport {
 
     static let directory: URL = {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("graphhost-tests-\(getpid())")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        // `outputs/` holds what tests write (sockets, renders), whichever test runs first.
+        try? FileManager.default.createDirectory(
+            at: url.appendingPathComponent("outputs"), withIntermediateDirectories: true)
         return url
     }()
 
