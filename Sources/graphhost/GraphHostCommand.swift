@@ -169,6 +169,9 @@ struct RenderCommand: ParsableCommand {
             }
         }
         // Each file is written beside its target and renamed once the render succeeded: a failure leaves none behind.
+        // An interruption is noted from before the first file exists, so none stays behind.
+        signal(SIGINT) { _ in renderInterrupted = 1 }
+        signal(SIGTERM) { _ in renderInterrupted = 1 }
         var writers: [Int: SoundFileWriter] = [:]
         do {
             for (k, path) in files {
@@ -190,8 +193,6 @@ struct RenderCommand: ParsableCommand {
         }
         let started = Date()
         let summary: OfflineRenderer.Summary
-        signal(SIGINT) { _ in renderInterrupted = 1 }
-        signal(SIGTERM) { _ in renderInterrupted = 1 }
         do {
             summary = try renderer.render(
                 durationFrames: duration.map { Int(($0 * rate).rounded()) }, outputs: ids.count
@@ -263,8 +264,10 @@ struct RenderCommand: ParsableCommand {
 struct EQCurveCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "eq-curve",
-        abstract: "Draw an iPod EQ preset's target and achieved response, or the response of a graph's EQ node.")
-    @Argument(help: "Preset name or index.") var preset: String?
+        abstract:
+            "Draw an iPod EQ preset's target and achieved response, the response of an Equalizer APO or AutoEQ "
+            + "file, or that of a graph's EQ node.")
+    @Argument(help: "Preset name or index, or an Equalizer APO / AutoEQ ParametricEQ.txt file.") var preset: String?
     @Option(help: "Draw the response of this graph's node --node instead (a node kind with a frequency response: peq).")
     var graph: String?
     @Option(help: "The node of --graph.") var node: String?
@@ -288,6 +291,14 @@ struct EQCurveCommand: ParsableCommand {
                 throw ValidationError("node '\(node)' (\(found.definition.typeName)) has no fixed frequency response")
             }
             let response = NodeResponse(filter, id: node, sampleRate: rate ?? doc.format.sampleRate)
+            curve = (response.csv, response.svg())
+        } else if let preset, FileManager.default.fileExists(atPath: preset) {
+            let rate = rate ?? 48000
+            let path = URL(fileURLWithPath: preset).standardizedFileURL.path
+            let file = try PEQNode.loadFile(path, sampleRate: rate, preamp: 0)
+            let response = NodeResponse(
+                PEQNode(file: file, given: preset, path: path), id: URL(fileURLWithPath: preset).lastPathComponent,
+                sampleRate: rate)
             curve = (response.csv, response.svg())
         } else {
             guard let preset else { throw ValidationError("give a preset, or --graph FILE --node ID") }

@@ -67,14 +67,20 @@ final class PEQAccuracyTests: XCTestCase {
                 b, a = [1, -2 * c, 1], [1 + alpha, -2 * c, 1 - alpha]
             return np.array(b) / a[0], np.array(a) / a[0]
 
+        def quality(band):
+            if "slope" not in band:
+                return band["q"]
+            A, S = 10 ** (band["gain"] / 40), band["slope"] / 12
+            return 1 / np.sqrt((A + 1 / A) * (1 / S - 1) + 2)
+
         cases = json.loads(sys.argv[3])
         report = []
         for case in cases:
             fs = float(rate)
             freqs = np.unique(np.concatenate([np.geomspace(20, 20000, 97), [b["frequency"] for b in case["bands"]]]))
-            design = np.ones(len(freqs), dtype=complex)
+            design = np.full(len(freqs), 10 ** (case.get("preamp", 0) / 20), dtype=complex)
             for band in case["bands"]:
-                b, a = cookbook(band["type"], band["frequency"], band["gain"], band["q"], fs)
+                b, a = cookbook(band["type"], band["frequency"], band["gain"], quality(band), fs)
                 design *= signal.freqz(b, a, worN=freqs, fs=fs)[1]
             design_db = 20 * np.log10(np.abs(design))
             rendered_rate, y = wavfile.read(case["file"])
@@ -88,9 +94,9 @@ final class PEQAccuracyTests: XCTestCase {
             entry = {"worst": worst, "points": int(np.sum(design_db > -40))}
             if "curve" in case:
                 rows = np.loadtxt(case["curve"], delimiter=",", skiprows=1, ndmin=2)
-                curve = np.ones(len(rows), dtype=complex)
+                curve = np.full(len(rows), 10 ** (case.get("preamp", 0) / 20), dtype=complex)
                 for band in case["bands"]:
-                    b, a = cookbook(band["type"], band["frequency"], band["gain"], band["q"], fs)
+                    b, a = cookbook(band["type"], band["frequency"], band["gain"], quality(band), fs)
                     curve *= signal.freqz(b, a, worN=rows[:, 0], fs=fs)[1]
                 curve_db = 20 * np.log10(np.abs(curve))
                 keep = curve_db > -40
@@ -156,6 +162,75 @@ final class PEQAccuracyTests: XCTestCase {
                 curveError, 0.01, "eq-curve at \(rate) Hz is \(curveError) dB from the cookbook design")
             let worst = report.compactMap { $0["worst"] as? Double }.max() ?? .nan
             print("peq at \(rate) Hz: worst \(worst) dB from scipy over \(report.count) cases")
+        }
+    }
+
+    /// Equalizer APO and AutoEQ files (`EqualizerAPOFileTests`' samples) through `peq` nodes, against scipy's
+    /// designs of the filters as the test reads the files (a shelf's slope made into Q by the cookbook's formula),
+    /// preamps included; and `eq-curve FILE` against the same design.
+    func testHeadphoneCorrectionFilesMatchTheirFiltersDesigns() throws {
+        let folder = TestSupport.directory.appendingPathComponent("peq-files")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let impulse = folder.appendingPathComponent("impulse.wav").path
+        try TestSupport.run(["python3", "-c", Self.script, "impulse", "48000", impulse])
+        func band(_ type: String, _ frequency: Double, gain: Double = 0, q: Double? = nil, slope: Double? = nil)
+            -> [String: Any]
+        {
+            var band: [String: Any] = ["type": type, "frequency": frequency, "gain": gain]
+            band["q"] = q ?? 0.7071067811865476
+            if let slope { band["slope"] = slope }
+            return band
+        }
+        let files: [(text: String, preamp: Double, bands: [[String: Any]])] = [
+            (
+                EqualizerAPOFileTests.autoEQ, -6.4,
+                [
+                    band("low-shelf", 105, gain: 5.6, q: 0.7), band("peaking", 158, gain: -2.6, q: 0.61),
+                    band("peaking", 2700, gain: 3.5, q: 1.8), band("high-shelf", 10000, gain: -3, q: 0.7),
+                ]
+            ),
+            (
+                EqualizerAPOFileTests.apo, -3.5,
+                [
+                    band("peaking", 1000, gain: -3, q: 2), band("low-shelf", 80, gain: 4, slope: 6),
+                    band("high-pass", 30), band("notch", 50, q: 10), band("band-pass", 2000, q: 0.5),
+                ]
+            ),
+        ]
+        var nodes = [#"{ "id": "in", "type": "stream", "url": "\#(impulse)" }"#]
+        var links: [String] = []
+        var outputs: [String] = []
+        var described: [[String: Any]] = []
+        for (k, file) in files.enumerated() {
+            let path = folder.appendingPathComponent("eq\(k).txt").path
+            try file.text.write(toFile: path, atomically: true, encoding: .utf8)
+            nodes.append(#"{ "id": "eq\#(k)", "type": "peq", "file": "\#(path)" }"#)
+            nodes.append(#"{ "id": "out\#(k)", "type": "output" }"#)
+            links += [#"{ "from": "in", "to": "eq\#(k)" }"#, #"{ "from": "eq\#(k)", "to": "out\#(k)" }"#]
+            let wav = folder.appendingPathComponent("out\(k).wav").path
+            outputs += ["-o", "out\(k)=\(wav)"]
+            let curve = folder.appendingPathComponent("curve\(k).csv").path
+            let plotted = try TestSupport.graphhost(["eq-curve", path, "--csv", curve])
+            XCTAssertEqual(plotted.status, 0, plotted.err)
+            described.append(["file": wav, "bands": file.bands, "preamp": file.preamp, "curve": curve])
+        }
+        let graph = TestSupport.graph(
+            """
+            { "nodes": [\(nodes.joined(separator: ",\n"))], "links": [\(links.joined(separator: ", "))] }
+            """, name: "peq-files")
+        let render = try TestSupport.graphhost(["render", graph] + outputs)
+        XCTAssertEqual(render.status, 0, render.err)
+        let json = String(decoding: try JSONSerialization.data(withJSONObject: described), as: UTF8.self)
+        let out = try TestSupport.run(["python3", "-c", Self.script, "measure", "48000", json])
+        let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: out) as? [[String: Any]])
+        XCTAssertEqual(report.count, files.count)
+        for (k, result) in report.enumerated() {
+            XCTAssertGreaterThan(try XCTUnwrap(result["points"] as? Int), 50)
+            XCTAssertLessThanOrEqual(try XCTUnwrap(result["worst"] as? Double), 0.01, "file \(k): \(result)")
+            XCTAssertGreaterThan(try XCTUnwrap(result["curvePoints"] as? Int), 150)
+            // The CSV's frequencies have two decimals: on the skirts of the 30 Hz high pass and the 50 Hz notch that
+            // alone moves the design by up to 0.02 dB.
+            XCTAssertLessThanOrEqual(try XCTUnwrap(result["curve"] as? Double), 0.05, "eq-curve of file \(k)")
         }
     }
 }

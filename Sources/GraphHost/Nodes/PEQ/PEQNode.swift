@@ -1,6 +1,10 @@
+import FoundationEssentials
+import Glibc
+
 /// `peq`: a parametric EQ of up to 16 bands in series, each peaking, low or high shelf, low or high pass, band pass
-/// or notch (`bands`: `{"type", "frequency", "gain", "q"}`), then a `preamp` in dB; `bypass` starts it bypassed.
-/// Every band is the Audio EQ Cookbook's biquad; changes crossfade to a settled new bank (`PEQKernel`).
+/// or notch (`bands`: `{"type", "frequency", "gain", "q"}`, or a headphone correction's `file` in Equalizer APO's or
+/// AutoEQ's format), then a `preamp` in dB; `bypass` starts it bypassed. Every band is the Audio EQ Cookbook's
+/// biquad; changes crossfade to a settled new bank (`PEQKernel`).
 public struct PEQNode: NodeDefinition {
     public static let typeName = "peq"
 
@@ -11,13 +15,18 @@ public struct PEQNode: NodeDefinition {
         "preamp", .number, range: PEQParameter.preampRange, default: .number(0),
         doc: "Gain after the bands, in dB.")
     static let bypassSetting = SettingDescriptor("bypass", .boolean, default: .bool(false), doc: "Starts bypassed.")
+    static let fileSetting = SettingDescriptor(
+        "file", .string, pattern: "^.+$",
+        doc:
+            "In place of `bands`: an Equalizer APO configuration or an AutoEQ `ParametricEQ.txt` (relative to the "
+            + "graph file's folder); its `Preamp:` adds to `preamp`.")
 
     public static let descriptor = NodeDescriptor(
         typeName: typeName,
         summary: "A parametric EQ of up to 16 bands: peaking, shelves, passes, band pass and notch.",
         ports: [PortDescriptor(.audio, .input, name: "in"), PortDescriptor(.audio, .output, name: "out")],
         parameters: [PEQParameter.preamp.descriptor], traits: [.canBypass],
-        settings: [bandsSetting, preampSetting, bypassSetting])
+        settings: [bandsSetting, fileSetting, preampSetting, bypassSetting])
 
     /// The descriptor of a node of `bands` bands: its parameters band by band.
     static func descriptor(bands: Int) -> NodeDescriptor {
@@ -31,11 +40,21 @@ public struct PEQNode: NodeDefinition {
     public var bands: [ParametricBand]
     public var preamp: Double
     public var bypass: Bool
+    /// The configuration file the bands and preamp came from (as the graph gave it), until a band or the preamp is
+    /// changed live, and the preamp the graph added to the file's.
+    public var file: (given: String, path: String, extraPreamp: Double)?
 
     public init(bands: [ParametricBand], preamp: Double = 0, bypass: Bool = false) {
         self.bands = bands
         self.preamp = preamp
         self.bypass = bypass
+    }
+
+    /// The EQ of a configuration file (`given` as the graph or command named it, `path` resolved), with `preamp` dB
+    /// added to the file's.
+    public init(file: EqualizerAPOFile, given: String, path: String, preamp: Double = 0, bypass: Bool = false) {
+        self.init(bands: file.bands, preamp: file.preamp + preamp, bypass: bypass)
+        self.file = (given, path, preamp)
     }
 
     public var inputBuses: Int { 1 }
@@ -77,11 +96,46 @@ public struct PEQNode: NodeDefinition {
         }
         let preamp = settings.number(preampSetting, issues: &issues) ?? 0
         let bypass = settings.bool(bypassSetting, issues: &issues) ?? false
+        var file: (EqualizerAPOFile, given: String, path: String)?
+        if let given = settings.string(fileSetting, issues: &issues) {
+            if settings.object["bands"] != nil {
+                issues.report(settings.path("file"), "give either \"bands\" or \"file\", not both", at: settings.object)
+            }
+            let path =
+                given.hasPrefix("/")
+                ? given : context.baseDirectory.appendingPathComponent(given).standardizedFileURL.path
+            do {
+                file = (try loadFile(path, sampleRate: context.format.sampleRate, preamp: preamp), given, path)
+            } catch {
+                issues.report(settings.path("file"), "\(error)", at: settings.object["file"])
+            }
+        }
         guard issues.errors.count == before else { return nil }
+        if let file {
+            return PEQNode(file: file.0, given: file.given, path: file.path, preamp: preamp, bypass: bypass)
+        }
         return PEQNode(bands: bands, preamp: preamp, bypass: bypass)
     }
 
     static let bandShape = #"{"type", "frequency", "gain", "q"}"#
+
+    /// Reads a configuration file for a node at `sampleRate` whose graph adds `preamp` dB; throws what does not fit.
+    public static func loadFile(_ path: String, sampleRate: Int, preamp: Double) throws -> EqualizerAPOFile {
+        let file = try EqualizerAPOFile.load(path)
+        for (band, line) in zip(file.bands, file.bandLines) {
+            if let problem = frequencyProblem(band.frequency, sampleRate: sampleRate) {
+                throw EqualizerAPOFile.Failure(file: path, problems: [.init(line: line, message: problem)])
+            }
+        }
+        let total = file.preamp + preamp
+        guard PEQParameter.preampRange.contains(total) else {
+            throw NodeCommandError.invalidValue(
+                "\(path): its preamp and the node's add up to \(Format.number(total)) dB, outside "
+                    + "\(Format.number(PEQParameter.preampRange.lowerBound))…"
+                    + "\(Format.number(PEQParameter.preampRange.upperBound)) dB")
+        }
+        return file
+    }
 
     static func parseBand(_ band: NodeSettings, sampleRate: Int, issues: inout GraphIssues) -> ParametricBand? {
         guard band.object.objectMembers != nil else {
@@ -188,6 +242,12 @@ public struct PEQNode: NodeDefinition {
                 }
                 next.bands[b] = bands[b].setting(field, to: value)
             }
+        case .choose(let name, let label) where name == Self.fileParameter:
+            let path = URL(fileURLWithPath: label).standardizedFileURL.path
+            let extra = file?.extraPreamp ?? 0
+            return PEQNode(
+                file: try Self.loadFile(path, sampleRate: sampleRate ?? 48000, preamp: extra), given: path, path: path,
+                preamp: extra, bypass: bypass)
         case .choose(let name, let label):
             guard let parameter = PEQParameter(name, bands: bands.count) else { throw unknown(name, id: id) }
             guard case .band(let b, .type) = parameter else {
@@ -199,16 +259,34 @@ public struct PEQNode: NodeDefinition {
             }
             next.bands[b].shape = shape
         }
+        if next.bands != bands || next.preamp != preamp { next.file = nil }
         return next
+    }
+
+    /// `set NODE file PATH`: a configuration file in place of the bands (a path relative to graphhost's folder).
+    static let fileParameter = ParameterID(name: "file")
+
+    /// A new configuration file is a new bank: the swap keeps the node when the file has as many bands (the bank
+    /// crossfades), else builds it afresh and crossfades to it.
+    public func settingFile(_ command: NodeCommand) throws -> (any NodeDefinition)? {
+        guard case .choose(let name, _) = command, name == Self.fileParameter else { return nil }
+        return try applied(command)
     }
 
     func unknown(_ name: ParameterID, id: String) -> NodeCommandError {
         .unknownParameter(
-            node: "'\(id)'", parameter: name, known: "parameters: \(PEQParameter.list(bands: bands.count))")
+            node: "'\(id)'", parameter: name,
+            known: "parameters: \(PEQParameter.list(bands: bands.count)); or file PATH")
     }
 
     public var liveSettings: [(key: String, value: JSONValue?)] {
-        [
+        if let file {
+            return [
+                ("file", .string(file.given)), ("preamp", file.extraPreamp == 0 ? nil : .number(file.extraPreamp)),
+                ("bypass", bypass ? .bool(true) : nil),
+            ]
+        }
+        return [
             ("bands", .array(bands.map(\.json))), ("preamp", preamp == 0 ? nil : .number(preamp)),
             ("bypass", bypass ? .bool(true) : nil),
         ]
