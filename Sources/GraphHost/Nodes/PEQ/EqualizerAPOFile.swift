@@ -99,8 +99,7 @@ public struct EqualizerAPOFile: Equatable, Sendable {
         if command == "preamp" {
             preamp += try Self.number(&words, named: "the preamp", unit: "dB")
             guard words.isEmpty else { throw LineError(message: "unexpected '\(words.joined(separator: " "))'") }
-        } else if command.hasPrefix("filter"), Self.trimmed(command.dropFirst(6)).allSatisfy(\.isNumber)
-        {
+        } else if command.hasPrefix("filter"), Self.trimmed(command.dropFirst(6)).allSatisfy(\.isNumber) {
             if let band = try Self.filter(words) { bands.append(band) }
         } else {
             throw LineError(
