@@ -113,6 +113,11 @@ final class EqualizerAPOFileTests: XCTestCase {
         XCTAssertNotEqual(result.status, 0)
         XCTAssertTrue(result.err.contains("nodes[1].file"), result.err)
         XCTAssertTrue(result.err.contains("\(bad) line 2: Gain 'x' is not a number"), result.err)
+        _ = try Self.write("Preamp: -20 dB\nFilter 1: ON PK Fc 100 Hz Gain 1 dB Q 1\n", name: "quiet-eq.txt")
+        let quiet = try PEQGraphTests.graph(#""file": "quiet-eq.txt", "preamp": -10"#, name: "peq-file-preamp")
+        let tooQuiet = try TestSupport.graphhost(["render", quiet, "-o", "/dev/null"])
+        XCTAssertNotEqual(tooQuiet.status, 0)
+        XCTAssertTrue(tooQuiet.err.contains("add up to -30 dB, outside -24…24 dB"), tooQuiet.err)
         let both = try PEQGraphTests.graph(
             #""file": "headphones.txt", "bands": [{ "type": "notch", "frequency": 100 }]"#, name: "peq-file-bands")
         let refused = try TestSupport.graphhost(["render", both, "-o", "/dev/null"])

@@ -62,14 +62,6 @@ public struct EqualizerAPOFile: Equatable, Sendable {
                 problems.append(Problem(line: k + 1, message: error.message))
             }
         }
-        if !PEQParameter.preampRange.contains(file.preamp) {
-            problems.append(
-                Problem(
-                    line: 0,
-                    message: "the preamp adds up to \(Format.number(file.preamp)) dB; a peq node takes "
-                        + "\(Format.number(PEQParameter.preampRange.lowerBound))…"
-                        + "\(Format.number(PEQParameter.preampRange.upperBound)) dB"))
-        }
         if file.bands.count > PEQParameter.maxBands {
             problems.append(
                 Problem(
