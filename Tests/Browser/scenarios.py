@@ -236,8 +236,9 @@ def command_events(path):
 
 
 def program_change_file(program):
-    """A format-0 MIDI file holding one program change on channel 1 (480 ticks a quarter)."""
-    track = bytes([0x00, 0xC0, program, 0x83, 0x60, 0xFF, 0x2F, 0x00])
+    """A format-0 MIDI file holding one program change on channel 1, 200 ms in (480 ticks a quarter at 120 bpm):
+    pw-cat plays from its first cycle, which may come before its link to the control port carries data."""
+    track = bytes([0x81, 0x40, 0xC0, program, 0x83, 0x60, 0xFF, 0x2F, 0x00])
     data = b"MThd" + bytes([0, 0, 0, 6, 0, 0, 0, 1, 0x01, 0xE0]) + b"MTrk" + struct.pack(">I", len(track)) + track
     f = tempfile.NamedTemporaryFile(suffix=".mid", delete=False)
     f.write(data)

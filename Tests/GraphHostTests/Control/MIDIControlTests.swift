@@ -115,14 +115,15 @@ final class MIDIControlTests: XCTestCase {
                 environment: pw.environment)
             XCTAssertEqual(cat.status, 0, cat.err)
         }
-        // CC 7 = 64 on channel 1, then a second later program 1.
-        try play(Self.midiFile("cc-pc.mid", [[0x00, 0xB0, 7, 64], [0x87, 0x40, 0xC0, 1]]))
+        // CC 7 = 64 on channel 1 after 200 ms (pw-cat plays from its first cycle, which may come before its link to the
+        // control port carries data), then a second later program 1.
+        try play(Self.midiFile("cc-pc.mid", [[0x81, 0x40, 0xB0, 7, 64], [0x87, 0x40, 0xC0, 1]]))
         XCTAssertTrue(
             try TestSupport.waitUntil { try (control.status()["chains"] as? [String: String])?["fx"] == "b" },
             "the program change did not switch the chain")
         XCTAssertEqual(try control.ctl(["learn", "mix", "volume.0"]).status, 0)
         XCTAssertEqual((try control.status()["midiControl"] as? [String: Any])?["learning"] as? String, "mix volume.0")
-        try play(Self.midiFile("learn.mid", [[0x00, 0xB1, 20, 4]]))
+        try play(Self.midiFile("learn.mid", [[0x81, 0x40, 0xB1, 20, 4]]))
         XCTAssertTrue(
             try TestSupport.waitUntil {
                 let cc = (try control.status()["midiControl"] as? [String: Any])?["cc"] as? [[String: Any]] ?? []

@@ -130,9 +130,9 @@ final class HeadlessPipeWire {
 
         func position() throws -> Double { (try status()["position"] as? Double) ?? -1 }
 
-        /// Waits until the run has played `seconds` of audio.
-        func waitForPosition(_ seconds: Double, timeout: TimeInterval = 30) throws -> Bool {
-            try TestSupport.waitUntil(timeout: timeout) { try position() >= seconds }
+        /// Waits until the run has played `seconds` of audio, asking every `every` seconds (each asking is a process).
+        func waitForPosition(_ seconds: Double, timeout: TimeInterval = 30, every: TimeInterval = 0.01) throws -> Bool {
+            try TestSupport.waitUntil(timeout: timeout, every: every) { try position() >= seconds }
         }
     }
 

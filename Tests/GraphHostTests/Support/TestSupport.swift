@@ -234,15 +234,17 @@ enum TestSupport {
 
     static func peak(_ samples: [Float]) -> Float { samples.reduce(0) { max($0, abs($1)) } }
 
-    /// Waits until `condition` holds, looking every 10 ms, for at most `timeout` seconds; returns whether it held.
-    /// Tests wait on events and counters this way, with a generous timeout, never on a fixed sleep.
+    /// Waits until `condition` holds, looking every `every` seconds, for at most `timeout` seconds; returns whether it
+    /// held. Tests wait on events and counters this way, with a generous timeout, never on a fixed sleep.
     @discardableResult
-    static func waitUntil(timeout: TimeInterval = 30, _ condition: () throws -> Bool) rethrows -> Bool {
+    static func waitUntil(
+        timeout: TimeInterval = 30, every: TimeInterval = 0.01, _ condition: () throws -> Bool
+    ) rethrows -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             if try condition() { return true }
             if Date() >= deadline { return false }
-            usleep(10_000)
+            usleep(useconds_t(every * 1e6))
         }
     }
 }

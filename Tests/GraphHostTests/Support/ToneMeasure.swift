@@ -20,6 +20,16 @@ enum ToneMeasure {
         return 2 * (re * re + im * im).squareRoot() / Double(count)
     }
 
+    /// The median of `amplitude` over `pieces` equal windows of `seconds` from `start`: a recording's one slip (a
+    /// dropout spreads over every frequency of the window holding it) does not decide it.
+    static func typicalAmplitude(
+        _ stereo: [Float], _ frequency: Double, start: Double, seconds: Double = 1, pieces: Int = 10
+    ) -> Double {
+        let each = seconds / Double(pieces)
+        let values = (0..<pieces).map { amplitude(stereo, frequency, start: start + Double($0) * each, seconds: each) }
+        return values.sorted()[pieces / 2]
+    }
+
     static func dB(_ x: Double) -> Double { 20 * log10(max(x, 1e-12)) }
 
     /// The strongest period (in frames) of a mono signal between `shortest` and `longest`, by autocorrelation.
