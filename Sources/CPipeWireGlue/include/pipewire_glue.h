@@ -90,4 +90,22 @@ void gh_profiler_take(struct gh_profiler *profiler, struct gh_profiler_totals *t
 
 void gh_profiler_destroy(struct gh_profiler *profiler);
 
+/// Moves applications' playback streams into graphhost's sinks by the graph's routes (stream_router.c): it watches
+/// the registry, reads each Stream/Output/Audio node's properties and, when `decide` writes a sink's node.name into
+/// `target` (`size` bytes) and returns 1, sets the stream's target.object in the "default" metadata, which the
+/// session manager follows. Call every function with the thread loop locked; `decide` runs on the loop's thread.
+struct gh_router;
+
+typedef int (*gh_router_decide)(void *data, uint32_t node_id, const struct spa_dict *props, char *target,
+                                 size_t size);
+
+struct gh_router *gh_router_new(struct pw_thread_loop *loop, struct pw_core *core, gh_router_decide decide,
+                                void *data);
+
+/// Puts back each moved stream's target.object as it was before (none: removed) and waits, at most `timeout_ms`,
+/// until the daemon has it. Returns how many streams were put back, or -1 on timeout.
+int gh_router_restore(struct gh_router *router, int timeout_ms);
+
+void gh_router_destroy(struct gh_router *router);
+
 #endif

@@ -24,13 +24,15 @@ public struct GraphDocument: Sendable {
     public var musicalTime: MusicalTime.Settings?
     /// The MIDI control port and its mappings (`"midiControl"`).
     public var midiControl: MIDIControlMap?
+    /// Which applications' playback streams `run` moves into which sink nodes (`"routes"`).
+    public var routes: StreamRoutes?
     var root: JSONValue?
     var shownName: String?
 
     public static let defaultCrossfadeSeconds = 0.03
     static let topLevelKeys = [
         "format", "nodes", "links", "chains", "crossfadeSeconds", "swap", "tailSeconds", "transport", "baseDirectory",
-        "midiControl",
+        "midiControl", "routes",
     ]
 
     public var displayName: String { shownName ?? file.path }
@@ -192,6 +194,11 @@ public struct GraphDocument: Sendable {
                     at: value["port"])
             }
         }
+        var routes: StreamRoutes?
+        if let value = root["routes"], valid.count == nodes.count {
+            routes = StreamRoutes.parse(
+                value, sinks: valid.filter { $0.definition is SinkNode }.map(\.id), issues: &issues)
+        }
         let outputs = valid.filter { $0.definition.traits.contains(.isOutput) }
         if outputs.isEmpty && valid.count == nodes.count {
             issues.report(
@@ -208,6 +215,7 @@ public struct GraphDocument: Sendable {
         document.tailSeconds = tailSeconds
         document.musicalTime = musicalTime
         document.midiControl = midiControl
+        document.routes = routes
         document.root = root
         document.shownName = displayName
         return document

@@ -319,6 +319,33 @@ public enum GraphSchema {
               "default": 10,
               "description": "The longest a spillover's tails ring before they fade out."
             },
+            "routes": {
+              "type": "array",
+              "description": "Which applications' playback streams `run` moves into which sink nodes: the first rule \#
+        whose match fits a stream decides; a rule without match fits every stream.",
+              "items": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "match": {
+                    "type": "object",
+                    "description": "Stream properties (application.name, media.role, application.process.binary, \#
+        ...) and shell patterns their values must fit.",
+                    "additionalProperties": {
+                      "type": "string"
+                    }
+                  },
+                  "to": {
+                    "type": "string",
+                    "description": "The id of a sink node."
+                  },
+                  "exclude": {
+                    "type": "boolean",
+                    "description": "Leave the stream where it is."
+                  }
+                }
+              }
+            },
             "midiControl": {
               "type": "object",
               "additionalProperties": false,

@@ -23,6 +23,8 @@ public enum ControlEvent: Sendable, Equatable {
     case silenced(node: String, slices: Int, position: Double)
     case memoryNotLocked(bytes: Int)
     case recordingDropped(frames: Int, position: Double)
+    /// The routes moved an application's playback stream (PipeWire node id) into a sink node.
+    case routed(node: UInt32, application: String, sink: String)
 }
 
 extension ControlEvent {
@@ -92,6 +94,10 @@ extension ControlEvent {
         case .memoryNotLocked(let bytes): return event("memoryNotLocked", [("bytes", .number(bytes))])
         case .recordingDropped(let frames, let position):
             return event("recordingDropped", [("frames", .number(frames)), ("position", .number(position))])
+        case .routed(let node, let application, let sink):
+            return event(
+                "routed",
+                [("node", .number(Double(node))), ("application", .string(application)), ("sink", .string(sink))])
         }
     }
 }

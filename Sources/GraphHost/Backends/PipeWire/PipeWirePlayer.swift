@@ -187,7 +187,7 @@ public final class PipeWirePlayer {
         renderer.pointee.record = tap
     }
 
-    private static let pipewireInitialized: Bool = {
+    static let pipewireInitialized: Bool = {
         pw_init(nil, nil)
         return true
     }()
