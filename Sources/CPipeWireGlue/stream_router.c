@@ -1,6 +1,7 @@
 #include "pipewire_glue.h"
 
 #include <pipewire/extensions/metadata.h>
+#include <spa/utils/json.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,13 @@ struct router_value {
     char *value;
 };
 
+/// An Audio/Sink the registry announced: its global properties (node.name, node.description, ...).
+struct router_sink {
+    struct spa_list link;
+    uint32_t id;
+    struct pw_properties *props;
+};
+
 struct gh_router {
     struct pw_thread_loop *loop;
     struct pw_core *core;
@@ -39,7 +47,11 @@ struct gh_router {
     int restored;
     struct spa_list streams;
     struct spa_list values;
+    struct spa_list sinks;
+    /// The default sink's node.name (default.audio.sink), or NULL.
+    char *default_sink;
     gh_router_decide decide;
+    gh_router_default_sink default_sink_changed;
     void *data;
 };
 
@@ -48,6 +60,41 @@ static const char *const TARGET_KEY = "target.object";
 static struct router_value *find_value(struct gh_router *r, uint32_t subject) {
     struct router_value *v;
     spa_list_for_each(v, &r->values, link) if (v->subject == subject) return v;
+    return NULL;
+}
+
+static void report_default_sink(struct gh_router *r) {
+    if (!r->default_sink_changed) return;
+    if (!r->default_sink) {
+        r->default_sink_changed(r->data, NULL);
+        return;
+    }
+    struct router_sink *k;
+    spa_list_for_each(k, &r->sinks, link) {
+        const char *name = pw_properties_get(k->props, PW_KEY_NODE_NAME);
+        if (name && strcmp(name, r->default_sink) == 0) {
+            r->default_sink_changed(r->data, &k->props->dict);
+            return;
+        }
+    }
+}
+
+/// The "name" of a default.audio.sink value ({"name":"..."}), copied; NULL when there is none.
+static char *default_name(const char *json) {
+    struct spa_json it[2];
+    char key[64];
+    char name[256];
+    if (json == NULL) return NULL;
+    spa_json_init(&it[0], json, strlen(json));
+    if (spa_json_enter_object(&it[0], &it[1]) <= 0) return NULL;
+    while (spa_json_get_string(&it[1], key, sizeof(key)) > 0) {
+        if (strcmp(key, "name") == 0) {
+            if (spa_json_get_string(&it[1], name, sizeof(name)) <= 0) return NULL;
+            return strdup(name);
+        }
+        const char *value;
+        if (spa_json_next(&it[1], &value) <= 0) return NULL;
+    }
     return NULL;
 }
 
@@ -82,8 +129,23 @@ static void free_stream(struct router_stream *s) {
     free(s);
 }
 
+static void free_sink(struct router_sink *k) {
+    spa_list_remove(&k->link);
+    pw_properties_free(k->props);
+    free(k);
+}
+
 static int metadata_property(void *data, uint32_t subject, const char *key, const char *type, const char *value) {
     struct gh_router *r = data;
+    if (subject == PW_ID_CORE && (key == NULL || strcmp(key, "default.audio.sink") == 0)) {
+        char *name = key ? default_name(value) : NULL;
+        int same = (name == NULL && r->default_sink == NULL) ||
+                   (name && r->default_sink && strcmp(name, r->default_sink) == 0);
+        free(r->default_sink);
+        r->default_sink = name;
+        if (!same) report_default_sink(r);
+        if (key) return 0;
+    }
     if (key != NULL && strcmp(key, TARGET_KEY) != 0) return 0;
     struct router_stream *s;
     spa_list_for_each(s, &r->streams, link) if (s->id == subject && s->applied) return 0;
@@ -116,7 +178,17 @@ static void registry_global(void *data, uint32_t id, uint32_t permissions, const
     if (type == NULL || props == NULL) return;
     if (strcmp(type, PW_TYPE_INTERFACE_Node) == 0) {
         const char *media_class = spa_dict_lookup(props, PW_KEY_MEDIA_CLASS);
-        if (media_class == NULL || strcmp(media_class, "Stream/Output/Audio") != 0) return;
+        if (media_class && strcmp(media_class, "Audio/Sink") == 0) {
+            struct router_sink *k = calloc(1, sizeof(*k));
+            if (!k) return;
+            k->id = id;
+            k->props = pw_properties_new_dict(props);
+            spa_list_append(&r->sinks, &k->link);
+            const char *name = spa_dict_lookup(props, PW_KEY_NODE_NAME);
+            if (name && r->default_sink && strcmp(name, r->default_sink) == 0) report_default_sink(r);
+            return;
+        }
+        if (!r->decide || media_class == NULL || strcmp(media_class, "Stream/Output/Audio") != 0) return;
         struct router_stream *s = calloc(1, sizeof(*s));
         if (!s) return;
         s->router = r;
@@ -141,6 +213,8 @@ static void registry_global_remove(void *data, uint32_t id) {
     struct gh_router *r = data;
     struct router_stream *s, *t;
     spa_list_for_each_safe(s, t, &r->streams, link) if (s->id == id) free_stream(s);
+    struct router_sink *k, *l;
+    spa_list_for_each_safe(k, l, &r->sinks, link) if (k->id == id) free_sink(k);
     struct router_value *v = find_value(r, id);
     if (v) {
         spa_list_remove(&v->link);
@@ -182,17 +256,19 @@ static const struct pw_core_events core_events = {
 };
 
 struct gh_router *gh_router_new(struct pw_thread_loop *loop, struct pw_core *core, gh_router_decide decide,
-                                void *data) {
+                                gh_router_default_sink default_sink, void *data) {
     struct gh_router *r = calloc(1, sizeof(*r));
     if (!r) return NULL;
     r->loop = loop;
     r->core = core;
     r->decide = decide;
+    r->default_sink_changed = default_sink;
     r->data = data;
     r->restore_seq = -1;
     r->metadata_ready_seq = -1;
     spa_list_init(&r->streams);
     spa_list_init(&r->values);
+    spa_list_init(&r->sinks);
     pw_core_add_listener(core, &r->core_listener, &core_events, r);
     r->registry = pw_core_get_registry(core, PW_VERSION_REGISTRY, 0);
     if (!r->registry) { spa_hook_remove(&r->core_listener); free(r); return NULL; }
@@ -232,6 +308,9 @@ void gh_router_destroy(struct gh_router *r) {
         free(v->value);
         free(v);
     }
+    struct router_sink *k, *l;
+    spa_list_for_each_safe(k, l, &r->sinks, link) free_sink(k);
+    free(r->default_sink);
     if (r->metadata) {
         spa_hook_remove(&r->metadata_listener);
         pw_proxy_destroy(r->metadata);

@@ -19,6 +19,7 @@ struct GraphHostCommand: ParsableCommand {
         subcommands: [
             ValidateCommand.self, ShowCommand.self, RenderCommand.self, RunCommand.self, CtlCommand.self,
             PluginsCommand.self, PresetsCommand.self, EQCurveCommand.self, BenchKernelCommand.self, SchemaCommand.self,
+            ServiceCommand.self,
         ]
     )
 }

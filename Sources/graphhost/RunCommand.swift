@@ -5,7 +5,7 @@ import GraphHost
 import Logging
 
 /// Signals that ask `run` to stop, noted by an async-signal-safe handler.
-private nonisolated(unsafe) var stopSignal: sig_atomic_t = 0
+nonisolated(unsafe) var stopSignal: sig_atomic_t = 0
 
 struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

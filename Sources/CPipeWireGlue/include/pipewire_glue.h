@@ -90,17 +90,20 @@ void gh_profiler_take(struct gh_profiler *profiler, struct gh_profiler_totals *t
 
 void gh_profiler_destroy(struct gh_profiler *profiler);
 
-/// Moves applications' playback streams into graphhost's sinks by the graph's routes (stream_router.c): it watches
-/// the registry, reads each Stream/Output/Audio node's properties and, when `decide` writes a sink's node.name into
-/// `target` (`size` bytes) and returns 1, sets the stream's target.object in the "default" metadata, which the
-/// session manager follows. Call every function with the thread loop locked; `decide` runs on the loop's thread.
+/// Watches the registry and PipeWire's "default" metadata (stream_router.c). With `decide`, it moves playback
+/// streams: it reads each Stream/Output/Audio node's properties and, when `decide` writes a sink's node.name into
+/// `target` (`size` bytes) and returns 1, sets the stream's target.object in the metadata, which the session manager
+/// follows. With `default_sink`, it reports the default sink's global properties whenever the default sink changes
+/// or appears (NULL: none). Call every function with the thread loop locked; callbacks run on the loop's thread.
 struct gh_router;
 
 typedef int (*gh_router_decide)(void *data, uint32_t node_id, const struct spa_dict *props, char *target,
                                  size_t size);
 
+typedef void (*gh_router_default_sink)(void *data, const struct spa_dict *props);
+
 struct gh_router *gh_router_new(struct pw_thread_loop *loop, struct pw_core *core, gh_router_decide decide,
-                                void *data);
+                                gh_router_default_sink default_sink, void *data);
 
 /// Puts back each moved stream's target.object as it was before (none: removed) and waits, at most `timeout_ms`,
 /// until the daemon has it. Returns how many streams were put back, or -1 on timeout.

@@ -6,22 +6,17 @@ import Glibc
 /// (`exclude`). A rule without `match` fits every stream, so a last one is the default.
 public struct StreamRoutes: Sendable, Equatable {
     public struct Rule: Sendable, Equatable {
-        /// Stream properties (application.name, media.role, application.process.binary, …) and shell patterns
-        /// (`*`, `?`, `[…]`) their values must fit, all of them.
-        public var match: [String: String]
+        /// Stream properties (application.name, media.role, application.process.binary, …) and their patterns.
+        public var match: PropertyMatch
         /// The sink node's id; nil when the rule excludes.
         public var sink: String?
-
-        func fits(_ property: (String) -> String?) -> Bool {
-            match.allSatisfy { key, pattern in property(key).map { fnmatch(pattern, $0, 0) == 0 } ?? false }
-        }
     }
 
     public var rules: [Rule]
 
     /// The sink node id the first fitting rule names; nil when it excludes or no rule fits.
     public func sink(for property: (String) -> String?) -> String? {
-        rules.first { $0.fits(property) }?.sink
+        rules.first { $0.match.fits(property) }?.sink
     }
 
     /// Reads `routes`, checking that every `to` names a sink node of the graph.
@@ -41,17 +36,7 @@ public struct StreamRoutes: Sendable, Equatable {
                 continue
             }
             s.rejectUnknownKeys(["match", "to", "exclude"], issues: &issues)
-            guard let members = s.members("match", shape: "stream properties and patterns", issues: &issues) else {
-                continue
-            }
-            var match: [String: String] = [:]
-            for (path, key, v) in members {
-                guard let text = v.stringValue else {
-                    issues.report(path, "expected a string, found \(v.typeName)", at: v)
-                    continue
-                }
-                match[key] = text
-            }
+            guard let match = PropertyMatch.parse(s, "match", issues: &issues) else { continue }
             let exclude = s.bool("exclude", issues: &issues) ?? false
             let sink = s.string("to", issues: &issues)
             switch (sink, exclude) {

@@ -58,7 +58,8 @@ public struct PlaybackStatus: Sendable {
         let compensation = graph.compensation
         let memory = RenderMemory.report
         return RunStatus(
-            position: seconds, playing: !session.paused, underruns: underruns(session), xruns: xruns,
+            graph: graph.document.file.path, position: seconds, playing: !session.paused, underruns: underruns(session),
+            xruns: xruns,
             overruns: counters.overruns.load(ordering: .relaxed), quantum: counters.quantum.load(ordering: .relaxed),
             callbacks: counters.callbacks.load(ordering: .relaxed),
             firstSoundNanos: counters.firstSoundNanos.load(ordering: .relaxed),

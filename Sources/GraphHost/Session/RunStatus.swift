@@ -1,6 +1,8 @@
 /// What `status` answers about a playing graph: position, counters, streams, inputs, plugins, latency, MIDI control,
 /// recording and memory.
 public struct RunStatus: Sendable, Equatable {
+    /// The graph file playing.
+    public var graph: String
     public var position: Double
     public var playing: Bool
     public var underruns: Int
@@ -98,6 +100,7 @@ public struct RunStatus: Sendable, Equatable {
 extension RunStatus {
     public var json: JSONValue {
         .members([
+            ("graph", .string(graph)),
             ("position", .number(position)), ("playing", .bool(playing)), ("underruns", .number(underruns)),
             ("xruns", .number(xruns)), ("overruns", .number(overruns)), ("quantum", .number(quantum)),
             ("callbacks", .number(callbacks)), ("firstSoundNanos", .number(firstSoundNanos)),

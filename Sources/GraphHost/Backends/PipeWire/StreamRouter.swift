@@ -22,10 +22,7 @@ public final class StreamRouter: ControlSurface, @unchecked Sendable {
     let sinkNames: [String: String]
     private let logger: Logger
     private var control: LiveControl?
-    private var loop: OpaquePointer?
-    private var context: OpaquePointer?
-    private var core: OpaquePointer?
-    private var router: OpaquePointer?
+    private var watch: RegistryWatch?
     private let moved = Mutex<[Move]>([])
     private let ownProcess = "\(getpid())"
 
@@ -48,41 +45,16 @@ public final class StreamRouter: ControlSurface, @unchecked Sendable {
         self.logger = logger
     }
 
-    /// Connects on a thread loop of its own and starts watching the registry; moves are published as `routed`
-    /// events.
+    /// Starts watching the registry; moves are published as `routed` events.
     public func start(control: LiveControl) throws {
-        _ = PipeWirePlayer.pipewireInitialized
         self.control = control
-        guard let loop = pw_thread_loop_new("graphhost-routes", nil) else {
-            throw PlaybackError.stream("cannot create a thread loop")
-        }
-        self.loop = loop
-        guard let context = pw_context_new(pw_thread_loop_get_loop(loop), nil, 0) else {
-            throw PlaybackError.stream("cannot create a context")
-        }
-        self.context = context
-        pw_thread_loop_start(loop)
-        pw_thread_loop_lock(loop)
-        defer { pw_thread_loop_unlock(loop) }
-        guard let core = pw_context_connect(context, nil, 0) else {
-            throw PlaybackError.noDaemon(socket: PlaybackError.socketPath, reason: String(cString: strerror(errno)))
-        }
-        self.core = core
-        router = gh_router_new(
-            loop, core,
-            { data, id, props, target, size in
-                let me = Unmanaged<StreamRouter>.fromOpaque(data!).takeUnretainedValue()
-                guard let props, let name = me.decide(id, props) else { return 0 }
-                _ = name.withCString { strncpy(target!, $0, size) }
-                target![size - 1] = 0
-                return 1
-            }, Unmanaged.passUnretained(self).toOpaque())
-        if router == nil { throw PlaybackError.stream("cannot watch the registry") }
+        let watch = RegistryWatch(logger: logger, decide: { [unowned self] in decide($0, $1) })
+        self.watch = watch
+        try watch.start()
     }
 
     /// The sink node.name a new playback stream goes to, or nil.
-    private func decide(_ id: UInt32, _ props: UnsafePointer<spa_dict>) -> String? {
-        let property = { (key: String) in spa_dict_lookup(props, key).map { String(cString: $0) } }
+    private func decide(_ id: UInt32, _ property: (String) -> String?) -> String? {
         // A stream that names its own target (as `pw-play --target` does) goes where it asked.
         guard property(PW_KEY_APP_PROCESS_ID) != ownProcess, property("target.object") == nil,
             property("node.target") == nil, let sink = routes.sink(for: property),
@@ -98,24 +70,5 @@ public final class StreamRouter: ControlSurface, @unchecked Sendable {
     }
 
     /// Puts every moved stream back where it was, then disconnects.
-    public func stop() {
-        guard let loop else { return }
-        pw_thread_loop_lock(loop)
-        if let router {
-            if gh_router_restore(router, 2000) < 0 { logger.warning("routes: the daemon did not confirm the return") }
-            gh_router_destroy(router)
-            self.router = nil
-        }
-        if let core {
-            pw_core_disconnect(core)
-            self.core = nil
-        }
-        pw_thread_loop_unlock(loop)
-        pw_thread_loop_stop(loop)
-        if let context { pw_context_destroy(context) }
-        pw_thread_loop_destroy(loop)
-        (self.loop, self.context) = (nil, nil)
-    }
-
-    deinit { stop() }
+    public func stop() { watch?.stop() }
 }

@@ -1,0 +1,96 @@
+import Dispatch
+import FoundationEssentials
+import Glibc
+import Logging
+import Synchronization
+
+/// The service's surface: follows PipeWire's default sink and loads the graph the configuration maps it to (the
+/// graph's usual crossfaded swap; the outputs, which name no target, follow the default sink with WirePlumber), and
+/// reloads the configuration when its file is saved, keeping the running one when the new one is broken.
+public final class OutputDeviceFollower: ControlSurface, @unchecked Sendable {
+    /// The default sink's properties (nil: none) and the graph chosen for it.
+    public struct State: Sendable {
+        public var config: ServiceConfig
+        public var device: [String: String]?
+        public var graph: String
+    }
+
+    private let state: Mutex<State>
+    private let logger: Logger
+    private let queue = DispatchQueue(label: "graphhost-service")
+    private var watch: RegistryWatch?
+    private var control: LiveControl?
+    private var stamp: [Double]
+    private let stopped = Mutex(false)
+
+    /// `config` is running with `graph` (the graph the run started with).
+    public init(config: ServiceConfig, graph: String, logger: Logger) {
+        state = Mutex(State(config: config, device: nil, graph: graph))
+        self.logger = logger
+        stamp = LiveRunner.modificationStamp(config.file)
+    }
+
+    public var current: State { state.withLock { $0 } }
+
+    public func start(control: LiveControl) throws {
+        self.control = control
+        let watch = RegistryWatch(
+            logger: logger,
+            defaultSink: { [unowned self] properties in
+                queue.async { self.follow(properties) }
+            })
+        self.watch = watch
+        try watch.start()
+        queue.asyncAfter(deadline: .now() + LiveRunner.watchInterval) { [weak self] in self?.lookAtConfig() }
+    }
+
+    /// Loads the graph for the default sink `device` if it is not the one playing.
+    private func follow(_ device: [String: String]?) {
+        let (graph, changed) = state.withLock { s -> (String, Bool) in
+            s.device = device
+            let graph = s.config.graph(for: device)
+            return (graph, graph != s.graph)
+        }
+        let name = device?["node.name"] ?? "none"
+        guard changed, let control else {
+            logger.info("service: output device \(name), graph \(graph)")
+            return
+        }
+        do {
+            _ = try control.perform(.load(path: graph, swap: .crossfade))
+            state.withLock { $0.graph = graph }
+            logger.info("service: output device \(name): loaded \(graph)")
+        } catch {
+            logger.error("service: output device \(name): loading \(graph) failed: \(error)")
+        }
+    }
+
+    /// Reloads the configuration when its file changed; a broken one is logged and the running one kept.
+    private func lookAtConfig() {
+        guard !stopped.withLock({ $0 }) else { return }
+        defer {
+            queue.asyncAfter(deadline: .now() + LiveRunner.watchInterval) { [weak self] in self?.lookAtConfig() }
+        }
+        let file = state.withLock { $0.config.file }
+        let now = LiveRunner.modificationStamp(file)
+        guard now != stamp else { return }
+        stamp = now
+        do {
+            let config = try ServiceConfig.load(path: file)
+            let device = state.withLock { s -> [String: String]? in
+                s.config = config
+                return s.device
+            }
+            logger.info("service: reloaded \(file)")
+            follow(device)
+        } catch {
+            logger.error("service: \(file) not reloaded, the running configuration stays: \(error)")
+        }
+    }
+
+    public func stop() {
+        stopped.withLock { $0 = true }
+        watch?.stop()
+        queue.sync {}
+    }
+}
