@@ -153,4 +153,44 @@ final class ServiceTests: XCTestCase {
         XCTAssertEqual(loaded.graph(for: ["node.name": "usb-headset"]), folder.appendingPathComponent("flat.json").path)
         XCTAssertEqual(loaded.graph(for: nil), loaded.fallback)
     }
+
+    /// `service install` writes a user unit that `systemd-analyze --user verify` accepts (where no user service
+    /// manager runs, as here, it is only written); a broken configuration is refused first; `uninstall` removes it.
+    func testInstallWritesAUnitSystemdAcceptsAndUninstallRemovesIt() throws {
+        let folder = TestSupport.directory.appendingPathComponent("service-unit-\(UUID().uuidString)")
+        let runtime = folder.appendingPathComponent("run")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+        chmod(runtime.path, 0o700)
+        _ = try Self.graph(folder, "flat.json", preset: "Flat")
+        let config = folder.appendingPathComponent("my effects.json").path
+        Self.write(config, #"{ "fallback": "flat.json" }"#)
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CONFIG_HOME"] = folder.appendingPathComponent("config").path
+        environment["XDG_RUNTIME_DIR"] = runtime.path
+        func graphhost(_ words: [String]) throws -> (status: Int32, out: String, err: String) {
+            try HeadlessPipeWire.execute(HeadlessPipeWire.graphhost, words, environment: environment)
+        }
+        let installed = try graphhost(["service", "install", config, "--name", "my fx"])
+        XCTAssertEqual(installed.status, 0, installed.err)
+        let unit = folder.appendingPathComponent("config/systemd/user/graphhost.service").path
+        XCTAssertTrue(installed.out.contains("wrote \(unit)"), installed.out)
+        let text = try String(contentsOfFile: unit, encoding: .utf8)
+        let binary = HeadlessPipeWire.graphhost.standardizedFileURL.resolvingSymlinksInPath().path
+        XCTAssertTrue(
+            text.contains("ExecStart=\(binary) service run \"\(config)\" --name \"my fx\""), text)
+        XCTAssertTrue(text.contains("Restart=on-failure") && text.contains("StandardError=journal"), text)
+        let verified = try HeadlessPipeWire.execute(
+            URL(fileURLWithPath: "/usr/bin/systemd-analyze"), ["--user", "verify", unit], environment: environment)
+        XCTAssertEqual(verified.status, 0, verified.out + verified.err)
+
+        Self.write(config, #"{ "fallback": "gone.json" }"#)
+        let refused = try graphhost(["service", "install", config])
+        XCTAssertEqual(refused.status, 2)
+        XCTAssertTrue(refused.err.contains("fallback: "), refused.err)
+
+        let removed = try graphhost(["service", "uninstall"])
+        XCTAssertEqual(removed.status, 0, removed.err)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: unit))
+        XCTAssertEqual(try graphhost(["service", "uninstall"]).status, 1)
+    }
 }
