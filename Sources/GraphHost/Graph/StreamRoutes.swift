@@ -55,4 +55,18 @@ public struct StreamRoutes: Sendable, Equatable {
         }
         return StreamRoutes(rules: rules)
     }
+
+    /// The rules as the graph file writes them.
+    public var json: JSONValue {
+        .array(
+            rules.map { rule in
+                var members: [(key: String, value: JSONValue)] = []
+                if !rule.match.patterns.isEmpty {
+                    let patterns = rule.match.patterns.sorted { $0.key < $1.key }
+                    members.append(("match", .object(patterns.map { ($0.key, .string($0.value)) })))
+                }
+                members.append(rule.sink.map { ("to", .string($0)) } ?? ("exclude", .bool(true)))
+                return .object(members)
+            })
+    }
 }

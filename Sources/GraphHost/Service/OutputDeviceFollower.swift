@@ -34,6 +34,11 @@ public final class OutputDeviceFollower: ControlSurface, @unchecked Sendable {
 
     public func start(control: LiveControl) throws {
         self.control = control
+        control.addStatusPart { [weak self] status in
+            guard let s = self?.current else { return }
+            status.device = .init(
+                name: s.device?["node.name"], description: s.device?["node.description"], graph: s.graph)
+        }
         let watch = RegistryWatch(
             logger: logger,
             defaultSink: { [unowned self] properties in
@@ -54,12 +59,14 @@ public final class OutputDeviceFollower: ControlSurface, @unchecked Sendable {
         let name = device?["node.name"] ?? "none"
         guard changed, let control else {
             logger.info("service: output device \(name), graph \(graph)")
+            control?.publish(.device(name: device?["node.name"], graph: graph))
             return
         }
         do {
             _ = try control.perform(.load(path: graph, swap: .crossfade))
             state.withLock { $0.graph = graph }
             logger.info("service: output device \(name): loaded \(graph)")
+            control.publish(.device(name: device?["node.name"], graph: graph))
         } catch {
             logger.error("service: output device \(name): loading \(graph) failed: \(error)")
         }

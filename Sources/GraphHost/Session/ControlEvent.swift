@@ -25,6 +25,8 @@ public enum ControlEvent: Sendable, Equatable {
     case recordingDropped(frames: Int, position: Double)
     /// The routes moved an application's playback stream (PipeWire node id) into a sink node.
     case routed(node: UInt32, application: String, sink: String)
+    /// `service run` follows a new default sink (nil: none) with `graph`.
+    case device(name: String?, graph: String)
 }
 
 extension ControlEvent {
@@ -94,6 +96,8 @@ extension ControlEvent {
         case .memoryNotLocked(let bytes): return event("memoryNotLocked", [("bytes", .number(bytes))])
         case .recordingDropped(let frames, let position):
             return event("recordingDropped", [("frames", .number(frames)), ("position", .number(position))])
+        case .device(let name, let graph):
+            return event("device", [("name", name.map(JSONValue.string)), ("graph", .string(graph))])
         case .routed(let node, let application, let sink):
             return event(
                 "routed",

@@ -11,6 +11,8 @@ public final class LiveControl: Sendable {
     private let quit: @Sendable () -> Void
     /// Receive every event: the socket's subscribers, OSC subscribers, MPRIS, the PipeWire params.
     private let listeners = Mutex<[@Sendable (ControlEvent) -> Void]>([])
+    /// Surfaces' parts of `status` (the routes' moves, the output device followed).
+    private let statusParts = Mutex<[@Sendable (inout RunStatus) -> Void]>([])
 
     public init(
         session: sending GraphSession, status: @escaping @Sendable (GraphSession) -> RunStatus,
@@ -23,6 +25,11 @@ public final class LiveControl: Sendable {
 
     /// Asks the run to stop, as the `quit` command does.
     public func requestQuit() { quit() }
+
+    /// Adds a part to every `status` (called under the session: it must not call back into `perform`).
+    public func addStatusPart(_ part: @escaping @Sendable (inout RunStatus) -> Void) {
+        statusParts.withLock { $0.append(part) }
+    }
 
     /// Adds a receiver of every event (called on the thread that publishes; it must not call back into `perform`).
     public func addListener(_ listener: @escaping @Sendable (ControlEvent) -> Void) {
@@ -45,7 +52,10 @@ public final class LiveControl: Sendable {
         }
         let step = try session.withLock { session throws(ControlError) -> Step in
             switch request {
-            case .status: return .done(.status(status(session)))
+            case .status:
+                var answer = status(session)
+                for part in statusParts.withLock({ $0 }) { part(&answer) }
+                return .done(.status(answer))
             case .list: return .done(.listing(NodeListing(session)))
             case .help(let verb):
                 return .done(.help(CommandHelp.all.filter { verb == nil || $0.verb == verb }, detailed: verb != nil))

@@ -130,6 +130,13 @@ public enum ReplyText {
                     + (midi.learning.map { ", learning \($0)" } ?? ""),
             ]
         }
+        if let routes = status.routes {
+            lines += ["", "routes: \(routes.rules.rules.count) rules, \(routes.moved.count) streams moved"]
+            lines += routes.moved.map { "  \($0.application) (node \($0.nodeID)) → \($0.sink)" }
+        }
+        if let device = status.device {
+            lines += ["", "output device: \(device.description ?? device.name ?? "none"), graph \(device.graph)"]
+        }
         if let recording = status.recording {
             lines += [
                 "",

@@ -32,6 +32,10 @@ public struct RunStatus: Sendable, Equatable {
     /// The graph a swap being built goes to.
     public var building: String?
     public var midiControl: MIDIControl?
+    /// The graph's routes and the streams they moved (nil: no routes).
+    public var routes: Routes?
+    /// The output device `service run` follows and the graph it chose (nil: not a service).
+    public var device: Device?
     public var latency: Latency
     public var memory: Memory
     public var recording: Recording?
@@ -98,6 +102,44 @@ public struct RunStatus: Sendable, Equatable {
 }
 
 extension RunStatus {
+    /// The routes' rules and the streams they moved.
+    public struct Routes: Sendable, Equatable {
+        public var rules: StreamRoutes
+        public var moved: [StreamRouter.Move]
+
+        public var json: JSONValue {
+            .members([
+                ("rules", rules.json),
+                (
+                    "moved",
+                    .array(
+                        moved.map {
+                            .members([
+                                ("node", .number(Double($0.nodeID))), ("application", .string($0.application)),
+                                ("sink", .string($0.sink)),
+                            ])
+                        })
+                ),
+            ])
+        }
+    }
+
+    /// The default sink a service follows (nil: none) and the graph its configuration maps it to.
+    public struct Device: Sendable, Equatable {
+        public var name: String?
+        public var description: String?
+        public var graph: String
+
+        public var json: JSONValue {
+            .members([
+                ("name", name.map(JSONValue.string)), ("description", description.map(JSONValue.string)),
+                ("graph", .string(graph)),
+            ])
+        }
+    }
+}
+
+extension RunStatus {
     public var json: JSONValue {
         .members([
             ("graph", .string(graph)),
@@ -115,7 +157,7 @@ extension RunStatus {
             ("chains", .dictionary(chains) { .string($0) }),
             ("applied", .object([("messages", .number(appliedMessages)), ("nanos", .number(appliedNanos))])),
             ("building", building.map(JSONValue.string)),
-            ("midiControl", midiControl.map(\.json)),
+            ("midiControl", midiControl.map(\.json)), ("routes", routes.map(\.json)), ("device", device.map(\.json)),
             (
                 "latency",
                 .object([

@@ -66,6 +66,10 @@ final class ServiceTests: XCTestCase {
             try TestSupport.waitUntil { try StreamRoutesTests.linked(pw, "svc") == ["out_b"] },
             "the output did not move")
         XCTAssertTrue(try control.waitForPosition(switched + 2.5, every: 0.25))
+        let device = try XCTUnwrap(try control.status()["device"] as? [String: Any])
+        XCTAssertEqual(device["name"] as? String, "out_b")
+        XCTAssertEqual(device["description"] as? String, "graphhost null sink out_b")
+        XCTAssertEqual(device["graph"] as? String, bass)
 
         // out_b goes away while playing: the default moves on and its graph (here the fallback) plays; no exit.
         let pwcli = URL(fileURLWithPath: "/usr/bin/pw-cli")

@@ -102,6 +102,12 @@ final class StreamRoutesTests: XCTestCase {
         XCTAssertTrue(try control.waitForPosition(started + 3, every: 0.25))
         XCTAssertEqual(try Self.linked(pw, "route_mpv"), ["graphhost_test_sink"], "the excluded stream moved")
         XCTAssertEqual(try Self.linked(pw, "route_asked"), ["out_elsewhere"], "a stream's own target was overridden")
+        // status: the rules and the streams moved.
+        let routes = try XCTUnwrap(try control.status()["routes"] as? [String: Any])
+        XCTAssertEqual((routes["rules"] as? [[String: Any]])?.count, 3)
+        let moved = Set(
+            ((routes["moved"] as? [[String: Any]]) ?? []).map { "\($0["application"] ?? "")→\($0["sink"] ?? "")" })
+        XCTAssertEqual(moved, ["Firefox→music", "pw-play→voice"])
         run.interrupt()
         let result = run.wait()
         XCTAssertEqual(result.status, 0, result.err)

@@ -48,6 +48,9 @@ public final class StreamRouter: ControlSurface, @unchecked Sendable {
     /// Starts watching the registry; moves are published as `routed` events.
     public func start(control: LiveControl) throws {
         self.control = control
+        control.addStatusPart { [weak self] status in
+            if let self { status.routes = .init(rules: routes, moved: moves) }
+        }
         let watch = RegistryWatch(logger: logger, decide: { [unowned self] in decide($0, $1) })
         self.watch = watch
         try watch.start()
