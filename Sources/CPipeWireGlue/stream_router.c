@@ -98,6 +98,13 @@ static char *default_name(const char *json) {
     return NULL;
 }
 
+static void free_value(struct router_value *v) {
+    spa_list_remove(&v->link);
+    free(v->type);
+    free(v->value);
+    free(v);
+}
+
 static void apply(struct router_stream *s) {
     struct gh_router *r = s->router;
     if (!s->target || s->applied || !r->metadata || !r->metadata_ready) return;
@@ -150,12 +157,7 @@ static int metadata_property(void *data, uint32_t subject, const char *key, cons
     struct router_stream *s;
     spa_list_for_each(s, &r->streams, link) if (s->id == subject && s->applied) return 0;
     struct router_value *v = find_value(r, subject);
-    if (v) {
-        spa_list_remove(&v->link);
-        free(v->type);
-        free(v->value);
-        free(v);
-    }
+    if (v) free_value(v);
     if (key == NULL || value == NULL) return 0;
     v = calloc(1, sizeof(*v));
     if (!v) return 0;
@@ -216,12 +218,7 @@ static void registry_global_remove(void *data, uint32_t id) {
     struct router_sink *k, *l;
     spa_list_for_each_safe(k, l, &r->sinks, link) if (k->id == id) free_sink(k);
     struct router_value *v = find_value(r, id);
-    if (v) {
-        spa_list_remove(&v->link);
-        free(v->type);
-        free(v->value);
-        free(v);
-    }
+    if (v) free_value(v);
     if (r->metadata && id == r->metadata_id) {
         spa_hook_remove(&r->metadata_listener);
         pw_proxy_destroy(r->metadata);
@@ -302,12 +299,7 @@ void gh_router_destroy(struct gh_router *r) {
     struct router_stream *s, *t;
     spa_list_for_each_safe(s, t, &r->streams, link) free_stream(s);
     struct router_value *v, *w;
-    spa_list_for_each_safe(v, w, &r->values, link) {
-        spa_list_remove(&v->link);
-        free(v->type);
-        free(v->value);
-        free(v);
-    }
+    spa_list_for_each_safe(v, w, &r->values, link) free_value(v);
     struct router_sink *k, *l;
     spa_list_for_each_safe(k, l, &r->sinks, link) free_sink(k);
     free(r->default_sink);

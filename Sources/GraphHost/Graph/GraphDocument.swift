@@ -63,17 +63,22 @@ public struct GraphDocument: Sendable {
 
     /// Validates graph JSON text; relative media paths resolve against `file`'s folder.
     public static func parse(text: String, file: URL, displayName: String? = nil) throws -> GraphDocument {
-        var issues = GraphIssues(file: displayName ?? file.path)
-        let root: JSONValue
+        let issues = GraphIssues(file: displayName ?? file.path)
+        let root = try parseJSON(text, issues: issues)
+        return try parse(root: root, file: file, displayName: displayName, selection: [:], issues: issues)
+    }
+
+    /// Parses JSON text; malformed text throws `GraphErrors` with the line and column.
+    static func parseJSON(_ text: String, issues: GraphIssues) throws -> JSONValue {
         do {
-            root = try JSONParser.parse(text)
+            return try JSONParser.parse(text)
         } catch let e as JSONSyntaxError {
+            var issues = issues
             issues.report("", "malformed JSON: \(e.message)")
             issues.errors[0].line = e.line
             issues.errors[0].column = e.column
             throw GraphErrors(errors: issues.errors)
         }
-        return try parse(root: root, file: file, displayName: displayName, selection: [:], issues: issues)
     }
 
     /// The same graph with chain node `node` running the chain `name` (for `chain NODE NAME`).

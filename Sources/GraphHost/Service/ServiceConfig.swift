@@ -30,15 +30,7 @@ public struct ServiceConfig: Sendable, Equatable {
             issues.report("", "cannot read the configuration")
             throw GraphErrors(errors: issues.errors)
         }
-        let root: JSONValue
-        do {
-            root = try JSONParser.parse(text)
-        } catch let e as JSONSyntaxError {
-            issues.report("", "malformed JSON: \(e.message)")
-            issues.errors[0].line = e.line
-            issues.errors[0].column = e.column
-            throw GraphErrors(errors: issues.errors)
-        }
+        let root = try GraphDocument.parseJSON(text, issues: issues)
         let top = NodeSettings(object: root, path: "")
         guard root.objectMembers != nil else {
             issues.report("", "expected an object with \"devices\" and \"fallback\", found \(root.typeName)", at: root)
