@@ -16,6 +16,7 @@ struct GraphHostCommand: ParsableCommand {
             `graphhost run` plays a graph and takes live commands from its console, its socket (`graphhost ctl`), OSC, \
             MPRIS and MIDI; `graphhost render` renders one into a file, faster than real time.
             """,
+        version: "0.1.0",
         subcommands: [
             ValidateCommand.self, ShowCommand.self, RenderCommand.self, RunCommand.self, CtlCommand.self,
             PluginsCommand.self, PresetsCommand.self, EQCurveCommand.self, BenchKernelCommand.self, SchemaCommand.self,

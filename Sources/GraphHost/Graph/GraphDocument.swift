@@ -202,7 +202,8 @@ public struct GraphDocument: Sendable {
         var routes: StreamRoutes?
         if let value = root["routes"], valid.count == nodes.count {
             routes = StreamRoutes.parse(
-                value, sinks: valid.filter { $0.definition is SinkNode }.map(\.id), issues: &issues)
+                value, sinks: valid.filter { $0.definition.virtualSinkName(id: $0.id, graphName: "") != nil }.map(\.id),
+                issues: &issues)
         }
         let outputs = valid.filter { $0.definition.traits.contains(.isOutput) }
         if outputs.isEmpty && valid.count == nodes.count {

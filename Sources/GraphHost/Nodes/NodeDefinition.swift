@@ -50,6 +50,9 @@ public protocol NodeDefinition: Sendable {
     var midiInputPort: String? { get }
     /// Where an output node plays (a node.name or object.serial), nil for the default.
     var outputTarget: String? { get }
+    /// A virtual sink's PipeWire node.name in a run named `graphName` (routes move applications into it); nil for
+    /// every other kind.
+    func virtualSinkName(id: String, graphName: String) -> String?
     /// Links the ports a link end names (`"NODE:PORT,PORT"`, the `key` end of the link `link`) and returns the input
     /// or output buses they take, or nil after reporting why they cannot be linked.
     mutating func linkPorts(_ symbols: [String], end: LinkEnd, issues: inout GraphIssues) -> [Int]?
@@ -77,6 +80,7 @@ extension NodeDefinition {
     public var mainEventInput: String? { nil }
     public var midiInputPort: String? { nil }
     public var outputTarget: String? { nil }
+    public func virtualSinkName(id: String, graphName: String) -> String? { nil }
     public func unlinkedInputWarnings(id: String) -> [String] { [] }
     public func settingFile(_ command: NodeCommand) throws -> (any NodeDefinition)? { nil }
 

@@ -20,14 +20,13 @@ enum ToneMeasure {
         return 2 * (re * re + im * im).squareRoot() / Double(count)
     }
 
-    /// The median of `amplitude` over `pieces` equal windows of `seconds` from `start`: a recording's one slip (a
-    /// dropout spreads over every frequency of the window holding it) does not decide it.
-    static func typicalAmplitude(
-        _ stereo: [Float], _ frequency: Double, start: Double, seconds: Double = 1, pieces: Int = 10
-    ) -> Double {
-        let each = seconds / Double(pieces)
-        let values = (0..<pieces).map { amplitude(stereo, frequency, start: start + Double($0) * each, seconds: each) }
-        return values.sorted()[pieces / 2]
+    /// The median of the 0.2 s windows' levels at `frequency` from `from` to `to` seconds, in dB: a recording's one
+    /// slip (a dropout spreads over every frequency of the window holding it) does not decide it.
+    static func medianLevel(_ stereo: [Float], _ frequency: Double, from: Double, to: Double) -> Double {
+        let levels = stride(from: from, through: to - 0.2, by: 0.2).map {
+            dB(amplitude(stereo, frequency, start: $0, seconds: 0.2))
+        }.sorted()
+        return levels.isEmpty ? -240 : levels[levels.count / 2]
     }
 
     static func dB(_ x: Double) -> Double { 20 * log10(max(x, 1e-12)) }

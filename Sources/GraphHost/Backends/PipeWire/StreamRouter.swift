@@ -32,7 +32,7 @@ public final class StreamRouter: ControlSurface, @unchecked Sendable {
     /// The router of `document`'s routes, its sinks named as `run` names them under `graphName`.
     public convenience init(_ document: GraphDocument, graphName: String, logger: Logger) {
         let sinks = document.nodes.compactMap { node in
-            (node.definition as? SinkNode).map { (node.id, $0.nodeName(id: node.id, graphName: graphName)) }
+            node.definition.virtualSinkName(id: node.id, graphName: graphName).map { (node.id, $0) }
         }
         self.init(
             routes: document.routes ?? StreamRoutes(rules: []), sinkNames: Dictionary(uniqueKeysWithValues: sinks),

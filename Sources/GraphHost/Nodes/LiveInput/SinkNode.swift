@@ -35,8 +35,7 @@ public struct SinkNode: NodeDefinition {
         return SinkNode(name: name, description: settings.string(descriptionSetting, issues: &issues))
     }
 
-    /// The sink's PipeWire node.name in a run named `graphName`.
-    public func nodeName(id: String, graphName: String) -> String { name ?? "\(graphName).\(id)" }
+    public func virtualSinkName(id: String, graphName: String) -> String? { name ?? "\(graphName).\(id)" }
 
     public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance {
         LiveInputInstance(id: id, source: .sink(name: name, description: description), format: format)
