@@ -51,6 +51,8 @@ public final class OutputDeviceFollower: ControlSurface, @unchecked Sendable {
 
     /// Loads the graph for the default sink `device` if it is not the one playing.
     private func follow(_ device: [String: String]?) {
+        // A change queued just before `stop()` loads nothing: the run is shutting down.
+        guard !stopped.withLock({ $0 }) else { return }
         let (graph, changed) = state.withLock { s -> (String, Bool) in
             s.device = device
             let graph = s.config.graph(for: device)
