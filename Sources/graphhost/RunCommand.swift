@@ -4,9 +4,6 @@ import Glibc
 import GraphHost
 import Logging
 
-/// Signals that ask `run` to stop, noted by an async-signal-safe handler.
-nonisolated(unsafe) var stopSignal: sig_atomic_t = 0
-
 struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
@@ -16,6 +13,12 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Play to this node (node.name, object.serial or id); falls back to the default sink if missing.")
     var target: String?
     @Option(help: "Requested latency in frames (node.latency).") var latency: Int?
+    @Option(
+        help: ArgumentHelp(
+            "Idle like a sink: after this many seconds of quiet with no stream playing, PipeWire stops running the "
+                + "graph (no CPU, no wake-ups) until an application plays into one of its sinks or a command comes; "
+                + "its outputs link passively. Off unless given.", valueName: "SECONDS"))
+    var idleAfter: Double?
     @Option(help: "Stop after this many seconds of audio.") var duration: Double?
     @Option(help: "The stream's node.name (default: the graph file's name).") var name: String?
     @Option(help: "The control socket (default: $XDG_RUNTIME_DIR/graphhost/NAME.sock).") var socket: String?
@@ -36,6 +39,9 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Do not offer MPRIS (org.mpris.MediaPlayer2.graphhost.NAME) on the session bus.") var noMpris = false
 
     func validate() throws {
+        if let idleAfter, !(idleAfter >= 0) {
+            throw ValidationError("--idle-after \(idleAfter) is not 0 or more seconds")
+        }
         if let oscPort, !(0...65535).contains(oscPort) { throw ValidationError("--osc-port \(oscPort) is not 0…65535") }
         if let http, WebServer.parseAddress(http) == nil {
             throw ValidationError("--http \(http) is not [ADDR:]PORT with a port 0…65535")
@@ -43,13 +49,12 @@ struct RunCommand: ParsableCommand {
     }
 
     func run() throws {
-        signal(SIGPIPE, SIG_IGN)
-        signal(SIGINT) { _ in stopSignal = 1 }
-        signal(SIGTERM) { _ in stopSignal = 1 }
+        LoopWakeup.installStopHandlers()
         let nodeName = name ?? URL(fileURLWithPath: graph).deletingPathExtension().lastPathComponent
         var play = LivePlay(
             document: try loadGraph(graph), graphPath: graph,
-            playback: PlaybackOptions(name: nodeName, target: target, latencyFrames: latency),
+            playback: PlaybackOptions(
+                name: nodeName, target: target, latencyFrames: latency, idleAfterSeconds: idleAfter),
             socketPath: socket, durationSeconds: duration, recordPath: record, watch: watch)
         if let oscPort { play.surfaces.append(OSCServer(host: oscHost, port: oscPort)) }
         if let http, let (host, port) = WebServer.parseAddress(http) {
@@ -68,7 +73,7 @@ struct RunCommand: ParsableCommand {
                     complete: { line in control.withSession { CommandCompletion(session: $0).complete(line) } },
                     top: { columns, rows in TopView.read(control)?.lines(columns: columns, rows: rows) ?? [] },
                     onEnd: { control.requestQuit() })
-            }, shouldStop: { stopSignal != 0 })
+            }, shouldStop: { LoopWakeup.stopRequested })
         if status != 0 { throw ExitCode(status) }
     }
 }

@@ -26,14 +26,24 @@ struct ServiceRunCommand: ParsableCommand {
     @Argument(help: "The configuration JSON file.") var config: String
     @Option(help: "The stream's node.name.") var name = "graphhost-service"
     @Option(help: "Requested latency in frames (node.latency).") var latency: Int?
+    @Option(
+        help: ArgumentHelp(
+            "Idle like a sink: after this many seconds of quiet with no stream playing, PipeWire stops running the "
+                + "graph (no CPU, no wake-ups) until an application plays into one of its sinks or a command comes; "
+                + "its outputs link passively. Off unless given.", valueName: "SECONDS"))
+    var idleAfter: Double?
     @Option(help: "The control socket (default: $XDG_RUNTIME_DIR/graphhost/NAME.sock).") var socket: String?
     @Option(help: "Record what is played to this .wav, .flac, .ogg or .opus file.") var record: String?
     @Option(help: "Stop after this many seconds of audio.") var duration: Double?
 
+    func validate() throws {
+        if let idleAfter, !(idleAfter >= 0) {
+            throw ValidationError("--idle-after \(idleAfter) is not 0 or more seconds")
+        }
+    }
+
     func run() throws {
-        signal(SIGPIPE, SIG_IGN)
-        signal(SIGINT) { _ in stopSignal = 1 }
-        signal(SIGTERM) { _ in stopSignal = 1 }
+        LoopWakeup.installStopHandlers()
         let configuration: ServiceConfig
         do {
             configuration = try ServiceConfig.load(path: config)
@@ -43,12 +53,12 @@ struct ServiceRunCommand: ParsableCommand {
         }
         var play = LivePlay(
             document: try loadGraph(configuration.fallback), graphPath: configuration.fallback,
-            playback: PlaybackOptions(name: name, target: nil, latencyFrames: latency),
+            playback: PlaybackOptions(name: name, target: nil, latencyFrames: latency, idleAfterSeconds: idleAfter),
             socketPath: socket, durationSeconds: duration, recordPath: record)
         play.surfaces.append(
             OutputDeviceFollower(
                 config: configuration, graph: configuration.fallback, logger: Logger(label: "graphhost")))
-        let status = try play.run(console: { _ in nil }, shouldStop: { stopSignal != 0 })
+        let status = try play.run(console: { _ in nil }, shouldStop: { LoopWakeup.stopRequested })
         if status != 0 { throw ExitCode(status) }
     }
 }

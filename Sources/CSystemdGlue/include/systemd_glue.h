@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <sys/eventfd.h>  /* the bus thread's wakeup, for Swift (Glibc does not export it) */
+#include <sys/inotify.h>  /* the service configuration watch, for Swift */
 
 /// An MPRIS player object (/org/mpris/MediaPlayer2 with org.mpris.MediaPlayer2 and org.mpris.MediaPlayer2.Player)
 /// on the user's session bus, through sd-bus (its object tables are C macros). One thread opens, runs and closes it.

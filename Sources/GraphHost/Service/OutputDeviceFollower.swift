@@ -19,6 +19,7 @@ public final class OutputDeviceFollower: ControlSurface, @unchecked Sendable {
     private let logger: Logger
     private let queue = DispatchQueue(label: "graphhost-service")
     private var watch: RegistryWatch?
+    private var fileWatch: FileWatch?
     private var control: LiveControl?
     private var stamp: [Double]
     private let stopped = Mutex(false)
@@ -46,7 +47,11 @@ public final class OutputDeviceFollower: ControlSurface, @unchecked Sendable {
             })
         self.watch = watch
         try watch.start()
-        queue.asyncAfter(deadline: .now() + LiveRunner.watchInterval) { [weak self] in self?.lookAtConfig() }
+        let file = state.withLock { $0.config.file }
+        fileWatch = try FileWatch(path: file) { [weak self] in
+            guard let self else { return }
+            queue.async { self.lookAtConfig() }
+        }
     }
 
     /// Loads the graph for the default sink `device` if it is not the one playing.
@@ -77,9 +82,6 @@ public final class OutputDeviceFollower: ControlSurface, @unchecked Sendable {
     /// Reloads the configuration when its file changed; a broken one is logged and the running one kept.
     private func lookAtConfig() {
         guard !stopped.withLock({ $0 }) else { return }
-        defer {
-            queue.asyncAfter(deadline: .now() + LiveRunner.watchInterval) { [weak self] in self?.lookAtConfig() }
-        }
         let file = state.withLock { $0.config.file }
         let now = LiveRunner.modificationStamp(file)
         guard now != stamp else { return }
@@ -99,6 +101,7 @@ public final class OutputDeviceFollower: ControlSurface, @unchecked Sendable {
 
     public func stop() {
         stopped.withLock { $0 = true }
+        fileWatch?.stop()
         watch?.stop()
         queue.sync {}
     }

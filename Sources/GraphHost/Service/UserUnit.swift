@@ -5,6 +5,8 @@ import Glibc
 /// journal. Written to `$XDG_CONFIG_HOME/systemd/user` (default `~/.config/systemd/user`).
 public struct UserUnit: Sendable, Equatable {
     public static let name = "graphhost.service"
+    /// The service idles like a sink after this many quiet seconds (`--idle-after`): nothing runs while nothing plays.
+    public static let idleAfterSeconds = 5
 
     /// The graphhost binary and the configuration, both absolute.
     public var executable: String
@@ -25,6 +27,12 @@ public struct UserUnit: Sendable, Equatable {
         return base + "/systemd/user"
     }
 
+    /// The command the unit runs.
+    public var command: String {
+        "\(Self.quoted(executable)) service run \(Self.quoted(config)) --name \(Self.quoted(nodeName)) "
+            + "--idle-after \(Self.idleAfterSeconds)"
+    }
+
     public var text: String {
         """
         [Unit]
@@ -34,7 +42,7 @@ public struct UserUnit: Sendable, Equatable {
 
         [Service]
         Type=simple
-        ExecStart=\(Self.quoted(executable)) service run \(Self.quoted(config)) --name \(Self.quoted(nodeName))
+        ExecStart=\(command)
         Restart=on-failure
         RestartSec=2
         StandardOutput=journal

@@ -13,6 +13,23 @@ public final class LiveControl: Sendable {
     private let listeners = Mutex<[@Sendable (ControlEvent) -> Void]>([])
     /// Surfaces' parts of `status` (the routes' moves, the output device followed).
     private let statusParts = Mutex<[@Sendable (inout RunStatus) -> Void]>([])
+    private let restingFlag = Atomic(false)
+    private let restingListeners = Mutex<[@Sendable () -> Void]>([])
+
+    /// Whether the run rests like a sink (`run --idle-after`): PipeWire runs nothing of it, so surfaces that refresh
+    /// on a timer wait for an event instead (`addRestingListener` tells them when it changes).
+    public var resting: Bool {
+        get { restingFlag.load(ordering: .acquiring) }
+        set {
+            guard restingFlag.exchange(newValue, ordering: .acquiringAndReleasing) != newValue else { return }
+            restingListeners.withLock { $0 }.forEach { $0() }
+        }
+    }
+
+    /// Calls `listener` (on the run loop's thread) whenever `resting` changes.
+    public func addRestingListener(_ listener: @escaping @Sendable () -> Void) {
+        restingListeners.withLock { $0.append(listener) }
+    }
 
     public init(
         session: sending GraphSession, status: @escaping @Sendable (GraphSession) -> RunStatus,

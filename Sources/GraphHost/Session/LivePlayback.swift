@@ -26,6 +26,13 @@ public protocol LivePlayback: AnyObject {
     func setIdle(_ idle: Bool)
     /// The daemon's own figure for the stream's node since the last call (`DSPLoad.pipeWire`).
     func takePipeWireLoad() -> PipeWireLoadReading
+    /// Idles like a sink after this many quiet seconds (`PlaybackOptions.idleAfterSeconds`); nil: it does not.
+    var idleAfterSeconds: Double? { get }
+    /// Whether graphhost keeps the graph running itself; false lets it rest until an application plays into a sink.
+    var holding: Bool { get }
+    func setHolding(_ on: Bool)
+    /// Called (on another thread) when the daemon starts or pauses the graph while idling like a sink is on.
+    func setOnScheduling(_ body: @escaping @Sendable () -> Void)
 }
 
 extension LivePlayback {
@@ -34,10 +41,16 @@ extension LivePlayback {
     public var idle: Bool { false }
     public func setIdle(_ idle: Bool) {}
     public func takePipeWireLoad() -> PipeWireLoadReading { .unavailable("not played through PipeWire") }
+    public var idleAfterSeconds: Double? { nil }
+    public var holding: Bool { true }
+    public func setHolding(_ on: Bool) {}
+    public func setOnScheduling(_ body: @escaping @Sendable () -> Void) {}
 }
 
 extension PipeWirePlayer: LivePlayback {
     public func stopStream() { stop() }
+    public var idleAfterSeconds: Double? { options.idleAfterSeconds }
+    public func setOnScheduling(_ body: @escaping @Sendable () -> Void) { onScheduling = body }
 }
 
 /// The time `LiveRunner` reads and waits on (the system clock, or a stand-in that tests advance).

@@ -65,7 +65,7 @@ public final class LiveRunner {
     /// Set by `quit` (any thread); the loop stops at its next turn.
     let quitRequested = ManagedAtomic(false)
     /// Signalled by every applied command and by `quit`: a paused run's loop waits on it instead of ticking.
-    let wakeup = DispatchSemaphore(value: 0)
+    let wakeup = LoopWakeup()
     /// The live inputs of the graph a swap just made, until the run loop opens their streams.
     let swappedInputs = SwappedInputs()
     var finished = false
@@ -103,6 +103,7 @@ public final class LiveRunner {
         server = CommandServer(path: socketPath, feeds: control, handler: { control.reply(to: $0) })
         control.addListener { [weak server] event in server?.publish(event) }
         control.addListener { _ in wakeup.signal() }
+        player.setOnScheduling { wakeup.signal() }
     }
 
     /// Asks the loop to stop at its next turn (thread-safe).
@@ -143,13 +144,20 @@ public final class LiveRunner {
         var reported = Reported()
         var waitingSince: Date? = player.streaming ? nil : clock.now
         var idle = IdleClock()
+        var restMessages = 0
         var unfollowedQuantum = 0
         while true {
             let paused = control.withSession { $0.paused }
             updateIdle(paused: paused, &idle)
-            if paused || player.idle {
+            if let after = player.idleAfterSeconds { updateHold(after: after, paused: paused, messages: &restMessages) }
+            // Resting like a sink: nothing runs until an application, a command or a signal wakes the loop.
+            let resting = !player.holding && !player.streaming
+            control.resting = resting
+            if resting && options.durationFrames == nil {
+                wakeup.wait(seconds: nil)
+            } else if paused || player.idle || resting {
                 // Nothing plays: the loop wakes for a command, a quit or a status update, not every tick.
-                _ = wakeup.wait(timeout: .now() + turn(cap: Self.statusInterval))
+                wakeup.wait(seconds: turn(cap: Self.statusInterval))
             } else {
                 clock.sleep(seconds: player.streaming && !reconnection.isLost ? turn(cap: Self.playingTick) : Self.tick)
             }
@@ -163,7 +171,7 @@ public final class LiveRunner {
                 waitingSince = clock.now
                 continue
             }
-            if player.streaming {
+            if player.streaming || !player.holding {
                 waitingSince = nil
             } else if let since = waitingSince, clock.now.timeIntervalSince(since) >= Self.unansweredSeconds {
                 logger.warning(
@@ -309,6 +317,30 @@ public final class LiveRunner {
         guard rests && player.streaming && player.canIdle else { return }
         player.setIdle(true)
         idle = IdleClock(since: clock.now, paused: paused, messages: written)
+    }
+
+    /// Idling like a sink (`idleAfterSeconds`): graphhost stops holding the graph running when no stream plays (or
+    /// the graph is paused), no node makes sound by itself, every message was taken and the output has been quiet
+    /// for `after` seconds; PipeWire then pauses it unless an application plays into a sink. A message for the render
+    /// world holds it again (PipeWire's start by an application is held on the loop thread).
+    func updateHold(after: Double, paused: Bool, messages: inout Int) {
+        let (written, taken, busy) = control.withSession { session in
+            (
+                session.engine.pointee.messages.index.written.load(ordering: .acquiring),
+                session.engine.pointee.messages.index.read.load(ordering: .acquiring),
+                (!paused && session.graph.streams.contains { !$0.finished })
+                    || session.graph.instances.values.contains { $0.mayMakeSoundUnprompted }
+            )
+        }
+        guard player.holding else {
+            if written != messages { player.setHolding(true) }
+            return
+        }
+        let quiet = Double(player.counters.quietFrames.load(ordering: .relaxed)) >= after * status.sampleRate
+        guard !busy && taken == written && quiet && player.streaming else { return }
+        logger.debug("idle like a sink: the graph rests until an application plays into it")
+        player.setHolding(false)
+        messages = written
     }
 
     /// Stops the stream, then the socket; the recording is closed once nothing renders. Safe to call more than once.

@@ -84,6 +84,7 @@ final class PackageTests: XCTestCase {
             contentsOf: root.appendingPathComponent("usr/lib/systemd/user/graphhost.service"), encoding: .utf8)
         XCTAssertTrue(unit.contains("ExecStart=/usr/bin/graphhost service run "), unit)
         XCTAssertTrue(unit.contains("Restart=on-failure"), unit)
+        XCTAssertTrue(unit.contains(" --idle-after 5"), unit)
     }
 
     func testItDependsOnDebianLibrariesAndNotOnSwift() throws {

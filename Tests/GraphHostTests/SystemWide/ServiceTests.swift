@@ -181,7 +181,7 @@ final class ServiceTests: XCTestCase {
         let text = try String(contentsOfFile: unit, encoding: .utf8)
         let binary = HeadlessPipeWire.graphhost.standardizedFileURL.resolvingSymlinksInPath().path
         XCTAssertTrue(
-            text.contains("ExecStart=\(binary) service run \"\(config)\" --name \"my fx\""), text)
+            text.contains("ExecStart=\(binary) service run \"\(config)\" --name \"my fx\" --idle-after 5"), text)
         XCTAssertTrue(text.contains("Restart=on-failure") && text.contains("StandardError=journal"), text)
         let verified = try HeadlessPipeWire.execute(
             URL(fileURLWithPath: "/usr/bin/systemd-analyze"), ["--user", "verify", unit], environment: environment)

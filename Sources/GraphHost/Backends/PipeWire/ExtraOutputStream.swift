@@ -20,7 +20,8 @@ final class ExtraOutputStream {
 
     init(
         core: OpaquePointer, id: String, index: Int, fanout: UnsafeMutablePointer<OutputFanout>, targetNode: String?,
-        graphName: String, format: GraphFormat, latencyFrames: Int?, group: String
+        graphName: String, format: GraphFormat, latencyFrames: Int?, group: String,
+        passive: Bool = false
     ) throws {
         self.id = id
         nodeName = "\(graphName).\(id)"
@@ -30,6 +31,7 @@ final class ExtraOutputStream {
         ]
         if let latencyFrames { properties.append((PW_KEY_NODE_LATENCY, "\(latencyFrames)/\(format.sampleRate)")) }
         if let targetNode { properties.append(("target.object", targetNode)) }
+        if passive { properties.append((PW_KEY_NODE_PASSIVE, "true")) }
         let pointers = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocateRender(capacity: format.channels)
         pointers.initialize(repeating: fanout.pointee.tables[index][0], count: format.channels)
         handle = try StreamHandle(

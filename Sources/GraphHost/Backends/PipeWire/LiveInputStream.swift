@@ -46,6 +46,8 @@ final class LiveInputStream {
             properties += [
                 (PW_KEY_MEDIA_CLASS, "Audio/Sink"), (PW_KEY_NODE_DESCRIPTION, description ?? input.id),
                 (PW_KEY_NODE_VIRTUAL, "true"),
+                // Nothing to power down: WirePlumber would otherwise suspend it (and its format) after 5 s idle.
+                ("session.suspend-timeout-seconds", "0"),
             ]
         }
         let pointers = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocateRender(capacity: format.channels)

@@ -9,11 +9,16 @@ public struct PlaybackOptions {
     public var name: String
     public var target: String?
     public var latencyFrames: Int?
+    /// Idle like a sink: the outputs link passively to their devices, and after this many seconds of quiet with
+    /// nothing to play PipeWire stops running the graph until an application plays into one of its sinks. Nil: the
+    /// graph runs while it is linked.
+    public var idleAfterSeconds: Double?
 
-    public init(name: String, target: String? = nil, latencyFrames: Int? = nil) {
+    public init(name: String, target: String? = nil, latencyFrames: Int? = nil, idleAfterSeconds: Double? = nil) {
         self.name = name
         self.target = target
         self.latencyFrames = latencyFrames
+        self.idleAfterSeconds = idleAfterSeconds
     }
 }
 
@@ -85,6 +90,10 @@ public final class PipeWirePlayer {
     /// The graph's `capture` and `sink` nodes, and their streams, made with the playback stream.
     private var liveInputSpecs: [LiveInputSpec] = []
     private var liveInputs: [LiveInputStream] = []
+    /// Under `idleAfterSeconds`: the silent stream that keeps the group running while graphhost has reasons of its own.
+    private var hold: HoldStream?
+    /// Called on the loop thread when PipeWire starts or pauses the graph's stream under `idleAfterSeconds`.
+    public var onScheduling: (@Sendable () -> Void)?
     /// The node.group and node.link-group of every stream: one driver for all, and none linked into another.
     private var group: String { "graphhost-\(getpid())" }
 
@@ -253,7 +262,7 @@ public final class PipeWirePlayer {
     public var canIdle: Bool {
         pw_thread_loop_lock(loop)
         defer { pw_thread_loop_unlock(loop) }
-        return stream != nil && extraOutputs.isEmpty && liveInputs.isEmpty && midiInputs.isEmpty
+        return stream != nil && hold == nil && extraOutputs.isEmpty && liveInputs.isEmpty && midiInputs.isEmpty
     }
 
     /// Deactivates the stream (PipeWire then stops waking the process callback) or activates it again.
@@ -265,6 +274,21 @@ public final class PipeWirePlayer {
         _ = pw_stream_set_active(stream, !idle)
         state.withLock { $0.idle = idle }
     }
+    /// Under `idleAfterSeconds`: whether the hold stream keeps the graph running (true when there is none).
+    public var holding: Bool {
+        pw_thread_loop_lock(loop)
+        defer { pw_thread_loop_unlock(loop) }
+        return hold?.active ?? true
+    }
+
+    /// Under `idleAfterSeconds`: lets PipeWire pause the graph while no application plays into its sinks (false), or
+    /// keeps it running (true).
+    public func setHolding(_ on: Bool) {
+        pw_thread_loop_lock(loop)
+        defer { pw_thread_loop_unlock(loop) }
+        hold?.setActive(on)
+    }
+
     /// The session manager found no sink for the stream ("no node available"), as right after a daemon restart
     /// before its sinks are known: the stream failed, and `reconnect()` may find one later.
     public var noSink: Bool { state.withLock { $0.noSink } }
@@ -291,7 +315,8 @@ public final class PipeWirePlayer {
             for (k, output) in extraOutputSpecs.enumerated() {
                 let stream = try ExtraOutputStream(
                     core: core, id: output.id, index: k + 1, fanout: fanout, targetNode: output.target,
-                    graphName: options.name, format: format, latencyFrames: options.latencyFrames, group: group)
+                    graphName: options.name, format: format, latencyFrames: options.latencyFrames, group: group,
+                    passive: options.idleAfterSeconds != nil)
                 extraOutputs.append(stream)
                 logger.info(
                     "output '\(output.id)': PipeWire node \(stream.nodeName)\(output.target.map { " to \($0)" } ?? "")")
@@ -302,6 +327,11 @@ public final class PipeWirePlayer {
                 core: core, input: spec, graphName: options.name, format: format, group: group)
             liveInputs.append(input)
             logger.info("live input '\(spec.id)': PipeWire node \(input.nodeName)")
+        }
+        if options.idleAfterSeconds != nil {
+            hold = try HoldStream(
+                core: core, graphName: options.name, format: format, target: targetToUse,
+                latencyFrames: options.latencyFrames, group: group)
         }
         for (name, ring) in MIDIInputPorts.shared.all {
             midiInputs.append(
@@ -326,7 +356,12 @@ public final class PipeWirePlayer {
             pw_properties_set(props, PW_KEY_NODE_LATENCY, "\(latency)/\(format.sampleRate)")
         }
         if let target = targetToUse { pw_properties_set(props, "target.object", target) }
-        if !liveInputSpecs.isEmpty || !extraOutputSpecs.isEmpty {
+        if options.idleAfterSeconds != nil {
+            // WirePlumber links a passive node passively: the device then runs for it only while another member of
+            // its group (the hold stream, a sink an application plays into) needs it.
+            pw_properties_set(props, PW_KEY_NODE_PASSIVE, "true")
+        }
+        if !liveInputSpecs.isEmpty || !extraOutputSpecs.isEmpty || options.idleAfterSeconds != nil {
             pw_properties_set(props, PW_KEY_NODE_GROUP, group)
             pw_properties_set(props, "node.link-group", group)
         }
@@ -351,6 +386,8 @@ public final class PipeWirePlayer {
     }
 
     private func tearDownLocked() {
+        hold?.destroy()
+        hold = nil
         extraOutputs.forEach { $0.destroy() }
         extraOutputs = []
         liveInputs.forEach { $0.destroy() }
@@ -451,6 +488,10 @@ public final class PipeWirePlayer {
         events.state_changed = { data, _, state, error in
             let player = PipeWirePlayer.player(data)
             let message = error.map { String(cString: $0) }
+            // Started by an application playing into a sink while the hold stream rested: hold from this cycle on, so
+            // that effect tails are heard out after it stops.
+            if state == PW_STREAM_STATE_STREAMING { player.hold?.setActive(true) }
+            if player.hold != nil { player.onScheduling?() }
             player.state.withLock { reported in
                 reported.streaming = state == PW_STREAM_STATE_STREAMING
                 if state == PW_STREAM_STATE_ERROR {

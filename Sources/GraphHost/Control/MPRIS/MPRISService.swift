@@ -45,7 +45,8 @@ public final class MPRISService: ControlSurface, Sendable {
             guard result.code == 0 else { return }
             player.refresh()
             while !running.withLock({ $0.stopping }) {
-                let woke = player.wait(wakeFD: wakeup.fd, maxWaitMilliseconds: Self.refreshMilliseconds)
+                let woke = player.wait(
+                    wakeFD: wakeup.fd, maxWaitMilliseconds: control.resting ? -1 : Self.refreshMilliseconds)
                 if woke < 0 {
                     logger.warning(
                         """
@@ -67,6 +68,7 @@ public final class MPRISService: ControlSurface, Sendable {
         case 0:
             running.withLock { $0 = Running(thread: thread, wakeup: wakeup) }
             control.addListener { _ in wakeup.signal() }
+            control.addRestingListener { wakeup.signal() }
             logger.info("MPRIS: \(busName) on the session bus")
         case Int32(GH_MPRIS_NO_BUS):
             logger.info("MPRIS off: \(result.message) (set DBUS_SESSION_BUS_ADDRESS, or --no-mpris)")
