@@ -58,6 +58,33 @@ final class IdleTests: XCTestCase {
         return nil
     }
 
+    /// Waits until PipeWire paused `node` and its sink and suspended the device, then asserts that the process takes
+    /// no CPU time and that none of its threads wakes for `seconds`.
+    static func assertRests(
+        _ pw: HeadlessPipeWire, node: String, sink: String, pid: Int32, seconds: Double, file: StaticString = #filePath,
+        line: UInt = #line
+    ) throws {
+        XCTAssertTrue(
+            try TestSupport.waitUntil(timeout: 20, every: 0.25) { try nodeState(pw, node) == "idle" },
+            "PipeWire never paused the graph: \((try? nodeState(pw, node)).flatMap { $0 } ?? "no node")",
+            file: file, line: line)
+        XCTAssertEqual(try nodeState(pw, sink), "idle", file: file, line: line)
+        // The device it played to rests too: WirePlumber suspends it after 5 s idle.
+        XCTAssertTrue(
+            try TestSupport.waitUntil(timeout: 20, every: 0.25) {
+                try nodeState(pw, "graphhost_test_sink") == "suspended"
+            },
+            file: file, line: line)
+        let before = Activity(pid)
+        Thread.sleep(forTimeInterval: seconds)  // The measured window, not a wait for an event.
+        let after = Activity(pid)
+        XCTAssertEqual(after.ticks - before.ticks, 0, "CPU ticks while resting", file: file, line: line)
+        XCTAssertEqual(after.woken(since: before), [:], "threads that woke while resting", file: file, line: line)
+    }
+
+    /// Nothing plays for 20 s: the process takes no CPU time and none of its threads wakes (MPRIS included). Then an
+    /// application plays into the sink: PipeWire starts the graph with it, graphhost's recording holds its tone whole,
+    /// and the graph rests again.
     func testTheGraphRestsWithNothingPlayingAndHearsAnApplicationFromItsFirstBlock() throws {
         let quantum = 1024
         let pw = try HeadlessPipeWire(quantum: quantum)
@@ -85,27 +112,11 @@ final class IdleTests: XCTestCase {
         ])
         defer { run.interrupt() }
         XCTAssertTrue(control.waitForSocket())
-        XCTAssertTrue(
-            try TestSupport.waitUntil(timeout: 20) { try Self.nodeState(pw, "idle") == "idle" },
-            "PipeWire never paused the graph: \((try? Self.nodeState(pw, "idle")).flatMap { $0 } ?? "no node")")
-        XCTAssertEqual(try Self.nodeState(pw, "idle_music"), "idle")
-        // The device it played to rests too: WirePlumber suspends it after 5 s idle.
-        XCTAssertTrue(
-            try TestSupport.waitUntil(timeout: 20) { try Self.nodeState(pw, "graphhost_test_sink") == "suspended" })
+        try Self.assertRests(pw, node: "idle", sink: "idle_music", pid: run.process.processIdentifier, seconds: 20)
 
-        // Nothing plays for 20 s: the process takes no CPU time and none of its threads wakes (MPRIS included).
-        let pid = run.process.processIdentifier
-        let before = Activity(pid)
-        Thread.sleep(forTimeInterval: 20)  // The measured window, not a wait for an event.
-        let after = Activity(pid)
-        XCTAssertEqual(after.ticks - before.ticks, 0, "CPU ticks while resting")
-        XCTAssertEqual(after.woken(since: before), [:], "threads that woke while resting")
-
-        // An application plays 0.5 s into the sink: PipeWire starts the graph with it, and graphhost's recording holds
-        // the tone whole, then the graph rests again.
         let player = try pw.play(tone, sink: "idle_music", latency: quantum)
         XCTAssertEqual(player.wait().status, 0)
-        XCTAssertTrue(try TestSupport.waitUntil(timeout: 20) { try Self.nodeState(pw, "idle") == "idle" })
+        XCTAssertTrue(try TestSupport.waitUntil(timeout: 20, every: 0.25) { try Self.nodeState(pw, "idle") == "idle" })
         run.interrupt()
         let result = run.wait()
         XCTAssertEqual(result.status, 0, result.err)
@@ -122,5 +133,45 @@ final class IdleTests: XCTestCase {
             ToneMeasure.amplitude(samples, 1000, start: Double(first) / 48000 + 0.1, seconds: 0.2))
         XCTAssertEqual(level, 20 * log10(0.5), accuracy: 0.5)
         XCTAssertTrue(samples.allSatisfy(\.isFinite))
+    }
+
+    /// `service run --idle-after`: the service rests as a run does (its configuration watch included), and a saved
+    /// configuration wakes it and loads the graph it now names.
+    func testTheServiceRestsAndReloadsItsConfigurationWhileResting() throws {
+        let pw = try HeadlessPipeWire(quantum: 1024)
+        defer { pw.stop() }
+        let folder = TestSupport.directory.appendingPathComponent("idle-service-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for (name, preset) in [("flat.json", "Flat"), ("rock.json", "Rock")] {
+            ServiceTests.write(
+                folder.appendingPathComponent(name).path,
+                """
+                { "nodes": [ { "id": "music", "type": "sink", "name": "svc_music" },
+                             { "id": "eq", "type": "ipod-eq", "preset": "\(preset)" },
+                             { "id": "out", "type": "output" } ],
+                  "links": [ { "from": "music", "to": "eq" }, { "from": "eq", "to": "out" } ] }
+                """)
+        }
+        let config = folder.appendingPathComponent("service.json").path
+        ServiceTests.write(config, #"{ "devices": [], "fallback": "flat.json" }"#)
+        let socket = TestSupport.directory.appendingPathComponent("live/idle-service.sock").path
+        let control = pw.control(socket)
+        let run = try pw.graphhost([
+            "service", "run", config, "--name", "svcidle", "--latency", "1024", "--idle-after", "1", "--socket", socket,
+        ])
+        defer { run.interrupt() }
+        XCTAssertTrue(control.waitForSocket())
+        try Self.assertRests(pw, node: "svcidle", sink: "svc_music", pid: run.process.processIdentifier, seconds: 10)
+
+        ServiceTests.write(config, #"{ "devices": [], "fallback": "rock.json" }"#)
+        let rock = folder.appendingPathComponent("rock.json").path
+        XCTAssertTrue(
+            try TestSupport.waitUntil(timeout: 10, every: 0.25) { try control.status()["graph"] as? String == rock },
+            "the saved configuration was not loaded while resting")
+        XCTAssertTrue(
+            try TestSupport.waitUntil(timeout: 20, every: 0.25) { try Self.nodeState(pw, "svcidle") == "idle" })
+        run.interrupt()
+        let result = run.wait()
+        XCTAssertEqual(result.status, 0, result.err)
     }
 }
