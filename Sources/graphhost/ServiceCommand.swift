@@ -51,13 +51,18 @@ struct ServiceRunCommand: ParsableCommand {
             printError(errors.description)
             throw ExitCode(2)
         }
+        let document = try loadGraph(configuration.fallback)
         var play = LivePlay(
-            document: try loadGraph(configuration.fallback), graphPath: configuration.fallback,
+            document: document, graphPath: configuration.fallback,
             playback: PlaybackOptions(name: name, target: nil, latencyFrames: latency, idleAfterSeconds: idleAfter),
             socketPath: socket, durationSeconds: duration, recordPath: record)
-        play.surfaces.append(
-            OutputDeviceFollower(
-                config: configuration, graph: configuration.fallback, logger: Logger(label: "graphhost")))
+        let logger = Logger(label: "graphhost")
+        // Routes follow the graph that plays, so the router runs whether or not the first graph has any.
+        let router = StreamRouter(document, defaults: configuration.routes, graphName: name, logger: logger)
+        play.surfaces += [
+            router,
+            OutputDeviceFollower(config: configuration, graph: configuration.fallback, router: router, logger: logger),
+        ]
         let status = try play.run(console: { _ in nil }, shouldStop: { LoopWakeup.stopRequested })
         if status != 0 { throw ExitCode(status) }
     }

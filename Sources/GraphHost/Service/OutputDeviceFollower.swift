@@ -24,9 +24,14 @@ public final class OutputDeviceFollower: ControlSurface, @unchecked Sendable {
     private var stamp: [Double]
     private let stopped = Mutex(false)
 
-    /// `config` is running with `graph` (the graph the run started with).
-    public init(config: ServiceConfig, graph: String, logger: Logger) {
+    /// Moves applications by the configuration's routes (or the playing graph's own).
+    private let router: StreamRouter?
+
+    /// `config` is running with `graph` (the graph the run started with); `router` takes the configuration's routes
+    /// when it is reloaded.
+    public init(config: ServiceConfig, graph: String, router: StreamRouter? = nil, logger: Logger) {
         state = Mutex(State(config: config, device: nil, graph: graph))
+        self.router = router
         self.logger = logger
         stamp = LiveRunner.modificationStamp(config.file)
     }
@@ -93,6 +98,9 @@ public final class OutputDeviceFollower: ControlSurface, @unchecked Sendable {
                 return s.device
             }
             logger.info("service: reloaded \(file)")
+            if let router, let playing = control?.withSession({ $0.graph.document }) {
+                router.setDefaults(config.routes, for: playing)
+            }
             follow(device)
         } catch {
             logger.error("service: \(file) not reloaded, the running configuration stays: \(error)")

@@ -4,7 +4,8 @@ import Glibc
 /// `graphhost service run CONFIG`: which graph plays for which output device. The first device whose `match` fits
 /// the default sink's properties (node.name, node.description, …) gives the graph; `fallback` plays for any other.
 /// Graph paths are relative to the configuration's folder; every graph must swap with the fallback (same format and
-/// number of outputs).
+/// number of outputs). `routes` move applications into the sinks of whichever graph plays, unless that graph has routes
+/// of its own; each rule's sink must be in every graph.
 public struct ServiceConfig: Sendable, Equatable {
     public struct Device: Sendable, Equatable {
         public var match: PropertyMatch
@@ -14,6 +15,7 @@ public struct ServiceConfig: Sendable, Equatable {
 
     public var devices: [Device]
     public var fallback: String
+    public var routes: StreamRoutes?
     public var file: String
 
     /// The graph for an output device (nil: no default sink).
@@ -33,10 +35,12 @@ public struct ServiceConfig: Sendable, Equatable {
         let root = try GraphDocument.parseJSON(text, issues: issues)
         let top = NodeSettings(object: root, path: "")
         guard root.objectMembers != nil else {
-            issues.report("", "expected an object with \"devices\" and \"fallback\", found \(root.typeName)", at: root)
+            issues.report(
+                "", "expected an object with \"devices\", \"fallback\" and \"routes\", found \(root.typeName)", at: root
+            )
             throw GraphErrors(errors: issues.errors)
         }
-        top.rejectUnknownKeys(["devices", "fallback"], issues: &issues)
+        top.rejectUnknownKeys(["devices", "fallback", "routes"], issues: &issues)
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
         var documents: [(path: String, jsonPath: String, document: GraphDocument)] = []
         func graph(_ s: NodeSettings, _ key: String) -> String? {
@@ -75,7 +79,18 @@ public struct ServiceConfig: Sendable, Equatable {
                         + "and number of outputs")
             }
         }
+        var routes: StreamRoutes?
+        if let value = root["routes"] {
+            // The sinks every graph has: the rules hold whichever graph plays.
+            let sinks = documents.map { entry in
+                Set(
+                    entry.document.nodes.filter { $0.definition.virtualSinkName(id: $0.id, graphName: "") != nil }.map(
+                        \.id))
+            }
+            let common = sinks.dropFirst().reduce(sinks.first ?? []) { $0.intersection($1) }
+            routes = StreamRoutes.parse(value, sinks: common.sorted(), issues: &issues)
+        }
         guard let fallback, issues.errors.isEmpty else { throw GraphErrors(errors: issues.errors) }
-        return ServiceConfig(devices: devices, fallback: fallback, file: path)
+        return ServiceConfig(devices: devices, fallback: fallback, routes: routes, file: path)
     }
 }

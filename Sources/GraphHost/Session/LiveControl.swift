@@ -15,6 +15,18 @@ public final class LiveControl: Sendable {
     private let statusParts = Mutex<[@Sendable (inout RunStatus) -> Void]>([])
     private let restingFlag = Atomic(false)
     private let restingListeners = Mutex<[@Sendable () -> Void]>([])
+    private let swapListeners = Mutex<[@Sendable (GraphDocument) -> Void]>([])
+
+    /// Calls `listener` with the graph each swap brings in (a `load`, a reload, the service's device change), once
+    /// it plays.
+    public func addSwapListener(_ listener: @escaping @Sendable (GraphDocument) -> Void) {
+        swapListeners.withLock { $0.append(listener) }
+    }
+
+    /// Tells the swap listeners that `document` now plays.
+    func swapped(to document: GraphDocument) {
+        swapListeners.withLock { $0 }.forEach { $0(document) }
+    }
 
     /// Whether the run rests like a sink (`run --idle-after`): PipeWire runs nothing of it, so surfaces that refresh
     /// on a timer wait for an event instead (`addRestingListener` tells them when it changes).

@@ -71,7 +71,9 @@ public struct LivePlay {
         let surfaces =
             surfaces + (document.midiControl.map { [MIDIControlSurface(port: $0.port)] } ?? []) + [
                 PipeWireParams(player: player)
-            ] + (document.routes == nil ? [] : [StreamRouter(document, graphName: playback.name, logger: logger)])
+            ]
+            + (document.routes == nil || self.surfaces.contains { $0 is StreamRouter }
+                ? [] : [StreamRouter(document, graphName: playback.name, logger: logger)])
         let runner = LiveRunner(
             session: session, player: player, socketPath: socketPath ?? CommandServer.defaultPath(name: playback.name),
             recorder: recorder,

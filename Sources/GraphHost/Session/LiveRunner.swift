@@ -92,7 +92,6 @@ public final class LiveRunner {
         let wakeup = wakeup
         // A swap that adds or drops live inputs leaves their list here; the run loop hands it to the player.
         let swappedInputs = swappedInputs
-        session.afterSwap = { graph in swappedInputs.list.withLock { $0 = graph.liveInputs.map(\.spec) } }
         control = LiveControl(
             session: session, status: { status.snapshot($0) },
             quit: {
@@ -100,6 +99,12 @@ public final class LiveRunner {
                 wakeup.signal()
             })
         let control = control
+        control.withSession { session in
+            session.afterSwap = { [weak control] graph in
+                swappedInputs.list.withLock { $0 = graph.liveInputs.map(\.spec) }
+                control?.swapped(to: graph.document)
+            }
+        }
         server = CommandServer(path: socketPath, feeds: control, handler: { control.reply(to: $0) })
         control.addListener { [weak server] event in server?.publish(event) }
         control.addListener { _ in wakeup.signal() }

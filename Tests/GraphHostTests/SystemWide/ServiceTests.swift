@@ -138,6 +138,9 @@ final class ServiceTests: XCTestCase {
             #"{ "fallback": "flat.json", "devices": [ { "match": { "node.name": 1 }, "graph": "flat.json" } ] }"#,
             "devices[0].match.node.name: expected a string")
         refused(#"{ "fallback": "flat.json", "device": [] }"#, "unknown setting 'device'")
+        refused(
+            #"{ "fallback": "flat.json", "routes": [ { "match": { "application.name": "mpv" }, "to": "music" } ] }"#,
+            "routes[0].to: no sink node 'music'")
         let surround = folder.appendingPathComponent("surround.json").path
         Self.write(
             surround,

@@ -6,14 +6,16 @@ import XCTest
 /// The graph's `routes`: applications' playback streams moved into its sinks by rule, in a private PipeWire with
 /// WirePlumber, and the rules' checks.
 final class StreamRoutesTests: XCTestCase {
-    /// The system-effects example with its headset on a null sink of its own and `routes` added.
-    static func graph(routes: String) throws -> String {
+    /// The system-effects example with its headset on a null sink of its own and `routes` added (none: nil).
+    static func graph(routes: String?) throws -> String {
         var text = try String(contentsOfFile: LiveInputTests.systemEffects, encoding: .utf8)
             .replacingOccurrences(
                 of: #"{ "id": "headset",  "type": "output" }"#,
                 with: #"{ "id": "headset", "type": "output", "target": "out_headset" }"#)
         XCTAssertTrue(text.contains("out_headset"), "the example's outputs changed; update this test")
-        text = text.replacingOccurrences(of: #""nodes": ["#, with: "\"routes\": \(routes),\n  \"nodes\": [")
+        if let routes {
+            text = text.replacingOccurrences(of: #""nodes": ["#, with: "\"routes\": \(routes),\n  \"nodes\": [")
+        }
         return TestSupport.graph(text, name: "routes-\(UUID().uuidString)")
     }
 
@@ -175,5 +177,54 @@ final class StreamRoutesTests: XCTestCase {
         let saved = document.savedJSON(folder: URL(fileURLWithPath: path).deletingLastPathComponent())
         XCTAssertEqual(saved["routes"]?.compact, document.root?["routes"]?.compact)
         XCTAssertNotNil(saved["routes"])
+    }
+
+    /// Under `service run`, the configuration's routes move applications into the sinks of the graph that plays (it
+    /// has no routes of its own); a graph a `load` brings in decides with its own routes from then on.
+    func testTheServicesRoutesAndALoadedGraphsOwnDecide() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        try pw.addSink("out_headset")
+        let folder = TestSupport.directory.appendingPathComponent("routes-service-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let plain = folder.appendingPathComponent("plain.json").path
+        let own = folder.appendingPathComponent("own.json").path
+        try FileManager.default.copyItem(atPath: try Self.graph(routes: nil), toPath: plain)
+        try FileManager.default.copyItem(
+            atPath: try Self.graph(routes: #"[ { "match": { "application.name": "Firefox" }, "to": "voice" } ]"#),
+            toPath: own)
+        let config = folder.appendingPathComponent("service.json").path
+        ServiceTests.write(
+            config,
+            """
+            { "devices": [], "fallback": "plain.json",
+              "routes": [ { "match": { "application.name": "Firefox" }, "to": "music" } ] }
+            """)
+        let socket = TestSupport.directory.appendingPathComponent("live/routes-service.sock").path
+        let control = pw.control(socket)
+        let run = try pw.graphhost([
+            "service", "run", config, "--name", "svcroutes", "--latency", "256", "--socket", socket,
+        ])
+        defer { run.interrupt() }
+        XCTAssertTrue(control.waitForSocket())
+        let first = try play(pw, ["-P", "{ node.name = route_ff1 application.name = Firefox }"], tone: 1000)
+        defer { first.interrupt() }
+        XCTAssertTrue(
+            try TestSupport.waitUntil { try Self.linked(pw, "route_ff1") == ["graphhost.music"] },
+            "the configuration's rule did not move Firefox")
+
+        XCTAssertEqual(try control.ctl(["load", own]).status, 0)
+        XCTAssertTrue(try TestSupport.waitUntil(every: 0.25) { try control.status()["graph"] as? String == own })
+        let second = try play(pw, ["-P", "{ node.name = route_ff2 application.name = Firefox }"], tone: 2000)
+        defer { second.interrupt() }
+        XCTAssertTrue(
+            try TestSupport.waitUntil { try Self.linked(pw, "route_ff2") == ["graphhost.voice"] },
+            "the loaded graph's rule did not decide")
+        XCTAssertEqual(try Self.linked(pw, "route_ff1"), ["graphhost.music"], "a stream moved before was moved again")
+        let rules = try XCTUnwrap((try control.status()["routes"] as? [String: Any])?["rules"] as? [[String: Any]])
+        XCTAssertEqual(rules.first?["to"] as? String, "voice", "status shows the rules in force")
+        run.interrupt()
+        let result = run.wait()
+        XCTAssertEqual(result.status, 0, result.err)
     }
 }
