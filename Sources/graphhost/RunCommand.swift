@@ -13,12 +13,7 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Play to this node (node.name, object.serial or id); falls back to the default sink if missing.")
     var target: String?
     @Option(help: "Requested latency in frames (node.latency).") var latency: Int?
-    @Option(
-        help: ArgumentHelp(
-            "Idle like a sink: after this many seconds of quiet with no stream playing, PipeWire stops running the "
-                + "graph (no CPU, no wake-ups) until an application plays into one of its sinks or a command comes; "
-                + "its outputs link passively. Off unless given.", valueName: "SECONDS"))
-    var idleAfter: Double?
+    @OptionGroup var idle: IdleOption
     @Option(help: "Stop after this many seconds of audio.") var duration: Double?
     @Option(help: "The stream's node.name (default: the graph file's name).") var name: String?
     @Option(help: "The control socket (default: $XDG_RUNTIME_DIR/graphhost/NAME.sock).") var socket: String?
@@ -39,9 +34,6 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Do not offer MPRIS (org.mpris.MediaPlayer2.graphhost.NAME) on the session bus.") var noMpris = false
 
     func validate() throws {
-        if let idleAfter, !(idleAfter >= 0) {
-            throw ValidationError("--idle-after \(idleAfter) is not 0 or more seconds")
-        }
         if let oscPort, !(0...65535).contains(oscPort) { throw ValidationError("--osc-port \(oscPort) is not 0…65535") }
         if let http, WebServer.parseAddress(http) == nil {
             throw ValidationError("--http \(http) is not [ADDR:]PORT with a port 0…65535")
@@ -54,7 +46,7 @@ struct RunCommand: ParsableCommand {
         var play = LivePlay(
             document: try loadGraph(graph), graphPath: graph,
             playback: PlaybackOptions(
-                name: nodeName, target: target, latencyFrames: latency, idleAfterSeconds: idleAfter),
+                name: nodeName, target: target, latencyFrames: latency, idleAfterSeconds: idle.idleAfter),
             socketPath: socket, durationSeconds: duration, recordPath: record, watch: watch)
         if let oscPort { play.surfaces.append(OSCServer(host: oscHost, port: oscPort)) }
         if let http, let (host, port) = WebServer.parseAddress(http) {

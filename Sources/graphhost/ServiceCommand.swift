@@ -26,21 +26,10 @@ struct ServiceRunCommand: ParsableCommand {
     @Argument(help: "The configuration JSON file.") var config: String
     @Option(help: "The stream's node.name.") var name = "graphhost-service"
     @Option(help: "Requested latency in frames (node.latency).") var latency: Int?
-    @Option(
-        help: ArgumentHelp(
-            "Idle like a sink: after this many seconds of quiet with no stream playing, PipeWire stops running the "
-                + "graph (no CPU, no wake-ups) until an application plays into one of its sinks or a command comes; "
-                + "its outputs link passively. Off unless given.", valueName: "SECONDS"))
-    var idleAfter: Double?
+    @OptionGroup var idle: IdleOption
     @Option(help: "The control socket (default: $XDG_RUNTIME_DIR/graphhost/NAME.sock).") var socket: String?
     @Option(help: "Record what is played to this .wav, .flac, .ogg or .opus file.") var record: String?
     @Option(help: "Stop after this many seconds of audio.") var duration: Double?
-
-    func validate() throws {
-        if let idleAfter, !(idleAfter >= 0) {
-            throw ValidationError("--idle-after \(idleAfter) is not 0 or more seconds")
-        }
-    }
 
     func run() throws {
         LoopWakeup.installStopHandlers()
@@ -54,7 +43,8 @@ struct ServiceRunCommand: ParsableCommand {
         let document = try loadGraph(configuration.fallback)
         var play = LivePlay(
             document: document, graphPath: configuration.fallback,
-            playback: PlaybackOptions(name: name, target: nil, latencyFrames: latency, idleAfterSeconds: idleAfter),
+            playback: PlaybackOptions(
+                name: name, target: nil, latencyFrames: latency, idleAfterSeconds: idle.idleAfter),
             socketPath: socket, durationSeconds: duration, recordPath: record)
         let logger = Logger(label: "graphhost")
         // Routes follow the graph that plays, so the router runs whether or not the first graph has any.

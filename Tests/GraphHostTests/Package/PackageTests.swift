@@ -33,23 +33,13 @@ final class PackageTests: XCTestCase {
     /// only from the package's folder.
     static func unpackedGraphhost(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
         let root = try unpacked.get()
-        let process = Process()
-        process.executableURL = root.appendingPathComponent("usr/bin/graphhost")
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: "/")
-        process.environment = [
-            "PATH": "/usr/bin:/bin", "HOME": TestSupport.directory.path,
-            "LV2_PATH": root.appendingPathComponent("usr/lib/lv2").path,
-        ]
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+        let r = try TestSupport.execute(
+            root.appendingPathComponent("usr/bin/graphhost"), arguments,
+            environment: [
+                "PATH": "/usr/bin:/bin", "HOME": TestSupport.directory.path,
+                "LV2_PATH": root.appendingPathComponent("usr/lib/lv2").path,
+            ], directory: URL(fileURLWithPath: "/"))
+        return (r.status, String(decoding: r.out, as: UTF8.self), String(decoding: r.err, as: UTF8.self))
     }
 
     func testLintianFindsNoError() throws {

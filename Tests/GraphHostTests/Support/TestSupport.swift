@@ -24,14 +24,15 @@ enum TestSupport {
         var description: String
     }
 
-    /// Runs `executable` and returns its exit status, standard output and standard error.
-    static func execute(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws -> (
-        status: Int32, out: Data, err: Data
-    ) {
+    /// Runs `executable` (in `directory` when given) and returns its exit status, standard output and standard error.
+    static func execute(
+        _ executable: URL, _ arguments: [String], environment: [String: String]? = nil, directory: URL? = nil
+    ) throws -> (status: Int32, out: Data, err: Data) {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
         if let environment { process.environment = environment }
+        if let directory { process.currentDirectoryURL = directory }
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out
