@@ -31,8 +31,9 @@ public protocol LivePlayback: AnyObject {
     /// Whether graphhost keeps the graph running itself; false lets it rest until an application plays into a sink.
     var holding: Bool { get }
     func setHolding(_ on: Bool)
-    /// Called (on another thread) when the daemon starts or pauses the graph while idling like a sink is on.
-    func setOnScheduling(_ body: @escaping @Sendable () -> Void)
+    /// Called (on another thread) when the daemon starts, pauses or fails the graph's stream or goes away, while
+    /// idling like a sink is on.
+    func setOnStreamChange(_ body: @escaping @Sendable () -> Void)
 }
 
 extension LivePlayback {
@@ -44,13 +45,13 @@ extension LivePlayback {
     public var idleAfterSeconds: Double? { nil }
     public var holding: Bool { true }
     public func setHolding(_ on: Bool) {}
-    public func setOnScheduling(_ body: @escaping @Sendable () -> Void) {}
+    public func setOnStreamChange(_ body: @escaping @Sendable () -> Void) {}
 }
 
 extension PipeWirePlayer: LivePlayback {
     public func stopStream() { stop() }
     public var idleAfterSeconds: Double? { options.idleAfterSeconds }
-    public func setOnScheduling(_ body: @escaping @Sendable () -> Void) { onScheduling = body }
+    public func setOnStreamChange(_ body: @escaping @Sendable () -> Void) { onStreamChange = body }
 }
 
 /// The time `LiveRunner` reads and waits on (the system clock, or a stand-in that tests advance).

@@ -108,7 +108,7 @@ public final class LiveRunner {
         server = CommandServer(path: socketPath, feeds: control, handler: { control.reply(to: $0) })
         control.addListener { [weak server] event in server?.publish(event) }
         control.addListener { _ in wakeup.signal() }
-        player.setOnScheduling { wakeup.signal() }
+        player.setOnStreamChange { wakeup.signal() }
     }
 
     /// Asks the loop to stop at its next turn (thread-safe).
@@ -155,8 +155,10 @@ public final class LiveRunner {
             let paused = control.withSession { $0.paused }
             updateIdle(paused: paused, &idle)
             if let after = player.idleAfterSeconds { updateHold(after: after, paused: paused, messages: &restMessages) }
-            // Resting like a sink: nothing runs until an application, a command or a signal wakes the loop.
-            let resting = !player.holding && !player.streaming
+            // Resting like a sink: nothing runs until an application, a command or a signal wakes the loop (a lost
+            // daemon is asked again on the usual ticks).
+            let resting =
+                !player.holding && !player.streaming && !reconnection.isLost && !player.disconnected && !player.noSink
             control.resting = resting
             if resting && options.durationFrames == nil {
                 wakeup.wait(seconds: nil)

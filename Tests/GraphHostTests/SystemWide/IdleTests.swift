@@ -174,4 +174,30 @@ final class IdleTests: XCTestCase {
         let result = run.wait()
         XCTAssertEqual(result.status, 0, result.err)
     }
+
+    /// A resting run notices the daemon going away (nothing else wakes it) and, once it is back, plays and rests again.
+    func testARestingRunReconnectsWhenTheDaemonReturns() throws {
+        let pw = try HeadlessPipeWire(quantum: 1024)
+        let dir = pw.directory
+        let graph = TestSupport.graph(
+            """
+            { "nodes": [ { "id": "music", "type": "sink", "name": "rest_music" },
+                         { "id": "eq", "type": "ipod-eq", "preset": "Flat" },
+                         { "id": "out", "type": "output" } ],
+              "links": [ { "from": "music", "to": "eq" }, { "from": "eq", "to": "out" } ] }
+            """)
+        let run = try pw.graphhost(["run", graph, "--name", "rest", "--latency", "1024", "--idle-after", "1"])
+        defer { run.interrupt() }
+        XCTAssertTrue(try TestSupport.waitUntil(timeout: 20, every: 0.25) { try Self.nodeState(pw, "rest") == "idle" })
+        pw.stop()
+        XCTAssertTrue(run.waitForError(containing: "daemon went away"), run.errorText)
+        let again = try HeadlessPipeWire(quantum: 1024, directory: dir)
+        defer { again.stop() }
+        XCTAssertTrue(run.waitForError(containing: "reconnected to PipeWire"), run.errorText)
+        XCTAssertTrue(
+            try TestSupport.waitUntil(timeout: 20, every: 0.25) { try Self.nodeState(again, "rest") == "idle" },
+            "the run did not rest again")
+        run.interrupt()
+        XCTAssertEqual(run.wait().status, 0, run.errorText)
+    }
 }

@@ -92,8 +92,9 @@ public final class PipeWirePlayer {
     private var liveInputs: [LiveInputStream] = []
     /// Under `idleAfterSeconds`: the silent stream that keeps the group running while graphhost has reasons of its own.
     private var hold: HoldStream?
-    /// Called on the loop thread when PipeWire starts or pauses the graph's stream under `idleAfterSeconds`.
-    public var onScheduling: (@Sendable () -> Void)?
+    /// Called on the loop thread, under `idleAfterSeconds`, when PipeWire starts, pauses or fails the graph's stream
+    /// and when the daemon goes away: a resting run loop waits for nothing else.
+    public var onStreamChange: (@Sendable () -> Void)?
     /// The node.group and node.link-group of every stream: one driver for all, and none linked into another.
     private var group: String { "graphhost-\(getpid())" }
 
@@ -491,7 +492,7 @@ public final class PipeWirePlayer {
             // Started by an application playing into a sink while the hold stream rested: hold from this cycle on, so
             // that effect tails are heard out after it stops.
             if state == PW_STREAM_STATE_STREAMING { player.hold?.setActive(true) }
-            if player.hold != nil { player.onScheduling?() }
+            if player.hold != nil { player.onStreamChange?() }
             player.state.withLock { reported in
                 reported.streaming = state == PW_STREAM_STATE_STREAMING
                 if state == PW_STREAM_STATE_ERROR {
@@ -551,6 +552,7 @@ public final class PipeWirePlayer {
                     $0.disconnected = true
                     $0.streaming = false
                 }
+                player.onStreamChange?()
             } else if id == PW_ID_CORE {
                 player.logger.warning("PipeWire: \(message.map { String(cString: $0) } ?? "error \(res)")")
             }
