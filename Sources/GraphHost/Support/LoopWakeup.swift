@@ -2,9 +2,10 @@ import CSystemdGlue
 import Glibc
 import Synchronization
 
-/// What wakes a live run's loop: commands and events (`signal`), and SIGINT or SIGTERM once `installStopHandlers` ran.
-/// An eventfd polled together with the process's signal eventfd, so the loop can wait without a timeout (nothing
-/// wakes an idle run) and a signal handler can still wake it (writing to an eventfd is async-signal-safe).
+/// What wakes a thread that waits for events (a live run's loop, the MPRIS bus thread): `signal` from other threads,
+/// and SIGINT or SIGTERM once `installStopHandlers` ran. An eventfd, waited on by `wait` together with the process's
+/// signal eventfd, so a loop can wait without a timeout (nothing wakes an idle run) and a signal handler can still
+/// wake it (writing to an eventfd is async-signal-safe); or polled by its owner beside other descriptors (`fd`).
 public final class LoopWakeup: Sendable {
     private let descriptor: Int32
 
@@ -17,6 +18,15 @@ public final class LoopWakeup: Sendable {
 
     public func signal() { _ = eventfd_write(descriptor, 1) }
 
+    /// The descriptor to poll beside others; `drain` after it was readable.
+    var fd: Int32 { descriptor }
+
+    /// Takes the pending signals, so the next poll waits again.
+    func drain() {
+        var value: eventfd_t = 0
+        _ = eventfd_read(descriptor, &value)
+    }
+
     /// Waits until signalled or a stop signal came (true), or `seconds` passed (false; nil waits without end).
     @discardableResult
     public func wait(seconds: Double?) -> Bool {
@@ -24,8 +34,7 @@ public final class LoopWakeup: Sendable {
         if stopDescriptor >= 0 { fds.append(pollfd(fd: stopDescriptor, events: Int16(POLLIN), revents: 0)) }
         let milliseconds = seconds.map { Int32(max(0, min($0 * 1000, Double(Int32.max)))) } ?? -1
         let ready = poll(&fds, nfds_t(fds.count), milliseconds)
-        var value: eventfd_t = 0
-        _ = eventfd_read(descriptor, &value)
+        drain()
         return ready > 0
     }
 

@@ -20,7 +20,7 @@ public final class MPRISService: ControlSurface, Sendable {
 
     private struct Running {
         var thread: JoinableThread?
-        var wakeup: BusWakeup?
+        var wakeup: LoopWakeup?
         var stopping = false
     }
     private let running = Mutex(Running())
@@ -32,7 +32,7 @@ public final class MPRISService: ControlSurface, Sendable {
     }
 
     public func start(control: LiveControl) throws {
-        let wakeup = try BusWakeup()
+        let wakeup = LoopWakeup()
         let opened = Mutex<(code: Int32, message: String)?>(nil)
         let ready = DispatchSemaphore(value: 0)
         let busName = busName
@@ -73,7 +73,6 @@ public final class MPRISService: ControlSurface, Sendable {
         case Int32(GH_MPRIS_NO_BUS):
             logger.info("MPRIS off: \(result.message) (set DBUS_SESSION_BUS_ADDRESS, or --no-mpris)")
             thread.join()
-            wakeup.close()
         case Int32(GH_MPRIS_NAME_TAKEN):
             logger.warning(
                 """
@@ -82,21 +81,18 @@ public final class MPRISService: ControlSurface, Sendable {
                 """
             )
             thread.join()
-            wakeup.close()
         default:
             logger.warning("MPRIS off: \(result.message)")
             thread.join()
-            wakeup.close()
         }
     }
 
     public func stop() {
-        let (thread, wakeup) = running.withLock { running -> (JoinableThread?, BusWakeup?) in
+        let (thread, wakeup) = running.withLock { running -> (JoinableThread?, LoopWakeup?) in
             running.stopping = true
             return (running.thread, running.wakeup)
         }
         wakeup?.signal()
         thread?.join()
-        wakeup?.close()
     }
 }
