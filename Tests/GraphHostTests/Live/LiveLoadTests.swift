@@ -7,8 +7,9 @@ import XCTest
 /// that rank Detune above amp and add up to the render call, and PipeWire's own figure for graphhost's node beside it.
 final class LiveLoadTests: XCTestCase {
     func testStatusShowsTheLoadPerNodeAndPipeWiresFigure() throws {
-        // A quantum of 1024 frames: per-sample work outweighs what a wake-up with cold caches adds to every step.
-        let pw = try HeadlessPipeWire(quantum: 1024)
+        // A quantum of 2048 frames: per-sample work outweighs what a wake-up with cold caches adds to every step
+        // (at 1024 an mda Detune and the amp plugin are often one 1.024 µs bucket apart, or none).
+        let pw = try HeadlessPipeWire(quantum: 2048)
         defer { pw.stop() }
         let graph = try LV2LoadTests.ampAndDetunes()
         let socket = TestSupport.directory.appendingPathComponent("outputs/load.sock").path
@@ -32,15 +33,14 @@ final class LiveLoadTests: XCTestCase {
         let callback = load["callback"] as? [String: Any]
         let ids = ["s", "amp", "detune1", "detune2", "detune3", "detune4", "out"]
         XCTAssertEqual(Set(nodes.keys), Set(ids), "\(load)")
-        // mda Detune costs little more than the amp at 1024 frames (medians one 1.024 µs bucket apart, often equal):
-        // the four detunes together weigh more than the amp, each figure its own.
-        let detunes = (1...4).map { micros(nodes["detune\($0)"], "averageMicros") }
-        XCTAssertTrue(detunes.allSatisfy { $0 > 0 }, "\(load)")
-        XCTAssertGreaterThan(detunes.reduce(0, +), 2 * micros(nodes["amp"], "averageMicros"), "\(load)")
+        for k in 1...4 {
+            XCTAssertGreaterThan(
+                micros(nodes["detune\(k)"], "p50Micros"), micros(nodes["amp"], "p50Micros"), "detune\(k): \(load)")
+        }
         let sum = ids.reduce(0) { $0 + micros(nodes[$1], "averageMicros") }
         let call = micros(callback, "averageMicros")
         XCTAssertEqual(sum, call, accuracy: 0.1 * call, "the nodes' sum against the call: \(load)")
-        XCTAssertEqual(load["budgetMicros"] as? Double ?? 0, 1024e6 / 48000, accuracy: 1, "\(load)")
+        XCTAssertEqual(load["budgetMicros"] as? Double ?? 0, 2048e6 / 48000, accuracy: 1, "\(load)")
         let pipeWire = load["pipeWire"] as? [String: Any]
         XCTAssertGreaterThan(micros(pipeWire, "averageMicros"), 0, "\(load)")
         XCTAssertGreaterThan(micros(pipeWire, "share"), 0, "\(load)")
