@@ -190,9 +190,11 @@ def scenario_files(driver, url, other):
            nodes=driver.execute_script("return window.graphhost.state.graph.nodes.map(n => n.id)"))
 
 
-def scenario_peq(driver, url):
-    """Drags a parametric band's handle on the response chart up and to the right with the pointer."""
+def scenario_peq(driver, url, shape):
+    """Drags a parametric band's handle on the response chart up and to the right with the pointer, reads the
+    controls' labels and shown values, then picks `shape` from the band's type picker."""
     from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.support.ui import Select
     open_page(driver, url)
     select(driver, "peq")
     values = lambda: driver.execute_script(
@@ -204,7 +206,18 @@ def scenario_peq(driver, url):
     ActionChains(driver).click_and_hold(handle).move_by_offset(60, -30).pause(0.2).release().perform()
     wait(driver, lambda d: values()["band.0.gain"] != before["band.0.gain"], "graphhost reports the new gain")
     wait(driver, lambda d: curve() != drawn, "the curve redrew")
-    report(before=before, after=values())
+    dragged = values()
+    labels = driver.execute_script(
+        "return Object.fromEntries([...document.querySelectorAll('.control')].map(r => "
+        "[r.querySelector('input, select')?.id || '', [r.querySelector('label')?.textContent || '',"
+        " r.querySelector('output')?.value || '']]))")
+    picker = Select(driver.find_element(By.ID, "control-peq-band_0_type"))
+    shapes = [[o.text, o.get_attribute("value")] for o in picker.options]
+    drawn = curve()
+    picker.select_by_visible_text(shape)
+    wait(driver, lambda d: values()["band.0.type"] != dragged["band.0.type"], f"graphhost reports the {shape} band")
+    wait(driver, lambda d: curve() != drawn, "the curve redrew for the new shape")
+    report(before=before, after=dragged, labels=labels, shapes=shapes, picked=values()["band.0.type"])
 
 
 def command_events(path):

@@ -224,8 +224,6 @@ public final class CommandServer: Sendable {
             var entry = pollfd(fd: client.fd, events: Int16(POLLOUT), revents: 0)
             if poll(&entry, 1, 0) > 0 && entry.revents & Int16(POLLOUT) != 0 {
                 _ = reply(client.fd, reading.compactJSON(time: Double(MonotonicClock.nanos()) / 1e9))
-            } else {
-                client.schedule.dropped += 1
             }
         }
     }

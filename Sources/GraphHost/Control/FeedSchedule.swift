@@ -16,8 +16,6 @@ struct FeedSchedule<Key: Equatable> {
         }
     }
     private(set) var entries: [Entry] = []
-    /// Updates not sent because the client had no room for them.
-    var dropped = 0
 
     var feeds: [Key] { entries.map(\.feed) }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GraphHostDSP
 import XCTest
 
 @testable import GraphHost
@@ -483,7 +484,8 @@ final class WebPageTests: XCTestCase {
     }
 
     /// A `peq` band's handle dragged up and right on the page's chart raises the band's gain and frequency in
-    /// graphhost, and the curve is drawn again from graphhost's response.
+    /// graphhost, and the curve is drawn again from graphhost's response; the controls name their units; the band's
+    /// type is a picker of the shapes, and a shape picked there is the band's shape in graphhost.
     func testAParametricBandIsDraggedOnTheCurve() throws {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
@@ -498,10 +500,25 @@ final class WebPageTests: XCTestCase {
             """, name: "web-peq")
         let page = try Self.start(pw, graph: graph, name: "peq")
         defer { page.run.interrupt() }
-        let seen = try Self.scenario(["peq", page.url])
+        let seen = try Self.scenario(["peq", page.url, "high-shelf"])
         let before = try XCTUnwrap(seen["before"] as? [String: Double])
         let after = try XCTUnwrap(seen["after"] as? [String: Double])
         XCTAssertGreaterThan(try XCTUnwrap(after["band.0.gain"]), try XCTUnwrap(before["band.0.gain"]) + 1)
         XCTAssertGreaterThan(try XCTUnwrap(after["band.0.frequency"]), try XCTUnwrap(before["band.0.frequency"]) * 1.2)
+        // Units in the labels and in the shown values, as the descriptor gives them.
+        let labels = try XCTUnwrap(seen["labels"] as? [String: [String]])
+        XCTAssertEqual(labels["control-peq-band_0_frequency"]?.first, "band 0 frequency (Hz)", "\(labels)")
+        XCTAssertEqual(labels["control-peq-band_0_gain"]?.first, "band 0 gain (dB)", "\(labels)")
+        XCTAssertEqual(labels["control-peq-band_0_q"]?.first, "band 0 q", "\(labels)")
+        XCTAssertEqual(labels["control-peq-preamp"]?.first, "preamp (dB)", "\(labels)")
+        XCTAssertTrue(labels["control-peq-band_0_frequency"]?.last?.hasSuffix(" Hz") == true, "\(labels)")
+        XCTAssertTrue(labels["control-peq-band_0_gain"]?.last?.hasSuffix(" dB") == true, "\(labels)")
+        // The band's type is an enumeration: a picker of the shapes, in the descriptor's order, whose choice graphhost
+        // takes as the shape's index.
+        let shapes = try XCTUnwrap(seen["shapes"] as? [[String]])
+        XCTAssertEqual(shapes.map { $0[0] }, ParametricBand.Shape.allCases.map(\.rawValue))
+        XCTAssertEqual(shapes.map { $0[1] }, ParametricBand.Shape.allCases.indices.map(String.init))
+        let highShelf = try XCTUnwrap(ParametricBand.Shape.allCases.firstIndex(of: .highShelf))
+        XCTAssertEqual(seen["picked"] as? Double, Double(highShelf))
     }
 }

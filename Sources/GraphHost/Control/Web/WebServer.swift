@@ -159,9 +159,11 @@ public final class WebServer: ControlSurface, Sendable {
             for client in self.shared.withLock({ Array($0.clients.values) }) { client.event(event) }
         }
         guard started.wait(timeout: .now() + 10) == .success else {
+            stop()
             throw SocketError.other("the page's server at \(host):\(requestedPort) did not start within 10 s")
         }
         if let reason = failure.withLock({ $0 }) {
+            stop()
             throw SocketError.other("cannot serve the page on \(host):\(requestedPort): \(reason)")
         }
     }
