@@ -2,11 +2,13 @@ import CLV2
 import CLilv
 import FoundationEssentials
 import Glibc
+import Logging
 import Synchronization
 
-/// The process's one lilv world, loaded once: LV2_PATH (or lilv's default path) plus the repository's
-/// Plugins/ folder. lilv is not thread-safe, so the world is reachable only through `withWorld`, one thread at a
-/// time. Everything here is control world.
+/// The process's one lilv world, loaded once: LV2_PATH (or lilv's default path, `defaultPath`) plus the repository's
+/// Plugins/ folder, without the bundles whose dynamic manifest failed in a probe process (`LV2Bundles`). lilv is not
+/// thread-safe, so the world is reachable only through `withWorld`, one thread at a time. Everything here is control
+/// world.
 public final class LV2World: Sendable {
     public static let shared = LV2World()
 
@@ -15,20 +17,46 @@ public final class LV2World: Sendable {
     nonisolated(unsafe) private let world: OpaquePointer
     /// The LV2 path that was searched.
     public let searchPath: String
+    /// Bundles left out because loading them failed in a probe process, with why.
+    public let skippedBundles: [(bundle: String, reason: String)]
+
+    /// lilv's own default path on Debian: the user's folder, the multiarch folder, then the others.
+    public static var defaultPath: String {
+        #if arch(arm64)
+            let triplet = "aarch64-linux-gnu"
+        #else
+            let triplet = "x86_64-linux-gnu"
+        #endif
+        return "~/.lv2:/usr/lib/\(triplet)/lv2:/usr/lib/lv2:/usr/local/lib/lv2"
+    }
 
     private init() {
         let world = lilv_world_new()!
         let env = ProcessInfo.processInfo.environment
-        var parts = (env["LV2_PATH"].flatMap { $0.isEmpty ? nil : $0 } ?? "~/.lv2:/usr/local/lib/lv2:/usr/lib/lv2")
+        var parts = (env["LV2_PATH"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.defaultPath)
             .split(separator: ":").map(String.init)
         if let plugins = Self.repositoryPlugins(), !parts.contains(plugins) { parts.append(plugins) }
         searchPath = parts.joined(separator: ":")
         let node = lilv_new_string(world, searchPath)
         lilv_world_set_option(world, LILV_OPTION_LV2_PATH, node)
         lilv_node_free(node)
-        lilv_world_load_all(world)
+        // What lilv_world_load_all does, bundle by bundle, without the ones that failed in the probe.
+        let bundles = LV2Bundles(folders: parts)
+        for bundle in bundles.loadable {
+            let uri = lilv_new_uri(world, URL(fileURLWithPath: bundle, isDirectory: true).absoluteString)
+            lilv_world_load_bundle(world, uri)
+            lilv_node_free(uri)
+        }
+        lilv_world_load_specifications(world)
+        lilv_world_load_plugin_classes(world)
+        skippedBundles = bundles.skipped
+        for (bundle, reason) in skippedBundles {
+            Self.logger.warning("LV2 bundle \(bundle) left out: loading it failed in a probe process: \(reason)")
+        }
         self.world = world
     }
+
+    private static let logger = Logger(label: "graphhost.lv2")
 
     /// Runs `body` with the lilv world while no other thread uses lilv.
     func withWorld<R>(_ body: (OpaquePointer) throws -> R) rethrows -> R {

@@ -1,0 +1,102 @@
+import CLV2ProbeGlue
+import FoundationEssentials
+import Glibc
+
+/// Loads LV2 bundles whose discovery runs their own code (a dynamic manifest's library, with its static
+/// constructors) in a child process first, so that a bundle that crashes, aborts, exits or hangs while lilv lists it
+/// is named and left out instead of ending graphhost. Control world.
+enum LV2BundleProbe {
+    /// Seconds a bundle may take before it counts as hung.
+    static var timeoutSeconds: Double {
+        ProcessInfo.processInfo.environment["GRAPHHOST_LV2_PROBE_SECONDS"].flatMap(Double.init) ?? 10
+    }
+
+    /// Why each of `bundles` (folders ending in "/") that failed could not be loaded; those not named loaded.
+    static func failures(_ bundles: [String]) -> [String: String] {
+        var failures: [String: String] = [:]
+        var rest = bundles[...]
+        while !rest.isEmpty {
+            guard let (index, reason) = probe(Array(rest)) else { break }
+            failures[rest[rest.startIndex + index]] = reason
+            rest = rest[(rest.startIndex + index + 1)...]
+        }
+        return failures
+    }
+
+    /// Probes `bundles` in order in one child: nil when all loaded, else the first that failed and why (the ones after
+    /// it are not probed).
+    static func probe(_ bundles: [String]) -> (index: Int, reason: String)? {
+        let uris = bundles.map { URL(fileURLWithPath: $0, isDirectory: true).absoluteString }
+        var fd: Int32 = -1
+        let pid = withCStrings(uris) { gh_lv2_probe_start($0, Int32(uris.count), &fd) }
+        guard pid > 0 else {
+            return (0, "cannot start a process to load it in: \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        var current: Int?
+        var said: [String] = []
+        var pending: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var hung = false
+        while true {
+            var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&entry, 1, Int32(timeoutSeconds * 1000))
+            if ready < 0 && errno == EINTR { continue }
+            if ready == 0 {
+                hung = true
+                kill(pid, SIGKILL)
+                break
+            }
+            let n = read(fd, &buffer, buffer.count)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            pending += buffer[..<n]
+            while let newline = pending.firstIndex(of: 10) {
+                let line = String(decoding: pending[..<newline], as: UTF8.self)
+                pending.removeSubrange(...newline)
+                if line.hasPrefix("\u{1}start "), let i = Int(line.dropFirst(7)) {
+                    current = i
+                    said = []
+                } else if line.hasPrefix("\u{1}done ") {
+                    current = nil
+                } else if !line.isEmpty {
+                    said = Array((said + [line]).suffix(3))
+                }
+            }
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let signal = status & 0x7f
+        let reason: String
+        if hung {
+            reason = "no answer within \(Format.number(timeoutSeconds)) s"
+        } else if signal != 0 {
+            reason = "killed by \(signalName(signal))"
+        } else if status >> 8 & 0xff != 0 {
+            reason = "exited with status \(status >> 8 & 0xff)"
+        } else if let current {
+            reason = "the process loading it ended early"
+            return (current, reason)
+        } else {
+            return nil
+        }
+        let index = current ?? 0
+        return (index, said.isEmpty ? reason : reason + " (it said: " + said.joined(separator: " / ") + ")")
+    }
+
+    /// "SIGABRT (Aborted)" and the like.
+    static func signalName(_ signal: Int32) -> String {
+        let names: [Int32: String] = [
+            SIGABRT: "SIGABRT", SIGSEGV: "SIGSEGV", SIGBUS: "SIGBUS", SIGILL: "SIGILL", SIGFPE: "SIGFPE",
+            SIGKILL: "SIGKILL", SIGTERM: "SIGTERM", SIGTRAP: "SIGTRAP", SIGSYS: "SIGSYS",
+        ]
+        let text = strsignal(signal).map { String(cString: $0) } ?? "signal \(signal)"
+        return "\(names[signal] ?? "signal \(signal)") (\(text))"
+    }
+
+    private static func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
+        let copies = strings.map { strdup($0) }
+        defer { copies.forEach { free($0) } }
+        return copies.map { UnsafePointer($0) }.withUnsafeBufferPointer { body($0.baseAddress!) }
+    }
+}
