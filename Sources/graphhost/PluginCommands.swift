@@ -5,16 +5,20 @@ import GraphHost
 
 struct PluginsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "plugins", abstract: "List installed LV2 plugins (LV2_PATH and the repository's Plugins/).")
+        commandName: "plugins",
+        abstract: "List installed LV2 plugins (LV2_PATH and the repository's Plugins/), or LADSPA plugins.")
     @Flag(help: "Print JSON.") var json = false
-    @Argument(help: "Only plugins whose URI or name contains this (case-insensitive).") var filter: String?
+    @Flag(help: "List LADSPA plugins (LADSPA_PATH, or Debian's folders) instead.") var ladspa = false
+    @Argument(help: "Only plugins whose URI (label for LADSPA) or name contains this (case-insensitive).")
+    var filter: String?
+
+    func matches(_ texts: String...) -> Bool {
+        filter.map { f in texts.contains { $0.lowercased().contains(f.lowercased()) } } ?? true
+    }
 
     func run() throws {
-        let plugins = LV2World.shared.plugins.filter { p in
-            filter.map { f in
-                p.uri.lowercased().contains(f.lowercased()) || p.name.lowercased().contains(f.lowercased())
-            } ?? true
-        }
+        if ladspa { return listLADSPA() }
+        let plugins = LV2World.shared.plugins.filter { matches($0.uri, $0.name) }
         if json {
             let list = plugins.map { p -> JSONValue in
                 .object([
@@ -108,6 +112,33 @@ struct PluginsCommand: ParsableCommand {
             print("  traits: \(p.descriptor.traits.names.joined(separator: ", "))")
         }
         if plugins.isEmpty { print("no LV2 plugins found in \(LV2World.shared.searchPath)") }
+    }
+
+    /// Each LADSPA plugin: unique id, label, name, library, ports (the control ports with their hints' ranges and
+    /// defaults, by the symbols a `ladspa` node's `controls` take).
+    func listLADSPA() {
+        let libraries = LADSPALibraries.shared
+        let (all, failures) = libraries.all
+        let plugins = all.filter { matches($0.label, $0.name) }
+        if json {
+            let list = plugins.map { p -> JSONValue in
+                .object([
+                    ("uniqueID", .number(p.uniqueID)), ("label", .string(p.label)), ("name", .string(p.name)),
+                    ("maker", .string(p.maker)), ("library", .string(p.library)),
+                    ("audioInputs", .number(p.audioPorts(input: true).count)),
+                    ("audioOutputs", .number(p.audioPorts(input: false).count)),
+                    ("controls", .array(p.controlInputs.map { JSONValue.string($0.symbol) })),
+                ])
+            }
+            print(JSONValue.array(list).indented())
+            return
+        }
+        for p in plugins {
+            print("\(p.uniqueID) \(p.label)\n  name: \(p.name)\n  library: \(p.library)")
+            for port in p.ports { print("  port \(port.description)") }
+        }
+        for failure in failures { printError("warning: \(failure)") }
+        if plugins.isEmpty { print("no LADSPA plugins found in \(libraries.searchPath)") }
     }
 }
 

@@ -174,6 +174,7 @@ extension NodeInstance {
 public enum NodeKinds {
     public static let all: [any NodeDefinition.Type] = [
         StreamNode.self, CaptureNode.self, SinkNode.self, MixerNode.self, IPodEQNode.self, PEQNode.self, LV2Node.self,
+        LADSPANode.self,
         MIDINode.self, OutputNode.self,
     ]
 

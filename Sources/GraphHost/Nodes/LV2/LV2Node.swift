@@ -183,45 +183,8 @@ public struct LV2Node: NodeDefinition {
                 if let port = plugin.controlInputs.first(where: { $0.symbol == symbol }) { values[port.index] = value }
             }
         }
-        guard let controls = settings.members("controls", shape: "SYMBOL: number", issues: &issues) else { return nil }
-        for (path, symbol, value) in controls {
-            guard let port = plugin.controlInputs.first(where: { $0.symbol == symbol }) else {
-                issues.report(
-                    path,
-                    "unknown control '\(symbol)'; controls: "
-                        + "\(plugin.controlInputs.map(\.symbol).joined(separator: ", "))",
-                    at: value)
-                continue
-            }
-            if let flag = value.boolValue, port.isToggled {
-                values[port.index] = flag ? (port.maximum ?? 1) : (port.minimum ?? 0)
-                continue
-            }
-            if let name = value.stringValue {
-                guard let named = port.value(named: name) else {
-                    let names = port.valueNames
-                    issues.report(
-                        path,
-                        "no value named '\(name)'; "
-                            + (names.isEmpty
-                                ? "expected a number, \(port.rangeText)" : "names: \(names.joined(separator: ", "))"),
-                        at: value)
-                    continue
-                }
-                values[port.index] = named
-                continue
-            }
-            guard let number = value.numberValue else {
-                issues.report(path, "expected a number or a value's name, found \(value.typeName)", at: value)
-                continue
-            }
-            let fitted = port.conform(Float(number))
-            if fitted != Float(number) {
-                issues.warn(
-                    path, "\(Format.number(number)) is not \(port.rangeText); using \(Format.number(fitted))", at: value
-                )
-            }
-            values[port.index] = fitted
+        guard LV2Port.parseControls(settings, ports: plugin.controlInputs, into: &values, issues: &issues) else {
+            return nil
         }
         guard let properties = parseProperties(settings, plugin: plugin, context: context, issues: &issues) else {
             return nil
@@ -394,6 +357,57 @@ public struct LV2Node: NodeDefinition {
 }
 
 extension LV2Port {
+    /// Reads a node's `controls` setting (values by port symbol: a number, a value's name, or true/false for a toggle)
+    /// into `values` by port index; false when it is not an object. Unknown symbols and names are reported, numbers
+    /// outside a port's range fitted with a warning.
+    static func parseControls(
+        _ settings: NodeSettings, ports: [LV2Port], into values: inout [Int: Float], issues: inout GraphIssues
+    ) -> Bool {
+        guard let controls = settings.members("controls", shape: "SYMBOL: number", issues: &issues) else {
+            return false
+        }
+        for (path, symbol, value) in controls {
+            guard let port = ports.first(where: { $0.symbol == symbol }) else {
+                issues.report(
+                    path,
+                    "unknown control '\(symbol)'; controls: "
+                        + "\(ports.map(\.symbol).joined(separator: ", "))",
+                    at: value)
+                continue
+            }
+            if let flag = value.boolValue, port.isToggled {
+                values[port.index] = flag ? (port.maximum ?? 1) : (port.minimum ?? 0)
+                continue
+            }
+            if let name = value.stringValue {
+                guard let named = port.value(named: name) else {
+                    let names = port.valueNames
+                    issues.report(
+                        path,
+                        "no value named '\(name)'; "
+                            + (names.isEmpty
+                                ? "expected a number, \(port.rangeText)" : "names: \(names.joined(separator: ", "))"),
+                        at: value)
+                    continue
+                }
+                values[port.index] = named
+                continue
+            }
+            guard let number = value.numberValue else {
+                issues.report(path, "expected a number or a value's name, found \(value.typeName)", at: value)
+                continue
+            }
+            let fitted = port.conform(Float(number))
+            if fitted != Float(number) {
+                issues.warn(
+                    path, "\(Format.number(number)) is not \(port.rangeText); using \(Format.number(fitted))", at: value
+                )
+            }
+            values[port.index] = fitted
+        }
+        return true
+    }
+
     /// The value the port accepts nearest to `value`: within its range, 0 or 1 for a toggle, a whole number for
     /// lv2:integer, a scale point for lv2:enumeration.
     func conform(_ value: Float) -> Float {
