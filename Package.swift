@@ -37,7 +37,7 @@ let package = Package(
         .systemLibrary(name: "CLV2", pkgConfig: "lv2", providers: [.apt(["lv2-dev"])]),
         .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev", "lv2-dev"])]),
         .target(name: "CLV2Glue", dependencies: ["CLV2"]),
-        .target(name: "CLV2ProbeGlue", dependencies: ["CLilv"]),
+        .target(name: "CPluginProbeGlue", dependencies: ["CLilv"]),
         .target(name: "CLADSPAGlue", dependencies: ["CLV2"], linkerSettings: [.linkedLibrary("dl")]),
         .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // libcurl's headers; the library is loaded with dlopen by the first HTTP stream.
@@ -61,7 +61,7 @@ let package = Package(
             dependencies: [
                 "GraphHostCore", "GraphHostDSP",
                 "CMPG123", "CFFmpegGlue", "CSoxr", "CSndfile", "CThreadGlue", "CCleanAllocationGlue", "CPipeWireGlue",
-                "CLV2", "CLilv", "CLV2Glue", "CLV2ProbeGlue", "CLADSPAGlue", "CCurlGlue", "CLo", "CSystemdGlue",
+                "CLV2", "CLilv", "CLV2Glue", "CPluginProbeGlue", "CLADSPAGlue", "CCurlGlue", "CLo", "CSystemdGlue",
                 "CFFTW3", "CEbur128",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),

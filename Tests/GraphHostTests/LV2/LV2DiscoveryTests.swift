@@ -6,6 +6,7 @@ import XCTest
 /// Discovery that survives bad bundles: dynamic-manifest libraries that crash, abort in a static constructor, exit or
 /// hang while lilv lists them (Tests/Fixtures/probe-faults, built here) are probed in a child process, named and left
 /// out; `graphhost` lists the rest, renders with them and keeps the verdicts in its cache; the default path is lilv's.
+/// LADSPA libraries are probed the same way.
 final class LV2DiscoveryTests: XCTestCase {
     static let faults = ["crash", "abort", "exit", "hang"]
 
@@ -110,6 +111,48 @@ final class LV2DiscoveryTests: XCTestCase {
         try FileManager.default.setAttributes([.modificationDate: later], ofItemAtPath: library)
         XCTAssertEqual(try graphhost(["plugins"], cache: cache, log: log).status, 0)
         XCTAssertEqual(opens(log), 5)
+    }
+
+    /// LADSPA libraries that abort when opened or crash when asked for their plugins: `plugins --ladspa` names them
+    /// and lists the others; a graph naming one is refused with the reason, and graphhost does not die.
+    func testLADSPALibrariesThatAbortOrCrashAreNamedAndLeftOut() throws {
+        let folder = TestSupport.directory.appendingPathComponent("ladspa-probe")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for fault in ["abort", "crash"] {
+            try TestSupport.run([
+                "cc", "-shared", "-fPIC", "-O2", "-DFAULT=\(fault.uppercased())", "-o", folder.path + "/\(fault).so",
+                TestPlugins.fixtures + "/probe-faults/ladspa_faults.c",
+            ])
+        }
+        var environment = ProcessInfo.processInfo.environment
+        environment["LADSPA_PATH"] = folder.path + ":/usr/lib/ladspa"
+        let listed = try TestSupport.execute(
+            TestSupport.debugGraphhost, ["plugins", "--ladspa"], environment: environment)
+        let out = String(decoding: listed.out, as: UTF8.self)
+        let err = String(decoding: listed.err, as: UTF8.self)
+        XCTAssertEqual(listed.status, 0, err)
+        XCTAssertTrue(out.contains("1181 amp\n"), out)
+        XCTAssertTrue(
+            err.contains("\(folder.path)/abort.so left out: loading it failed in a probe process: killed by SIGABRT"),
+            err)
+        XCTAssertTrue(
+            err.contains("\(folder.path)/crash.so left out: loading it failed in a probe process: killed by SIGSEGV"),
+            err)
+        let graph = TestSupport.graph(
+            """
+            { "nodes": [ { "id": "song", "type": "stream", "url": "\(try TestSupport.sine(seconds: 1))" },
+                         { "id": "fx", "type": "ladspa", "plugin": "abort", "label": "x" },
+                         { "id": "out", "type": "output" } ],
+              "links": [ { "from": "song", "to": "fx" }, { "from": "fx", "to": "out" } ] }
+            """, name: "ladspa-probe")
+        let refused = try TestSupport.execute(
+            TestSupport.debugGraphhost, ["validate", graph], environment: environment)
+        let reason = String(decoding: refused.err, as: UTF8.self)
+        XCTAssertEqual(refused.status, 2)
+        XCTAssertTrue(
+            reason.contains(
+                "nodes[1].plugin: \(folder.path)/abort.so left out: loading it failed in a probe process: "
+                    + "killed by SIGABRT"), reason)
     }
 
     /// With no LV2_PATH graphhost searches lilv's default path, the one compiled into Debian's liblilv (Debian's

@@ -36,9 +36,24 @@ public final class LADSPALibraries: Sendable {
         return folders.map { $0 + "/" + name }.first { FileManager.default.fileExists(atPath: $0) }
     }
 
-    /// The plugins of the library at `path`, opened once.
-    public func plugins(inLibrary path: String) -> Result<[LADSPAPlugin], LADSPAError> {
+    /// Probes the libraries not opened yet in a child process (`PluginProbe`): one that crashes, aborts, exits or
+    /// hangs there is never opened in graphhost's.
+    private func probe(_ paths: [String]) {
+        let unknown = opened.withLock { opened in paths.filter { opened[$0] == nil } }
+        guard !unknown.isEmpty else { return }
+        let failures = PluginProbe.failures(unknown, kind: .ladspaLibraries)
         opened.withLock { opened in
+            for (path, reason) in failures {
+                opened[path] = .failure(
+                    LADSPAError(description: "\(path) left out: loading it failed in a probe process: \(reason)"))
+            }
+        }
+    }
+
+    /// The plugins of the library at `path`, opened once (after a probe).
+    public func plugins(inLibrary path: String) -> Result<[LADSPAPlugin], LADSPAError> {
+        probe([path])
+        return opened.withLock { opened in
             if let known = opened[path] { return known }
             let result: Result<[LADSPAPlugin], LADSPAError>
             if let library = dlopen(path, RTLD_NOW | RTLD_LOCAL) {
@@ -73,6 +88,8 @@ public final class LADSPALibraries: Sendable {
     public var all: (plugins: [LADSPAPlugin], failures: [String]) {
         var plugins: [LADSPAPlugin] = []
         var failures: [String] = []
+        let libraries = libraries
+        probe(libraries)
         for library in libraries {
             switch self.plugins(inLibrary: library) {
             case .success(let found): plugins += found
@@ -84,6 +101,8 @@ public final class LADSPALibraries: Sendable {
 
     /// The plugin with this unique id in the search path.
     public func plugin(id: Int) -> LADSPAPlugin? {
+        let libraries = libraries
+        probe(libraries)
         for library in libraries {
             if case .success(let found) = plugins(inLibrary: library),
                 let plugin = found.first(where: { $0.uniqueID == id })

@@ -2,7 +2,7 @@ import FoundationEssentials
 import Glibc
 
 /// The LV2 bundles of a search path as lilv finds them (every folder in a path folder that holds a manifest.ttl), and
-/// the ones lilv must not load in graphhost's process: those whose dynamic manifest failed in `LV2BundleProbe`. The
+/// the ones lilv must not load in graphhost's process: those whose dynamic manifest failed in `PluginProbe`. The
 /// probe's verdicts are kept in a cache file (`$XDG_CACHE_HOME/graphhost/lv2-probe.json`, or under `~/.cache`) with
 /// a stamp of each bundle's files, so a bundle is probed again only when it changes. Control world.
 struct LV2Bundles {
@@ -42,7 +42,7 @@ struct LV2Bundles {
                 unknown.append(bundle)
             }
         }
-        for (bundle, reason) in LV2BundleProbe.failures(unknown) { verdicts[bundle]?.failure = reason }
+        for (bundle, reason) in PluginProbe.failures(unknown, kind: .lv2Bundles) { verdicts[bundle]?.failure = reason }
         if let cache, !unknown.isEmpty { Self.writeCache(known.merging(verdicts) { $1 }, to: cache) }
         skipped = risky.compactMap { bundle in verdicts[bundle]?.failure.map { (bundle, $0) } }
     }

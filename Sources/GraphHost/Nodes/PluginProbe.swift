@@ -1,34 +1,45 @@
-import CLV2ProbeGlue
+import CPluginProbeGlue
 import FoundationEssentials
 import Glibc
 
-/// Loads LV2 bundles whose discovery runs their own code (a dynamic manifest's library, with its static
-/// constructors) in a child process first, so that a bundle that crashes, aborts, exits or hangs while lilv lists it
+/// Loads plugin code that runs while plugins are merely listed (an LV2 dynamic manifest's library, a LADSPA library,
+/// with their static constructors) in a child process first, so that one that crashes, aborts, exits or hangs there
 /// is named and left out instead of ending graphhost. Control world.
-enum LV2BundleProbe {
+enum PluginProbe {
+    enum Kind {
+        /// LV2 bundle folders, ending in "/".
+        case lv2Bundles
+        /// LADSPA library paths.
+        case ladspaLibraries
+    }
+
     /// Seconds a bundle may take before it counts as hung.
     static var timeoutSeconds: Double {
         ProcessInfo.processInfo.environment["GRAPHHOST_LV2_PROBE_SECONDS"].flatMap(Double.init) ?? 10
     }
 
-    /// Why each of `bundles` (folders ending in "/") that failed could not be loaded; those not named loaded.
-    static func failures(_ bundles: [String]) -> [String: String] {
+    /// Why each of `items` that failed could not be loaded; those not named loaded.
+    static func failures(_ items: [String], kind: Kind) -> [String: String] {
         var failures: [String: String] = [:]
-        var rest = bundles[...]
+        var rest = items[...]
         while !rest.isEmpty {
-            guard let (index, reason) = probe(Array(rest)) else { break }
+            guard let (index, reason) = probe(Array(rest), kind: kind) else { break }
             failures[rest[rest.startIndex + index]] = reason
             rest = rest[(rest.startIndex + index + 1)...]
         }
         return failures
     }
 
-    /// Probes `bundles` in order in one child: nil when all loaded, else the first that failed and why (the ones after
+    /// Probes `items` in order in one child: nil when all loaded, else the first that failed and why (the ones after
     /// it are not probed).
-    static func probe(_ bundles: [String]) -> (index: Int, reason: String)? {
-        let uris = bundles.map { URL(fileURLWithPath: $0, isDirectory: true).absoluteString }
+    static func probe(_ items: [String], kind: Kind) -> (index: Int, reason: String)? {
+        let names =
+            kind == .lv2Bundles ? items.map { URL(fileURLWithPath: $0, isDirectory: true).absoluteString } : items
         var fd: Int32 = -1
-        let pid = withCStrings(uris) { gh_lv2_probe_start($0, Int32(uris.count), &fd) }
+        let pid = withCStrings(names) {
+            gh_probe_start(
+                kind == .lv2Bundles ? GH_PROBE_LV2_BUNDLES : GH_PROBE_LADSPA_LIBRARIES, $0, Int32(names.count), &fd)
+        }
         guard pid > 0 else {
             return (0, "cannot start a process to load it in: \(String(cString: strerror(errno)))")
         }

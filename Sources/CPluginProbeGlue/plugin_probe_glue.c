@@ -1,5 +1,7 @@
 #define _GNU_SOURCE
-#include "lv2_probe_glue.h"
+#include "plugin_probe_glue.h"
+
+#include <dlfcn.h>
 
 #include <fcntl.h>
 #include <lilv/lilv.h>
@@ -16,7 +18,7 @@ static void say(int fd, const char *what, int index) {
 }
 
 /// Loads one bundle and reads its plugins' data, which for a dynamic manifest runs the bundle's library.
-static void probe(LilvWorld *world, const char *bundle_uri) {
+static void probe_bundle(LilvWorld *world, const char *bundle_uri) {
     LilvNode *bundle = lilv_new_uri(world, bundle_uri);
     if (!bundle) return;
     lilv_world_load_bundle(world, bundle);
@@ -31,7 +33,16 @@ static void probe(LilvWorld *world, const char *bundle_uri) {
     lilv_node_free(bundle);
 }
 
-pid_t gh_lv2_probe_start(const char *const *bundle_uris, int count, int *read_fd) {
+/// Opens a LADSPA library (running its constructors) and asks it for each of its plugins.
+static void probe_library(const char *path) {
+    void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!library) return;
+    typedef const void *(*descriptor_function)(unsigned long);
+    descriptor_function list = (descriptor_function)dlsym(library, "ladspa_descriptor");
+    for (unsigned long i = 0; list && list(i); i++) {}
+}
+
+pid_t gh_probe_start(gh_probe_kind kind, const char *const *items, int count, int *read_fd) {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) return -1;
     pid_t pid = fork();
@@ -55,10 +66,11 @@ pid_t gh_lv2_probe_start(const char *const *bundle_uris, int count, int *read_fd
     close(fds[0]);
     dup2(fds[1], STDOUT_FILENO);
     dup2(fds[1], STDERR_FILENO);
-    LilvWorld *world = lilv_world_new();
+    LilvWorld *world = kind == GH_PROBE_LV2_BUNDLES ? lilv_world_new() : NULL;
     for (int i = 0; i < count; i++) {
         say(fds[1], "start", i);
-        probe(world, bundle_uris[i]);
+        if (world) probe_bundle(world, items[i]);
+        else probe_library(items[i]);
         say(fds[1], "done", i);
     }
     _exit(0);
