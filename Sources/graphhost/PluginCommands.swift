@@ -127,7 +127,20 @@ struct PluginsCommand: ParsableCommand {
                     ("maker", .string(p.maker)), ("library", .string(p.library)),
                     ("audioInputs", .number(p.audioPorts(input: true).count)),
                     ("audioOutputs", .number(p.audioPorts(input: false).count)),
-                    ("controls", .array(p.controlInputs.map { JSONValue.string($0.symbol) })),
+                    (
+                        "controls",
+                        .array(
+                            p.at(sampleRate: 48000).controlInputs.map { c in
+                                .members([
+                                    ("symbol", .string(c.symbol)), ("name", .string(c.name)),
+                                    ("minimum", c.minimum.map { .number(Double($0)) }),
+                                    ("maximum", c.maximum.map { .number(Double($0)) }),
+                                    ("default", c.defaultValue.map { .number(Double($0)) }),
+                                    ("value", .number(Double(c.conform(c.defaultValue ?? c.minimum ?? 0)))),
+                                ])
+                            })
+                    ),
+                    ("hardRTCapable", .bool(p.isHardRTCapable)),
                 ])
             }
             print(JSONValue.array(list).indented())

@@ -118,14 +118,7 @@ final class LADSPAInstance: NodeInstance {
             return [(port.index, port.conform(Float(value)))]
         case .choose(let parameter, let label):
             let port = try control(parameter)
-            guard let value = port.value(named: label) else {
-                let names = port.valueNames
-                throw NodeCommandError.unknownLabel(
-                    node: id, parameter: parameter, label: label,
-                    known: names.isEmpty
-                        ? "it takes a number, \(port.rangeText)" : "names: \(names.joined(separator: ", "))")
-            }
-            return [(port.index, value)]
+            return [(port.index, try port.value(named: label, node: id, parameter: parameter))]
         case .bypass:
             return []
         case .seek:

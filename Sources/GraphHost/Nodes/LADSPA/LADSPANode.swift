@@ -6,7 +6,7 @@ import FoundationEssentials
 /// plugin runs once per channel, a single input on a wider bus reads the channels' average and a single output goes to
 /// every channel; ports beyond the bus's channels read silence. `controls` set input control ports by symbol (the
 /// port's name in lower case, words joined by "_", as `plugins --ladspa` shows).
-public struct LADSPANode: NodeDefinition {
+public struct LADSPANode: NodeDefinition, ControlPortNode {
     public static let typeName = "ladspa"
 
     static let pluginSetting = SettingDescriptor(
@@ -102,15 +102,7 @@ public struct LADSPANode: NodeDefinition {
         let channels = context.format.channels
         let ins = plugin.audioPorts(input: true)
         let outs = plugin.audioPorts(input: false)
-        func main(_ ports: [LV2Port]) -> [Int]? {
-            ports.count <= 1 || ports.count >= channels ? ports.prefix(channels).map(\.index) : nil
-        }
-        let copies: Int
-        if ins.count == 1 && outs.count == 1 && channels > 1 {
-            copies = channels
-        } else if main(ins) != nil, main(outs) != nil, !outs.isEmpty {
-            copies = 1
-        } else {
+        guard let wiring = LV2Port.wiring(inputs: ins, outputs: outs, channels: channels), !outs.isEmpty else {
             issues.report(
                 settings.path,
                 "LADSPA plugin \(plugin.label) (\(plugin.uniqueID)) has \(ins.count) audio inputs and \(outs.count) "
@@ -125,8 +117,8 @@ public struct LADSPANode: NodeDefinition {
             return nil
         }
         var node = LADSPANode(
-            plugin: plugin, controlValues: values, copies: copies, mainInputs: main(ins) ?? [],
-            mainOutputs: main(outs) ?? [])
+            plugin: plugin, controlValues: values, copies: wiring.copies, mainInputs: wiring.inputs,
+            mainOutputs: wiring.outputs)
         node.bypass = settings.bool(bypassSetting, issues: &issues) ?? false
         return node
     }
@@ -148,13 +140,8 @@ public struct LADSPANode: NodeDefinition {
         return commands
     }
 
-    public var initialCommands: [NodeCommand] { bypass ? [.bypass(true)] : [] }
-
-    public func value(of parameter: ParameterID) -> Double? {
-        plugin.controlInputs.first { $0.symbol == parameter.description }.flatMap { controlValues[$0.index] }.map {
-            Double($0)
-        }
-    }
+    /// The input control ports, for `ControlPortNode`.
+    public var controlInputs: [LV2Port] { plugin.controlInputs }
 
     public func applying(_ command: NodeCommand) -> any NodeDefinition {
         var next = self

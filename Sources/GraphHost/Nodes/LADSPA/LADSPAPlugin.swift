@@ -98,7 +98,7 @@ public struct LADSPAPlugin: @unchecked Sendable {
     public func audioPorts(input: Bool) -> [LV2Port] { ports.filter { $0.kind == .audio && $0.isInput == input } }
 
     /// The plugin with its sample-rate bounds in Hz.
-    func at(sampleRate: Int) -> LADSPAPlugin {
+    public func at(sampleRate: Int) -> LADSPAPlugin {
         var plugin = self
         plugin.ports = ports.map { $0.at(sampleRate: sampleRate) }
         return plugin

@@ -507,14 +507,7 @@ final class LV2Instance: NodeInstance, HostedPlugin {
         case .choose(let parameter, let label):
             let symbol = parameter.description
             let port = try control(symbol)
-            guard let value = port.value(named: label) else {
-                let names = port.valueNames
-                throw NodeCommandError.unknownLabel(
-                    node: id, parameter: parameter, label: label,
-                    known: names.isEmpty
-                        ? "it takes a number, \(port.rangeText)" : "names: \(names.joined(separator: ", "))")
-            }
-            return [(port.index, value)]
+            return [(port.index, try port.value(named: label, node: id, parameter: parameter))]
         case .bypass:
             return []
         case .seek:

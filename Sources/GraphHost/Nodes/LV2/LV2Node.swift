@@ -12,7 +12,7 @@ import Logging
 /// audio inputs and a MIDI input (a MIDI gate) takes events on an input bus of its own: a link from a `midi` node goes
 /// to its main MIDI input, or to the one it names (`"to": "gate:control"`).
 /// `controls` set input control ports by symbol; `preset` picks a preset by label or URI.
-public struct LV2Node: NodeDefinition {
+public struct LV2Node: NodeDefinition, ControlPortNode {
     public static let typeName = "lv2"
 
     static let uriSetting = SettingDescriptor(
@@ -140,20 +140,7 @@ public struct LV2Node: NodeDefinition {
         let channels = context.format.channels
         let ins = plugin.audioPorts(input: true)
         let outs = plugin.audioPorts(input: false)
-        /// One port, or at least one per channel (the first ones are the main ports).
-        func main(_ ports: [LV2Port]) -> [Int]? {
-            ports.count <= 1 || ports.count >= channels ? ports.prefix(channels).map(\.index) : nil
-        }
-        let copies: Int
-        if ins.count == 1 && outs.count == 1 && channels > 1 {
-            copies = channels
-        } else if main(ins) != nil && main(outs) != nil {
-            // Straight, mono to stereo (a mono input reads the channels' average), stereo to mono (the output goes to
-            // every channel), more ports than channels (the rest by name), an instrument (its input bus carries a
-            // `midi` node's events), a source (an oscillator), a plugin sending MIDI (its output bus carries events),
-            // or one without audio output (an analyser: its input passes on).
-            copies = 1
-        } else {
+        guard let wiring = LV2Port.wiring(inputs: ins, outputs: outs, channels: channels) else {
             let ports = plugin.ports.map(\.description).joined(separator: "; ")
             issues.report(
                 settings.path("uri"),
@@ -191,12 +178,12 @@ public struct LV2Node: NodeDefinition {
         }
         var node = LV2Node(
             uri: uri, plugin: plugin, controlValues: values, presetLabel: presetLabel, presetURI: presetURI,
-            copies: copies)
+            copies: wiring.copies)
         node.propertyValues = properties
         node.bypass = settings.bool(bypassSetting, issues: &issues) ?? false
         node.descriptor = plugin.descriptor
-        node.mainInputs = main(ins) ?? []
-        node.mainOutputs = main(outs) ?? []
+        node.mainInputs = wiring.inputs
+        node.mainOutputs = wiring.outputs
         return node
     }
 
@@ -287,13 +274,8 @@ public struct LV2Node: NodeDefinition {
         return commands
     }
 
-    public var initialCommands: [NodeCommand] { bypass ? [.bypass(true)] : [] }
-
-    public func value(of parameter: ParameterID) -> Double? {
-        plugin.controlInputs.first { $0.symbol == parameter.description }.flatMap { controlValues[$0.index] }.map {
-            Double($0)
-        }
-    }
+    /// The input control ports, for `ControlPortNode`.
+    public var controlInputs: [LV2Port] { plugin.controlInputs }
 
     public var presetName: String? { presetLabel }
 
@@ -356,6 +338,25 @@ public struct LV2Node: NodeDefinition {
     }
 }
 
+/// A plugin node whose parameters are its input control ports (`lv2`, `ladspa`): their values as it plays, and a
+/// bypass given before it renders.
+protocol ControlPortNode: NodeDefinition {
+    var controlInputs: [LV2Port] { get }
+    /// Values of the input control ports, by port index.
+    var controlValues: [Int: Float] { get }
+    var bypass: Bool { get }
+}
+
+extension ControlPortNode {
+    public var initialCommands: [NodeCommand] { bypass ? [.bypass(true)] : [] }
+
+    public func value(of parameter: ParameterID) -> Double? {
+        controlInputs.first { $0.symbol == parameter.description }.flatMap { controlValues[$0.index] }.map {
+            Double($0)
+        }
+    }
+}
+
 extension LV2Port {
     /// Reads a node's `controls` setting (values by port symbol: a number, a value's name, or true/false for a toggle)
     /// into `values` by port index; false when it is not an object. Unknown symbols and names are reported, numbers
@@ -408,9 +409,35 @@ extension LV2Port {
         return true
     }
 
+    /// How audio ports map onto a bus of `channels`: one copy whose first ports per channel are wired straight (mono
+    /// to stereo: a mono input reads the channels' average; stereo to mono: the output goes to every channel; more
+    /// ports than channels: the rest by name; none: an instrument or source, or an analyser whose input passes on), or
+    /// a mono plugin run once per channel. Nil when the counts fit neither (2 ports on a 4-channel bus).
+    static func wiring(inputs: [LV2Port], outputs: [LV2Port], channels: Int) -> (
+        copies: Int, inputs: [Int], outputs: [Int]
+    )? {
+        /// One port, or at least one per channel (the first ones are the main ports).
+        func main(_ ports: [LV2Port]) -> [Int]? {
+            ports.count <= 1 || ports.count >= channels ? ports.prefix(channels).map(\.index) : nil
+        }
+        guard let ins = main(inputs), let outs = main(outputs) else { return nil }
+        return (inputs.count == 1 && outputs.count == 1 && channels > 1 ? channels : 1, ins, outs)
+    }
+
+    /// The value of a scale point or toggle name, for `choose`; throws naming what it takes.
+    func value(named label: String, node: String, parameter: ParameterID) throws -> Float {
+        guard let value = value(named: label) else {
+            throw NodeCommandError.unknownLabel(
+                node: node, parameter: parameter, label: label,
+                known: valueNames.isEmpty
+                    ? "it takes a number, \(rangeText)" : "names: \(valueNames.joined(separator: ", "))")
+        }
+        return value
+    }
+
     /// The value the port accepts nearest to `value`: within its range, 0 or 1 for a toggle, a whole number for
     /// lv2:integer, a scale point for lv2:enumeration.
-    func conform(_ value: Float) -> Float {
+    public func conform(_ value: Float) -> Float {
         if isToggled { return value > 0 ? (maximum ?? 1) : (minimum ?? 0) }
         if isEnumeration, let nearest = scalePoints.min(by: { abs($0.value - value) < abs($1.value - value) }) {
             return nearest.value
