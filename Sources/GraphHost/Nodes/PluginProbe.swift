@@ -77,6 +77,8 @@ enum PluginProbe {
         }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        // Only an item that started and did not finish is to blame (the child's own end cannot fail otherwise).
+        guard let current else { return nil }
         let signal = status & 0x7f
         let reason: String
         if hung {
@@ -85,14 +87,10 @@ enum PluginProbe {
             reason = "killed by \(signalName(signal))"
         } else if status >> 8 & 0xff != 0 {
             reason = "exited with status \(status >> 8 & 0xff)"
-        } else if let current {
-            reason = "the process loading it ended early"
-            return (current, reason)
         } else {
-            return nil
+            reason = "the process loading it ended early"
         }
-        let index = current ?? 0
-        return (index, said.isEmpty ? reason : reason + " (it said: " + said.joined(separator: " / ") + ")")
+        return (current, said.isEmpty ? reason : reason + " (it said: " + said.joined(separator: " / ") + ")")
     }
 
     /// "SIGABRT (Aborted)" and the like.
