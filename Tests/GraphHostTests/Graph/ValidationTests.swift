@@ -40,7 +40,7 @@ final class ValidationTests: XCTestCase {
             #"{ "nodes": [ { "id": "x", "type": "reverb" }, { "id": "out", "type": "output" } ], "links": [] }"#,
             contains: [
                 "nodes[0].type", "unknown node type 'reverb'",
-                "known types: stream, capture, sink, mixer, ipod-eq, peq, lv2, midi, output, chain",
+                "known types: stream, capture, sink, mixer, ipod-eq, peq, lv2, ladspa, midi, output, chain",
             ])
     }
 
