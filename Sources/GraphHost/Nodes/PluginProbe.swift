@@ -1,6 +1,7 @@
 import CPluginProbeGlue
 import FoundationEssentials
 import Glibc
+import GraphHostCore
 
 /// Loads plugin code that runs while plugins are merely listed (an LV2 dynamic manifest's library, a LADSPA library,
 /// with their static constructors) in a child process first, so that one that crashes, aborts, exits or hangs there
@@ -49,9 +50,13 @@ enum PluginProbe {
         var pending: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         var hung = false
+        // Each item has `timeoutSeconds` from its start, however much it writes meanwhile.
+        let limit = Int(timeoutSeconds * 1e9)
+        var deadline = MonotonicClock.nanos() + limit
         while true {
+            let left = deadline - MonotonicClock.nanos()
             var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&entry, 1, Int32(timeoutSeconds * 1000))
+            let ready = left <= 0 ? 0 : poll(&entry, 1, Int32(min(left / 1_000_000 + 1, Int(Int32.max))))
             if ready < 0 && errno == EINTR { continue }
             if ready == 0 {
                 hung = true
@@ -68,6 +73,7 @@ enum PluginProbe {
                 if line.hasPrefix("\u{1}start "), let i = Int(line.dropFirst(7)) {
                     current = i
                     said = []
+                    deadline = MonotonicClock.nanos() + limit
                 } else if line.hasPrefix("\u{1}done ") {
                     current = nil
                 } else if !line.isEmpty {
@@ -91,6 +97,13 @@ enum PluginProbe {
             reason = "the process loading it ended early"
         }
         return (current, said.isEmpty ? reason : reason + " (it said: " + said.joined(separator: " / ") + ")")
+    }
+
+    /// The folders of a search path (`A:B:C`), a leading "~" read as the home folder, as lilv and LADSPA hosts read it.
+    static func folders(_ searchPath: String, home: String? = ProcessInfo.processInfo.environment["HOME"]) -> [String] {
+        searchPath.split(separator: ":").map { folder in
+            folder == "~" || folder.hasPrefix("~/") ? (home ?? "") + folder.dropFirst() : String(folder)
+        }
     }
 
     /// "SIGABRT (Aborted)" and the like.

@@ -97,6 +97,31 @@ final class LADSPANodeTests: XCTestCase {
         XCTAssertTrue(listed.out.contains("port 0 amps_gain_db (control in, -70…70 default 0)"), listed.out)
     }
 
+    /// A LADSPA plugin that writes NaN (Tests/Fixtures/probe-faults, built here) is silenced by the output guard like
+    /// an LV2 plugin, and the report names the node and the plugin; what leaves the graph stays finite.
+    func testNaNFromALADSPAPluginIsSilencedAndNamed() throws {
+        let folder = TestSupport.directory.appendingPathComponent("ladspa-nan-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let library = folder.appendingPathComponent("nan.so").path
+        try TestSupport.run([
+            "cc", "-shared", "-fPIC", "-O2", "-DFAULT=NAN_OUT", "-o", library,
+            TestPlugins.fixtures + "/probe-faults/ladspa_faults.c", "-lm",
+        ])
+        let path = graph(
+            input: try TestSupport.sine(seconds: 1),
+            node: #"{ "id": "fx", "type": "ladspa", "plugin": "\#(library)", "label": "nan" }"#, name: "ladspa-nan")
+        let output = folder.appendingPathComponent("out.wav").path
+        let rendered = try TestSupport.graphhost(["render", path, "-o", output])
+        XCTAssertEqual(rendered.status, 0, rendered.err)
+        XCTAssertTrue(
+            rendered.err.contains("node 'fx' (nan (4242001) in \(library)) produced NaN, Inf or a burst"), rendered.err)
+        let samples = try TestSupport.render(path).samples
+        XCTAssertTrue(samples.allSatisfy(\.isFinite))
+        XCTAssertGreaterThan(samples.prefix(2 * 4096).map(abs).max() ?? 0, 0.4, "the first runs pass the sine")
+        // Runs of up to 4096 frames: from the 10th on (at the latest from frame 40960), every slice is silenced.
+        XCTAssertEqual(samples.suffix(2 * 4000).map(abs).max(), 0)
+    }
+
     /// Each bad setting is named by its JSON path, with what would fit.
     func testBadSettingsAreNamed() throws {
         let sine = try TestSupport.sine(seconds: 1)

@@ -3,10 +3,13 @@ import CLADSPAGlue
 import CLV2
 import FoundationEssentials
 import Glibc
+import Logging
 
 /// A running `ladspa` node: its plugin instances behind the LV2 descriptor of `CLADSPAGlue`, run by the LV2 kernel
 /// (the same wiring, bypass, pause and output guard as an `lv2` node), and `set`/`bypass` commands as its messages.
-final class LADSPAInstance: NodeInstance {
+/// As a `HostedPlugin` it reports its silenced slices and control outputs; LADSPA has no block-length option (any
+/// length is taken as it comes), no files, no properties, and its latency port (by convention) is not read yet.
+final class LADSPAInstance: NodeInstance, HostedPlugin {
     let id: String
     let node: LADSPANode
     let kernelPointer: UnsafeMutablePointer<LV2Kernel>
@@ -16,10 +19,14 @@ final class LADSPAInstance: NodeInstance {
     private let paused: UnsafeAtomic<Bool>
     private let runsWhenSilent: UnsafeMutablePointer<Bool>
     static let fadeSeconds = 0.02
+    static let logger = Logger(label: "graphhost.ladspa")
+    private(set) var nominalBlockLength: Int
+    private var reportedNonFinite = 0
 
     init(id: String, node: LADSPANode, format: GraphFormat) throws {
         self.id = id
         self.node = node
+        nominalBlockLength = format.nominalBlockLength
         let plugin = node.plugin
         let copies = node.copies
         let portCount = plugin.ports.count
@@ -99,6 +106,27 @@ final class LADSPAInstance: NodeInstance {
     }
 
     var kernel: RenderStep.Kernel { .lv2(kernelPointer) }
+
+    var hostedPlugin: (any HostedPlugin)? { self }
+    var takesNominalBlockLength: Bool { true }
+    func setNominalBlockLength(_ frames: Int, concurrent: Bool, send: (ControlMessage) throws -> Void) throws -> Bool {
+        nominalBlockLength = frames
+        return true
+    }
+    var loadsFiles: Bool { false }
+    var silencedSlices: Int { kernelPointer.pointee.silencedSlices.load(ordering: .relaxed) }
+    func drainLog() {
+        reportedNonFinite = reportSilenced(node: id, plugin: node.name, since: reportedNonFinite, to: Self.logger)
+    }
+    var reportsLatency: Bool { false }
+    func measuredLatency(maxFrames: Int, channels: Int) -> Float? { nil }
+    var propertyValues: [String: String] { [:] }
+    /// Control output values of the first instance, by symbol.
+    var controlOutputs: [String: Float] {
+        Dictionary(
+            uniqueKeysWithValues: node.plugin.ports.filter { $0.kind == .control && !$0.isInput }
+                .map { ($0.symbol, kernelPointer.pointee.controls[$0.index]) })
+    }
 
     var parameters: [ParameterDescriptor] { node.descriptor.parameters }
 

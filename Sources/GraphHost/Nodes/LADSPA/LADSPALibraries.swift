@@ -13,15 +13,13 @@ public final class LADSPALibraries: Sendable {
 
     public let searchPath: String
     private let folders: [String]
-    /// Open libraries by path (nil: it could not be opened, or has no plugins), and the error dlopen gave.
+    /// Each library looked at, by path: its plugins, or why it cannot be used (its probe failed, dlopen failed, or it
+    /// holds no plugin).
     private let opened = Mutex<[String: Result<[LADSPAPlugin], LADSPAError>]>([:])
 
     init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         searchPath = environment["LADSPA_PATH"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.defaultPath
-        let home = environment["HOME"] ?? ""
-        folders = searchPath.split(separator: ":").map { folder in
-            folder == "~" || folder.hasPrefix("~/") ? home + folder.dropFirst() : String(folder)
-        }
+        folders = PluginProbe.folders(searchPath, home: environment["HOME"])
     }
 
     /// Why a library or plugin could not be used.

@@ -1,4 +1,7 @@
-/// The plugin an `lv2` node hosts, as the session, the plan and `status` see it (`NodeInstance.hostedPlugin`).
+import Logging
+
+/// The plugin an `lv2` or `ladspa` node hosts, as the session, the plan and `status` see it
+/// (`NodeInstance.hostedPlugin`).
 public protocol HostedPlugin: AnyObject {
     /// The slice length the plugin was told it mostly runs.
     var nominalBlockLength: Int { get }
@@ -21,4 +24,20 @@ public protocol HostedPlugin: AnyObject {
     var propertyValues: [String: String] { get }
     /// Its control output values (latency, meters) by port symbol.
     var controlOutputs: [String: Float] { get }
+}
+
+extension HostedPlugin {
+    /// Logs, naming the node and its plugin, the slices silenced since `reported` for NaN, Inf or a burst above
+    /// +24 dBFS, and returns the count now reported.
+    func reportSilenced(node id: String, plugin: String, since reported: Int, to logger: Logger) -> Int {
+        let silenced = silencedSlices
+        guard silenced > reported else { return reported }
+        logger.error(
+            """
+            node '\(id)' (\(plugin)) produced NaN, Inf or a burst above +24 \
+            dBFS: silenced \(silenced) slice(s) so far, fading back in after each
+            """
+        )
+        return silenced
+    }
 }

@@ -13,12 +13,10 @@ struct LV2Bundles {
 
     static let dynamicManifest = "http://lv2plug.in/ns/ext/dynmanifest#"
 
-    /// Lists the bundles of `folders` (a leading "~" is the home folder, as lilv reads it) and probes those with a
-    /// dynamic manifest that the cache at `cache` has no verdict for.
+    /// Lists the bundles of `folders` (a leading "~" is the home folder, as lilv reads it: `PluginProbe.folders`) and
+    /// probes those with a dynamic manifest that the cache at `cache` has no verdict for.
     init(folders: [String], cache: String? = LV2Bundles.cachePath) {
-        let home = ProcessInfo.processInfo.environment["HOME"] ?? ""
-        for folder in folders {
-            let path = folder == "~" || folder.hasPrefix("~/") ? home + folder.dropFirst() : folder
+        for path in PluginProbe.folders(folders.joined(separator: ":")) {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: path))?.sorted() ?? []
             for name in names {
                 let bundle = URL(fileURLWithPath: path).appendingPathComponent(name).path + "/"

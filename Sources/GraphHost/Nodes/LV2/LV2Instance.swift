@@ -435,16 +435,7 @@ final class LV2Instance: NodeInstance, HostedPlugin {
     func drainLog() {
         features.drainLog(to: Self.logger, plugin: node.uri)
         drainReports()
-        let silenced = kernelPointer.pointee.silencedSlices.load(ordering: .relaxed)
-        if silenced > reportedNonFinite {
-            Self.logger.error(
-                """
-                node '\(id)' (\(node.uri)) produced NaN, Inf or a burst above +24 \
-                dBFS: silenced \(silenced) slice(s) so far, fading back in after each
-                """
-            )
-            reportedNonFinite = silenced
-        }
+        reportedNonFinite = reportSilenced(node: id, plugin: node.uri, since: reportedNonFinite, to: Self.logger)
     }
 
     /// Slices silenced because the plugin output NaN, Inf or a burst above +24 dBFS.
