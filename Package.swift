@@ -38,6 +38,8 @@ let package = Package(
         .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev", "lv2-dev"])]),
         .target(name: "CLV2Glue", dependencies: ["CLV2"]),
         .target(name: "CPluginProbeGlue", dependencies: ["CLilv"]),
+        // Shared memory, eventfds and pidfds for plugins isolated in a helper process.
+        .target(name: "CIsolationGlue"),
         .target(name: "CLADSPAGlue", dependencies: ["CLV2"], linkerSettings: [.linkedLibrary("dl")]),
         .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // libcurl's headers; the library is loaded with dlopen by the first HTTP stream.
@@ -61,8 +63,8 @@ let package = Package(
             dependencies: [
                 "GraphHostCore", "GraphHostDSP",
                 "CMPG123", "CFFmpegGlue", "CSoxr", "CSndfile", "CThreadGlue", "CCleanAllocationGlue", "CPipeWireGlue",
-                "CLV2", "CLilv", "CLV2Glue", "CPluginProbeGlue", "CLADSPAGlue", "CCurlGlue", "CLo", "CSystemdGlue",
-                "CFFTW3", "CEbur128",
+                "CLV2", "CLilv", "CLV2Glue", "CPluginProbeGlue", "CIsolationGlue", "CLADSPAGlue", "CCurlGlue", "CLo",
+                "CSystemdGlue", "CFFTW3", "CEbur128",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),

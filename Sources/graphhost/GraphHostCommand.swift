@@ -20,7 +20,7 @@ struct GraphHostCommand: ParsableCommand {
         subcommands: [
             ValidateCommand.self, ShowCommand.self, RenderCommand.self, RunCommand.self, CtlCommand.self,
             PluginsCommand.self, PresetsCommand.self, EQCurveCommand.self, BenchKernelCommand.self, SchemaCommand.self,
-            ServiceCommand.self,
+            ServiceCommand.self, PluginHostCommand.self,
         ]
     )
 }
@@ -115,6 +115,8 @@ struct RenderCommand: ParsableCommand {
         false
     @Flag(help: "Print the DSP load: per node and for the render call, the time per call and its share of the block.")
     var load = false
+    @Flag(help: "Run every plugin node in a helper process (as \"isolate\": true does for one).")
+    var isolatePlugins = false
 
     func validate() throws {
         guard meterInterval > 0 && meterInterval.isFinite else {
@@ -123,6 +125,7 @@ struct RenderCommand: ParsableCommand {
     }
 
     func run() throws {
+        PluginIsolation.everyPlugin = isolatePlugins
         var doc = try loadGraph(graph)
         let inputs = try input.map { item -> (node: String, file: String) in
             guard let eq = item.firstIndex(of: "="), eq != item.startIndex, item.index(after: eq) != item.endIndex

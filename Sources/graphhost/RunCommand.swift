@@ -32,6 +32,8 @@ struct RunCommand: ParsableCommand {
                 + "prints the page's URL with its token. Off unless given.", valueName: "[ADDR:]PORT"))
     var http: String?
     @Flag(help: "Do not offer MPRIS (org.mpris.MediaPlayer2.graphhost.NAME) on the session bus.") var noMpris = false
+    @Flag(help: "Run every plugin node in a helper process (as \"isolate\": true does for one).")
+    var isolatePlugins = false
 
     func validate() throws {
         if let oscPort, !(0...65535).contains(oscPort) { throw ValidationError("--osc-port \(oscPort) is not 0…65535") }
@@ -41,6 +43,7 @@ struct RunCommand: ParsableCommand {
     }
 
     func run() throws {
+        PluginIsolation.everyPlugin = isolatePlugins
         LoopWakeup.installStopHandlers()
         let nodeName = name ?? URL(fileURLWithPath: graph).deletingPathExtension().lastPathComponent
         var play = LivePlay(

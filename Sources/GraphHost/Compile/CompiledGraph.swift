@@ -141,6 +141,11 @@ public final class CompiledGraph {
         return result
     }
 
+    /// What happened to the helper processes of isolated plugins (crashes, hangs, restarts) per node, oldest first.
+    public var pluginProcessEvents: [String: [String]] {
+        instances.compactMapValues { $0.hostedPlugin?.processEvents }.filter { !$0.value.isEmpty }
+    }
+
     /// Hands the instances for `ids` to the graph that replaces this one: `close` leaves them running.
     func release(_ ids: Set<String>) { released.formUnion(ids) }
 

@@ -21,6 +21,8 @@ public enum ControlEvent: Sendable, Equatable {
     case xruns(count: Int, position: Double)
     case underruns(count: Int, position: Double)
     case silenced(node: String, slices: Int, position: Double)
+    /// The helper process of an isolated plugin crashed or hung, runs again, or stays off: `message` says which.
+    case pluginProcess(node: String, message: String, position: Double)
     case memoryNotLocked(bytes: Int)
     case recordingDropped(frames: Int, position: Double)
     /// The routes moved an application's playback stream (PipeWire node id) into a sink node.
@@ -93,6 +95,10 @@ extension ControlEvent {
         case .silenced(let node, let slices, let position):
             return event(
                 "silenced", [("node", .string(node)), ("slices", .number(slices)), ("position", .number(position))])
+        case .pluginProcess(let node, let message, let position):
+            return event(
+                "pluginProcess",
+                [("node", .string(node)), ("message", .string(message)), ("position", .number(position))])
         case .memoryNotLocked(let bytes): return event("memoryNotLocked", [("bytes", .number(bytes))])
         case .recordingDropped(let frames, let position):
             return event("recordingDropped", [("frames", .number(frames)), ("position", .number(position))])

@@ -475,6 +475,7 @@ public final class LiveRunner {
         var failed: Set<String> = []
         var damage: [String: StreamDamage] = [:]
         var silenced: [String: Int] = [:]
+        var pluginProcessEvents: [String: Int] = [:]
         var xruns = 0, underruns = 0, overruns = 0, droppedFrames = 0, unlockedBytes = 0
     }
 
@@ -560,6 +561,12 @@ public final class LiveRunner {
         where slices > reported.silenced[node, default: 0] {
             reported.silenced[node] = slices
             control.publish(.silenced(node: node, slices: slices, position: status.seconds))
+        }
+        for (node, said) in control.withSession({ $0.graph.pluginProcessEvents }).sorted(by: { $0.key < $1.key }) {
+            for message in said.dropFirst(reported.pluginProcessEvents[node, default: 0]) {
+                control.publish(.pluginProcess(node: node, message: message, position: status.seconds))
+            }
+            reported.pluginProcessEvents[node] = said.count
         }
         let memory = RenderMemory.report
         if memory.failedBytes > reported.unlockedBytes {

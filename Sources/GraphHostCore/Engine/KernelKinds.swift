@@ -10,6 +10,7 @@ extension RenderStep {
         case crossfade(UnsafeMutablePointer<CrossfadeKernel>)
         case midi(UnsafeMutablePointer<MIDISourceKernel>)
         case peq(UnsafeMutablePointer<PEQKernel>)
+        case isolated(UnsafeMutablePointer<IsolatedKernel>)
         case output
     }
 }
@@ -36,6 +37,7 @@ extension RenderStep.Kernel {
         case .crossfade(let k): k.pointee.render(step, slice)
         case .midi(let k): k.pointee.render(step, slice)
         case .peq(let k): k.pointee.render(step, slice)
+        case .isolated(let k): k.pointee.render(step, slice)
         case .output: break
         }
     }
@@ -51,6 +53,7 @@ extension RenderStep.Kernel {
             case .crossfade(let k): return UnsafeMutableRawPointer(k)
             case .midi(let k): return UnsafeMutableRawPointer(k)
             case .peq(let k): return UnsafeMutableRawPointer(k)
+            case .isolated(let k): return UnsafeMutableRawPointer(k)
             case .output: return nil
             }
         }

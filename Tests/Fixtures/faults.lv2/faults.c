@@ -1,17 +1,21 @@
-/* Test fixtures for graphhost's fault handling, six mono plugins in one library:
+/* Test fixtures for graphhost's fault handling, seven mono plugins in one library:
  * nan (writes NaN and Inf once its "poison" control is 1), denormal (computes denormal output),
  * fail (instantiate returns NULL), slow (sleeps "delay" milliseconds in every run) and burst (multiplies its
  * input by a million, +120 dB, while its "burst" control is 1: finite, and far too loud) and freewheel (passes its
- * input while its lv2:freeWheeling port says it runs offline, else silence). */
+ * input while its lv2:freeWheeling port says it runs offline, else silence) and crash (halves its input, then after
+ * "after" runs does what "fault" says: 1 dereferences a bad pointer, 2 aborts, 3 hangs for ever). */
 #include <lv2/core/lv2.h>
 #include <math.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef struct {
     const float *in;
     float *out;
     const float *control;
+    const float *after;
+    unsigned runs;
     int kind;
 } Plugin;
 
@@ -26,7 +30,8 @@ static LV2_Handle instantiate(const LV2_Descriptor *d, double rate, const char *
 
 static void connect_port(LV2_Handle h, uint32_t port, void *data) {
     Plugin *p = h;
-    if (port == 0) p->in = data; else if (port == 1) p->out = data; else p->control = data;
+    if (port == 0) p->in = data; else if (port == 1) p->out = data; else if (port == 2) p->control = data;
+    else p->after = data;
 }
 
 static volatile float tiny = 1e-30f;
@@ -39,6 +44,14 @@ static void run(LV2_Handle h, uint32_t n) {
     if (p->kind == 1) for (uint32_t i = 0; i < n; i++) p->out[i] = p->in[i] * tiny * tiny;
     if (p->kind == 4 && c >= 1) for (uint32_t i = 0; i < n; i++) p->out[i] = p->in[i] * 1e6f;
     if (p->kind == 5 && c <= 0) for (uint32_t i = 0; i < n; i++) p->out[i] = 0;
+    if (p->kind == 6) {
+        for (uint32_t i = 0; i < n; i++) p->out[i] = 0.5f * p->in[i];
+        if (c >= 1 && p->after && ++p->runs > (unsigned)*p->after) {
+            if (c < 2) *(volatile int *)(size_t)8 = 1;
+            if (c < 3) abort();
+            for (;;) pause();
+        }
+    }
     if (p->kind == 3 && c > 0) {
         struct timespec t = { 0, (long)(c * 1e6) };
         nanosleep(&t, NULL);
@@ -53,6 +66,7 @@ static const void *kind2(const char *u) { return u ? NULL : (const void *)2; }
 static const void *kind3(const char *u) { return u ? NULL : (const void *)3; }
 static const void *kind4(const char *u) { return u ? NULL : (const void *)4; }
 static const void *kind5(const char *u) { return u ? NULL : (const void *)5; }
+static const void *kind6(const char *u) { return u ? NULL : (const void *)6; }
 
 static const LV2_Descriptor descriptors[] = {
     { "urn:graphhost:test:nan", instantiate, connect_port, NULL, run, NULL, cleanup, kind0 },
@@ -61,8 +75,9 @@ static const LV2_Descriptor descriptors[] = {
     { "urn:graphhost:test:slow", instantiate, connect_port, NULL, run, NULL, cleanup, kind3 },
     { "urn:graphhost:test:burst", instantiate, connect_port, NULL, run, NULL, cleanup, kind4 },
     { "urn:graphhost:test:freewheel", instantiate, connect_port, NULL, run, NULL, cleanup, kind5 },
+    { "urn:graphhost:test:crash", instantiate, connect_port, NULL, run, NULL, cleanup, kind6 },
 };
 
 LV2_SYMBOL_EXPORT const LV2_Descriptor *lv2_descriptor(uint32_t index) {
-    return index < 6 ? &descriptors[index] : NULL;
+    return index < 7 ? &descriptors[index] : NULL;
 }

@@ -558,8 +558,8 @@ export class EQChart {
 // The event log: commands from every surface, reloads, xruns naming the slow node, reconnects, recording drops.
 
 const LIMIT = 200;
-const WARNINGS = new Set(["xruns", "underruns", "overrun", "loadDominated", "silenced", "damaged", "recordingDropped",
-  "streamRetrying", "memoryNotLocked"]);
+const WARNINGS = new Set(["xruns", "underruns", "overrun", "loadDominated", "silenced", "pluginProcess", "damaged",
+  "recordingDropped", "streamRetrying", "memoryNotLocked"]);
 
 export function describe(event) {
   if (event.event === "command") return `command: ${event.command}`;
@@ -1124,5 +1124,5 @@ export class Transport {
     ]
 
     /// The page's version: a digest of its files, shown on the page.
-    public static let version = "3cf09ad4aa46"
+    public static let version = "da4b20af6a09"
 }

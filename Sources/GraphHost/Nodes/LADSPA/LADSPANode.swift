@@ -28,7 +28,7 @@ public struct LADSPANode: NodeDefinition, ControlPortNode {
         summary: "A LADSPA plugin; its ports and controls come from the plugin's port hints.",
         ports: [PortDescriptor(.audio, .input, name: "in"), PortDescriptor(.audio, .output, name: "out")],
         traits: [.canBypass],
-        settings: [pluginSetting, labelSetting, idSetting, controlsSetting, bypassSetting])
+        settings: [pluginSetting, labelSetting, idSetting, controlsSetting, bypassSetting, PluginIsolation.setting])
 
     public var descriptor: NodeDescriptor { plugin.descriptor }
 
@@ -36,6 +36,8 @@ public struct LADSPANode: NodeDefinition, ControlPortNode {
     /// Values of the input control ports, by port index (defaults, then `controls`).
     public var controlValues: [Int: Float]
     public var bypass = false
+    /// Runs the plugin in a helper process (`"isolate": true`).
+    public var isolate = false
     /// 1 when the plugin's audio ports match the bus, else the channel count (a mono plugin per channel).
     public var copies: Int
     /// The audio ports the bus feeds and takes, by port index, in channel order.
@@ -120,11 +122,18 @@ public struct LADSPANode: NodeDefinition, ControlPortNode {
             plugin: plugin, controlValues: values, copies: wiring.copies, mainInputs: wiring.inputs,
             mainOutputs: wiring.outputs)
         node.bypass = settings.bool(bypassSetting, issues: &issues) ?? false
+        node.isolate = settings.bool(PluginIsolation.setting, issues: &issues) ?? false
         return node
     }
 
     public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance {
-        try LADSPAInstance(id: id, node: self, format: format)
+        guard PluginIsolation.applies(isolate) else { return try LADSPAInstance(id: id, node: self, format: format) }
+        let identity: [(key: String, value: JSONValue)] = [
+            ("type", .string(Self.typeName)), ("plugin", .string(plugin.library)), ("label", .string(plugin.label)),
+        ]
+        return try IsolatedPluginInstance(
+            id: id, definition: self, settings: .object(identity), pluginName: name, format: format,
+            dryIsSilence: mainInputs.isEmpty)
     }
 
     /// The same plugin keeps its instance; changed controls and bypass apply live.

@@ -24,9 +24,14 @@ public protocol HostedPlugin: AnyObject {
     var propertyValues: [String: String] { get }
     /// Its control output values (latency, meters) by port symbol.
     var controlOutputs: [String: Float] { get }
+    /// What happened to the helper process of a plugin isolated in one (crashes, hangs, restarts), each a sentence
+    /// naming the node and the plugin, oldest first.
+    var processEvents: [String] { get }
 }
 
 extension HostedPlugin {
+    var processEvents: [String] { [] }
+
     /// Logs, naming the node and its plugin, the slices silenced since `reported` for NaN, Inf or a burst above
     /// +24 dBFS, and returns the count now reported.
     func reportSilenced(node id: String, plugin: String, since reported: Int, to logger: Logger) -> Int {

@@ -41,7 +41,9 @@ public struct LV2Node: NodeDefinition, ControlPortNode {
         summary: "An LV2 plugin loaded through lilv; its ports, controls and presets come from the plugin.",
         ports: [PortDescriptor(.audio, .input, name: "in"), PortDescriptor(.audio, .output, name: "out")],
         traits: [.canBypass],
-        settings: [uriSetting, controlsSetting, presetSetting, propertiesSetting, bypassSetting])
+        settings: [
+            uriSetting, controlsSetting, presetSetting, propertiesSetting, bypassSetting, PluginIsolation.setting,
+        ])
 
     /// The plugin's descriptor, read from lilv when the node is read.
     public var descriptor: NodeDescriptor = LV2Node.descriptor
@@ -57,6 +59,8 @@ public struct LV2Node: NodeDefinition, ControlPortNode {
     public var propertyValues: [String: String] = [:]
     /// Starts bypassed (`"bypass": true`).
     public var bypass = false
+    /// Runs the plugin in a helper process (`"isolate": true`).
+    public var isolate = false
     /// 1 when the plugin's audio ports match the bus, else the channel count (a mono plugin per channel).
     public var copies: Int
 
@@ -181,6 +185,7 @@ public struct LV2Node: NodeDefinition, ControlPortNode {
             copies: wiring.copies)
         node.propertyValues = properties
         node.bypass = settings.bool(bypassSetting, issues: &issues) ?? false
+        node.isolate = settings.bool(PluginIsolation.setting, issues: &issues) ?? false
         node.descriptor = plugin.descriptor
         node.mainInputs = wiring.inputs
         node.mainOutputs = wiring.outputs
@@ -247,7 +252,15 @@ public struct LV2Node: NodeDefinition, ControlPortNode {
     }
 
     public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance {
-        try LV2Instance(id: id, node: self, format: format)
+        guard PluginIsolation.applies(isolate) else { return try LV2Instance(id: id, node: self, format: format) }
+        guard portInputs.isEmpty, portOutputs.isEmpty, !plugin.readsEvents, !plugin.sendsEvents else {
+            throw PluginIsolationError.unsupported(
+                "node '\(id)' (\(uri)) cannot be isolated: it links ports by name or carries MIDI, and an isolated "
+                    + "plugin takes one audio bus in and gives one out")
+        }
+        return try IsolatedPluginInstance(
+            id: id, definition: self, settings: .object([("type", .string(Self.typeName)), ("uri", .string(uri))]),
+            pluginName: uri, format: format, dryIsSilence: mainInputs.isEmpty)
     }
 
     /// The same plugin keeps its instance (and its state); a changed preset, changed controls and changed properties

@@ -1,8 +1,8 @@
 // The event log: commands from every surface, reloads, xruns naming the slow node, reconnects, recording drops.
 
 const LIMIT = 200;
-const WARNINGS = new Set(["xruns", "underruns", "overrun", "loadDominated", "silenced", "damaged", "recordingDropped",
-  "streamRetrying", "memoryNotLocked"]);
+const WARNINGS = new Set(["xruns", "underruns", "overrun", "loadDominated", "silenced", "pluginProcess", "damaged",
+  "recordingDropped", "streamRetrying", "memoryNotLocked"]);
 
 export function describe(event) {
   if (event.event === "command") return `command: ${event.command}`;

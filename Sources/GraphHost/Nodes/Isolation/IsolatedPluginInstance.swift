@@ -1,0 +1,268 @@
+import Atomics
+import CIsolationGlue
+import FoundationEssentials
+import Glibc
+import GraphHostCore
+import Logging
+import Synchronization
+
+/// A plugin node whose plugin runs in a `graphhost plugin-host` helper process. The render world plays its output
+/// one block late through an `IsolatedKernel`; commands go to the helper and come back answered; a supervisor thread
+/// watches the helper, and after a crash or a hang restarts it with the node's current settings (control values,
+/// preset, properties, bypass), backing off, until `PluginIsolation.maxRestarts`.
+final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Sendable {
+    let id: String
+    /// How messages name the plugin (its URI, or a LADSPA plugin's label and library).
+    let pluginName: String
+    let format: GraphFormat
+    let kernelPointer: UnsafeMutablePointer<IsolatedKernel>
+    let parameters: [ParameterDescriptor]
+    let presetNames: [String]
+    let mayMakeSoundUnprompted: Bool
+    /// The latency the plugin itself reports (frames), measured by its helper.
+    let pluginLatency: Int
+    private let shared: UnsafeMutableRawPointer
+    private let sharedBytes: Int
+    private let descriptors: (shared: Int32, wake: Int32, done: Int32, stop: Int32)
+    private let buffers: [UnsafeMutablePointer<Float>]
+    private var supervisor: JoinableThread?
+    static let logger = Logger(label: "graphhost.isolation")
+
+    private struct State {
+        var helper: PluginHelperProcess?
+        var definition: any NodeDefinition
+        var settings: JSONValue
+        var live = false
+        var restarts = 0
+        var processEvents: [String] = []
+        var closing = false
+    }
+    private let state: Mutex<State>
+
+    /// Starts the helper for `definition` (whose identity `settings` are, e.g. `{"type":"lv2","uri":…}`) and waits
+    /// until it hosts the plugin; throws what the helper said when it cannot.
+    init(
+        id: String, definition: any NodeDefinition, settings: JSONValue, pluginName: String, format: GraphFormat,
+        dryIsSilence: Bool
+    ) throws {
+        self.id = id
+        self.pluginName = pluginName
+        self.format = format
+        parameters = definition.descriptor.parameters
+        presetNames = definition.descriptor.presets
+        mayMakeSoundUnprompted = dryIsSilence
+        let frames = format.nominalBlockLength
+        let channels = format.channels
+        sharedBytes = IsolatedBlock.byteCount(channels: channels, frames: frames)
+        let sharedFD = gh_isolation_memfd("graphhost-\(id)", sharedBytes, 0)
+        let wake = gh_isolation_eventfd(0)
+        let done = gh_isolation_eventfd(0)
+        let stop = gh_isolation_eventfd(0)
+        let closeAll = { [sharedFD, wake, done, stop].filter { $0 >= 0 }.forEach { Glibc.close($0) } }
+        guard sharedFD >= 0, wake >= 0, done >= 0, stop >= 0 else {
+            let code = errno
+            closeAll()
+            throw PluginIsolationError.system("memfd_create/eventfd", code)
+        }
+        guard let mapped = mmap(nil, sharedBytes, PROT_READ | PROT_WRITE, MAP_SHARED, sharedFD, 0),
+            mapped != MAP_FAILED
+        else {
+            let code = errno
+            closeAll()
+            throw PluginIsolationError.system("mmap", code)
+        }
+        RenderMemory.pin(mapped, bytes: sharedBytes)
+        shared = mapped
+        descriptors = (sharedFD, wake, done, stop)
+        let settings = Self.helperSettings(definition, identity: settings)
+        let helper: PluginHelperProcess
+        do {
+            helper = try PluginHelperProcess(
+                arguments: Self.arguments(id: id, settings: settings, format: format, live: false),
+                shared: sharedFD, wake: wake, done: done, timeout: PluginIsolation.startSeconds)
+        } catch {
+            RenderMemory.unpin(mapped)
+            munmap(mapped, sharedBytes)
+            closeAll()
+            throw PluginIsolationError.helperFailed("node '\(id)' (\(pluginName)): \(error)")
+        }
+        pluginLatency = Int(helper.readyLine.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0)
+        buffers = [channels * frames, channels * frames, channels, channels].map {
+            UnsafeMutablePointer<Float>.allocateRender(capacity: $0)
+        }
+        kernelPointer = .allocateRender(capacity: 1)
+        kernelPointer.initialize(
+            to: IsolatedKernel(
+                block: IsolatedBlock(base: mapped, channels: channels, frames: frames), wakeFD: wake, doneFD: done,
+                dryIsSilence: dryIsSilence, fadeSamples: Int(0.02 * Double(format.sampleRate)),
+                offlineWaitMillis: PluginIsolation.offlineWaitMillis,
+                pending: buffers[0], fifo: buffers[1], last: buffers[2], jump: buffers[3]))
+        state = Mutex(State(helper: helper, definition: definition, settings: settings))
+    }
+
+    /// The node's settings as the helper reads them: its identity and what live commands changed.
+    static func helperSettings(_ definition: any NodeDefinition, identity: JSONValue) -> JSONValue {
+        definition.liveSettings.reduce(identity) { $0.setting($1.key, $1.value) }
+    }
+
+    static func arguments(id: String, settings: JSONValue, format: GraphFormat, live: Bool) -> [String] {
+        [
+            "--id", id, "--node", settings.compact, "--rate", "\(format.sampleRate)", "--channels",
+            "\(format.channels)", "--frames", "\(format.nominalBlockLength)", "--live", live ? "1" : "0",
+        ]
+    }
+
+    var kernel: RenderStep.Kernel { .isolated(kernelPointer) }
+
+    /// The block it plays late, and what the plugin reports.
+    var latency: Int { format.nominalBlockLength + pluginLatency }
+
+    func start() {
+        supervisor = JoinableThread(name: "isolation \(id)") { [self] in supervise() }
+    }
+
+    func setRealTime(_ live: Bool) {
+        kernelPointer.pointee.offlineWaitMillis = live ? 0 : PluginIsolation.offlineWaitMillis
+        state.withLock { state in
+            state.live = live
+            _ = try? state.helper?.request("live \(live ? 1 : 0)", timeout: PluginIsolation.answerSeconds)
+        }
+    }
+
+    /// Asks the helper, which holds the plugin, whether `command` applies.
+    func check(_ command: NodeCommand) throws {
+        try state.withLock { state in
+            _ = try ask(&state, "check", command)
+        }
+    }
+
+    /// Carries the command out in the helper; the node's settings follow, so a restarted helper gets them.
+    func messages(for command: NodeCommand) throws -> [ControlMessage] {
+        try state.withLock { state in
+            _ = try ask(&state, "do", command)
+            state.definition = state.definition.applying(command)
+        }
+        return []
+    }
+
+    private func ask(_ state: inout State, _ verb: String, _ command: NodeCommand) throws -> String {
+        guard let helper = state.helper, helper.ended == nil else {
+            throw PluginIsolationError.refused(
+                "node '\(id)' (\(pluginName)): its plugin's process is being restarted; nothing changed")
+        }
+        let request = NodeRequest(node: id, action: command)
+        return try helper.request("\(verb) \(request)", timeout: PluginIsolation.answerSeconds)
+    }
+
+    /// What happened to the helper so far, each a sentence naming the node, the plugin and the event.
+    var processEvents: [String] { state.withLock { $0.processEvents } }
+
+    // The helper's plugin answers for itself; the host sees a plugin of fixed block length and latency.
+    var nominalBlockLength: Int { format.nominalBlockLength }
+    var takesNominalBlockLength: Bool { false }
+    func setNominalBlockLength(_ frames: Int, concurrent: Bool, send: (ControlMessage) throws -> Void) throws -> Bool {
+        false
+    }
+    var loadsFiles: Bool { false }
+    var silencedSlices: Int { 0 }
+    func drainLog() {}
+    var reportsLatency: Bool { false }
+    func measuredLatency(maxFrames: Int, channels: Int) -> Float? { nil }
+    var propertyValues: [String: String] { [:] }
+    var controlOutputs: [String: Float] { [:] }
+    var hostedPlugin: (any HostedPlugin)? { self }
+
+    /// Watches the helper: its end (a crash) or blocks unanswered in a row (a hang, which kills it) is a fault;
+    /// each fault restarts it after a growing pause, until the bound.
+    private func supervise() {
+        while true {
+            let (helper, closing, live) = state.withLock { ($0.helper, $0.closing, $0.live) }
+            if closing { return }
+            guard let helper else {
+                if waitForStop(milliseconds: -1) { return }
+                continue
+            }
+            var fds = [
+                pollfd(fd: helper.pidfd, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: descriptors.stop, events: Int16(POLLIN), revents: 0),
+            ]
+            _ = poll(&fds, 2, 20)
+            if fds[1].revents != 0 { return }
+            var reason: String?
+            if fds[0].revents != 0 {
+                reason = state.withLock { _ in helper.reap() ? helper.ended : nil }
+            } else {
+                let missed = kernelPointer.pointee.missedInARow.load(ordering: .relaxed)
+                if missed >= (live ? PluginIsolation.hangBlocks : 1) {
+                    state.withLock { _ in helper.kill() }
+                    reason = "it did not answer for \(missed) block(s), so its process was killed"
+                }
+            }
+            guard let reason else { continue }
+            restart(after: reason)
+        }
+    }
+
+    /// Notes the fault and starts a new helper (or gives up past the bound).
+    private func restart(after reason: String) {
+        let attempt = state.withLock { state -> Int in
+            state.helper?.stop()
+            state.helper = nil
+            state.restarts += 1
+            let attempt = state.restarts
+            let said =
+                attempt > PluginIsolation.maxRestarts
+                ? "node '\(id)' (\(pluginName)): \(reason); after \(PluginIsolation.maxRestarts) restarts it stays "
+                    + "off and the node plays its dry input"
+                : "node '\(id)' (\(pluginName)): \(reason); the node plays its dry input and the plugin restarts "
+                    + "(\(attempt) of \(PluginIsolation.maxRestarts))"
+            state.processEvents.append(said)
+            Self.logger.error("\(said)")
+            return attempt
+        }
+        guard attempt <= PluginIsolation.maxRestarts else {
+            kernelPointer.pointee.retired.store(true, ordering: .relaxed)
+            return
+        }
+        if waitForStop(milliseconds: Int32(100 << min(attempt - 1, 6))) { return }
+        let failure = state.withLock { state -> String? in
+            do {
+                state.helper = try PluginHelperProcess(
+                    arguments: Self.arguments(
+                        id: id, settings: Self.helperSettings(state.definition, identity: state.settings),
+                        format: format, live: state.live),
+                    shared: descriptors.shared, wake: descriptors.wake, done: descriptors.done,
+                    timeout: PluginIsolation.startSeconds)
+                let said = "node '\(id)' (\(pluginName)): the plugin runs again in a new process"
+                state.processEvents.append(said)
+                Self.logger.notice("\(said)")
+                return nil
+            } catch {
+                return "\(error)"
+            }
+        }
+        if let failure { restart(after: failure) }
+    }
+
+    /// Waits up to `milliseconds` (-1: for ever) for `close`; true when it came.
+    private func waitForStop(milliseconds: Int32) -> Bool {
+        var fd = pollfd(fd: descriptors.stop, events: Int16(POLLIN), revents: 0)
+        return poll(&fd, 1, milliseconds) > 0
+    }
+
+    func close() {
+        state.withLock { $0.closing = true }
+        _ = gh_isolation_signal(descriptors.stop)
+        supervisor?.join()
+        state.withLock { state in
+            state.helper?.stop()
+            state.helper = nil
+        }
+        kernelPointer.pointee.destroy()
+        kernelPointer.deinitialize(count: 1).deallocateRender()
+        buffers.forEach { $0.deallocateRender() }
+        RenderMemory.unpin(shared)
+        munmap(shared, sharedBytes)
+        for fd in [descriptors.shared, descriptors.wake, descriptors.done, descriptors.stop] { Glibc.close(fd) }
+    }
+}

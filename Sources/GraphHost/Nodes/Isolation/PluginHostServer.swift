@@ -1,0 +1,134 @@
+import CIsolationGlue
+import FoundationEssentials
+import Glibc
+import GraphHostCore
+
+/// The helper process of an isolated plugin node (`graphhost plugin-host`): it reads the node's settings, hosts the
+/// plugin in place (lilv, its worker, state, options and URID map all in this process), renders each block the host
+/// posts in the shared memory on descriptor 3 when descriptor 4 wakes it, signals descriptor 5, and answers the
+/// host's commands on standard input, one line each: "check REQUEST", "do REQUEST", "live 0|1". It ends when its
+/// input closes, and with the host.
+public enum PluginHostServer {
+    public struct Options {
+        public var id: String
+        public var node: String
+        public var sampleRate: Int
+        public var channels: Int
+        public var frames: Int
+        public var live: Bool
+        public init(id: String, node: String, sampleRate: Int, channels: Int, frames: Int, live: Bool) {
+            (self.id, self.node, self.sampleRate, self.channels) = (id, node, sampleRate, channels)
+            (self.frames, self.live) = (frames, live)
+        }
+    }
+
+    static func say(_ line: String) {
+        let bytes = Array((String(line.map { $0 == "\n" ? " " : $0 }) + "\n").utf8)
+        _ = bytes.withUnsafeBufferPointer { write(1, $0.baseAddress, $0.count) }
+    }
+
+    /// Runs the helper; returns its exit status.
+    public static func run(_ options: Options) -> Int32 {
+        gh_isolation_die_with_parent()
+        PluginIsolation.inHelper = true
+        let instance: NodeInstance
+        let definition: any NodeDefinition
+        var format = GraphFormat(sampleRate: options.sampleRate, channels: options.channels, maxFrames: options.frames)
+        format.nominalFrames = options.frames
+        do {
+            (definition, instance) = try host(options, format: format)
+        } catch {
+            say("error \(error)")
+            return 1
+        }
+        guard case .lv2 = instance.kernel else {
+            say("error node '\(options.id)' is not a plugin node")
+            return 1
+        }
+        let bytes = IsolatedBlock.byteCount(channels: options.channels, frames: options.frames)
+        guard let mapped = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, 3, 0), mapped != MAP_FAILED else {
+            say("error mmap of the shared block failed: \(String(cString: strerror(errno)))")
+            return 1
+        }
+        let block = IsolatedBlock(base: mapped, channels: options.channels, frames: options.frames)
+        let messages = ControlQueue.allocate()
+        let send: (ControlMessage) throws -> Void = { message in
+            guard messages.push(message) else { throw PluginIsolationError.refused("too many changes at once") }
+        }
+        do {
+            for command in definition.initialCommands { try instance.perform(command, concurrent: true, send: send) }
+        } catch {
+            say("error \(error)")
+            return 1
+        }
+        var latency = 0
+        if let plugin = instance.hostedPlugin, plugin.reportsLatency,
+            let reported = plugin.measuredLatency(maxFrames: options.frames, channels: options.channels),
+            reported.isFinite
+        {
+            latency = max(0, Int(reported.rounded()))
+        }
+        instance.setRealTime(options.live)
+        instance.start()
+        let inputs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocateRender(capacity: 1)
+        inputs.initialize(to: block.input)
+        let step = IsolatedHelperStep(
+            block: block,
+            step: RenderStep(kernel: instance.kernel, inputs: inputs, inputCount: 1, output: block.output),
+            messages: messages, doneFD: 5)
+        step.start()
+        // The render thread and this one share only the message queue (single producer, single consumer).
+        nonisolated(unsafe) let served = step
+        DetachedThread.start(name: "plugin-host render") {
+            while true {
+                if gh_isolation_wait(4) != 0 && errno != EINTR { exit(0) }
+                while served.serve() {}
+            }
+        }
+        say("ready \(latency)")
+        while let line = Swift.readLine() {
+            let (verb, rest) =
+                line.firstIndex(of: " ").map { (line[..<$0], line[line.index(after: $0)...]) }
+                ?? (line[...], "")
+            do {
+                switch verb {
+                case "live":
+                    instance.setRealTime(rest == "1")
+                case "check", "do":
+                    let command = try NodeRequest.parse(String(rest)).action
+                    if verb == "check" {
+                        try instance.check(command)
+                    } else {
+                        try instance.perform(command, concurrent: true, send: send)
+                    }
+                default:
+                    throw PluginIsolationError.refused("unknown request '\(verb)'")
+                }
+                instance.hostedPlugin?.drainLog()
+                say("ok")
+            } catch {
+                instance.hostedPlugin?.drainLog()
+                say("error \(error)")
+            }
+        }
+        exit(0)
+    }
+
+    /// Reads the node's settings and hosts its plugin in this process.
+    static func host(_ options: Options, format: GraphFormat) throws -> (any NodeDefinition, NodeInstance) {
+        let object = try JSONParser.parse(options.node)
+        guard let type = object["type"]?.stringValue, let kind = NodeKinds.named(type) else {
+            throw PluginIsolationError.refused("the node's settings name no node type")
+        }
+        var issues = GraphIssues(file: "node '\(options.id)'")
+        let context = NodeContext(
+            format: format, baseDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+        guard
+            let definition = kind.parseDefinition(
+                NodeSettings(object: object, path: "node"), context: context, issues: &issues), issues.errors.isEmpty
+        else {
+            throw PluginIsolationError.refused(issues.errors.map(\.description).joined(separator: "; "))
+        }
+        return (definition, try definition.instantiate(id: options.id, format: format))
+    }
+}

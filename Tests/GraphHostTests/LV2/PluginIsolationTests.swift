@@ -1,0 +1,181 @@
+import Foundation
+import XCTest
+
+@testable import GraphHost
+
+/// `"isolate": true`: the plugin runs in a `graphhost plugin-host` process. Offline renders through the command line
+/// (the helper is the same binary): the node sounds as in process one block later, latency compensation aligns it, and
+/// a plugin that crashes, aborts or hangs is heard dry for a block, named, and restarted with its last control values.
+final class PluginIsolationTests: XCTestCase {
+    static let block = 256
+
+    override class func setUp() {
+        super.setUp()
+        _ = try? TestSupport.run([
+            "cc", "-shared", "-fPIC", "-O2", "-o", PluginFaultTests.bundle + "/faults.so",
+            PluginFaultTests.bundle + "/faults.c", "-lm",
+        ])
+    }
+
+    /// Renders `json` with `arguments` (the fixture bundles on the LV2 path); returns the stereo samples and stderr.
+    func render(_ json: String, _ arguments: [String] = [], seconds: Double = 2) throws -> (
+        samples: [Float], err: String
+    ) {
+        let graph = TestSupport.graph(json)
+        let output = TestSupport.directory.appendingPathComponent("isolation-\(UUID().uuidString).wav").path
+        let result = try TestSupport.execute(
+            TestSupport.debugGraphhost,
+            ["render", graph, "-o", output, "--duration", "\(seconds)", "--block", "\(Self.block)"] + arguments,
+            environment: ProcessInfo.processInfo.environment.merging(TestPlugins.lv2Path) { $1 })
+        let err = String(decoding: result.err, as: UTF8.self)
+        XCTAssertEqual(result.status, 0, err)
+        return (try SoundFile(path: output).samples, err)
+    }
+
+    func chain(_ mp3: String, fx: String) -> String {
+        """
+        { "nodes": [ { "id": "song", "type": "stream", "url": "\(mp3)" }, \(fx),
+                     { "id": "out", "type": "output" } ],
+          "links": [ { "from": "song", "to": "fx" }, { "from": "fx", "to": "out" } ] }
+        """
+    }
+
+    /// The largest difference between `late` and `early` delayed by one block.
+    func blockLateDifference(_ late: [Float], _ early: [Float]) -> Float {
+        let shift = 2 * Self.block
+        return zip(late[shift...], early[..<(early.count - shift)]).reduce(0) { max($0, abs($1.0 - $1.1)) }
+    }
+
+    func testAnIsolatedPluginSoundsAsInProcessOneBlockLaterWithItsCommands() throws {
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 3)
+        let ambience = "http://drobilla.net/plugins/mda/Ambience"
+        let fx = #"{ "id": "fx", "type": "lv2", "uri": "\#(ambience)", "controls": { "mix": 0.5 }"#
+        let commands = ["--at", "1", "set fx mix 0.9", "--at", "1.5", "bypass fx on"]
+        let inProcess = try render(chain(mp3, fx: fx + " }"), commands).samples
+        let isolated = try render(chain(mp3, fx: fx + #", "isolate": true }"#), commands).samples
+        let dry = try render(chain(mp3, fx: fx + #", "bypass": true }"#)).samples
+        XCTAssertEqual(isolated.count, inProcess.count)
+        XCTAssertEqual(TestSupport.peak(Array(isolated[..<(2 * Self.block)])), 0, "the first block is the latency")
+        XCTAssertLessThan(blockLateDifference(isolated, inProcess), 1e-6)
+        XCTAssertGreaterThan(
+            zip(inProcess, dry).reduce(Float(0)) { max($0, abs($1.0 - $1.1)) }, 0.05, "the plugin changes the sound")
+    }
+
+    func testLatencyCompensationAlignsAnIsolatedPluginWithADryPath() throws {
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 3)
+        func graph(_ isolate: Bool) -> String {
+            """
+            { "nodes": [ { "id": "song", "type": "stream", "url": "\(mp3)" },
+                         { "id": "fx", "type": "lv2", "uri": "\(TestPlugins.amp)", "isolate": \(isolate) },
+                         { "id": "mix", "type": "mixer", "inputs": 2, "volumes": [0.5, 0.5] },
+                         { "id": "out", "type": "output" } ],
+              "links": [ { "from": "song", "to": "fx" }, { "from": "fx", "to": "mix:0" },
+                         { "from": "song", "to": "mix:1" }, { "from": "mix", "to": "out" } ] }
+            """
+        }
+        let inProcess = try render(graph(false)).samples
+        let isolated = try render(graph(true)).samples
+        XCTAssertLessThan(blockLateDifference(isolated, inProcess), 1e-6)
+        XCTAssertGreaterThan(TestSupport.peak(inProcess), 0.1)
+    }
+
+    /// The largest difference over frames `range` between `samples` and `song` one block earlier, scaled by `gain`.
+    func difference(_ samples: [Float], _ song: [Float], _ range: Range<Int>, gain: Float) -> Float {
+        var worst: Float = 0
+        for i in (2 * range.lowerBound)..<(2 * range.upperBound) {
+            worst = max(worst, abs(samples[i] - gain * song[i - 2 * Self.block]))
+        }
+        return worst
+    }
+
+    /// A crash on run 301 (the `after` control was raised from 100 by a command): that block is heard dry, the fault
+    /// names the node, the plugin and the signal, and the restarted helper plays again with `after` at 300, so it
+    /// does not crash again within the render.
+    func testACrashingPluginIsHeardDryForABlockNamedAndRestartedWithItsControls() throws {
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 3)
+        let song = try render(chain(mp3, fx: #"{ "id": "fx", "type": "ipod-eq" }"#), seconds: 3).samples
+        let fx =
+            #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:crash", "isolate": true, "#
+            + #""controls": { "fault": 1, "after": 100 } }"#
+        let (out, err) = try render(chain(mp3, fx: fx), ["--at", "0.1", "set fx after 300"], seconds: 3)
+        XCTAssertTrue(err.contains("node 'fx' (urn:graphhost:test:crash)"), err)
+        XCTAssertTrue(err.contains("SIGSEGV"), err)
+        XCTAssertTrue(err.contains("restarts (1 of 5)"), err)
+        XCTAssertTrue(err.contains("runs again"), err)
+        XCTAssertTrue(out.allSatisfy(\.isFinite))
+        let frames = out.count / 2
+        XCTAssertEqual(frames, 3 * 48000)
+        // The helper runs the plugin on silence before it serves (a warm-up), so the crash comes near run 300; a
+        // timed command splits a render call, so blocks need not start at multiples of the block length.
+        let crash = try XCTUnwrap(
+            (Self.block..<frames).first { difference(out, song, $0..<($0 + 1), gain: 0.5) > 1e-6 })
+        XCTAssertTrue((290 * Self.block...301 * Self.block).contains(crash), "the first frame not wet is \(crash)")
+        // The dry block, once the step from the last wet frame has decayed (64 frames).
+        XCTAssertLessThan(difference(out, song, (crash + 64)..<(crash + Self.block), gain: 1), 1e-6)
+        // The restarted plugin fades in over 20 ms and plays to the end without crashing again at run 100.
+        XCTAssertLessThan(difference(out, song, (crash + Self.block + 960)..<frames, gain: 0.5), 1e-6)
+        // No jump: the largest step between frames stays near the song's own.
+        func largestStep(_ x: [Float]) -> Float {
+            stride(from: 2, to: x.count, by: 1).reduce(0) { max($0, abs(x[$1] - x[$1 - 2])) }
+        }
+        XCTAssertLessThan(largestStep(out), largestStep(song) * 1.05)
+    }
+
+    func testAnAbortAndAHangAreNamedAndTheRenderGoesOn() throws {
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 3)
+        for (fault, named) in [(2, "SIGABRT"), (3, "did not answer")] {
+            let fx =
+                #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:crash", "isolate": true, "#
+                + #""controls": { "fault": \#(fault), "after": 50 } }"#
+            let (out, err) = try render(chain(mp3, fx: fx), seconds: 0.5)
+            XCTAssertTrue(err.contains(named) && err.contains("node 'fx'"), err)
+            XCTAssertTrue(out.allSatisfy(\.isFinite))
+            XCTAssertEqual(out.count, 2 * 24000)
+        }
+    }
+
+    func testAPluginThatCannotBeHostedRefusesTheGraphNamingIt() throws {
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 3)
+        let graph = TestSupport.graph(
+            chain(mp3, fx: #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:fail", "isolate": true }"#))
+        let result = try TestSupport.execute(
+            TestSupport.debugGraphhost,
+            ["render", graph, "-o", TestSupport.directory.appendingPathComponent("fail.wav").path, "--duration", "1"],
+            environment: ProcessInfo.processInfo.environment.merging(TestPlugins.lv2Path) { $1 })
+        let err = String(decoding: result.err, as: UTF8.self)
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(err.contains("node 'fx' (urn:graphhost:test:fail)"), err)
+        XCTAssertTrue(err.contains("instantiate"), err)
+    }
+
+    /// Live: the helper's crash and its restart are events naming the node, the plugin and the signal; the run goes on
+    /// and what it plays is safe to hear.
+    func testALiveCrashIsAnEventAndTheRunGoesOn() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 3)
+        let fx =
+            #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:crash", "isolate": true, "#
+            + #""controls": { "fault": 1, "after": 200 } }"#
+        let socket = TestSupport.directory.appendingPathComponent("isolation-\(getpid()).sock").path
+        let record = TestSupport.directory.appendingPathComponent("isolation-\(getpid()).wav").path
+        let run = try pw.graphhost(
+            ["run", TestSupport.graph(chain(mp3, fx: fx)), "--socket", socket, "--record", record],
+            extraEnvironment: TestPlugins.lv2Path)
+        let control = pw.control(socket)
+        XCTAssertTrue(control.waitForSocket())
+        let events = try HeadlessPipeWire.SocketClient.subscriber(socket)
+        XCTAssertTrue(events.waitForLine(containing: "runs again in a new process"), events.text)
+        let fault = events.text.split(separator: "\n").first { $0.contains("\"event\":\"pluginProcess\"") } ?? ""
+        XCTAssertTrue(fault.contains("\"node\":\"fx\"") && fault.contains("SIGSEGV"), events.text)
+        XCTAssertTrue(fault.contains("urn:graphhost:test:crash"), String(fault))
+        XCTAssertEqual(try control.ctl(["set", "fx", "after", "5000"]).status, 0, "the new helper takes commands")
+        XCTAssertEqual(try control.ctl(["quit"]).status, 0)
+        let result = run.wait(timeout: 20)
+        XCTAssertEqual(result.status, 0, result.err)
+        let recorded = try SoundFile(path: record).samples
+        XCTAssertGreaterThan(recorded.count, 2 * 48000)
+        XCTAssertTrue(recorded.allSatisfy(\.isFinite))
+        XCTAssertLessThanOrEqual(TestSupport.peak(recorded), 1)
+    }
+}
