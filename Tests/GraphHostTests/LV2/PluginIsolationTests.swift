@@ -46,19 +46,90 @@ final class PluginIsolationTests: XCTestCase {
         return zip(late[shift...], early[..<(early.count - shift)]).reduce(0) { max($0, abs($1.0 - $1.1)) }
     }
 
-    func testAnIsolatedPluginSoundsAsInProcessOneBlockLaterWithItsCommands() throws {
+    /// Debian's mda Ambience (a reverb, with a live `set` and bypass), mda Detune and x42's dpl (a look-ahead limiter
+    /// driven 12 dB into its threshold).
+    func testDebianPluginsSoundAsInProcessOneBlockLaterWithTheirCommands() throws {
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 3)
-        let ambience = "http://drobilla.net/plugins/mda/Ambience"
-        let fx = #"{ "id": "fx", "type": "lv2", "uri": "\#(ambience)", "controls": { "mix": 0.5 }"#
-        let commands = ["--at", "1", "set fx mix 0.9", "--at", "1.5", "bypass fx on"]
-        let inProcess = try render(chain(mp3, fx: fx + " }"), commands).samples
-        let isolated = try render(chain(mp3, fx: fx + #", "isolate": true }"#), commands).samples
-        let dry = try render(chain(mp3, fx: fx + #", "bypass": true }"#)).samples
-        XCTAssertEqual(isolated.count, inProcess.count)
-        XCTAssertEqual(TestSupport.peak(Array(isolated[..<(2 * Self.block)])), 0, "the first block is the latency")
-        XCTAssertLessThan(blockLateDifference(isolated, inProcess), 1e-6)
-        XCTAssertGreaterThan(
-            zip(inProcess, dry).reduce(Float(0)) { max($0, abs($1.0 - $1.1)) }, 0.05, "the plugin changes the sound")
+        let plugins = [
+            (
+                #""uri": "http://drobilla.net/plugins/mda/Ambience", "controls": { "mix": 0.5 }"#,
+                ["--at", "1", "set fx mix 0.9", "--at", "1.5", "bypass fx on"]
+            ),
+            (#""uri": "http://drobilla.net/plugins/mda/Detune", "controls": { "detune": 0.6 }"#, []),
+            (#""uri": "http://gareus.org/oss/lv2/dpl#stereo", "controls": { "threshold": -12 }"#, []),
+        ]
+        for (settings, commands) in plugins {
+            let fx = #"{ "id": "fx", "type": "lv2", "# + settings
+            let inProcess = try render(chain(mp3, fx: fx + " }"), commands).samples
+            let isolated = try render(chain(mp3, fx: fx + #", "isolate": true }"#), commands).samples
+            let dry = try render(chain(mp3, fx: fx + #", "bypass": true }"#)).samples
+            XCTAssertEqual(isolated.count, inProcess.count)
+            XCTAssertEqual(TestSupport.peak(Array(isolated[..<(2 * Self.block)])), 0, "the first block is the latency")
+            XCTAssertLessThan(blockLateDifference(isolated, inProcess), 1e-6, settings)
+            XCTAssertGreaterThan(
+                zip(inProcess, dry).reduce(Float(0)) { max($0, abs($1.0 - $1.1)) }, 0.05,
+                "the plugin changes the sound: \(settings)")
+        }
+    }
+
+    /// A plugin that crashes on one branch: the other branch, on an output of its own, is sample-identical to a
+    /// render without the faulty plugin.
+    func testTheOtherBranchIsUntouchedByACrash() throws {
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 3)
+        func graph(_ faulty: Bool) -> String {
+            let fx =
+                faulty
+                ? #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:crash", "isolate": true, "#
+                    + #""controls": { "fault": 1, "after": 40 } }"#
+                : #"{ "id": "fx", "type": "ipod-eq" }"#
+            return """
+                { "nodes": [ { "id": "song", "type": "stream", "url": "\(mp3)" }, \(fx),
+                             { "id": "eq", "type": "ipod-eq", "preset": "Rock" },
+                             { "id": "a", "type": "output" }, { "id": "b", "type": "output" } ],
+                  "links": [ { "from": "song", "to": "fx" }, { "from": "fx", "to": "a" },
+                             { "from": "song", "to": "eq" }, { "from": "eq", "to": "b" } ] }
+                """
+        }
+        var branches: [[Float]] = []
+        for faulty in [false, true] {
+            let path = TestSupport.graph(graph(faulty))
+            let files = ["a", "b"].map {
+                TestSupport.directory.appendingPathComponent("branch-\(faulty)-\($0).wav").path
+            }
+            let result = try TestSupport.execute(
+                TestSupport.debugGraphhost,
+                ["render", path, "-o", "a=\(files[0])", "-o", "b=\(files[1])", "--duration", "2", "--block", "256"],
+                environment: ProcessInfo.processInfo.environment.merging(TestPlugins.lv2Path) { $1 })
+            let err = String(decoding: result.err, as: UTF8.self)
+            XCTAssertEqual(result.status, 0, err)
+            XCTAssertEqual(err.contains("SIGSEGV"), faulty, err)
+            branches.append(try SoundFile(path: files[1]).samples)
+        }
+        XCTAssertEqual(branches[0].count, 2 * 96000)
+        XCTAssertTrue(branches[0] == branches[1], "the other branch changed")
+    }
+
+    /// In the helper a plugin has its worker, its URID map and its properties (a gain read from a file through the
+    /// worker), and a LADSPA plugin is isolated the same way: both sound as in process, one block later.
+    func testWorkerPropertiesAndLADSPAWorkInTheHelper() throws {
+        try LV2HostTests.loadFixture("file-gain.lv2", source: "file_gain.c", binary: "file_gain.so")
+        let half = TestSupport.directory.appendingPathComponent("isolated-gain-half.txt").path
+        try "0.5\n".write(toFile: half, atomically: true, encoding: .utf8)
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 3)
+        let nodes = [
+            #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:file-gain", "#
+                + #""properties": { "gainFile": "\#(half)" }"#,
+            #"{ "id": "fx", "type": "ladspa", "plugin": "amp_1181", "label": "amp", "#
+                + #""controls": { "amps_gain_db": -6 }"#,
+        ]
+        for fx in nodes {
+            let commands = ["--at", "0.5", "bypass fx on", "--at", "1", "bypass fx off"]
+            let inProcess = try render(chain(mp3, fx: fx + " }"), commands).samples
+            let isolated = try render(chain(mp3, fx: fx + #", "isolate": true }"#), commands).samples
+            XCTAssertLessThan(blockLateDifference(isolated, inProcess), 1e-6, fx)
+            let dry = try render(chain(mp3, fx: #"{ "id": "fx", "type": "ipod-eq" }"#)).samples
+            XCTAssertEqual(inProcess[40000], dry[40000] * 0.5, accuracy: 0.002, "the gain applies: \(fx)")
+        }
     }
 
     func testLatencyCompensationAlignsAnIsolatedPluginWithADryPath() throws {

@@ -1,4 +1,6 @@
+import Atomics
 import CIsolationGlue
+import CThreadGlue
 import FoundationEssentials
 import Glibc
 import GraphHostCore
@@ -79,9 +81,17 @@ public enum PluginHostServer {
         step.start()
         // The render thread and this one share only the message queue (single producer, single consumer).
         nonisolated(unsafe) let served = step
+        let live = ManagedAtomic(options.live)
         DetachedThread.start(name: "plugin-host render") {
+            gh_enable_flush_to_zero()
+            var realTime = false
             while true {
                 if gh_isolation_wait(4) != 0 && errno != EINTR { exit(0) }
+                if live.load(ordering: .relaxed) != realTime {
+                    // Live, the helper's thread takes the scheduling of PipeWire's data threads where it may.
+                    realTime.toggle()
+                    _ = gh_isolation_real_time(realTime ? 1 : 0, PluginIsolation.realTimePriority)
+                }
                 while served.serve() {}
             }
         }
@@ -94,6 +104,7 @@ public enum PluginHostServer {
                 switch verb {
                 case "live":
                     instance.setRealTime(rest == "1")
+                    live.store(rest == "1", ordering: .relaxed)
                 case "check", "do":
                     let command = try NodeRequest.parse(String(rest)).action
                     if verb == "check" {

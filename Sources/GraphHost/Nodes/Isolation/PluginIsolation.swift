@@ -29,6 +29,8 @@ public enum PluginIsolation {
 
     /// Blocks in a row without an answer that make a live helper hung (about 85 ms at a 256-frame quantum).
     static let hangBlocks = 16
+    /// The SCHED_FIFO priority of a live helper's render thread (PipeWire's data threads default to 88).
+    static let realTimePriority: Int32 = 80
     /// Milliseconds an offline render waits for a block (twice, then the helper is hung).
     static let offlineWaitMillis: Int32 = 1000
     /// Restarts tried after faults before the node stays dry.
