@@ -1,9 +1,10 @@
-/* Test fixtures for graphhost's fault handling, seven mono plugins in one library:
+/* Test fixtures for graphhost's fault handling, eight mono plugins in one library:
  * nan (writes NaN and Inf once its "poison" control is 1), denormal (computes denormal output),
  * fail (instantiate returns NULL), slow (sleeps "delay" milliseconds in every run) and burst (multiplies its
  * input by a million, +120 dB, while its "burst" control is 1: finite, and far too loud) and freewheel (passes its
  * input while its lv2:freeWheeling port says it runs offline, else silence) and crash (halves its input, then after
- * "after" runs does what "fault" says: 1 dereferences a bad pointer, 2 aborts, 3 hangs for ever). */
+ * "after" runs does what "fault" says: 1 dereferences a bad pointer, 2 aborts, 3 hangs for ever, 4 writes past its
+ * output buffer until it faults) and abort (aborts in instantiate). */
 #include <lv2/core/lv2.h>
 #include <math.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@ static LV2_Handle instantiate(const LV2_Descriptor *d, double rate, const char *
     (void)rate; (void)path; (void)f;
     int kind = (int)(size_t)d->extension_data(NULL);
     if (kind == 2) return NULL;
+    if (kind == 7) abort();
     Plugin *p = calloc(1, sizeof(Plugin));
     p->kind = kind;
     return p;
@@ -49,7 +51,8 @@ static void run(LV2_Handle h, uint32_t n) {
         if (c >= 1 && p->after && ++p->runs > (unsigned)*p->after) {
             if (c < 2) *(volatile int *)(size_t)8 = 1;
             if (c < 3) abort();
-            for (;;) pause();
+            if (c < 4) for (;;) pause();
+            for (size_t i = 0;; i += 1024) ((volatile float *)p->out)[i] = 1e30f;
         }
     }
     if (p->kind == 3 && c > 0) {
@@ -67,6 +70,7 @@ static const void *kind3(const char *u) { return u ? NULL : (const void *)3; }
 static const void *kind4(const char *u) { return u ? NULL : (const void *)4; }
 static const void *kind5(const char *u) { return u ? NULL : (const void *)5; }
 static const void *kind6(const char *u) { return u ? NULL : (const void *)6; }
+static const void *kind7(const char *u) { return u ? NULL : (const void *)7; }
 
 static const LV2_Descriptor descriptors[] = {
     { "urn:graphhost:test:nan", instantiate, connect_port, NULL, run, NULL, cleanup, kind0 },
@@ -76,8 +80,9 @@ static const LV2_Descriptor descriptors[] = {
     { "urn:graphhost:test:burst", instantiate, connect_port, NULL, run, NULL, cleanup, kind4 },
     { "urn:graphhost:test:freewheel", instantiate, connect_port, NULL, run, NULL, cleanup, kind5 },
     { "urn:graphhost:test:crash", instantiate, connect_port, NULL, run, NULL, cleanup, kind6 },
+    { "urn:graphhost:test:abort", instantiate, connect_port, NULL, run, NULL, cleanup, kind7 },
 };
 
 LV2_SYMBOL_EXPORT const LV2_Descriptor *lv2_descriptor(uint32_t index) {
-    return index < 7 ? &descriptors[index] : NULL;
+    return index < 8 ? &descriptors[index] : NULL;
 }

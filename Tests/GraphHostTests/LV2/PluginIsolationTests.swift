@@ -9,11 +9,16 @@ import XCTest
 final class PluginIsolationTests: XCTestCase {
     static let block = 256
 
+    static let abortLoad = TestPlugins.fixtures + "/abort-load.lv2"
+
     override class func setUp() {
         super.setUp()
         _ = try? TestSupport.run([
             "cc", "-shared", "-fPIC", "-O2", "-o", PluginFaultTests.bundle + "/faults.so",
             PluginFaultTests.bundle + "/faults.c", "-lm",
+        ])
+        _ = try? TestSupport.run([
+            "cc", "-shared", "-fPIC", "-O2", "-o", abortLoad + "/abort_load.so", abortLoad + "/abort_load.c",
         ])
     }
 
@@ -192,9 +197,10 @@ final class PluginIsolationTests: XCTestCase {
         XCTAssertLessThan(largestStep(out), largestStep(song) * 1.05)
     }
 
-    func testAnAbortAndAHangAreNamedAndTheRenderGoesOn() throws {
+    /// An abort, a hang and writes past the output buffer.
+    func testAnAbortAHangAndAScribbleAreNamedAndTheRenderGoesOn() throws {
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 3)
-        for (fault, named) in [(2, "SIGABRT"), (3, "did not answer")] {
+        for (fault, named) in [(2, "SIGABRT"), (3, "did not answer"), (4, "SIGSEGV")] {
             let fx =
                 #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:crash", "isolate": true, "#
                 + #""controls": { "fault": \#(fault), "after": 50 } }"#
@@ -248,5 +254,43 @@ final class PluginIsolationTests: XCTestCase {
         XCTAssertGreaterThan(recorded.count, 2 * 48000)
         XCTAssertTrue(recorded.allSatisfy(\.isFinite))
         XCTAssertLessThanOrEqual(TestSupport.peak(recorded), 1)
+    }
+
+    /// Plugins that abort while their library loads (a static constructor) or in instantiate: loading a graph with
+    /// one isolated is refused naming the plugin and the signal, and the run goes on playing the graph it had.
+    func testAPluginThatAbortsWhenLoadedIsRefusedWhileTheRunPlaysOn() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 3)
+        let socket = TestSupport.directory.appendingPathComponent("isolation-load-\(getpid()).sock").path
+        let record = TestSupport.directory.appendingPathComponent("isolation-load-\(getpid()).wav").path
+        let playing = TestSupport.graph(chain(mp3, fx: #"{ "id": "fx", "type": "lv2", "uri": "\#(TestPlugins.amp)" }"#))
+        let run = try pw.graphhost(
+            ["run", playing, "--socket", socket, "--record", record, "--duration", "2.5"],
+            extraEnvironment: TestPlugins.lv2Path)
+        let control = pw.control(socket)
+        XCTAssertTrue(control.waitForSocket())
+        XCTAssertTrue(try control.waitForPosition(0.5))
+        for uri in ["urn:graphhost:test:abort-load", "urn:graphhost:test:abort"] {
+            let other = TestSupport.graph(
+                chain(mp3, fx: #"{ "id": "fx", "type": "lv2", "uri": "\#(uri)", "isolate": true }"#))
+            let reply = try HeadlessPipeWire.execute(
+                HeadlessPipeWire.graphhost, ["ctl", "--socket", socket, "load", other], environment: control.environment
+            )
+            let said = reply.out + reply.err
+            XCTAssertNotEqual(reply.status, 0, said)
+            XCTAssertTrue(said.contains("node 'fx' (\(uri))") && said.contains("SIGABRT"), said)
+        }
+        let result = run.wait(timeout: 30)
+        XCTAssertEqual(result.status, 0, result.err)
+        let recorded = try SoundFile(path: record).samples
+        // The song plays to the end of the run: its last half second is as loud as its first.
+        let frames = recorded.count / 2
+        XCTAssertGreaterThan(frames, 2 * 48000)
+        func rms(_ range: Range<Int>) -> Double {
+            let values = recorded[(2 * range.lowerBound)..<(2 * range.upperBound)]
+            return (values.reduce(0) { $0 + Double($1 * $1) } / Double(values.count)).squareRoot()
+        }
+        XCTAssertGreaterThan(rms((frames - 24000)..<frames), 0.5 * rms(24000..<48000))
     }
 }

@@ -84,7 +84,7 @@ final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Senda
             RenderMemory.unpin(mapped)
             munmap(mapped, sharedBytes)
             closeAll()
-            throw PluginIsolationError.helperFailed("node '\(id)' (\(pluginName)): \(error)")
+            throw PluginIsolationError.refused("node '\(id)' (\(pluginName)): \(error)")
         }
         pluginLatency = Int(helper.readyLine.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0)
         buffers = [channels * frames, channels * frames, channels, channels].map {

@@ -36,7 +36,6 @@ final class PluginHelperProcess {
         defer { posix_spawn_file_actions_destroy(&actions) }
         // Descriptors above the targets first, so no dup2 overwrites a source another one still needs.
         let sources = [input[0], output[1], shared, wake, done].map { fcntl($0, F_DUPFD_CLOEXEC, 10) }
-        defer { sources.forEach { close($0) } }
         for (target, source) in zip([0, 1, 3, 4, 5] as [Int32], sources) {
             posix_spawn_file_actions_adddup2(&actions, source, target)
         }
@@ -49,8 +48,8 @@ final class PluginHelperProcess {
         defer { (copies + variables).forEach { free($0) } }
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, Self.executable, &actions, nil, copies + [nil], variables + [nil])
-        close(input[0])
-        close(output[1])
+        // Only the helper may hold the pipes' other ends: its end closes them when it dies.
+        (sources + [input[0], output[1]]).forEach { close($0) }
         guard spawned == 0 else {
             close(input[1])
             close(output[0])
