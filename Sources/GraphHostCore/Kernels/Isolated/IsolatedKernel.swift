@@ -76,31 +76,24 @@ public struct IsolatedKernel {
     /// Whether the helper has finished the block in flight, waiting for it offline.
     @_noLocks
     mutating func helperFinished() -> Bool {
-        let done = block.done
-        if done.load(ordering: .acquiring) == pendingSequence { return answered }
-        guard offlineWaitMillis > 0 && !retired.load(ordering: .relaxed) else { return false }
-        var waits = 0
-        while done.load(ordering: .acquiring) != pendingSequence && waits < 2 {
-            var ready = pollfd(fd: doneFD, events: Int16(POLLIN), revents: 0)
-            // Offline only (a render thread never comes here): a bounded wait for the helper's answer.
-            let woke = _unsafePerformance { poll(&ready, 1, offlineWaitMillis) }
-            if woke > 0 {
-                var value: UInt64 = 0
-                _ = _unsafePerformance { read(doneFD, &value, 8) }
-            } else if woke == 0 {
-                waits += 1
-            }
-        }
-        return done.load(ordering: .acquiring) == pendingSequence && answered
+        waitOffline(for: pendingSequence)
+        return block.done.load(ordering: .acquiring) == pendingSequence && answered
     }
 
     /// Whether the helper has finished block `posted` and may take the next; offline, waits for it (a helper that
     /// is being restarted marks the block done once it runs).
     @_noLocks
     mutating func helperIdle(_ posted: Int) -> Bool {
-        let done = block.done
+        waitOffline(for: posted)
+        return block.done.load(ordering: .acquiring) == posted
+    }
+
+    /// Offline (and while the helper is not retired), waits until the helper has done block `sequence`, at most
+    /// `offlineWaitMillis` × 2 in all.
+    @_noLocks
+    mutating func waitOffline(for sequence: Int) {
         var waits = 0
-        while done.load(ordering: .acquiring) != posted && offlineWaitMillis > 0 && waits < 8
+        while block.done.load(ordering: .acquiring) != sequence && offlineWaitMillis > 0 && waits < 8
             && !retired.load(ordering: .relaxed)
         {
             var ready = pollfd(fd: doneFD, events: Int16(POLLIN), revents: 0)
@@ -113,7 +106,6 @@ public struct IsolatedKernel {
                 waits += 1
             }
         }
-        return done.load(ordering: .acquiring) == posted
     }
 
     /// Whether the output area holds the answer to the block in flight.
