@@ -53,9 +53,14 @@ public enum PluginHostServer {
             return 1
         }
         let block = IsolatedBlock(base: mapped, channels: options.channels, frames: options.frames)
-        let messages = ControlQueue.allocate()
+        let inputs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocateRender(capacity: 1)
+        inputs.initialize(to: block.input)
+        let step = IsolatedHelperStep(
+            block: block,
+            step: RenderStep(kernel: instance.kernel, inputs: inputs, inputCount: 1, output: block.output),
+            messages: ControlQueue.allocate(), doneFD: 5)
         let send: (ControlMessage) throws -> Void = { message in
-            guard messages.push(message) else { throw PluginIsolationError.refused("too many changes at once") }
+            guard step.send(message) else { throw PluginIsolationError.refused("too many changes at once") }
         }
         do {
             for command in definition.initialCommands { try instance.perform(command, concurrent: true, send: send) }
@@ -72,12 +77,6 @@ public enum PluginHostServer {
         }
         instance.setRealTime(options.live)
         instance.start()
-        let inputs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocateRender(capacity: 1)
-        inputs.initialize(to: block.input)
-        let step = IsolatedHelperStep(
-            block: block,
-            step: RenderStep(kernel: instance.kernel, inputs: inputs, inputCount: 1, output: block.output),
-            messages: messages, doneFD: 5)
         step.start()
         // The render thread and this one share only the message queue (single producer, single consumer).
         nonisolated(unsafe) let served = step
