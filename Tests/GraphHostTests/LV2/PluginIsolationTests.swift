@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 
 @testable import GraphHost
+@testable import GraphHostCore
 
 /// `"isolate": true`: the plugin runs in a `graphhost plugin-host` process. Offline renders through the command line
 /// (the helper is the same binary): the node sounds as in process one block later, latency compensation aligns it, and
@@ -292,5 +293,62 @@ final class PluginIsolationTests: XCTestCase {
             return (values.reduce(0) { $0 + Double($1 * $1) } / Double(values.count)).squareRoot()
         }
         XCTAssertGreaterThan(rms((frames - 24000)..<frames), 0.5 * rms(24000..<48000))
+    }
+
+    /// The kernel alone, with this test as its helper: the first block is the latency, an answered block is heard one
+    /// block late, an answer that is not safe to hear (NaN) and a block not answered in time play the dry signal, with
+    /// the step from the last wet frame decayed over 64 samples, and a busy helper is not posted to.
+    func testTheKernelPlaysDryWhenTheHelperIsLateOrItsOutputIsUnsafe() throws {
+        let frames = 4
+        let base = UnsafeMutableRawPointer.allocate(
+            byteCount: IsolatedBlock.byteCount(channels: 1, frames: frames), alignment: 64)
+        base.initializeMemory(as: UInt8.self, repeating: 0, count: IsolatedBlock.byteCount(channels: 1, frames: frames))
+        defer { base.deallocate() }
+        let buffers = (0..<4).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: frames) }
+        defer { buffers.forEach { $0.deallocate() } }
+        let devNull = open("/dev/null", O_WRONLY)
+        defer { close(devNull) }
+        let block = IsolatedBlock(base: base, channels: 1, frames: frames)
+        let kernel = UnsafeMutablePointer<IsolatedKernel>.allocate(capacity: 1)
+        kernel.initialize(
+            to: IsolatedKernel(
+                block: block, wakeFD: devNull, doneFD: -1, dryIsSilence: false, fadeSamples: 8, offlineWaitMillis: 0,
+                pending: buffers[0], fifo: buffers[1], last: buffers[2], jump: buffers[3]))
+        defer {
+            kernel.pointee.destroy()
+            kernel.deallocate()
+        }
+        let input = UnsafeMutablePointer<Float>.allocate(capacity: frames)
+        let output = UnsafeMutablePointer<Float>.allocate(capacity: frames)
+        let inputs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 1)
+        inputs.initialize(to: input)
+        defer {
+            [input, output].forEach { $0.deallocate() }
+            inputs.deallocate()
+        }
+        let step = RenderStep(kernel: .isolated(kernel), inputs: inputs, inputCount: 1, output: output)
+        func call(_ value: Float) -> [Float] {
+            input.update(repeating: value, count: frames)
+            kernel.pointee.render(step, RenderSlice(frames: frames, channels: 1, channelStride: frames))
+            return Array(UnsafeBufferPointer(start: output, count: frames))
+        }
+        func answer(_ make: (Float) -> Float) {
+            let sequence = block.posted.load(ordering: .acquiring)
+            for f in 0..<frames { block.output[f] = make(block.input[f]) }
+            block.answered.store(sequence, ordering: .releasing)
+            block.done.store(sequence, ordering: .releasing)
+        }
+        XCTAssertEqual(call(1), [0, 0, 0, 0], "the latency")
+        XCTAssertEqual(block.posted.load(ordering: .relaxed), 1)
+        answer { $0 * 0.5 }
+        XCTAssertEqual(call(2), [0.5, 0.5, 0.5, 0.5], "block 1, wet")
+        answer { _ in .nan }
+        // Block 2 dry (2), its first frames carrying the step from the last wet frame (0.5 - 2) as it decays.
+        XCTAssertEqual(call(3), (0..<frames).map { 2 - 1.5 * Float(64 - $0) / 64 })
+        // Block 3 is not answered: dry, the decay going on; the helper is busy, so block 4 is not posted.
+        XCTAssertEqual(call(4), (0..<frames).map { 3 - 1.5 * Float(60 - $0) / 64 })
+        XCTAssertEqual(block.posted.load(ordering: .relaxed), 3)
+        XCTAssertEqual(kernel.pointee.missedInARow.load(ordering: .relaxed), 2)
+        XCTAssertEqual(call(5), (0..<frames).map { 4 - 1.5 * Float(56 - $0) / 64 }, "block 4, never posted, dry")
     }
 }

@@ -80,7 +80,8 @@ public enum PluginHostServer {
         step.start()
         // The render thread and this one share only the message queue (single producer, single consumer).
         nonisolated(unsafe) let served = step
-        let live = ManagedAtomic(options.live)
+        // Plain memory for the render thread (no reference counting there); it lives as long as the process.
+        let live = UnsafeAtomic<Bool>.create(options.live)
         DetachedThread.start(name: "plugin-host render") {
             gh_enable_flush_to_zero()
             var realTime = false

@@ -113,8 +113,9 @@ public struct IsolatedKernel {
         @_noLocks get { block.answered.load(ordering: .acquiring) == pendingSequence }
     }
 
-    /// Appends the block in flight to the FIFO: the helper's output blended with the dry signal, or the dry signal
-    /// alone with the jump from the last frame decayed over `jumpSamples`.
+    /// Appends the block in flight to the FIFO: the helper's output blended with the dry signal, or (the helper late,
+    /// gone, or its output unsafe to hear) the dry signal alone with the jump from the last frame decayed over
+    /// `jumpSamples`.
     @_noLocks
     mutating func collect() {
         let frames = pendingFrames
@@ -122,11 +123,14 @@ public struct IsolatedKernel {
         let stride = block.frames
         let channels = block.channels
         let into = fifo + ready
-        if pendingSequence != 0 && helperFinished() {
+        // The helper's kernel silences unsafe slices itself; one that wrote garbage into the shared block is not heard.
+        if pendingSequence != 0 && helperFinished()
+            && Bus.isSafe(block.output, channelStride: stride, channels: channels, frames: frames)
+        {
             for c in 0..<channels {
                 let from = block.output + c * stride
                 let to = into + c * stride
-                for f in 0..<frames { to[f] = from[f].isFinite ? from[f] : 0 }
+                for f in 0..<frames { to[f] = from[f] }
             }
             if wet.target == 0 { wet.glide(to: 1, over: fadeSamples) }
             wet.blend(input: pending, output: into, channelStride: stride, channels: channels, frames: frames)
