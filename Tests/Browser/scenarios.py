@@ -204,7 +204,8 @@ def scenario_peq(driver, url, shape):
     before, drawn = values(), curve()
     handle = driver.find_element(By.CSS_SELECTOR, '.eq-chart .handle[data-parameter="band.0.gain"]')
     ActionChains(driver).click_and_hold(handle).move_by_offset(60, -30).pause(0.2).release().perform()
-    wait(driver, lambda d: values()["band.0.gain"] != before["band.0.gain"], "graphhost reports the new gain")
+    wait(driver, lambda d: all(values()[p] != before[p] for p in ("band.0.gain", "band.0.frequency")),
+         "graphhost reports the new gain and frequency")
     wait(driver, lambda d: curve() != drawn, "the curve redrew")
     dragged = values()
     labels = driver.execute_script(
