@@ -13,10 +13,13 @@ struct PluginHostCommand: ParsableCommand {
     @Option var channels: Int
     @Option var frames: Int
     @Option var live: Int = 0
+    @Option var links: String = ""
 
     func run() throws {
         let status = PluginHostServer.run(
-            .init(id: id, node: node, sampleRate: rate, channels: channels, frames: frames, live: live != 0))
+            .init(
+                id: id, node: node, sampleRate: rate, channels: channels, frames: frames, live: live != 0,
+                links: links))
         throw ExitCode(status)
     }
 }

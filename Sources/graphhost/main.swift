@@ -1,3 +1,5 @@
 import ArgumentParser
+import GraphHost
 
+HeadlessToolkits.prepare()
 GraphHostCommand.main()

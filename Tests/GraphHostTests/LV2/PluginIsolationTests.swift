@@ -115,6 +115,91 @@ final class PluginIsolationTests: XCTestCase {
         XCTAssertTrue(branches[0] == branches[1], "the other branch changed")
     }
 
+    /// MIDI, musical time and ports linked by name cross to the helper: Debian's synthv1 (audio inputs and a MIDI
+    /// input; it starts Qt from its audio code, which aborts without a display unless Qt is offscreen) and mda Piano (a
+    /// MIDI input alone) play a MIDI file's notes, lv2-examples' MIDI gate opens on a note linked to its `control`
+    /// port, its metronome clicks on the graph's beats, and swh's crossover gives its bands by port name to a mixer:
+    /// each sounds as in process, one block later. The instruments hear their notes only while the helper's URID map
+    /// numbers MIDI events as the host's does.
+    func testMIDITimeAndPortsLinkedByNameWorkIsolated() throws {
+        let notes = try TestSupport.twoNotes()
+        let quiet = try TestSupport.floatSine(amplitude: 0, seconds: 2)
+        let tone = try TestSupport.sine(seconds: 2)
+        let bands = try TestSupport.tones([100, 6000])
+        let gate = try LV2EventInputTests.noteFromHalfASecond()
+        func fx(_ uri: String, _ isolate: Bool) -> String {
+            #"{ "id": "fx", "type": "lv2", "uri": "\#(uri)", "isolate": \#(isolate) }"#
+        }
+        let cases: [(String, (Bool) -> String)] = [
+            (
+                "synthv1",
+                {
+                    """
+                    { "nodes": [ { "id": "quiet", "type": "stream", "url": "\(quiet)" },
+                                 { "id": "keys", "type": "midi", "file": "\(notes)" },
+                                 \(fx("http://synthv1.sourceforge.net/lv2", $0)), { "id": "out", "type": "output" } ],
+                      "links": [ { "from": "quiet", "to": "fx" }, { "from": "keys", "to": "fx" },
+                                 { "from": "fx", "to": "out" } ] }
+                    """
+                }
+            ),
+            (
+                "mda Piano",
+                {
+                    """
+                    { "nodes": [ { "id": "keys", "type": "midi", "file": "\(notes)" },
+                                 \(fx("http://drobilla.net/plugins/mda/Piano", $0)),
+                                 { "id": "out", "type": "output" } ],
+                      "links": [ { "from": "keys", "to": "fx" }, { "from": "fx", "to": "out" } ] }
+                    """
+                }
+            ),
+            (
+                "MIDI gate",
+                {
+                    """
+                    { "nodes": [ { "id": "tone", "type": "stream", "url": "\(tone)" },
+                                 { "id": "keys", "type": "midi", "file": "\(gate)" },
+                                 \(fx(LV2EventInputTests.gate, $0)), { "id": "out", "type": "output" } ],
+                      "links": [ { "from": "tone", "to": "fx" }, { "from": "keys", "to": "fx:control" },
+                                 { "from": "fx", "to": "out" } ] }
+                    """
+                }
+            ),
+            (
+                "metronome",
+                {
+                    """
+                    { "transport": { "bpm": 240 },
+                      "nodes": [ \(fx("http://lv2plug.in/plugins/eg-metro", $0)), { "id": "out", "type": "output" } ],
+                      "links": [ { "from": "fx", "to": "out" } ] }
+                    """
+                }
+            ),
+            (
+                "crossover",
+                {
+                    """
+                    { "nodes": [ { "id": "music", "type": "stream", "url": "\(bands)" },
+                                 { "id": "fx", "type": "lv2", "uri": "http://plugin.org.uk/swh-plugins/bwxover_iir",
+                                   "controls": { "cutoff": 1000 }, "isolate": \($0) },
+                                 { "id": "mix", "type": "mixer", "inputs": 2, "volumes": [1, 0.5] },
+                                 { "id": "out", "type": "output" } ],
+                      "links": [ { "from": "music", "to": "fx" }, { "from": "fx:lpoutput", "to": "mix:0" },
+                                 { "from": "fx:hpoutput", "to": "mix:1" }, { "from": "mix", "to": "out" } ] }
+                    """
+                }
+            ),
+        ]
+        for (name, graph) in cases {
+            let inProcess = try render(graph(false)).samples
+            let isolated = try render(graph(true)).samples
+            XCTAssertGreaterThan(TestSupport.peak(inProcess), 0.05, "\(name): silent in process")
+            XCTAssertEqual(isolated.count, inProcess.count, name)
+            XCTAssertLessThan(blockLateDifference(isolated, inProcess), 1e-6, name)
+        }
+    }
+
     /// In the helper a plugin has its worker, its URID map and its properties (a gain read from a file through the
     /// worker), and a LADSPA plugin is isolated the same way: both sound as in process, one block later.
     func testWorkerPropertiesAndLADSPAWorkInTheHelper() throws {
@@ -224,6 +309,24 @@ final class PluginIsolationTests: XCTestCase {
         XCTAssertNotEqual(result.status, 0)
         XCTAssertTrue(err.contains("node 'fx' (urn:graphhost:test:fail)"), err)
         XCTAssertTrue(err.contains("instantiate"), err)
+        // A MIDI processor's events would have to come back a block late into other plugins: refused, with why.
+        let fifths = TestSupport.graph(
+            """
+            { "nodes": [ { "id": "keys", "type": "midi", "file": "\(try TestSupport.twoNotes())" },
+                         { "id": "fx", "type": "lv2", "uri": "http://lv2plug.in/plugins/eg-fifths", "isolate": true },
+                         { "id": "piano", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/Piano" },
+                         { "id": "out", "type": "output" } ],
+              "links": [ { "from": "keys", "to": "fx" }, { "from": "fx", "to": "piano" },
+                         { "from": "piano", "to": "out" } ] }
+            """)
+        let refused = try TestSupport.execute(
+            TestSupport.debugGraphhost,
+            ["render", fifths, "-o", TestSupport.directory.appendingPathComponent("fifths.wav").path],
+            environment: ProcessInfo.processInfo.environment.merging(TestPlugins.lv2Path) { $1 })
+        let why = String(decoding: refused.err, as: UTF8.self)
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertTrue(
+            why.contains("node 'fx' (http://lv2plug.in/plugins/eg-fifths) cannot be isolated: it sends MIDI"), why)
     }
 
     /// Live: the helper's crash and its restart are events naming the node, the plugin and the signal; the run goes on
@@ -304,16 +407,16 @@ final class PluginIsolationTests: XCTestCase {
             byteCount: IsolatedBlock.byteCount(channels: 1, frames: frames), alignment: 64)
         base.initializeMemory(as: UInt8.self, repeating: 0, count: IsolatedBlock.byteCount(channels: 1, frames: frames))
         defer { base.deallocate() }
-        let buffers = (0..<4).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: frames) }
-        defer { buffers.forEach { $0.deallocate() } }
         let devNull = open("/dev/null", O_WRONLY)
         defer { close(devNull) }
         let block = IsolatedBlock(base: base, channels: 1, frames: frames)
+        let memory = UnsafeMutablePointer<Float>.allocate(capacity: IsolatedKernel.memoryFloats(block))
+        defer { memory.deallocate() }
         let kernel = UnsafeMutablePointer<IsolatedKernel>.allocate(capacity: 1)
         kernel.initialize(
             to: IsolatedKernel(
-                block: block, wakeFD: devNull, doneFD: -1, dryIsSilence: false, fadeSamples: 8, offlineWaitMillis: 0,
-                pending: buffers[0], fifo: buffers[1], last: buffers[2], jump: buffers[3]))
+                block: block, wakeFD: devNull, doneFD: -1, dryIsSilence: false, eventBus: -1, fadeSamples: 8,
+                offlineWaitMillis: 0, memory: memory))
         defer {
             kernel.pointee.destroy()
             kernel.deallocate()
@@ -350,5 +453,88 @@ final class PluginIsolationTests: XCTestCase {
         XCTAssertEqual(block.posted.load(ordering: .relaxed), 3)
         XCTAssertEqual(kernel.pointee.missedInARow.load(ordering: .relaxed), 2)
         XCTAssertEqual(call(5), (0..<frames).map { 4 - 1.5 * Float(56 - $0) / 64 }, "block 4, never posted, dry")
+    }
+
+    /// An instrument's events on the kernel's own: posted with their block at their frames; those of a block the busy
+    /// helper could not take come with the next block it takes, at its first frame (a note's end late, never lost),
+    /// and a missed block of an instrument is silence, never its event bytes heard as audio.
+    func testEventsOfABlockTheHelperCouldNotTakeComeWithTheNext() throws {
+        let (channels, frames) = (2, 16)
+        let bytes = IsolatedBlock.byteCount(channels: channels, frames: frames)
+        let base = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
+        base.initializeMemory(as: UInt8.self, repeating: 0, count: bytes)
+        defer { base.deallocate() }
+        let devNull = open("/dev/null", O_WRONLY)
+        defer { close(devNull) }
+        let block = IsolatedBlock(base: base, channels: channels, frames: frames)
+        let memory = UnsafeMutablePointer<Float>.allocate(capacity: IsolatedKernel.memoryFloats(block))
+        defer { memory.deallocate() }
+        let kernel = UnsafeMutablePointer<IsolatedKernel>.allocate(capacity: 1)
+        kernel.initialize(
+            to: IsolatedKernel(
+                block: block, wakeFD: devNull, doneFD: -1, dryIsSilence: true, eventBus: 0, fadeSamples: 8,
+                offlineWaitMillis: 0, memory: memory))
+        defer {
+            kernel.pointee.destroy()
+            kernel.deallocate()
+        }
+        let input = UnsafeMutablePointer<Float>.allocate(capacity: channels * frames)
+        let output = UnsafeMutablePointer<Float>.allocate(capacity: channels * frames)
+        let inputs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 1)
+        inputs.initialize(to: input)
+        defer {
+            [input, output].forEach { $0.deallocate() }
+            inputs.deallocate()
+        }
+        let step = RenderStep(kernel: .isolated(kernel), inputs: inputs, inputCount: 1, output: output)
+        // A sequence of 3-byte MIDI events (type 7) at `events`' frames, as a `midi` node writes it into its bus.
+        func call(_ events: [(frame: Int64, status: UInt8)]) -> [Float] {
+            let sequence = UnsafeMutableRawPointer(input)
+            sequence.storeBytes(of: UInt32(8 + 24 * events.count), as: UInt32.self)
+            sequence.storeBytes(of: UInt32(9), toByteOffset: 4, as: UInt32.self)
+            for (i, event) in events.enumerated() {
+                let at = sequence + 16 + 24 * i
+                at.storeBytes(of: event.frame, as: Int64.self)
+                at.storeBytes(of: UInt32(3), toByteOffset: 8, as: UInt32.self)
+                at.storeBytes(of: UInt32(7), toByteOffset: 12, as: UInt32.self)
+                for (k, byte) in [event.status, 60, 100].enumerated() {
+                    at.storeBytes(of: byte, toByteOffset: 16 + k, as: UInt8.self)
+                }
+            }
+            kernel.pointee.render(step, RenderSlice(frames: frames, channels: channels, channelStride: frames))
+            return Array(UnsafeBufferPointer(start: output, count: channels * frames))
+        }
+        func posted() -> [(frame: Int64, status: UInt8)] {
+            let sequence = UnsafeRawPointer(block.input)
+            let size = Int(sequence.load(as: UInt32.self))
+            return stride(from: 16, to: 8 + size, by: 24).map {
+                (
+                    sequence.load(fromByteOffset: $0, as: Int64.self),
+                    sequence.load(fromByteOffset: $0 + 16, as: UInt8.self)
+                )
+            }
+        }
+        func answer() {
+            let sequence = block.posted.load(ordering: .acquiring)
+            for i in 0..<(channels * frames) { block.output[i] = 0.25 }
+            block.answered.store(sequence, ordering: .releasing)
+            block.done.store(sequence, ordering: .releasing)
+        }
+        XCTAssertEqual(call([(5, 0x90)]), Array(repeating: 0, count: channels * frames), "the latency")
+        XCTAssertEqual(posted().map(\.frame), [5])
+        // Block 1 is not answered: block 2 (a note off at frame 3) is not posted, and block 1 is heard as silence.
+        XCTAssertEqual(call([(3, 0x80)]), Array(repeating: 0, count: channels * frames))
+        XCTAssertEqual(block.posted.load(ordering: .relaxed), 1)
+        answer()
+        _ = call([(7, 0x90)])
+        XCTAssertEqual(block.posted.load(ordering: .relaxed), 2)
+        let next = posted()
+        XCTAssertEqual(next.map(\.frame), [0, 7], "the carried note off first, at frame 0")
+        XCTAssertEqual(next.map(\.status), [0x80, 0x90])
+        answer()
+        let heard = call([])
+        XCTAssertEqual(heard[0], 0.25 / 8, "block 2 fades in after the missed block")
+        XCTAssertEqual(heard[frames - 1], 0.25, "block 2 heard")
+        XCTAssertEqual(posted().count, 0, "carried events go once")
     }
 }

@@ -24,7 +24,8 @@ final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Senda
     private let shared: UnsafeMutableRawPointer
     private let sharedBytes: Int
     private let descriptors: (shared: Int32, wake: Int32, done: Int32, stop: Int32)
-    private let buffers: [UnsafeMutablePointer<Float>]
+    private let memory: UnsafeMutablePointer<Float>
+    private let links: String
     private var supervisor: JoinableThread?
     static let logger = Logger(label: "graphhost.isolation")
 
@@ -41,9 +42,10 @@ final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Senda
 
     /// Starts the helper for `definition` (whose identity `settings` are, e.g. `{"type":"lv2","uri":…}`) and waits
     /// until it hosts the plugin; throws what the helper said when it cannot.
+    /// `links` are the ports the node links by name, as the helper takes them (`--links`; empty: none).
     init(
         id: String, definition: any NodeDefinition, settings: JSONValue, pluginName: String, format: GraphFormat,
-        dryIsSilence: Bool
+        dryIsSilence: Bool, links: String = ""
     ) throws {
         self.id = id
         self.pluginName = pluginName
@@ -53,7 +55,9 @@ final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Senda
         mayMakeSoundUnprompted = dryIsSilence
         let frames = format.nominalBlockLength
         let channels = format.channels
-        sharedBytes = IsolatedBlock.byteCount(channels: channels, frames: frames)
+        let (inputBuses, outputBuses) = (definition.inputBuses, definition.outputBuses)
+        sharedBytes = IsolatedBlock.byteCount(
+            channels: channels, frames: frames, inputBuses: inputBuses, outputBuses: outputBuses)
         let sharedFD = gh_isolation_memfd("graphhost-\(id)", sharedBytes, 0)
         let wake = gh_isolation_eventfd(0)
         let done = gh_isolation_eventfd(0)
@@ -75,10 +79,11 @@ final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Senda
         shared = mapped
         descriptors = (sharedFD, wake, done, stop)
         let settings = Self.helperSettings(definition, identity: settings)
+        self.links = links
         let helper: PluginHelperProcess
         do {
             helper = try PluginHelperProcess(
-                arguments: Self.arguments(id: id, settings: settings, format: format, live: false),
+                arguments: Self.arguments(id: id, settings: settings, links: links, format: format, live: false),
                 shared: sharedFD, wake: wake, done: done, timeout: PluginIsolation.startSeconds)
         } catch {
             RenderMemory.unpin(mapped)
@@ -87,16 +92,16 @@ final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Senda
             throw PluginIsolationError.refused("node '\(id)' (\(pluginName)): \(error)")
         }
         pluginLatency = Int(helper.readyLine.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0)
-        buffers = [channels * frames, channels * frames, channels, channels].map {
-            UnsafeMutablePointer<Float>.allocateRender(capacity: $0)
-        }
+        let block = IsolatedBlock(
+            base: mapped, channels: channels, frames: frames, inputBuses: inputBuses, outputBuses: outputBuses)
+        memory = .allocateRender(capacity: IsolatedKernel.memoryFloats(block))
         kernelPointer = .allocateRender(capacity: 1)
         kernelPointer.initialize(
             to: IsolatedKernel(
-                block: IsolatedBlock(base: mapped, channels: channels, frames: frames), wakeFD: wake, doneFD: done,
-                dryIsSilence: dryIsSilence, fadeSamples: Int(0.02 * Double(format.sampleRate)),
-                offlineWaitMillis: PluginIsolation.offlineWaitMillis,
-                pending: buffers[0], fifo: buffers[1], last: buffers[2], jump: buffers[3]))
+                block: block, wakeFD: wake, doneFD: done, dryIsSilence: dryIsSilence,
+                eventBus: (0..<inputBuses).first { definition.carriesEvents(bus: $0) } ?? -1,
+                fadeSamples: Int(0.02 * Double(format.sampleRate)),
+                offlineWaitMillis: PluginIsolation.offlineWaitMillis, memory: memory))
         state = Mutex(State(helper: helper, definition: definition, settings: settings))
     }
 
@@ -105,11 +110,13 @@ final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Senda
         definition.liveSettings.reduce(identity) { $0.setting($1.key, $1.value) }
     }
 
-    static func arguments(id: String, settings: JSONValue, format: GraphFormat, live: Bool) -> [String] {
+    static func arguments(id: String, settings: JSONValue, links: String, format: GraphFormat, live: Bool)
+        -> [String]
+    {
         [
             "--id", id, "--node", settings.compact, "--rate", "\(format.sampleRate)", "--channels",
             "\(format.channels)", "--frames", "\(format.nominalBlockLength)", "--live", live ? "1" : "0",
-        ]
+        ] + (links.isEmpty ? [] : ["--links", links])
     }
 
     var kernel: RenderStep.Kernel { .isolated(kernelPointer) }
@@ -230,7 +237,7 @@ final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Senda
                 state.helper = try PluginHelperProcess(
                     arguments: Self.arguments(
                         id: id, settings: Self.helperSettings(state.definition, identity: state.settings),
-                        format: format, live: state.live),
+                        links: links, format: format, live: state.live),
                     shared: descriptors.shared, wake: descriptors.wake, done: descriptors.done,
                     timeout: PluginIsolation.startSeconds)
                 let said = "node '\(id)' (\(pluginName)): the plugin runs again in a new process"
@@ -260,7 +267,7 @@ final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Senda
         }
         kernelPointer.pointee.destroy()
         kernelPointer.deinitialize(count: 1).deallocateRender()
-        buffers.forEach { $0.deallocateRender() }
+        memory.deallocateRender()
         RenderMemory.unpin(shared)
         munmap(shared, sharedBytes)
         for fd in [descriptors.shared, descriptors.wake, descriptors.done, descriptors.stop] { Glibc.close(fd) }

@@ -46,6 +46,8 @@ final class PluginHelperProcess {
         environment["SWIFT_BACKTRACE"] = "enable=no"
         let variables = environment.map { strdup("\($0.key)=\($0.value)") }
         defer { (copies + variables).forEach { free($0) } }
+        // A helper that ends while it is being written to must not end the host.
+        Glibc.signal(SIGPIPE, SIG_IGN)
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, Self.executable, &actions, nil, copies + [nil], variables + [nil])
         // Only the helper may hold the pipes' other ends: its end closes them when it dies.
@@ -59,6 +61,8 @@ final class PluginHelperProcess {
         pidfd = gh_isolation_pidfd(pid)
         requests = input[1]
         answers = output[0]
+        // The helper's URID map starts as a copy of this one, so the URIDs in shared events mean the same there.
+        write(line: (["urids"] + URIDMap.shared.uris).joined(separator: " "))
         let first = readLine(timeout: timeout)
         guard let first, first.hasPrefix("ready") else {
             let said = first.map { $0.hasPrefix("error ") ? String($0.dropFirst(6)) : $0 }
@@ -71,11 +75,23 @@ final class PluginHelperProcess {
     /// The helper's first line ("ready" and what it reports).
     private(set) var readyLine = ""
 
+    /// Writes a line to the helper; false when it could not take it all (it ended).
+    @discardableResult
+    private func write(line: String) -> Bool {
+        let bytes = Array((String(line.map { $0 == "\n" ? " " : $0 }) + "\n").utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes.withUnsafeBufferPointer { Glibc.write(requests, $0.baseAddress! + sent, $0.count - sent) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return false }
+            sent += n
+        }
+        return true
+    }
+
     /// Sends a request line and returns the answer ("ok …"), throwing the helper's error or its end.
     func request(_ line: String, timeout: Double) throws -> String {
-        let bytes = Array((String(line.map { $0 == "\n" ? " " : $0 }) + "\n").utf8)
-        let sent = bytes.withUnsafeBufferPointer { write(requests, $0.baseAddress, $0.count) }
-        guard sent == bytes.count, let answer = readLine(timeout: timeout) else {
+        guard write(line: line), let answer = readLine(timeout: timeout) else {
             throw PluginIsolationError.helperFailed(ended ?? "its process does not answer")
         }
         if answer.hasPrefix("error ") { throw PluginIsolationError.refused(String(answer.dropFirst(6))) }

@@ -8,8 +8,8 @@ import GraphHostCore
 /// The helper process of an isolated plugin node (`graphhost plugin-host`): it reads the node's settings, hosts the
 /// plugin in place (lilv, its worker, state, options and URID map all in this process), renders each block the host
 /// posts in the shared memory on descriptor 3 when descriptor 4 wakes it, signals descriptor 5, and answers the
-/// host's commands on standard input, one line each: "check REQUEST", "do REQUEST", "live 0|1". It ends when its
-/// input closes, and with the host.
+/// host's commands on standard input, one line each: "check REQUEST", "do REQUEST", "live 0|1", after a first line
+/// "urids URI…", the host's URID table, which it takes as its own. It ends when its input closes, and with the host.
 public enum PluginHostServer {
     public struct Options {
         public var id: String
@@ -18,9 +18,13 @@ public enum PluginHostServer {
         public var channels: Int
         public var frames: Int
         public var live: Bool
-        public init(id: String, node: String, sampleRate: Int, channels: Int, frames: Int, live: Bool) {
+        /// The ports the node links by name (`LV2PortLinks` as JSON; empty: none).
+        public var links: String
+        public init(
+            id: String, node: String, sampleRate: Int, channels: Int, frames: Int, live: Bool, links: String = ""
+        ) {
             (self.id, self.node, self.sampleRate, self.channels) = (id, node, sampleRate, channels)
-            (self.frames, self.live) = (frames, live)
+            (self.frames, self.live, self.links) = (frames, live, links)
         }
     }
 
@@ -33,6 +37,13 @@ public enum PluginHostServer {
     public static func run(_ options: Options) -> Int32 {
         gh_isolation_die_with_parent()
         PluginIsolation.inHelper = true
+        // The host's URID table comes first, before anything here maps a URI.
+        let table = Swift.readLine() ?? ""
+        guard table.hasPrefix("urids"), URIDMap.shared.take(table.split(separator: " ").dropFirst().map(String.init))
+        else {
+            say("error the host's URID table could not be taken")
+            return 1
+        }
         let instance: NodeInstance
         let definition: any NodeDefinition
         var format = GraphFormat(sampleRate: options.sampleRate, channels: options.channels, maxFrames: options.frames)
@@ -47,17 +58,25 @@ public enum PluginHostServer {
             say("error node '\(options.id)' is not a plugin node")
             return 1
         }
-        let bytes = IsolatedBlock.byteCount(channels: options.channels, frames: options.frames)
+        let (inputBuses, outputBuses) = (definition.inputBuses, definition.outputBuses)
+        let bytes = IsolatedBlock.byteCount(
+            channels: options.channels, frames: options.frames, inputBuses: inputBuses, outputBuses: outputBuses)
         guard let mapped = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, 3, 0), mapped != MAP_FAILED else {
             say("error mmap of the shared block failed: \(String(cString: strerror(errno)))")
             return 1
         }
-        let block = IsolatedBlock(base: mapped, channels: options.channels, frames: options.frames)
-        let inputs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocateRender(capacity: 1)
-        inputs.initialize(to: block.input)
+        let block = IsolatedBlock(
+            base: mapped, channels: options.channels, frames: options.frames, inputBuses: inputBuses,
+            outputBuses: outputBuses)
+        let inputs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocateRender(capacity: inputBuses)
+        for bus in 0..<inputBuses { (inputs + bus).initialize(to: block.input(bus)) }
+        let extraOutputs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocateRender(capacity: outputBuses)
+        for bus in 1..<max(outputBuses, 1) { (extraOutputs + bus - 1).initialize(to: block.output(bus)) }
         let step = IsolatedHelperStep(
             block: block,
-            step: RenderStep(kernel: instance.kernel, inputs: inputs, inputCount: 1, output: block.output),
+            step: RenderStep(
+                kernel: instance.kernel, inputs: inputs, inputCount: inputBuses, output: block.output,
+                extraOutputs: outputBuses > 1 ? extraOutputs : nil),
             messages: ControlQueue.allocate(), doneFD: 5)
         let send: (ControlMessage) throws -> Void = { message in
             guard step.send(message) else { throw PluginIsolationError.refused("too many changes at once") }
@@ -135,10 +154,14 @@ public enum PluginHostServer {
         let context = NodeContext(
             format: format, baseDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
         guard
-            let definition = kind.parseDefinition(
+            var definition = kind.parseDefinition(
                 NodeSettings(object: object, path: "node"), context: context, issues: &issues), issues.errors.isEmpty
         else {
             throw PluginIsolationError.refused(issues.errors.map(\.description).joined(separator: "; "))
+        }
+        if !options.links.isEmpty, var plugin = definition as? LV2Node {
+            try plugin.take(LV2PortLinks(json: options.links))
+            definition = plugin
         }
         return (definition, try definition.instantiate(id: options.id, format: format))
     }

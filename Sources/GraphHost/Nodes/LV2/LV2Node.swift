@@ -67,7 +67,7 @@ public struct LV2Node: NodeDefinition, ControlPortNode {
     /// Input ports fed by links of their own (`"to": "NODE:PORT"`), each on input bus 1, 2, …: the source bus's
     /// `channel`, or the average of its channels; or, for the MIDI input of a plugin with audio inputs, the events of
     /// a `midi` node or a plugin sending MIDI (`carriesEvents`).
-    public struct PortInput: Sendable, Equatable {
+    public struct PortInput: Sendable, Equatable, Codable {
         public var port: Int
         public var symbol: String
         public var channel: Int?
@@ -76,7 +76,7 @@ public struct LV2Node: NodeDefinition, ControlPortNode {
     public var portInputs: [PortInput] = []
     /// Output buses 1, 2, … made of output ports linked by name (`"from": "NODE:PORT,PORT"`): channel i is the i-th
     /// port, and a single port fills every channel.
-    public struct PortOutput: Sendable, Equatable {
+    public struct PortOutput: Sendable, Equatable, Codable {
         public var ports: [Int]
         public var symbols: [String]
     }
@@ -253,14 +253,15 @@ public struct LV2Node: NodeDefinition, ControlPortNode {
 
     public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance {
         guard PluginIsolation.applies(isolate) else { return try LV2Instance(id: id, node: self, format: format) }
-        guard portInputs.isEmpty, portOutputs.isEmpty, !plugin.readsEvents, !plugin.sendsEvents else {
+        guard !plugin.sendsEvents else {
             throw PluginIsolationError.unsupported(
-                "node '\(id)' (\(uri)) cannot be isolated: it links ports by name or carries MIDI, and an isolated "
-                    + "plugin takes one audio bus in and gives one out")
+                "node '\(id)' (\(uri)) cannot be isolated: it sends MIDI, and the events of an isolated plugin "
+                    + "go only into it")
         }
         return try IsolatedPluginInstance(
             id: id, definition: self, settings: .object([("type", .string(Self.typeName)), ("uri", .string(uri))]),
-            pluginName: uri, format: format, dryIsSilence: mainInputs.isEmpty)
+            pluginName: uri, format: format, dryIsSilence: mainInputs.isEmpty,
+            links: portInputs.isEmpty && portOutputs.isEmpty ? "" : LV2PortLinks(self).json)
     }
 
     /// The same plugin keeps its instance (and its state); a changed preset, changed controls and changed properties

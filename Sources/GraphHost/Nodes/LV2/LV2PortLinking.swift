@@ -1,3 +1,5 @@
+import FoundationEssentials
+
 extension LV2Node {
     /// Links ports by name. On "to", input ports that are not the node's main inputs (sidechains, extra inputs, CV, the
     /// MIDI input of a plugin with audio inputs): each gets an input bus of its own, reading the source's channel i for
@@ -112,5 +114,35 @@ extension LV2Node {
                 "\(what) '\(port.symbol)' of '\(id)' is not linked and reads "
                 + "silence (link it with \"to\": \"\(id):\(port.symbol)\")"
         }
+    }
+}
+
+/// The ports an LV2 node links by name, as its isolated plugin's helper process takes them (`plugin-host --links`):
+/// the helper hosts the node without the graph's links, and must make the same buses.
+struct LV2PortLinks: Codable {
+    var inputs: [LV2Node.PortInput]
+    var outputs: [LV2Node.PortOutput]
+
+    init(_ node: LV2Node) {
+        inputs = node.portInputs
+        outputs = node.portOutputs
+    }
+
+    init(json: String) throws {
+        self = try JSONDecoder().decode(Self.self, from: Data(json.utf8))
+    }
+
+    var json: String { String(decoding: (try? JSONEncoder().encode(self)) ?? Data(), as: UTF8.self) }
+}
+
+extension LV2Node {
+    /// Takes the links the host made (the helper's node), checking that they name this plugin's ports.
+    mutating func take(_ links: LV2PortLinks) throws {
+        let ports = Set(plugin.ports.map(\.index))
+        guard (links.inputs.map(\.port) + links.outputs.flatMap(\.ports)).allSatisfy(ports.contains) else {
+            throw PluginIsolationError.refused("the linked ports are not ports of \(uri)")
+        }
+        portInputs = links.inputs
+        portOutputs = links.outputs
     }
 }

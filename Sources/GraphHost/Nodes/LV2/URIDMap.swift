@@ -60,4 +60,13 @@ public final class URIDMap: Sendable {
     }
 
     public var count: Int { table.withLock { $0.uris.count } }
+
+    /// Every URI mapped so far, in URID order.
+    public var uris: [String] { table.withLock { $0.uris.map { String(cString: $0) } } }
+
+    /// Maps `uris` in order (a helper process taking its host's table); false when this map already holds a URI at
+    /// another number.
+    public func take(_ uris: [String]) -> Bool {
+        uris.enumerated().allSatisfy { map($0.element) == LV2_URID($0.offset + 1) }
+    }
 }

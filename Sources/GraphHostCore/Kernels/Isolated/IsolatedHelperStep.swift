@@ -46,7 +46,8 @@ public struct IsolatedHelperStep {
         }
         let frames = min(max(block.postedFrames.load(ordering: .relaxed), 1), block.frames)
         let slice = RenderSlice(
-            frames: frames, channels: block.channels, channelStride: block.frames, guardOutput: true)
+            frames: frames, channels: block.channels, channelStride: block.frames, guardOutput: true,
+            time: block.hasTime.pointee ? UnsafePointer(block.time) : nil)
         step.kernel.render(step, slice)
         block.answered.store(posted, ordering: .releasing)
         block.done.store(posted, ordering: .releasing)

@@ -1,0 +1,12 @@
+import Glibc
+
+/// Plugins that start a GUI toolkit from their audio code (Qt, in synthv1, drumkv1, samplv1 and padthv1) abort the
+/// process when no display is there. Without one (no DISPLAY and no WAYLAND_DISPLAY), Qt is given its offscreen
+/// platform, unless the user chose one; graphhost never shows a plugin's window.
+public enum HeadlessToolkits {
+    /// Call once at start, before any thread runs.
+    public static func prepare() {
+        guard getenv("DISPLAY") == nil, getenv("WAYLAND_DISPLAY") == nil else { return }
+        setenv("QT_QPA_PLATFORM", "offscreen", 0)
+    }
+}
