@@ -152,3 +152,40 @@ context.modules = [
   }}
 ]
 """
+
+
+def render_or_isolate(command, row):
+    """Runs a `graphhost render` command for a plugin sweep's `row`. When it crashes, aborts or hangs graphhost (no
+    end within 120 s), it runs again isolated (`--isolate-plugins`), as a user who cannot trust the plugin would run
+    it, and row["crash"] says what happened in process; once a row is isolated, its later renders are too.
+    row["restarts"] notes a helper that had to restart. Returns the CompletedProcess, or None when it did not end."""
+    def attempt(arguments):
+        try:
+            return subprocess.run(arguments, capture_output=True, text=True, cwd=ROOT, timeout=120)
+        except subprocess.TimeoutExpired:
+            return None
+    isolate = ["--isolate-plugins"] if row.get("crash") else []
+    rendered = attempt(command + isolate)
+    if not isolate and (rendered is None or rendered.returncode < 0 or rendered.returncode >= 128):
+        row["crash"] = "hangs" if rendered is None else "crashes (" + _signal_name(rendered.returncode) + ")"
+        rendered = attempt(command + ["--isolate-plugins"])
+    if rendered is not None:
+        row["restarts"] = row.get("restarts", False) or "the plugin restarts" in rendered.stderr
+    return rendered
+
+
+def crash_note(row):
+    """How a sweep's table says that a plugin ran isolated, and why (empty when it ran in process)."""
+    if not row.get("crash"):
+        return ""
+    return f"isolated: it {row['crash']} in process, the plugin's fault" + (
+        "; restarted in its helper" if row.get("restarts") else "")
+
+
+def _signal_name(returncode):
+    import signal
+    number = -returncode if returncode < 0 else returncode - 128
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"

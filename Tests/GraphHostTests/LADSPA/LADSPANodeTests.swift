@@ -40,6 +40,24 @@ final class LADSPANodeTests: XCTestCase {
         XCTAssertGreaterThan(dry.map(abs).max() ?? 0, 0.4)
     }
 
+    /// With no LADSPA_PATH graphhost searches every folder Debian's PipeWire filter-chain searches (its multiarch
+    /// folder included, where omins installs), after the user's and the local ones.
+    func testTheDefaultPathHoldsFilterChainsFolders() throws {
+        let module = try Data(
+            contentsOf: URL(
+                fileURLWithPath: "/usr/lib/x86_64-linux-gnu/pipewire-0.3/libpipewire-module-filter-chain.so"))
+        let start = try XCTUnwrap(module.firstRange(of: Data("/usr/lib64/ladspa:".utf8))).lowerBound
+        let end = try XCTUnwrap(module[start...].firstIndex(of: 0))
+        // Built as the compiled-in path followed by the library folder's "/ladspa".
+        let theirs = (String(decoding: module[start..<end], as: UTF8.self) + "/ladspa").split(separator: ":")
+        let ours = LADSPALibraries(environment: ["HOME": "/nonexistent"]).searchPath.split(separator: ":")
+        XCTAssertEqual(ours.first, "~/.ladspa")
+        for folder in theirs where !folder.hasPrefix("/usr/lib64") {
+            XCTAssertTrue(ours.contains(folder), "\(folder) is not in \(ours)")
+        }
+        XCTAssertTrue(ours.contains("/usr/lib/x86_64-linux-gnu/ladspa"))
+    }
+
     /// swh's Single band parametric (named by unique id, +9 dB at 1 kHz, one octave) on pink noise: graphhost's
     /// render equals what the LADSPA SDK's applyplugin writes (16-bit, so within one step), and the plugin changed it.
     func testAParametricEQRendersAsTheLADSPASDKsHostDoes() throws {

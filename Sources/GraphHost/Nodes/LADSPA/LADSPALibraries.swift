@@ -8,8 +8,11 @@ import Synchronization
 public final class LADSPALibraries: Sendable {
     public static let shared = LADSPALibraries()
 
-    /// Where Debian's packages put LADSPA libraries, after the user's and the local folders.
-    public static let defaultPath = "~/.ladspa:/usr/local/lib/ladspa:/usr/lib/ladspa"
+    /// Where Debian's packages put LADSPA libraries (the multiarch folder, as PipeWire's filter-chain searches it, and
+    /// the plain one), after the user's and the local folders.
+    public static var defaultPath: String {
+        "~/.ladspa:/usr/local/lib/ladspa:/usr/lib/\(Multiarch.triplet)/ladspa:/usr/lib/ladspa"
+    }
 
     public let searchPath: String
     private let folders: [String]

@@ -22,12 +22,7 @@ public final class LV2World: Sendable {
 
     /// lilv's own default path on Debian: the user's folder, the multiarch folder, then the others.
     public static var defaultPath: String {
-        #if arch(arm64)
-            let triplet = "aarch64-linux-gnu"
-        #else
-            let triplet = "x86_64-linux-gnu"
-        #endif
-        return "~/.lv2:/usr/lib/\(triplet)/lv2:/usr/lib/lv2:/usr/local/lib/lv2"
+        "~/.lv2:/usr/lib/\(Multiarch.triplet)/lv2:/usr/lib/lv2:/usr/local/lib/lv2"
     }
 
     private init() {
