@@ -115,6 +115,26 @@ final class PluginIsolationTests: XCTestCase {
         XCTAssertTrue(branches[0] == branches[1], "the other branch changed")
     }
 
+    /// The plugin's own state (its state interface) survives a crash: the fixture fades its halved input in over its
+    /// first 200 runs, a count it saves and restores. The helper saves it after a command at 1.5 s (and every 2 s);
+    /// restarted after the crash near its 400th run, the plugin gets it back and plays on at full gain instead of
+    /// fading in again.
+    func testARestartedPluginGetsBackTheStateItHadSaved() throws {
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 3)
+        let song = try render(chain(mp3, fx: #"{ "id": "fx", "type": "ipod-eq" }"#), seconds: 3).samples
+        let fx =
+            #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:stateful", "isolate": true, "#
+            + #""controls": { "fault": 1, "after": 100000 } }"#
+        let (out, err) = try render(chain(mp3, fx: fx), ["--at", "1.5", "set fx after 400"], seconds: 3)
+        XCTAssertTrue(err.contains("SIGSEGV"), err)
+        XCTAssertTrue(err.contains("runs again in a new process, with the state it had saved"), err)
+        let frames = out.count / 2
+        let crash = try XCTUnwrap(
+            (72000..<frames).first { difference(out, song, $0..<($0 + 1), gain: 0.5) > 1e-6 }, "no crash")
+        XCTAssertLessThan(crash, frames - 24000, "the crash came late")
+        XCTAssertLessThan(difference(out, song, (crash + Self.block + 960)..<(crash + 24000), gain: 0.5), 1e-6)
+    }
+
     /// MIDI, musical time and ports linked by name cross to the helper: Debian's synthv1 (audio inputs and a MIDI
     /// input; it starts Qt from its audio code, which aborts without a display unless Qt is offscreen) and mda Piano (a
     /// MIDI input alone) play a MIDI file's notes, lv2-examples' MIDI gate opens on a note linked to its `control`

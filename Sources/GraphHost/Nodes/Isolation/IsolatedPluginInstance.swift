@@ -9,7 +9,8 @@ import Synchronization
 /// A plugin node whose plugin runs in a `graphhost plugin-host` helper process. The render world plays its output
 /// one block late through an `IsolatedKernel`; commands go to the helper and come back answered; a supervisor thread
 /// watches the helper, and after a crash or a hang restarts it with the node's current settings (control values,
-/// preset, properties, bypass), backing off, until `PluginIsolation.maxRestarts`.
+/// preset, properties, bypass) and the plugin's own state as last saved, backing off, until
+/// `PluginIsolation.maxRestarts`.
 final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Sendable {
     let id: String
     /// How messages name the plugin (its URI, or a LADSPA plugin's label and library).
@@ -21,6 +22,9 @@ final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Senda
     let mayMakeSoundUnprompted: Bool
     /// The latency the plugin itself reports (frames), measured by its helper.
     let pluginLatency: Int
+    /// Whether the plugin keeps state of its own, which the helper saves after each command and every
+    /// `PluginIsolation.saveSeconds`, and a restarted helper restores.
+    let keepsState: Bool
     private let shared: UnsafeMutableRawPointer
     private let sharedBytes: Int
     private let descriptors: (shared: Int32, wake: Int32, done: Int32, stop: Int32)
@@ -37,6 +41,9 @@ final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Senda
         var restarts = 0
         var processEvents: [String] = []
         var closing = false
+        /// The plugin's own state as its helper last saved it (`SavedPluginState`), and when (monotonic ns).
+        var savedState = ""
+        var savedAt = 0
     }
     private let state: Mutex<State>
 
@@ -91,7 +98,9 @@ final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Senda
             closeAll()
             throw PluginIsolationError.refused("node '\(id)' (\(pluginName)): \(error)")
         }
-        pluginLatency = Int(helper.readyLine.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0)
+        let ready = helper.readyLine.split(separator: " ")
+        pluginLatency = ready.dropFirst().first.flatMap { Int($0) } ?? 0
+        keepsState = ready.dropFirst(2).first == "1"
         let block = IsolatedBlock(
             base: mapped, channels: channels, frames: frames, inputBuses: inputBuses, outputBuses: outputBuses)
         memory = .allocateRender(capacity: IsolatedKernel.memoryFloats(block))
@@ -148,8 +157,17 @@ final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Senda
         try state.withLock { state in
             _ = try ask(&state, "do", command)
             state.definition = state.definition.applying(command)
+            save(&state)
         }
         return []
+    }
+
+    /// Asks the helper for the plugin's own state and keeps it (a helper that cannot answer keeps the last one).
+    private func save(_ state: inout State) {
+        guard keepsState, let helper = state.helper, helper.ended == nil else { return }
+        state.savedAt = MonotonicClock.nanos()
+        guard let answer = try? helper.request("state", timeout: PluginIsolation.answerSeconds) else { return }
+        state.savedState = String(answer.dropFirst("ok".count).drop { $0 == " " })
     }
 
     private func ask(_ state: inout State, _ verb: String, _ command: NodeCommand) throws -> String {
@@ -205,7 +223,12 @@ final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Senda
                     reason = "it did not answer for \(missed) block(s), so its process was killed"
                 }
             }
-            guard let reason else { continue }
+            guard let reason else {
+                state.withLock { state in
+                    if MonotonicClock.nanos() - state.savedAt > Int(PluginIsolation.saveSeconds * 1e9) { save(&state) }
+                }
+                continue
+            }
             restart(after: reason)
         }
     }
@@ -239,8 +262,10 @@ final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Senda
                         id: id, settings: Self.helperSettings(state.definition, identity: state.settings),
                         links: links, format: format, live: state.live),
                     shared: descriptors.shared, wake: descriptors.wake, done: descriptors.done,
-                    timeout: PluginIsolation.startSeconds)
-                let said = "node '\(id)' (\(pluginName)): the plugin runs again in a new process"
+                    timeout: PluginIsolation.startSeconds, savedState: state.savedState)
+                let said =
+                    "node '\(id)' (\(pluginName)): the plugin runs again in a new process"
+                    + (state.savedState.isEmpty ? "" : ", with the state it had saved")
                 state.processEvents.append(said)
                 Self.logger.notice("\(said)")
                 return nil

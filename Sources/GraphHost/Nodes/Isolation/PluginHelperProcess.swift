@@ -21,8 +21,10 @@ final class PluginHelperProcess {
     }
 
     /// Starts the helper with `arguments` after `plugin-host`, sharing `shared` (3), `wake` (4) and `done` (5), and
-    /// waits up to `timeout` seconds for its first line: "ready LATENCY", or "error MESSAGE" (thrown).
-    init(arguments: [String], shared: Int32, wake: Int32, done: Int32, timeout: Double) throws {
+    /// waits up to `timeout` seconds for its first line: "ready LATENCY KEEPS-STATE", or "error MESSAGE" (thrown).
+    /// `savedState` (`SavedPluginState`) is restored by the helper before it serves.
+    init(arguments: [String], shared: Int32, wake: Int32, done: Int32, timeout: Double, savedState: String = "") throws
+    {
         var input: [Int32] = [-1, -1]
         var output: [Int32] = [-1, -1]
         guard gh_isolation_pipe(&input) == 0 else { throw PluginIsolationError.system("pipe", errno) }
@@ -63,6 +65,7 @@ final class PluginHelperProcess {
         answers = output[0]
         // The helper's URID map starts as a copy of this one, so the URIDs in shared events mean the same there.
         write(line: (["urids"] + URIDMap.shared.uris).joined(separator: " "))
+        write(line: "state \(savedState)")
         let first = readLine(timeout: timeout)
         guard let first, first.hasPrefix("ready") else {
             let said = first.map { $0.hasPrefix("error ") ? String($0.dropFirst(6)) : $0 }

@@ -8,8 +8,10 @@ import GraphHostCore
 /// The helper process of an isolated plugin node (`graphhost plugin-host`): it reads the node's settings, hosts the
 /// plugin in place (lilv, its worker, state, options and URID map all in this process), renders each block the host
 /// posts in the shared memory on descriptor 3 when descriptor 4 wakes it, signals descriptor 5, and answers the
-/// host's commands on standard input, one line each: "check REQUEST", "do REQUEST", "live 0|1", after a first line
-/// "urids URI…", the host's URID table, which it takes as its own. It ends when its input closes, and with the host.
+/// host's commands on standard input, one line each: "check REQUEST", "do REQUEST", "live 0|1", "state" (answered
+/// with the plugin's own state, `SavedPluginState`), after two first lines: "urids URI…", the host's URID table,
+/// which it takes as its own, and "state SAVED", the state an earlier helper saved, which it restores before it
+/// serves. It ends when its input closes, and with the host.
 public enum PluginHostServer {
     public struct Options {
         public var id: String
@@ -44,6 +46,8 @@ public enum PluginHostServer {
             say("error the host's URID table could not be taken")
             return 1
         }
+        // Then the plugin's own state, saved by an earlier helper (empty: none).
+        let savedState = String((Swift.readLine() ?? "").dropFirst("state".count).drop { $0 == " " })
         let instance: NodeInstance
         let definition: any NodeDefinition
         var format = GraphFormat(sampleRate: options.sampleRate, channels: options.channels, maxFrames: options.frames)
@@ -81,8 +85,12 @@ public enum PluginHostServer {
         let send: (ControlMessage) throws -> Void = { message in
             guard step.send(message) else { throw PluginIsolationError.refused("too many changes at once") }
         }
+        let plugin = instance as? LV2Instance
         do {
             for command in definition.initialCommands { try instance.perform(command, concurrent: true, send: send) }
+            if !savedState.isEmpty, let plugin {
+                try plugin.restore(savedStates: try SavedPluginState.decode(savedState), concurrent: false, send: send)
+            }
         } catch {
             say("error \(error)")
             return 1
@@ -114,13 +122,16 @@ public enum PluginHostServer {
                 while served.serve() {}
             }
         }
-        say("ready \(latency)")
+        say("ready \(latency) \(plugin?.keepsState == true ? 1 : 0)")
         while let line = Swift.readLine() {
             let (verb, rest) =
                 line.firstIndex(of: " ").map { (line[..<$0], line[line.index(after: $0)...]) }
                 ?? (line[...], "")
             do {
+                var answer = "ok"
                 switch verb {
+                case "state":
+                    answer += " " + SavedPluginState.encode(plugin?.savedStates() ?? [])
                 case "live":
                     instance.setRealTime(rest == "1")
                     live.store(rest == "1", ordering: .relaxed)
@@ -135,7 +146,7 @@ public enum PluginHostServer {
                     throw PluginIsolationError.refused("unknown request '\(verb)'")
                 }
                 instance.hostedPlugin?.drainLog()
-                say("ok")
+                say(answer)
             } catch {
                 instance.hostedPlugin?.drainLog()
                 say("error \(error)")

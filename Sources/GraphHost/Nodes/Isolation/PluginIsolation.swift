@@ -38,4 +38,6 @@ public enum PluginIsolation {
     /// Seconds a helper may take to start (load and instantiate its plugin) or to answer a command.
     static let startSeconds = 20.0
     static let answerSeconds = 5.0
+    /// Seconds between the saves of a plugin's own state while no command comes (a save follows every command).
+    static let saveSeconds = 2.0
 }

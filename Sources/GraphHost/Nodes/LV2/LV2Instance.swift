@@ -601,6 +601,61 @@ final class LV2Instance: NodeInstance, HostedPlugin {
         if restored == nil { throw NodeCommandError.failed("'\(id)': the state for \(what) could not be made") }
     }
 
+    /// Whether the plugin keeps state of its own (the state interface), beyond its ports and properties.
+    var keepsState: Bool {
+        instances.first.map { lilv_instance_get_extension_data($0, "http://lv2plug.in/ns/ext/state#interface") != nil }
+            ?? false
+    }
+
+    /// The plugin's own state, per instance, as Turtle (its state interface's properties; port values are the node's
+    /// settings): what an isolated plugin's host keeps to restore after a restart. Nil when it keeps none. Saving
+    /// may run beside run() (LV2 state's own threading class).
+    func savedStates() -> [String]? {
+        guard keepsState else { return nil }
+        var texts: [String] = []
+        for (copy, instance) in instances.enumerated() {
+            let text = LV2World.shared.withPlugin(node.uri) { world, plugin -> String? in
+                let flags = UInt32(LV2_STATE_IS_POD.rawValue | LV2_STATE_IS_PORTABLE.rawValue)
+                guard
+                    let state = lilv_state_new_from_instance(
+                        plugin, instance, URIDMap.shared.mapFeature, nil, nil, nil, nil, nil, nil, flags,
+                        restoreFeatureLists[copy])
+                else { return nil }
+                defer { lilv_state_free(state) }
+                guard
+                    let text = lilv_state_to_string(
+                        world, URIDMap.shared.mapFeature, URIDMap.shared.unmapFeature, state,
+                        "urn:graphhost:saved-state", nil)
+                else { return nil }
+                defer { lilv_free(text) }
+                return String(cString: text)
+            }
+            guard let text = text ?? nil else { return nil }
+            texts.append(text)
+        }
+        return texts
+    }
+
+    /// Restores what `savedStates()` gave into each instance (before it renders, or paused while it does).
+    func restore(savedStates texts: [String], concurrent: Bool, send: (ControlMessage) throws -> Void) throws {
+        guard texts.count == instances.count else {
+            throw NodeCommandError.failed("'\(id)': the saved state is for \(texts.count) instance(s)")
+        }
+        var restored: Void?
+        try whilePaused(concurrent && !node.plugin.supportsThreadSafeRestore, send: send, what: "its saved state") {
+            restored = LV2World.shared.withWorld { world -> Void? in
+                for (copy, instance) in instances.enumerated() {
+                    guard let state = lilv_state_new_from_string(world, URIDMap.shared.mapFeature, texts[copy])
+                    else { return nil }
+                    lilv_state_restore(state, instance, nil, nil, 0, restoreFeatureLists[copy])
+                    lilv_state_free(state)
+                }
+                return ()
+            }
+        }
+        if restored == nil { throw NodeCommandError.failed("'\(id)': its saved state could not be read") }
+    }
+
     /// The block length the plugin was told it runs most of the time (bufsz:nominalBlockLength).
     var nominalBlockLength: Int { features.nominalBlockLength }
 
