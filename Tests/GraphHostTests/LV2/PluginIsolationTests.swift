@@ -115,6 +115,36 @@ final class PluginIsolationTests: XCTestCase {
         XCTAssertTrue(branches[0] == branches[1], "the other branch changed")
     }
 
+    /// `status` shows what only the helper can read of an isolated plugin: the property values the file-gain fixture
+    /// reports (patch:Set on its notify port) and the latency x42's dpl writes to its control output.
+    func testStatusShowsTheControlOutputsAndPropertiesOfIsolatedPlugins() throws {
+        try LV2HostTests.loadFixture("file-gain.lv2", source: "file_gain.c", binary: "file_gain.so")
+        setenv("GRAPHHOST_EXECUTABLE", TestSupport.debugGraphhost.path, 1)
+        setenv("LV2_PATH", try XCTUnwrap(TestPlugins.lv2Path["LV2_PATH"]), 1)
+        let half = TestSupport.directory.appendingPathComponent("isolated-status-half.txt").path
+        try "0.5\n".write(toFile: half, atomically: true, encoding: .utf8)
+        let dpl = "http://gareus.org/oss/lv2/dpl#stereo"
+        let latencySymbol = try XCTUnwrap(LV2World.shared.plugin(dpl)?.latencyPort?.symbol)
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)
+        let session = try TestSupport.session(
+            TestSupport.graph(
+                """
+                { "nodes": [ { "id": "song", "type": "stream", "url": "\(mp3)" },
+                             { "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:file-gain", "isolate": true,
+                               "properties": { "gainFile": "\(half)" } },
+                             { "id": "lim", "type": "lv2", "uri": "\(dpl)", "isolate": true },
+                             { "id": "out", "type": "output" } ],
+                  "links": [ { "from": "song", "to": "fx" }, { "from": "fx", "to": "lim" },
+                             { "from": "lim", "to": "out" } ] }
+                """))
+        defer { session.close() }
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 1024)
+        defer { buffer.deallocate() }
+        for _ in 0..<8 { session.render(frames: 1024, interleaved: buffer) }
+        XCTAssertEqual(session.graph.pluginProperties["fx"], ["gainFile": half, "gain": "0.5"])
+        XCTAssertGreaterThan(try XCTUnwrap(session.graph.pluginOutputs["lim"]?[latencySymbol]), 0)
+    }
+
     /// The plugin's own state (its state interface) survives a crash: the fixture fades its halved input in over its
     /// first 200 runs, a count it saves and restores. The helper saves it after a command at 1.5 s (and every 2 s);
     /// restarted after the crash near its 400th run, the plugin gets it back and plays on at full gain instead of

@@ -44,6 +44,8 @@ final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Senda
         /// The plugin's own state as its helper last saved it (`SavedPluginState`), and when (monotonic ns).
         var savedState = ""
         var savedAt = 0
+        var report = PluginReport(nil)
+        var reportedAt = Int.min / 2
     }
     private let state: Mutex<State>
 
@@ -189,12 +191,29 @@ final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Senda
         false
     }
     var loadsFiles: Bool { false }
-    var silencedSlices: Int { 0 }
     func drainLog() {}
     var reportsLatency: Bool { false }
     func measuredLatency(maxFrames: Int, channels: Int) -> Float? { nil }
-    var propertyValues: [String: String] { [:] }
-    var controlOutputs: [String: Float] { [:] }
+    // What the helper reads from the plugin, asked at most every `reportMillis` (one status reads all three).
+    var silencedSlices: Int { report().silencedSlices }
+    var propertyValues: [String: String] { report().properties }
+    var controlOutputs: [String: Float] { report().outputs }
+
+    /// The helper's report (the last one while it is being restarted).
+    private func report() -> PluginReport {
+        state.withLock { state in
+            let now = MonotonicClock.nanos()
+            if now - state.reportedAt > Self.reportMillis * 1_000_000, let helper = state.helper, helper.ended == nil,
+                let answer = try? helper.request("report", timeout: PluginIsolation.answerSeconds),
+                let json = try? JSONParser.parse(String(answer.dropFirst("ok".count)))
+            {
+                state.report = PluginReport(json: json)
+                state.reportedAt = now
+            }
+            return state.report
+        }
+    }
+    static let reportMillis = 50
     var hostedPlugin: (any HostedPlugin)? { self }
 
     /// Watches the helper: its end (a crash) or blocks unanswered in a row (a hang, which kills it) is a fault;

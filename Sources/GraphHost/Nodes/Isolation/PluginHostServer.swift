@@ -9,9 +9,9 @@ import GraphHostCore
 /// plugin in place (lilv, its worker, state, options and URID map all in this process), renders each block the host
 /// posts in the shared memory on descriptor 3 when descriptor 4 wakes it, signals descriptor 5, and answers the
 /// host's commands on standard input, one line each: "check REQUEST", "do REQUEST", "live 0|1", "state" (answered
-/// with the plugin's own state, `SavedPluginState`), after two first lines: "urids URI…", the host's URID table,
-/// which it takes as its own, and "state SAVED", the state an earlier helper saved, which it restores before it
-/// serves. It ends when its input closes, and with the host.
+/// with the plugin's own state, `SavedPluginState`), "report" (a `PluginReport`), after two first lines: "urids
+/// URI…", the host's URID table, which it takes as its own, and "state SAVED", the state an earlier helper saved,
+/// which it restores before it serves. It ends when its input closes, and with the host.
 public enum PluginHostServer {
     public struct Options {
         public var id: String
@@ -132,6 +132,8 @@ public enum PluginHostServer {
                 switch verb {
                 case "state":
                     answer += " " + SavedPluginState.encode(plugin?.savedStates() ?? [])
+                case "report":
+                    answer += " " + PluginReport(instance.hostedPlugin).json.compact
                 case "live":
                     instance.setRealTime(rest == "1")
                     live.store(rest == "1", ordering: .relaxed)
