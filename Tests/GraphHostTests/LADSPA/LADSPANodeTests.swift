@@ -40,6 +40,29 @@ final class LADSPANodeTests: XCTestCase {
         XCTAssertGreaterThan(dry.map(abs).max() ?? 0, 0.4)
     }
 
+    /// A plugin without audio outputs (cmt's peak envelope tracker, an analyser) passes its input on unchanged, and
+    /// what it measures is its control output, which `status` shows.
+    func testAnAnalyserPassesItsInputOnAndReportsItsControlOutput() throws {
+        let sine = try TestSupport.sine(seconds: 1)
+        let dry = try TestSupport.renderStream(sine, channels: 1)
+        let path = graph(
+            channels: 1, input: sine,
+            node: #"{ "id": "fx", "type": "ladspa", "plugin": "cmt", "label": "track_peak", "#
+                + #""controls": { "smoothing_factor": 0.999 } }"#,
+            name: "ladspa-peak")
+        let session = try TestSupport.session(path)
+        defer { session.close() }
+        var out: [Float] = []
+        // Half a second: the envelope is read while the sine plays.
+        _ = try OfflineRenderer(session: session).render(durationFrames: 24000, frameSizes: nil) {
+            out.append(contentsOf: UnsafeBufferPointer(start: $0, count: $1))
+        }
+        XCTAssertEqual(out, Array(dry[..<24000]))
+        // The envelope, smoothed over about 1000 samples, of a sine of peak 0.5: |sin| averages 2/π of the peak.
+        let envelope = try XCTUnwrap(session.graph.pluginOutputs["fx"]?["output"])
+        XCTAssertEqual(envelope, TestSupport.peak(dry) * 2 / .pi, accuracy: 0.03)
+    }
+
     /// With no LADSPA_PATH graphhost searches every folder Debian's PipeWire filter-chain searches (its multiarch
     /// folder included, where omins installs), after the user's and the local ones.
     func testTheDefaultPathHoldsFilterChainsFolders() throws {

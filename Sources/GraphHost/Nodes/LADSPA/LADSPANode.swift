@@ -4,8 +4,9 @@ import FoundationEssentials
 /// from their hints (bounds, logarithmic, toggled, integer, sample rate, default) as parameters. Its audio ports map
 /// onto the bus as an `lv2` node's do: as many inputs and outputs as the bus has channels are wired straight, a mono
 /// plugin runs once per channel, a single input on a wider bus reads the channels' average and a single output goes to
-/// every channel; ports beyond the bus's channels read silence. `controls` set input control ports by symbol (the
-/// port's name in lower case, words joined by "_", as `plugins --ladspa` shows).
+/// every channel; ports beyond the bus's channels read silence. A plugin without audio outputs (an analyser, a
+/// control-rate plugin) passes its input on, and its control outputs show in `status`. `controls` set input control
+/// ports by symbol (the port's name in lower case, words joined by "_", as `plugins --ladspa` shows).
 public struct LADSPANode: NodeDefinition, ControlPortNode {
     public static let typeName = "ladspa"
 
@@ -104,12 +105,12 @@ public struct LADSPANode: NodeDefinition, ControlPortNode {
         let channels = context.format.channels
         let ins = plugin.audioPorts(input: true)
         let outs = plugin.audioPorts(input: false)
-        guard let wiring = LV2Port.wiring(inputs: ins, outputs: outs, channels: channels), !outs.isEmpty else {
+        guard let wiring = LV2Port.wiring(inputs: ins, outputs: outs, channels: channels) else {
             issues.report(
                 settings.path,
                 "LADSPA plugin \(plugin.label) (\(plugin.uniqueID)) has \(ins.count) audio inputs and \(outs.count) "
-                    + "outputs; a \(channels)-channel bus takes none, 1 or at least \(channels) inputs and 1 or at "
-                    + "least \(channels) outputs",
+                    + "outputs; a \(channels)-channel bus takes none, 1 or at least \(channels) inputs and none, 1 or "
+                    + "at least \(channels) outputs",
                 at: settings.object)
             return nil
         }
