@@ -15,6 +15,8 @@ struct PluginReport {
     }
 
     /// Read from the helper's answer.
+    // Swift 6.3.1 crashes optimizing this initializer (CopyPropagation, "Found ownership error"); it runs per status.
+    @_optimize(none)
     init(json: JSONValue) {
         for (key, value) in json["outputs"]?.objectMembers ?? [] {
             if let number = value.numberValue { outputs[key] = Float(number) }
