@@ -115,6 +115,45 @@ final class PluginIsolationTests: XCTestCase {
         XCTAssertTrue(branches[0] == branches[1], "the other branch changed")
     }
 
+    /// Debian's synthv1, isolated, plays a MIDI file's two notes in a headless live run (no display: Qt runs offscreen
+    /// in its helper): the recording of graphhost's own output sounds during each note, its helper never faults.
+    func testSynthv1PlaysNotesIsolatedInAHeadlessLiveRun() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let quiet = try TestSupport.floatSine(amplitude: 0, seconds: 3)
+        let graph = TestSupport.graph(
+            """
+            { "nodes": [ { "id": "quiet", "type": "stream", "url": "\(quiet)" },
+                         { "id": "keys", "type": "midi", "file": "\(try TestSupport.twoNotes())" },
+                         { "id": "synth", "type": "lv2", "uri": "http://synthv1.sourceforge.net/lv2", "isolate": true },
+                         { "id": "out", "type": "output" } ],
+              "links": [ { "from": "quiet", "to": "synth" }, { "from": "keys", "to": "synth" },
+                         { "from": "synth", "to": "out" } ] }
+            """)
+        let socket = TestSupport.directory.appendingPathComponent("isolation-synth-\(getpid()).sock").path
+        let record = TestSupport.directory.appendingPathComponent("isolation-synth-\(getpid()).wav").path
+        var environment = TestPlugins.lv2Path
+        (environment["DISPLAY"], environment["WAYLAND_DISPLAY"]) = ("", "")
+        let run = try pw.graphhost(
+            ["run", graph, "--socket", socket, "--record", record], extraEnvironment: environment)
+        let control = pw.control(socket)
+        XCTAssertTrue(control.waitForSocket())
+        XCTAssertTrue(try TestSupport.waitUntil { try control.position() >= 1.5 }, "the run did not play 1.5 s")
+        XCTAssertEqual(try control.ctl(["quit"]).status, 0)
+        let result = run.wait(timeout: 20)
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertFalse(result.err.contains("restarts"), result.err)
+        let recorded = try SoundFile(path: record).samples
+        XCTAssertTrue(recorded.allSatisfy(\.isFinite))
+        // Each note (0.5 s, the second from 0.5 s) sounds in the middle of its half second.
+        for note in 0..<2 {
+            let middle = (note * 24000 + 6000)..<(note * 24000 + 18000)
+            XCTAssertGreaterThan(
+                TestSupport.peak(Array(recorded[(2 * middle.lowerBound)..<(2 * middle.upperBound)])), 0.05,
+                "note \(note + 1) is not heard")
+        }
+    }
+
     /// `status` shows what only the helper can read of an isolated plugin: the property values the file-gain fixture
     /// reports (patch:Set on its notify port) and the latency x42's dpl writes to its control output.
     func testStatusShowsTheControlOutputsAndPropertiesOfIsolatedPlugins() throws {
