@@ -424,29 +424,32 @@ final class PluginIsolationTests: XCTestCase {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 3)
-        let fx =
-            #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:crash", "isolate": true, "#
-            + #""controls": { "fault": 1, "after": 200 } }"#
-        let socket = TestSupport.directory.appendingPathComponent("isolation-\(getpid()).sock").path
-        let record = TestSupport.directory.appendingPathComponent("isolation-\(getpid()).wav").path
-        let run = try pw.graphhost(
-            ["run", TestSupport.graph(chain(mp3, fx: fx)), "--socket", socket, "--record", record],
-            extraEnvironment: TestPlugins.lv2Path)
-        let control = pw.control(socket)
-        XCTAssertTrue(control.waitForSocket())
-        let events = try HeadlessPipeWire.SocketClient.subscriber(socket)
-        XCTAssertTrue(events.waitForLine(containing: "runs again in a new process"), events.text)
-        let fault = events.text.split(separator: "\n").first { $0.contains("\"event\":\"pluginProcess\"") } ?? ""
-        XCTAssertTrue(fault.contains("\"node\":\"fx\"") && fault.contains("SIGSEGV"), events.text)
-        XCTAssertTrue(fault.contains("urn:graphhost:test:crash"), String(fault))
-        XCTAssertEqual(try control.ctl(["set", "fx", "after", "5000"]).status, 0, "the new helper takes commands")
-        XCTAssertEqual(try control.ctl(["quit"]).status, 0)
-        let result = run.wait(timeout: 20)
-        XCTAssertEqual(result.status, 0, result.err)
-        let recorded = try SoundFile(path: record).samples
-        XCTAssertGreaterThan(recorded.count, 2 * 48000)
-        XCTAssertTrue(recorded.allSatisfy(\.isFinite))
-        XCTAssertLessThanOrEqual(TestSupport.peak(recorded), 1)
+        // A crash, then a hang: the supervisor kills a helper that misses 16 blocks in a row.
+        for (fault, named) in [(1, "SIGSEGV"), (3, "did not answer for")] {
+            let fx =
+                #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:crash", "isolate": true, "#
+                + #""controls": { "fault": \#(fault), "after": 200 } }"#
+            let socket = TestSupport.directory.appendingPathComponent("isolation-\(getpid())-\(fault).sock").path
+            let record = TestSupport.directory.appendingPathComponent("isolation-\(getpid())-\(fault).wav").path
+            let run = try pw.graphhost(
+                ["run", TestSupport.graph(chain(mp3, fx: fx)), "--socket", socket, "--record", record],
+                extraEnvironment: TestPlugins.lv2Path)
+            let control = pw.control(socket)
+            XCTAssertTrue(control.waitForSocket())
+            let events = try HeadlessPipeWire.SocketClient.subscriber(socket)
+            XCTAssertTrue(events.waitForLine(containing: "runs again in a new process"), events.text)
+            let said = events.text.split(separator: "\n").first { $0.contains("\"event\":\"pluginProcess\"") } ?? ""
+            XCTAssertTrue(said.contains("\"node\":\"fx\"") && said.contains(named), events.text)
+            XCTAssertTrue(said.contains("urn:graphhost:test:crash"), String(said))
+            XCTAssertEqual(try control.ctl(["set", "fx", "after", "5000"]).status, 0, "the new helper takes commands")
+            XCTAssertEqual(try control.ctl(["quit"]).status, 0)
+            let result = run.wait(timeout: 20)
+            XCTAssertEqual(result.status, 0, result.err)
+            let recorded = try SoundFile(path: record).samples
+            XCTAssertGreaterThan(recorded.count, 2 * 48000)
+            XCTAssertTrue(recorded.allSatisfy(\.isFinite))
+            XCTAssertLessThanOrEqual(TestSupport.peak(recorded), 1)
+        }
     }
 
     /// Plugins that abort while their library loads (a static constructor) or in instantiate: loading a graph with

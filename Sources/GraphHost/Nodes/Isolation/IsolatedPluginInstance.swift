@@ -217,8 +217,13 @@ final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Senda
     var hostedPlugin: (any HostedPlugin)? { self }
 
     /// Watches the helper: its end (a crash) or blocks unanswered in a row (a hang, which kills it) is a fault;
-    /// each fault restarts it after a growing pause, until the bound.
+    /// each fault restarts it after a growing pause, until the bound. It looks every 20 ms while the node renders
+    /// (blocks posted or missed), every second while it does not (a paused or resting graph), and saves the plugin's
+    /// state only after blocks ran.
     private func supervise() {
+        // Render calls post a block or miss one: either count moves while the node renders.
+        let (posted, missed) = (kernelPointer.pointee.block.posted, kernelPointer.pointee.missed)
+        var (seen, savedWhen) = (-1, -1)
         while true {
             let (helper, closing, live) = state.withLock { ($0.helper, $0.closing, $0.live) }
             if closing { return }
@@ -230,7 +235,9 @@ final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Senda
                 pollfd(fd: helper.pidfd, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: descriptors.stop, events: Int16(POLLIN), revents: 0),
             ]
-            _ = poll(&fds, 2, 20)
+            let now = posted.load(ordering: .relaxed) &+ missed.load(ordering: .relaxed)
+            _ = poll(&fds, 2, now == seen ? 1000 : 20)
+            seen = now
             if fds[1].revents != 0 { return }
             var reason: String?
             if fds[0].revents != 0 {
@@ -243,8 +250,13 @@ final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Senda
                 }
             }
             guard let reason else {
-                state.withLock { state in
-                    if MonotonicClock.nanos() - state.savedAt > Int(PluginIsolation.saveSeconds * 1e9) { save(&state) }
+                if now != savedWhen {
+                    state.withLock { state in
+                        if MonotonicClock.nanos() - state.savedAt > Int(PluginIsolation.saveSeconds * 1e9) {
+                            save(&state)
+                            savedWhen = now
+                        }
+                    }
                 }
                 continue
             }
