@@ -89,6 +89,8 @@ final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Senda
         descriptors = (sharedFD, wake, done, stop)
         let settings = Self.helperSettings(definition, identity: settings)
         self.links = links
+        // The URIDs that cross in the shared block, mapped before the helper copies the table.
+        for uri in [LV2URI.midiEvent, "http://lv2plug.in/ns/ext/atom#Sequence"] { _ = URIDMap.shared.map(uri) }
         let helper: PluginHelperProcess
         do {
             helper = try PluginHelperProcess(
