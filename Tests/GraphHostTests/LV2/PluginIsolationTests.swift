@@ -206,8 +206,9 @@ final class PluginIsolationTests: XCTestCase {
 
     /// MIDI, musical time and ports linked by name cross to the helper: Debian's synthv1 (audio inputs and a MIDI
     /// input; it starts Qt from its audio code, which aborts without a display unless Qt is offscreen) and mda Piano (a
-    /// MIDI input alone) play a MIDI file's notes, lv2-examples' MIDI gate opens on a note linked to its `control`
-    /// port, its metronome clicks on the graph's beats, and swh's crossover gives its bands by port name to a mixer:
+    /// MIDI input alone) play a MIDI file's notes, lv2-examples' fifths (a MIDI processor) adds a fifth to each note
+    /// for a piano, its MIDI gate opens on a note linked to its `control` port, its metronome clicks on the graph's
+    /// beats, and swh's crossover gives its bands by port name to a mixer:
     /// each sounds as in process, one block later. The instruments hear their notes only while the helper's URID map
     /// numbers MIDI events as the host's does.
     func testMIDITimeAndPortsLinkedByNameWorkIsolated() throws {
@@ -252,6 +253,19 @@ final class PluginIsolationTests: XCTestCase {
                                  \(fx(LV2EventInputTests.gate, $0)), { "id": "out", "type": "output" } ],
                       "links": [ { "from": "tone", "to": "fx" }, { "from": "keys", "to": "fx:control" },
                                  { "from": "fx", "to": "out" } ] }
+                    """
+                }
+            ),
+            (
+                "MIDI processor",
+                {
+                    """
+                    { "nodes": [ { "id": "keys", "type": "midi", "file": "\(notes)" },
+                                 \(fx("http://lv2plug.in/plugins/eg-fifths", $0)),
+                                 { "id": "piano", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/Piano" },
+                                 { "id": "out", "type": "output" } ],
+                      "links": [ { "from": "keys", "to": "fx" }, { "from": "fx", "to": "piano" },
+                                 { "from": "piano", "to": "out" } ] }
                     """
                 }
             ),
@@ -398,24 +412,6 @@ final class PluginIsolationTests: XCTestCase {
         XCTAssertNotEqual(result.status, 0)
         XCTAssertTrue(err.contains("node 'fx' (urn:graphhost:test:fail)"), err)
         XCTAssertTrue(err.contains("instantiate"), err)
-        // A MIDI processor's events would have to come back a block late into other plugins: refused, with why.
-        let fifths = TestSupport.graph(
-            """
-            { "nodes": [ { "id": "keys", "type": "midi", "file": "\(try TestSupport.twoNotes())" },
-                         { "id": "fx", "type": "lv2", "uri": "http://lv2plug.in/plugins/eg-fifths", "isolate": true },
-                         { "id": "piano", "type": "lv2", "uri": "http://drobilla.net/plugins/mda/Piano" },
-                         { "id": "out", "type": "output" } ],
-              "links": [ { "from": "keys", "to": "fx" }, { "from": "fx", "to": "piano" },
-                         { "from": "piano", "to": "out" } ] }
-            """)
-        let refused = try TestSupport.execute(
-            TestSupport.debugGraphhost,
-            ["render", fifths, "-o", TestSupport.directory.appendingPathComponent("fifths.wav").path],
-            environment: ProcessInfo.processInfo.environment.merging(TestPlugins.lv2Path) { $1 })
-        let why = String(decoding: refused.err, as: UTF8.self)
-        XCTAssertNotEqual(refused.status, 0)
-        XCTAssertTrue(
-            why.contains("node 'fx' (http://lv2plug.in/plugins/eg-fifths) cannot be isolated: it sends MIDI"), why)
     }
 
     /// Live: the helper's crash and its restart are events naming the node, the plugin and the signal; the run goes on
@@ -628,5 +624,70 @@ final class PluginIsolationTests: XCTestCase {
         XCTAssertEqual(heard[0], 0.25 / 8, "block 2 fades in after the missed block")
         XCTAssertEqual(heard[frames - 1], 0.25, "block 2 heard")
         XCTAssertEqual(posted().count, 0, "carried events go once")
+    }
+
+    /// A plugin that sends MIDI, isolated: the events its helper sent come out one block late at their frames; when
+    /// the helper then misses a block, the node sends All Notes Off on all 16 channels once, so no note it started
+    /// hangs in the plugins after it.
+    func testSentEventsComeABlockLateAndAMissedBlockEndsEveryNote() throws {
+        let (channels, frames) = (2, 64)
+        let bytes = IsolatedBlock.byteCount(channels: channels, frames: frames)
+        let base = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
+        base.initializeMemory(as: UInt8.self, repeating: 0, count: bytes)
+        defer { base.deallocate() }
+        let devNull = open("/dev/null", O_WRONLY)
+        defer { close(devNull) }
+        let block = IsolatedBlock(base: base, channels: channels, frames: frames)
+        let memory = UnsafeMutablePointer<Float>.allocate(capacity: IsolatedKernel.memoryFloats(block))
+        defer { memory.deallocate() }
+        let kernel = UnsafeMutablePointer<IsolatedKernel>.allocate(capacity: 1)
+        kernel.initialize(
+            to: IsolatedKernel(
+                block: block, wakeFD: devNull, doneFD: -1, dryIsSilence: true, eventBus: 0, eventOutput: true,
+                midiEventType: 7, fadeSamples: 8, offlineWaitMillis: 0, memory: memory))
+        defer {
+            kernel.pointee.destroy()
+            kernel.deallocate()
+        }
+        let input = UnsafeMutablePointer<Float>.allocate(capacity: channels * frames)
+        input.initialize(repeating: 0, count: channels * frames)
+        UnsafeMutableRawPointer(input).storeBytes(of: UInt32(8), as: UInt32.self)
+        let output = UnsafeMutablePointer<Float>.allocate(capacity: channels * frames)
+        let inputs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 1)
+        inputs.initialize(to: input)
+        defer {
+            [input, output].forEach { $0.deallocate() }
+            inputs.deallocate()
+        }
+        let step = RenderStep(kernel: .isolated(kernel), inputs: inputs, inputCount: 1, output: output)
+        /// The events of the output sequence: (frame, first three MIDI bytes).
+        func call() -> [(frame: Int64, bytes: [UInt8])] {
+            kernel.pointee.render(step, RenderSlice(frames: frames, channels: channels, channelStride: frames))
+            let sequence = UnsafeRawPointer(output)
+            return stride(from: 16, to: 8 + Int(sequence.load(as: UInt32.self)), by: 24).map { at in
+                (
+                    sequence.load(fromByteOffset: at, as: Int64.self),
+                    (0..<3).map { sequence.load(fromByteOffset: at + 16 + $0, as: UInt8.self) }
+                )
+            }
+        }
+        XCTAssertTrue(call().isEmpty, "the latency")
+        // The helper answers block 1 with a note on at frame 2.
+        let sent = UnsafeMutableRawPointer(block.output)
+        sent.storeBytes(of: UInt32(8 + 24), as: UInt32.self)
+        sent.storeBytes(of: Int64(2), toByteOffset: 16, as: Int64.self)
+        sent.storeBytes(of: UInt32(3), toByteOffset: 24, as: UInt32.self)
+        sent.storeBytes(of: UInt32(7), toByteOffset: 28, as: UInt32.self)
+        sent.storeBytes(of: UInt32(0x64_3C_90), toByteOffset: 32, as: UInt32.self)
+        block.answered.store(1, ordering: .releasing)
+        block.done.store(1, ordering: .releasing)
+        let played = call()
+        XCTAssertEqual(played.map(\.frame), [2])
+        XCTAssertEqual(played.first?.bytes, [0x90, 60, 100])
+        // Block 2 is never answered: every channel's notes end, once.
+        let ended = call()
+        XCTAssertEqual(ended.map(\.frame), Array(repeating: 0, count: 16))
+        XCTAssertEqual(ended.map(\.bytes), (0..<16).map { [UInt8(0xB0 | $0), 123, 0] })
+        XCTAssertTrue(call().isEmpty)
     }
 }

@@ -51,10 +51,11 @@ final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Senda
 
     /// Starts the helper for `definition` (whose identity `settings` are, e.g. `{"type":"lv2","uri":…}`) and waits
     /// until it hosts the plugin; throws what the helper said when it cannot.
-    /// `links` are the ports the node links by name, as the helper takes them (`--links`; empty: none).
+    /// `sendsEvents`: the plugin's output is MIDI. `links` are the ports the node links by name, as the helper takes
+    /// them (`--links`; empty: none).
     init(
         id: String, definition: any NodeDefinition, settings: JSONValue, pluginName: String, format: GraphFormat,
-        dryIsSilence: Bool, links: String = ""
+        dryIsSilence: Bool, sendsEvents: Bool = false, links: String = ""
     ) throws {
         self.id = id
         self.pluginName = pluginName
@@ -113,6 +114,7 @@ final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Senda
             to: IsolatedKernel(
                 block: block, wakeFD: wake, doneFD: done, dryIsSilence: dryIsSilence,
                 eventBus: (0..<inputBuses).first { definition.carriesEvents(bus: $0) } ?? -1,
+                eventOutput: sendsEvents, midiEventType: URIDMap.shared.map(LV2URI.midiEvent),
                 fadeSamples: Int(0.02 * Double(format.sampleRate)),
                 offlineWaitMillis: PluginIsolation.offlineWaitMillis, memory: memory))
         state = Mutex(State(helper: helper, definition: definition, settings: settings))

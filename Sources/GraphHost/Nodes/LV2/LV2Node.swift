@@ -253,14 +253,9 @@ public struct LV2Node: NodeDefinition, ControlPortNode {
 
     public func instantiate(id: String, format: GraphFormat) throws -> NodeInstance {
         guard PluginIsolation.applies(isolate) else { return try LV2Instance(id: id, node: self, format: format) }
-        guard !plugin.sendsEvents else {
-            throw PluginIsolationError.unsupported(
-                "node '\(id)' (\(uri)) cannot be isolated: it sends MIDI, and the events of an isolated plugin "
-                    + "go only into it")
-        }
         return try IsolatedPluginInstance(
             id: id, definition: self, settings: .object([("type", .string(Self.typeName)), ("uri", .string(uri))]),
-            pluginName: uri, format: format, dryIsSilence: mainInputs.isEmpty,
+            pluginName: uri, format: format, dryIsSilence: mainInputs.isEmpty, sendsEvents: plugin.sendsEvents,
             links: portInputs.isEmpty && portOutputs.isEmpty ? "" : LV2PortLinks(self).json)
     }
 

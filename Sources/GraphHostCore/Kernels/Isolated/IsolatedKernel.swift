@@ -18,6 +18,12 @@ public struct IsolatedKernel {
     public let dryIsSilence: Bool
     /// The input bus that carries events (-1: none).
     public let eventBus: Int
+    /// Whether the main output carries events (a plugin that sends MIDI): they wait in `outEvents` at their place in
+    /// the FIFO, as an atom sequence whose event frames count from the FIFO's start.
+    public let eventOutput: Bool
+    let outEvents: UnsafeMutableRawPointer
+    /// midi:MidiEvent's URID, for the All Notes Off the kernel sends itself.
+    public let midiEventType: UInt32
     /// This node's main input for the block in flight (`latency` frames per channel): its dry signal.
     let pending: UnsafeMutablePointer<Float>
     /// Output ready to play per output bus, `latency` frames per channel, the oldest first.
@@ -52,19 +58,22 @@ public struct IsolatedKernel {
     /// The floats of render memory a kernel for `block` needs.
     public static func memoryFloats(_ block: IsolatedBlock) -> Int {
         let bus = block.channels * block.frames
-        return (3 + block.outputBuses) * bus + 2 * block.outputBuses * block.channels
+        return (4 + block.outputBuses) * bus + 2 * block.outputBuses * block.channels
     }
 
     /// `memory` is render memory of `memoryFloats(block)` floats, which the kernel uses as long as it lives.
     public init(
-        block: IsolatedBlock, wakeFD: Int32, doneFD: Int32, dryIsSilence: Bool, eventBus: Int, fadeSamples: Int,
-        offlineWaitMillis: Int32, memory: UnsafeMutablePointer<Float>
+        block: IsolatedBlock, wakeFD: Int32, doneFD: Int32, dryIsSilence: Bool, eventBus: Int,
+        eventOutput: Bool = false, midiEventType: UInt32 = 0, fadeSamples: Int, offlineWaitMillis: Int32,
+        memory: UnsafeMutablePointer<Float>
     ) {
         self.block = block
         self.wakeFD = wakeFD
         self.doneFD = doneFD
         self.dryIsSilence = dryIsSilence
         self.eventBus = eventBus
+        self.eventOutput = eventOutput
+        self.midiEventType = midiEventType
         self.fadeSamples = fadeSamples
         self.offlineWaitMillis = offlineWaitMillis
         let bus = block.channels * block.frames
@@ -72,10 +81,12 @@ public struct IsolatedKernel {
         pending = memory
         silence = memory + bus
         carried = UnsafeMutableRawPointer(memory + 2 * bus)
-        fifo = memory + 3 * bus
+        outEvents = UnsafeMutableRawPointer(memory + 3 * bus)
+        fifo = memory + 4 * bus
         last = fifo + block.outputBuses * bus
         jump = last + block.outputBuses * block.channels
         Self.startSequence(carried, like: carried)
+        Self.startSequence(outEvents, like: outEvents)
         ready = block.frames
         missedInARow = .create(0)
         missed = .create(0)
@@ -142,15 +153,17 @@ public struct IsolatedKernel {
         let bus = channels * stride
         let buses = block.outputBuses
         let mainDry = dryIsSilence ? silence : pending
+        let firstAudio = eventOutput ? 1 : 0
         // The helper's kernel silences unsafe slices itself; one that wrote garbage into the shared block is not heard.
         var heard = pendingSequence != 0 && helperFinished()
-        for b in 0..<buses where heard {
+        for b in firstAudio..<buses where heard {
             heard = Bus.isSafe(block.output(b), channelStride: stride, channels: channels, frames: frames)
         }
+        if eventOutput { collectEvents(heard: heard) }
         if heard {
             if wet.target == 0 { wet.glide(to: 1, over: fadeSamples) }
             let gain = wet
-            for b in 0..<buses {
+            for b in firstAudio..<buses {
                 let into = fifo + b * bus + ready
                 let from = block.output(b)
                 for c in 0..<channels {
@@ -165,7 +178,7 @@ public struct IsolatedKernel {
             }
             missedInARow.store(0, ordering: .relaxed)
         } else {
-            for b in 0..<buses {
+            for b in firstAudio..<buses {
                 let into = fifo + b * bus + ready
                 let dry = b == 0 ? mainDry : silence
                 for c in 0..<channels {
@@ -181,7 +194,7 @@ public struct IsolatedKernel {
             missed.wrappingIncrement(ordering: .relaxed)
         }
         let decay = min(jumpLeft, frames)
-        for b in 0..<buses {
+        for b in firstAudio..<buses {
             let into = fifo + b * bus + ready
             for c in 0..<channels {
                 let to = into + c * stride
@@ -193,6 +206,66 @@ public struct IsolatedKernel {
         jumpLeft -= decay
         ready += frames
         pendingFrames = 0
+    }
+
+    /// Appends the events the helper sent for the block in flight to `outEvents`, at their place in the FIFO. A block
+    /// missed after one that was heard sends All Notes Off on every channel instead, so no note the plugin started
+    /// hangs while it is gone.
+    @_noLocks
+    mutating func collectEvents(heard: Bool) {
+        let capacity = block.channels * block.frames * MemoryLayout<Float>.size
+        if heard {
+            let sent = UnsafeRawPointer(block.output(0))
+            outEvents.storeBytes(of: sent.load(fromByteOffset: 4, as: UInt32.self), toByteOffset: 4, as: UInt32.self)
+            Self.appendEvents(
+                from: sent, sourceBytes: capacity, skip: -ready, atStart: false, to: outEvents, capacity: capacity)
+        } else if wet.current != 0 || !wet.isSteady {
+            for channel in 0..<16 {
+                let used = 8 + Int(outEvents.load(as: UInt32.self))
+                guard used + 24 <= capacity else { break }
+                let event = outEvents + used
+                event.storeBytes(of: Int64(ready), as: Int64.self)
+                event.storeBytes(of: UInt32(3), toByteOffset: 8, as: UInt32.self)
+                event.storeBytes(of: midiEventType, toByteOffset: 12, as: UInt32.self)
+                // Control change 123, All Notes Off, and padding to 8 bytes.
+                event.storeBytes(of: UInt64(0xB0 | channel) | 123 << 8, toByteOffset: 16, as: UInt64.self)
+                outEvents.storeBytes(of: UInt32(used - 8 + 24), as: UInt32.self)
+            }
+        }
+    }
+
+    /// Writes the events due in the first `played` frames of the FIFO to `output` as an atom sequence, and moves the
+    /// others `played` frames nearer.
+    @_noLocks
+    mutating func playEvents(into output: UnsafeMutableRawPointer, played: Int) {
+        let capacity = block.channels * block.frames * MemoryLayout<Float>.size
+        Self.startSequence(output, like: UnsafeRawPointer(outEvents))
+        let end = 8 + Int(outEvents.load(as: UInt32.self))
+        var offset = 16
+        var kept = 16
+        while offset + 16 <= end {
+            let frame = outEvents.load(fromByteOffset: offset, as: Int64.self)
+            let padded = (16 + Int(outEvents.load(fromByteOffset: offset + 8, as: UInt32.self)) + 7) & ~7
+            if frame < Int64(played) {
+                let used = 8 + Int(output.load(as: UInt32.self))
+                if used + padded <= capacity {
+                    for i in 0..<padded {
+                        (output + used + i).storeBytes(
+                            of: outEvents.load(fromByteOffset: offset + i, as: UInt8.self), as: UInt8.self)
+                    }
+                    output.storeBytes(of: UInt32(used - 8 + padded), as: UInt32.self)
+                }
+            } else {
+                for i in 0..<padded {
+                    (outEvents + kept + i).storeBytes(
+                        of: outEvents.load(fromByteOffset: offset + i, as: UInt8.self), as: UInt8.self)
+                }
+                (outEvents + kept).storeBytes(of: frame - Int64(played), as: Int64.self)
+                kept += padded
+            }
+            offset += padded
+        }
+        outEvents.storeBytes(of: UInt32(kept - 8), as: UInt32.self)
     }
 
     /// Posts the last `frames` ≤ `latency` frames of the step's input buses (the first `skip` frames of the call are
@@ -309,7 +382,8 @@ extension IsolatedKernel: RenderKernel {
         let channels = min(slice.channels, block.channels)
         collect()
         let played = min(frames, ready)
-        for b in 0..<block.outputBuses {
+        if eventOutput { playEvents(into: UnsafeMutableRawPointer(output), played: played) }
+        for b in (eventOutput ? 1 : 0)..<block.outputBuses {
             let to = b == 0 ? output : step.extraOutputs.map { $0[b - 1] }
             for c in 0..<channels {
                 let from = fifo + b * bus + c * stride
