@@ -12,6 +12,7 @@ final class IsolatedKernelTests: XCTestCase {
         let frames = 4
         let h = IsolatedKernelHarness(channels: 1, frames: frames, dryIsSilence: false, eventBus: -1)
         let (block, kernel, input, output, step) = (h.block, h.kernel, h.input, h.output, h.step)
+        defer { withExtendedLifetime(h) {} }
         func call(_ value: Float) -> [Float] {
             input.update(repeating: value, count: frames)
             kernel.pointee.render(step, RenderSlice(frames: frames, channels: 1, channelStride: frames))
@@ -44,6 +45,7 @@ final class IsolatedKernelTests: XCTestCase {
         let (channels, frames) = (2, 16)
         let h = IsolatedKernelHarness(channels: channels, frames: frames, dryIsSilence: true, eventBus: 0)
         let (block, kernel, input, output, step) = (h.block, h.kernel, h.input, h.output, h.step)
+        defer { withExtendedLifetime(h) {} }
         // A sequence of 3-byte MIDI events (type 7) at `events`' frames, as a `midi` node writes it into its bus.
         func call(_ events: [(frame: Int64, status: UInt8)]) -> [Float] {
             let sequence = UnsafeMutableRawPointer(input)
@@ -103,6 +105,7 @@ final class IsolatedKernelTests: XCTestCase {
         let h = IsolatedKernelHarness(
             channels: channels, frames: frames, dryIsSilence: true, eventBus: 0, eventOutput: true, midiEventType: 7)
         let (block, kernel, input, output, step) = (h.block, h.kernel, h.input, h.output, h.step)
+        defer { withExtendedLifetime(h) {} }
         UnsafeMutableRawPointer(input).storeBytes(of: UInt32(8), as: UInt32.self)
         /// The events of the output sequence: (frame, first three MIDI bytes).
         func call() -> [(frame: Int64, bytes: [UInt8])] {

@@ -134,11 +134,21 @@ final class PluginIsolationTests: XCTestCase {
     func testSynthv1PlaysNotesIsolatedInAHeadlessLiveRun() throws {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
-        let quiet = try TestSupport.floatSine(amplitude: 0, seconds: 3)
+        let quiet = try TestSupport.floatSine(amplitude: 0, seconds: 4)
+        // A4 from 1 s, then C5 from 1.5 s (format 0, 120 bpm, 480 ticks a quarter): the run has started by then.
+        let notes = TestSupport.directory.appendingPathComponent("two-notes-from-1s.mid").path
+        let track: [UInt8] = [
+            0x87, 0x40, 0x90, 69, 100, 0x83, 0x60, 0x80, 69, 0,
+            0x00, 0x90, 72, 100, 0x83, 0x60, 0x80, 72, 0,
+            0x00, 0xFF, 0x2F, 0x00,
+        ]
+        let header: [UInt8] = Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0x01, 0xE0]
+        FileManager.default.createFile(
+            atPath: notes, contents: Data(header + Array("MTrk".utf8) + [0, 0, 0, UInt8(track.count)] + track))
         let graph = TestSupport.graph(
             """
             { "nodes": [ { "id": "quiet", "type": "stream", "url": "\(quiet)" },
-                         { "id": "keys", "type": "midi", "file": "\(try TestSupport.twoNotes())" },
+                         { "id": "keys", "type": "midi", "file": "\(notes)" },
                          { "id": "synth", "type": "lv2", "uri": "http://synthv1.sourceforge.net/lv2", "isolate": true },
                          { "id": "out", "type": "output" } ],
               "links": [ { "from": "quiet", "to": "synth" }, { "from": "keys", "to": "synth" },
@@ -152,16 +162,16 @@ final class PluginIsolationTests: XCTestCase {
             ["run", graph, "--socket", socket, "--record", record], extraEnvironment: environment)
         let control = pw.control(socket)
         XCTAssertTrue(control.waitForSocket())
-        XCTAssertTrue(try TestSupport.waitUntil { try control.position() >= 1.5 }, "the run did not play 1.5 s")
+        XCTAssertTrue(try TestSupport.waitUntil { try control.position() >= 2.5 }, "the run did not play 2.5 s")
         XCTAssertEqual(try control.ctl(["quit"]).status, 0)
         let result = run.wait(timeout: 20)
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertFalse(result.err.contains("restarts"), result.err)
         let recorded = try SoundFile(path: record).samples
         XCTAssertTrue(recorded.allSatisfy(\.isFinite))
-        // Each note (0.5 s, the second from 0.5 s) sounds in the middle of its half second.
+        // Each note (0.5 s, from 1 s and 1.5 s) sounds in the middle of its half second.
         for note in 0..<2 {
-            let middle = (note * 24000 + 6000)..<(note * 24000 + 18000)
+            let middle = (48000 + note * 24000 + 6000)..<(48000 + note * 24000 + 18000)
             XCTAssertGreaterThan(
                 TestSupport.peak(Array(recorded[(2 * middle.lowerBound)..<(2 * middle.upperBound)])), 0.05,
                 "note \(note + 1) is not heard")

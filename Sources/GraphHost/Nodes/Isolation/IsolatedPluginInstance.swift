@@ -270,6 +270,7 @@ final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Senda
 
     /// Notes the fault and starts a new helper (or gives up past the bound).
     private func restart(after reason: String) {
+        kernelPointer.pointee.gone.store(true, ordering: .relaxed)
         let attempt = state.withLock { state -> Int in
             state.helper?.stop()
             state.helper = nil
@@ -298,6 +299,7 @@ final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Senda
                         links: links, format: format, live: state.live),
                     shared: descriptors.shared, wake: descriptors.wake, done: descriptors.done,
                     timeout: PluginIsolation.startSeconds, savedState: state.savedState)
+                kernelPointer.pointee.gone.store(false, ordering: .relaxed)
                 let said =
                     "node '\(id)' (\(pluginName)): the plugin runs again in a new process"
                     + (state.savedState.isEmpty ? "" : ", with the state it had saved")

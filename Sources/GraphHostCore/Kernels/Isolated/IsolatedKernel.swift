@@ -7,7 +7,7 @@ import Glibc
 /// a FIFO per output bus: the frames ready plus the frames in flight always make `latency`. The render world never
 /// waits live; offline it waits for the helper at most `offlineWaitMillis` per block. Events (an input bus that
 /// carries MIDI) posted while the helper was busy are carried to the next block it takes, at its first frame, so a
-/// note's end is late rather than lost.
+/// note is late rather than lost; while the helper is `gone` they are dropped.
 public struct IsolatedKernel {
     public let block: IsolatedBlock
     /// The eventfd the helper waits on, and the one it signals after each block.
@@ -38,8 +38,6 @@ public struct IsolatedKernel {
     let carried: UnsafeMutableRawPointer
     var jumpLeft = 0
     static let jumpSamples = 64
-    /// Blocks missed in a row after which carried events are dropped.
-    static let carryBlocks = 4
     var ready: Int
     var pendingFrames = 0
     /// The sequence number of the block in flight, 0 when it could not be posted (the helper was busy or gone).
@@ -54,6 +52,9 @@ public struct IsolatedKernel {
     public let missed: UnsafeAtomic<Int>
     /// Set once the supervisor has stopped restarting the helper: the node plays dry and never waits.
     public let retired: UnsafeAtomic<Bool>
+    /// Set by the supervisor while the helper is gone (crashed, killed, being restarted), when events are dropped
+    /// rather than carried.
+    public let gone: UnsafeAtomic<Bool>
 
     /// The floats of render memory a kernel for `block` needs.
     public static func memoryFloats(_ block: IsolatedBlock) -> Int {
@@ -91,6 +92,7 @@ public struct IsolatedKernel {
         missedInARow = .create(0)
         missed = .create(0)
         retired = .create(false)
+        gone = .create(false)
     }
 
     /// Frees the counters (control world, once nothing renders).
@@ -98,6 +100,7 @@ public struct IsolatedKernel {
         missedInARow.destroy()
         missed.destroy()
         retired.destroy()
+        gone.destroy()
     }
 
     /// Whether the helper has finished the block in flight, waiting for it offline.
@@ -288,7 +291,7 @@ public struct IsolatedKernel {
         let sourceBytes = block.channels * slice.channelStride * MemoryLayout<Float>.size
         let eventBytes = block.channels * stride * MemoryLayout<Float>.size
         guard helperIdle(posted) else {
-            if missedInARow.load(ordering: .relaxed) >= Self.carryBlocks {
+            if gone.load(ordering: .relaxed) {
                 // The helper is gone or being restarted: its plugin holds no notes, and old ones are not news.
                 Self.startSequence(carried, like: carried)
             } else if eventBus >= 0 && eventBus < step.inputCount {
