@@ -48,6 +48,9 @@ public struct LevelMeter {
     /// Sum of squares and peak of each finished block, `channels × windowSlots`, zero where no block is.
     let blockSquares: UnsafeMutablePointer<Float>
     let blockPeaks: UnsafeMutablePointer<Float>
+    /// One run's sum of squares and peak per channel, as the run loop leaves them.
+    let runSquares: UnsafeMutablePointer<Float>
+    let runPeaks: UnsafeMutablePointer<Float>
     var blockIndex = 0
     var framesInBlock = 0
     var filledBlocks = 0
@@ -66,8 +69,9 @@ public struct LevelMeter {
             stateAt + channels * MemoryLayout<ChannelState>.stride, MemoryLayout<Reading>.alignment)
         let slotsAt = aligned(publishedAt + channels * MemoryLayout<Reading>.stride, 64)
         let window = channels * windowSlots
+        let floats = 2 * window + 2 * channels
         let raw = UnsafeMutableRawPointer.allocateRender(
-            byteCount: slotsAt + 2 * window * MemoryLayout<Float>.stride, alignment: 64)
+            byteCount: slotsAt + floats * MemoryLayout<Float>.stride, alignment: 64)
         let sequence = raw.advanced(by: sequenceAt).bindMemory(to: UnsafeAtomic<Int>.Storage.self, capacity: 1)
         sequence.initialize(to: UnsafeAtomic<Int>.Storage(0))
         let isOn = raw.advanced(by: onAt).bindMemory(to: UnsafeAtomic<Bool>.Storage.self, capacity: 1)
@@ -76,15 +80,16 @@ public struct LevelMeter {
         state.initialize(repeating: ChannelState(), count: channels)
         let published = raw.advanced(by: publishedAt).bindMemory(to: Reading.self, capacity: channels)
         published.initialize(repeating: Reading(), count: channels)
-        let slots = raw.advanced(by: slotsAt).bindMemory(to: Float.self, capacity: 2 * window)
-        slots.initialize(repeating: 0, count: 2 * window)
+        let slots = raw.advanced(by: slotsAt).bindMemory(to: Float.self, capacity: floats)
+        slots.initialize(repeating: 0, count: floats)
         let meter = raw.bindMemory(to: LevelMeter.self, capacity: 1)
         meter.initialize(
             to: LevelMeter(
                 channels: channels, blockFrames: max(1, Int((sampleRate * blockSeconds).rounded())),
                 holdFrames: Int(sampleRate * holdSeconds), isOn: UnsafeAtomic(at: isOn),
                 sequence: UnsafeAtomic(at: sequence), published: published, state: state, blockSquares: slots,
-                blockPeaks: slots + window))
+                blockPeaks: slots + window, runSquares: slots + 2 * window,
+                runPeaks: slots + 2 * window + channels))
         return meter
     }
 
@@ -109,13 +114,16 @@ public struct LevelMeter {
         var done = 0
         while done < frames {
             let n = min(frames - done, blockFrames - framesInBlock)
+            SampleRunLevels.measure(
+                bus + done, channelStride: channelStride, channels: channels, count: n, squares: runSquares,
+                peaks: runPeaks)
             for c in 0..<channels {
-                let p = UnsafePointer(bus + c * channelStride + done)
-                let run = SampleRunLevels(p, count: n)
-                state[c].squares += run.squares
-                if run.peak > state[c].peak { state[c].peak = run.peak }
+                state[c].squares += runSquares[c]
+                if runPeaks[c] > state[c].peak { state[c].peak = runPeaks[c] }
                 // Clipping is rare: only a run that reaches full scale is counted, in a second pass.
-                if run.peak >= 1 { state[c].clips += SampleRunLevels.clips(p, count: n) }
+                if runPeaks[c] >= 1 {
+                    state[c].clips += SampleRunLevels.clips(bus + c * channelStride + done, count: n)
+                }
             }
             framesInBlock += n
             done += n

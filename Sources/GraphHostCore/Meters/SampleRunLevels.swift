@@ -1,17 +1,19 @@
 import CMeterGlue
 
-/// The sum of squares and the peak |x| of a run of samples, and the count of its clipped samples (|x| ≥ 1), the
-/// level meter's inner loops. The first two come from C (`gh_meter_run_levels`: AVX2 where the processor has it,
-/// which Swift cannot ask for one function). A NaN never raises the peak; it spoils the sum of squares (the meter
-/// counts such a block as silence).
-struct SampleRunLevels {
-    var squares: Float = 0
-    var peak: Float = 0
-
+/// The sums of squares and the peaks |x| of a run of samples in each channel of a bus, and the count of a run's
+/// clipped samples (|x| ≥ 1): the level meter's inner loops. The first two come from C (`gh_meter_run_levels`: AVX2
+/// where the processor has it, which Swift cannot ask for one function, two channels a turn). A NaN never raises the
+/// peak; it spoils the sum of squares (the meter counts such a block as silence).
+enum SampleRunLevels {
+    /// Writes channel c's sum of squares and peak of `count` frames (channel c at `bus + c * channelStride`) to
+    /// `squares[c]` and `peaks[c]`.
     @_noLocks
-    init(_ p: UnsafePointer<Float>, count n: Int) {
+    static func measure(
+        _ bus: UnsafePointer<Float>, channelStride: Int, channels: Int, count n: Int,
+        squares: UnsafeMutablePointer<Float>, peaks: UnsafeMutablePointer<Float>
+    ) {
         // meter_glue.c: arithmetic on the samples only, no allocation, lock or call out.
-        _unsafePerformance { gh_meter_run_levels(p, n, &squares, &peak) }
+        _unsafePerformance { gh_meter_run_levels(bus, channelStride, channels, n, squares, peaks) }
     }
 
     /// The samples of the run with |x| ≥ 1 (an infinity is one, a NaN is not).

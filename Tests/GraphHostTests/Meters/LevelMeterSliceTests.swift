@@ -23,37 +23,54 @@ final class LevelMeterSliceTests: XCTestCase {
         }
     }
 
-    /// The meter's loop, as this processor runs it and in SSE2 alone, against a scalar sum and maximum: runs of every
-    /// length up to 100 at every offset, with NaNs, infinities and negative zeros among the samples.
+    /// The meter's loop, as this processor runs it and in SSE2 alone, against a scalar sum and maximum: buses of one,
+    /// two and three channels (two go a turn together), runs of every length up to 100 at every offset, with NaNs,
+    /// infinities and negative zeros among the samples.
     func testTheRunLoopMatchesAScalarReferenceInEachInstructionSet() {
         var seed: UInt32 = 99
-        var samples = (0..<200).map { _ -> Float in
+        var samples = (0..<600).map { _ -> Float in
             seed = seed &* 1_664_525 &+ 1_013_904_223
             return 1.5 * (Float(seed >> 8) / Float(1 << 23) - 1)
         }
         samples[37] = .nan
         samples[81] = -.infinity
         samples[150] = -0.0
+        samples[290] = .nan
+        samples[433] = .infinity
+        let stride = 200
         samples.withUnsafeBufferPointer { buffer in
-            for start in 0..<100 {
-                for count in 0...100 {
-                    let p = buffer.baseAddress! + start
-                    var squares: Float = 0
-                    var peak: Float = 0
-                    for x in UnsafeBufferPointer(start: p, count: count) {
-                        squares += x * x
-                        if abs(x) > peak { peak = abs(x) }
-                    }
-                    let run = SampleRunLevels(p, count: count)
-                    var sse2: (Float, Float) = (0, 0)
-                    gh_meter_run_levels_sse2(p, count, &sse2.0, &sse2.1)
-                    for (name, got) in [("chosen", (run.squares, run.peak)), ("SSE2", sse2)] {
-                        let at = "\(name), samples \(start)..<\(start + count)"
-                        XCTAssertEqual(got.1, peak, at)
-                        if squares.isFinite {
-                            XCTAssertEqual(got.0, squares, accuracy: max(squares * 1e-5, 1e-30), at)
-                        } else {
-                            XCTAssertEqual(got.0.isNaN, squares.isNaN, at)
+            for channels in 1...3 {
+                for start in 0..<100 {
+                    for count in 0...100 {
+                        let p = buffer.baseAddress! + start
+                        var chosen = [Float](repeating: -1, count: 2 * channels)
+                        var sse2 = chosen
+                        chosen.withUnsafeMutableBufferPointer {
+                            SampleRunLevels.measure(
+                                p, channelStride: stride, channels: channels, count: count,
+                                squares: $0.baseAddress!, peaks: $0.baseAddress! + channels)
+                        }
+                        sse2.withUnsafeMutableBufferPointer {
+                            gh_meter_run_levels_sse2(
+                                p, stride, channels, count, $0.baseAddress!, $0.baseAddress! + channels)
+                        }
+                        for c in 0..<channels {
+                            var squares: Float = 0
+                            var peak: Float = 0
+                            for x in UnsafeBufferPointer(start: p + c * stride, count: count) {
+                                squares += x * x
+                                if abs(x) > peak { peak = abs(x) }
+                            }
+                            for (name, got) in [("chosen", chosen), ("SSE2", sse2)] {
+                                let at =
+                                    "\(name), \(channels) channels, channel \(c), samples \(start)..<\(start + count)"
+                                XCTAssertEqual(got[channels + c], peak, at)
+                                if squares.isFinite {
+                                    XCTAssertEqual(got[c], squares, accuracy: max(squares * 1e-5, 1e-30), at)
+                                } else {
+                                    XCTAssertEqual(got[c].isNaN, squares.isNaN, at)
+                                }
+                            }
                         }
                     }
                 }
