@@ -84,6 +84,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // For tests: an output device with speaker and headphone routes, which this machine's hardware lacks.
+        .executableTarget(
+            name: "route-device-fixture", dependencies: ["CPipeWire"], path: "Tests/Fixtures/RouteDevice"),
         .target(name: "AllocationCounter", dependencies: ["CCleanAllocationGlue"], path: "Tests/AllocationCounter"),
         .testTarget(
             name: "GraphHostTests",

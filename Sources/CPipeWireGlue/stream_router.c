@@ -1,6 +1,8 @@
 #include "pipewire_glue.h"
 
 #include <pipewire/extensions/metadata.h>
+#include <spa/param/route.h>
+#include <spa/pod/parser.h>
 #include <spa/utils/json.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,29 @@ struct router_sink {
     struct pw_properties *props;
 };
 
+/// An output route a device reports active (its Route param): the profile device it plays through, and its name and
+/// description ("analog-output-headphones", "Headphones").
+struct router_route {
+    struct spa_list link;
+    int device;
+    char *name;
+    char *description;
+};
+
+/// An Audio/Device the registry announced, bound to follow its active routes: they are enumerated again whenever its
+/// params change, and the default sink is reported again once the enumeration is done.
+struct router_device {
+    struct spa_list link;
+    struct gh_router *router;
+    uint32_t id;
+    struct pw_proxy *proxy;
+    struct spa_hook listener;
+    struct spa_list routes;
+    /// The sync that ends the latest enumeration.
+    int done_seq;
+    int ready;
+};
+
 struct gh_router {
     struct pw_thread_loop *loop;
     struct pw_core *core;
@@ -48,6 +73,7 @@ struct gh_router {
     struct spa_list streams;
     struct spa_list values;
     struct spa_list sinks;
+    struct spa_list devices;
     /// The default sink's node.name (default.audio.sink), or NULL.
     char *default_sink;
     gh_router_decide decide;
@@ -63,6 +89,16 @@ static struct router_value *find_value(struct gh_router *r, uint32_t subject) {
     return NULL;
 }
 
+static struct router_device *find_device(struct gh_router *r, const char *id) {
+    struct router_device *d;
+    if (id == NULL) return NULL;
+    spa_list_for_each(d, &r->devices, link) if (d->id == (uint32_t)atoi(id)) return d;
+    return NULL;
+}
+
+/// Reports the default sink's properties, with its device's active output route (the one through the sink's profile
+/// device, card.profile.device) as device.route.name and device.route.description. While that device's routes are
+/// being enumerated nothing is reported: the end of the enumeration reports.
 static void report_default_sink(struct gh_router *r) {
     if (!r->default_sink_changed) return;
     if (!r->default_sink) {
@@ -72,11 +108,95 @@ static void report_default_sink(struct gh_router *r) {
     struct router_sink *k;
     spa_list_for_each(k, &r->sinks, link) {
         const char *name = pw_properties_get(k->props, PW_KEY_NODE_NAME);
-        if (name && strcmp(name, r->default_sink) == 0) {
+        if (!name || strcmp(name, r->default_sink) != 0) continue;
+        struct router_device *d = find_device(r, pw_properties_get(k->props, PW_KEY_DEVICE_ID));
+        if (d && !d->ready) return;
+        struct router_route *route = NULL, *candidate;
+        if (d) {
+            const char *profile_device = pw_properties_get(k->props, "card.profile.device");
+            spa_list_for_each(candidate, &d->routes, link) {
+                if (profile_device == NULL || candidate->device == atoi(profile_device)) {
+                    route = candidate;
+                    break;
+                }
+            }
+        }
+        if (!route) {
             r->default_sink_changed(r->data, &k->props->dict);
             return;
         }
+        struct pw_properties *props = pw_properties_copy(k->props);
+        if (!props) return;
+        pw_properties_set(props, "device.route.name", route->name);
+        pw_properties_set(props, "device.route.description", route->description);
+        r->default_sink_changed(r->data, &props->dict);
+        pw_properties_free(props);
+        return;
     }
+}
+
+static void clear_routes(struct router_device *d) {
+    struct router_route *route, *next;
+    spa_list_for_each_safe(route, next, &d->routes, link) {
+        spa_list_remove(&route->link);
+        free(route->name);
+        free(route->description);
+        free(route);
+    }
+}
+
+static void device_info(void *data, const struct pw_device_info *info) {
+    struct router_device *d = data;
+    if (!(info->change_mask & PW_DEVICE_CHANGE_MASK_PARAMS)) return;
+    clear_routes(d);
+    d->ready = 0;
+    pw_device_enum_params((struct pw_device *)d->proxy, 0, SPA_PARAM_Route, 0, UINT32_MAX, NULL);
+    d->done_seq = pw_core_sync(d->router->core, PW_ID_CORE, 0);
+}
+
+static void device_param(void *data, int seq, uint32_t id, uint32_t index, uint32_t next,
+                         const struct spa_pod *param) {
+    struct router_device *d = data;
+    (void)index; (void)next;
+    uint32_t direction;
+    int device;
+    const char *name = NULL, *description = NULL;
+    (void)seq;
+    if (id != SPA_PARAM_Route || param == NULL) return;
+    if (spa_pod_parse_object(param, SPA_TYPE_OBJECT_ParamRoute, NULL, SPA_PARAM_ROUTE_direction,
+                             SPA_POD_Id(&direction), SPA_PARAM_ROUTE_device, SPA_POD_Int(&device),
+                             SPA_PARAM_ROUTE_name, SPA_POD_String(&name), SPA_PARAM_ROUTE_description,
+                             SPA_POD_OPT_String(&description)) < 0 ||
+        direction != SPA_DIRECTION_OUTPUT)
+        return;
+    // One active route per profile device: a reply to an earlier enumeration is replaced by a later one.
+    struct router_route *route;
+    spa_list_for_each(route, &d->routes, link) if (route->device == device) break;
+    if (spa_list_is_end(route, &d->routes, link)) {
+        route = calloc(1, sizeof(*route));
+        if (!route) return;
+        route->device = device;
+        spa_list_append(&d->routes, &route->link);
+    } else {
+        free(route->name);
+        free(route->description);
+    }
+    route->name = strdup(name);
+    route->description = strdup(description ? description : name);
+}
+
+static const struct pw_device_events device_events = {
+    PW_VERSION_DEVICE_EVENTS,
+    .info = device_info,
+    .param = device_param,
+};
+
+static void free_device(struct router_device *d) {
+    spa_list_remove(&d->link);
+    spa_hook_remove(&d->listener);
+    pw_proxy_destroy(d->proxy);
+    clear_routes(d);
+    free(d);
 }
 
 /// The "name" of a default.audio.sink value ({"name":"..."}), copied; NULL when there is none.
@@ -178,7 +298,20 @@ static void registry_global(void *data, uint32_t id, uint32_t permissions, const
     struct gh_router *r = data;
     (void)permissions; (void)version;
     if (type == NULL || props == NULL) return;
-    if (strcmp(type, PW_TYPE_INTERFACE_Node) == 0) {
+    if (strcmp(type, PW_TYPE_INTERFACE_Device) == 0 && r->default_sink_changed) {
+        const char *media_class = spa_dict_lookup(props, PW_KEY_MEDIA_CLASS);
+            if (media_class == NULL || strcmp(media_class, "Audio/Device") != 0) return;
+        struct router_device *d = calloc(1, sizeof(*d));
+        if (!d) return;
+        d->router = r;
+        d->id = id;
+        d->done_seq = -1;
+        spa_list_init(&d->routes);
+        d->proxy = pw_registry_bind(r->registry, id, PW_TYPE_INTERFACE_Device, PW_VERSION_DEVICE, 0);
+        if (!d->proxy) { free(d); return; }
+        pw_proxy_add_object_listener(d->proxy, &d->listener, &device_events, d);
+        spa_list_append(&r->devices, &d->link);
+    } else if (strcmp(type, PW_TYPE_INTERFACE_Node) == 0) {
         const char *media_class = spa_dict_lookup(props, PW_KEY_MEDIA_CLASS);
         if (media_class && strcmp(media_class, "Audio/Sink") == 0) {
             struct router_sink *k = calloc(1, sizeof(*k));
@@ -217,6 +350,8 @@ static void registry_global_remove(void *data, uint32_t id) {
     spa_list_for_each_safe(s, t, &r->streams, link) if (s->id == id) free_stream(s);
     struct router_sink *k, *l;
     spa_list_for_each_safe(k, l, &r->sinks, link) if (k->id == id) free_sink(k);
+    struct router_device *d, *e;
+    spa_list_for_each_safe(d, e, &r->devices, link) if (d->id == id) free_device(d);
     struct router_value *v = find_value(r, id);
     if (v) free_value(v);
     if (r->metadata && id == r->metadata_id) {
@@ -236,6 +371,19 @@ static const struct pw_registry_events registry_events = {
 static void core_done(void *data, uint32_t id, int seq) {
     struct gh_router *r = data;
     if (id != PW_ID_CORE) return;
+    struct router_device *d;
+    spa_list_for_each(d, &r->devices, link) {
+        if (seq != d->done_seq) continue;
+        d->ready = 1;
+        struct router_sink *k;
+        spa_list_for_each(k, &r->sinks, link) {
+            const char *name = pw_properties_get(k->props, PW_KEY_NODE_NAME);
+            if (name && r->default_sink && strcmp(name, r->default_sink) == 0 &&
+                find_device(r, pw_properties_get(k->props, PW_KEY_DEVICE_ID)) == d)
+                report_default_sink(r);
+        }
+        break;
+    }
     if (r->metadata && !r->metadata_ready && seq == r->metadata_ready_seq) {
         r->metadata_ready = 1;
         struct router_stream *s;
@@ -266,6 +414,7 @@ struct gh_router *gh_router_new(struct pw_thread_loop *loop, struct pw_core *cor
     spa_list_init(&r->streams);
     spa_list_init(&r->values);
     spa_list_init(&r->sinks);
+    spa_list_init(&r->devices);
     pw_core_add_listener(core, &r->core_listener, &core_events, r);
     r->registry = pw_core_get_registry(core, PW_VERSION_REGISTRY, 0);
     if (!r->registry) { spa_hook_remove(&r->core_listener); free(r); return NULL; }
@@ -302,6 +451,8 @@ void gh_router_destroy(struct gh_router *r) {
     spa_list_for_each_safe(v, w, &r->values, link) free_value(v);
     struct router_sink *k, *l;
     spa_list_for_each_safe(k, l, &r->sinks, link) free_sink(k);
+    struct router_device *d, *e;
+    spa_list_for_each_safe(d, e, &r->devices, link) free_device(d);
     free(r->default_sink);
     if (r->metadata) {
         spa_hook_remove(&r->metadata_listener);

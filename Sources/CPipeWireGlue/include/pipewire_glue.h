@@ -94,7 +94,8 @@ void gh_profiler_destroy(struct gh_profiler *profiler);
 /// streams: it reads each Stream/Output/Audio node's properties and, when `decide` writes a sink's node.name into
 /// `target` (`size` bytes) and returns 1, sets the stream's target.object in the metadata, which the session manager
 /// follows. With `default_sink`, it reports the default sink's global properties whenever the default sink changes
-/// or appears (NULL: none). Call every function with the thread loop locked; callbacks run on the loop's thread.
+/// or appears, or its device's active route changes (NULL: none), with the output route the sink plays through as
+/// device.route.name and device.route.description when its device (device.id) reports one. Call every function with the thread loop locked; callbacks run on the loop's thread.
 struct gh_router;
 
 typedef int (*gh_router_decide)(void *data, uint32_t node_id, const struct spa_dict *props, char *target,

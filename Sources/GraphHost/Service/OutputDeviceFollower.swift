@@ -43,7 +43,8 @@ public final class OutputDeviceFollower: ControlSurface, @unchecked Sendable {
         control.addStatusPart { [weak self] status in
             guard let s = self?.current else { return }
             status.device = .init(
-                name: s.device?["node.name"], description: s.device?["node.description"], graph: s.graph)
+                name: s.device?["node.name"], description: s.device?["node.description"],
+                route: s.device?["device.route.description"], graph: s.graph)
         }
         let watch = RegistryWatch(
             logger: logger,
@@ -68,7 +69,7 @@ public final class OutputDeviceFollower: ControlSurface, @unchecked Sendable {
             let graph = s.config.graph(for: device)
             return (graph, graph != s.graph)
         }
-        let name = device?["node.name"] ?? "none"
+        let name = (device?["node.name"] ?? "none") + (device?["device.route.name"].map { " (\($0))" } ?? "")
         guard changed, let control else {
             logger.info("service: output device \(name), graph \(graph)")
             control?.publish(.device(name: device?["node.name"], graph: graph))

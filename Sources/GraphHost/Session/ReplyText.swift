@@ -135,7 +135,10 @@ public enum ReplyText {
             lines += routes.moved.map { "  \($0.application) (node \($0.nodeID)) → \($0.sink)" }
         }
         if let device = status.device {
-            lines += ["", "output device: \(device.description ?? device.name ?? "none"), graph \(device.graph)"]
+            let route = device.route.map { " (\($0))" } ?? ""
+            lines += [
+                "", "output device: \(device.description ?? device.name ?? "none")\(route), graph \(device.graph)",
+            ]
         }
         if let recording = status.recording {
             lines += [

@@ -124,16 +124,18 @@ extension RunStatus {
         }
     }
 
-    /// The default sink a service follows (nil: none) and the graph its configuration maps it to.
+    /// The default sink a service follows (nil: none), the output route of its device it plays through (headphones,
+    /// speakers) where the device reports one, and the graph its configuration maps it to.
     public struct Device: Sendable, Equatable {
         public var name: String?
         public var description: String?
+        public var route: String?
         public var graph: String
 
         public var json: JSONValue {
             .members([
                 ("name", name.map(JSONValue.string)), ("description", description.map(JSONValue.string)),
-                ("graph", .string(graph)),
+                ("route", route.map(JSONValue.string)), ("graph", .string(graph)),
             ])
         }
     }

@@ -64,7 +64,8 @@ final class HeadlessPipeWire {
     final class Running {
         let process = Process()
         let outURL: URL, errURL: URL
-        init(_ executable: URL, _ arguments: [String], environment: [String: String]) throws {
+        /// `input`: the pipe the process reads (none: it reads an empty input).
+        init(_ executable: URL, _ arguments: [String], environment: [String: String], input: Pipe? = nil) throws {
             outURL = TestSupport.directory.appendingPathComponent(UUID().uuidString + ".out")
             errURL = TestSupport.directory.appendingPathComponent(UUID().uuidString + ".err")
             FileManager.default.createFile(atPath: outURL.path, contents: nil)
@@ -74,7 +75,7 @@ final class HeadlessPipeWire {
             process.environment = environment
             process.standardOutput = try FileHandle(forWritingTo: outURL)
             process.standardError = try FileHandle(forWritingTo: errURL)
-            process.standardInput = FileHandle.nullDevice
+            process.standardInput = input ?? FileHandle.nullDevice
             try process.run()
         }
         /// Waits for the process; one still running after `timeout` seconds is killed (and reported as status -9).
@@ -94,6 +95,8 @@ final class HeadlessPipeWire {
             )
         }
         func interrupt() { process.interrupt() }
+        /// Standard output so far.
+        var outputText: String { (try? String(contentsOf: outURL, encoding: .utf8)) ?? "" }
         /// Standard error so far.
         var errorText: String { (try? String(contentsOf: errURL, encoding: .utf8)) ?? "" }
         /// Waits until standard error contains `text`; false after `timeout` seconds.

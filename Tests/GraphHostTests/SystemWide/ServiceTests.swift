@@ -121,6 +121,66 @@ final class ServiceTests: XCTestCase {
         XCTAssertLessThanOrEqual(worst.peakRatio, 1.0005, "\(worst)")
     }
 
+    /// A sound card's active output route (speakers, headphones) as `match` sees it: the default sink's device
+    /// (route-device-fixture, a device with both routes and a sink through them) reports its route, and when it
+    /// changes, as when headphones are plugged in, the graph mapped to the new route loads.
+    func testTheGraphFollowsTheActiveRouteOfTheDefaultSinksDevice() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let jack = Pipe()
+        let card = try HeadlessPipeWire.Running(
+            TestSupport.root.appendingPathComponent(".build/debug/route-device-fixture"), [],
+            environment: pw.environment, input: jack)
+        defer {
+            try? jack.fileHandleForWriting.close()
+            _ = card.wait()
+        }
+        XCTAssertTrue(TestSupport.waitUntil { card.outputText.contains("ready") }, card.errorText)
+        let sink = try XCTUnwrap(try StreamRoutesTests.nodeID(pw, "graphhost_fixture_sink"))
+        let wpctl = URL(fileURLWithPath: "/usr/bin/wpctl")
+        XCTAssertEqual(
+            try HeadlessPipeWire.execute(wpctl, ["set-default", sink], environment: pw.environment).status, 0)
+        let folder = TestSupport.directory.appendingPathComponent("service-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let flat = try Self.graph(folder, "flat.json", preset: "Flat")
+        let bass = try Self.graph(folder, "bass.json", preset: "Bass Booster")
+        let spoken = try Self.graph(folder, "spoken.json", preset: "Spoken Word")
+        let config = folder.appendingPathComponent("service.json").path
+        Self.write(
+            config,
+            """
+            { "devices": [ { "match": { "device.route.name": "analog-output-headphones" }, "graph": "bass.json" },
+                           { "match": { "node.name": "graphhost_fixture_sink", "device.route.description": "Speakers" },
+                             "graph": "spoken.json" } ],
+              "fallback": "flat.json" }
+            """)
+        let socket = TestSupport.directory.appendingPathComponent("live/service-route.sock").path
+        let control = pw.control(socket)
+        let run = try pw.graphhost(["service", "run", config, "--name", "svc", "--latency", "256", "--socket", socket])
+        defer { run.interrupt() }
+        XCTAssertTrue(control.waitForSocket())
+        func device() throws -> [String: Any]? { try control.status()["device"] as? [String: Any] }
+        XCTAssertTrue(
+            try TestSupport.waitUntil(every: 0.25) { try device()?["graph"] as? String == spoken },
+            "speakers: \(String(describing: try? device())) \(run.errorText)")
+        XCTAssertEqual(try device()?["route"] as? String, "Speakers")
+        XCTAssertNotEqual(flat, spoken)
+
+        jack.fileHandleForWriting.write(Data("route analog-output-headphones\n".utf8))
+        XCTAssertTrue(
+            try TestSupport.waitUntil(every: 0.25) { try device()?["graph"] as? String == bass },
+            "headphones: \(String(describing: try? device())) \(run.errorText)")
+        XCTAssertEqual(try device()?["route"] as? String, "Headphones")
+        XCTAssertTrue(try control.ctl(["status"]).out.contains("Headphones"))
+
+        jack.fileHandleForWriting.write(Data("route analog-output-speaker\n".utf8))
+        XCTAssertTrue(
+            try TestSupport.waitUntil(every: 0.25) { try device()?["graph"] as? String == spoken },
+            "speakers again: \(String(describing: try? device())) \(run.errorText)")
+        run.interrupt()
+        XCTAssertEqual(run.wait().status, 0, run.errorText)
+    }
+
     func testConfigurationsAreCheckedWithTheirPaths() throws {
         let folder = TestSupport.directory.appendingPathComponent("service-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
