@@ -84,6 +84,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The parsers of outside input under libFuzzer (scripts/fuzz builds it with -sanitize=fuzzer and -DFUZZING);
+        // built plainly, it replays inputs through them.
+        .executableTarget(name: "graphhost-fuzz", dependencies: ["GraphHost"]),
         // For tests: an output device with speaker and headphone routes, which this machine's hardware lacks.
         .executableTarget(
             name: "route-device-fixture", dependencies: ["CPipeWire"], path: "Tests/Fixtures/RouteDevice"),

@@ -373,6 +373,21 @@ final class OSCTests: XCTestCase {
         XCTAssertTrue(garbage.hasPrefix(#"{"error":"not an OSC message (liblo error "#), garbage)
     }
 
+    /// Every argument type read at its own size and value, in a datagram whose last argument ends it (a 4-byte
+    /// argument there was read as the whole 8-byte lo_arg union, past the end: scripts/fuzz found it under ASan).
+    func testArgumentsAreReadAtTheirOwnSizeUpToTheEndOfTheDatagram() throws {
+        let arguments: [OSCArgument] = [
+            .int(-7), .int(1 << 40), .double(0.125), .string("Rock"), .bool(true), .float(-2.5),
+        ]
+        let datagram = OSCMessage(address: "/graphhost/test", arguments: arguments).encoded()
+        XCTAssertEqual(Array(datagram.suffix(4)), [0xC0, 0x20, 0, 0], "the float ends the datagram")
+        XCTAssertEqual(try OSCMessage(datagram: datagram).arguments, arguments)
+        let finding = try Data(
+            contentsOf: FuzzRegressionTests.folder.appendingPathComponent(
+                "Findings/osc-message/float-ends-the-datagram.osc"))
+        XCTAssertThrowsError(try OSCRequest.parse(try OSCMessage(datagram: [UInt8](finding))))
+    }
+
     /// The mapping from messages to typed commands and its errors.
     func testRequestsBecomeCommands() throws {
         func line(_ address: String, _ arguments: [OSCArgument]) throws -> OSCRequest {

@@ -66,14 +66,18 @@ public struct OSCMessage: Equatable, Sendable {
         arguments = (0..<count).map { i in
             let tag = UInt8(bitPattern: types[i])
             if tag == UInt8(ascii: "T") || tag == UInt8(ascii: "F") { return .bool(tag == UInt8(ascii: "T")) }
-            guard let value = values?[i] else { return .other(Character(UnicodeScalar(tag))) }
+            guard let value = values?[i].map(UnsafeRawPointer.init) else {
+                return .other(Character(UnicodeScalar(tag)))
+            }
+            // Each argument is read at its own size: a 4-byte one may end the datagram, where the whole lo_arg
+            // union would reach past it.
             switch tag {
-            case UInt8(ascii: "i"): return .int(Int64(value.pointee.i))
-            case UInt8(ascii: "h"): return .int(value.pointee.h)
-            case UInt8(ascii: "f"): return .float(value.pointee.f)
-            case UInt8(ascii: "d"): return .double(value.pointee.d)
+            case UInt8(ascii: "i"): return .int(Int64(value.loadUnaligned(as: Int32.self)))
+            case UInt8(ascii: "h"): return .int(value.loadUnaligned(as: Int64.self))
+            case UInt8(ascii: "f"): return .float(value.loadUnaligned(as: Float.self))
+            case UInt8(ascii: "d"): return .double(value.loadUnaligned(as: Double.self))
             case UInt8(ascii: "s"), UInt8(ascii: "S"):
-                return .string(String(cString: UnsafeRawPointer(value).assumingMemoryBound(to: CChar.self)))
+                return .string(String(cString: value.assumingMemoryBound(to: CChar.self)))
             default: return .other(Character(UnicodeScalar(tag)))
             }
         }
