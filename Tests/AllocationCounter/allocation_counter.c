@@ -1,9 +1,24 @@
 // Interposes the C allocator for the whole test process (symbols in the executable win over libc's)
 // and counts the calls made by threads that asked to be counted. Every call forwards to glibc, and memory a thread
 // asked to receive zeroed (clean_allocation_glue.h) is zeroed as the production interposers do.
+// Under AddressSanitizer or ThreadSanitizer the sanitizer owns the allocator (it intercepts these symbols itself and
+// is not ready when the first of them is called): the interposers step aside, nothing is counted, and
+// gh_allocation_counter_available() says so.
 #include "allocation_counter.h"
 #include "clean_allocation_glue.h"
 #include <stdlib.h>
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define GH_UNDER_SANITIZER 1
+#endif
+#endif
+
+#ifdef GH_UNDER_SANITIZER
+int gh_allocation_counter_available(void) { return 0; }
+#else
+int gh_allocation_counter_available(void) { return 1; }
+#endif
 
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
@@ -25,6 +40,8 @@ static inline void note(void) {
     if (counting) count++;
     if (probing) __atomic_fetch_add(&probe_total, 1, __ATOMIC_RELAXED);
 }
+
+#ifndef GH_UNDER_SANITIZER
 
 void *malloc(size_t n) {
     note();
@@ -51,3 +68,4 @@ int posix_memalign(void **out, size_t a, size_t n) {
     *out = p;
     return 0;
 }
+#endif

@@ -2,6 +2,10 @@
 #define GH_ALLOCATION_COUNTER_H
 #include <stddef.h>
 
+/// 1 when allocations are counted; 0 in a build under AddressSanitizer or ThreadSanitizer, whose allocator the
+/// counter leaves alone (then nothing is counted).
+int gh_allocation_counter_available(void);
+
 /// Starts counting heap allocations made by the calling thread.
 void gh_allocation_counter_begin(void);
 /// Stops counting on the calling thread and returns how many allocations it made since begin.

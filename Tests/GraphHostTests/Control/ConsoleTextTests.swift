@@ -28,7 +28,10 @@ final class ConsoleTextTests: XCTestCase {
 
     func testStatusAndListAreTablesWithUnits() throws {
         let (control, counters, song) = try makeControl()
-        defer { control.withSession { $0.close() } }
+        defer {
+            control.withSession { $0.close() }
+            counters.destroy()
+        }
         counters.frames.store(48000 * 3 / 2, ordering: .relaxed)
         counters.quantum.store(256, ordering: .relaxed)
 
@@ -73,8 +76,11 @@ final class ConsoleTextTests: XCTestCase {
     }
 
     func testJSONOnTheSocketAndUnderJSONFlag() throws {
-        let (control, _, song) = try makeControl()
-        defer { control.withSession { $0.close() } }
+        let (control, counters, song) = try makeControl()
+        defer {
+            control.withSession { $0.close() }
+            counters.destroy()
+        }
         let reply = control.reply(to: "status")
         XCTAssertEqual(
             ReplyText.answer("status --json", control: control).split(separator: ",").first,
@@ -95,8 +101,11 @@ final class ConsoleTextTests: XCTestCase {
     /// `help` lists every verb of the one table completion reads; `help COMMAND` shows usage, arguments and an
     /// example that parses; an unknown command names the known ones; the socket answers help as JSON.
     func testHelpComesFromTheCommandTable() throws {
-        let (control, _, _) = try makeControl()
-        defer { control.withSession { $0.close() } }
+        let (control, counters, _) = try makeControl()
+        defer {
+            control.withSession { $0.close() }
+            counters.destroy()
+        }
         let help = ReplyText.answer("help", control: control)
         XCTAssertFalse(help.contains("{"), help)
         for command in CommandHelp.all {

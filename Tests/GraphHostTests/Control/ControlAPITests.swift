@@ -10,7 +10,7 @@ final class ControlAPITests: XCTestCase {
     func makeControl() throws -> LiveControl {
         let path = TestSupport.graph(try TestSupport.eqGraph(preset: "Rock"), name: "control-api")
         let session = try TestSupport.session(path)
-        let status = PlaybackStatus(counters: PlaybackCounters.create(), recorder: nil, sampleRate: 48000)
+        let status = TestSupport.offlineStatus()
         return LiveControl(session: session, status: { status.snapshot($0) }, quit: {})
     }
 

@@ -275,7 +275,7 @@ final class OSCTests: XCTestCase {
     func testSubscriptionsRepliesAndLimits() throws {
         let path = TestSupport.graph(try TestSupport.eqGraph(preset: "Rock"))
         let session = try TestSupport.session(path)
-        let status = PlaybackStatus(counters: PlaybackCounters.create(), recorder: nil, sampleRate: 48000)
+        let status = TestSupport.offlineStatus()
         let control = LiveControl(session: session, status: { status.snapshot($0) }, quit: {})
         let server = OSCServer(port: 0)
         try server.start(control: control)

@@ -21,7 +21,7 @@ final class LevelMeterTests: XCTestCase {
     }
 
     static func status(_ session: GraphSession) -> RunStatus {
-        PlaybackStatus(counters: PlaybackCounters.create(), recorder: nil, sampleRate: 48000).snapshot(session)
+        TestSupport.offlineStatus().snapshot(session)
     }
 
     func testASineAtMinus6dBFSReadsItsPeakAndRMSAtTheOutputAndAMeteredNode() throws {
@@ -104,7 +104,7 @@ final class LevelMeterTests: XCTestCase {
 
     func testMeterTurnsANodesMeterOnAndOffLive() throws {
         let path = Self.graph(try TestSupport.floatSine(amplitude: 0.5, seconds: 3))
-        let status = PlaybackStatus(counters: PlaybackCounters.create(), recorder: nil, sampleRate: 48000)
+        let status = TestSupport.offlineStatus()
         let control = LiveControl(session: try TestSupport.session(path), status: { status.snapshot($0) }, quit: {})
         defer { control.withSession { $0.close() } }
         func meters() throws -> [RunStatus.Meter] {

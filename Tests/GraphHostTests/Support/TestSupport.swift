@@ -7,6 +7,12 @@ import XCTest
 /// (sessions and offline renders).
 enum TestSupport {
     /// The repository's root folder.
+    /// A status for sessions that render offline: its playback counters stay zero (one set for the whole process).
+    static func offlineStatus() -> PlaybackStatus {
+        PlaybackStatus(counters: idleCounters, recorder: nil, sampleRate: 48000)
+    }
+    nonisolated(unsafe) private static let idleCounters = PlaybackCounters.create()
+
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../..")
         .standardizedFileURL
     /// The debug `graphhost` executable (`swift build`).
