@@ -20,6 +20,18 @@ final class ServiceTests: XCTestCase {
         return path
     }
 
+    /// A fresh folder with the Flat, Bass Booster and Spoken Word graphs (their paths) and where its configuration
+    /// goes.
+    static func threeGraphs() throws -> (config: String, flat: String, bass: String, spoken: String) {
+        let folder = TestSupport.directory.appendingPathComponent("service-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return (
+            folder.appendingPathComponent("service.json").path, try graph(folder, "flat.json", preset: "Flat"),
+            try graph(folder, "bass.json", preset: "Bass Booster"),
+            try graph(folder, "spoken.json", preset: "Spoken Word")
+        )
+    }
+
     static func write(_ path: String, _ text: String) {
         FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
     }
@@ -29,12 +41,7 @@ final class ServiceTests: XCTestCase {
         defer { pw.stop() }
         try pw.addSink("out_a")
         try pw.addSink("out_b")
-        let folder = TestSupport.directory.appendingPathComponent("service-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let flat = try Self.graph(folder, "flat.json", preset: "Flat")
-        let bass = try Self.graph(folder, "bass.json", preset: "Bass Booster")
-        let spoken = try Self.graph(folder, "spoken.json", preset: "Spoken Word")
-        let config = folder.appendingPathComponent("service.json").path
+        let (config, flat, bass, spoken) = try Self.threeGraphs()
         Self.write(
             config,
             """
@@ -140,12 +147,7 @@ final class ServiceTests: XCTestCase {
         let wpctl = URL(fileURLWithPath: "/usr/bin/wpctl")
         XCTAssertEqual(
             try HeadlessPipeWire.execute(wpctl, ["set-default", sink], environment: pw.environment).status, 0)
-        let folder = TestSupport.directory.appendingPathComponent("service-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let flat = try Self.graph(folder, "flat.json", preset: "Flat")
-        let bass = try Self.graph(folder, "bass.json", preset: "Bass Booster")
-        let spoken = try Self.graph(folder, "spoken.json", preset: "Spoken Word")
-        let config = folder.appendingPathComponent("service.json").path
+        let (config, flat, bass, spoken) = try Self.threeGraphs()
         Self.write(
             config,
             """
