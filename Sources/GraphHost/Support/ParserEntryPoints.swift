@@ -112,23 +112,24 @@ public enum ParserEntryPoints {
     }
 
     /// The input as a pod of the size its header claims, as PipeWire hands a param on (the protocol checks that a
-    /// pod fits its message; what is inside is the sender's).
+    /// pod fits its message; what is inside is the sender's). Every pair it reports has a name, and it reports as
+    /// many as it says it found.
     static func propsParams(_ bytes: [UInt8]) {
         guard bytes.count >= 8 else { return }
-        var pod = bytes
-        let size = Int(UInt32(pod[0]) | UInt32(pod[1]) << 8 | UInt32(pod[2]) << 16 | UInt32(pod[3]) << 24)
-        guard size <= pod.count - 8 else { return }
-        pod.withUnsafeMutableBytes { raw in
-            // Aligned as PipeWire's buffers are.
-            let aligned = UnsafeMutableRawPointer.allocate(byteCount: raw.count, alignment: 8)
-            defer { aligned.deallocate() }
-            aligned.copyMemory(from: raw.baseAddress!, byteCount: raw.count)
-            _ = gh_parse_param_props(
-                aligned.assumingMemoryBound(to: spa_pod.self),
-                { _, name, value, _ in
-                    precondition(name != nil && (value.isFinite || value.isNaN || value.isInfinite))
-                }, nil)
-        }
+        let size = Int(UInt32(bytes[0]) | UInt32(bytes[1]) << 8 | UInt32(bytes[2]) << 16 | UInt32(bytes[3]) << 24)
+        guard size <= bytes.count - 8 else { return }
+        // Aligned as PipeWire's buffers are.
+        let aligned = UnsafeMutableRawPointer.allocate(byteCount: bytes.count, alignment: 8)
+        defer { aligned.deallocate() }
+        bytes.withUnsafeBytes { aligned.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        var received = 0
+        let found = gh_parse_param_props(
+            aligned.assumingMemoryBound(to: spa_pod.self),
+            { target, name, _, _ in
+                precondition(name != nil, "a pair without a name")
+                target!.assumingMemoryBound(to: Int.self).pointee += 1
+            }, &received)
+        precondition(Int(found) == received, "\(found) pairs found, \(received) reported")
     }
 
     static func eqFile(_ bytes: [UInt8]) {
