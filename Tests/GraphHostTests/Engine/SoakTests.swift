@@ -7,24 +7,6 @@ import XCTest
 /// no file descriptor or thread is left behind, and the output is continuous. CI renders 2 minutes of audio;
 /// `scripts/reliability` sets GRAPHHOST_SOAK_SECONDS=3600 for the hour.
 final class SoakTests: XCTestCase {
-    struct Sample {
-        var second: Int
-        var rssKiB: Int
-        var fds: Int
-        var threads: Int
-    }
-
-    static func processSample(second: Int) -> Sample {
-        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-        func field(_ name: String) -> Int {
-            status.split(separator: "\n").first { $0.hasPrefix(name + ":") }.flatMap {
-                Int($0.split(whereSeparator: \.isWhitespace).dropFirst().first ?? "")
-            } ?? -1
-        }
-        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
-        return Sample(second: second, rssKiB: field("VmRSS"), fds: fds, threads: field("Threads"))
-    }
-
     func testSwapsAndPresetsDoNotLeak() throws {
         let seconds = Int(ProcessInfo.processInfo.environment["GRAPHHOST_SOAK_SECONDS"] ?? "") ?? 120
         let media = TestSupport.root.appendingPathComponent("Graphs/media/demo.mp3").path
@@ -59,7 +41,7 @@ final class SoakTests: XCTestCase {
         }
         let session = try TestSupport.session(path)
         defer { session.close() }
-        var samples: [Sample] = []
+        var samples: [(second: Int, usage: ProcessUsage)] = []
         var nextSample = 0
         var position = 0
         var longestSilence = 0
@@ -76,16 +58,16 @@ final class SoakTests: XCTestCase {
             }
             position += frames
             if position >= nextSample {
-                samples.append(Self.processSample(second: position / 48000))
+                samples.append((position / 48000, ProcessUsage()))
                 nextSample += 48000 * max(1, seconds / 60)
             }
         }
         XCTAssertEqual(summary.frames, seconds * 48000)
         XCTAssertEqual(summary.underruns, 0)
         XCTAssertLessThan(longestSilence, 480, "a gap of \(longestSilence) frames")
-        let settled = samples.filter { $0.second >= seconds / 5 }
-        let rss = settled.map(\.rssKiB)
-        let fds = settled.map(\.fds)
+        let settled = samples.filter { $0.second >= seconds / 5 }.map(\.usage)
+        let rss = settled.map(\.residentKiB)
+        let fds = settled.map(\.descriptors)
         let threads = settled.map(\.threads)
         let report =
             "RSS \(rss.min()!)–\(rss.max()!) KiB, fds \(fds.min()!)–\(fds.max()!), threads "

@@ -1,6 +1,8 @@
 import Dispatch
 import FoundationEssentials
+import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
@@ -30,7 +32,13 @@ public final class WebServer: ControlSurface, Sendable {
         var url: String?
     }
     private let shared = Mutex(Shared())
-    private static let logger = Logger(label: "graphhost.http")
+    /// The server's own log: only what stops it. What a client does wrong (a refused upgrade, a connection closed
+    /// for being slow) is the client's affair and must not let anyone flood graphhost's log.
+    private static let logger = {
+        var logger = Logger(label: "graphhost.http")
+        logger.logLevel = .critical
+        return logger
+    }()
 
     public init(
         host: String = "127.0.0.1", port: Int,
@@ -99,14 +107,12 @@ public final class WebServer: ControlSurface, Sendable {
         let executor = EventLoopTaskExecutor(loops.next())
         let started = DispatchSemaphore(value: 0)
         let failure = Mutex<String?>(nil)
-        let app = Application(
-            router: router,
-            server: .http1WebSocketUpgrade(
-                configuration: .init(
-                    http1: .init(
-                        idleTimeout: .seconds(60), httpDecoderConfiguration: .init(maxHeaderListSize: 16 * 1024)),
-                    ws: .init(maxFrameSize: 1 << 16))
-            ) { request, channel, _ in
+        let connections = ConnectionGuard()
+        let shouldUpgrade:
+            @Sendable (HTTPRequest, any Channel, Logger) async throws -> ShouldUpgradeResult<
+                WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>
+            > = { request, channel, _ in
+                connections.headArrived(channel)
                 guard request.path?.split(separator: "?").first == "/ws",
                     let access = self.shared.withLock({ $0.access }),
                     (try? access.check(
@@ -119,6 +125,19 @@ public final class WebServer: ControlSurface, Sendable {
                         inbound: inbound, outbound: outbound, channel: channel, executor: executor, control: control,
                         version: version, folder: folder.path)
                 }
+            }
+        let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: .init(
+                additionalChannelHandlers: [ConnectionGuard.HeadArrived(connections)], idleTimeout: .seconds(60),
+                httpDecoderConfiguration: .init(maxHeaderListSize: 16 * 1024)),
+            ws: .init(maxFrameSize: 1 << 16))
+        let app = Application(
+            router: router,
+            server: HTTPServerBuilder { responder in
+                GuardedChildChannel(
+                    inner: HTTP1WebSocketUpgradeChannel(
+                        responder: responder, configuration: configuration, shouldUpgrade: shouldUpgrade),
+                    connections: connections)
             },
             configuration: .init(address: .hostname(host, port: requestedPort), serverName: nil),
             onServerRunning: { channel in
