@@ -18,6 +18,9 @@ final class MPEGFrameGuard {
 
     private var pending: [UInt8] = []
     private var cursor = 0
+    /// Bytes `pending` must hold before the scan runs again: what the free-format check at its start waits for to
+    /// tell (0: nothing waited for). A stream that comes a few bytes at a time is not searched again per byte.
+    private var freeFormatWait = 0
     private var skipRun = 0
     /// Bytes of a tag still to drop.
     private var tagRemaining = 0
@@ -73,6 +76,8 @@ final class MPEGFrameGuard {
             return
         }
         pending.append(contentsOf: input)
+        if !final && pending.count < freeFormatWait { return }
+        freeFormatWait = 0
         try pending.withUnsafeMutableBufferPointer { try scan($0, final: final, emit: emit) }
         if passThrough {
             try pending[cursor...].withUnsafeBytes { try emit($0, 0) }
@@ -114,11 +119,13 @@ final class MPEGFrameGuard {
             case .header(let h):
                 header = h
             case .freeFormat where !emittedAny:
-                switch Self.isFreeFormatStream(here, available: count - cursor) {
+                let (isStream, needs) = Self.isFreeFormatStream(here, available: count - cursor)
+                switch isStream {
                 case true?:
                     passThrough = true
                     return
                 case nil where !final:
+                    freeFormatWait = needs
                     return
                 default:
                     skip()
@@ -280,16 +287,17 @@ final class MPEGFrameGuard {
     }
 
     /// Whether the free-format header at `b` starts a free-format stream: two more headers like it follow at one
-    /// distance (give or take the padding byte). Nil when too few bytes are there to tell.
-    private static func isFreeFormatStream(_ b: UnsafePointer<UInt8>, available: Int) -> Bool? {
+    /// distance (give or take the padding byte). Nil when too few bytes are there to tell, with the bytes that will
+    /// tell (`needs`).
+    private static func isFreeFormatStream(_ b: UnsafePointer<UInt8>, available: Int) -> (Bool?, needs: Int) {
         func sameHeader(_ i: Int) -> Bool { b[i] == b[0] && b[i + 1] == b[1] && b[i + 2] & 0xFC == b[2] & 0xFC }
         let longest = 2 * 2881 + 8
         guard let distance = (24..<min(2882, max(24, available - 4))).first(where: { sameHeader($0) }) else {
-            return available >= longest ? false : nil
+            return (available >= longest ? false : nil, longest)
         }
         for d in [distance - 1, distance, distance + 1] where distance + d + 4 <= available {
-            if sameHeader(distance + d) { return true }
+            if sameHeader(distance + d) { return (true, 0) }
         }
-        return available >= 2 * distance + 8 ? false : nil
+        return (available >= 2 * distance + 8 ? false : nil, 2 * distance + 8)
     }
 }
