@@ -379,7 +379,7 @@ final class PluginIsolationTests: XCTestCase {
         let (song, out, err) = try crashing("urn:graphhost:test:crash", after: 100, at: 0.1, then: 300)
         XCTAssertTrue(err.contains("node 'fx' (urn:graphhost:test:crash)"), err)
         XCTAssertTrue(err.contains("SIGSEGV"), err)
-        XCTAssertTrue(err.contains("restarts (1 of 5)"), err)
+        XCTAssertTrue(err.contains("restarts (1 of 5 within 60 s)"), err)
         XCTAssertTrue(err.contains("runs again"), err)
         XCTAssertTrue(out.allSatisfy(\.isFinite))
         let frames = out.count / 2

@@ -9,8 +9,9 @@ import Synchronization
 /// A plugin node whose plugin runs in a `graphhost plugin-host` helper process. The render world plays its output
 /// one block late through an `IsolatedKernel`; commands go to the helper and come back answered; a supervisor thread
 /// watches the helper, and after a crash or a hang restarts it with the node's current settings (control values,
-/// preset, properties, bypass) and the plugin's own state as last saved, backing off, until
-/// `PluginIsolation.maxRestarts`.
+/// preset, properties, bypass) and the plugin's own state as last saved, backing off; a plugin that faults more than
+/// `PluginIsolation.maxRestarts` times within `PluginIsolation.restartWindowSeconds` stays off (a crash loop), one
+/// that faults now and then is restarted every time.
 final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Sendable {
     let id: String
     /// How messages name the plugin (its URI, or a LADSPA plugin's label and library).
@@ -38,7 +39,8 @@ final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Senda
         var definition: any NodeDefinition
         var settings: JSONValue
         var live = false
-        var restarts = 0
+        /// When the faults of the last `PluginIsolation.restartWindowSeconds` came (monotonic ns).
+        var recentFaults: [Int] = []
         var processEvents: [String] = []
         var closing = false
         /// The plugin's own state as its helper last saved it (`SavedPluginState`), and when (monotonic ns).
@@ -221,9 +223,9 @@ final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Senda
     var hostedPlugin: (any HostedPlugin)? { self }
 
     /// Watches the helper: its end (a crash) or blocks unanswered in a row (a hang, which kills it) is a fault;
-    /// each fault restarts it after a growing pause, until the bound. It looks every 20 ms while the node renders
-    /// (blocks posted or missed), every second while it does not (a paused or resting graph), and saves the plugin's
-    /// state only after blocks ran.
+    /// each fault restarts it after a pause that grows with the faults of the window, until the bound. It looks every
+    /// 20 ms while the node renders (blocks posted or missed), every second while it does not (a paused or resting
+    /// graph), and saves the plugin's state only after blocks ran.
     private func supervise() {
         // Render calls post a block or miss one: either count moves while the node renders.
         let (posted, missed) = (kernelPointer.pointee.block.posted, kernelPointer.pointee.missed)
@@ -274,14 +276,17 @@ final class IsolatedPluginInstance: NodeInstance, HostedPlugin, @unchecked Senda
         let attempt = state.withLock { state -> Int in
             state.helper?.stop()
             state.helper = nil
-            state.restarts += 1
-            let attempt = state.restarts
+            let now = MonotonicClock.nanos()
+            let window = Int(PluginIsolation.restartWindowSeconds * 1e9)
+            state.recentFaults = state.recentFaults.filter { now - $0 < window } + [now]
+            let attempt = state.recentFaults.count
+            let seconds = Int(PluginIsolation.restartWindowSeconds)
             let said =
                 attempt > PluginIsolation.maxRestarts
-                ? "node '\(id)' (\(pluginName)): \(reason); after \(PluginIsolation.maxRestarts) restarts it stays "
-                    + "off and the node plays its dry input"
+                ? "node '\(id)' (\(pluginName)): \(reason); after \(PluginIsolation.maxRestarts) restarts within "
+                    + "\(seconds) s it stays off and the node plays its dry input"
                 : "node '\(id)' (\(pluginName)): \(reason); the node plays its dry input and the plugin restarts "
-                    + "(\(attempt) of \(PluginIsolation.maxRestarts))"
+                    + "(\(attempt) of \(PluginIsolation.maxRestarts) within \(seconds) s)"
             state.processEvents.append(said)
             Self.logger.error("\(said)")
             return attempt

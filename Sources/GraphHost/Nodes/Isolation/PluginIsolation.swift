@@ -33,8 +33,9 @@ public enum PluginIsolation {
     static let realTimePriority: Int32 = 80
     /// Milliseconds an offline render waits for a block (twice, then the helper is hung).
     static let offlineWaitMillis: Int32 = 1000
-    /// Restarts tried after faults before the node stays dry.
+    /// Restarts tried after faults within `restartWindowSeconds` before the node stays dry.
     static let maxRestarts = 5
+    static let restartWindowSeconds = 60.0
     /// Seconds a helper may take to start (load and instantiate its plugin) or to answer a command.
     static let startSeconds = 20.0
     static let answerSeconds = 5.0
