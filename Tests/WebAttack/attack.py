@@ -216,11 +216,22 @@ def read_message(s, pending=b""):
     return data[0] & 0x0F, data[at:at + n], data[at + n:]
 
 
-def subscribed_page():
-    """A page subscribed to every feed at the highest rate; it never reads."""
-    s, _ = open_socket_page()
-    for feed in ["meters", "load", "spectrum", "loudness", "transport"]:
-        s.sendall(frame(1, json.dumps({"op": "subscribe", "feed": feed, "rate": 60}).encode()))
+def subscribed_page(answered=False):
+    """A page subscribed to every feed at the highest rate (the spectrum of the output, "out"); it never reads,
+    unless `answered` asks it to wait for graphhost's replies (then what the subscriptions start is running)."""
+    s, rest = open_socket_page()
+    feeds = [{"feed": "meters"}, {"feed": "load"}, {"feed": "spectrum", "node": "out"}, {"feed": "loudness"},
+             {"feed": "transport"}]
+    for i, feed in enumerate(feeds):
+        s.sendall(frame(1, json.dumps(feed | {"op": "subscribe", "rate": 60, "id": i}).encode()))
+    replies = set()
+    while answered and len(replies) < len(feeds):
+        opcode, payload, rest = read_message(s, rest)
+        message = json.loads(payload) if opcode == 1 else {}
+        if message.get("type") == "reply":
+            if message.get("ok") is not True:
+                raise OSError(f"a subscription was refused: {message}")
+            replies.add(message.get("id"))
     return s
 
 
@@ -299,8 +310,7 @@ def main():
     # A well-formed page, WebSocket and subscriber first: what graphhost sets up for its first clients (the
     # analysis thread, the event loop's timers) is not the attack's doing.
     summary["servedBefore"] = well_formed_page() and well_formed_socket()
-    with subscribed_page():
-        time.sleep(1)
+    subscribed_page(answered=True).close()
     phase("malformed")
     for _ in range(REQUESTS):
         status = exchange(malformed())

@@ -51,29 +51,18 @@ final class PipeWireTests: XCTestCase {
         let seconds = 20
         let (rendered, source) = try TestSupport.renderedFile(demo, seconds: seconds, name: "demo-offline.wav")
         let record = TestSupport.directory.appendingPathComponent("demo-record.wav").path
-        let ownMonitor = TestSupport.directory.appendingPathComponent("demo-monitor.wav").path
-        let peerMonitor = TestSupport.directory.appendingPathComponent("peer-monitor.wav").path
-        let ownRecorder = try pw.record(to: ownMonitor)
-        let peerRecorder = try pw.record(to: peerMonitor, sink: HeadlessPipeWire.peerSink)
+        let recordings = try PeerRecordings(pw, name: "demo")
         let run = try pw.graphhost(["run", demo, "--duration", "\(seconds)", "--latency", "256", "--record", record])
         let peer = try pw.play(source, sink: HeadlessPipeWire.peerSink, latency: 256)
         let result = run.wait()
         let peerResult = peer.wait()
-        for recorder in [ownRecorder, peerRecorder] {
-            recorder.interrupt()
-            _ = recorder.wait()
-        }
+        let (own, other) = try recordings.finish(reference: rendered)
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertEqual(peerResult.status, 0, peerResult.err)
         XCTAssertEqual(try XCTUnwrap(summaryNumbers(result.out), result.out).underruns, 0, result.out)
         XCTAssertTrue(result.out.contains("dropped frames 0"), result.out)
         try assertRecordingEqualsTheOfflineRender(record, graph: demo)
 
-        let reference = SignalMatch.mono(rendered)
-        let own = SignalMatch.intactWindows(
-            recording: SignalMatch.mono(try SoundFile(path: ownMonitor).samples), reference: reference)
-        let other = SignalMatch.intactWindows(
-            recording: SignalMatch.mono(try SoundFile(path: peerMonitor).samples), reference: reference)
         let counters = result.out.split(separator: "\n").last(where: { $0.hasPrefix("played ") }) ?? ""
         print(
             "intact 100 ms windows: graphhost \(own.intact) of \(own.total), "

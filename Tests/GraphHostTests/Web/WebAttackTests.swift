@@ -19,21 +19,10 @@ final class WebAttackTests: XCTestCase {
         defer { pw.stop() }
         try pw.addSink(HeadlessPipeWire.peerSink)
         let media = TestSupport.root.appendingPathComponent("Graphs/media/demo.mp3").path
-        let graph = TestSupport.graph(
-            """
-            { "nodes": [ { "id": "song", "type": "stream", "url": "\(media)", "loop": true },
-                         { "id": "mix", "type": "mixer", "inputs": 1 },
-                         { "id": "eq", "type": "ipod-eq", "preset": "Rock", "meter": true },
-                         { "id": "out", "type": "output" } ],
-              "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" },
-                         { "from": "eq", "to": "out" } ] }
-            """, name: "attacked")
+        let graph = WebPageTests.loopGraph(media, preset: "Rock", name: "attacked")
         let (rendered, source) = try TestSupport.renderedFile(graph, seconds: seconds, name: "attacked-offline.wav")
         let record = TestSupport.directory.appendingPathComponent("attacked-record.wav").path
-        let ownMonitor = TestSupport.directory.appendingPathComponent("attacked-monitor.wav").path
-        let peerMonitor = TestSupport.directory.appendingPathComponent("attacked-peer-monitor.wav").path
-        let ownRecorder = try pw.record(to: ownMonitor)
-        let peerRecorder = try pw.record(to: peerMonitor, sink: HeadlessPipeWire.peerSink)
+        let recordings = try PeerRecordings(pw, name: "attacked")
         let page = try WebPageTests.start(
             pw, graph: graph, name: "attacked",
             extra: ["--latency", "256", "--duration", "\(seconds)", "--record", record])
@@ -62,10 +51,7 @@ final class WebAttackTests: XCTestCase {
         let end = sample()
         let peerResult = peer.wait(timeout: Double(seconds) + 60)
         let result = page.run.wait(timeout: Double(seconds) + 60)
-        for recorder in [ownRecorder, peerRecorder] {
-            recorder.interrupt()
-            _ = recorder.wait()
-        }
+        let (own, other) = try recordings.finish(reference: rendered)
         print("web attack: the attacker's summary: \(attacked.out.split(separator: "\n").last ?? "")")
         XCTAssertEqual(attacked.status, 0, attacked.err)
         let summary = try XCTUnwrap(
@@ -90,10 +76,6 @@ final class WebAttackTests: XCTestCase {
         XCTAssertEqual(peerResult.status, 0, peerResult.err)
         XCTAssertEqual(result.status, 0, result.err)
         let reference = SignalMatch.mono(rendered)
-        let own = SignalMatch.intactWindows(
-            recording: SignalMatch.mono(try SoundFile(path: ownMonitor).samples), reference: reference)
-        let other = SignalMatch.intactWindows(
-            recording: SignalMatch.mono(try SoundFile(path: peerMonitor).samples), reference: reference)
         let recorded = try SoundFile(path: record).samples
         let whole = SignalMatch.intactWindows(recording: SignalMatch.mono(recorded), reference: reference)
         print(

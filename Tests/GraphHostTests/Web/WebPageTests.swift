@@ -49,16 +49,20 @@ final class WebPageTests: XCTestCase {
 
     /// A −6 dBFS 1 kHz sine (looped) → mixer → ipod-eq (Flat) → output.
     static func sineGraph() throws -> String {
-        let sine = try TestSupport.sine(seconds: 20)
-        return TestSupport.graph(
+        loopGraph(try TestSupport.sine(seconds: 20), preset: "Flat", name: "web-sine")
+    }
+
+    /// `url` looped → mixer → ipod-eq (`preset`, metered) → output, written as `name`.json.
+    static func loopGraph(_ url: String, preset: String, name: String) -> String {
+        TestSupport.graph(
             """
-            { "nodes": [ { "id": "song", "type": "stream", "url": "\(sine)", "loop": true },
+            { "nodes": [ { "id": "song", "type": "stream", "url": "\(url)", "loop": true },
                          { "id": "mix", "type": "mixer", "inputs": 1 },
-                         { "id": "eq", "type": "ipod-eq", "preset": "Flat", "meter": true },
+                         { "id": "eq", "type": "ipod-eq", "preset": "\(preset)", "meter": true },
                          { "id": "out", "type": "output" } ],
               "links": [ { "from": "song", "to": "mix" }, { "from": "mix", "to": "eq" },
                          { "from": "eq", "to": "out" } ] }
-            """, name: "web-sine")
+            """, name: name)
     }
 
     /// The page draws every node and link `list` and the graph file have, and shows the page's version.
@@ -440,35 +444,24 @@ final class WebPageTests: XCTestCase {
         let seconds = 20
         let demo = TestSupport.root.appendingPathComponent("Graphs/demo.json").path
         let (rendered, source) = try TestSupport.renderedFile(demo, seconds: seconds, name: "web-demo-offline.wav")
-        let ownMonitor = TestSupport.directory.appendingPathComponent("web-demo-monitor.wav").path
-        let peerMonitor = TestSupport.directory.appendingPathComponent("web-peer-monitor.wav").path
         // graphhost waits paused while the pages open; then it plays the demo from its start beside the peer.
         let page = try Self.start(pw, graph: demo, name: "pages", extra: ["--latency", "256"])
         XCTAssertEqual(try page.control.ctl(["pause"]).status, 0)
         let browser = try Self.scenarioProcess(["pages", page.url, "20", "\(seconds + 6)"])
         XCTAssertTrue(
             TestSupport.waitUntil(timeout: 120) { browser.errorText.contains("20 pages open") }, browser.errorText)
-        let ownRecorder = try pw.record(to: ownMonitor)
-        let peerRecorder = try pw.record(to: peerMonitor, sink: HeadlessPipeWire.peerSink)
+        let recordings = try PeerRecordings(pw, name: "web-demo")
         XCTAssertEqual(try page.control.ctl(["seek", "song", "0"]).status, 0)
         XCTAssertEqual(try page.control.ctl(["play"]).status, 0)
         let peer = try pw.play(source, sink: HeadlessPipeWire.peerSink, latency: 256)
         let peerResult = peer.wait()
         let result = page.run.wait(timeout: 60)
         let seen = browser.wait(timeout: 120)
-        for recorder in [ownRecorder, peerRecorder] {
-            recorder.interrupt()
-            _ = recorder.wait()
-        }
+        let (own, other) = try recordings.finish(reference: rendered)
         XCTAssertEqual(peerResult.status, 0, peerResult.err)
         XCTAssertEqual(seen.status, 0, seen.err)
         XCTAssertTrue(seen.out.contains(#""pages": 20"#), seen.out)
         XCTAssertEqual(result.status, 0, result.err)
-        let reference = SignalMatch.mono(rendered)
-        let own = SignalMatch.intactWindows(
-            recording: SignalMatch.mono(try SoundFile(path: ownMonitor).samples), reference: reference)
-        let other = SignalMatch.intactWindows(
-            recording: SignalMatch.mono(try SoundFile(path: peerMonitor).samples), reference: reference)
         print("20 pages: intact 100 ms windows: graphhost \(own.intact), pw-play \(other.intact) of \(own.total)")
         XCTAssertGreaterThan(own.total, 9 * seconds)
         XCTAssertEqual(own.total, other.total)
