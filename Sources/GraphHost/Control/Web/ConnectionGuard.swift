@@ -70,9 +70,6 @@ final class ConnectionGuard: Sendable {
         state.withLock { $0.waiting.removeValue(forKey: ObjectIdentifier(channel)) }?.deadline?.cancel()
     }
 
-    /// The connections open now.
-    var open: Int { state.withLock { $0.open } }
-
     /// A handler Hummingbird adds once a connection's first request head is decoded (and it is not a WebSocket
     /// upgrade); it tells the guard and passes everything on.
     final class HeadArrived: ChannelInboundHandler, RemovableChannelHandler {
