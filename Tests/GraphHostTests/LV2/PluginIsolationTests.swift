@@ -462,6 +462,39 @@ final class PluginIsolationTests: XCTestCase {
         }
     }
 
+    /// A crash loop: a plugin that faults every 100 blocks is restarted five times, then its sixth fault within the
+    /// minute leaves it off (the node plays dry) and no helper starts again.
+    func testAPluginCrashingSixTimesWithinAMinuteStaysOff() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 3)
+        let fx =
+            #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:crash", "isolate": true, "#
+            + #""controls": { "fault": 1, "after": 100 } }"#
+        let socket = TestSupport.directory.appendingPathComponent("isolation-loop-\(getpid()).sock").path
+        let record = TestSupport.directory.appendingPathComponent("isolation-loop-\(getpid()).wav").path
+        // The song loops: the run plays until it is told to quit.
+        let looping = chain(mp3, fx: fx).replacingOccurrences(
+            of: #""type": "stream","#, with: #""type": "stream", "loop": true,"#)
+        let run = try pw.graphhost(
+            ["run", TestSupport.graph(looping), "--socket", socket, "--record", record],
+            extraEnvironment: TestPlugins.lv2Path)
+        let control = pw.control(socket)
+        XCTAssertTrue(control.waitForSocket())
+        let events = try HeadlessPipeWire.SocketClient.subscriber(socket)
+        XCTAssertTrue(events.waitForLine(containing: "it stays off", timeout: 60), events.text)
+        XCTAssertTrue(events.text.contains("(5 of 5 within 60 s)"), events.text)
+        XCTAssertEqual(try control.ctl(["quit"]).status, 0)
+        let result = run.wait(timeout: 20)
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertTrue(events.readToEnd(), "the host did not hang up")
+        let restarts = events.text.components(separatedBy: "runs again in a new process").count - 1
+        XCTAssertEqual(restarts, 5, events.text)
+        let recorded = try SoundFile(path: record).samples
+        XCTAssertTrue(recorded.allSatisfy(\.isFinite))
+        XCTAssertLessThanOrEqual(TestSupport.peak(recorded), 1)
+    }
+
     /// Plugins that abort while their library loads (a static constructor) or in instantiate: loading a graph with
     /// one isolated is refused naming the plugin and the signal, and the run goes on playing the graph it had.
     func testAPluginThatAbortsWhenLoadedIsRefusedWhileTheRunPlaysOn() throws {
