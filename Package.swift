@@ -31,6 +31,8 @@ let package = Package(
         .target(name: "CThreadGlue"),
         // The level meter's inner loop in AVX2 where the processor has it (Swift has no per-function target).
         .target(name: "CMeterGlue"),
+        // The iPod EQ's filter bank, eight frames a turn in AVX2 (or AVX-512VL's registers) where the processor has it.
+        .target(name: "CFilterBankGlue"),
         .target(name: "CCleanAllocationGlue"),
         .systemLibrary(name: "CPipeWire", pkgConfig: "libpipewire-0.3", providers: [.apt(["libpipewire-0.3-dev"])]),
         .target(name: "CPipeWireGlue", dependencies: ["CPipeWire"]),
@@ -53,7 +55,9 @@ let package = Package(
         // LV2 headers and the meter's loop (LayoutTests), and links no system library.
         .target(
             name: "GraphHostCore",
-            dependencies: ["CLV2", "CMeterGlue", .product(name: "Atomics", package: "swift-atomics")]
+            dependencies: [
+                "CLV2", "CMeterGlue", "CFilterBankGlue", .product(name: "Atomics", package: "swift-atomics"),
+            ]
         ),
         // Pure math: the graphic EQ's design, its parallel form and the factory presets.
         .target(name: "GraphHostDSP"),

@@ -1,5 +1,5 @@
-/// The render side of the `ipod-eq` node: ten octave-band sections run side by side in SIMD lanes
-/// (parallel form), so the cascade's recursion does not serialize the work.
+/// The render side of the `ipod-eq` node: ten octave-band sections in parallel form, rendered eight frames at a time
+/// from their state-space form (`FilterBank`), so no frame waits on the one before it.
 /// A new coefficient set starts a second filter bank, warmed on the last `historyFrames` of input so it is in its
 /// steady state when heard, then crossfades linearly from the old bank's output to the new one's: at every instant
 /// the output is a convex mix of two steady filters, never louder than the louder of them. A change that arrives
@@ -20,9 +20,12 @@ public struct IPodEQKernel {
         case bypass(Bool)
     }
 
-    /// Two state vectors (s1, s2) per channel.
+    /// Two state vectors per channel (`FilterBank.stateFloats` of them used).
     public var state: UnsafeMutablePointer<SIMD16<Float>>
     public var current = ParallelEQCoefficients()
+    /// What the render loop runs: `current` and `next` in state-space form.
+    var currentBank: FilterBank
+    var nextBank: FilterBank
     let workspace: IPodEQWorkspace?
     var next = ParallelEQCoefficients()
     var pending = ParallelEQCoefficients()
@@ -53,6 +56,8 @@ public struct IPodEQKernel {
     ) {
         self.state = state
         self.current = coefficients
+        self.currentBank = FilterBank.designed(coefficients)
+        self.nextBank = currentBank
         self.rampSamples = rampSamples
         self.workspace = workspace
     }
@@ -77,6 +82,7 @@ public struct IPodEQKernel {
         hasPending = true
         if workspace == nil || rampSamples == 0 {
             current = pending
+            currentBank = FilterBank.designed(current)
             hasPending = false
             if let taken = pendingWarmed { workspace?.slots.release(slot: taken.slot) }
             pendingWarmed = nil
@@ -103,6 +109,7 @@ public struct IPodEQKernel {
     mutating func startWarming() {
         guard let w = workspace else { return }
         next = pending
+        nextBank = FilterBank.designed(next)
         hasPending = false
         warmBehind = IPodEQWorkspace.historyFrames
         for i in 0..<(2 * w.channels) { w.nextState[i] = SIMD16<Float>() }
@@ -132,9 +139,8 @@ public struct IPodEQKernel {
             let from = ((remembered - warmBehind) % capacity + capacity) % capacity
             let n = min(left, capacity - from)
             Self.run(
-                next, state: w.nextState, input: w.history.samples + from, inputStride: capacity, output: w.scratch,
-                outputStride: w.stride,
-                channels: w.channels, frames: n)
+                &nextBank, state: w.nextState, input: w.history.samples + from, inputStride: capacity,
+                output: w.scratch, outputStride: w.stride, channels: w.channels, frames: n)
             warmBehind -= n
             left -= n
         }
@@ -165,12 +171,12 @@ public struct IPodEQKernel {
                 // The new bank first: processing may be in place, and the old bank overwrites the input.
                 if fading {
                     Self.run(
-                        next, state: w.nextState, input: input + done, inputStride: channelStride,
+                        &nextBank, state: w.nextState, input: input + done, inputStride: channelStride,
                         output: w.scratch, outputStride: w.stride, channels: channels, frames: run)
                 }
             }
             Self.run(
-                current, state: state, input: input + done, inputStride: channelStride,
+                &currentBank, state: state, input: input + done, inputStride: channelStride,
                 output: output + done, outputStride: channelStride, channels: channels, frames: run)
             if fading, let w = workspace {
                 for f in 0..<run {
@@ -194,6 +200,7 @@ public struct IPodEQKernel {
     mutating func finishCrossfade() {
         guard let w = workspace else { return }
         current = next
+        currentBank = nextBank
         let channels = w.channels
         for i in 0..<(2 * channels) { state[i] = w.nextState[i] }
         fading = false
@@ -203,118 +210,29 @@ public struct IPodEQKernel {
     /// Every channel through one bank: pairs side by side, an odd last channel alone.
     @_noLocks @inline(__always)
     static func run(
-        _ k: ParallelEQCoefficients, state: UnsafeMutablePointer<SIMD16<Float>>, input: UnsafeMutablePointer<Float>,
-        inputStride: Int, output: UnsafeMutablePointer<Float>, outputStride: Int, channels: Int, frames: Int
+        _ bank: UnsafePointer<FilterBank>, state: UnsafeMutablePointer<SIMD16<Float>>,
+        input: UnsafeMutablePointer<Float>, inputStride: Int, output: UnsafeMutablePointer<Float>, outputStride: Int,
+        channels: Int, frames: Int
     ) {
+        let states = UnsafeMutableRawPointer(state).assumingMemoryBound(to: Float.self)
+        let perChannel = 2 * SIMD16<Float>.scalarCount
         var c = 0
         while c + 1 < channels {
-            filterPair(
-                k, state: state + 2 * c, input: (input + c * inputStride, input + (c + 1) * inputStride),
-                output: (output + c * outputStride, output + (c + 1) * outputStride), frames: frames)
+            let d = c + 1
+            let second = (
+                state: states + d * perChannel, input: UnsafePointer(input + d * inputStride),
+                output: output + d * outputStride
+            )
+            FilterBank.run(
+                bank, state: states + c * perChannel, input: input + c * inputStride,
+                output: output + c * outputStride, second: second, frames: frames)
             c += 2
         }
         if c < channels {
-            filter(
-                k, state: state + 2 * c, input: input + c * inputStride, output: output + c * outputStride,
-                frames: frames)
+            FilterBank.run(
+                bank, state: states + c * perChannel, input: input + c * inputStride,
+                output: output + c * outputStride, second: nil, frames: frames)
         }
-    }
-
-    /// One channel: all sections side by side in one 16-lane vector.
-    @_noLocks @inline(__always)
-    static func filter(
-        _ k: ParallelEQCoefficients, state: UnsafeMutablePointer<SIMD16<Float>>,
-        input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>, frames: Int
-    ) {
-        var s1 = state[0]
-        var s2 = state[1]
-        let c0 = k.c0
-        let c1 = k.c1
-        let a1 = k.a1
-        let na2 = -k.a2
-        let d = k.d
-        for i in 0..<frames {
-            let x = input[i]
-            let xv = SIMD16<Float>(repeating: x)
-            let t = c1 * xv + s2
-            let y = c0 * xv + s1
-            s1 = t - a1 * y
-            s2 = na2 * y
-            output[i] = d * x + y.sum()
-        }
-        state[0] = s1
-        state[1] = s2
-    }
-
-    /// Ten sections of two channels in five 4-lane vectors, no lane wasted:
-    /// [A0–3] [A4–7] [A8 A9 B8 B9] [B0–3] [B4–7]. Both channels' recursions run interleaved.
-    @_noLocks @inline(__always)
-    static func filterPair(
-        _ k: ParallelEQCoefficients, state: UnsafeMutablePointer<SIMD16<Float>>,
-        input: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>),
-        output: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>), frames: Int
-    ) {
-        typealias V = SIMD4<Float>
-        let c0 = (Lanes.low(k.c0), Lanes.mid(k.c0), Lanes.tail(k.c0, k.c0))
-        let c1 = (Lanes.low(k.c1), Lanes.mid(k.c1), Lanes.tail(k.c1, k.c1))
-        let a1 = (Lanes.low(k.a1), Lanes.mid(k.a1), Lanes.tail(k.a1, k.a1))
-        let na2 = (-Lanes.low(k.a2), -Lanes.mid(k.a2), -Lanes.tail(k.a2, k.a2))
-        let d = k.d
-        let sa1 = state[0]
-        let sa2 = state[1]
-        let sb1 = state[2]
-        let sb2 = state[3]
-        var s1 = (Lanes.low(sa1), Lanes.mid(sa1), Lanes.tail(sa1, sb1), Lanes.low(sb1), Lanes.mid(sb1))
-        var s2 = (Lanes.low(sa2), Lanes.mid(sa2), Lanes.tail(sa2, sb2), Lanes.low(sb2), Lanes.mid(sb2))
-        for i in 0..<frames {
-            let xa = input.0[i]
-            let xb = input.1[i]
-            let va = V(repeating: xa)
-            let vb = V(repeating: xb)
-            let vm = V(xa, xa, xb, xb)
-            let t0 = c1.0 * va + s2.0
-            let t1 = c1.1 * va + s2.1
-            let t2 = c1.2 * vm + s2.2
-            let t3 = c1.0 * vb + s2.3
-            let t4 = c1.1 * vb + s2.4
-            let y0 = c0.0 * va + s1.0
-            let y1 = c0.1 * va + s1.1
-            let y2 = c0.2 * vm + s1.2
-            let y3 = c0.0 * vb + s1.3
-            let y4 = c0.1 * vb + s1.4
-            s1 = (t0 - a1.0 * y0, t1 - a1.1 * y1, t2 - a1.2 * y2, t3 - a1.0 * y3, t4 - a1.1 * y4)
-            s2 = (na2.0 * y0, na2.1 * y1, na2.2 * y2, na2.0 * y3, na2.1 * y4)
-            let sa = y0 + y1
-            let sb = y3 + y4
-            output.0[i] = d * xa + ((sa.lowHalf + sa.highHalf) + y2.lowHalf).sum()
-            output.1[i] = d * xb + ((sb.lowHalf + sb.highHalf) + y2.highHalf).sum()
-        }
-        state[0] = Lanes.store(s1.0, s1.1, s1.2.lowHalf)
-        state[1] = Lanes.store(s2.0, s2.1, s2.2.lowHalf)
-        state[2] = Lanes.store(s1.3, s1.4, s1.2.highHalf)
-        state[3] = Lanes.store(s2.3, s2.4, s2.2.highHalf)
-    }
-}
-
-/// Lane shuffles between the 16-lane per-channel layout and the paired 4-lane layout.
-enum Lanes {
-    @_noLocks @inline(__always)
-    static func low(_ v: SIMD16<Float>) -> SIMD4<Float> { v.lowHalf.lowHalf }
-
-    @_noLocks @inline(__always)
-    static func mid(_ v: SIMD16<Float>) -> SIMD4<Float> { v.lowHalf.highHalf }
-
-    /// Lanes 8 and 9 of `a` followed by lanes 8 and 9 of `b`.
-    @_noLocks @inline(__always)
-    static func tail(_ a: SIMD16<Float>, _ b: SIMD16<Float>) -> SIMD4<Float> {
-        SIMD4(lowHalf: a.highHalf.lowHalf.lowHalf, highHalf: b.highHalf.lowHalf.lowHalf)
-    }
-
-    @_noLocks @inline(__always)
-    static func store(_ p0: SIMD4<Float>, _ p1: SIMD4<Float>, _ tail: SIMD2<Float>) -> SIMD16<Float> {
-        SIMD16(
-            lowHalf: SIMD8(lowHalf: p0, highHalf: p1),
-            highHalf: SIMD8(lowHalf: SIMD4(lowHalf: tail, highHalf: .zero), highHalf: .zero))
     }
 }
 

@@ -55,13 +55,14 @@ public struct IPodEQWorkspace {
         let h = Self.historyFrames
         let capacity = Self.historyCapacity
         let chunk = Self.controlScratchFrames
+        var bank = FilterBank.designed(coefficients)
         let read = history.read(newest: h) { through in
             var at = through - h
             while at < through {
                 let from = (at % capacity + capacity) % capacity
                 let n = min(through - at, capacity - from, chunk)
                 IPodEQKernel.run(
-                    coefficients, state: state, input: history.samples + from, inputStride: capacity,
+                    &bank, state: state, input: history.samples + from, inputStride: capacity,
                     output: controlScratch, outputStride: chunk, channels: channels, frames: n)
                 at += n
             }

@@ -1,0 +1,239 @@
+#include "filter_bank_glue.h"
+
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+
+#define S GH_FILTER_BANK_SECTIONS
+#define N GH_FILTER_BANK_LANES
+
+/// A section's realization (A, B, C, D = c0): coupled coordinates when its poles are complex (the state turns by
+/// the poles' angle and shrinks by their radius), the direct form's when they are real.
+static void realize(double c0, double c1, double a1, double a2, double A[2][2], double B[2], double C[2]) {
+    double b1 = c1 - a1 * c0, b2 = -a2 * c0;
+    double disc = a2 - a1 * a1 / 4;
+    if (disc > 1e-30) {
+        double re = -a1 / 2, im = sqrt(disc);
+        A[0][0] = re, A[0][1] = -im, A[1][0] = im, A[1][1] = re;
+        C[0] = b1, C[1] = (b2 + b1 * re) / im;
+        // Input and output weights of like size, so neither state is much larger than the signal it carries.
+        double scale = sqrt(sqrt(C[0] * C[0] + C[1] * C[1]));
+        if (scale == 0) scale = 1;
+        B[0] = scale, B[1] = 0;
+        C[0] /= scale, C[1] /= scale;
+    } else {
+        A[0][0] = -a1, A[0][1] = 1, A[1][0] = -a2, A[1][1] = 0;
+        B[0] = b1, B[1] = b2;
+        C[0] = 1, C[1] = 0;
+    }
+}
+
+void gh_filter_bank_design(gh_filter_bank *bank, float d, const float *lanes, int sections) {
+    const float *c0 = lanes, *c1 = lanes + 16, *a1 = lanes + 32, *a2 = lanes + 48;
+    memset(bank, 0, sizeof *bank);
+    double h[8] = {d};
+    bank->direct = d;
+    for (int k = 0; k < sections && k < S; k++) {
+        double A[2][2], B[2], C[2];
+        realize(c0[k], c1[k], a1[k], a2[k], A, B, C);
+        // powers[j] = Aʲ for j = 0…8
+        double powers[9][2][2] = {{{1, 0}, {0, 1}}};
+        for (int j = 1; j <= 8; j++)
+            for (int r = 0; r < 2; r++)
+                for (int c = 0; c < 2; c++)
+                    powers[j][r][c] = powers[j - 1][r][0] * A[0][c] + powers[j - 1][r][1] * A[1][c];
+        for (int j = 0; j < 8; j++)
+            for (int r = 0; r < 2; r++) bank->ccol[2 * k + r][j] = (float)(C[0] * powers[j][0][r] + C[1] * powers[j][1][r]);
+        bank->diagonal[2 * k] = (float)powers[8][0][0], bank->diagonal[2 * k + 1] = (float)powers[8][1][1];
+        bank->offDiagonal[2 * k] = (float)powers[8][0][1], bank->offDiagonal[2 * k + 1] = (float)powers[8][1][0];
+        h[0] += c0[k];
+        for (int m = 1; m < 8; m++) {
+            double (*P)[2] = powers[m - 1];
+            h[m] += C[0] * (P[0][0] * B[0] + P[0][1] * B[1]) + C[1] * (P[1][0] * B[0] + P[1][1] * B[1]);
+        }
+        for (int i = 0; i < 8; i++) {
+            double (*P)[2] = powers[7 - i];
+            for (int r = 0; r < 2; r++) bank->g[i][2 * k + r] = (float)(P[r][0] * B[0] + P[r][1] * B[1]);
+        }
+        bank->a[k][0] = (float)A[0][0], bank->a[k][1] = (float)A[0][1];
+        bank->a[k][2] = (float)A[1][0], bank->a[k][3] = (float)A[1][1];
+        bank->b[2 * k] = (float)B[0], bank->b[2 * k + 1] = (float)B[1];
+        bank->c[2 * k] = (float)C[0], bank->c[2 * k + 1] = (float)C[1];
+        bank->direct += c0[k];
+    }
+    for (int i = 0; i < 8; i++)
+        for (int j = i; j < 8; j++) bank->hcol[i][j] = (float)h[j - i];
+}
+
+/// One frame of one channel: y = D·x + Σ C·s, then s ← A·s + B·x.
+static inline float frame(const gh_filter_bank *bank, float *s, float x) {
+    float y = bank->direct * x;
+    for (int k = 0; k < S; k++) {
+        float s0 = s[2 * k], s1 = s[2 * k + 1];
+        y += bank->c[2 * k] * s0 + bank->c[2 * k + 1] * s1;
+        s[2 * k] = bank->a[k][0] * s0 + bank->a[k][1] * s1 + bank->b[2 * k] * x;
+        s[2 * k + 1] = bank->a[k][2] * s0 + bank->a[k][3] * s1 + bank->b[2 * k + 1] * x;
+    }
+    return y;
+}
+
+static void frames_portable(const gh_filter_bank *bank, float *state, const float *x, float *y, long n) {
+    for (long f = 0; f < n; f++) y[f] = frame(bank, state, x[f]);
+}
+
+void gh_filter_bank_run_portable(const gh_filter_bank *bank, float *state0, const float *x0, float *y0,
+                                 float *state1, const float *x1, float *y1, long frames) {
+    frames_portable(bank, state0, x0, y0, frames);
+    if (state1) frames_portable(bank, state1, x1, y1, frames);
+}
+
+/// Eight frames of one channel at `f`: the output from the input (hcol) and from the state the block starts in
+/// (ccol), and the state it ends in: A⁸ applied pair by pair, plus the input's share (g).
+#define BLOCK(bank, x, y, v0, v1, v2, scratch)                                                                       \
+    do {                                                                                                              \
+        _mm256_storeu_ps(scratch, v0), _mm256_storeu_ps(scratch + 8, v1), _mm256_storeu_ps(scratch + 16, v2);        \
+        __m256 o0 = _mm256_setzero_ps(), o1 = _mm256_setzero_ps();                                                    \
+        __m256 u0 = _mm256_setzero_ps(), u1 = _mm256_setzero_ps(), u2 = _mm256_setzero_ps();                          \
+        __m256 w0 = _mm256_setzero_ps(), w1 = _mm256_setzero_ps(), w2 = _mm256_setzero_ps();                          \
+        for (int i = 0; i < 8; i += 2) {                                                                              \
+            __m256 xi = _mm256_broadcast_ss((x) + i), xj = _mm256_broadcast_ss((x) + i + 1);                          \
+            o0 = _mm256_fmadd_ps(xi, _mm256_loadu_ps(bank->hcol[i]), o0);                                             \
+            o1 = _mm256_fmadd_ps(xj, _mm256_loadu_ps(bank->hcol[i + 1]), o1);                                         \
+            u0 = _mm256_fmadd_ps(xi, _mm256_loadu_ps(bank->g[i]), u0);                                                \
+            u1 = _mm256_fmadd_ps(xi, _mm256_loadu_ps(bank->g[i] + 8), u1);                                            \
+            u2 = _mm256_fmadd_ps(xi, _mm256_loadu_ps(bank->g[i] + 16), u2);                                           \
+            w0 = _mm256_fmadd_ps(xj, _mm256_loadu_ps(bank->g[i + 1]), w0);                                            \
+            w1 = _mm256_fmadd_ps(xj, _mm256_loadu_ps(bank->g[i + 1] + 8), w1);                                        \
+            w2 = _mm256_fmadd_ps(xj, _mm256_loadu_ps(bank->g[i + 1] + 16), w2);                                       \
+        }                                                                                                             \
+        for (int m = 0; m < 2 * S; m += 2) {                                                                          \
+            o0 = _mm256_fmadd_ps(_mm256_broadcast_ss(scratch + m), _mm256_loadu_ps(bank->ccol[m]), o0);               \
+            o1 = _mm256_fmadd_ps(_mm256_broadcast_ss(scratch + m + 1), _mm256_loadu_ps(bank->ccol[m + 1]), o1);       \
+        }                                                                                                             \
+        _mm256_storeu_ps(y, _mm256_add_ps(o0, o1));                                                                   \
+        v0 = _mm256_fmadd_ps(off0, _mm256_permute_ps(v0, 0xB1), _mm256_fmadd_ps(diag0, v0, _mm256_add_ps(u0, w0)));  \
+        v1 = _mm256_fmadd_ps(off1, _mm256_permute_ps(v1, 0xB1), _mm256_fmadd_ps(diag1, v1, _mm256_add_ps(u1, w1)));  \
+        v2 = _mm256_fmadd_ps(off2, _mm256_permute_ps(v2, 0xB1), _mm256_fmadd_ps(diag2, v2, _mm256_add_ps(u2, w2)));  \
+    } while (0)
+
+/// A channel's state (GH_FILTER_BANK_STATE floats): the sections' states where the block under way began (floats
+/// 0–19, 21–23 zero), the frames of that block so far (float 20) and its inputs so far (floats 24–31). Every output
+/// frame comes from the same arithmetic whatever the slices, so the output does not depend on how it is sliced.
+#define PHASE 20
+#define INPUTS 24
+
+/// Frames `from`…`to` − 1 of the block under way in `state`, whose inputs so far are in its floats 24–31 (zero
+/// past them); when `to` is 8, the block ends and the state moves on to the next.
+#define PARTIAL(bank, state, y, from, to)                                                                             \
+    do {                                                                                                              \
+        float out[8];                                                                                                 \
+        __m256 v0 = _mm256_loadu_ps(state), v1 = _mm256_loadu_ps((state) + 8);                                       \
+        __m256 v2 = _mm256_blend_ps(_mm256_loadu_ps((state) + 16), _mm256_setzero_ps(), 0xF0);                       \
+        float scratch[N];                                                                                             \
+        BLOCK(bank, (state) + INPUTS, out, v0, v1, v2, scratch);                                                      \
+        for (int j = (from); j < (to); j++) (y)[j - (from)] = out[j];                                                 \
+        if ((to) == 8) {                                                                                              \
+            _mm256_storeu_ps(state, v0), _mm256_storeu_ps((state) + 8, v1), _mm256_storeu_ps((state) + 16, v2);     \
+            memset((state) + INPUTS, 0, 8 * sizeof(float));                                                           \
+        }                                                                                                             \
+        (state)[PHASE] = (float)((to) & 7);                                                                           \
+    } while (0)
+
+/// One channel's frames before the first whole block (the block under way) and after the last one (a block begun).
+#define EDGES_BODY(first)                                                                                             \
+    int phase = (int)state[PHASE];                                                                                    \
+    if (first) {                                                                                                      \
+        if (phase == 0) return 0;                                                                                     \
+        long m = frames < 8 - phase ? frames : 8 - phase;                                                             \
+        memcpy(state + INPUTS + phase, x, (size_t)m * sizeof(float));                                                 \
+        PARTIAL(bank, state, y, phase, phase + (int)m);                                                               \
+        return m;                                                                                                     \
+    }                                                                                                                 \
+    if (frames == 0) return 0;                                                                                        \
+    memcpy(state + INPUTS, x, (size_t)frames * sizeof(float));                                                        \
+    PARTIAL(bank, state, y, 0, (int)frames);                                                                          \
+    return frames;
+
+/// Whole blocks, both channels in one loop (their recursions overlap), between the edges. A block's input is read
+/// before its output is written, so the two may share memory.
+#define BLOCKS_BODY(edges)                                                                                            \
+    long f = edges(bank, state0, x0, y0, frames, 1);                                                                  \
+    if (state1) edges(bank, state1, x1, y1, frames, 1);                                                               \
+    if (f == frames) return;                                                                                          \
+    float scratch[2 * N];                                                                                             \
+    const __m256 diag0 = _mm256_loadu_ps(bank->diagonal), diag1 = _mm256_loadu_ps(bank->diagonal + 8);               \
+    const __m256 diag2 = _mm256_loadu_ps(bank->diagonal + 16), off0 = _mm256_loadu_ps(bank->offDiagonal);            \
+    const __m256 off1 = _mm256_loadu_ps(bank->offDiagonal + 8), off2 = _mm256_loadu_ps(bank->offDiagonal + 16);      \
+    const __m256 low = _mm256_setzero_ps();                                                                           \
+    __m256 a0 = _mm256_loadu_ps(state0), a1 = _mm256_loadu_ps(state0 + 8);                                           \
+    __m256 a2 = _mm256_blend_ps(_mm256_loadu_ps(state0 + 16), low, 0xF0);                                            \
+    __m256 b0 = low, b1 = low, b2 = low;                                                                              \
+    if (state1) {                                                                                                     \
+        b0 = _mm256_loadu_ps(state1), b1 = _mm256_loadu_ps(state1 + 8);                                              \
+        b2 = _mm256_blend_ps(_mm256_loadu_ps(state1 + 16), low, 0xF0);                                               \
+    }                                                                                                                 \
+    if (state1) {                                                                                                     \
+        for (; f + 8 <= frames; f += 8) {                                                                             \
+            BLOCK(bank, x0 + f, y0 + f, a0, a1, a2, scratch);                                                         \
+            BLOCK(bank, x1 + f, y1 + f, b0, b1, b2, scratch + N);                                                     \
+        }                                                                                                             \
+    } else {                                                                                                          \
+        for (; f + 8 <= frames; f += 8) BLOCK(bank, x0 + f, y0 + f, a0, a1, a2, scratch);                            \
+    }                                                                                                                 \
+    _mm256_storeu_ps(state0, a0), _mm256_storeu_ps(state0 + 8, a1), _mm256_storeu_ps(state0 + 16, a2);               \
+    edges(bank, state0, x0 + f, y0 + f, frames - f, 0);                                                              \
+    if (state1) {                                                                                                     \
+        _mm256_storeu_ps(state1, b0), _mm256_storeu_ps(state1 + 8, b1), _mm256_storeu_ps(state1 + 16, b2);           \
+        edges(bank, state1, x1 + f, y1 + f, frames - f, 0);                                                          \
+    }
+
+__attribute__((target("avx2,fma"))) static long edges_avx2(const gh_filter_bank *bank, float *state, const float *x,
+                                                           float *y, long frames, int first) {
+    const __m256 diag0 = _mm256_loadu_ps(bank->diagonal), diag1 = _mm256_loadu_ps(bank->diagonal + 8);
+    const __m256 diag2 = _mm256_loadu_ps(bank->diagonal + 16), off0 = _mm256_loadu_ps(bank->offDiagonal);
+    const __m256 off1 = _mm256_loadu_ps(bank->offDiagonal + 8), off2 = _mm256_loadu_ps(bank->offDiagonal + 16);
+    EDGES_BODY(first)
+}
+
+__attribute__((target("avx2,fma"))) static void run_avx2(const gh_filter_bank *bank, float *state0, const float *x0,
+                                                          float *y0, float *state1, const float *x1, float *y1,
+                                                          long frames) {
+    BLOCKS_BODY(edges_avx2)
+}
+
+/// The same with AVX-512VL's 32 vector registers, where the processor has them: nothing spills to memory.
+__attribute__((target("avx2,fma,avx512f,avx512vl"))) static long edges_avx512vl(const gh_filter_bank *bank,
+                                                                                float *state, const float *x,
+                                                                                float *y, long frames, int first) {
+    const __m256 diag0 = _mm256_loadu_ps(bank->diagonal), diag1 = _mm256_loadu_ps(bank->diagonal + 8);
+    const __m256 diag2 = _mm256_loadu_ps(bank->diagonal + 16), off0 = _mm256_loadu_ps(bank->offDiagonal);
+    const __m256 off1 = _mm256_loadu_ps(bank->offDiagonal + 8), off2 = _mm256_loadu_ps(bank->offDiagonal + 16);
+    EDGES_BODY(first)
+}
+
+__attribute__((target("avx2,fma,avx512f,avx512vl"))) static void run_avx512vl(const gh_filter_bank *bank,
+                                                                              float *state0, const float *x0,
+                                                                              float *y0, float *state1,
+                                                                              const float *x1, float *y1,
+                                                                              long frames) {
+    BLOCKS_BODY(edges_avx512vl)
+}
+
+typedef void (*bank_runner)(const gh_filter_bank *, float *, const float *, float *, float *, const float *, float *,
+                            long);
+
+static bank_runner chosen = gh_filter_bank_run_portable;
+
+/// Chooses the loops before main runs, so the render world never asks (nor races on the choice).
+__attribute__((constructor)) static void choose_bank_runner(void) {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        chosen = run_avx2;
+        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) chosen = run_avx512vl;
+    }
+}
+
+void gh_filter_bank_run(const gh_filter_bank *bank, float *state0, const float *x0, float *y0, float *state1,
+                        const float *x1, float *y1, long frames) {
+    chosen(bank, state0, x0, y0, state1, x1, y1, frames);
+}

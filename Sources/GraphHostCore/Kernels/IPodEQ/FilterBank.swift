@@ -1,0 +1,42 @@
+import CFilterBankGlue
+
+/// A `ParallelEQCoefficients` bank in the form the render loop runs (`filter_bank_glue.h`): eight frames a turn from
+/// the sections' state-space matrices, each section with complex poles in coupled coordinates, whose states stay well
+/// conditioned in single precision (the low bands' direct-form states do not). Made in either world: arithmetic only.
+typealias FilterBank = gh_filter_bank
+
+extension FilterBank {
+    /// Floats of state per channel.
+    static let stateFloats = Int(GH_FILTER_BANK_STATE)
+
+    /// The bank of `k`.
+    @_noLocks
+    static func designed(_ k: ParallelEQCoefficients) -> FilterBank {
+        // The imported zero initializer: it stores zeros, nothing more.
+        var bank = _unsafePerformance { FilterBank() }
+        var lanes = (k.c0, k.c1, k.a1, k.a2)
+        let sections = Int32(GH_FILTER_BANK_SECTIONS)
+        withUnsafeBytes(of: &lanes) { lanes in
+            // filter_bank_glue.c: arithmetic on the coefficients only, no allocation, lock or call out.
+            _unsafePerformance {
+                gh_filter_bank_design(&bank, k.d, lanes.baseAddress!.assumingMemoryBound(to: Float.self), sections)
+            }
+        }
+        return bank
+    }
+
+    /// Renders `frames` frames of a channel through `bank`, and of a `second` one beside it; `state` holds
+    /// `stateFloats` floats per channel. Input and output may be the same memory.
+    @_noLocks @inline(__always)
+    static func run(
+        _ bank: UnsafePointer<FilterBank>, state: UnsafeMutablePointer<Float>, input: UnsafePointer<Float>,
+        output: UnsafeMutablePointer<Float>,
+        second: (state: UnsafeMutablePointer<Float>, input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>)?,
+        frames: Int
+    ) {
+        // filter_bank_glue.c: arithmetic on the samples only, no allocation, lock or call out.
+        _unsafePerformance {
+            gh_filter_bank_run(bank, state, input, output, second?.state, second?.input, second?.output, frames)
+        }
+    }
+}
