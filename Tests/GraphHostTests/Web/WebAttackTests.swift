@@ -49,6 +49,14 @@ final class WebAttackTests: XCTestCase {
         }
         let attacked = attack.wait(timeout: 600)
         let end = sample()
+        // libdispatch starts worker threads for a burst of requests and retires them once idle: threads are judged
+        // when that has happened (a thread that stays is one the attack left behind).
+        var settled = end
+        let deadline = Date().addingTimeInterval(20)
+        while settled.threads > start.threads && Date() < deadline && page.run.process.isRunning {
+            usleep(100_000)
+            settled = ProcessUsage(pid)
+        }
         let peerResult = peer.wait(timeout: Double(seconds) + 60)
         let result = page.run.wait(timeout: Double(seconds) + 60)
         let (own, other) = try recordings.finish(reference: rendered)
@@ -71,7 +79,7 @@ final class WebAttackTests: XCTestCase {
             "the attack outlasted the playback it is judged against")
         XCTAssertLessThanOrEqual(mostResident - start.residentKiB, 10 * 1024, "resident memory grew")
         XCTAssertLessThanOrEqual(end.descriptors, start.descriptors, "descriptors left open")
-        XCTAssertEqual(end.threads, start.threads)
+        XCTAssertLessThanOrEqual(settled.threads, start.threads, "threads left running")
 
         XCTAssertEqual(peerResult.status, 0, peerResult.err)
         XCTAssertEqual(result.status, 0, result.err)
@@ -83,7 +91,7 @@ final class WebAttackTests: XCTestCase {
                 + "abuse: resident \(start.residentKiB) KiB at the start, +\(mostResident - start.residentKiB) KiB at "
                 + "most, +\(end.residentKiB - start.residentKiB) KiB at the end; descriptors \(start.descriptors), "
                 + "\(mostDescriptors) at most, \(end.descriptors) at the end; threads \(start.threads), then "
-                + "\(end.threads); intact 100 ms windows: graphhost \(own.intact), pw-play \(other.intact) of "
+                + "\(settled.threads); intact 100 ms windows: graphhost \(own.intact), pw-play \(other.intact) of "
                 + "\(own.total); --record \(whole.intact) of \(whole.total) intact")
         XCTAssertTrue(recorded.allSatisfy(\.isFinite))
         XCTAssertEqual(whole.intact, whole.total, "graphhost's own output has a gap")
