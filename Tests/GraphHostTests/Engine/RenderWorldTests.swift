@@ -89,14 +89,16 @@ final class RenderWorldTests: XCTestCase {
         }
     }
 
+    /// Whatever order the input's and the output's callbacks run in, each output sample is the input's sample one
     /// quantum earlier, or silence where the input had none. The input writes each frame's clock position + 1.
     func testALiveInputStaysOneCycleBehindWhateverTheOrder() {
         let quantum = 256
         let slice = 128
         let ring = PCMRing.allocate(minimumFrames: 8 * quantum, channels: 1)
         let counters = StreamCounters.create()
-        let (written, frames, output) = (
-            UnsafeAtomic<UInt64>.create(0), UnsafeAtomic<Int>.create(0), UnsafeAtomic<UInt64>.create(0)
+        let (written, frames, output, sameCycle) = (
+            UnsafeAtomic<UInt64>.create(0), UnsafeAtomic<Int>.create(0), UnsafeAtomic<UInt64>.create(0),
+            UnsafeAtomic<Bool>.create(false)
         )
         defer {
             ring.deallocate()
@@ -104,9 +106,11 @@ final class RenderWorldTests: XCTestCase {
             written.destroy()
             frames.destroy()
             output.destroy()
+            sameCycle.destroy()
         }
         var kernel = StreamKernel(ring: ring, counters: counters, startThreshold: 0)
-        kernel.alignment = LiveInputAlignment(writtenCycle: written, cycleFrames: frames, outputCycle: output)
+        kernel.alignment = LiveInputAlignment(
+            writtenCycle: written, cycleFrames: frames, outputCycle: output, sameCycle: sameCycle)
         var rng = SplitMix64(seed: 7)
         let source = UnsafeMutablePointer<Float>.allocate(capacity: quantum)
         let bus = UnsafeMutablePointer<Float>.allocate(capacity: slice)
@@ -160,6 +164,69 @@ final class RenderWorldTests: XCTestCase {
         XCTAssertGreaterThan(heard, (2000 - 22 - 41) * quantum)
         XCTAssertGreaterThan(
             counters.trimmedFrames.load(ordering: .relaxed), 0, "the output's missed cycles were not trimmed")
+    }
+
+    /// With the output run after the input in each cycle (`CycleGate`), each output sample is the input's sample of
+    /// the same cycle. The input first runs after the output (a stream not yet counted in the gate): from the cycle it
+    /// runs first, the one cycle it was behind is dropped, never heard late.
+    func testALiveInputInTheOutputsCycleAddsNoLatency() {
+        let quantum = 256
+        let slice = 64
+        let ring = PCMRing.allocate(minimumFrames: 8 * quantum, channels: 1)
+        let counters = StreamCounters.create()
+        let (written, frames, output, sameCycle) = (
+            UnsafeAtomic<UInt64>.create(0), UnsafeAtomic<Int>.create(0), UnsafeAtomic<UInt64>.create(0),
+            UnsafeAtomic<Bool>.create(true)
+        )
+        defer {
+            ring.deallocate()
+            counters.destroy()
+            written.destroy()
+            frames.destroy()
+            output.destroy()
+            sameCycle.destroy()
+        }
+        var kernel = StreamKernel(ring: ring, counters: counters, startThreshold: 0)
+        kernel.alignment = LiveInputAlignment(
+            writtenCycle: written, cycleFrames: frames, outputCycle: output, sameCycle: sameCycle)
+        let source = UnsafeMutablePointer<Float>.allocate(capacity: quantum)
+        let bus = UnsafeMutablePointer<Float>.allocate(capacity: slice)
+        defer {
+            source.deallocate()
+            bus.deallocate()
+        }
+        var heard = 0
+        var late = 0
+        var wrong = 0
+        for cycle in 1...500 {
+            let clock = cycle * quantum
+            let joined = cycle > 3
+            func input() {
+                for f in 0..<quantum { source[f] = Float(clock + f + 1) }
+                _ = ring.write(source, frames: quantum)
+                frames.store(quantum, ordering: .relaxed)
+                written.store(UInt64(clock), ordering: .releasing)
+            }
+            if joined { input() }
+            output.store(UInt64(clock), ordering: .releasing)
+            for part in 0..<(quantum / slice) {
+                kernel.process(output: bus, channelStride: slice, channels: 1, frames: slice)
+                for f in 0..<slice {
+                    let t = clock + part * slice + f
+                    if bus[f] == Float(t + 1) {
+                        heard += 1
+                    } else if bus[f] != 0 && joined {
+                        late += 1
+                    } else if bus[f] != 0 && bus[f] != Float(t - quantum + 1) {
+                        wrong += 1
+                    }
+                }
+            }
+            if !joined { input() }
+        }
+        XCTAssertEqual(late, 0, "samples heard late once the output runs after the input")
+        XCTAssertEqual(wrong, 0)
+        XCTAssertEqual(heard, (500 - 3) * quantum)
     }
 
     func testStreamKernelBuffersThenPlaysAndCountsUnderruns() {

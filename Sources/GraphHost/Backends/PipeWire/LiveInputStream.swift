@@ -5,8 +5,9 @@ import Glibc
 
 /// The PipeWire stream of a `capture` or `sink` node: a capture stream (a source, or a sink's monitor) or a virtual
 /// Audio/Sink that applications play into. Its process callback, on PipeWire's data thread, copies each cycle's
-/// audio into the node's ring, which the graph reads at its next slice. PipeWire's adapter converts the input to the
-/// graph's rate and channels. Created and destroyed under the player's thread loop lock.
+/// audio into the node's ring, which the graph reads at its next slice; through a `CycleGate` the last input of a
+/// cycle then runs the output. PipeWire's adapter converts the input to the graph's rate and channels. Created and
+/// destroyed under the player's thread loop lock.
 final class LiveInputStream {
     /// What the process callback reads.
     struct Target {
@@ -23,16 +24,27 @@ final class LiveInputStream {
         var channelPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
         /// Frames that did not fit in the ring (the graph stopped reading).
         var overflows = 0
+        /// The gate that runs the output once the cycle's inputs ran (nil: the output runs on its own), this input's
+        /// bit in it, and whether it has counted itself in.
+        var gate: UnsafeMutablePointer<CycleGate>?
+        var bit: UInt64 = 0
+        var joined = false
     }
 
     let id: String
     /// Where its sound comes from (a changed target or sink name needs a new stream).
     let source: LiveInputInstance.Source
     let nodeName: String
+    /// Its bit in the gate (0 when ungated).
+    let bit: UInt64
     private let handle: StreamHandle<Target>
 
-    init(core: OpaquePointer, input: LiveInputSpec, graphName: String, format: GraphFormat, group: String) throws {
+    init(
+        core: OpaquePointer, input: LiveInputSpec, graphName: String, format: GraphFormat, group: String,
+        gate: UnsafeMutablePointer<CycleGate>?, bit: UInt64
+    ) throws {
         id = input.id
+        self.bit = gate == nil ? 0 : bit
         source = input.source
         var properties = [(PW_KEY_MEDIA_TYPE, "Audio"), (PW_KEY_NODE_GROUP, group), ("node.link-group", group)]
         switch input.source {
@@ -59,7 +71,7 @@ final class LiveInputStream {
                     stream: $0, ring: input.ring, resamplerFrames: input.resamplerFrames,
                     cycleFrames: input.cycleFrames,
                     writtenCycle: input.writtenCycle, position: .create(nil), channels: format.channels,
-                    channelPointers: pointers)
+                    channelPointers: pointers, gate: gate, bit: gate == nil ? 0 : bit)
             },
             setEvents: { events in
                 events.process = { data in
@@ -87,9 +99,21 @@ final class LiveInputStream {
         target.pointee.position.destroy()
     }
 
-    /// Copies the cycle's buffer into the ring (real-time safe: PipeWire's lock-free buffer queue and the ring).
+    /// Copies the cycle's buffer into the ring, then tells the gate (real-time safe: PipeWire's lock-free buffer
+    /// queue, the ring, and the output's process callback).
     @_noLocks
     static func process(_ target: UnsafeMutablePointer<Target>) {
+        let cycle = target.pointee.position.load(ordering: .acquiring).map {
+            $0.assumingMemoryBound(to: spa_io_position.self).pointee.clock.position
+        }
+        copy(target, cycle: cycle)
+        if let gate = target.pointee.gate, let cycle {
+            gate.pointee.arrive(bit: target.pointee.bit, joined: &target.pointee.joined, cycle: cycle)
+        }
+    }
+
+    @_noLocks
+    static func copy(_ target: UnsafeMutablePointer<Target>, cycle: UInt64?) {
         guard let stream = target.pointee.stream,
             let pwBuffer = _unsafePerformance({ pw_stream_dequeue_buffer(stream) })
         else { return }
@@ -120,10 +144,7 @@ final class LiveInputStream {
         target.pointee.overflows += frames - written
         if frames > 0 {
             target.pointee.cycleFrames.store(frames, ordering: .relaxed)
-            if let position = target.pointee.position.load(ordering: .acquiring) {
-                let cycle = position.assumingMemoryBound(to: spa_io_position.self).pointee.clock.position
-                target.pointee.writtenCycle.store(cycle, ordering: .releasing)
-            }
+            if let cycle { target.pointee.writtenCycle.store(cycle, ordering: .releasing) }
         }
         _ = _unsafePerformance { pw_stream_queue_buffer(stream, pwBuffer) }
         // pw_stream_get_time_n reads the stream's time report under a sequence counter: no lock, no allocation.

@@ -90,6 +90,10 @@ public final class PipeWirePlayer {
     /// The graph's `capture` and `sink` nodes, and their streams, made with the playback stream.
     private var liveInputSpecs: [LiveInputSpec] = []
     private var liveInputs: [LiveInputStream] = []
+    /// Runs the playback stream after the live inputs in their cycle while `gated` (a connection whose graph had live
+    /// inputs, at most `CycleGate.capacity`).
+    let gate = CycleGate.allocate()
+    private var gated = false
     /// Under `idleAfterSeconds`: the silent stream that keeps the group running while graphhost has reasons of its own.
     private var hold: HoldStream?
     /// Called on the loop thread, under `idleAfterSeconds`, when PipeWire starts, pauses or fails the graph's stream
@@ -109,20 +113,44 @@ public final class PipeWirePlayer {
         defer { pw_thread_loop_unlock(loop) }
         let wanted = Dictionary(inputs.map { ($0.id, $0.source) }, uniquingKeysWith: { a, _ in a })
         let stale = liveInputs.filter { wanted[$0.id] != $0.source }
-        stale.forEach { $0.destroy() }
+        stale.forEach(destroyLocked)
         liveInputs.removeAll { wanted[$0.id] != $0.source }
         liveInputSpecs = inputs
         guard let core else { return }  // Disconnected: the next connect opens them all.
+        if gated && inputs.isEmpty {
+            // Nothing would run the output any more: its streams are made again, for PipeWire to run by themselves.
+            logger.info("the graph has no live input left; connecting its streams again")
+            tearDownLocked()
+            do { try connect() } catch { state.withLock { $0.streamError = "\(error)" } }
+            return
+        }
         for spec in inputs where !liveInputs.contains(where: { $0.id == spec.id }) {
             do {
-                let input = try LiveInputStream(
-                    core: core, input: spec, graphName: options.name, format: format, group: group)
-                liveInputs.append(input)
-                logger.info("live input '\(spec.id)': PipeWire node \(input.nodeName)")
+                liveInputs.append(try makeLiveInputLocked(core: core, spec: spec))
             } catch {
                 logger.error("live input '\(spec.id)': \(error)")
             }
         }
+    }
+
+    /// Opens the stream of a live input, in the gate when the output runs after the inputs and a bit is free.
+    private func makeLiveInputLocked(core: OpaquePointer, spec: LiveInputSpec) throws -> LiveInputStream {
+        let used = liveInputs.reduce(UInt64(0)) { $0 | $1.bit }
+        let free = (~used).trailingZeroBitCount
+        let bit: UInt64 = gated && free < CycleGate.capacity ? 1 << UInt64(free) : 0
+        let input = try LiveInputStream(
+            core: core, input: spec, graphName: options.name, format: format, group: group,
+            gate: bit == 0 ? nil : gate, bit: bit)
+        logger.info("live input '\(spec.id)': PipeWire node \(input.nodeName)")
+        return input
+    }
+
+    /// Takes a live input out of the gate, then destroys its stream (once more out of it, in case its first cycle
+    /// counted it in meanwhile).
+    private func destroyLocked(_ input: LiveInputStream) {
+        gate.pointee.leave(bit: input.bit)
+        input.destroy()
+        gate.pointee.leave(bit: input.bit)
     }
 
     /// The graph's second, third… output nodes (id and target), each played by a stream of its own, and their streams.
@@ -246,6 +274,7 @@ public final class PipeWirePlayer {
         pw_thread_loop_destroy(loop)
         renderer.pointee.deallocate()
         renderer.deallocateRender()
+        CycleGate.deallocate(gate)
         if let fanout { OutputFanout.deallocate(fanout) }
         streamListener.deallocate()
         coreListener.deallocate()
@@ -324,15 +353,12 @@ public final class PipeWirePlayer {
             }
         }
         for spec in liveInputSpecs {
-            let input = try LiveInputStream(
-                core: core, input: spec, graphName: options.name, format: format, group: group)
-            liveInputs.append(input)
-            logger.info("live input '\(spec.id)': PipeWire node \(input.nodeName)")
+            liveInputs.append(try makeLiveInputLocked(core: core, spec: spec))
         }
         if options.idleAfterSeconds != nil {
             hold = try HoldStream(
                 core: core, graphName: options.name, format: format, target: targetToUse,
-                latencyFrames: options.latencyFrames, group: group)
+                latencyFrames: options.latencyFrames, group: group, gate: gated ? gate : nil)
         }
         for (name, ring) in MIDIInputPorts.shared.all {
             midiInputs.append(
@@ -376,9 +402,13 @@ public final class PipeWirePlayer {
         var params: [UnsafePointer<spa_pod>?] = [nil, nil]
         let count = gh_build_formats(
             &buffer, UInt32(buffer.count), UInt32(format.sampleRate), UInt32(format.channels), &params)
+        // Made before the live inputs, which run it (`CycleGate`): a trigger stream PipeWire does not run by itself.
+        gated = !liveInputSpecs.isEmpty && liveInputSpecs.count <= CycleGate.capacity
+        gate.pointee.output = gated ? stream : nil
+        LiveInputRings.sameCycle.store(gated, ordering: .relaxed)
         let flags = pw_stream_flags(
             PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue
-                | PW_STREAM_FLAG_RT_PROCESS.rawValue)
+                | PW_STREAM_FLAG_RT_PROCESS.rawValue | (gated ? PW_STREAM_FLAG_TRIGGER.rawValue : 0))
         let result = params.withUnsafeMutableBufferPointer {
             pw_stream_connect(stream, SPA_DIRECTION_OUTPUT, UInt32.max, flags, $0.baseAddress, count)
         }
@@ -386,20 +416,29 @@ public final class PipeWirePlayer {
         updatePublishedLocked()
     }
 
-    private func tearDownLocked() {
-        hold?.destroy()
-        hold = nil
-        extraOutputs.forEach { $0.destroy() }
-        extraOutputs = []
-        liveInputs.forEach { $0.destroy() }
+    /// Destroys the playback stream (the live inputs first, as they may run it).
+    private func destroyStreamLocked() {
+        liveInputs.forEach(destroyLocked)
         liveInputs = []
-        midiInputs.forEach { $0.destroy() }
-        midiInputs = []
+        gate.pointee.output = nil
+        gated = false
+        LiveInputRings.sameCycle.store(false, ordering: .relaxed)
         if let stream {
             renderer.pointee.stream = nil
             pw_stream_destroy(stream)
             self.stream = nil
         }
+        renderer.pointee.position.store(nil, ordering: .releasing)
+    }
+
+    private func tearDownLocked() {
+        hold?.destroy()
+        hold = nil
+        extraOutputs.forEach { $0.destroy() }
+        extraOutputs = []
+        midiInputs.forEach { $0.destroy() }
+        midiInputs = []
+        destroyStreamLocked()
         if let profiler {
             gh_profiler_destroy(profiler)
             self.profiler = nil
@@ -409,7 +448,6 @@ public final class PipeWirePlayer {
             pw_core_disconnect(core)
             self.core = nil
         }
-        renderer.pointee.position.store(nil, ordering: .releasing)
         state.withLock { $0.idle = false }
     }
 

@@ -41,11 +41,11 @@ final class StreamHandle<Target> {
     /// AUTOCONNECT, MAP_BUFFERS and RT_PROCESS; on failure destroys it (`cleanUp` as for `destroy`) and throws.
     func connect(
         _ direction: spa_direction, what: String, cleanUp: (UnsafeMutablePointer<Target>) -> Void = { _ in },
-        formats build: (UnsafeMutablePointer<UInt8>, UInt32) -> [UnsafePointer<spa_pod>?]
+        trigger: Bool = false, formats build: (UnsafeMutablePointer<UInt8>, UInt32) -> [UnsafePointer<spa_pod>?]
     ) throws {
         let flags = pw_stream_flags(
             PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue
-                | PW_STREAM_FLAG_RT_PROCESS.rawValue)
+                | PW_STREAM_FLAG_RT_PROCESS.rawValue | (trigger ? PW_STREAM_FLAG_TRIGGER.rawValue : 0))
         var buffer = [UInt8](repeating: 0, count: 2048)
         let result = buffer.withUnsafeMutableBufferPointer { bytes -> Int32 in
             var params = build(bytes.baseAddress!, UInt32(bytes.count))

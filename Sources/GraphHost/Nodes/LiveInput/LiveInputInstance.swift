@@ -2,8 +2,8 @@ import Atomics
 import Synchronization
 
 /// A running `capture` or `sink` node: the ring its PipeWire stream's callback fills and the kernel that plays it
-/// (a stream kernel kept one cycle behind the output by `LiveInputAlignment`; a slice that finds the ring short is
-/// silence, counted as a dropout).
+/// (a stream kernel kept in the output's cycle, or one behind it, by `LiveInputAlignment`; a slice that finds the ring
+/// short is silence, counted as a dropout).
 public final class LiveInputInstance: NodeInstance, @unchecked Sendable {
     public var liveInput: LiveInputInstance? { self }
 
@@ -32,7 +32,8 @@ public final class LiveInputInstance: NodeInstance, @unchecked Sendable {
         kernelPointer = .allocateRender(capacity: 1)
         var kernel = StreamKernel(ring: ring, counters: counters, startThreshold: 0)
         kernel.alignment = LiveInputAlignment(
-            writtenCycle: writtenCycle, cycleFrames: cycleFrames, outputCycle: LiveInputRings.outputCycle)
+            writtenCycle: writtenCycle, cycleFrames: cycleFrames, outputCycle: LiveInputRings.outputCycle,
+            sameCycle: LiveInputRings.sameCycle)
         kernelPointer.initialize(to: kernel)
     }
 
@@ -80,6 +81,8 @@ final class LiveInputRings: Sendable {
     static let shared = LiveInputRings()
     /// The graph clock position of the cycle the playback stream renders (it stores it before rendering).
     static let outputCycle = UnsafeAtomic<UInt64>.create(0)
+    /// Set while the playback stream runs after the live inputs in their cycle (`CycleGate`).
+    static let sameCycle = UnsafeAtomic<Bool>.create(false)
     private let rings = Mutex<[String: Entry]>([:])
 
     /// The ring of node `id`, and the atomics its stream reports its resampler's delay, its cycle's frames and the

@@ -1,24 +1,32 @@
 import Atomics
 
-/// Keeps a live input exactly one cycle behind the output, whatever order PipeWire runs the two callbacks in.
+/// Keeps a live input in the output's cycle when the output runs after the inputs (`sameCycle`, a `CycleGate`), else
+/// exactly one cycle behind the output, whatever order PipeWire runs the two callbacks in.
 ///
 /// The input's callback stores the graph clock position of the cycle it last wrote (`writtenCycle`) and the frames it
 /// writes a cycle (`cycleFrames`); the output's callback stores its own cycle's position (`outputCycle`) before it
-/// renders. At the first slice of each output cycle the ring should hold the previous cycle's frames, and this cycle's
-/// too when the input already ran. More than half a cycle beyond that is dropped (the output missed a cycle the input
-/// did not); less is made up with silence played first (the input missed a cycle). So the latency is one cycle from
-/// the start and stays there through late wake-ups, instead of depending on the order callbacks happened to run in.
+/// renders. At the first slice of each output cycle the ring should hold this cycle's frames when the input already
+/// ran, and one cycle before them unless `sameCycle`. More than half a cycle beyond that is dropped (the output missed
+/// a cycle the input did not); less is made up with silence played first (the input missed a cycle). So the latency is
+/// fixed from the start and stays there through late wake-ups, instead of depending on the order callbacks happened to
+/// run in.
 public struct LiveInputAlignment {
     public let writtenCycle: UnsafeAtomic<UInt64>
     public let cycleFrames: UnsafeAtomic<Int>
     public let outputCycle: UnsafeAtomic<UInt64>
+    /// Set while the output runs in the inputs' cycle, after them.
+    public let sameCycle: UnsafeAtomic<Bool>
     /// The output cycle last aligned for.
     var alignedCycle: UInt64 = 0
 
-    public init(writtenCycle: UnsafeAtomic<UInt64>, cycleFrames: UnsafeAtomic<Int>, outputCycle: UnsafeAtomic<UInt64>) {
+    public init(
+        writtenCycle: UnsafeAtomic<UInt64>, cycleFrames: UnsafeAtomic<Int>, outputCycle: UnsafeAtomic<UInt64>,
+        sameCycle: UnsafeAtomic<Bool>
+    ) {
         self.writtenCycle = writtenCycle
         self.cycleFrames = cycleFrames
         self.outputCycle = outputCycle
+        self.sameCycle = sameCycle
     }
 
     /// What to do at this slice given `readable` frames in the ring: drop that many frames first (positive), or play
@@ -30,7 +38,8 @@ public struct LiveInputAlignment {
         alignedCycle = cycle
         let unit = cycleFrames.load(ordering: .relaxed)
         guard unit > 0, cycle != 0 else { return 0 }
-        let keep = writtenCycle.load(ordering: .acquiring) == cycle ? 2 * unit : unit
+        let behind = sameCycle.load(ordering: .relaxed) ? 0 : unit
+        let keep = behind + (writtenCycle.load(ordering: .acquiring) == cycle ? unit : 0)
         if readable > keep + unit / 2 { return readable - keep }
         if readable > 0 && readable + unit / 2 < keep { return readable - keep }
         return 0
