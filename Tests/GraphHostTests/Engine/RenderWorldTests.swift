@@ -94,44 +94,16 @@ final class RenderWorldTests: XCTestCase {
     func testALiveInputStaysOneCycleBehindWhateverTheOrder() {
         let quantum = 256
         let slice = 128
-        let ring = PCMRing.allocate(minimumFrames: 8 * quantum, channels: 1)
-        let counters = StreamCounters.create()
-        let (written, frames, output, sameCycle) = (
-            UnsafeAtomic<UInt64>.create(0), UnsafeAtomic<Int>.create(0), UnsafeAtomic<UInt64>.create(0),
-            UnsafeAtomic<Bool>.create(false)
-        )
-        defer {
-            ring.deallocate()
-            counters.destroy()
-            written.destroy()
-            frames.destroy()
-            output.destroy()
-            sameCycle.destroy()
-        }
-        var kernel = StreamKernel(ring: ring, counters: counters, startThreshold: 0)
-        kernel.alignment = LiveInputAlignment(
-            writtenCycle: written, cycleFrames: frames, outputCycle: output, sameCycle: sameCycle)
+        let rig = AlignedInput(quantum: quantum, slice: slice, sameCycle: false)
+        let (counters, bus) = (rig.counters, rig.bus)
         var rng = SplitMix64(seed: 7)
-        let source = UnsafeMutablePointer<Float>.allocate(capacity: quantum)
-        let bus = UnsafeMutablePointer<Float>.allocate(capacity: slice)
-        defer {
-            source.deallocate()
-            bus.deallocate()
-        }
         var heard = 0
         var wrong = 0
         var silentCycles = 0
-        func input(_ clock: Int) {
-            for f in 0..<quantum { source[f] = Float(clock + f + 1) }
-            _ = ring.write(source, frames: quantum)
-            frames.store(quantum, ordering: .relaxed)
-            written.store(UInt64(clock), ordering: .releasing)
-        }
+        func input(_ clock: Int) { rig.input(clock: clock) }
         func render(_ clock: Int) {
-            output.store(UInt64(clock), ordering: .releasing)
             var silent = 0
-            for part in 0..<(quantum / slice) {
-                kernel.process(output: bus, channelStride: slice, channels: 1, frames: slice)
+            rig.render(clock: clock) { part in
                 for f in 0..<slice {
                     let t = clock + part * slice + f
                     if bus[f] == 0 {
@@ -172,45 +144,16 @@ final class RenderWorldTests: XCTestCase {
     func testALiveInputInTheOutputsCycleAddsNoLatency() {
         let quantum = 256
         let slice = 64
-        let ring = PCMRing.allocate(minimumFrames: 8 * quantum, channels: 1)
-        let counters = StreamCounters.create()
-        let (written, frames, output, sameCycle) = (
-            UnsafeAtomic<UInt64>.create(0), UnsafeAtomic<Int>.create(0), UnsafeAtomic<UInt64>.create(0),
-            UnsafeAtomic<Bool>.create(true)
-        )
-        defer {
-            ring.deallocate()
-            counters.destroy()
-            written.destroy()
-            frames.destroy()
-            output.destroy()
-            sameCycle.destroy()
-        }
-        var kernel = StreamKernel(ring: ring, counters: counters, startThreshold: 0)
-        kernel.alignment = LiveInputAlignment(
-            writtenCycle: written, cycleFrames: frames, outputCycle: output, sameCycle: sameCycle)
-        let source = UnsafeMutablePointer<Float>.allocate(capacity: quantum)
-        let bus = UnsafeMutablePointer<Float>.allocate(capacity: slice)
-        defer {
-            source.deallocate()
-            bus.deallocate()
-        }
+        let rig = AlignedInput(quantum: quantum, slice: slice, sameCycle: true)
+        let bus = rig.bus
         var heard = 0
         var late = 0
         var wrong = 0
         for cycle in 1...500 {
             let clock = cycle * quantum
             let joined = cycle > 3
-            func input() {
-                for f in 0..<quantum { source[f] = Float(clock + f + 1) }
-                _ = ring.write(source, frames: quantum)
-                frames.store(quantum, ordering: .relaxed)
-                written.store(UInt64(clock), ordering: .releasing)
-            }
-            if joined { input() }
-            output.store(UInt64(clock), ordering: .releasing)
-            for part in 0..<(quantum / slice) {
-                kernel.process(output: bus, channelStride: slice, channels: 1, frames: slice)
+            if joined { rig.input(clock: clock) }
+            rig.render(clock: clock) { part in
                 for f in 0..<slice {
                     let t = clock + part * slice + f
                     if bus[f] == Float(t + 1) {
@@ -222,7 +165,7 @@ final class RenderWorldTests: XCTestCase {
                     }
                 }
             }
-            if !joined { input() }
+            if !joined { rig.input(clock: clock) }
         }
         XCTAssertEqual(late, 0, "samples heard late once the output runs after the input")
         XCTAssertEqual(wrong, 0)
@@ -291,6 +234,62 @@ final class RenderWorldTests: XCTestCase {
         let steps = Array(graph.plan.steps)
         for (i, step) in steps.enumerated() where step.inputCount > 0 && step.output != nil {
             XCTAssertNotEqual(step.inputs[0], step.output, "step \(i) writes the bus it reads")
+        }
+    }
+}
+
+/// A live input's stream kernel with its alignment, a ring the test writes as the input's callback would (each frame
+/// its clock position + 1), and a bus it renders slices into.
+final class AlignedInput {
+    let quantum: Int
+    let slice: Int
+    let ring: PCMRing
+    let counters = StreamCounters.create()
+    let written = UnsafeAtomic<UInt64>.create(0)
+    let frames = UnsafeAtomic<Int>.create(0)
+    let output = UnsafeAtomic<UInt64>.create(0)
+    let sameCycle: UnsafeAtomic<Bool>
+    var kernel: StreamKernel
+    let source: UnsafeMutablePointer<Float>
+    let bus: UnsafeMutablePointer<Float>
+
+    init(quantum: Int, slice: Int, sameCycle: Bool) {
+        self.quantum = quantum
+        self.slice = slice
+        ring = PCMRing.allocate(minimumFrames: 8 * quantum, channels: 1)
+        self.sameCycle = .create(sameCycle)
+        kernel = StreamKernel(ring: ring, counters: counters, startThreshold: 0)
+        kernel.alignment = LiveInputAlignment(
+            writtenCycle: written, cycleFrames: frames, outputCycle: output, sameCycle: self.sameCycle)
+        source = .allocate(capacity: quantum)
+        bus = .allocate(capacity: slice)
+    }
+
+    deinit {
+        ring.deallocate()
+        counters.destroy()
+        written.destroy()
+        frames.destroy()
+        output.destroy()
+        sameCycle.destroy()
+        source.deallocate()
+        bus.deallocate()
+    }
+
+    /// The input's callback in the cycle at `clock`.
+    func input(clock: Int) {
+        for f in 0..<quantum { source[f] = Float(clock + f + 1) }
+        _ = ring.write(source, frames: quantum)
+        frames.store(quantum, ordering: .relaxed)
+        written.store(UInt64(clock), ordering: .releasing)
+    }
+
+    /// The output's callback in the cycle at `clock`: each slice rendered into `bus`, then `body(part)`.
+    func render(clock: Int, _ body: (Int) -> Void) {
+        output.store(UInt64(clock), ordering: .releasing)
+        for part in 0..<(quantum / slice) {
+            kernel.process(output: bus, channelStride: slice, channels: 1, frames: slice)
+            body(part)
         }
     }
 }

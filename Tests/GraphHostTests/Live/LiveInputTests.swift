@@ -403,23 +403,26 @@ final class LiveInputTests: XCTestCase {
         (x.reduce(0) { $0 + Double($1) * Double($1) } / Double(max(1, x.count))).squareRoot()
     }
 
+    /// A looping 300 Hz song into a mixer and the output, and a virtual sink named `sink` into its second input.
+    static func songGraph(sink: String?) -> String {
+        TestSupport.graph(
+            """
+            { "format": { "sampleRate": 48000, "channels": 2 },
+              "nodes": [ { "id": "song", "type": "stream", "url": "\(try! TestSupport.tones([300], seconds: 8))",
+                           "loop": true },
+                         \(sink.map { #"{ "id": "voice", "type": "sink", "name": "\#($0)" },"# } ?? "")
+                         { "id": "mix", "type": "mixer", "inputs": 2 }, { "id": "out", "type": "output" } ],
+              "links": [ { "from": "song", "to": "mix:0" }, \
+            \(sink == nil ? "" : #"{ "from": "voice", "to": "mix:1" },"#) { "from": "mix", "to": "out" } ] }
+            """)
+    }
+
     /// A live input a `load` adds gets its PipeWire stream while playing: the graph starts with a song only, the loaded
     /// graph adds a virtual sink into the mixer, and a tone played into that sink reaches the `--record` output.
     func testALoadedGraphOpensItsNewLiveInputs() throws {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
-        func graph(withSink: Bool) -> String {
-            TestSupport.graph(
-                """
-                { "format": { "sampleRate": 48000, "channels": 2 },
-                  "nodes": [ { "id": "song", "type": "stream", "url": "\(try! TestSupport.tones([300], seconds: 8))",
-                               "loop": true },
-                             \(withSink ? #"{ "id": "late", "type": "sink", "name": "gh_late" },"# : "")
-                             { "id": "mix", "type": "mixer", "inputs": 2 }, { "id": "out", "type": "output" } ],
-                  "links": [ { "from": "song", "to": "mix:0" }, \
-                \(withSink ? #"{ "from": "late", "to": "mix:1" },"# : "") { "from": "mix", "to": "out" } ] }
-                """)
-        }
+        func graph(withSink: Bool) -> String { Self.songGraph(sink: withSink ? "gh_late" : nil) }
         let record = TestSupport.directory.appendingPathComponent("late-input.wav").path
         let socket = TestSupport.directory.appendingPathComponent("late-\(getpid())/g.sock").path
         let control = pw.control(socket)
@@ -455,18 +458,7 @@ final class LiveInputTests: XCTestCase {
     func testTheOutputKeepsPlayingWhenItsInputsStop() throws {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
-        func graph(withSink: Bool) -> String {
-            TestSupport.graph(
-                """
-                { "format": { "sampleRate": 48000, "channels": 2 },
-                  "nodes": [ { "id": "song", "type": "stream", "url": "\(try! TestSupport.tones([300], seconds: 8))",
-                               "loop": true },
-                             \(withSink ? #"{ "id": "voice", "type": "sink", "name": "gh_stopping" },"# : "")
-                             { "id": "mix", "type": "mixer", "inputs": 2 }, { "id": "out", "type": "output" } ],
-                  "links": [ { "from": "song", "to": "mix:0" }, \
-                \(withSink ? #"{ "from": "voice", "to": "mix:1" },"# : "") { "from": "mix", "to": "out" } ] }
-                """)
-        }
+        func graph(withSink: Bool) -> String { Self.songGraph(sink: withSink ? "gh_stopping" : nil) }
         let record = TestSupport.directory.appendingPathComponent("stopping-inputs.wav").path
         let socket = TestSupport.directory.appendingPathComponent("stopping-\(getpid())/g.sock").path
         let control = pw.control(socket)
