@@ -18,4 +18,13 @@ struct ProcessUsage {
         threads = field("Threads")
         descriptors = (try? FileManager.default.contentsOfDirectory(atPath: folder + "/fd").count) ?? -1
     }
+
+    /// The names of the process's threads (their `comm`), sorted.
+    static func threadNames(_ pid: Int32) -> [String] {
+        let folder = "/proc/\(pid)/task"
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return tasks.compactMap {
+            (try? String(contentsOfFile: "\(folder)/\($0)/comm", encoding: .utf8))?.trimmingCharacters(in: .newlines)
+        }.sorted()
+    }
 }
