@@ -143,7 +143,7 @@ public struct OfflineRenderer {
             if nextEvent < events.count { frames = min(frames, events[nextEvent].frame - position) }
             if let every = checkpointFrames { frames = min(frames, every - position % every) }
             for stream in streams {
-                while !stream.canRender(frames: frames) { stream.wakeup.waitForData() }
+                while !stream.canRender(frames: frames) { stream.waitToRender(frames: frames) }
             }
             let current = session.graph.streams
             let before = current.map { $0.counters.framesOut.load(ordering: .relaxed) }

@@ -109,8 +109,9 @@ final class RingFeeder {
             }
             let n = room > 0 ? ring.write(frames + done * format.channels, frames: min(count - done, room)) : 0
             done += n
-            if n > 0 { wakeup.signalData() }
+            if n > 0 { wakeup.signalData(written: ring.index) }
             if done < count {
+                if !waitingForRoom { wakeup.signalData() }
                 waitingForRoom = true
                 if abandon() { return }
                 wakeup.room.wait(untilWritable: reserve() + refillFrames, in: ring.index)

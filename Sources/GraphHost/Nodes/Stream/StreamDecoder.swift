@@ -201,11 +201,23 @@ extension MediaKind {
 public final class RingWakeup: Sendable {
     public let room: RingSignal
     private let data = DispatchSemaphore(value: 0)
+    /// Wakes an offline renderer waiting for the ring to fill to a mark.
+    private let filled = RingSignal.create()
 
     public init(room: RingSignal) { self.room = room }
 
+    deinit { filled.destroy() }
+
     public func signalSpace() { room.post() }
-    public func signalData() { data.signal() }
+    /// The decoder wrote into the ring of `index`; nil: it ended, or stopped writing until there is room.
+    public func signalData(written index: SPSCIndex? = nil) {
+        data.signal()
+        if let index { filled.dataWritten(in: index) } else { filled.post() }
+    }
     /// Waits for the decoder's next write or end; the timeout only bounds a wait whose condition changed otherwise.
     public func waitForData() { _ = data.wait(timeout: .now() + .milliseconds(5)) }
+    /// Waits until the ring of `index` holds `frames` to read, or the decoder ends or waits for room.
+    public func waitForData(readable frames: Int, in index: SPSCIndex) {
+        filled.wait(untilReadable: frames, in: index)
+    }
 }

@@ -366,11 +366,27 @@ public final class StreamInstance: NodeInstance, Sendable {
             let fresh = ring.index.written.load(ordering: .acquiring) - counters.seekBoundary.load(ordering: .relaxed)
             return fresh >= kernelPointer.pointee.seekFadeFrames + frames
         }
-        // A crossfade's worth stays buffered beyond the slice, so a seek applied after it has the old audio to fade out
-        // from, and the kernel never takes the ring for running dry (offline renders run ahead of the decoder).
+        return ring.index.readable() >= readableNeeded(frames: frames)
+    }
+
+    /// The frames the ring must hold to render `frames` outside a seek. A crossfade's worth stays buffered beyond the
+    /// slice, so a seek applied after it has the old audio to fade out from, and the kernel never takes the ring for
+    /// running dry (offline renders run ahead of the decoder).
+    func readableNeeded(frames: Int) -> Int {
         let fade = kernelPointer.pointee.seekFadeFrames
         let needed = counters.playing.load(ordering: .acquiring) ? frames + fade : max(frames + fade, startThreshold)
-        return ring.index.readable() >= min(needed, ring.capacityFrames - decoder.reserveFrames)
+        return min(needed, ring.capacityFrames - decoder.reserveFrames)
+    }
+
+    /// Sleeps until `canRender(frames:)` may have changed (control side, offline rendering). Outside a seek it waits
+    /// for the decoder to fill half the ring, so the renderer, faster than any decoder, wakes once per half ring of
+    /// audio rather than once per decoded block.
+    public func waitToRender(frames: Int) {
+        guard seeks.withLock({ $0 }) <= counters.seekHandled.load(ordering: .acquiring) else {
+            return wakeup.waitForData()
+        }
+        let usable = ring.capacityFrames - decoder.reserveFrames
+        wakeup.waitForData(readable: max(readableNeeded(frames: frames), usable / 2), in: ring.index)
     }
 
     public var finished: Bool { counters.finished.load(ordering: .acquiring) }
