@@ -147,8 +147,9 @@ public struct GraphDocument: Sendable {
             root["nodes"], context: context, chains: chains, selection: selection,
             placements: &placements, issues: &issues)
         let declared = Set((root["nodes"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue })
+        // A node id given twice is an error reported with the nodes; the first placement stands meanwhile.
         let ends = Dictionary(
-            uniqueKeysWithValues: placements.map { p in
+            placements.map { p in
                 (
                     p.id,
                     (
@@ -156,7 +157,7 @@ public struct GraphDocument: Sendable {
                         last: "\(p.id)/\(chains.members[p.chain]!.last!.id)"
                     )
                 )
-            })
+            }, uniquingKeysWith: { first, _ in first })
         var links = parseLinks(root["links"], nodes: &nodes, declared: declared, chainEnds: ends, issues: &issues)
         for p in placements {
             let ids = chains.members[p.chain]!.map { "\(p.id)/\($0.id)" }
