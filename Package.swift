@@ -56,7 +56,8 @@ let package = Package(
         .target(
             name: "GraphHostCore",
             dependencies: [
-                "CLV2", "CMeterGlue", "CFilterBankGlue", .product(name: "Atomics", package: "swift-atomics"),
+                "CLV2", "CMeterGlue", "CFilterBankGlue", "CThreadGlue",
+                .product(name: "Atomics", package: "swift-atomics"),
             ]
         ),
         // Pure math: the graphic EQ's design, its parallel form and the factory presets.

@@ -1,6 +1,11 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <string.h>
+#include <stdint.h>
+#include <sched.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/futex.h>
 #include "thread_glue.h"
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
@@ -24,4 +29,20 @@ void gh_name_thread(const char *name) {
     strncpy(shortened, name, sizeof shortened - 1);
     shortened[sizeof shortened - 1] = 0;
     pthread_setname_np(pthread_self(), shortened);
+}
+
+void gh_futex_wait(uint32_t *word, uint32_t expected) {
+    syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
+}
+
+void gh_futex_wake(uint32_t *word) { syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0); }
+
+unsigned long gh_thread_self(void) { return (unsigned long)pthread_self(); }
+
+int gh_thread_copy_scheduling(unsigned long thread, unsigned long model) {
+    int policy = SCHED_OTHER;
+    struct sched_param param = { 0 };
+    int result = pthread_getschedparam((pthread_t)model, &policy, &param);
+    if (result != 0) return result;
+    return pthread_setschedparam((pthread_t)thread, policy, &param);
 }

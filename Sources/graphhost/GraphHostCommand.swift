@@ -115,6 +115,7 @@ struct RenderCommand: ParsableCommand {
         false
     @Flag(help: "Print the DSP load: per node and for the render call, the time per call and its share of the block.")
     var load = false
+    @OptionGroup var threads: ThreadsOption
     @Flag(help: "Run every plugin node in a helper process (as \"isolate\": true does for one).")
     var isolatePlugins = false
 
@@ -156,7 +157,7 @@ struct RenderCommand: ParsableCommand {
             events.append(TimedCommand(frame: Int((seconds * rate).rounded()), request: request))
             i += 2
         }
-        let session = GraphSession(graph: try CompiledGraph(doc, nominalFrames: block))
+        let session = GraphSession(graph: try CompiledGraph(doc, nominalFrames: block), threads: threads.threads)
         defer { session.close() }
         do { try OfflineRenderer.check(events, session: session) } catch { throw ValidationError("--\(error)") }
         let ids = doc.outputIDs
@@ -262,6 +263,7 @@ struct RenderCommand: ParsableCommand {
         if load, let snapshot = session.engine.pointee.timing.pointee.load.snapshot() {
             let reading = DSPLoad(from: nil, to: snapshot, sampleRate: rate, names: session.graph.kernelNames)
             reading.lines.forEach { print($0) }
+            print("threads \(threads.threads): the workers rendered \(session.workerSteps) steps")
         }
     }
 }

@@ -14,6 +14,7 @@ struct RunCommand: ParsableCommand {
     var target: String?
     @Option(help: "Requested latency in frames (node.latency).") var latency: Int?
     @OptionGroup var idle: IdleOption
+    @OptionGroup var threads: ThreadsOption
     @Option(help: "Stop after this many seconds of audio.") var duration: Double?
     @Option(help: "The stream's node.name (default: the graph file's name).") var name: String?
     @Option(help: "The control socket (default: $XDG_RUNTIME_DIR/graphhost/NAME.sock).") var socket: String?
@@ -49,7 +50,8 @@ struct RunCommand: ParsableCommand {
         var play = LivePlay(
             document: try loadGraph(graph), graphPath: graph,
             playback: PlaybackOptions(
-                name: nodeName, target: target, latencyFrames: latency, idleAfterSeconds: idle.idleAfter),
+                name: nodeName, target: target, latencyFrames: latency, idleAfterSeconds: idle.idleAfter,
+                threads: threads.threads),
             socketPath: socket, durationSeconds: duration, recordPath: record, watch: watch)
         if let oscPort { play.surfaces.append(OSCServer(host: oscHost, port: oscPort)) }
         if let http, let (host, port) = WebServer.parseAddress(http) {

@@ -27,6 +27,7 @@ struct ServiceRunCommand: ParsableCommand {
     @Option(help: "The stream's node.name.") var name = "graphhost-service"
     @Option(help: "Requested latency in frames (node.latency).") var latency: Int?
     @OptionGroup var idle: IdleOption
+    @OptionGroup var threads: ThreadsOption
     @Option(help: "The control socket (default: $XDG_RUNTIME_DIR/graphhost/NAME.sock).") var socket: String?
     @Option(help: "Record what is played to this .wav, .flac, .ogg or .opus file.") var record: String?
     @Option(help: "Stop after this many seconds of audio.") var duration: Double?
@@ -44,7 +45,8 @@ struct ServiceRunCommand: ParsableCommand {
         var play = LivePlay(
             document: document, graphPath: configuration.fallback,
             playback: PlaybackOptions(
-                name: name, target: nil, latencyFrames: latency, idleAfterSeconds: idle.idleAfter),
+                name: name, target: nil, latencyFrames: latency, idleAfterSeconds: idle.idleAfter,
+                threads: threads.threads),
             socketPath: socket, durationSeconds: duration, recordPath: record)
         let logger = Logger(label: "graphhost")
         // Routes follow the graph that plays, so the router runs whether or not the first graph has any.

@@ -23,6 +23,9 @@ final class CompiledPlan {
     let plan: RenderPlan
     /// Number of distinct bus buffers the plan uses (after reuse).
     let busCount: Int
+    /// The steps as a dependency graph, when some can render at once, and what each step waits for.
+    let schedule: StepSchedule?
+    let predecessors: [[Int]]
     private let busMemory: UnsafeMutablePointer<Float>
     private let tables: [UnsafeMutablePointer<UnsafeMutablePointer<Float>>]
 
@@ -43,7 +46,21 @@ final class CompiledPlan {
         var live: [(slot: Int, until: Int)] = []
         var slotCount = 1
         var slotOf: [Source: Int] = [:]
-        for (p, s) in sources.enumerated() where s.outputs > 0 {
+        var readers: [Source: [Int]] = [:]
+        for (p, s) in sources.enumerated() {
+            for case let i? in s.inputs { readers[i, default: []].append(p) }
+        }
+        // What each step waits for when steps render at once: the producers of its inputs, the producer and
+        // readers of whatever its output buses held before (a reused bus), and an earlier step of its own kernel.
+        var predecessors = sources.map { $0.inputs.compactMap { $0?.step } }
+        var occupant: [Int: Source] = [:]
+        var lastOfKernel: [Int: Int] = [:]
+        for (p, s) in sources.enumerated() {
+            if let address = s.kernel.address.map({ Int(bitPattern: $0) }) {
+                if let earlier = lastOfKernel[address] { predecessors[p].append(earlier) }
+                lastOfKernel[address] = p
+            }
+            guard s.outputs > 0 else { continue }
             free += live.filter { $0.until < p }.map(\.slot)
             live.removeAll { $0.until < p }
             for b in 0..<s.outputs {
@@ -53,10 +70,14 @@ final class CompiledPlan {
                         slotCount += 1
                         return slotCount - 1
                     }()
+                if let previous = occupant[slot] { predecessors[p] += [previous.step] + (readers[previous] ?? []) }
+                occupant[slot] = Source(step: p, bus: b)
                 slotOf[Source(step: p, bus: b)] = slot
                 live.append((slot, lastUse[Source(step: p, bus: b)] ?? p))
             }
         }
+        self.predecessors = predecessors.map { Array(Set($0)).sorted() }
+        schedule = Self.rendersInOrder(predecessors) ? nil : StepSchedule(predecessors: predecessors)
         busCount = slotCount
         let busSize = channels * maxFrames
         let memory = UnsafeMutablePointer<Float>.allocateRender(capacity: slotCount * busSize)
@@ -86,10 +107,23 @@ final class CompiledPlan {
         plan = RenderPlan(
             steps: steps, channels: channels, maxFrames: maxFrames, outputBuses: outputTable,
             outputCount: max(1, outputs.count), outputMeters: outputs.isEmpty ? nil : outputMeters,
-            outputTaps: outputs.isEmpty ? nil : outputTaps)
+            outputTaps: outputs.isEmpty ? nil : outputTaps, schedule: schedule)
+    }
+
+    /// Whether every step waits, directly or not, for the step before it: then no two can render at once.
+    static func rendersInOrder(_ predecessors: [[Int]]) -> Bool {
+        var ancestors: [Set<Int>] = []
+        for (i, before) in predecessors.enumerated() {
+            var mine = Set(before)
+            for p in before { mine.formUnion(ancestors[p]) }
+            if i > 0 && !mine.contains(i - 1) { return false }
+            ancestors.append(mine)
+        }
+        return true
     }
 
     deinit {
+        schedule?.deallocate()
         plan.steps.deallocateRender()
         tables.forEach { $0.deallocateRender() }
         busMemory.deallocateRender()

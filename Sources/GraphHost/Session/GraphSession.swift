@@ -83,7 +83,17 @@ public final class GraphSession {
     /// The slice length the render mostly runs (`GraphFormat.nominalFrames`): new instances are told it.
     public private(set) var nominalFrames: Int?
 
-    public init(graph: CompiledGraph) {
+    /// Worker threads that share heavy slices (nil: one thread renders).
+    private var workerPool: RenderWorkerPool?
+    /// How many threads may render a slice.
+    public let threads: Int
+
+    /// `threads`: how many threads may render a slice (the rendering thread and `threads - 1` workers), sharing
+    /// slices whose steps took `shareAboveNanos` or more; `workerSetUp` runs first on each worker thread.
+    public init(
+        graph: CompiledGraph, threads: Int = 1, shareAboveNanos: Int = RenderWorkers.defaultShareAboveNanos,
+        workerSetUp: (@Sendable () -> Void)? = nil
+    ) {
         self.graph = graph
         nominalFrames = graph.nominalFrames
         engine = .allocateRender(capacity: 1)
@@ -93,6 +103,12 @@ public final class GraphSession {
                 plan: graph.plan, transportFadeFrames: Int(Self.transportFadeSeconds * Double(format.sampleRate)),
                 sampleRate: Double(format.sampleRate)))
         if let time = graph.document.musicalTime { engine.pointee.musicalTime.pointee.apply(.settings(time)) }
+        self.threads = max(1, threads)
+        if threads > 1 {
+            let pool = RenderWorkerPool(threads: threads, shareAboveNanos: shareAboveNanos, setUp: workerSetUp)
+            workerPool = pool
+            engine.pointee.workers = pool.workers
+        }
         musicalTime = graph.document.musicalTime
         completed = engine.pointee.completedTransitions
         appliedMessages = engine.pointee.appliedMessages
@@ -461,11 +477,22 @@ public final class GraphSession {
         return retiring.count
     }
 
+    /// Threads that render when `--threads` is not given: the cores, less one where there are more than two.
+    public static var defaultThreads: Int { RenderWorkerPool.defaultThreads }
+
+    /// Steps the workers ran so far (0 without workers).
+    public var workerSteps: Int { workerPool?.workers.workerSteps.load(ordering: .relaxed) ?? 0 }
+
+    /// Gives the workers the rendering thread's scheduling once it is known (live: call on the control loop's turns).
+    public func followRenderThread() { workerPool?.followRenderThread() }
+
     /// Closes everything; nothing may render the engine afterwards.
     public func close() {
         guard !closed else { return }
         closed = true
         analysis.stop()
+        workerPool?.stop()
+        workerPool = nil
         pendingSwap?.cancel()
         retiring.forEach { $0.graph.close() }
         retiring.removeAll()

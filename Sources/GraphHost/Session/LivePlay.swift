@@ -52,7 +52,8 @@ public struct LivePlay {
         let recorder = try recordPath.map {
             try RecordingWriter(path: $0, sampleRate: format.sampleRate, channels: format.channels)
         }
-        let session = try Self.liveSession(document, nominalFrames: playback.latencyFrames ?? Self.defaultQuantum)
+        let session = try Self.liveSession(
+            document, nominalFrames: playback.latencyFrames ?? Self.defaultQuantum, threads: playback.threads)
         // The engine is the render world's: the player hands it to the process callback while the session, owned by
         // the runner's control from here on, sends it messages. Its address crosses over; the session stays one
         // owner's.
@@ -145,8 +146,10 @@ public struct LivePlay {
     static let defaultQuantum = 1024
 
     /// A session for `document` that a real-time thread will render, mostly in slices of `nominalFrames`.
-    static func liveSession(_ document: GraphDocument, nominalFrames: Int) throws -> sending GraphSession {
-        let session = GraphSession(graph: try CompiledGraph(document, nominalFrames: nominalFrames))
+    static func liveSession(_ document: GraphDocument, nominalFrames: Int, threads: Int = 1) throws
+        -> sending GraphSession
+    {
+        let session = GraphSession(graph: try CompiledGraph(document, nominalFrames: nominalFrames), threads: threads)
         session.rendersConcurrently = true
         return session
     }

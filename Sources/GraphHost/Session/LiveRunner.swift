@@ -202,7 +202,10 @@ public final class LiveRunner {
                 )
                 control.publish(.reconnected(position: status.seconds, gapSeconds: gap))
             }
-            _ = control.withSession { $0.collectRetired() }
+            _ = control.withSession {
+                $0.followRenderThread()
+                return $0.collectRetired()
+            }
             if options.watch && clock.now >= nextWatch {
                 nextWatch = clock.now.addingTimeInterval(Self.watchInterval)
                 let stamp = Self.modificationStamp(watchedPath)

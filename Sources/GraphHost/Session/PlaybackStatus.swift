@@ -79,6 +79,7 @@ public struct PlaybackStatus: Sendable {
                 frames: compensation.total, milliseconds: Double(compensation.total) * 1000 / sampleRate,
                 mixerDelays: compensation.delays.filter { $0.value.contains { $0 > 0 } }),
             memory: RunStatus.Memory(lockedBytes: memory.lockedBytes, notLockedBytes: memory.failedBytes),
+            threads: RunStatus.Threads(count: session.threads, workerSteps: session.workerSteps),
             recording: recorder.map {
                 RunStatus.Recording(
                     path: $0.path, seconds: Double($0.framesWritten) / sampleRate,

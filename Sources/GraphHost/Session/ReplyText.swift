@@ -150,6 +150,7 @@ public enum ReplyText {
         lines.append("")
         lines.append(
             "memory: \(bytes(status.memory.lockedBytes)) locked, \(bytes(status.memory.notLockedBytes)) not locked")
+        lines.append("threads: \(status.threads.count), the workers rendered \(status.threads.workerSteps) steps")
         return lines.joined(separator: "\n")
     }
 

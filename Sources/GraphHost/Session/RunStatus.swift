@@ -38,6 +38,7 @@ public struct RunStatus: Sendable, Equatable {
     public var device: Device?
     public var latency: Latency
     public var memory: Memory
+    public var threads: Threads
     public var recording: Recording?
 
     /// A stream node's state, buffer, damage, tags and download.
@@ -85,6 +86,12 @@ public struct RunStatus: Sendable, Equatable {
     public struct Memory: Sendable, Equatable {
         public var lockedBytes: Int
         public var notLockedBytes: Int
+    }
+
+    /// How many threads may render a slice, and how many steps the workers rendered so far.
+    public struct Threads: Sendable, Equatable {
+        public var count: Int
+        public var workerSteps: Int
     }
 
     public struct Recording: Sendable, Equatable {
@@ -173,6 +180,7 @@ extension RunStatus {
                     ("lockedBytes", .number(memory.lockedBytes)), ("notLockedBytes", .number(memory.notLockedBytes)),
                 ])
             ),
+            ("threads", .object([("count", .number(threads.count)), ("workerSteps", .number(threads.workerSteps))])),
             (
                 "recording",
                 recording.map {

@@ -19,6 +19,9 @@ public struct RenderEngine {
     public let silencedSlices: UnsafeAtomic<Int>
     /// The musical transport plugins are told about (time:Position).
     public let musicalTime: UnsafeMutablePointer<MusicalTime>
+    /// Worker threads that share the steps of heavy slices (nil: every step renders on the calling thread). Set
+    /// before the engine first renders.
+    public var workers: RenderWorkers?
     var checkFramesLeft = 0
     static var checkFrames: Int { 1 << 18 }
 
@@ -196,7 +199,8 @@ public struct RenderEngine {
             return active
         }
         active.runSlice(
-            frames: frames, timing: timing, guardOutput: checkFramesLeft > 0, time: UnsafePointer(musicalTime))
+            frames: frames, timing: timing, guardOutput: checkFramesLeft > 0, time: UnsafePointer(musicalTime),
+            workers: workers)
         checkFramesLeft = checkFramesLeft > frames ? checkFramesLeft - frames : 0
         for k in 0..<active.outputCount
         where !Bus.isSafe(active.outputBuses[k], channelStride: stride, channels: channels, frames: frames) {

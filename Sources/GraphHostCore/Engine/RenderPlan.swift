@@ -13,6 +13,8 @@ public struct RenderPlan {
     public let outputMeters: UnsafeMutablePointer<UnsafeMutablePointer<LevelMeter>>?
     /// One analysis tap per output, captured where the output meters measure, or nil: none.
     public let outputTaps: UnsafeMutablePointer<UnsafeMutablePointer<AnalysisTap>>?
+    /// The steps as a dependency graph when some of them can render at once (nil: one after another).
+    public let schedule: StepSchedule?
     /// The first output's bus.
     public var outputBus: UnsafeMutablePointer<Float> { outputBuses[0] }
 
@@ -20,7 +22,7 @@ public struct RenderPlan {
         steps: UnsafeMutableBufferPointer<RenderStep>, channels: Int, maxFrames: Int,
         outputBuses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, outputCount: Int,
         outputMeters: UnsafeMutablePointer<UnsafeMutablePointer<LevelMeter>>? = nil,
-        outputTaps: UnsafeMutablePointer<UnsafeMutablePointer<AnalysisTap>>? = nil
+        outputTaps: UnsafeMutablePointer<UnsafeMutablePointer<AnalysisTap>>? = nil, schedule: StepSchedule? = nil
     ) {
         self.steps = steps
         self.channels = channels
@@ -29,28 +31,29 @@ public struct RenderPlan {
         self.outputCount = outputCount
         self.outputMeters = outputMeters
         self.outputTaps = outputTaps
+        self.schedule = schedule
     }
 
     /// Runs every step once over `frames` ≤ `maxFrames` frames, noting the slowest step in `timing` (a step's time
     /// includes its node's meter and tap).
     /// `guardOutput` makes plugin steps silence output holding NaN, Inf or a burst above +24 dBFS; `time` is the
-    /// musical transport plugins are told about.
+    /// musical transport plugins are told about. With `workers`, a plan that has a schedule renders its steps on
+    /// several threads when the slice is worth sharing; the samples are the same either way.
     @_noLocks
     public func runSlice(
         frames: Int, timing: UnsafeMutablePointer<StepTiming>, guardOutput: Bool = false,
-        time: UnsafePointer<MusicalTime>? = nil
+        time: UnsafePointer<MusicalTime>? = nil, workers: RenderWorkers? = nil
     ) {
         let slice = RenderSlice(
             frames: frames, channels: channels, channelStride: maxFrames, guardOutput: guardOutput, time: time)
-        for step in steps {
-            let started = MonotonicClock.nanos()
-            step.kernel.render(step, slice)
-            if let output = step.output {
-                step.meter?.pointee.measure(output, channelStride: maxFrames, frames: frames)
-                step.tap?.pointee.capture(output, channelStride: maxFrames, frames: frames)
-            }
-            timing.pointee.note(MonotonicClock.nanos() - started, step.kernel)
+        let before = timing.pointee.stepNanos
+        if let schedule, let workers, let base = steps.baseAddress, workers.shares() {
+            workers.render(base, schedule, slice)
+            for i in 0..<steps.count { timing.pointee.note(schedule.nanos[i], steps[i].kernel) }
+        } else {
+            for step in steps { timing.pointee.note(step.run(slice), step.kernel) }
         }
+        workers?.noteSlice(stepNanos: timing.pointee.stepNanos - before)
     }
 
     /// Measures the output buses' first `frames` frames with the output meters and captures them with the taps.

@@ -13,12 +13,18 @@ public struct PlaybackOptions {
     /// nothing to play PipeWire stops running the graph until an application plays into one of its sinks. Nil: the
     /// graph runs while it is linked.
     public var idleAfterSeconds: Double?
+    /// Threads that render the graph (`GraphSession(graph:threads:)`).
+    public var threads: Int
 
-    public init(name: String, target: String? = nil, latencyFrames: Int? = nil, idleAfterSeconds: Double? = nil) {
+    public init(
+        name: String, target: String? = nil, latencyFrames: Int? = nil, idleAfterSeconds: Double? = nil,
+        threads: Int = 1
+    ) {
         self.name = name
         self.target = target
         self.latencyFrames = latencyFrames
         self.idleAfterSeconds = idleAfterSeconds
+        self.threads = threads
     }
 }
 
