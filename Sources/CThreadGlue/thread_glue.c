@@ -3,6 +3,7 @@
 #include <string.h>
 #include <stdint.h>
 #include <sched.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <linux/futex.h>
@@ -33,6 +34,11 @@ void gh_name_thread(const char *name) {
 
 void gh_futex_wait(uint32_t *word, uint32_t expected) {
     syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
+}
+
+void gh_futex_wait_for(uint32_t *word, uint32_t expected, long nanos) {
+    struct timespec timeout = { .tv_sec = nanos / 1000000000L, .tv_nsec = nanos % 1000000000L };
+    syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, &timeout, NULL, 0);
 }
 
 void gh_futex_wake(uint32_t *word) { syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0); }

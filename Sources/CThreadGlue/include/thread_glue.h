@@ -14,6 +14,9 @@ void gh_name_thread(const char *name);
 /// early: callers check their condition again).
 void gh_futex_wait(uint32_t *word, uint32_t expected);
 
+/// As `gh_futex_wait`, for at most `nanos` nanoseconds.
+void gh_futex_wait_for(uint32_t *word, uint32_t expected, long nanos);
+
 /// Wakes every thread sleeping on `word`.
 void gh_futex_wake(uint32_t *word);
 

@@ -50,30 +50,35 @@ final class CompiledPlan {
         for (p, s) in sources.enumerated() {
             for case let i? in s.inputs { readers[i, default: []].append(p) }
         }
-        // What each step waits for when steps render at once: the producers of its inputs, the producer and
-        // readers of whatever its output buses held before (a reused bus), and an earlier step of its own kernel.
+        // What each step waits for when steps render at once: the producers of its inputs and an earlier step of its
+        // own kernel. A bus is reused only by a step that waits (directly or not) for everything that used it before,
+        // so reuse never keeps two branches from rendering at once.
         var predecessors = sources.map { $0.inputs.compactMap { $0?.step } }
-        var occupant: [Int: Source] = [:]
         var lastOfKernel: [Int: Int] = [:]
+        var ancestors: [Set<Int>] = []
         for (p, s) in sources.enumerated() {
             if let address = s.kernel.address.map({ Int(bitPattern: $0) }) {
                 if let earlier = lastOfKernel[address] { predecessors[p].append(earlier) }
                 lastOfKernel[address] = p
             }
-            guard s.outputs > 0 else { continue }
+            ancestors.append(predecessors[p].reduce(into: Set(predecessors[p])) { $0.formUnion(ancestors[$1]) })
+        }
+        var usersOf: [Int: [Int]] = [:]  // slot → the producer and readers of what it holds
+        for (p, s) in sources.enumerated() where s.outputs > 0 {
             free += live.filter { $0.until < p }.map(\.slot)
             live.removeAll { $0.until < p }
             for b in 0..<s.outputs {
-                let slot =
-                    free.popLast()
-                    ?? {
-                        slotCount += 1
-                        return slotCount - 1
-                    }()
-                if let previous = occupant[slot] { predecessors[p] += [previous.step] + (readers[previous] ?? []) }
-                occupant[slot] = Source(step: p, bus: b)
-                slotOf[Source(step: p, bus: b)] = slot
-                live.append((slot, lastUse[Source(step: p, bus: b)] ?? p))
+                let slot: Int
+                if let k = free.lastIndex(where: { (usersOf[$0] ?? []).allSatisfy(ancestors[p].contains) }) {
+                    slot = free.remove(at: k)
+                } else {
+                    slotCount += 1
+                    slot = slotCount - 1
+                }
+                let source = Source(step: p, bus: b)
+                usersOf[slot] = [p] + (readers[source] ?? [])
+                slotOf[source] = slot
+                live.append((slot, lastUse[source] ?? p))
             }
         }
         self.predecessors = predecessors.map { Array(Set($0)).sorted() }

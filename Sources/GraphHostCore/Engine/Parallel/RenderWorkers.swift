@@ -5,12 +5,13 @@ import CThreadGlue
 /// `StepSchedule` and the slice is worth sharing (its steps took `shareAboveNanos` or more in the previous slice).
 ///
 /// Every slice has a generation. The rendering thread prepares the schedule, publishes the slice (`claims` holds the
-/// generation and the next slot to take) and wakes sleeping workers; then it and the workers take slots in turn with a
-/// compare-and-swap, each waits until its slot holds a ready step (spinning briefly, then sleeping on the slot's futex
-/// word), runs the step and readies the steps that waited for it. The rendering thread returns when every step has
-/// finished. A worker that wakes after its slice has ended finds another generation in `claims` and takes nothing.
-/// No lock, no allocation: atomics, and futexes to sleep on. Shared by the rendering thread and the workers; all its
-/// memory is allocated by the control world (`create`, `destroy`).
+/// generation and the next slot to take) and wakes idle workers; then it and the workers take published slots in turn
+/// with a compare-and-swap and run each slot's step and the chain of successors it readies, publishing the others;
+/// a thread with no slot to take waits (spinning, then sleeping) for one, holding nothing. The rendering thread
+/// returns when every step has finished and closes the generation; a worker that comes late finds it closed, or
+/// another generation, and takes nothing. No lock, no allocation: atomics, and futexes to sleep on (`FutexEvent`).
+/// Shared by the rendering thread and the workers; all its memory is allocated by the control world (`create`,
+/// `destroy`).
 public struct RenderWorkers: @unchecked Sendable {
     /// What the threads render in the current slice; written by the rendering thread before it publishes `claims`,
     /// read by a thread only after it took a slot.
@@ -26,18 +27,30 @@ public struct RenderWorkers: @unchecked Sendable {
         var lastStepNanos = 0
     }
 
+    /// Live, slices come once a quantum: an idle worker sleeps until `leadNanos` before the next is due (the last
+    /// two came `period` apart) and spins from there, so it is running when the slice comes instead of waking then
+    /// (tens of µs on a virtual machine, and a cold core). Slices less than `minimumPeriod` apart (offline, or a quantum
+    /// split into slices) are met by the short spin alone.
+    static let leadNanos = 100_000
+    static let minimumPeriod = 400_000
+
     let job: UnsafeMutablePointer<Job>
     let leader: UnsafeMutablePointer<Leader>
-    /// The current generation, a futex word idle workers sleep on.
-    let generationWord: UnsafeMutablePointer<UnsafeAtomic<UInt32>.Storage>
-    /// The generation (high 32 bits) and the next slot to take.
+    /// The current generation (high 32 bits) and the next slot to take.
     let claims: UnsafeAtomic<UInt64>
-    /// Steps finished in the current slice, a futex word the rendering thread sleeps on.
-    let finishedWord: UnsafeMutablePointer<UnsafeAtomic<UInt32>.Storage>
-    /// Threads sleeping on a slot or on `finishedWord`, and workers sleeping on `generationWord`.
-    let sleepers: UnsafeAtomic<Int>
-    let idleWorkers: UnsafeAtomic<Int>
+    /// Slots published and steps finished in the current slice.
+    let filled: UnsafeAtomic<Int>
+    let finished: UnsafeAtomic<Int>
+    /// Signalled when a slice is published (idle workers wait on it) and when a step is published or the slice has
+    /// finished (threads waiting for a slot, the rendering thread waiting for the end).
+    let published: FutexEvent
+    let progress: FutexEvent
+    /// Workers between trying to take a slot and having run what they took: the rendering thread closes `claims` at
+    /// the end of a slice and waits for none to be left before it changes `job` (they hold no slot for long).
+    let inside: UnsafeAtomic<Int>
     let stopping: UnsafeAtomic<Bool>
+    /// When the rendering thread published the current slice (monotonic ns).
+    let publishedAt: UnsafeAtomic<Int>
     /// Steps the workers ran, in all.
     public let workerSteps: UnsafeAtomic<Int>
     /// The thread that renders (pthread id; 0 before its first shared slice): workers take its scheduling.
@@ -47,8 +60,6 @@ public struct RenderWorkers: @unchecked Sendable {
     /// A slice is shared when the previous slice's steps took at least this long.
     public let shareAboveNanos: Int
 
-    /// How long a thread spins on a word before it sleeps on it.
-    static let spinNanos = 20_000
     /// By default, slices whose steps take less are rendered on one thread: waking a worker costs more than it saves.
     public static let defaultShareAboveNanos = 30_000
 
@@ -56,32 +67,33 @@ public struct RenderWorkers: @unchecked Sendable {
         let job = UnsafeMutablePointer<Job>.allocateRender(capacity: 1)
         let leader = UnsafeMutablePointer<Leader>.allocateRender(capacity: 1)
         leader.initialize(to: Leader())
-        let generation = UnsafeMutablePointer<UnsafeAtomic<UInt32>.Storage>.allocateRender(capacity: 1)
-        generation.initialize(to: .init(0))
-        let finished = UnsafeMutablePointer<UnsafeAtomic<UInt32>.Storage>.allocateRender(capacity: 1)
-        finished.initialize(to: .init(0))
         return RenderWorkers(
-            job: job, leader: leader, generationWord: generation, claims: .create(0), finishedWord: finished,
-            sleepers: .create(0), idleWorkers: .create(0), stopping: .create(false), workerSteps: .create(0),
-            renderThread: .create(0), workers: workers, shareAboveNanos: shareAboveNanos)
+            job: job, leader: leader, claims: .create(0), filled: .create(0), finished: .create(0),
+            published: .create(),
+            progress: .create(), inside: .create(0), stopping: .create(false), publishedAt: .create(0),
+            workerSteps: .create(0), renderThread: .create(0),
+            workers: workers, shareAboveNanos: shareAboveNanos)
     }
 
     /// Frees the memory; call after every worker has returned from `serve` and nothing renders.
     public func destroy() {
         job.deallocateRender()
         leader.deallocateRender()
-        generationWord.deallocateRender()
         claims.destroy()
-        finishedWord.deallocateRender()
-        sleepers.destroy()
-        idleWorkers.destroy()
+        filled.destroy()
+        finished.destroy()
+        published.destroy()
+        progress.destroy()
+        inside.destroy()
         stopping.destroy()
+        publishedAt.destroy()
         workerSteps.destroy()
         renderThread.destroy()
     }
 
-    var generation: UnsafeAtomic<UInt32> { @_noLocks get { UnsafeAtomic(at: generationWord) } }
-    var finished: UnsafeAtomic<UInt32> { @_noLocks get { UnsafeAtomic(at: finishedWord) } }
+    /// `claims` once the slice of generation `g` has finished: no slot can be taken.
+    @_noLocks @inline(__always)
+    static func closed(_ g: UInt32) -> UInt64 { UInt64(g) << 32 | UInt64(UInt32.max) }
 
     /// Whether the next slice should be shared (rendering thread).
     @_noLocks
@@ -101,114 +113,118 @@ public struct RenderWorkers: @unchecked Sendable {
         if g == 0 { g = 1 }
         leader.pointee.generation = g
         job.pointee = Job(steps: steps, schedule: schedule, slice: slice)
-        schedule.begin(generation: g, sleepers: sleepers)
+        schedule.begin(generation: g, filled: filled)
         finished.store(0, ordering: .relaxed)
+        publishedAt.store(MonotonicClock.nanos(), ordering: .relaxed)
         claims.store(UInt64(g) << 32, ordering: .sequentiallyConsistent)
-        generation.store(g, ordering: .sequentiallyConsistent)
-        if idleWorkers.load(ordering: .sequentiallyConsistent) > 0 {
-            // FUTEX_WAKE never blocks: the kernel marks the sleepers runnable.
-            _unsafePerformance {
-                gh_futex_wake(UnsafeMutableRawPointer(generationWord).assumingMemoryBound(to: UInt32.self))
+        published.signal()
+        let count = schedule.count
+        while finished.load(ordering: .acquiring) < count {
+            if !takeSlot(generation: g, worker: false) {
+                progress.wait { canTake(generation: g) || finished.load(ordering: .acquiring) == count }
             }
         }
-        work(generation: g, worker: false)
-        let count = UInt32(truncatingIfNeeded: schedule.count)
-        wait(on: finishedWord, until: { $0 == count })
+        claims.store(Self.closed(g), ordering: .sequentiallyConsistent)
+        progress.signal()
+        progress.wait { inside.load(ordering: .sequentiallyConsistent) == 0 }
     }
 
     /// A worker thread's life: renders its share of every slice until `stop`. Call on a thread of its own after
     /// `gh_enable_flush_to_zero`.
     @_noLocks
     public func serve() {
-        var seen = generation.load(ordering: .acquiring)
-        while !stopping.load(ordering: .acquiring) {
-            let started = MonotonicClock.nanos()
-            var current = generation.load(ordering: .acquiring)
-            while current == seen && !stopping.load(ordering: .relaxed)
-                && MonotonicClock.nanos() - started < Self.spinNanos
-            {
-                _unsafePerformance { gh_cpu_relax() }  // one `pause` instruction
-                current = generation.load(ordering: .acquiring)
+        var seen = UInt32(truncatingIfNeeded: claims.load(ordering: .acquiring) >> 32)
+        var last = 0
+        var period = 0
+        while true {
+            if period >= Self.minimumPeriod && period < 100 * Self.minimumPeriod {
+                let due = last + period
+                if !begun(after: seen) { published.sleep(until: due - Self.leadNanos) }
+                _ = published.spin(until: due + Self.leadNanos) { begun(after: seen) }
             }
-            if current == seen && !stopping.load(ordering: .relaxed) {
-                idleWorkers.wrappingIncrement(ordering: .sequentiallyConsistent)
-                current = generation.load(ordering: .sequentiallyConsistent)
-                if current == seen && !stopping.load(ordering: .sequentiallyConsistent) {
-                    // FUTEX_WAIT sleeps in the kernel until the next slice is published; no lock is held.
-                    _unsafePerformance {
-                        gh_futex_wait(
-                            UnsafeMutableRawPointer(generationWord).assumingMemoryBound(to: UInt32.self), seen)
-                    }
-                }
-                idleWorkers.wrappingDecrement(ordering: .sequentiallyConsistent)
-                continue
-            }
+            published.wait { begun(after: seen) }
+            let current = UInt32(truncatingIfNeeded: claims.load(ordering: .acquiring) >> 32)
+            if stopping.load(ordering: .acquiring) { return }
             seen = current
-            work(generation: current, worker: true)
+            let at = publishedAt.load(ordering: .relaxed)
+            period = last > 0 ? at - last : 0
+            last = at
+            work(generation: current)
         }
+    }
+
+    /// Whether a slice after generation `seen` was published, or the workers are stopping.
+    @_noLocks
+    func begun(after seen: UInt32) -> Bool {
+        UInt32(truncatingIfNeeded: claims.load(ordering: .acquiring) >> 32) != seen || stopping.load(ordering: .relaxed)
     }
 
     /// Ends `serve` on every worker (control world); join the threads before `destroy`.
     public func stop() {
         stopping.store(true, ordering: .sequentiallyConsistent)
-        generation.wrappingIncrement(ordering: .sequentiallyConsistent)
-        gh_futex_wake(UnsafeMutableRawPointer(generationWord).assumingMemoryBound(to: UInt32.self))
+        published.signal()
     }
 
-    /// Takes slots of generation `g` and runs their steps until none is left to take.
+    /// Takes slots of generation `g` and runs their steps until the generation is closed (worker threads).
     @_noLocks
-    func work(generation g: UInt32, worker: Bool) {
+    func work(generation g: UInt32) {
         while true {
-            var value = claims.load(ordering: .acquiring)
-            var taken = false
-            while !taken {
-                guard UInt32(truncatingIfNeeded: value >> 32) == g else { return }
-                let (exchanged, original) = claims.weakCompareExchange(
-                    expected: value, desired: value &+ 1, ordering: .acquiringAndReleasing)
-                taken = exchanged
-                value = original
-            }
-            let slot = Int(truncatingIfNeeded: value & 0xFFFF_FFFF)
-            let job = self.job.pointee
-            guard slot < job.schedule.count else { return }
-            wait(on: job.schedule.marks + slot, until: { $0 == g })
-            let step = job.schedule.ready[slot]
-            job.schedule.nanos[step] = job.steps[step].run(job.slice)
-            _ = job.schedule.finish(step, generation: g, sleepers: sleepers)
-            if worker { workerSteps.wrappingIncrement(ordering: .relaxed) }
-            let done = finished.wrappingIncrementThenLoad(ordering: .sequentiallyConsistent)
-            if done == UInt32(truncatingIfNeeded: job.schedule.count)
-                && sleepers.load(ordering: .sequentiallyConsistent) > 0
-            {
-                // FUTEX_WAKE never blocks: the kernel marks the sleepers runnable.
-                _unsafePerformance {
-                    gh_futex_wake(UnsafeMutableRawPointer(finishedWord).assumingMemoryBound(to: UInt32.self))
-                }
-            }
+            inside.wrappingIncrement(ordering: .sequentiallyConsistent)
+            let ran = takeSlot(generation: g, worker: true)
+            inside.wrappingDecrement(ordering: .sequentiallyConsistent)
+            // The rendering thread may be waiting for the last worker to leave the slice it closed.
+            let value = claims.load(ordering: .sequentiallyConsistent)
+            if value == Self.closed(g) { progress.signal() }
+            if UInt32(truncatingIfNeeded: value >> 32) != g || value == Self.closed(g) { return }
+            if !ran { progress.wait { canTake(generation: g) } }
         }
     }
 
-    /// Waits until `word` satisfies `done`: spins for `spinNanos`, then sleeps on it (counted in `sleepers`, so
-    /// whoever changes it wakes the sleepers).
-    @_noLocks @inline(__always)
-    func wait(on word: UnsafeMutablePointer<UnsafeAtomic<UInt32>.Storage>, until done: (UInt32) -> Bool) {
-        let atomic = UnsafeAtomic<UInt32>(at: word)
-        if done(atomic.load(ordering: .acquiring)) { return }
-        let started = MonotonicClock.nanos()
-        while MonotonicClock.nanos() - started < Self.spinNanos {
-            _unsafePerformance { gh_cpu_relax() }  // one `pause` instruction
-            if done(atomic.load(ordering: .acquiring)) { return }
-        }
-        sleepers.wrappingIncrement(ordering: .sequentiallyConsistent)
+    /// Whether a published slot of generation `g` waits to be taken, or `g` is over (closed, or another one began).
+    @_noLocks
+    func canTake(generation g: UInt32) -> Bool {
+        let value = claims.load(ordering: .sequentiallyConsistent)
+        return UInt32(truncatingIfNeeded: value >> 32) != g || value == Self.closed(g)
+            || Int(truncatingIfNeeded: value & 0xFFFF_FFFF) < filled.load(ordering: .sequentiallyConsistent)
+    }
+
+    /// Takes the next published slot of generation `g` and runs its step and the chain of successors it readies;
+    /// false when no slot was published to take.
+    @_noLocks
+    func takeSlot(generation g: UInt32, worker: Bool) -> Bool {
+        var value = claims.load(ordering: .sequentiallyConsistent)
         while true {
-            let value = atomic.load(ordering: .sequentiallyConsistent)
-            if done(value) { break }
-            // FUTEX_WAIT sleeps in the kernel until another thread changes the word; no lock is held.
-            _unsafePerformance {
-                gh_futex_wait(UnsafeMutableRawPointer(word).assumingMemoryBound(to: UInt32.self), value)
+            guard UInt32(truncatingIfNeeded: value >> 32) == g, value != Self.closed(g) else { return false }
+            // `filled` is this generation's while `claims` is: the compare-and-swap fails once the slice is closed.
+            guard Int(truncatingIfNeeded: value & 0xFFFF_FFFF) < filled.load(ordering: .sequentiallyConsistent) else {
+                return false
             }
+            let (exchanged, original) = claims.weakCompareExchange(
+                expected: value, desired: value &+ 1, ordering: .sequentiallyConsistent)
+            if exchanged { break }
+            value = original
         }
-        sleepers.wrappingDecrement(ordering: .sequentiallyConsistent)
+        // The slot is held and `g` open: the rendering thread keeps `job` until this thread has left.
+        let slot = Int(truncatingIfNeeded: value & 0xFFFF_FFFF)
+        let job = self.job.pointee
+        let schedule = job.schedule
+        // The publisher counted the slot before it wrote it: at most a few instructions behind.
+        progress.wait { schedule.mark(slot).load(ordering: .acquiring) == g }
+        var step = schedule.ready[slot]
+        var ran = 0
+        while step >= 0 {
+            schedule.nanos[step] = job.steps[step].run(job.slice)
+            ran += 1
+            let (next, publishedAny) = schedule.finish(step, generation: g, filled: filled)
+            if publishedAny { progress.signal() }
+            step = next
+        }
+        // Counted once a chain: the counters are shared by every thread.
+        if worker { workerSteps.wrappingIncrement(by: ran, ordering: .relaxed) }
+        if finished.wrappingIncrementThenLoad(by: ran, ordering: .acquiringAndReleasing) == schedule.count {
+            progress.signal()
+        }
+        return true
     }
 }
 
