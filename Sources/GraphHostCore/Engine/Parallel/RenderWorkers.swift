@@ -29,8 +29,8 @@ public struct RenderWorkers: @unchecked Sendable {
 
     /// Live, slices come once a quantum: an idle worker sleeps until `leadNanos` before the next is due (the last
     /// two came `period` apart) and spins from there, so it is running when the slice comes instead of waking then
-    /// (tens of µs on a virtual machine, and a cold core). Slices less than `minimumPeriod` apart (offline, or a quantum
-    /// split into slices) are met by the short spin alone.
+    /// (tens of µs on a virtual machine, and a cold core). Slices less than `minimumPeriod` apart (offline, or a
+    /// quantum split into slices) are met by the short spin alone.
     static let leadNanos = 100_000
     static let minimumPeriod = 400_000
 

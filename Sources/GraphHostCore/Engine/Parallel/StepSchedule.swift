@@ -4,8 +4,8 @@ import Atomics
 /// step must wait for, and the memory the threads share while they render one slice. A step becomes ready when its
 /// last predecessor finishes; the thread that finished it runs one ready successor itself and publishes the others in
 /// slots that threads take in turn. Every step reads only what its predecessors wrote, so a slice renders the same
-/// samples on any number of threads. Built by the control world for plans that have steps able to run at once; owned by the
-/// plan's memory (`CompiledPlan`).
+/// samples on any number of threads. Built by the control world for plans that have steps able to run at once; owned by
+/// the plan's memory (`CompiledPlan`).
 public struct StepSchedule {
     public let count: Int
     /// How many steps each step waits for.
