@@ -11,41 +11,19 @@ import XCTest
 final class ParallelRenderTests: XCTestCase {
     typealias Source = PlanStepSource.Source
 
-    /// Compiles steps given as (inputs, outputs) with crossfade kernels that never run, and hands the plan to `body`.
-    func compile(_ steps: [(inputs: [Source?], outputs: Int)], outputs: [Source?], _ body: (CompiledPlan) -> Void) {
-        let gains = UnsafeMutablePointer<Float>.allocate(capacity: 2)
-        gains.initialize(from: [0, 1], count: 2)
-        let clock = UnsafeMutablePointer<FadeClock>.allocate(capacity: 1)
-        clock.initialize(to: FadeClock(frames: 1, gains: gains))
-        let kernels = steps.map { _ in
-            let kernel = UnsafeMutablePointer<CrossfadeKernel>.allocate(capacity: 1)
-            kernel.initialize(to: CrossfadeKernel(clock: clock))
-            return kernel
-        }
-        defer {
-            kernels.forEach { $0.deallocate() }
-            clock.deallocate()
-            gains.deallocate()
-        }
-        let sources = zip(steps, kernels).map {
-            PlanStepSource(kernel: .crossfade($1), inputs: $0.inputs, outputs: $0.outputs)
-        }
-        body(CompiledPlan(steps: sources, outputs: outputs, channels: 2, maxFrames: 64))
-    }
-
     func testAChainHasNoScheduleAndBranchesHaveOne() {
-        compile([([], 1), ([Source(step: 0)], 1), ([Source(step: 1)], 1)], outputs: [Source(step: 2)]) {
-            XCTAssertNil($0.schedule, "a chain got a schedule")
+        compile([([], 1), ([Source(step: 0)], 1), ([Source(step: 1)], 1)], outputs: [Source(step: 2)]) { plan, _ in
+            XCTAssertNil(plan.schedule, "a chain got a schedule")
         }
         // Two sources, an effect on each, a mixer of both.
         let branches: [(inputs: [Source?], outputs: Int)] = [
             ([], 1), ([], 1), ([Source(step: 0)], 1), ([Source(step: 1)], 1), ([Source(step: 2), Source(step: 3)], 1),
         ]
-        compile(branches, outputs: [Source(step: 4)]) {
-            XCTAssertNotNil($0.schedule, "independent branches got no schedule")
-            XCTAssertEqual($0.predecessors[4], [2, 3])
-            XCTAssertEqual($0.predecessors[2], [0])
-            XCTAssertEqual($0.predecessors[1], [])
+        compile(branches, outputs: [Source(step: 4)]) { plan, _ in
+            XCTAssertNotNil(plan.schedule, "independent branches got no schedule")
+            XCTAssertEqual(plan.predecessors[4], [2, 3])
+            XCTAssertEqual(plan.predecessors[2], [0])
+            XCTAssertEqual(plan.predecessors[1], [])
         }
     }
 
@@ -53,7 +31,7 @@ final class ParallelRenderTests: XCTestCase {
     /// first one's bus again (it waits for both users); a second source beside a chain does not (it would have to wait
     /// for the chain, and nothing could render at once), so it writes a bus of its own.
     func testABusIsReusedOnlyWhereItAddsNoWait() {
-        compile([([], 1), ([Source(step: 0)], 1), ([Source(step: 1)], 1)], outputs: [Source(step: 2)]) { plan in
+        compile([([], 1), ([Source(step: 0)], 1), ([Source(step: 1)], 1)], outputs: [Source(step: 2)]) { plan, _ in
             let rendered = Array(plan.plan.steps)
             XCTAssertEqual(rendered[2].output, rendered[0].output, "the chain's first bus was not reused")
             XCTAssertEqual(plan.predecessors, [[], [0], [1]])
@@ -61,7 +39,7 @@ final class ParallelRenderTests: XCTestCase {
         let beside: [(inputs: [Source?], outputs: Int)] = [
             ([], 1), ([Source(step: 0)], 1), ([], 1), ([Source(step: 1), Source(step: 2)], 1),
         ]
-        compile(beside, outputs: [Source(step: 3)]) { plan in
+        compile(beside, outputs: [Source(step: 3)]) { plan, _ in
             let rendered = Array(plan.plan.steps)
             XCTAssertFalse(
                 [rendered[0].output, rendered[1].output].contains(rendered[2].output), "the second source reused a bus")
