@@ -29,6 +29,8 @@ let package = Package(
         // FFmpeg's headers (libavformat-dev, libavcodec-dev); its libraries are loaded with dlopen when first needed.
         .target(name: "CFFmpegGlue", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "CThreadGlue"),
+        // Futexes, the spin hint and the thread id: what render threads may call to wait for each other.
+        .target(name: "CRenderWaitGlue"),
         // The level meter's inner loop in AVX2 where the processor has it (Swift has no per-function target).
         .target(name: "CMeterGlue"),
         // The iPod EQ's filter bank, eight frames a turn in AVX2 (or AVX-512VL's registers) where the processor has it.
@@ -56,7 +58,7 @@ let package = Package(
         .target(
             name: "GraphHostCore",
             dependencies: [
-                "CLV2", "CMeterGlue", "CFilterBankGlue", "CThreadGlue",
+                "CLV2", "CMeterGlue", "CFilterBankGlue", "CRenderWaitGlue",
                 .product(name: "Atomics", package: "swift-atomics"),
             ]
         ),
@@ -67,7 +69,8 @@ let package = Package(
             name: "GraphHost",
             dependencies: [
                 "GraphHostCore", "GraphHostDSP",
-                "CMPG123", "CFFmpegGlue", "CSoxr", "CSndfile", "CThreadGlue", "CCleanAllocationGlue", "CPipeWireGlue",
+                "CMPG123", "CFFmpegGlue", "CSoxr", "CSndfile", "CThreadGlue", "CRenderWaitGlue", "CCleanAllocationGlue",
+                "CPipeWireGlue",
                 "CLV2", "CLilv", "CLV2Glue", "CPluginProbeGlue", "CIsolationGlue", "CLADSPAGlue", "CCurlGlue", "CLo",
                 "CSystemdGlue", "CFFTW3", "CEbur128",
                 .product(name: "Atomics", package: "swift-atomics"),

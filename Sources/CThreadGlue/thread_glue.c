@@ -1,12 +1,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <string.h>
-#include <stdint.h>
 #include <sched.h>
-#include <time.h>
-#include <unistd.h>
-#include <sys/syscall.h>
-#include <linux/futex.h>
 #include "thread_glue.h"
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
@@ -31,19 +26,6 @@ void gh_name_thread(const char *name) {
     shortened[sizeof shortened - 1] = 0;
     pthread_setname_np(pthread_self(), shortened);
 }
-
-void gh_futex_wait(uint32_t *word, uint32_t expected) {
-    syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
-}
-
-void gh_futex_wait_for(uint32_t *word, uint32_t expected, long nanos) {
-    struct timespec timeout = { .tv_sec = nanos / 1000000000L, .tv_nsec = nanos % 1000000000L };
-    syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, &timeout, NULL, 0);
-}
-
-void gh_futex_wake(uint32_t *word) { syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0); }
-
-unsigned long gh_thread_self(void) { return (unsigned long)pthread_self(); }
 
 int gh_thread_copy_scheduling(unsigned long thread, unsigned long model) {
     int policy = SCHED_OTHER;

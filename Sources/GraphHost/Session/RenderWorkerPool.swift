@@ -1,3 +1,4 @@
+import CRenderWaitGlue
 import CThreadGlue
 import Dispatch
 import Glibc
@@ -38,7 +39,9 @@ final class RenderWorkerPool {
         pthreads = started.wait(for: threads - 1)
     }
 
-    /// Gives every worker the rendering thread's scheduling, once that thread is known and whenever it changes.
+    /// Gives every worker the rendering thread's scheduling, once that thread is known and whenever it changes. When
+    /// a worker cannot take it (a real-time policy without the privilege), the graph renders on one thread: the
+    /// real-time thread must not wait for one that is not.
     func followRenderThread() {
         let thread = workers.renderThread.load(ordering: .relaxed)
         guard thread != 0, thread != followed else { return }
@@ -46,8 +49,13 @@ final class RenderWorkerPool {
         for worker in pthreads {
             let result = gh_thread_copy_scheduling(worker, thread)
             if result != 0 {
+                workers.suspended.store(true, ordering: .relaxed)
                 let reason = String(cString: strerror(result))
-                Self.logger.warning("a render worker cannot take the rendering thread's scheduling: \(reason)")
+                Self.logger.warning(
+                    """
+                    the render workers cannot take the scheduling of PipeWire's data thread (\(reason)); \
+                    rendering on one thread (allow real-time scheduling, e.g. RLIMIT_RTPRIO, for --threads)
+                    """)
                 return
             }
         }

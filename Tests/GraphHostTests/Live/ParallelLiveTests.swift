@@ -53,6 +53,7 @@ final class ParallelLiveTests: XCTestCase {
             "run", graph, "--threads", "2", "--duration", "\(seconds)", "--latency", "256", "--record", record,
             "--socket", socket,
         ])
+        defer { run.interrupt() }
         let peer = try pw.play(source, sink: HeadlessPipeWire.peerSink, latency: 256)
         let control = pw.control(socket)
         XCTAssertTrue(control.waitForSocket())

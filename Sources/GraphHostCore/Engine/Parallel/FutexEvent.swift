@@ -1,5 +1,5 @@
 import Atomics
-import CThreadGlue
+import CRenderWaitGlue
 
 /// A 32-bit word that counts events, for threads that wait for a condition the events make true: a waiter spins
 /// for `spinNanos`, then sleeps on the word (a private futex) until an event changes it. Whoever makes the condition

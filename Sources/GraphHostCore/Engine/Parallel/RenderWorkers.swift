@@ -1,5 +1,5 @@
 import Atomics
-import CThreadGlue
+import CRenderWaitGlue
 
 /// Renders the steps of a slice on the calling thread and on worker threads at once, when its plan has a
 /// `StepSchedule` and the slice is worth sharing (its steps took `shareAboveNanos` or more in the previous slice).
@@ -49,6 +49,9 @@ public struct RenderWorkers: @unchecked Sendable {
     /// the end of a slice and waits for none to be left before it changes `job` (they hold no slot for long).
     let inside: UnsafeAtomic<Int>
     let stopping: UnsafeAtomic<Bool>
+    /// Set by the control world when the workers cannot run at the rendering thread's scheduling: slices are then
+    /// rendered on the rendering thread alone (a real-time thread must not wait for a thread that is not one).
+    public let suspended: UnsafeAtomic<Bool>
     /// When the rendering thread published the current slice (monotonic ns).
     let publishedAt: UnsafeAtomic<Int>
     /// Steps the workers ran, in all.
@@ -70,7 +73,8 @@ public struct RenderWorkers: @unchecked Sendable {
         return RenderWorkers(
             job: job, leader: leader, claims: .create(0), filled: .create(0), finished: .create(0),
             published: .create(),
-            progress: .create(), inside: .create(0), stopping: .create(false), publishedAt: .create(0),
+            progress: .create(), inside: .create(0), stopping: .create(false), suspended: .create(false),
+            publishedAt: .create(0),
             workerSteps: .create(0), renderThread: .create(0),
             workers: workers, shareAboveNanos: shareAboveNanos)
     }
@@ -86,6 +90,7 @@ public struct RenderWorkers: @unchecked Sendable {
         progress.destroy()
         inside.destroy()
         stopping.destroy()
+        suspended.destroy()
         publishedAt.destroy()
         workerSteps.destroy()
         renderThread.destroy()
@@ -97,7 +102,9 @@ public struct RenderWorkers: @unchecked Sendable {
 
     /// Whether the next slice should be shared (rendering thread).
     @_noLocks
-    func shares() -> Bool { workers > 0 && leader.pointee.lastStepNanos >= shareAboveNanos }
+    func shares() -> Bool {
+        workers > 0 && leader.pointee.lastStepNanos >= shareAboveNanos && !suspended.load(ordering: .relaxed)
+    }
 
     /// Notes how long the slice's steps took in all (rendering thread).
     @_noLocks
