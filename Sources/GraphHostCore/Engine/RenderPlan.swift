@@ -48,12 +48,19 @@ public struct RenderPlan {
             frames: frames, channels: channels, channelStride: maxFrames, guardOutput: guardOutput, time: time)
         let before = timing.pointee.stepNanos
         if let schedule, let workers, let base = steps.baseAddress, workers.shares() {
+            let started = MonotonicClock.nanos()
             workers.render(base, schedule, slice)
+            let wall = MonotonicClock.nanos() - started
             for i in 0..<steps.count { timing.pointee.note(schedule.nanos[i], steps[i].kernel) }
+            let sum = timing.pointee.stepNanos - before
+            // The steps overlapped: what the slice spent on them is their wall time, so the outputs' share (the
+            // slice's time less its steps') stays what it is on one thread.
+            timing.pointee.stepNanos = before + wall
+            workers.noteSlice(stepNanos: sum)
         } else {
             for step in steps { timing.pointee.note(step.run(slice), step.kernel) }
+            workers?.noteSlice(stepNanos: timing.pointee.stepNanos - before)
         }
-        workers?.noteSlice(stepNanos: timing.pointee.stepNanos - before)
     }
 
     /// Measures the output buses' first `frames` frames with the output meters and captures them with the taps.
