@@ -56,6 +56,8 @@ public final class SoundFileWriter: Sendable {
         guard let f = sf_open(writingPath, Int32(SFM_WRITE), &info) else {
             throw RecordingError.cannotWrite(path: path, reason: "\(String(cString: sf_strerror(nil)))")
         }
+        // No PEAK chunk: libsndfile would scan every sample for it, and the render reports the peak itself.
+        if ext == "wav" { sf_command(f, Int32(SFC_SET_ADD_PEAK_CHUNK), nil, Int32(SF_FALSE)) }
         if ext == "wav", channels > 2, var map = CodecChannelOrder.sndfileMap(channels: channels) {
             sf_command(f, Int32(SFC_SET_CHANNEL_MAP_INFO), &map, Int32(map.count * MemoryLayout<Int32>.size))
         }

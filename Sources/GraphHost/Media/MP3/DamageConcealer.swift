@@ -34,19 +34,20 @@ final class DamageConcealer {
     func process(_ samples: UnsafeMutablePointer<Float>, frames: Int, emit: (UnsafePointer<Float>, Int) throws -> Void)
         rethrows
     {
-        for f in 0..<frames {
+        var f = 0
+        // Frame by frame only while a mute or a fade-in is under way; healthy audio passes untouched.
+        while f < frames && (muteRemaining > 0 || fadedIn < fadeFrames) {
             let gain: Float
             if muteRemaining > 0 {
                 muteRemaining -= 1
                 fadedIn = 0
                 gain = 0
-            } else if fadedIn < fadeFrames {
+            } else {
                 gain = RaisedCosine.gain(fadedIn + 1, of: fadeFrames + 1)
                 fadedIn += 1
-            } else {
-                continue
             }
             for c in 0..<channels { samples[f * channels + c] *= gain }
+            f += 1
         }
         held.append(contentsOf: UnsafeBufferPointer(start: samples, count: frames * channels))
         let out = held.count / channels - fadeFrames
