@@ -49,11 +49,22 @@ final class DamageConcealer {
             for c in 0..<channels { samples[f * channels + c] *= gain }
             f += 1
         }
-        held.append(contentsOf: UnsafeBufferPointer(start: samples, count: frames * channels))
-        let out = held.count / channels - fadeFrames
-        guard out > 0 else { return }
-        try held.withUnsafeBufferPointer { try emit($0.baseAddress!, out) }
-        held.removeFirst(out * channels)
+        // What is passed on comes from the held frames first, then straight from `samples`; only the last
+        // `fadeFrames` are copied to be held.
+        let heldFrames = held.count / channels
+        let out = heldFrames + frames - fadeFrames
+        guard out > 0 else {
+            held.append(contentsOf: UnsafeBufferPointer(start: samples, count: frames * channels))
+            return
+        }
+        let fromHeld = min(out, heldFrames)
+        if fromHeld > 0 { try held.withUnsafeBufferPointer { try emit($0.baseAddress!, fromHeld) } }
+        let fromSamples = out - fromHeld
+        if fromSamples > 0 { try emit(samples, fromSamples) }
+        held.removeFirst(fromHeld * channels)
+        held.append(
+            contentsOf: UnsafeBufferPointer(
+                start: samples + fromSamples * channels, count: (frames - fromSamples) * channels))
     }
 
     /// Passes on what is held (the end of the stream).
