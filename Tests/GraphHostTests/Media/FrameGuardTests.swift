@@ -99,11 +99,11 @@ final class FrameGuardTests: XCTestCase {
     /// Decodes `bytes` with libmpg123 (no guard) to interleaved floats at the stream's own rate.
     static func decode(_ bytes: [UInt8]) throws -> [Float] {
         let decoder = try MP3Decoder()
-        let pcm = UnsafeMutableBufferPointer<Float>.allocate(capacity: 1152 * 2 * 8)
-        defer { pcm.deallocate() }
         bytes.withUnsafeBytes { decoder.feed($0) }
         var samples: [Float] = []
-        while case .frames(let n) = decoder.decode(into: pcm) { samples += pcm[0..<(n * decoder.channels)] }
+        while case .frames(let pcm, let n) = decoder.decode() {
+            samples += UnsafeBufferPointer(start: pcm, count: n * decoder.channels)
+        }
         return samples
     }
 

@@ -8,7 +8,6 @@ final class GuardedMP3Decoder {
     private var concealer: DamageConcealer?
     /// The rate of the audio the concealer holds.
     private var concealerRate = 0
-    private let pcm: UnsafeMutableBufferPointer<Float>
 
     /// The stream's sample rate once the first frame is decoded, else 0.
     var sampleRate: Int { decoder.sampleRate }
@@ -23,17 +22,14 @@ final class GuardedMP3Decoder {
 
     init() throws {
         decoder = try MP3Decoder()
-        pcm = .allocate(capacity: 1152 * 2 * 8)
     }
-
-    deinit { pcm.deallocate() }
 
     /// Decodes `bytes`; `final` says the stream ends after them (what is held back is passed on).
     func decode(_ bytes: UnsafeRawBufferPointer, final: Bool, emit: Emit) throws {
         try frameGuard.filter(bytes, final: final) { frame, concealFrames in
             decoder.feed(frame)
             var conceal = concealFrames
-            while case .frames(let frames) = decoder.decode(into: pcm) {
+            while case .frames(let samples, let frames) = decoder.decode() {
                 let channels = decoder.channels
                 let rate = decoder.sampleRate
                 if concealer?.channels != channels || concealerRate != rate {
@@ -41,7 +37,7 @@ final class GuardedMP3Decoder {
                     concealer = DamageConcealer(channels: channels)
                     concealerRate = rate
                 }
-                if conceal == 0 && abandoned(frames: frames, channels: channels) {
+                if conceal == 0 && abandoned(samples, frames: frames, channels: channels) {
                     conceal = frames + 576 + 512
                     abandonedFrames += 1
                 }
@@ -49,8 +45,8 @@ final class GuardedMP3Decoder {
                     concealer!.conceal(frames: conceal)
                     conceal = 0
                 }
-                CorruptAudioGuard.muteImplausibleBlocks(pcm.baseAddress!, frames: frames, channels: channels)
-                try concealer!.process(pcm.baseAddress!, frames: frames) {
+                CorruptAudioGuard.muteImplausibleBlocks(samples, frames: frames, channels: channels)
+                try concealer!.process(samples, frames: frames) {
                     try emit($0, $1, ChannelLayout(unspecified: channels), rate)
                 }
             }
@@ -90,11 +86,10 @@ final class GuardedMP3Decoder {
         concealer = nil
     }
 
-    /// True when the decoded `frames` in `pcm` end in at least a granule (576 frames) of exact zeros that
+    /// True when the decoded `frames` of `samples` end in at least a granule (576 frames) of exact zeros that
     /// follows audible sound: libmpg123 gave up on the frame's main data part-way, and its filter bank goes on
     /// from a state that no longer cancels aliasing. Music fading out never reaches exact zero that fast.
-    private func abandoned(frames: Int, channels: Int) -> Bool {
-        let samples = pcm.baseAddress!
+    private func abandoned(_ samples: UnsafeMutablePointer<Float>, frames: Int, channels: Int) -> Bool {
         var zeros = 0
         while zeros < frames && (0..<channels).allSatisfy({ samples[(frames - 1 - zeros) * channels + $0] == 0 }) {
             zeros += 1

@@ -64,15 +64,19 @@ final class MP3Decoder {
     }
 
     enum Result {
-        case frames(Int)
+        /// Interleaved floats in libmpg123's own buffer, valid (and writable) until the next call.
+        case frames(UnsafeMutablePointer<Float>, Int)
         case needMore
     }
 
-    /// Decodes into `output` (interleaved floats); returns the frames written or `.needMore`.
-    func decode(into output: UnsafeMutableBufferPointer<Float>) -> Result {
+    /// Decodes the next frame, if the bytes fed hold it: its frames, or `.needMore`. No copy: the samples are
+    /// libmpg123's output buffer.
+    func decode() -> Result {
         while true {
+            var number: off_t = 0
+            var audio: UnsafeMutablePointer<UInt8>?
             var bytes = 0
-            let status = mpg123_read(handle, UnsafeMutableRawPointer(output.baseAddress!), output.count * 4, &bytes)
+            let status = mpg123_decode_frame(handle, &number, &audio, &bytes)
             if status == MPG123_NEW_FORMAT.rawValue {
                 var rate = 0
                 var ch: Int32 = 0
@@ -81,8 +85,11 @@ final class MP3Decoder {
                 sampleRate = rate
                 channels = Int(ch)
             }
-            if bytes > 0 { return .frames(bytes / 4 / max(channels, 1)) }
-            if status != MPG123_NEW_FORMAT.rawValue { return .needMore }
+            if bytes > 0, let audio {
+                return .frames(
+                    UnsafeMutableRawPointer(audio).assumingMemoryBound(to: Float.self), bytes / 4 / max(channels, 1))
+            }
+            if status != MPG123_NEW_FORMAT.rawValue && status != MPG123_OK.rawValue { return .needMore }
         }
     }
 }
