@@ -39,6 +39,10 @@ public struct PlaybackStatus: Sendable {
             entry.media = s.media?.description
             entry.codec = s.media?.codec
             entry.error = s.failure.map { "\($0)" }
+            if let rtp = s.rtpCounters {
+                entry.rtp = rtp
+                entry.latencyMs = Double(s.ring.index.readable()) / sampleRate * 1000
+            }
             if let n = s.network {
                 entry.problem = n.problem
                 entry.bytesLoaded = n.bytesLoaded

@@ -63,6 +63,9 @@ public struct RunStatus: Sendable, Equatable {
         public var bytesLoaded: Int?
         public var totalBytes: Int?
         public var reconnects: Int?
+        /// An RTP stream's packets, and its receive latency (the audio buffered ahead of playback), ms.
+        public var rtp: RTPReceiveCounters.Snapshot?
+        public var latencyMs: Double?
     }
 
     /// A live input's level and counters.
@@ -207,6 +210,16 @@ extension RunStatus.Stream {
             ("error", error.map(JSONValue.string)), ("problem", problem.map(JSONValue.string)),
             ("bytesLoaded", bytesLoaded.map { .number($0) }), ("totalBytes", totalBytes.map { .number($0) }),
             ("reconnects", reconnects.map { .number($0) }),
+            (
+                "rtp",
+                rtp.map { r in
+                    .members([
+                        ("received", .number(r.received)), ("lost", .number(r.lost)), ("late", .number(r.late)),
+                        ("malformed", .number(r.malformed)), ("concealedFrames", .number(r.concealedFrames)),
+                        ("latencyMs", latencyMs.map(JSONValue.number)),
+                    ])
+                }
+            ),
         ])
     }
 }

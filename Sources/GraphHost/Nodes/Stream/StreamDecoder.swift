@@ -109,6 +109,14 @@ public final class StreamDecoder: Sendable {
             }
             if cancelled { source.cancel() }
             defer { shared.withLock { $0.source = nil } }
+            if let packets = source as? RTPPacketSource {
+                let decoder = RTPDecoder(source: packets)
+                publish(decoder, fileTags: nil)
+                while !shouldStop,
+                    try decoder.decodeNext(emit: { try feeder.write($0, frames: $1, layout: $2, rate: $3) })
+                {}
+                return
+            }
             let fileTags = (source as? FileByteSource).flatMap { MediaTags.read(path: $0.name) }
             var input = MediaInput(source)
             while !shouldStop {

@@ -13,7 +13,9 @@ public struct StreamNode: Sendable, NodeDefinition {
         "url", .string, required: true, pattern: "^.+$",
         doc:
             "A media file path (relative to the graph file's folder), a `file:` URL, or an "
-            + "`http://` / `https://` URL (a file, Icecast radio or an HLS playlist)."
+            + "`http://` / `https://` URL (a file, Icecast radio or an HLS playlist), or "
+            + "`rtp://ADDRESS:PORT?format=L16&rate=48000&channels=2` (an RTP session, L16 or L24, as PipeWire's "
+            + "RTP sink sends; `bufferSeconds` is then its jitter buffer)."
     )
     static let loopSetting = SettingDescriptor(
         "loop", .boolean, default: .bool(false), doc: "Plays a file again from the start when it ends.")
@@ -60,6 +62,8 @@ public struct StreamNode: Sendable, NodeDefinition {
     public var bufferSeconds: Double
     /// How long a network stream that has played is retried, with backoff, after its connection failed.
     public var retrySeconds: Double
+    /// The RTP session an `rtp://` URL names (nil for a file or an HTTP stream).
+    public var rtp: RTPSession? { isRemote ? try? RTPSession(url: path) : nil }
     /// The media's codec, rate and channel count, as probed (nil for a network stream: learnt when it plays).
     public var media: MediaInfo?
     /// How the media's channels map to the graph's.
@@ -86,6 +90,9 @@ public struct StreamNode: Sendable, NodeDefinition {
             ?? (url.hasPrefix("file:") ? "file" : nil)
         {
             switch scheme.lowercased() {
+            case "rtp":
+                _ = try RTPSession(url: url)
+                return (url, true)
             case "http", "https":
                 guard let u = URL(string: url), u.host != nil else { throw StreamError.unsupportedURL(url) }
                 return (url, true)
@@ -116,6 +123,12 @@ public struct StreamNode: Sendable, NodeDefinition {
         }
         do {
             let (path, remote) = try resolve(url, base: context.baseDirectory)
+            if cache != nil && url.lowercased().hasPrefix("rtp:") {
+                issues.report(
+                    settings.path("cache"), "a cache is for downloads; an RTP session is live",
+                    at: settings.object["cache"])
+                return nil
+            }
             if cache != nil && !remote {
                 issues.report(
                     settings.path("cache"), "a cache is for network streams; '\(url)' is a local file",
@@ -243,6 +256,9 @@ public final class StreamInstance: NodeInstance, Sendable {
     private let seeks = Mutex(0)
     /// Download state and stream titles of a network stream (nil for a file).
     public let network: NetworkStreamStatus?
+    /// An RTP stream's packet counts (nil for other streams).
+    let packetCounts: RTPReceiveCounters?
+    public var rtpCounters: RTPReceiveCounters.Snapshot? { packetCounts?.snapshot }
 
     init(id: String, node: StreamNode, format: GraphFormat) {
         self.id = id
@@ -262,15 +278,22 @@ public final class StreamInstance: NodeInstance, Sendable {
         seekScratch.initialize(repeating: 0, count: format.maxFrames * format.channels)
         var kernel = StreamKernel(ring: ring, counters: counters, startThreshold: startThreshold)
         kernel.seekFadeFrames = fadeFrames
+        kernel.dryFadeFrames = min(fadeFrames, max(64, startThreshold / 4))
         kernel.seekFadeGains = seekFadeGains
         kernel.seekScratch = seekScratch
         kernel.scratchFrames = format.maxFrames
         kernelPointer = .allocateRender(capacity: 1)
         kernelPointer.initialize(to: kernel)
-        let network = node.isRemote ? NetworkStreamStatus() : nil
+        let rtp = node.rtp
+        let network = node.isRemote && rtp == nil ? NetworkStreamStatus() : nil
         self.network = network
+        let packetCounts = rtp.map { _ in RTPReceiveCounters() }
+        self.packetCounts = packetCounts
         decoder = StreamDecoder(
             source: { () throws -> ByteSource in
+                if let rtp, let packetCounts {
+                    return try RTPPacketSource(session: rtp, url: node.path, counters: packetCounts)
+                }
                 if let cache = node.cachePath, FileManager.default.fileExists(atPath: cache) {
                     return try FileByteSource(path: cache)
                 }

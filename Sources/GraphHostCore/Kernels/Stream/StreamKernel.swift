@@ -96,8 +96,11 @@ public struct StreamKernel {
     public var seekFadeGains: UnsafeMutablePointer<Float>?
     public var seekScratch: UnsafeMutablePointer<Float>?
     public var scratchFrames = 0
-    /// The gain of the fades around a ring that runs dry.
+    /// The gain of the fades around a ring that runs dry, and their length: the fade-out starts when no more than a
+    /// slice and this many frames are left (shorter than the seek crossfade for a small buffer, which runs that low
+    /// by design).
     var dryFade = SmoothedGain(1)
+    public var dryFadeFrames = 0
 
     public init(ring: PCMRing, counters: StreamCounters, startThreshold: Int) {
         self.ring = ring
@@ -231,15 +234,15 @@ public struct StreamKernel {
         }
         var wanted = frames
         if let readable, readable < wanted { wanted = readable }
-        if readable == nil && seekFadeFrames > 0 {
+        if readable == nil && dryFadeFrames > 0 {
             // Fewer frames than this slice and a fade would be left, and the media has not ended: fade out what is
             // left.
             let left = ring.index.readable()
             let endsEarly = !decoderDone || counters.decoderFailed.load(ordering: .relaxed)
-            if endsEarly && left < frames + seekFadeFrames {
-                if dryFade.target != 0 { dryFade.glide(to: 0, over: left < seekFadeFrames ? left : seekFadeFrames) }
+            if endsEarly && left < frames + dryFadeFrames {
+                if dryFade.target != 0 { dryFade.glide(to: 0, over: left < dryFadeFrames ? left : dryFadeFrames) }
             } else if dryFade.target != 1 {
-                dryFade.glide(to: 1, over: seekFadeFrames)
+                dryFade.glide(to: 1, over: dryFadeFrames)
             }
         }
         let got = ring.readPlanar(into: output, channelStride: channelStride, frames: wanted)

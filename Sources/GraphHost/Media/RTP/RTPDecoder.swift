@@ -1,0 +1,142 @@
+/// Turns an RTP session's packets into interleaved Float32 at the session's rate. Packets come in sequence order or
+/// are dropped (a late or repeated one is counted, never played out of place). A gap in the sequence of up to a
+/// second is filled with the last packet's audio fading to silence, and the packet after it fades in, so a loss is
+/// heard as a short dip, never as a burst or a click; a longer gap, or a new sender, starts the session afresh (the
+/// stream rebuffers).
+final class RTPDecoder: MediaDecoder {
+    private let source: RTPPacketSource
+    private let session: RTPSession
+    private var packet = [UInt8](repeating: 0, count: 65536)
+    /// The last packet played, as floats, and its frames (what a gap repeats).
+    private var last: [Float] = []
+    private var lastFrames = 0
+    private var filled: [Float] = []
+    private var expected: (sequence: UInt16, timestamp: UInt32, ssrc: UInt32)?
+    /// Frames of fade-in owed to the audio after a gap.
+    private static let fadeInFrames = 64
+
+    init(source: RTPPacketSource) {
+        self.source = source
+        session = source.session
+    }
+
+    var info: MediaInfo? {
+        MediaInfo(
+            codec: "rtp \(session.format.rawValue)", sampleRate: session.rate, channels: session.channels,
+            bitRate: session.rate * session.channels * session.format.bytesPerSample * 8)
+    }
+    var tags: MediaTags? { nil }
+    var damage: StreamDamage { StreamDamage() }
+    func seek(to seconds: Double) throws -> Double? { nil }
+
+    func decodeNext(emit: Emit) throws -> Bool {
+        var count = try packet.withUnsafeMutableBytes { try source.read(into: $0) }
+        guard count > 0 else { return false }
+        guard let header = RTPHeader(packet, count: &count), (count - header.payloadOffset) % session.frameBytes == 0
+        else {
+            source.counters.update { $0.malformed += 1 }
+            return true
+        }
+        let frames = (count - header.payloadOffset) / session.frameBytes
+        guard frames > 0 else { return true }
+        var fadeIn = false
+        if let expected, expected.ssrc == header.ssrc {
+            let ahead = Int(Int16(bitPattern: header.sequence &- expected.sequence))
+            let missing = Int(Int32(bitPattern: header.timestamp &- expected.timestamp))
+            if ahead < 0 {
+                source.counters.update { $0.late += 1 }
+                return true
+            }
+            if ahead > 0 {
+                source.counters.update { $0.lost += ahead }
+                if missing > 0 && missing <= session.rate {
+                    try conceal(frames: missing, emit: emit)
+                    fadeIn = true
+                }
+            }
+        }
+        expected = (header.sequence &+ 1, header.timestamp &+ UInt32(frames), header.ssrc)
+        source.counters.update { $0.received += 1 }
+        convert(header.payloadOffset, frames: frames)
+        if fadeIn {
+            let n = min(Self.fadeInFrames, frames)
+            for f in 0..<n {
+                let gain = Float(f + 1) / Float(n + 1)
+                for c in 0..<session.channels { last[f * session.channels + c] *= gain }
+            }
+        }
+        try last.withUnsafeBufferPointer {
+            try emit($0.baseAddress!, frames, ChannelLayout(unspecified: session.channels), session.rate)
+        }
+        return true
+    }
+
+    /// The payload at `offset` as floats in `last`.
+    private func convert(_ offset: Int, frames: Int) {
+        let samples = frames * session.channels
+        if last.count < samples { last = [Float](repeating: 0, count: samples) }
+        lastFrames = frames
+        switch session.format {
+        case .l16:
+            for i in 0..<samples {
+                let at = offset + 2 * i
+                last[i] = Float(Int16(bitPattern: UInt16(packet[at]) << 8 | UInt16(packet[at + 1]))) / 32768
+            }
+        case .l24:
+            for i in 0..<samples {
+                let at = offset + 3 * i
+                let value = Int32(
+                    bitPattern: UInt32(packet[at]) << 24 | UInt32(packet[at + 1]) << 16 | UInt32(packet[at + 2]) << 8)
+                last[i] = Float(value >> 8) / 8_388_608
+            }
+        }
+    }
+
+    /// `frames` frames in place of lost packets: the last packet again and again, fading out over one packet's length.
+    private func conceal(frames: Int, emit: Emit) throws {
+        let channels = session.channels
+        if filled.count < frames * channels { filled = [Float](repeating: 0, count: frames * channels) }
+        let fade = max(1, min(frames, lastFrames))
+        for f in 0..<frames {
+            let gain = f < fade ? Float(fade - f) / Float(fade + 1) : 0
+            for c in 0..<channels {
+                filled[f * channels + c] = lastFrames > 0 ? gain * last[(f % lastFrames) * channels + c] : 0
+            }
+        }
+        source.counters.update { $0.concealedFrames += frames }
+        try filled.withUnsafeBufferPointer {
+            try emit($0.baseAddress!, frames, ChannelLayout(unspecified: channels), session.rate)
+        }
+    }
+}
+
+/// The fixed part of an RTP header (RFC 3550) and where the payload starts: after the CSRCs and any extension, and
+/// before any padding (which the count excludes).
+struct RTPHeader {
+    var sequence: UInt16
+    var timestamp: UInt32
+    var ssrc: UInt32
+    var payloadOffset: Int
+
+    init?(_ bytes: [UInt8], count: inout Int) {
+        guard count >= 12, bytes[0] >> 6 == 2 else { return nil }
+        func word(_ at: Int) -> UInt32 {
+            UInt32(bytes[at]) << 24 | UInt32(bytes[at + 1]) << 16 | UInt32(bytes[at + 2]) << 8 | UInt32(bytes[at + 3])
+        }
+        sequence = UInt16(bytes[2]) << 8 | UInt16(bytes[3])
+        timestamp = word(4)
+        ssrc = word(8)
+        var offset = 12 + 4 * Int(bytes[0] & 0x0f)
+        if bytes[0] & 0x10 != 0 {
+            guard count >= offset + 4 else { return nil }
+            offset += 4 + 4 * Int(UInt16(bytes[offset + 2]) << 8 | UInt16(bytes[offset + 3]))
+        }
+        if bytes[0] & 0x20 != 0 {
+            let padding = Int(bytes[count - 1])
+            guard padding > 0, count - padding >= offset else { return nil }
+            count -= padding
+        }
+        guard count >= offset else { return nil }
+        payloadOffset = offset
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+import XCTest
+
+@testable import GraphHost
+
+/// A stream node playing an RTP session sent by PipeWire's own RTP sink (module-rtp-sink, loaded into a pw-cli in a
+/// private daemon), through a relay of the test's that delays every packet by 20 ms and drops every hundredth: what
+/// graphhost records is the source sample for sample but for the lost packets, which are concealed (never louder than
+/// the source), counted exactly, and the delay does not drift.
+final class RTPReceiveTests: XCTestCase {
+    func testASessionThroughALossyRelayPlaysTheSourceWithLossesConcealed() throws {
+        let seconds = 60
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let receivePort = try UDPRelay.freePort()
+        let relay = try UDPRelay(to: receivePort, delay: 0.02, dropEvery: 100)
+        defer { relay.stop() }
+        let sapPort = try UDPRelay.freePort()
+        // The sender's and the player's buffers are handled on their main loops: at SCHED_FIFO (as root) a busy machine
+        // does not make them miss a cycle, which would skip the source's audio before it is sent.
+        let realTime = getuid() == 0 ? ["/usr/bin/chrt", "-f", "40"] : []
+        func start(_ command: [String]) throws -> HeadlessPipeWire.Running {
+            let line = realTime + command
+            return try HeadlessPipeWire.Running(
+                URL(fileURLWithPath: line[0]), Array(line.dropFirst()), environment: pw.environment)
+        }
+        let sender = try start([
+            "/usr/bin/pw-cli", "-m", "load-module", "libpipewire-module-rtp-sink",
+            "{ destination.ip = 127.0.0.1 destination.port = \(relay.port) "
+                + "sap.ip = 127.0.0.1 sap.port = \(sapPort) sess.min-ptime = 4 sess.max-ptime = 4 "
+                + "stream.props = { media.class = Audio/Sink node.name = rtp_send } }",
+        ])
+        defer { sender.interrupt() }
+        XCTAssertTrue(try TestSupport.waitUntil { try pw.hasNode("rtp_send") }, sender.errorText)
+
+        // The source: the demo song at 48 kHz in 16 bits, L16's own resolution, so what arrives intact is exact.
+        let source = TestSupport.directory.appendingPathComponent("rtp-source.wav").path
+        _ = try TestSupport.run([
+            "sox", TestSupport.root.appendingPathComponent("Graphs/media/demo.mp3").path, "-r", "48000", "-b", "16",
+            "-c", "2", source, "repeat", "3", "trim", "0", "\(seconds + 5)",
+        ])
+        let graph = TestSupport.graph(
+            """
+            { "format": { "sampleRate": 48000, "channels": 2 },
+              "nodes": [ { "id": "net", "type": "stream", "url": "rtp://127.0.0.1:\(receivePort)",
+                           "bufferSeconds": 0.08 },
+                         { "id": "out", "type": "output" } ],
+              "links": [ { "from": "net", "to": "out" } ] }
+            """, name: "rtp-receive")
+        let record = TestSupport.directory.appendingPathComponent("rtp-record.wav").path
+        let socket = TestSupport.directory.appendingPathComponent("rtp-\(getpid())/r.sock").path
+        let run = try pw.graphhost([
+            "run", graph, "--duration", "\(seconds)", "--latency", "256", "--record", record, "--socket", socket,
+        ])
+        defer { run.interrupt() }
+        let control = pw.control(socket)
+        XCTAssertTrue(control.waitForSocket())
+        let play = try start(["/usr/bin/pw-play", "--target", "rtp_send", "--latency", "256", source])
+        defer { play.interrupt() }
+
+        func rtp() throws -> [String: Any] {
+            let streams = try control.status()["streams"] as? [[String: Any]]
+            return try XCTUnwrap(
+                streams?.first?["rtp"] as? [String: Any], "no rtp entry in \(String(describing: streams))")
+        }
+        XCTAssertTrue(try TestSupport.waitUntil(timeout: 30) { (try rtp()["received"] as? Int ?? 0) > 2500 })
+        let midway = try rtp()
+        let latency = try XCTUnwrap(midway["latencyMs"] as? Double)
+        // The jitter buffer asked for (80 ms), give or take a quantum (5.3 ms) and a packet (4 ms).
+        XCTAssertEqual(latency, 80, accuracy: 256.0 / 48 + 4, "receive latency \(latency) ms")
+
+        XCTAssertTrue(try control.waitForPosition(Double(seconds) - 2, timeout: Double(seconds) + 30, every: 0.5))
+        let final = try rtp()
+        let droppedSoFar = relay.dropped
+        let result = run.wait(timeout: 60)
+        XCTAssertEqual(result.status, 0, result.err)
+        relay.stop()
+        XCTAssertEqual(final["late"] as? Int, 0)
+        XCTAssertEqual(final["malformed"] as? Int, 0)
+        let received = try XCTUnwrap(final["received"] as? Int)
+        let lost = try XCTUnwrap(final["lost"] as? Int)
+        // The relay drops one packet in a hundred; the receiver counts each of them once, and no other.
+        XCTAssertLessThanOrEqual(lost, droppedSoFar, "more lost than the relay dropped")
+        XCTAssertGreaterThanOrEqual(lost, received / 99 - 1, "fewer lost than the relay dropped")
+
+        let recorded = try LoudnessReference.samples(record)
+        let original = try LoudnessReference.samples(source)
+        // Where a stretch of the source sits in the recording, sample for sample: the first of a few stretches from
+        // `start` on that holds no lost packet.
+        func lag(at start: Int) -> Int? {
+            for probeStart in stride(from: start, to: start + 5 * 48000, by: 48000) {
+                let probe = Array(original[probeStart..<(probeStart + 2048)])
+                if let i = recorded.indices.dropLast(2048).first(where: { i in
+                    recorded[i] == probe[0] && zip(recorded[i..<(i + 2048)], probe).allSatisfy { $0 == $1 }
+                }) {
+                    return i - probeStart
+                }
+            }
+            return nil
+        }
+        let early = try XCTUnwrap(lag(at: 2 * 96000), "the source's third second is not in the recording intact")
+        let lateStart = recorded.count - early - 6 * 96000
+        let late = try XCTUnwrap(lag(at: lateStart), "the source near the end is not in the recording intact")
+        XCTAssertEqual(early, late, "the delay drifted by \(late - early) samples over the run")
+
+        // Every sample differs from the source only within a concealed packet and its fade-in, and nothing is louder
+        // than the source.
+        let sourcePeak = TestSupport.peak(original)
+        var damaged = 0
+        var loudest: Float = 0
+        // The last 100 ms are left out: the run fades out as it stops.
+        for i in max(0, early)..<(recorded.count - 9600) where i - early < original.count {
+            loudest = max(loudest, abs(recorded[i]))
+            if recorded[i] != original[i - early] { damaged += 1 }
+        }
+        XCTAssertLessThanOrEqual(loudest, sourcePeak, "a concealment was louder than the source")
+        let dropped = relay.dropped
+        XCTAssertGreaterThan(lost, 20)
+        // A lost 4 ms packet (192 frames) and the 64-frame fade-in after it, in two channels; and two quanta around
+        // each cycle the machine made graphhost miss (an xrun or an underrun, which the run reports), not the network.
+        let missed = try ["underruns", "xruns"].reduce(0) { sum, word in
+            let count = result.out.firstMatch(of: try Regex("\(word) ([0-9]+)"))?.output[1].substring
+            return sum + (count.flatMap { Int($0) } ?? 0)
+        }
+        XCTAssertLessThanOrEqual(
+            damaged, dropped * (192 + 64) * 2 + missed * 2 * 256 * 2, "damage beyond the lost packets and missed cycles"
+        )
+        print(
+            "rtp: relay dropped \(dropped) of \(relay.passed + dropped), receiver lost \(lost); "
+                + "\(damaged) samples differ; latency \(latency) ms; lag \(early) samples at both ends; "
+                + result.out.split(separator: "\n").joined(separator: "; "))
+    }
+}
+
+/// The `rtp://` URL a stream node takes: its parts and defaults, and an error naming what is wrong.
+final class RTPSessionTests: XCTestCase {
+    func testTheURLGivesAddressPortAndFormat() throws {
+        let session = try RTPSession(url: "rtp://239.1.2.3:5004?format=L24&rate=44100&channels=1")
+        XCTAssertEqual(session.address, "239.1.2.3")
+        XCTAssertEqual(session.port, 5004)
+        XCTAssertEqual(session.format, .l24)
+        XCTAssertEqual(session.rate, 44100)
+        XCTAssertEqual(session.channels, 1)
+        XCTAssertEqual(session.frameBytes, 3)
+        let defaults = try RTPSession(url: "rtp://0.0.0.0:46000")
+        XCTAssertEqual([defaults.format.rawValue, "\(defaults.rate)", "\(defaults.channels)"], ["L16", "48000", "2"])
+    }
+
+    func testABadURLIsRefusedWithTheReason() {
+        let cases = [
+            ("rtp://receiver.local:5004", "not an IPv4 address"), ("rtp://127.0.0.1", "no port"),
+            ("rtp://127.0.0.1:5004?format=MP3", "use L16 or L24"), ("rtp://127.0.0.1:5004?rate=7", "sample rate"),
+            ("rtp://127.0.0.1:5004?channels=9", "1…8"), ("rtp://127.0.0.1:5004?ttl=3", "unknown parameter 'ttl'"),
+        ]
+        for (url, reason) in cases {
+            XCTAssertThrowsError(try RTPSession(url: url), url) { error in
+                XCTAssertTrue("\(error)".contains(reason), "\(url): \(error)")
+                XCTAssertTrue("\(error)".contains(url), "\(url): \(error)")
+            }
+        }
+    }
+
+    func testAGraphWithABadRTPURLNamesTheNodesURL() throws {
+        let graph = TestSupport.graph(
+            """
+            { "nodes": [ { "id": "net", "type": "stream", "url": "rtp://127.0.0.1:0" },
+                         { "id": "out", "type": "output" } ],
+              "links": [ { "from": "net", "to": "out" } ] }
+            """)
+        XCTAssertThrowsError(try GraphDocument.load(path: graph)) { error in
+            XCTAssertTrue("\(error)".contains("nodes[0].url"), "\(error)")
+            XCTAssertTrue("\(error)".contains("no port, or one outside 1…65535"), "\(error)")
+        }
+    }
+
+    func testTheHeaderSkipsCSRCsAndExtensionAndDropsPadding() throws {
+        // Version 2, padding, extension, one CSRC; sequence 0x1234, timestamp 0x01020304, SSRC 0x0a0b0c0d.
+        var packet: [UInt8] = [0xb1, 0x7f, 0x12, 0x34, 1, 2, 3, 4, 0x0a, 0x0b, 0x0c, 0x0d, 9, 9, 9, 9]
+        packet += [0xbe, 0xde, 0, 1, 7, 7, 7, 7]  // an extension of one word
+        packet += [0x7f, 0xff, 0x80, 0x00]  // one stereo L16 frame
+        packet += [0, 0, 3]  // three bytes of padding
+        var count = packet.count
+        let header = try XCTUnwrap(RTPHeader(packet, count: &count))
+        XCTAssertEqual(header.sequence, 0x1234)
+        XCTAssertEqual(header.timestamp, 0x0102_0304)
+        XCTAssertEqual(header.ssrc, 0x0a0b_0c0d)
+        XCTAssertEqual(header.payloadOffset, 24)
+        XCTAssertEqual(count, 28)
+        var short = 11
+        XCTAssertNil(RTPHeader(packet, count: &short))
+    }
+}
