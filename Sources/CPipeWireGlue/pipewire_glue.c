@@ -243,6 +243,12 @@ int gh_profiler_load_protocol(struct pw_context *context) {
     return pw_context_load_module(context, PW_EXTENSION_MODULE_PROFILER, NULL, NULL) != NULL ? 0 : -errno;
 }
 
+void *gh_load_module(struct pw_context *context, const char *name, const char *args) {
+    return pw_context_load_module(context, name, args, NULL);
+}
+
+void gh_unload_module(void *module) { pw_impl_module_destroy(module); }
+
 /* One follower or driver block: Struct(Int id, String name, Long prev_signal, Long signal, Long awake, Long finish,
    Int status, Fraction latency). */
 static void profiler_block(struct gh_profiler *p, const struct spa_pod *pod, uint64_t period_ns) {

@@ -73,6 +73,12 @@ struct gh_profiler_totals {
     uint64_t period_ns;
 };
 
+/// Loads a PipeWire module into a client context (pw_context_load_module, impl.h: not imported into Swift); NULL and
+/// errno on failure.
+void *gh_load_module(struct pw_context *context, const char *name, const char *args);
+/// Unloads a module `gh_load_module` loaded.
+void gh_unload_module(void *module);
+
 /// Loads the profiler's protocol extension into a client context (before it connects); returns 0 or a negative errno.
 int gh_profiler_load_protocol(struct pw_context *context);
 

@@ -62,6 +62,13 @@ public struct LivePlay {
         if options.target == nil, let first = session.graph.document.outputIDs.first {
             options.target = session.graph.document.node(first)?.definition.outputTarget
         }
+        options.rtpSinks = session.graph.document.outputIDs.compactMap {
+            (session.graph.document.node($0)?.definition as? OutputNode)?.rtp.map {
+                RTPSinkSpec(
+                    nodeName: $0.sinkNodeName,
+                    arguments: $0.sinkArguments(rate: format.sampleRate, channels: format.channels))
+            }
+        }
         let player = try PipeWirePlayer(engine: engine, format: format, options: options, logger: logger)
         player.setLiveInputs(session.graph.liveInputs.map(\.spec))
         let outputs = session.graph.document.outputIDs.map {

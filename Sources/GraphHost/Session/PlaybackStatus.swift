@@ -61,7 +61,14 @@ public struct PlaybackStatus: Sendable {
         }
         let compensation = graph.compensation
         let memory = RenderMemory.report
-        return RunStatus(
+        let frames = counters.frames.load(ordering: .relaxed)
+        let rtpOutputs = graph.document.outputIDs.compactMap { id -> RunStatus.RTPOutput? in
+            guard let rtp = (graph.document.node(id)?.definition as? OutputNode)?.rtp else { return nil }
+            let packetFrames = max(1, rtp.ptime * Int(sampleRate) / 1000)
+            return RunStatus.RTPOutput(
+                id: id, destination: "\(rtp.address):\(rtp.port)", packetsSent: frames / packetFrames)
+        }
+        var status = RunStatus(
             graph: graph.document.file.path, position: seconds, playing: !session.paused, underruns: underruns(session),
             xruns: xruns,
             overruns: counters.overruns.load(ordering: .relaxed), quantum: counters.quantum.load(ordering: .relaxed),
@@ -89,6 +96,8 @@ public struct PlaybackStatus: Sendable {
                     path: $0.path, seconds: Double($0.framesWritten) / sampleRate,
                     droppedFrames: $0.droppedFrames)
             })
+        status.rtpOutputs = rtpOutputs
+        return status
     }
 
     public func line(_ session: GraphSession) -> String {

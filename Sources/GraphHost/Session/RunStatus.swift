@@ -40,6 +40,16 @@ public struct RunStatus: Sendable, Equatable {
     public var memory: Memory
     public var threads: Threads
     public var recording: Recording?
+    /// The outputs sent as RTP: destination and the packets handed to PipeWire's RTP sink.
+    public var rtpOutputs: [RTPOutput] = []
+
+    /// An output sent as RTP. PipeWire's RTP sink keeps no count of its own: `packetsSent` is the frames played to it
+    /// over the frames of a packet (what it has sent, less at most the one packet it is filling).
+    public struct RTPOutput: Sendable, Equatable {
+        public var id: String
+        public var destination: String
+        public var packetsSent: Int
+    }
 
     /// A stream node's state, buffer, damage, tags and download.
     public struct Stream: Sendable, Equatable {
@@ -184,6 +194,16 @@ extension RunStatus {
                 ])
             ),
             ("threads", .object([("count", .number(threads.count)), ("workerSteps", .number(threads.workerSteps))])),
+            (
+                "rtpOutputs",
+                .array(
+                    rtpOutputs.map {
+                        .object([
+                            ("id", .string($0.id)), ("destination", .string($0.destination)),
+                            ("packetsSent", .number($0.packetsSent)),
+                        ])
+                    })
+            ),
             (
                 "recording",
                 recording.map {

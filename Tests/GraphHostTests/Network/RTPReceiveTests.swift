@@ -3,10 +3,11 @@ import XCTest
 
 @testable import GraphHost
 
-/// A stream node playing an RTP session sent by PipeWire's own RTP sink (module-rtp-sink, loaded into a pw-cli in a
-/// private daemon), through a relay of the test's that delays every packet by 20 ms and drops every hundredth: what
-/// graphhost records is the source sample for sample but for the lost packets, which are concealed (never louder than
-/// the source), counted exactly, and the delay does not drift.
+/// One graphhost sends its output as RTP through PipeWire's own RTP sink (module-rtp-sink, loaded into its PipeWire
+/// context); a relay of the test's delays every packet by 20 ms and drops every hundredth; a second graphhost plays
+/// the session from a stream node. What the second records is the source sample for sample but for the lost packets,
+/// which are concealed (never louder than the source) and counted exactly; the delay does not drift; the sender
+/// reports the packets it sent.
 final class RTPReceiveTests: XCTestCase {
     func testASessionThroughALossyRelayPlaysTheSourceWithLossesConcealed() throws {
         let seconds = 60
@@ -15,23 +16,6 @@ final class RTPReceiveTests: XCTestCase {
         let receivePort = try UDPRelay.freePort()
         let relay = try UDPRelay(to: receivePort, delay: 0.02, dropEvery: 100)
         defer { relay.stop() }
-        let sapPort = try UDPRelay.freePort()
-        // The sender's and the player's buffers are handled on their main loops: at SCHED_FIFO (as root) a busy machine
-        // does not make them miss a cycle, which would skip the source's audio before it is sent.
-        let realTime = getuid() == 0 ? ["/usr/bin/chrt", "-f", "40"] : []
-        func start(_ command: [String]) throws -> HeadlessPipeWire.Running {
-            let line = realTime + command
-            return try HeadlessPipeWire.Running(
-                URL(fileURLWithPath: line[0]), Array(line.dropFirst()), environment: pw.environment)
-        }
-        let sender = try start([
-            "/usr/bin/pw-cli", "-m", "load-module", "libpipewire-module-rtp-sink",
-            "{ destination.ip = 127.0.0.1 destination.port = \(relay.port) "
-                + "sap.ip = 127.0.0.1 sap.port = \(sapPort) sess.min-ptime = 4 sess.max-ptime = 4 "
-                + "stream.props = { media.class = Audio/Sink node.name = rtp_send } }",
-        ])
-        defer { sender.interrupt() }
-        XCTAssertTrue(try TestSupport.waitUntil { try pw.hasNode("rtp_send") }, sender.errorText)
 
         // The source: the demo song at 48 kHz in 16 bits, L16's own resolution, so what arrives intact is exact.
         let source = TestSupport.directory.appendingPathComponent("rtp-source.wav").path
@@ -39,6 +23,13 @@ final class RTPReceiveTests: XCTestCase {
             "sox", TestSupport.root.appendingPathComponent("Graphs/media/demo.mp3").path, "-r", "48000", "-b", "16",
             "-c", "2", source, "repeat", "3", "trim", "0", "\(seconds + 5)",
         ])
+        let sending = TestSupport.graph(
+            """
+            { "format": { "sampleRate": 48000, "channels": 2 },
+              "nodes": [ { "id": "song", "type": "stream", "url": "\(source)" },
+                         { "id": "net", "type": "output", "rtp": "rtp://127.0.0.1:\(relay.port)?format=L16&ptime=4" } ],
+              "links": [ { "from": "song", "to": "net" } ] }
+            """, name: "rtp-send")
         let graph = TestSupport.graph(
             """
             { "format": { "sampleRate": 48000, "channels": 2 },
@@ -55,8 +46,14 @@ final class RTPReceiveTests: XCTestCase {
         defer { run.interrupt() }
         let control = pw.control(socket)
         XCTAssertTrue(control.waitForSocket())
-        let play = try start(["/usr/bin/pw-play", "--target", "rtp_send", "--latency", "256", source])
-        defer { play.interrupt() }
+        let sendSocket = TestSupport.directory.appendingPathComponent("rtp-\(getpid())/s.sock").path
+        let sender = try pw.graphhost([
+            "run", sending, "--duration", "\(seconds + 3)", "--latency", "256", "--socket", sendSocket, "--name",
+            "sender",
+        ])
+        defer { sender.interrupt() }
+        let senderControl = pw.control(sendSocket)
+        XCTAssertTrue(senderControl.waitForSocket())
 
         func rtp() throws -> [String: Any] {
             let streams = try control.status()["streams"] as? [[String: Any]]
@@ -72,8 +69,13 @@ final class RTPReceiveTests: XCTestCase {
         XCTAssertTrue(try control.waitForPosition(Double(seconds) - 2, timeout: Double(seconds) + 30, every: 0.5))
         let final = try rtp()
         let droppedSoFar = relay.dropped
+        let outputs = try XCTUnwrap(senderControl.status()["rtpOutputs"] as? [[String: Any]])
+        XCTAssertEqual(outputs.first?["destination"] as? String, "127.0.0.1:\(relay.port)")
+        let sent = try XCTUnwrap(outputs.first?["packetsSent"] as? Int)
         let result = run.wait(timeout: 60)
         XCTAssertEqual(result.status, 0, result.err)
+        let senderResult = sender.wait(timeout: 60)
+        XCTAssertEqual(senderResult.status, 0, senderResult.err)
         relay.stop()
         XCTAssertEqual(final["late"] as? Int, 0)
         XCTAssertEqual(final["malformed"] as? Int, 0)
@@ -82,6 +84,9 @@ final class RTPReceiveTests: XCTestCase {
         // The relay drops one packet in a hundred; the receiver counts each of them once, and no other.
         XCTAssertLessThanOrEqual(lost, droppedSoFar, "more lost than the relay dropped")
         XCTAssertGreaterThanOrEqual(lost, received / 99 - 1, "fewer lost than the relay dropped")
+        // The sender's count, read just after: every packet the receiver took or missed, and those on their way.
+        XCTAssertGreaterThanOrEqual(sent, received + lost, "the sender reports fewer packets than arrived")
+        XCTAssertLessThanOrEqual(sent, received + lost + 50, "the sender reports packets that never arrived")
 
         let recorded = try LoudnessReference.samples(record)
         let original = try LoudnessReference.samples(source)
@@ -170,6 +175,39 @@ final class RTPSessionTests: XCTestCase {
         XCTAssertThrowsError(try GraphDocument.load(path: graph)) { error in
             XCTAssertTrue("\(error)".contains("nodes[0].url"), "\(error)")
             XCTAssertTrue("\(error)".contains("no port, or one outside 1…65535"), "\(error)")
+        }
+    }
+
+    func testAnOutputSentAsRTPTakesTheGraphsFormatAndNoTarget() throws {
+        func load(_ output: String) throws -> GraphDocument {
+            try GraphDocument.load(
+                path: TestSupport.graph(
+                    """
+                    { "format": { "sampleRate": 48000, "channels": 2 },
+                      "nodes": [ { "id": "tone", "type": "mixer", "inputs": 1 }, \(output) ],
+                      "links": [ { "from": "tone", "to": "out" } ] }
+                    """))
+        }
+        let sent = try load(#"{ "id": "out", "type": "output", "rtp": "rtp://10.1.0.2:5004?format=L24&ptime=2" }"#)
+        let output = try XCTUnwrap(sent.node("out")?.definition as? OutputNode)
+        XCTAssertEqual(output.outputTarget, "graphhost-rtp-10.1.0.2-5004")
+        let arguments = try XCTUnwrap(output.rtp?.sinkArguments(rate: 48000, channels: 2))
+        for part in [
+            "destination.ip = 10.1.0.2", "destination.port = 5004", "audio.format = S24BE", "sess.min-ptime = 2",
+            "sess.max-ptime = 2", "media.class = Audio/Sink",
+        ] {
+            XCTAssertTrue(arguments.contains(part), arguments)
+        }
+        let refused = [
+            (#""target": "speakers", "rtp": "rtp://10.1.0.2:5004""#, "leave out \"target\""),
+            (#""rtp": "rtp://10.1.0.2:5004?rate=44100""#, "the graph's 48000 Hz and 2 channels"),
+            (#""rtp": "rtp://10.1.0.2:5004?ptime=50""#, "use 1…20 ms"),
+        ]
+        for (settings, reason) in refused {
+            XCTAssertThrowsError(try load(#"{ "id": "out", "type": "output", \#(settings) }"#), settings) { error in
+                XCTAssertTrue("\(error)".contains("nodes[1].rtp"), "\(error)")
+                XCTAssertTrue("\(error)".contains(reason), "\(error)")
+            }
         }
     }
 

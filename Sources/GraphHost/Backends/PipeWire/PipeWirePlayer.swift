@@ -15,6 +15,8 @@ public struct PlaybackOptions {
     public var idleAfterSeconds: Double?
     /// Threads that render the graph (`GraphSession(graph:threads:)`).
     public var threads: Int
+    /// The RTP sessions outputs are sent as: PipeWire's RTP sink is loaded into our context for each.
+    public var rtpSinks: [RTPSinkSpec] = []
 
     public init(
         name: String, target: String? = nil, latencyFrames: Int? = nil, idleAfterSeconds: Double? = nil,
@@ -26,6 +28,12 @@ public struct PlaybackOptions {
         self.idleAfterSeconds = idleAfterSeconds
         self.threads = threads
     }
+}
+
+/// An output sent as RTP: the module's node name (the output's target) and its arguments.
+public struct RTPSinkSpec: Sendable {
+    public var nodeName: String
+    public var arguments: String
 }
 
 /// Errors of the PipeWire connection, each saying what to do.
@@ -68,6 +76,8 @@ public final class PipeWirePlayer {
     let logger: Logger
     let loop: OpaquePointer
     let context: OpaquePointer
+    /// The RTP sinks loaded for outputs sent as RTP (PipeWire thread only).
+    private var rtpModules: [UnsafeMutableRawPointer] = []
     var core: OpaquePointer?
     var stream: OpaquePointer?
     let renderer: UnsafeMutablePointer<PlaybackRenderer>
@@ -339,6 +349,29 @@ public final class PipeWirePlayer {
             throw PlaybackError.noDaemon(socket: PlaybackError.socketPath, reason: String(cString: strerror(errno)))
         }
         self.core = core
+        for sink in options.rtpSinks {
+            // In our own context: the sink lives and ends with this process, the daemon's configuration untouched.
+            guard let module = gh_load_module(context, "libpipewire-module-rtp-sink", sink.arguments)
+            else {
+                throw PlaybackError.stream(
+                    "cannot load PipeWire's RTP sink (libpipewire-module-rtp-sink) for \(sink.nodeName): "
+                        + String(cString: strerror(errno)))
+            }
+            rtpModules.append(module)
+        }
+        // The sinks' nodes appear once their streams connected, on this loop: the outputs can target them after that.
+        for sink in options.rtpSinks {
+            var tries = 0
+            while gh_find_node(loop, core, sink.nodeName, 2000) != 1 {
+                tries += 1
+                guard tries < 50 else {
+                    throw PlaybackError.stream("PipeWire's RTP sink \(sink.nodeName) did not appear within 5 s")
+                }
+                pw_thread_loop_unlock(loop)
+                usleep(100_000)
+                pw_thread_loop_lock(loop)
+            }
+        }
         let me = Unmanaged.passUnretained(self).toOpaque()
         gh_core_add_listener(core, coreListener, coreEvents, me)
         if profilerProtocol == 0 { profiler = gh_profiler_new(core) }
@@ -438,6 +471,8 @@ public final class PipeWirePlayer {
     }
 
     private func tearDownLocked() {
+        rtpModules.forEach { gh_unload_module($0) }
+        rtpModules = []
         hold?.destroy()
         hold = nil
         extraOutputs.forEach { $0.destroy() }

@@ -1,9 +1,10 @@
 import FoundationEssentials
 import Glibc
 
-/// Where and how an RTP stream arrives: `rtp://ADDRESS:PORT?format=L16&rate=48000&channels=2`. ADDRESS is a local
-/// address to bind (0.0.0.0 for any) or an IPv4 multicast group to join. The payload is linear PCM, big-endian: L16 or
-/// L24, as PipeWire's module-rtp-sink sends it (whose defaults the query's defaults are).
+/// An RTP session: `rtp://ADDRESS:PORT?format=L16&rate=48000&channels=2&ptime=4`. Received, ADDRESS is a local
+/// address to bind (0.0.0.0 for any) or an IPv4 multicast group to join; sent, the destination. The payload is linear
+/// PCM, big-endian: L16 or L24, as PipeWire's module-rtp-sink sends it (whose defaults the query's defaults are);
+/// `ptime` is the milliseconds of audio a sent packet carries.
 public struct RTPSession: Equatable, Sendable {
     public enum Format: String, Sendable, CaseIterable {
         case l16 = "L16"
@@ -17,6 +18,10 @@ public struct RTPSession: Equatable, Sendable {
     public var format: Format
     public var rate: Int
     public var channels: Int
+    public var ptime: Int
+    /// Whether `rate` and `channels` were given (a sender takes the graph's, and refuses others).
+    public var givesRate = false
+    public var givesChannels = false
 
     /// Bytes of one frame of payload.
     public var frameBytes: Int { format.bytesPerSample * channels }
@@ -40,6 +45,7 @@ public struct RTPSession: Equatable, Sendable {
         format = .l16
         rate = 48000
         channels = 2
+        ptime = 4
         for item in components.queryItems ?? [] {
             let value = item.value ?? ""
             switch item.name {
@@ -53,12 +59,35 @@ public struct RTPSession: Equatable, Sendable {
                     throw bad("rate '\(value)': use a sample rate within 8000…384000 Hz")
                 }
                 rate = r
+                givesRate = true
             case "channels":
                 guard let c = Int(value), (1...8).contains(c) else { throw bad("channels '\(value)': use 1…8") }
                 channels = c
+                givesChannels = true
+            case "ptime":
+                guard let t = Int(value), (1...20).contains(t) else { throw bad("ptime '\(value)': use 1…20 ms") }
+                ptime = t
             default:
-                throw bad("unknown parameter '\(item.name)' (format, rate, channels)")
+                throw bad("unknown parameter '\(item.name)' (format, rate, channels, ptime)")
             }
         }
+    }
+}
+
+extension RTPSession {
+    /// PipeWire's sample format for the payload.
+    var pipewireFormat: String { format == .l16 ? "S16BE" : "S24BE" }
+
+    /// The node.name of the RTP sink graphhost loads to send this session.
+    var sinkNodeName: String { "graphhost-rtp-\(address)-\(port)" }
+
+    /// The arguments of libpipewire-module-rtp-sink sending this session at `rate` with `channels`: unicast, with
+    /// its SAP announcements to the destination too (no multicast route needed), packets of `ptime` ms, and a sink
+    /// node others can play to.
+    func sinkArguments(rate: Int, channels: Int) -> String {
+        "{ destination.ip = \(address) destination.port = \(port) sap.ip = \(address) "
+            + "audio.format = \(pipewireFormat) audio.rate = \(rate) audio.channels = \(channels) "
+            + "sess.min-ptime = \(ptime) sess.max-ptime = \(ptime) sess.name = \"graphhost \(address):\(port)\" "
+            + "node.name = \"\(sinkNodeName)\" media.class = Audio/Sink }"
     }
 }
