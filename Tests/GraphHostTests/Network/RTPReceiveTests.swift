@@ -3,18 +3,26 @@ import XCTest
 
 @testable import GraphHost
 
-/// One graphhost sends its output as RTP through PipeWire's own RTP sink (module-rtp-sink, loaded into its PipeWire
-/// context); a relay of the test's delays every packet by 20 ms and drops every hundredth; a second graphhost plays
+/// Two network namespaces joined by a veth pair, each with its own private PipeWire daemon. In the first, graphhost
+/// sends its output as RTP through PipeWire's own RTP sink (module-rtp-sink, loaded into its PipeWire context); in the
+/// second, a relay of the test's delays every packet by 20 ms and drops every hundredth, and a second graphhost plays
 /// the session from a stream node. What the second records is the source sample for sample but for the lost packets,
 /// which are concealed (never louder than the source) and counted exactly; the delay does not drift; the sender
 /// reports the packets it sent.
 final class RTPReceiveTests: XCTestCase {
     func testASessionThroughALossyRelayPlaysTheSourceWithLossesConcealed() throws {
         let seconds = 60
+        let namespaces = try NetworkNamespacePair()
+        defer { namespaces.remove() }
+        let sendingDaemon = try HeadlessPipeWire(quantum: 256)
+        defer { sendingDaemon.stop() }
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
-        let receivePort = try UDPRelay.freePort()
-        let relay = try UDPRelay(to: receivePort, delay: 0.02, dropEvery: 100)
+        let receiver = namespaces.secondAddress
+        let (receivePort, relay) = try namespaces.inside(namespaces.second) {
+            let port = try UDPRelay.freePort(address: receiver)
+            return (port, try UDPRelay(address: receiver, to: port, delay: 0.02, dropEvery: 100))
+        }
         defer { relay.stop() }
 
         // The source: the demo song at 48 kHz in 16 bits, L16's own resolution, so what arrives intact is exact.
@@ -27,32 +35,32 @@ final class RTPReceiveTests: XCTestCase {
             """
             { "format": { "sampleRate": 48000, "channels": 2 },
               "nodes": [ { "id": "song", "type": "stream", "url": "\(source)" },
-                         { "id": "net", "type": "output", "rtp": "rtp://127.0.0.1:\(relay.port)?format=L16&ptime=4" } ],
+                         { "id": "net", "type": "output",
+                           "rtp": "rtp://\(receiver):\(relay.port)?format=L16&ptime=4" } ],
               "links": [ { "from": "song", "to": "net" } ] }
             """, name: "rtp-send")
         let graph = TestSupport.graph(
             """
             { "format": { "sampleRate": 48000, "channels": 2 },
-              "nodes": [ { "id": "net", "type": "stream", "url": "rtp://127.0.0.1:\(receivePort)",
+              "nodes": [ { "id": "net", "type": "stream", "url": "rtp://\(receiver):\(receivePort)",
                            "bufferSeconds": 0.08 },
                          { "id": "out", "type": "output" } ],
               "links": [ { "from": "net", "to": "out" } ] }
             """, name: "rtp-receive")
         let record = TestSupport.directory.appendingPathComponent("rtp-record.wav").path
         let socket = TestSupport.directory.appendingPathComponent("rtp-\(getpid())/r.sock").path
-        let run = try pw.graphhost([
-            "run", graph, "--duration", "\(seconds)", "--latency", "256", "--record", record, "--socket", socket,
-        ])
+        let run = try pw.graphhost(
+            ["run", graph, "--duration", "\(seconds)", "--latency", "256", "--record", record, "--socket", socket],
+            launcher: namespaces.launcher(namespaces.second))
         defer { run.interrupt() }
         let control = pw.control(socket)
         XCTAssertTrue(control.waitForSocket())
         let sendSocket = TestSupport.directory.appendingPathComponent("rtp-\(getpid())/s.sock").path
-        let sender = try pw.graphhost([
-            "run", sending, "--duration", "\(seconds + 3)", "--latency", "256", "--socket", sendSocket, "--name",
-            "sender",
-        ])
+        let sender = try sendingDaemon.graphhost(
+            ["run", sending, "--duration", "\(seconds + 3)", "--latency", "256", "--socket", sendSocket],
+            launcher: namespaces.launcher(namespaces.first))
         defer { sender.interrupt() }
-        let senderControl = pw.control(sendSocket)
+        let senderControl = sendingDaemon.control(sendSocket)
         XCTAssertTrue(senderControl.waitForSocket())
 
         func rtp() throws -> [String: Any] {
@@ -70,7 +78,7 @@ final class RTPReceiveTests: XCTestCase {
         let final = try rtp()
         let droppedSoFar = relay.dropped
         let outputs = try XCTUnwrap(senderControl.status()["rtpOutputs"] as? [[String: Any]])
-        XCTAssertEqual(outputs.first?["destination"] as? String, "127.0.0.1:\(relay.port)")
+        XCTAssertEqual(outputs.first?["destination"] as? String, "\(receiver):\(relay.port)")
         let sent = try XCTUnwrap(outputs.first?["packetsSent"] as? Int)
         let result = run.wait(timeout: 60)
         XCTAssertEqual(result.status, 0, result.err)

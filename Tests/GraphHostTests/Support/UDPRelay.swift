@@ -2,9 +2,10 @@ import Foundation
 import Glibc
 import Synchronization
 
-/// A UDP relay between a sender and a receiver on this machine: it takes datagrams on a port of its own and passes
-/// each on to `destination` `delay` seconds later, dropping every `dropEvery`th (a network's delay and loss, which
-/// this kernel's missing netem cannot give).
+/// A UDP relay between a sender and a receiver: it takes datagrams on `address` at a port of its own and passes each
+/// on to `address`:`port` `delay` seconds later, dropping every `dropEvery`th (a network's delay and loss, which this
+/// kernel's missing netem cannot give). Made inside a network namespace (`NetworkNamespacePair.inside`), it relays
+/// there.
 final class UDPRelay: @unchecked Sendable {
     let port: Int
     private let socket: Int32
@@ -19,10 +20,10 @@ final class UDPRelay: @unchecked Sendable {
     var passed: Int { counts.withLock { $0.passed } }
     var dropped: Int { counts.withLock { $0.dropped } }
 
-    init(to port: Int, delay: TimeInterval, dropEvery: Int) throws {
-        socket = try Self.boundSocket(port: 0)
+    init(address: String = "127.0.0.1", to port: Int, delay: TimeInterval, dropEvery: Int) throws {
+        socket = try Self.boundSocket(address: address, port: 0)
         self.port = try Self.port(of: socket)
-        destination = Self.loopback(port: port)
+        destination = Self.socketAddress(address, port: port)
         self.delay = delay
         self.dropEvery = dropEvery
         let thread = Thread { [self] in run() }
@@ -34,9 +35,9 @@ final class UDPRelay: @unchecked Sendable {
 
     deinit { close(socket) }
 
-    /// A free port on 127.0.0.1 (bound once, then released for the caller).
-    static func freePort() throws -> Int {
-        let s = try boundSocket(port: 0)
+    /// A free port on `address` (bound once, then released for the caller).
+    static func freePort(address: String = "127.0.0.1") throws -> Int {
+        let s = try boundSocket(address: address, port: 0)
         defer { close(s) }
         return try port(of: s)
     }
@@ -75,17 +76,17 @@ final class UDPRelay: @unchecked Sendable {
         }
     }
 
-    private static func loopback(port: Int) -> sockaddr_in {
+    private static func socketAddress(_ text: String, port: Int) -> sockaddr_in {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr = in_addr(s_addr: UInt32(0x7f00_0001).bigEndian)
+        inet_pton(AF_INET, text, &address.sin_addr)
         return address
     }
 
-    private static func boundSocket(port: Int) throws -> Int32 {
+    private static func boundSocket(address text: String, port: Int) throws -> Int32 {
         let s = Glibc.socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        var address = loopback(port: port)
+        var address = socketAddress(text, port: port)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(s, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
