@@ -50,6 +50,8 @@ public protocol NodeDefinition: Sendable {
     var midiInputPort: String? { get }
     /// Where an output node plays (a node.name or object.serial), nil for the default.
     var outputTarget: String? { get }
+    /// The RTP session an output node is sent as; nil for every other kind and output.
+    var rtpOutput: RTPSession? { get }
     /// A virtual sink's PipeWire node.name in a run named `graphName` (routes move applications into it); nil for
     /// every other kind.
     func virtualSinkName(id: String, graphName: String) -> String?
@@ -80,6 +82,7 @@ extension NodeDefinition {
     public var mainEventInput: String? { nil }
     public var midiInputPort: String? { nil }
     public var outputTarget: String? { nil }
+    public var rtpOutput: RTPSession? { nil }
     public func virtualSinkName(id: String, graphName: String) -> String? { nil }
     public func unlinkedInputWarnings(id: String) -> [String] { [] }
     public func settingFile(_ command: NodeCommand) throws -> (any NodeDefinition)? { nil }

@@ -63,7 +63,7 @@ public struct LivePlay {
             options.target = session.graph.document.node(first)?.definition.outputTarget
         }
         options.rtpSinks = session.graph.document.outputIDs.compactMap {
-            (session.graph.document.node($0)?.definition as? OutputNode)?.rtp.map {
+            session.graph.document.node($0)?.definition.rtpOutput.map {
                 RTPSinkSpec(
                     nodeName: $0.sinkNodeName,
                     arguments: $0.sinkArguments(rate: format.sampleRate, channels: format.channels))

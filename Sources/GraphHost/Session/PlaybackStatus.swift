@@ -63,7 +63,7 @@ public struct PlaybackStatus: Sendable {
         let memory = RenderMemory.report
         let frames = counters.frames.load(ordering: .relaxed)
         let rtpOutputs = graph.document.outputIDs.compactMap { id -> RunStatus.RTPOutput? in
-            guard let rtp = (graph.document.node(id)?.definition as? OutputNode)?.rtp else { return nil }
+            guard let rtp = graph.document.node(id)?.definition.rtpOutput else { return nil }
             let packetFrames = max(1, rtp.ptime * Int(sampleRate) / 1000)
             return RunStatus.RTPOutput(
                 id: id, destination: "\(rtp.address):\(rtp.port)", packetsSent: frames / packetFrames)

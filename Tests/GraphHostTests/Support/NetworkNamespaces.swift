@@ -3,7 +3,8 @@ import Glibc
 
 /// Two network namespaces of the test's own, joined by a veth pair: `first` at 10.77.N.1, `second` at 10.77.N.2
 /// (N from the process id, so runs side by side do not meet). Needs root and iproute2; `remove` deletes both, and the
-/// pair with them.
+/// pair with them. Programs enter a namespace through nsenter, which only joins it: `ip netns exec` and `ip -n` also
+/// remount, which a chroot (the fresh-machine check) refuses.
 final class NetworkNamespacePair {
     let first: String
     let second: String
@@ -22,13 +23,18 @@ final class NetworkNamespacePair {
             ["netns", "add", first], ["netns", "add", second],
             ["link", "add", a, "type", "veth", "peer", "name", b],
             ["link", "set", a, "netns", first], ["link", "set", b, "netns", second],
-            ["-n", first, "addr", "add", "\(firstAddress)/24", "dev", a],
-            ["-n", second, "addr", "add", "\(secondAddress)/24", "dev", b],
-            ["-n", first, "link", "set", a, "up"], ["-n", second, "link", "set", b, "up"],
-            ["-n", first, "link", "set", "lo", "up"], ["-n", second, "link", "set", "lo", "up"],
+        ]
+        let inside: [(String, [String])] = [
+            (first, ["addr", "add", "\(firstAddress)/24", "dev", a]),
+            (second, ["addr", "add", "\(secondAddress)/24", "dev", b]),
+            (first, ["link", "set", a, "up"]), (second, ["link", "set", b, "up"]),
+            (first, ["link", "set", "lo", "up"]), (second, ["link", "set", "lo", "up"]),
         ]
         do {
             for step in steps { _ = try TestSupport.run(["/usr/sbin/ip"] + step) }
+            for (namespace, step) in inside {
+                _ = try TestSupport.run(["/usr/bin/nsenter", "--net=/run/netns/\(namespace)", "/usr/sbin/ip"] + step)
+            }
         } catch {
             remove()
             throw error
@@ -36,7 +42,7 @@ final class NetworkNamespacePair {
     }
 
     /// The command prefix that runs a program in `namespace`.
-    func launcher(_ namespace: String) -> [String] { ["/usr/sbin/ip", "netns", "exec", namespace] }
+    func launcher(_ namespace: String) -> [String] { ["/usr/bin/nsenter", "--net=/run/netns/\(namespace)"] }
 
     /// Runs `body` on this thread inside `namespace` (sockets it makes stay there), then comes back.
     func inside<T>(_ namespace: String, _ body: () throws -> T) throws -> T {

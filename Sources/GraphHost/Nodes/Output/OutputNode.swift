@@ -69,6 +69,7 @@ public struct OutputNode: NodeDefinition {
     }
 
     public var outputTarget: String? { rtp?.sinkNodeName ?? target }
+    public var rtpOutput: RTPSession? { rtp }
 }
 
 final class OutputInstance: NodeInstance {
