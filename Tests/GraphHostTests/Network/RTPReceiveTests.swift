@@ -237,3 +237,69 @@ final class RTPSessionTests: XCTestCase {
         XCTAssertNil(RTPHeader(packet, count: &short))
     }
 }
+
+/// The receiver's decoder fed crafted packets on 127.0.0.1: in order they play as sent; a gap is filled and counted;
+/// a late packet is dropped and counted; a sender that starts over with its old SSRC is followed after a run of "late"
+/// packets.
+final class RTPDecoderTests: XCTestCase {
+    /// One stereo L16 packet of `frames` frames, every sample `value`.
+    static func packet(sequence: UInt16, timestamp: UInt32, frames: Int, value: Int16) -> [UInt8] {
+        var bytes: [UInt8] = [0x80, 127, UInt8(sequence >> 8), UInt8(sequence & 0xff)]
+        bytes += [24, 16, 8, 0].map { UInt8((timestamp >> $0) & 0xff) }
+        bytes += [0, 0, 0x12, 0x34]
+        let sample = UInt16(bitPattern: value)
+        for _ in 0..<(frames * 2) { bytes += [UInt8(sample >> 8), UInt8(sample & 0xff)] }
+        return bytes
+    }
+
+    func testGapsAreFilledLatePacketsDroppedAndARestartFollowed() throws {
+        let port = try UDPRelay.freePort()
+        let source = try RTPPacketSource(session: RTPSession(url: "rtp://127.0.0.1:\(port)"), url: "rtp test")
+        let decoder = RTPDecoder(source: source)
+        let sender = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(sender) }
+        var to = sockaddr_in()
+        to.sin_family = sa_family_t(AF_INET)
+        to.sin_port = in_port_t(UInt16(port).bigEndian)
+        inet_pton(AF_INET, "127.0.0.1", &to.sin_addr)
+        /// Sends one packet and returns what the decoder emits for it: blocks of (frames, first sample, last sample).
+        func play(_ sequence: UInt16, _ timestamp: UInt32, _ value: Int16) throws -> [(Int, Float, Float)] {
+            let bytes = Self.packet(sequence: sequence, timestamp: timestamp, frames: 192, value: value)
+            _ = bytes.withUnsafeBytes { b in
+                withUnsafePointer(to: &to) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        sendto(sender, b.baseAddress, b.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
+                }
+            }
+            var blocks: [(Int, Float, Float)] = []
+            XCTAssertTrue(
+                try decoder.decodeNext { samples, frames, _, _ in
+                    blocks.append((frames, samples[0], samples[2 * frames - 1]))
+                })
+            return blocks
+        }
+        let half: Int16 = 16384
+        XCTAssertEqual(try play(100, 4800, half).map(\.0), [192])
+        XCTAssertEqual(try play(101, 4992, half).first?.1, 0.5)
+        // Two packets lost: 384 frames fill the gap, fading from the last packet to silence, then the packet fades in
+        // over its first 64 frames.
+        let afterGap = try play(104, 5568, half)
+        XCTAssertEqual(afterGap.map(\.0), [384, 192])
+        XCTAssertLessThan(afterGap[0].1, 0.5)
+        XCTAssertEqual(afterGap[0].2, 0)
+        XCTAssertLessThan(afterGap[1].1, 0.05)
+        XCTAssertEqual(afterGap[1].2, 0.5)
+        // A packet from before is dropped.
+        XCTAssertEqual(try play(102, 5184, half).count, 0)
+        var counts = source.counters.snapshot
+        XCTAssertEqual([counts.received, counts.lost, counts.late, counts.concealedFrames], [3, 2, 1, 384])
+        // The sender starts over far back with its old SSRC: after a run of late packets it is followed.
+        var played = 0
+        for k in 0..<60 where try play(UInt16(10 + k), UInt32(192 * k), half).count > 0 { played += 1 }
+        counts = source.counters.snapshot
+        // Fifty late in a row (the one before among them), then every packet plays.
+        XCTAssertEqual(counts.late, 50)
+        XCTAssertEqual(played, 11)
+    }
+}

@@ -12,6 +12,8 @@ final class RTPDecoder: MediaDecoder {
     private var lastFrames = 0
     private var filled: [Float] = []
     private var expected: (sequence: UInt16, timestamp: UInt32, ssrc: UInt32)?
+    /// Late packets in a row: past a few dozen the sender has started over (with its old SSRC), and so does this.
+    private var lateInARow = 0
     /// Frames of fade-in owed to the audio after a gap.
     private static let fadeInFrames = 64
 
@@ -43,7 +45,8 @@ final class RTPDecoder: MediaDecoder {
         if let expected, expected.ssrc == header.ssrc {
             let ahead = Int(Int16(bitPattern: header.sequence &- expected.sequence))
             let missing = Int(Int32(bitPattern: header.timestamp &- expected.timestamp))
-            if ahead < 0 {
+            if ahead < 0 && lateInARow < 50 {
+                lateInARow += 1
                 source.counters.update { $0.late += 1 }
                 return true
             }
@@ -55,6 +58,7 @@ final class RTPDecoder: MediaDecoder {
                 }
             }
         }
+        lateInARow = 0
         expected = (header.sequence &+ 1, header.timestamp &+ UInt32(frames), header.ssrc)
         source.counters.update { $0.received += 1 }
         convert(header.payloadOffset, frames: frames)
