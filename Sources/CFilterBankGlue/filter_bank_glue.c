@@ -180,6 +180,8 @@ void gh_filter_bank_run_portable(const gh_filter_bank *bank, float *state0, cons
     } else {                                                                                                          \
         for (; f + 8 <= frames; f += 8) BLOCK(bank, x0 + f, y0 + f, a0, a1, a2, scratch);                            \
     }                                                                                                                 \
+    /* Lanes 20-23 hold the phase and zeros: a NaN sample makes the blocks' (zero-weighted) lanes NaN. */              \
+    a2 = _mm256_blend_ps(a2, low, 0xF0), b2 = _mm256_blend_ps(b2, low, 0xF0);                                          \
     _mm256_storeu_ps(state0, a0), _mm256_storeu_ps(state0 + 8, a1), _mm256_storeu_ps(state0 + 16, a2);               \
     edges(bank, state0, x0 + f, y0 + f, frames - f, 0);                                                              \
     if (state1) {                                                                                                     \

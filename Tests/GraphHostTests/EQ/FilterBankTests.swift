@@ -96,4 +96,26 @@ final class FilterBankTests: XCTestCase {
         }
         XCTAssertGreaterThan(vector.map(abs).max()!, 0.1)
     }
+
+    /// A NaN sample spoils the bank's state (its output stays NaN, which the output guard silences) but must not spoil
+    /// the block phase kept beside it: slices that end on a block's edge, then odd ones, go on without a crash.
+    func testANaNSampleLeavesTheBlockPhaseAlone() {
+        let k = IPodEQSettings(gains: IPodEQPreset.named("Rock")!.gains, preamp: 0).coefficients(sampleRate: Self.rate)
+        var bank = FilterBank.designed(k)
+        var state = [Float](repeating: 0, count: 2 * FilterBank.stateFloats)
+        var x = [Float](repeating: 0.25, count: 64)
+        x[3] = .nan
+        var y = [Float](repeating: 0, count: 128)
+        for frames in [16, 3, 5, 13, 8, 1] {
+            state.withUnsafeMutableBufferPointer { s in
+                y.withUnsafeMutableBufferPointer { y in
+                    gh_filter_bank_run(
+                        &bank, s.baseAddress!, x, y.baseAddress!, s.baseAddress! + FilterBank.stateFloats, x,
+                        y.baseAddress! + 64, frames)
+                }
+            }
+            x[3] = 0.25
+            XCTAssertTrue((0..<8).contains(Int(exactly: state[20]) ?? -1), "phase \(state[20]) after \(frames)")
+        }
+    }
 }
