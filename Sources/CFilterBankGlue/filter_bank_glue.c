@@ -154,12 +154,40 @@ void gh_filter_bank_run_portable(const gh_filter_bank *bank, float *state0, cons
     PARTIAL(bank, state, y, 0, (int)frames);                                                                          \
     return frames;
 
+/// Adds frames `from`…`to` − 1 of `y0` (and `y1`, when not null) to the sums of squares and peaks at `squares` and
+/// `peaks` (one channel each): the frames outside whole blocks. A NaN never raises a peak.
+static void edge_levels(const float *y0, const float *y1, long from, long to, float *squares, float *peaks) {
+    for (int k = 0; k < 2; k++) {
+        const float *y = k ? y1 : y0;
+        if (!y) break;
+        for (long f = from; f < to; f++) {
+            float a = fabsf(y[f]);
+            squares[k] += y[f] * y[f];
+            if (a > peaks[k]) peaks[k] = a;
+        }
+    }
+}
+
+/// Adds a channel's vector of sums of squares and of peaks to its `squares` and `peaks`.
+__attribute__((target("avx2,fma"))) static inline void add_levels(__m256 sums, __m256 tops, float *squares,
+                                                                  float *peaks) {
+    float s[8], m[8];
+    _mm256_storeu_ps(s, sums), _mm256_storeu_ps(m, tops);
+    float sum = ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
+    float top = peaks[0];
+    for (int j = 0; j < 8; j++) top = m[j] > top ? m[j] : top;
+    squares[0] += sum;
+    peaks[0] = top;
+}
+
 /// Whole blocks, both channels in one loop (their recursions overlap), between the edges. A block's input is read
 /// before its output is written, so the two may share memory.
 #define BLOCKS_BODY(edges)                                                                                            \
     long f = edges(bank, state0, x0, y0, frames, 1);                                                                  \
     if (state1) edges(bank, state1, x1, y1, frames, 1);                                                               \
+    if (squares) edge_levels(y0, state1 ? y1 : 0, 0, f, squares, peaks);                                               \
     if (f == frames) return;                                                                                          \
+    const long head = f;                                                                                              \
     float scratch[2 * N];                                                                                             \
     const __m256 diag0 = _mm256_loadu_ps(bank->diagonal), diag1 = _mm256_loadu_ps(bank->diagonal + 8);               \
     const __m256 diag2 = _mm256_loadu_ps(bank->diagonal + 16), off0 = _mm256_loadu_ps(bank->offDiagonal);            \
@@ -172,7 +200,28 @@ void gh_filter_bank_run_portable(const gh_filter_bank *bank, float *state0, cons
         b0 = _mm256_loadu_ps(state1), b1 = _mm256_loadu_ps(state1 + 8);                                              \
         b2 = _mm256_blend_ps(_mm256_loadu_ps(state1 + 16), low, 0xF0);                                               \
     }                                                                                                                 \
-    if (state1) {                                                                                                     \
+    if (squares) {                                                                                                    \
+        /* The blocks' output, measured as it is written (read back from the store just made). */                    \
+        const __m256 magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));                                  \
+        __m256 s0 = low, s1 = low, m0 = low, m1 = low;                                                                \
+        if (state1) {                                                                                                 \
+            for (; f + 8 <= frames; f += 8) {                                                                         \
+                BLOCK(bank, x0 + f, y0 + f, a0, a1, a2, scratch);                                                     \
+                BLOCK(bank, x1 + f, y1 + f, b0, b1, b2, scratch + N);                                                 \
+                __m256 v = _mm256_loadu_ps(y0 + f), w = _mm256_loadu_ps(y1 + f);                                      \
+                s0 = _mm256_fmadd_ps(v, v, s0), m0 = _mm256_max_ps(_mm256_and_ps(v, magnitude), m0);                 \
+                s1 = _mm256_fmadd_ps(w, w, s1), m1 = _mm256_max_ps(_mm256_and_ps(w, magnitude), m1);                 \
+            }                                                                                                         \
+        } else {                                                                                                      \
+            for (; f + 8 <= frames; f += 8) {                                                                         \
+                BLOCK(bank, x0 + f, y0 + f, a0, a1, a2, scratch);                                                     \
+                __m256 v = _mm256_loadu_ps(y0 + f);                                                                   \
+                s0 = _mm256_fmadd_ps(v, v, s0), m0 = _mm256_max_ps(_mm256_and_ps(v, magnitude), m0);                 \
+            }                                                                                                         \
+        }                                                                                                             \
+        add_levels(s0, m0, squares, peaks);                                                                           \
+        if (state1) add_levels(s1, m1, squares + 1, peaks + 1);                                                       \
+    } else if (state1) {                                                                                              \
         for (; f + 8 <= frames; f += 8) {                                                                             \
             BLOCK(bank, x0 + f, y0 + f, a0, a1, a2, scratch);                                                         \
             BLOCK(bank, x1 + f, y1 + f, b0, b1, b2, scratch + N);                                                     \
@@ -180,14 +229,16 @@ void gh_filter_bank_run_portable(const gh_filter_bank *bank, float *state0, cons
     } else {                                                                                                          \
         for (; f + 8 <= frames; f += 8) BLOCK(bank, x0 + f, y0 + f, a0, a1, a2, scratch);                            \
     }                                                                                                                 \
-    /* Lanes 20-23 hold the phase and zeros: a NaN sample makes the blocks' (zero-weighted) lanes NaN. */              \
+    /* Lanes 20-23 hold the phase and zeros: a NaN sample makes the blocks' (zero-weighted) lanes NaN. */           \
     a2 = _mm256_blend_ps(a2, low, 0xF0), b2 = _mm256_blend_ps(b2, low, 0xF0);                                          \
     _mm256_storeu_ps(state0, a0), _mm256_storeu_ps(state0 + 8, a1), _mm256_storeu_ps(state0 + 16, a2);               \
     edges(bank, state0, x0 + f, y0 + f, frames - f, 0);                                                              \
     if (state1) {                                                                                                     \
         _mm256_storeu_ps(state1, b0), _mm256_storeu_ps(state1 + 8, b1), _mm256_storeu_ps(state1 + 16, b2);           \
         edges(bank, state1, x1 + f, y1 + f, frames - f, 0);                                                          \
-    }
+    }                                                                                                                 \
+    if (squares) edge_levels(y0, state1 ? y1 : 0, f, frames, squares, peaks);                                          \
+    (void)head;
 
 __attribute__((target("avx2,fma"))) static long edges_avx2(const gh_filter_bank *bank, float *state, const float *x,
                                                            float *y, long frames, int first) {
@@ -199,7 +250,7 @@ __attribute__((target("avx2,fma"))) static long edges_avx2(const gh_filter_bank 
 
 __attribute__((target("avx2,fma"))) static void run_avx2(const gh_filter_bank *bank, float *state0, const float *x0,
                                                           float *y0, float *state1, const float *x1, float *y1,
-                                                          long frames) {
+                                                          long frames, float *squares, float *peaks) {
     BLOCKS_BODY(edges_avx2)
 }
 
@@ -217,14 +268,21 @@ __attribute__((target("avx2,fma,avx512f,avx512vl"))) static void run_avx512vl(co
                                                                               float *state0, const float *x0,
                                                                               float *y0, float *state1,
                                                                               const float *x1, float *y1,
-                                                                              long frames) {
+                                                                              long frames, float *squares,
+                                                                              float *peaks) {
     BLOCKS_BODY(edges_avx512vl)
 }
 
 typedef void (*bank_runner)(const gh_filter_bank *, float *, const float *, float *, float *, const float *, float *,
-                            long);
+                            long, float *, float *);
 
-static bank_runner chosen = gh_filter_bank_run_portable;
+static void run_portable(const gh_filter_bank *bank, float *state0, const float *x0, float *y0, float *state1,
+                         const float *x1, float *y1, long frames, float *squares, float *peaks) {
+    gh_filter_bank_run_portable(bank, state0, x0, y0, state1, x1, y1, frames);
+    if (squares) edge_levels(y0, state1 ? y1 : 0, 0, frames, squares, peaks);
+}
+
+static bank_runner chosen = run_portable;
 
 /// Chooses the loops before main runs, so the render world never asks (nor races on the choice).
 __attribute__((constructor)) static void choose_bank_runner(void) {
@@ -237,5 +295,11 @@ __attribute__((constructor)) static void choose_bank_runner(void) {
 
 void gh_filter_bank_run(const gh_filter_bank *bank, float *state0, const float *x0, float *y0, float *state1,
                         const float *x1, float *y1, long frames) {
-    chosen(bank, state0, x0, y0, state1, x1, y1, frames);
+    chosen(bank, state0, x0, y0, state1, x1, y1, frames, 0, 0);
+}
+
+void gh_filter_bank_run_measured(const gh_filter_bank *bank, float *state0, const float *x0, float *y0,
+                                 float *state1, const float *x1, float *y1, long frames, float *squares,
+                                 float *peaks) {
+    chosen(bank, state0, x0, y0, state1, x1, y1, frames, squares, peaks);
 }

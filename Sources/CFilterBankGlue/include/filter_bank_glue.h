@@ -37,6 +37,12 @@ void gh_filter_bank_design(gh_filter_bank *bank, float d, const float *lanes, in
 void gh_filter_bank_run(const gh_filter_bank *bank, float *state0, const float *x0, float *y0, float *state1,
                         const float *x1, float *y1, long frames);
 
+/// The same, and adds the output's sum of squares and largest |y| (a NaN never raises it) to `squares[0]` and
+/// `peaks[0]` (channel 0) and `squares[1]` and `peaks[1]` (channel 1): a level meter's measurement, made as the
+/// output is written.
+void gh_filter_bank_run_measured(const gh_filter_bank *bank, float *state0, const float *x0, float *y0,
+                                 float *state1, const float *x1, float *y1, long frames, float *squares,
+                                 float *peaks);
 /// The same, one frame at a time in plain C, as a processor without AVX2 and FMA runs it (the tests compare them;
 /// a state is used by one of the two only).
 void gh_filter_bank_run_portable(const gh_filter_bank *bank, float *state0, const float *x0, float *y0,

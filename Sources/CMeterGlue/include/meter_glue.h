@@ -11,4 +11,14 @@ void gh_meter_run_levels(const float *samples, long stride, long channels, long 
 void gh_meter_run_levels_sse2(const float *samples, long stride, long channels, long count, float *squares,
                               float *peaks);
 
+/// dst[f] += src[f] · gain for `count` samples (a product, then a sum: never fused), and adds dst's sum of squares
+/// and largest |x| to `*squares` and `*peak` (a NaN never raises it): a mixer's last pass, measured as it is written.
+void gh_meter_scale_add(float *dst, const float *src, float gain, long count, float *squares, float *peak);
+
+/// Copies `frames` interleaved stereo frames from `source` into `left` and `right`, and adds each channel's sum of
+/// squares and largest |x| to `squares[c]` and `peaks[c]` (a NaN never raises it): a stream's read from its ring,
+/// measured as it is copied.
+void gh_meter_deinterleave_stereo(const float *source, float *left, float *right, long frames, float *squares,
+                                  float *peaks);
+
 #endif

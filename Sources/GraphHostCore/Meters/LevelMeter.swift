@@ -1,9 +1,14 @@
 import Atomics
 
-/// A level meter of one planar bus: per channel the sample peak and the RMS over the last 300 ms (30 blocks of
-/// 10 ms), a peak held for 2 s, and the count of clipped samples (|x| ≥ 1) since the meter was turned on. The render
-/// world measures each slice while it is on and publishes the readings under a seqlock; the control world reads them
-/// without waiting on the render world. All its memory comes from the control world (`allocate`).
+/// A level meter of one planar bus: per channel the sample peak and the RMS over the last 300 ms, the peak held for 2 s
+/// after it left that window, and the count of clipped samples (|x| ≥ 1) since the meter was turned on.
+///
+/// The render world measures each slice while the meter is on (in a pass of its own, or the step's kernel as it
+/// writes the slice: `runLevels`) and adds it to the block under way; a block gathers whole slices until it holds
+/// 10 ms, then goes into a ring of finished blocks (its sums of squares, peaks and the clip counts so far) and the
+/// count of finished blocks moves on. The control world reads the ring without
+/// waiting on the render world and works out the window: the newest blocks that hold 300 ms (with slices longer than
+/// 10 ms, 300 ms rounded up to a slice). All its memory comes from the control world (`allocate`).
 public struct LevelMeter {
     /// One channel's reading, linear (1 is full scale); the control world takes the RMS's square root.
     public struct Reading: Equatable, Sendable {
@@ -16,219 +21,215 @@ public struct LevelMeter {
         public init() {}
     }
 
-    /// A channel's running state: the block being filled, the held peak and the clip count.
-    struct ChannelState {
-        var squares: Float = 0
-        var peak: Float = 0
-        var held: Float = 0
-        var holdLeft = 0
-        var clips = 0
-        /// The window's finished blocks' sum of squares, kept up as blocks come and go (exactly 0 when none of them
-        /// holds sound), and their peak.
-        var windowSquares: Double = 0
-        var windowPeak: Float = 0
-        /// The window's blocks with a sum of squares above 0.
-        var soundingBlocks = 0
-    }
-
-    public static let windowBlocks = 30
-    /// Slots a channel keeps for its window's blocks: `windowBlocks` rounded up to whole vectors, the rest zero.
-    static let windowSlots = 32
     public static let blockSeconds = 0.01
+    /// The RMS and peak window, in blocks of `blockSeconds`.
+    public static let windowBlocks = 30
     public static let holdSeconds = 2.0
+    /// Finished blocks the ring keeps: more than the window and the hold at 10 ms a block, with room for the blocks
+    /// the render world finishes while the control world reads.
+    static let ringBlocks = 512
 
     public let channels: Int
     let blockFrames: Int
+    let windowFrames: Int
     let holdFrames: Int
     /// Whether the render world measures; the control world turns it on and off.
     public let isOn: UnsafeAtomic<Bool>
-    let sequence: UnsafeAtomic<Int>
-    let published: UnsafeMutablePointer<Reading>
-    let state: UnsafeMutablePointer<ChannelState>
-    /// Sum of squares and peak of each finished block, `channels × windowSlots`, zero where no block is.
-    let blockSquares: UnsafeMutablePointer<Float>
-    let blockPeaks: UnsafeMutablePointer<Float>
-    /// One run's sum of squares and peak per channel, as the run loop leaves them.
+    /// Blocks finished since the meter was made, and the count when measuring last began (the blocks before it are
+    /// another measurement's).
+    let finished: UnsafeAtomic<Int>
+    let firstBlock: UnsafeAtomic<Int>
+    /// The ring, `ringBlocks` slots: each slot's frames, and per slot and channel (slot × channels + channel) the sum
+    /// of squares (0 for a block holding a non-finite sample: it counts as silence), the peak, and the clips counted
+    /// from the start of the measurement to the end of that block.
+    let slotFrames: UnsafeMutablePointer<Int>
+    let slotSquares: UnsafeMutablePointer<Float>
+    let slotPeaks: UnsafeMutablePointer<Float>
+    let slotClips: UnsafeMutablePointer<Int>
+    /// Per channel: the block under way's sum of squares and peak, and the clips so far.
+    let openSquares: UnsafeMutablePointer<Float>
+    let openPeaks: UnsafeMutablePointer<Float>
+    let clips: UnsafeMutablePointer<Int>
+    /// One slice's sum of squares and peak per channel, as the run loop leaves them.
     let runSquares: UnsafeMutablePointer<Float>
     let runPeaks: UnsafeMutablePointer<Float>
-    var blockIndex = 0
     var framesInBlock = 0
-    var filledBlocks = 0
     var measuring = false
+    /// The step's kernel measured this slice as it wrote it (`kernelMeasured`).
+    var runTaken = false
+
+    /// Where a kernel that measures its output as it writes it adds a slice's levels: per channel the sum of squares
+    /// and the peak |x| (a NaN never raising it).
+    public struct RunLevels {
+        public let squares: UnsafeMutablePointer<Float>
+        public let peaks: UnsafeMutablePointer<Float>
+
+        /// The levels from channel `c` on.
+        @_noLocks
+        public func at(_ c: Int) -> RunLevels { RunLevels(squares: squares + c, peaks: peaks + c) }
+    }
 
     /// A meter for `channels` channels at `sampleRate`, on or off (control world only). One allocation holds the
-    /// meter, its flags, its channels' state and readings, then the window's slots: a slice touches a few
-    /// neighbouring cache lines, not one per part.
+    /// meter, its counters, the render world's running sums, then the ring.
     public static func allocate(channels: Int, sampleRate: Double, on: Bool) -> UnsafeMutablePointer<LevelMeter> {
         func aligned(_ offset: Int, _ alignment: Int) -> Int { (offset + alignment - 1) / alignment * alignment }
-        let sequenceAt = aligned(MemoryLayout<LevelMeter>.stride, MemoryLayout<UnsafeAtomic<Int>.Storage>.alignment)
-        let onAt = sequenceAt + MemoryLayout<UnsafeAtomic<Int>.Storage>.stride
-        let stateAt = aligned(
-            onAt + MemoryLayout<UnsafeAtomic<Bool>.Storage>.stride, MemoryLayout<ChannelState>.alignment)
-        let publishedAt = aligned(
-            stateAt + channels * MemoryLayout<ChannelState>.stride, MemoryLayout<Reading>.alignment)
-        let slotsAt = aligned(publishedAt + channels * MemoryLayout<Reading>.stride, 64)
-        let window = channels * windowSlots
-        let floats = 2 * window + 2 * channels
-        let raw = UnsafeMutableRawPointer.allocateRender(
-            byteCount: slotsAt + floats * MemoryLayout<Float>.stride, alignment: 64)
-        let sequence = raw.advanced(by: sequenceAt).bindMemory(to: UnsafeAtomic<Int>.Storage.self, capacity: 1)
-        sequence.initialize(to: UnsafeAtomic<Int>.Storage(0))
+        let intSize = MemoryLayout<Int>.stride
+        let floatSize = MemoryLayout<Float>.stride
+        let countersAt = aligned(MemoryLayout<LevelMeter>.stride, 64)
+        let onAt = countersAt + 2 * MemoryLayout<UnsafeAtomic<Int>.Storage>.stride
+        let runningAt = aligned(onAt + MemoryLayout<UnsafeAtomic<Bool>.Storage>.stride, 64)
+        // Render-world running values: open squares and peaks, run squares and peaks (floats), clips (ints).
+        let clipsAt = aligned(runningAt + 4 * channels * floatSize, intSize)
+        let ringAt = aligned(clipsAt + channels * intSize, 64)
+        let slotFramesAt = ringAt
+        let slotClipsAt = slotFramesAt + ringBlocks * intSize
+        let slotSquaresAt = slotClipsAt + ringBlocks * channels * intSize
+        let slotPeaksAt = slotSquaresAt + ringBlocks * channels * floatSize
+        let size = slotPeaksAt + ringBlocks * channels * floatSize
+        let raw = UnsafeMutableRawPointer.allocateRender(byteCount: size, alignment: 64)
+        raw.initializeMemory(as: UInt8.self, repeating: 0, count: size)
+        let counters = raw.advanced(by: countersAt).bindMemory(to: UnsafeAtomic<Int>.Storage.self, capacity: 2)
+        counters.initialize(repeating: UnsafeAtomic<Int>.Storage(0), count: 2)
         let isOn = raw.advanced(by: onAt).bindMemory(to: UnsafeAtomic<Bool>.Storage.self, capacity: 1)
         isOn.initialize(to: UnsafeAtomic<Bool>.Storage(on))
-        let state = raw.advanced(by: stateAt).bindMemory(to: ChannelState.self, capacity: channels)
-        state.initialize(repeating: ChannelState(), count: channels)
-        let published = raw.advanced(by: publishedAt).bindMemory(to: Reading.self, capacity: channels)
-        published.initialize(repeating: Reading(), count: channels)
-        let slots = raw.advanced(by: slotsAt).bindMemory(to: Float.self, capacity: floats)
-        slots.initialize(repeating: 0, count: floats)
+        let running = raw.advanced(by: runningAt).bindMemory(to: Float.self, capacity: 4 * channels)
+        let blockFrames = max(1, Int((sampleRate * blockSeconds).rounded()))
         let meter = raw.bindMemory(to: LevelMeter.self, capacity: 1)
         meter.initialize(
             to: LevelMeter(
-                channels: channels, blockFrames: max(1, Int((sampleRate * blockSeconds).rounded())),
+                channels: channels, blockFrames: blockFrames, windowFrames: windowBlocks * blockFrames,
                 holdFrames: Int(sampleRate * holdSeconds), isOn: UnsafeAtomic(at: isOn),
-                sequence: UnsafeAtomic(at: sequence), published: published, state: state, blockSquares: slots,
-                blockPeaks: slots + window, runSquares: slots + 2 * window,
-                runPeaks: slots + 2 * window + channels))
+                finished: UnsafeAtomic(at: counters), firstBlock: UnsafeAtomic(at: counters + 1),
+                slotFrames: raw.advanced(by: slotFramesAt).bindMemory(to: Int.self, capacity: ringBlocks),
+                slotSquares: raw.advanced(by: slotSquaresAt).bindMemory(
+                    to: Float.self, capacity: ringBlocks * channels),
+                slotPeaks: raw.advanced(by: slotPeaksAt).bindMemory(to: Float.self, capacity: ringBlocks * channels),
+                slotClips: raw.advanced(by: slotClipsAt).bindMemory(to: Int.self, capacity: ringBlocks * channels),
+                openSquares: running, openPeaks: running + channels,
+                clips: raw.advanced(by: clipsAt).bindMemory(to: Int.self, capacity: channels),
+                runSquares: running + 2 * channels, runPeaks: running + 3 * channels))
         return meter
     }
 
     /// Frees a meter from `allocate` (control world only; nothing may measure it any more).
     public static func deallocate(_ meter: UnsafeMutablePointer<LevelMeter>) {
-        let channels = meter.pointee.channels
-        meter.pointee.published.deinitialize(count: channels)
-        meter.pointee.state.deinitialize(count: channels)
         meter.deinitialize(count: 1)
         UnsafeMutableRawPointer(meter).deallocateRender()
     }
 
-    /// Measures `frames` frames of `bus` (channel c at `bus + c * channelStride`) if the meter is on, and publishes.
-    /// A meter turned on again starts afresh (window, held peak and clip count).
+    /// Measures `frames` frames of `bus` (channel c at `bus + c * channelStride`) if the meter is on. A meter turned
+    /// on again starts afresh (window, held peak and clip count).
     @_noLocks
     public mutating func measure(_ bus: UnsafeMutablePointer<Float>, channelStride: Int, frames: Int) {
+        let taken = runTaken
+        runTaken = false
         guard isOn.load(ordering: .relaxed) else {
             measuring = false
             return
         }
-        if !measuring { reset() }
-        var done = 0
-        while done < frames {
-            let n = min(frames - done, blockFrames - framesInBlock)
+        if !measuring { restart() }
+        if !taken {
             SampleRunLevels.measure(
-                bus + done, channelStride: channelStride, channels: channels, count: n, squares: runSquares,
+                bus, channelStride: channelStride, channels: channels, count: frames, squares: runSquares,
                 peaks: runPeaks)
-            for c in 0..<channels {
-                state[c].squares += runSquares[c]
-                if runPeaks[c] > state[c].peak { state[c].peak = runPeaks[c] }
-                // Clipping is rare: only a run that reaches full scale is counted, in a second pass.
-                if runPeaks[c] >= 1 {
-                    state[c].clips += SampleRunLevels.clips(bus + c * channelStride + done, count: n)
-                }
-            }
-            framesInBlock += n
-            done += n
-            if framesInBlock == blockFrames { closeBlock() }
         }
-        publish(frames: frames)
+        for c in 0..<channels {
+            openSquares[c] += runSquares[c]
+            if runPeaks[c] > openPeaks[c] { openPeaks[c] = runPeaks[c] }
+            // Clipping is rare: only a slice that reaches full scale is counted, in a second pass.
+            if runPeaks[c] >= 1 { clips[c] += SampleRunLevels.clips(bus + c * channelStride, count: frames) }
+        }
+        framesInBlock += frames
+        if framesInBlock >= blockFrames { finishBlock() }
     }
 
+    /// The slice's levels for a kernel to add its output to, zeroed, when the meter is on and has `channels`
+    /// channels; nil otherwise. A kernel that measured all of the slice's output says so with `kernelMeasured`.
     @_noLocks
-    mutating func reset() {
+    public func runLevels(channels: Int) -> RunLevels? {
+        guard channels == self.channels && isOn.load(ordering: .relaxed) else { return nil }
+        runSquares.update(repeating: 0, count: channels)
+        runPeaks.update(repeating: 0, count: channels)
+        return RunLevels(squares: runSquares, peaks: runPeaks)
+    }
+
+    /// The kernel filled `runLevels` with the whole slice's output: `measure` takes them instead of reading the bus.
+    @_noLocks
+    public mutating func kernelMeasured() { runTaken = true }
+
+    @_noLocks
+    mutating func restart() {
         measuring = true
-        blockIndex = 0
         framesInBlock = 0
-        filledBlocks = 0
-        for c in 0..<channels { state[c] = ChannelState() }
-        blockSquares.update(repeating: 0, count: channels * Self.windowSlots)
-        blockPeaks.update(repeating: 0, count: channels * Self.windowSlots)
+        for c in 0..<channels {
+            openSquares[c] = 0
+            openPeaks[c] = 0
+            clips[c] = 0
+        }
+        firstBlock.store(finished.load(ordering: .relaxed), ordering: .releasing)
     }
 
-    /// Files the block just filled in each channel's window in place of the oldest, updating the window's sum and
-    /// peak without summing it again (its peak is looked for again only when the oldest block held it).
+    /// Puts the block under way in the ring, then counts it finished (the reader sees its slot only after that).
     @_noLocks
-    mutating func closeBlock() {
+    mutating func finishBlock() {
+        let block = finished.load(ordering: .relaxed)
+        let slot = block & (Self.ringBlocks - 1)
+        slotFrames[slot] = framesInBlock
         for c in 0..<channels {
-            let slot = c * Self.windowSlots + blockIndex
+            let at = slot * channels + c
             // A non-finite sample (a plugin's NaN) counts as silence rather than spoiling the window.
-            let squares = state[c].squares.isFinite ? state[c].squares : 0
-            let peak = state[c].peak
-            let oldSquares = blockSquares[slot]
-            let oldPeak = blockPeaks[slot]
-            blockSquares[slot] = squares
-            blockPeaks[slot] = peak
-            state[c].squares = 0
-            state[c].peak = 0
-            if oldSquares > 0 { state[c].soundingBlocks -= 1 }
-            if squares > 0 { state[c].soundingBlocks += 1 }
-            state[c].windowSquares =
-                state[c].soundingBlocks == 0 ? 0 : state[c].windowSquares + Double(squares) - Double(oldSquares)
-            if peak >= state[c].windowPeak {
-                state[c].windowPeak = peak
-            } else if oldPeak >= state[c].windowPeak {
-                state[c].windowPeak = Self.peak(blockPeaks + (slot - blockIndex))
-            }
+            slotSquares[at] = openSquares[c].isFinite ? openSquares[c] : 0
+            slotPeaks[at] = openPeaks[c]
+            slotClips[at] = clips[c]
+            openSquares[c] = 0
+            openPeaks[c] = 0
         }
-        blockIndex = blockIndex + 1 == Self.windowBlocks ? 0 : blockIndex + 1
         framesInBlock = 0
-        if filledBlocks < Self.windowBlocks { filledBlocks += 1 }
+        finished.store(block &+ 1, ordering: .releasing)
     }
 
-    /// The largest of a channel's block peaks, none of them NaN, in four scalar chains (LLVM makes vector maxima that
-    /// end in a scalar into masks and blends, which cost more).
-    @_noLocks
-    static func peak(_ p: UnsafeMutablePointer<Float>) -> Float {
-        var m0: Float = 0
-        var m1: Float = 0
-        var m2: Float = 0
-        var m3: Float = 0
-        for k in stride(from: 0, to: windowSlots, by: 4) {
-            if p[k] > m0 { m0 = p[k] }
-            if p[k + 1] > m1 { m1 = p[k + 1] }
-            if p[k + 2] > m2 { m2 = p[k + 2] }
-            if p[k + 3] > m3 { m3 = p[k + 3] }
-        }
-        return max(max(m0, m1), max(m2, m3))
-    }
-
-    /// Writes every channel's reading between two increments of `sequence` (odd while writing).
-    @_noLocks
-    mutating func publish(frames: Int) {
-        let count = filledBlocks * blockFrames + framesInBlock
-        let s = sequence.load(ordering: .relaxed)
-        sequence.store(s &+ 1, ordering: .relaxed)
-        atomicMemoryFence(ordering: .releasing)
-        for c in 0..<channels {
-            let squares = state[c].squares
-            let sum = max(0, Double(squares.isFinite ? squares : 0) + state[c].windowSquares)
-            let peak = max(state[c].peak, state[c].windowPeak)
-            if peak >= state[c].held {
-                state[c].held = peak
-                state[c].holdLeft = holdFrames
-            } else if state[c].holdLeft > frames {
-                state[c].holdLeft -= frames
-            } else {
-                state[c].held = peak
-                state[c].holdLeft = holdFrames
-            }
-            published[c].peak = peak
-            published[c].heldPeak = state[c].held
-            published[c].meanSquare = count > 0 ? Float(sum / Double(count)) : 0
-            published[c].clips = state[c].clips
-        }
-        sequence.store(s &+ 2, ordering: .releasing)
-    }
-
-    /// The latest readings, one per channel, or nil when the meter is off or the render world kept publishing
-    /// through every attempt (control world; it never waits).
+    /// The latest readings, one per channel, or nil when the meter is off or the render world kept overwriting the
+    /// blocks being read through every attempt (control world; it never waits). The window is the newest blocks that
+    /// hold `windowFrames`; the held peak the largest of the blocks `holdFrames` before them and theirs.
     public func read() -> [Reading]? {
         guard isOn.load(ordering: .relaxed) else { return nil }
         var readings = [Reading](repeating: Reading(), count: channels)
+        var squares = [Double](repeating: 0, count: channels)
         for _ in 0..<64 {
-            let before = sequence.load(ordering: .acquiring)
-            guard before & 1 == 0 else { continue }
-            for c in 0..<channels { readings[c] = published[c] }
+            let first = firstBlock.load(ordering: .acquiring)
+            let end = finished.load(ordering: .acquiring)
+            for c in 0..<channels {
+                readings[c] = Reading()
+                squares[c] = 0
+            }
+            var frames = 0
+            var spanned = 0
+            var block = end
+            // The oldest block a read may take: the render world may be writing the slot of `end - ringBlocks`.
+            let oldest = max(first, end - Self.ringBlocks + Self.ringBlocks / 8)
+            while block > oldest && spanned < windowFrames + holdFrames {
+                block -= 1
+                let slot = block & (Self.ringBlocks - 1)
+                let inWindow = spanned < windowFrames
+                for c in 0..<channels {
+                    let at = slot * channels + c
+                    let peak = slotPeaks[at]
+                    if inWindow {
+                        squares[c] += Double(slotSquares[at])
+                        if peak > readings[c].peak { readings[c].peak = peak }
+                    }
+                    if peak > readings[c].heldPeak { readings[c].heldPeak = peak }
+                    if block == end - 1 { readings[c].clips = slotClips[at] }
+                }
+                if inWindow { frames += slotFrames[slot] }
+                spanned += slotFrames[slot]
+            }
             atomicMemoryFence(ordering: .acquiring)
-            if sequence.load(ordering: .relaxed) == before { return readings }
+            guard firstBlock.load(ordering: .relaxed) == first,
+                finished.load(ordering: .relaxed) - block < Self.ringBlocks
+            else { continue }
+            for c in 0..<channels where frames > 0 { readings[c].meanSquare = Float(squares[c] / Double(frames)) }
+            return readings
         }
         return nil
     }

@@ -16,6 +16,30 @@ enum SampleRunLevels {
         _unsafePerformance { gh_meter_run_levels(bus, channelStride, channels, n, squares, peaks) }
     }
 
+    /// `destination[f] += source[f] * gain` for `count` samples, as the mixer sums them, adding the result's sum of
+    /// squares and peak to `*squares` and `*peak`.
+    @_noLocks
+    static func scaleAdd(
+        _ destination: UnsafeMutablePointer<Float>, _ source: UnsafePointer<Float>, gain: Float, count: Int,
+        squares: UnsafeMutablePointer<Float>, peak: UnsafeMutablePointer<Float>
+    ) {
+        // meter_glue.c: arithmetic on the samples only, no allocation, lock or call out.
+        _unsafePerformance { gh_meter_scale_add(destination, source, gain, count, squares, peak) }
+    }
+
+    /// Copies `frames` interleaved stereo frames into `left` and `right`, adding each channel's sum of squares and
+    /// peak to `levels`.
+    @_noLocks
+    static func deinterleaveStereo(
+        _ source: UnsafePointer<Float>, into left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>,
+        frames: Int, levels: LevelMeter.RunLevels
+    ) {
+        // meter_glue.c: arithmetic on the samples only, no allocation, lock or call out.
+        _unsafePerformance {
+            gh_meter_deinterleave_stereo(source, left, right, frames, levels.squares, levels.peaks)
+        }
+    }
+
     /// The samples of the run with |x| ≥ 1 (an infinity is one, a NaN is not).
     @_noLocks
     static func clips(_ p: UnsafePointer<Float>, count n: Int) -> Int {

@@ -55,12 +55,21 @@ public struct PCMRing: @unchecked Sendable {
         }
     }
 
-    /// Consumer: moves up to `frames` frames into a planar bus (channel c at `destination + c * channelStride`).
+    /// Consumer: moves up to `frames` frames into a planar bus (channel c at `destination + c * channelStride`); with
+    /// `levels` and two channels, adds what it copies to their levels.
     @_noLocks
-    public func readPlanar(into destination: UnsafeMutablePointer<Float>, channelStride: Int, frames: Int) -> Int {
+    public func readPlanar(
+        into destination: UnsafeMutablePointer<Float>, channelStride: Int, frames: Int,
+        levels: LevelMeter.RunLevels? = nil
+    ) -> Int {
         consume(frames) { ring, done, run in
-            Interleaving.deinterleave(
-                from: ring, channels: channels, frames: run, into: destination + done, channelStride: channelStride)
+            if let levels, channels == 2 {
+                SampleRunLevels.deinterleaveStereo(
+                    ring, into: destination + done, destination + channelStride + done, frames: run, levels: levels)
+            } else {
+                Interleaving.deinterleave(
+                    from: ring, channels: channels, frames: run, into: destination + done, channelStride: channelStride)
+            }
         }
     }
 

@@ -95,15 +95,17 @@ final class LevelMeterSliceTests: XCTestCase {
 
     func testClipsStraddlingBlockAndSliceBoundariesAreCountedExactly() throws {
         let meter = Meter()
-        let frames = 10 * Self.blockFrames
+        // Ten blocks' worth and 200 quiet frames, so the last block (they end with the slice that fills 480 frames:
+        // at every 500) is finished and read.
+        let frames = 10 * Self.blockFrames + 200
         var left = [Float](repeating: 0.25, count: frames)
         var right = [Float](repeating: -0.25, count: frames)
-        // Seven clipped samples across each block boundary, and five across each 100-frame slice boundary between.
-        for boundary in stride(from: Self.blockFrames, to: frames, by: Self.blockFrames) {
+        // Seven clipped samples across each 10 ms mark, and five across each 100-frame slice boundary between.
+        for boundary in stride(from: Self.blockFrames, to: 10 * Self.blockFrames, by: Self.blockFrames) {
             for f in boundary - 3...boundary + 3 { left[f] = f.isMultiple(of: 2) ? 1 : -1.5 }
             for f in boundary - 3...boundary + 3 { right[f] = .infinity }
         }
-        for boundary in stride(from: 200, to: frames, by: 500) {
+        for boundary in stride(from: 200, to: 10 * Self.blockFrames, by: 500) {
             for f in boundary - 2...boundary + 2 { left[f] = -1 }
         }
         var readings: [LevelMeter.Reading] = []
@@ -169,17 +171,16 @@ final class LevelMeterSliceTests: XCTestCase {
         XCTAssertGreaterThan(clips, 1000, "the bursts clipped")
     }
 
-    /// One channel of the meter, sample by sample: blocks of 480 frames keep their sum of squares (in Double; a
-    /// block with a non-finite sample counts as silence) and peak, the last 30 make the window, the held peak stays
-    /// 2 s, clips count |x| ≥ 1.
+    /// One channel of the meter, sample by sample: a block gathers whole slices until it holds 480 frames and keeps
+    /// their sum of squares (in Double; a block with a non-finite sample counts as silence), peak and the clips
+    /// (|x| ≥ 1) counted so far; a reading takes finished blocks only: the window is the newest blocks up to the one
+    /// that makes 30 × 480 frames, the held peak the largest of those and of the blocks 2 s before them.
     struct Reference {
-        var blocks: [(squares: Double, peak: Float)] = []
+        var blocks: [(squares: Double, peak: Float, frames: Int, clips: Int)] = []
         var squares: Double = 0
         var finite = true
         var peak: Float = 0
         var frames = 0
-        var held: Float = 0
-        var holdLeft = 0
         var clips = 0
 
         mutating func measure(_ samples: ArraySlice<Float>) -> LevelMeter.Reading {
@@ -188,27 +189,29 @@ final class LevelMeterSliceTests: XCTestCase {
                 if x.isFinite { squares += Double(a * a) } else { finite = false }
                 if a > peak { peak = a }
                 if a >= 1 { clips += 1 }
-                frames += 1
-                if frames == LevelMeterSliceTests.blockFrames {
-                    blocks = (blocks + [(finite ? squares : 0, peak)]).suffix(LevelMeter.windowBlocks)
-                    (squares, finite, peak, frames) = (0, true, 0, 0)
-                }
             }
+            frames += samples.count
+            if frames >= LevelMeterSliceTests.blockFrames {
+                blocks.append((finite ? squares : 0, peak, frames, clips))
+                (squares, finite, peak, frames) = (0, true, 0, 0)
+            }
+            let window = LevelMeter.windowBlocks * LevelMeterSliceTests.blockFrames
+            let hold = Int(LevelMeter.holdSeconds * LevelMeterSliceTests.rate)
             var reading = LevelMeter.Reading()
-            reading.peak = blocks.map(\.peak).reduce(peak, max)
-            let sum = blocks.map(\.squares).reduce(finite ? squares : 0, +)
-            let count = blocks.count * LevelMeterSliceTests.blockFrames + frames
-            reading.meanSquare = count > 0 ? Float(sum / Double(count)) : 0
-            let holdFrames = Int(2 * LevelMeterSliceTests.rate)
-            if reading.peak >= held {
-                (held, holdLeft) = (reading.peak, holdFrames)
-            } else if holdLeft > samples.count {
-                holdLeft -= samples.count
-            } else {
-                (held, holdLeft) = (reading.peak, holdFrames)
+            var sum: Double = 0
+            var count = 0
+            var spanned = 0
+            for block in blocks.reversed() where spanned < window + hold {
+                if spanned < window {
+                    sum += block.squares
+                    count += block.frames
+                    reading.peak = max(reading.peak, block.peak)
+                }
+                reading.heldPeak = max(reading.heldPeak, block.peak)
+                spanned += block.frames
             }
-            reading.heldPeak = held
-            reading.clips = clips
+            reading.meanSquare = count > 0 ? Float(sum / Double(count)) : 0
+            reading.clips = blocks.last?.clips ?? 0
             return reading
         }
     }

@@ -26,17 +26,20 @@ extension FilterBank {
     }
 
     /// Renders `frames` frames of a channel through `bank`, and of a `second` one beside it; `state` holds
-    /// `stateFloats` floats per channel. Input and output may be the same memory.
+    /// `stateFloats` floats per channel. Input and output may be the same memory. With `levels`, adds the output's
+    /// levels to theirs: the first channel's at index 0, the second's at 1.
     @_noLocks @inline(__always)
     static func run(
         _ bank: UnsafePointer<FilterBank>, state: UnsafeMutablePointer<Float>, input: UnsafePointer<Float>,
         output: UnsafeMutablePointer<Float>,
         second: (state: UnsafeMutablePointer<Float>, input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>)?,
-        frames: Int
+        frames: Int, levels: LevelMeter.RunLevels? = nil
     ) {
         // filter_bank_glue.c: arithmetic on the samples only, no allocation, lock or call out.
         _unsafePerformance {
-            gh_filter_bank_run(bank, state, input, output, second?.state, second?.input, second?.output, frames)
+            gh_filter_bank_run_measured(
+                bank, state, input, output, second?.state, second?.input, second?.output, frames, levels?.squares,
+                levels?.peaks)
         }
     }
 }

@@ -151,11 +151,14 @@ public struct IPodEQKernel {
         fading = true
     }
 
-    @_noLocks
+    /// Renders `frames` frames; with `levels`, adds the output's levels to them and returns whether they cover all of
+    /// it (not while a crossfade or the bypass glide changes the output after the bank).
+    @_noLocks @discardableResult
     public mutating func process(
         input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
-        channelStride: Int, channels: Int, frames: Int
-    ) {
+        channelStride: Int, channels: Int, frames: Int, levels: LevelMeter.RunLevels? = nil
+    ) -> Bool {
+        var measuring = levels != nil
         var done = 0
         while done < frames {
             var run = frames - done
@@ -163,6 +166,7 @@ public struct IPodEQKernel {
             // At the pace, and at least what keeps the frames about to be overwritten from being lost to the bank.
             if warming { warm(frames: max(warmPace * run, warmBehind + run - IPodEQWorkspace.historyCapacity)) }
             if fading { run = min(run, fade.remaining) }
+            if fading || !(wet.isSteady && wet.current == 1) { measuring = false }
             if let w = workspace {
                 w.history.remember(
                     input: input + done, channelStride: channelStride, channels: channels, frames: run,
@@ -177,7 +181,8 @@ public struct IPodEQKernel {
             }
             Self.run(
                 &currentBank, state: state, input: input + done, inputStride: channelStride,
-                output: output + done, outputStride: channelStride, channels: channels, frames: run)
+                output: output + done, outputStride: channelStride, channels: channels, frames: run,
+                levels: measuring ? levels : nil)
             if fading, let w = workspace {
                 for f in 0..<run {
                     let g = fade.next()
@@ -193,6 +198,7 @@ public struct IPodEQKernel {
                 frames: run)
             done += run
         }
+        return measuring
     }
 
     /// The new bank becomes the current one; a change that waited starts now.
@@ -212,7 +218,7 @@ public struct IPodEQKernel {
     static func run(
         _ bank: UnsafePointer<FilterBank>, state: UnsafeMutablePointer<SIMD16<Float>>,
         input: UnsafeMutablePointer<Float>, inputStride: Int, output: UnsafeMutablePointer<Float>, outputStride: Int,
-        channels: Int, frames: Int
+        channels: Int, frames: Int, levels: LevelMeter.RunLevels? = nil
     ) {
         let states = UnsafeMutableRawPointer(state).assumingMemoryBound(to: Float.self)
         let perChannel = 2 * SIMD16<Float>.scalarCount
@@ -225,13 +231,13 @@ public struct IPodEQKernel {
             )
             FilterBank.run(
                 bank, state: states + c * perChannel, input: input + c * inputStride,
-                output: output + c * outputStride, second: second, frames: frames)
+                output: output + c * outputStride, second: second, frames: frames, levels: levels?.at(c))
             c += 2
         }
         if c < channels {
             FilterBank.run(
                 bank, state: states + c * perChannel, input: input + c * inputStride,
-                output: output + c * outputStride, second: nil, frames: frames)
+                output: output + c * outputStride, second: nil, frames: frames, levels: levels?.at(c))
         }
     }
 }
@@ -239,8 +245,10 @@ public struct IPodEQKernel {
 extension IPodEQKernel: RenderKernel {
     @_noLocks
     public mutating func render(_ step: RenderStep, _ slice: RenderSlice) {
-        process(
+        let levels = step.meter?.pointee.runLevels(channels: slice.channels)
+        let measured = process(
             input: step.inputs[0], output: step.output!, channelStride: slice.channelStride, channels: slice.channels,
-            frames: slice.frames)
+            frames: slice.frames, levels: levels)
+        if measured { step.meter!.pointee.kernelMeasured() }
     }
 }

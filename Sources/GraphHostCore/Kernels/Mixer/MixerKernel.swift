@@ -36,11 +36,16 @@ public struct MixerKernel {
         }
     }
 
-    @_noLocks
+    /// Mixes `frames` frames; with `levels`, adds the output's levels to them as the last input is added, and returns
+    /// whether it did (not while that input's or the master gain glides, or the master gain is not 1).
+    @_noLocks @discardableResult
     public func process(
         inputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, output: UnsafeMutablePointer<Float>,
-        channelStride: Int, channels: Int, frames: Int
-    ) {
+        channelStride: Int, channels: Int, frames: Int, levels: LevelMeter.RunLevels? = nil
+    ) -> Bool {
+        let master = gains[inputCount]
+        let measuredInput = levels != nil && master.isSteady && master.current == 1 ? inputCount - 1 : -1
+        var measured = false
         Bus.clear(output, channelStride: channelStride, channels: channels, from: 0, to: frames)
         for i in 0...inputCount {
             let isMaster = i == inputCount
@@ -60,6 +65,10 @@ public struct MixerKernel {
                     let dst = output + c * channelStride
                     if isMaster {
                         for f in 0..<frames { dst[f] = src[f] * g }
+                    } else if i == measuredInput, let levels {
+                        SampleRunLevels.scaleAdd(
+                            dst, src, gain: g, count: frames, squares: levels.squares + c, peak: levels.peaks + c)
+                        measured = true
                     } else {
                         for f in 0..<frames { dst[f] += src[f] * g }
                     }
@@ -74,14 +83,17 @@ public struct MixerKernel {
                 }
             }
         }
+        return measured
     }
 }
 
 extension MixerKernel: RenderKernel {
     @_noLocks
     public func render(_ step: RenderStep, _ slice: RenderSlice) {
-        process(
+        let levels = step.meter?.pointee.runLevels(channels: slice.channels)
+        let measured = process(
             inputs: step.inputs, output: step.output!, channelStride: slice.channelStride, channels: slice.channels,
-            frames: slice.frames)
+            frames: slice.frames, levels: levels)
+        if measured { step.meter!.pointee.kernelMeasured() }
     }
 }

@@ -117,8 +117,13 @@ public struct StreamKernel {
         }
     }
 
-    @_noLocks
-    public mutating func process(output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int) {
+    /// Renders a slice; with `levels`, adds the output's levels to them and returns whether they cover all of it (a
+    /// plain read of two channels, not a crossfade, a fade or a live input).
+    @_noLocks @discardableResult
+    public mutating func process(
+        output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int,
+        levels: LevelMeter.RunLevels? = nil
+    ) -> Bool {
         defer { counters.room.roomFreed(in: ring.index) }
         // The ring's fill is read before the seek counters: frames written after a seek boundary are only visible
         // together with that boundary.
@@ -136,14 +141,16 @@ public struct StreamKernel {
                     output: output, channelStride: channelStride, channels: channels, frames: frames,
                     old: old, fresh: filled - old)
                 {
-                    return
+                    return false
                 }
             }
             if done > seekHandled { cap = old }
         } else if seeking != 0 && counters.decoderFinished.load(ordering: .acquiring) {
             seeking = 0  // the media ended before the decoder moved: it plays out
         }
-        processBuffered(output: output, channelStride: channelStride, channels: channels, frames: frames, readable: cap)
+        return processBuffered(
+            output: output, channelStride: channelStride, channels: channels, frames: frames, readable: cap,
+            levels: levels)
     }
 
     /// Crossfades into the new audio of seek `seeking` once enough of it is buffered; true when it rendered the slice.
@@ -212,16 +219,18 @@ public struct StreamKernel {
     }
 
     /// Plays what is buffered; `readable` caps what may be read (frames beyond it may belong to a seek not yet seen).
-    @_noLocks
+    /// Returns whether it added the whole output to `levels`.
+    @_noLocks @discardableResult
     mutating func processBuffered(
-        output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int, readable: Int?
-    ) {
+        output: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int, readable: Int?,
+        levels: LevelMeter.RunLevels? = nil
+    ) -> Bool {
         let position = counters.framesOut.load(ordering: .relaxed)
         counters.framesOut.store(position + frames, ordering: .relaxed)
         let decoderDone = counters.decoderFinished.load(ordering: .acquiring)
         if alignment != nil {
             processLive(output: output, channelStride: channelStride, channels: channels, frames: frames)
-            return
+            return false
         }
         if !playing {
             if ring.index.readable() >= startThreshold || decoderDone {
@@ -229,7 +238,7 @@ public struct StreamKernel {
                 counters.playing.store(true, ordering: .relaxed)
             } else {
                 Bus.clear(output, channelStride: channelStride, channels: channels, from: 0, to: frames)
-                return
+                return levels != nil
             }
         }
         var wanted = frames
@@ -245,7 +254,9 @@ public struct StreamKernel {
                 dryFade.glide(to: 1, over: dryFadeFrames)
             }
         }
-        let got = ring.readPlanar(into: output, channelStride: channelStride, frames: wanted)
+        let measuring = levels != nil && channels == 2 && dryFade.isSteady && dryFade.current == 1
+        let got = ring.readPlanar(
+            into: output, channelStride: channelStride, frames: wanted, levels: measuring ? levels : nil)
         dryFade.scale(output, channelStride: channelStride, channels: channels, frames: got)
         counters.framesPlayed.wrappingIncrement(by: got, ordering: .relaxed)
         if got < frames {
@@ -262,6 +273,7 @@ public struct StreamKernel {
                 counters.playing.store(false, ordering: .relaxed)
             }
         }
+        return measuring
     }
 
     /// A live input's slice: aligned at each new output cycle, then what is buffered, with silence where the input
@@ -298,7 +310,10 @@ public struct StreamKernel {
 extension StreamKernel: RenderKernel {
     @_noLocks
     public mutating func render(_ step: RenderStep, _ slice: RenderSlice) {
-        process(
-            output: step.output!, channelStride: slice.channelStride, channels: slice.channels, frames: slice.frames)
+        let levels = step.meter?.pointee.runLevels(channels: slice.channels)
+        let measured = process(
+            output: step.output!, channelStride: slice.channelStride, channels: slice.channels, frames: slice.frames,
+            levels: levels)
+        if measured { step.meter!.pointee.kernelMeasured() }
     }
 }
