@@ -66,4 +66,11 @@ public enum Bus {
         }
         return nonFinite.sum() + tailNonFinite == 0 && !any(loud) && !tailLoud
     }
+
+    /// The same from a channel's measured levels (`SampleRunLevels`): a finite sum of squares (a NaN or infinity makes
+    /// it non-finite) and a peak within ±`safePeak`.
+    @_noLocks
+    public static func isSafe(squares: Float, peak: Float) -> Bool {
+        squares.isFinite && peak <= safePeak
+    }
 }

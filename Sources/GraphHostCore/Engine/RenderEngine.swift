@@ -203,7 +203,10 @@ public struct RenderEngine {
             workers: workers)
         checkFramesLeft = checkFramesLeft > frames ? checkFramesLeft - frames : 0
         for k in 0..<active.outputCount
-        where !Bus.isSafe(active.outputBuses[k], channelStride: stride, channels: channels, frames: frames) {
+        where !Self.guardOutput(
+            active.outputBuses[k], channelStride: stride, channels: channels, frames: frames,
+            meter: active.outputMeters?[k], measures: transport.isUnity)
+        {
             Bus.clear(active.outputBuses[k], channelStride: stride, channels: channels, from: 0, to: frames)
             silencedSlices.wrappingIncrement(ordering: .relaxed)
             checkFramesLeft = Self.checkFrames
@@ -219,6 +222,33 @@ public struct RenderEngine {
         }
         active.measureOutputs(frames: frames)
         return active
+    }
+
+    /// Whether an output bus is safe to hear (`Bus.isSafe`), judged from one measuring pass: every channel's sum of
+    /// squares finite and its peak within `Bus.safePeak`. The pass leaves its levels in the output's meter, which
+    /// takes them when it is on and no fade follows (`measures`); a bus the guard silences reads as silence.
+    @_noLocks
+    static func guardOutput(
+        _ bus: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, frames: Int,
+        meter: UnsafeMutablePointer<LevelMeter>?, measures: Bool
+    ) -> Bool {
+        guard let meter, meter.pointee.channels == channels else {
+            return Bus.isSafe(bus, channelStride: channelStride, channels: channels, frames: frames)
+        }
+        let levels = LevelMeter.RunLevels(squares: meter.pointee.runSquares, peaks: meter.pointee.runPeaks)
+        SampleRunLevels.measure(
+            bus, channelStride: channelStride, channels: channels, count: frames, squares: levels.squares,
+            peaks: levels.peaks)
+        var safe = true
+        for c in 0..<channels where !Bus.isSafe(squares: levels.squares[c], peak: levels.peaks[c]) { safe = false }
+        if measures && meter.pointee.isOn.load(ordering: .relaxed) {
+            if !safe {
+                levels.squares.update(repeating: 0, count: channels)
+                levels.peaks.update(repeating: 0, count: channels)
+            }
+            meter.pointee.kernelMeasured()
+        }
+        return safe
     }
 
     /// Moves a running transition on by `frames`, finishing it at the end of its fade.

@@ -64,6 +64,12 @@ public struct LevelMeter {
         public let squares: UnsafeMutablePointer<Float>
         public let peaks: UnsafeMutablePointer<Float>
 
+        @_noLocks
+        public init(squares: UnsafeMutablePointer<Float>, peaks: UnsafeMutablePointer<Float>) {
+            self.squares = squares
+            self.peaks = peaks
+        }
+
         /// The levels from channel `c` on.
         @_noLocks
         public func at(_ c: Int) -> RunLevels { RunLevels(squares: squares + c, peaks: peaks + c) }

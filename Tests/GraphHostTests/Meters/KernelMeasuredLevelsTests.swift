@@ -5,7 +5,7 @@ import XCTest
 @testable import GraphHostCore
 
 /// Kernels that measure their output as they write it (the iPod EQ's filter bank, the mixer's last input, a stream's
-/// read from its ring): the levels
+/// read from its ring, the engine's output guard): the levels
 /// they leave equal the meter's own pass over the same output, at slice sizes that split the EQ's eight-frame blocks;
 /// the output is the same sample for sample whether a meter is on or not; and while a glide or crossfade changes the
 /// output after the measuring pass, the kernel says it did not measure, so the meter reads the bus itself.
@@ -195,5 +195,40 @@ final class KernelMeasuredLevelsTests: XCTestCase {
                 measuredOut.map(\.bitPattern), plainOut.map(\.bitPattern), "the same output, \(frames) frames")
         }
         XCTAssertGreaterThan(Self.slices.filter { $0 < capacity }.reduce(0, +), capacity, "the reads wrapped")
+    }
+
+    /// The output guard's one pass: a bus is unsafe with a NaN, an infinity or a sample past +24 dBFS, as
+    /// `Bus.isSafe` has it, and the meter takes the pass's levels (silence for a bus the guard silences).
+    func testTheOutputGuardJudgesAsBusIsSafeDoesAndMeasuresForTheMeter() throws {
+        let meter = Meter()
+        let cases: [(name: String, at: Int, value: Float, safe: Bool)] = [
+            ("noise", 0, 0.5, true), ("NaN", 700, .nan, false), ("infinity", 5, -.infinity, false),
+            ("a burst", 999, -16, false), ("just within", 1000, 15.8, true),
+        ]
+        for (name, at, value, safe) in cases {
+            var bus = Self.noise(1001, seed: 5)
+            bus[Self.stride + at] = value
+            bus.withUnsafeMutableBufferPointer { bus in
+                let p = bus.baseAddress!
+                XCTAssertEqual(Bus.isSafe(p, channelStride: Self.stride, channels: 2, frames: 1001), safe, name)
+                XCTAssertEqual(
+                    RenderEngine.guardOutput(
+                        p, channelStride: Self.stride, channels: 2, frames: 1001, meter: meter.meter, measures: true),
+                    safe, name)
+                let m = meter.meter.pointee
+                XCTAssertTrue(m.runTaken, name)
+                let expected = safe ? Self.separatePass(p, frames: 1001) : [0, 0, 0, 0]
+                Self.assertLevels(LevelMeter.RunLevels(squares: m.runSquares, peaks: m.runPeaks), equal: expected, name)
+            }
+            meter.meter.pointee.runTaken = false
+        }
+        // A meter that is off takes nothing; the guard still judges.
+        meter.meter.pointee.isOn.store(false, ordering: .relaxed)
+        var bus = Self.noise(64, seed: 6)
+        bus[3] = .nan
+        XCTAssertFalse(
+            RenderEngine.guardOutput(
+                &bus, channelStride: Self.stride, channels: 2, frames: 64, meter: meter.meter, measures: true))
+        XCTAssertFalse(meter.meter.pointee.runTaken)
     }
 }
