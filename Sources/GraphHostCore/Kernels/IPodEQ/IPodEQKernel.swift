@@ -198,7 +198,24 @@ public struct IPodEQKernel {
                 frames: run)
             done += run
         }
+        restIfNotFinite(channels: channels)
         return measuring
+    }
+
+    /// A NaN or infinity in the input stays in the banks' state for good (the output guard would silence every slice
+    /// after it): a bank whose state is not finite starts again from rest instead, so the next slice is heard.
+    @_noLocks
+    mutating func restIfNotFinite(channels: Int) {
+        let count = 2 * channels
+        Self.restIfNotFinite(state, count: count)
+        if let w = workspace { Self.restIfNotFinite(w.nextState, count: 2 * min(channels, w.channels)) }
+    }
+
+    @_noLocks
+    static func restIfNotFinite(_ state: UnsafeMutablePointer<SIMD16<Float>>, count: Int) {
+        var sum = SIMD16<Float>()
+        for i in 0..<count { sum += state[i] - state[i] }
+        if sum.sum() != 0 { state.update(repeating: SIMD16(), count: count) }
     }
 
     /// The new bank becomes the current one; a change that waited starts now.

@@ -149,6 +149,17 @@ public struct PEQKernel {
         }
         preamp.scale(output, channelStride: channelStride, channels: channels, frames: frames)
         wet.blend(input: input, output: output, channelStride: channelStride, channels: channels, frames: frames)
+        restIfNotFinite()
+    }
+
+    /// A NaN or infinity in the input stays in a recursive filter's state for good (the output guard would silence
+    /// every slice after it): the banks start again from rest instead, so the next slice is heard.
+    @_noLocks
+    mutating func restIfNotFinite() {
+        let count = Self.stateCount(bands: bandCount, channels: channels)
+        var sum = SIMD2<Double>()
+        for i in 0..<count { sum += state[i] - state[i] }
+        if sum.sum() != 0 { state.update(repeating: SIMD2(), count: count) }
     }
 
     /// The pending bank becomes the next one: from the state the control world warmed, caught up on the frames that
