@@ -177,6 +177,20 @@ static void channels_sse2(const float *p, long stride, long channels, long n, fl
     for (long c = 0; c < channels; c++) levels_sse2(p + c * stride, n, squares + c, peaks + c);
 }
 
+static void scale_add_portable(float *dst, const float *src, float gain, long n, float *squares, float *peak) {
+    float sum = 0, top = *peak;
+    for (long f = 0; f < n; f++) {
+        float product = src[f] * gain;
+        float y = dst[f] + product;
+        dst[f] = y;
+        sum += y * y;
+        float a = y < 0 ? -y : y;
+        top = a > top ? a : top;
+    }
+    *squares += sum;
+    *peak = top;
+}
+
 /// dst += src · gain, multiplied then added (never fused, so the sum is the one the mixer makes without a meter),
 /// measuring dst as it is written.
 __attribute__((target("avx2,fma"))) static void scale_add_avx2(float *dst, const float *src, float gain, long n,
@@ -198,30 +212,9 @@ __attribute__((target("avx2,fma"))) static void scale_add_avx2(float *dst, const
     float sum = ((sums[0] + sums[4]) + (sums[1] + sums[5])) + ((sums[2] + sums[6]) + (sums[3] + sums[7]));
     float top = *peak;
     for (int j = 0; j < 8; j++) top = tops[j] > top ? tops[j] : top;
-    for (; f < n; f++) {
-        float product = src[f] * gain;
-        float y = dst[f] + product;
-        dst[f] = y;
-        sum += y * y;
-        float a = y < 0 ? -y : y;
-        top = a > top ? a : top;
-    }
     *squares += sum;
     *peak = top;
-}
-
-static void scale_add_portable(float *dst, const float *src, float gain, long n, float *squares, float *peak) {
-    float sum = 0, top = *peak;
-    for (long f = 0; f < n; f++) {
-        float product = src[f] * gain;
-        float y = dst[f] + product;
-        dst[f] = y;
-        sum += y * y;
-        float a = y < 0 ? -y : y;
-        top = a > top ? a : top;
-    }
-    *squares += sum;
-    *peak = top;
+    scale_add_portable(dst + f, src + f, gain, n - f, squares, peak);
 }
 
 typedef void (*scale_adder)(float *, const float *, float, long, float *, float *);
@@ -230,6 +223,19 @@ static scale_adder chosen_scale_add = scale_add_portable;
 
 void gh_meter_scale_add(float *dst, const float *src, float gain, long count, float *squares, float *peak) {
     chosen_scale_add(dst, src, gain, count, squares, peak);
+}
+
+static void deinterleave_portable(const float *source, float *left, float *right, long frames, float *squares,
+                                  float *peaks) {
+    for (long f = 0; f < frames; f++) {
+        float x[2] = {source[2 * f], source[2 * f + 1]};
+        left[f] = x[0], right[f] = x[1];
+        for (int c = 0; c < 2; c++) {
+            float a = x[c] < 0 ? -x[c] : x[c];
+            squares[c] += x[c] * x[c];
+            peaks[c] = a > peaks[c] ? a : peaks[c];
+        }
+    }
 }
 
 /// Splits interleaved stereo into two channels, measuring each as it is copied. The sums and maxima run over the
@@ -253,29 +259,8 @@ __attribute__((target("avx2,fma"))) static void deinterleave_avx2(const float *s
     float sum[2] = {(sums[0] + sums[4]) + (sums[2] + sums[6]), (sums[1] + sums[5]) + (sums[3] + sums[7])};
     float top[2] = {peaks[0], peaks[1]};
     for (int j = 0; j < 8; j++) top[j & 1] = tops[j] > top[j & 1] ? tops[j] : top[j & 1];
-    for (; f < frames; f++) {
-        float x[2] = {source[2 * f], source[2 * f + 1]};
-        left[f] = x[0], right[f] = x[1];
-        for (int c = 0; c < 2; c++) {
-            float a = x[c] < 0 ? -x[c] : x[c];
-            sum[c] += x[c] * x[c];
-            top[c] = a > top[c] ? a : top[c];
-        }
-    }
     for (int c = 0; c < 2; c++) squares[c] += sum[c], peaks[c] = top[c];
-}
-
-static void deinterleave_portable(const float *source, float *left, float *right, long frames, float *squares,
-                                  float *peaks) {
-    for (long f = 0; f < frames; f++) {
-        float x[2] = {source[2 * f], source[2 * f + 1]};
-        left[f] = x[0], right[f] = x[1];
-        for (int c = 0; c < 2; c++) {
-            float a = x[c] < 0 ? -x[c] : x[c];
-            squares[c] += x[c] * x[c];
-            peaks[c] = a > peaks[c] ? a : peaks[c];
-        }
-    }
+    deinterleave_portable(source + 2 * f, left + f, right + f, frames - f, squares, peaks);
 }
 
 typedef void (*stereo_splitter)(const float *, float *, float *, long, float *, float *);
