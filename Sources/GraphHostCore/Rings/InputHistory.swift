@@ -41,8 +41,11 @@ public struct InputHistory {
         for c in 0..<channels {
             let from = input + c * channelStride
             let ring = samples + c * capacity
-            for f in 0..<first { ring[at + f] = from[f] }
-            for f in 0..<second { ring[f] = from[first + f] }
+            // Offsets on the pointers, not inside the loops: no checked index arithmetic there, so they vectorize.
+            let end = ring + at
+            let wrapped = from + first
+            for f in 0..<first { end[f] = from[f] }
+            for f in 0..<second { ring[f] = wrapped[f] }
         }
         remembered += frames
         self.remembered.store(remembered, ordering: .releasing)
