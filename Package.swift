@@ -33,6 +33,7 @@ let package = Package(
         .target(name: "CRenderWaitGlue"),
         // The level meter's inner loop in AVX2 where the processor has it (Swift has no per-function target).
         .target(name: "CMeterGlue"),
+        .target(name: "CDitherGlue"),
         // The iPod EQ's filter bank, eight frames a turn in AVX2 (or AVX-512VL's registers) where the processor has it.
         .target(name: "CFilterBankGlue"),
         .target(name: "CCleanAllocationGlue"),
@@ -72,7 +73,7 @@ let package = Package(
                 "CMPG123", "CFFmpegGlue", "CSoxr", "CSndfile", "CThreadGlue", "CRenderWaitGlue", "CCleanAllocationGlue",
                 "CPipeWireGlue",
                 "CLV2", "CLilv", "CLV2Glue", "CPluginProbeGlue", "CIsolationGlue", "CLADSPAGlue", "CCurlGlue", "CLo",
-                "CSystemdGlue", "CFFTW3", "CEbur128",
+                "CSystemdGlue", "CFFTW3", "CEbur128", "CDitherGlue",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -103,6 +103,13 @@ struct RenderCommand: ParsableCommand {
             with several output nodes, NODE=FILE for each to write (repeatable).
             """
     ) var output: [String]
+    @Option(
+        help:
+            """
+            Bits per sample: 16 (dithered) or 24 for .wav and .flac, 32 (float) for .wav \
+            (default: .wav 32-bit float, .flac 24).
+            """
+    ) var bits: Int?
     @Option(help: "Seconds to render (default: until every stream has finished).") var duration: Double?
     @Option(parsing: .upToNextOption, help: "SECONDS COMMAND: apply COMMAND at that time (repeatable).") var at:
         [String] = []
@@ -182,7 +189,8 @@ struct RenderCommand: ParsableCommand {
         do {
             for (k, path) in files {
                 writers[k] = try SoundFileWriter(
-                    path: path, sampleRate: doc.format.sampleRate, channels: doc.format.channels, staged: true)
+                    path: path, sampleRate: doc.format.sampleRate, channels: doc.format.channels, bits: bits,
+                    staged: true)
             }
         } catch {
             writers.values.forEach { $0.discard() }

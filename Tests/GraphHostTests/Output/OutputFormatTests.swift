@@ -65,6 +65,77 @@ final class OutputFormatTests: XCTestCase {
         }
     }
 
+    /// `--bits 16` writes 16-bit PCM with TPDF dither: a tone of a third of an LSB, which plain rounding would turn
+    /// into silence, is still there at its level; the error is a steady noise of half an LSB RMS (rounding's twelfth
+    /// plus the dither's sixth of an LSB squared) that carries none of the tone; samples beyond full scale are clipped
+    /// and counted.
+    func testSixteenBitsAreDithered() throws {
+        let lsb = 1.0 / 32768
+        let frames = 96000
+        var tone = [Float](repeating: 0, count: 2 * frames)
+        for n in 0..<frames {
+            let x = Float(lsb / 3 * sin(2 * Double.pi * 440 * Double(n) / 48000))
+            tone[2 * n] = x
+            tone[2 * n + 1] = x
+        }
+        tone[7] = 1.5
+        tone[9] = -2
+        let path = TestSupport.directory.appendingPathComponent("dither-\(UUID().uuidString).wav").path
+        let writer = try SoundFileWriter(path: path, sampleRate: 48000, channels: 2, bits: 16)
+        try tone.withUnsafeBufferPointer { samples in
+            // Odd block lengths, so the converter's tails are written too.
+            var at = 0
+            for length in [1, 7, 1023, 4097] where at < frames {
+                try writer.write(samples.baseAddress! + 2 * at, frames: min(length, frames - at))
+                at += length
+            }
+            try writer.write(samples.baseAddress! + 2 * at, frames: frames - at)
+        }
+        XCTAssertEqual(writer.clippedSamples, 2)
+        writer.close()
+        let file = try SoundFile(path: path)
+        XCTAssertEqual(file.frames, frames)
+        XCTAssertEqual(file.samples[7], Float(32767) / 32768)
+        XCTAssertEqual(file.samples[9], -1)
+        let written = ToneMeasure.amplitude(file.samples, 440, start: 0.5, seconds: 1)
+        XCTAssertEqual(ToneMeasure.dB(written / (lsb / 3)), 0, accuracy: 1, "the tone under an LSB survives")
+        let error = (1000..<2 * frames).map { Double(file.samples[$0] - tone[$0]) }
+        let rms = (error.reduce(0) { $0 + $1 * $1 } / Double(error.count)).squareRoot()
+        XCTAssertEqual(rms / lsb, 0.5, accuracy: 0.03)
+        XCTAssertEqual(abs(error.reduce(0, +) / Double(error.count)) / lsb, 0, accuracy: 0.01, "no offset")
+        let errorTone = ToneMeasure.amplitude((0..<2 * frames).map { file.samples[$0] - tone[$0] }, 440, start: 0.5)
+        XCTAssertLessThan(errorTone / lsb, 0.02, "the error does not follow the signal")
+    }
+
+    /// `render --bits`: 16 and 24 bits for .wav and .flac, 32 for .wav; anything else is refused with what the
+    /// extension takes.
+    func testRenderBits() throws {
+        let g = try graph(volume: 0.5)
+        let float = try SoundFile(path: try render(g, "wav").path)
+        for (ext, bits) in [("wav", 16), ("wav", 24), ("flac", 16)] {
+            let path = TestSupport.directory.appendingPathComponent("bits-\(UUID().uuidString).\(ext)").path
+            let r = try TestSupport.graphhost(["render", g, "-o", path, "--duration", "2", "--bits", "\(bits)"])
+            XCTAssertEqual(r.status, 0, r.err)
+            let info = try TestSupport.execute(URL(fileURLWithPath: "/usr/bin/soxi"), ["-b", path])
+            XCTAssertEqual(
+                String(decoding: info.out, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines), "\(bits)")
+            let written = try SoundFile(path: path)
+            XCTAssertEqual(written.samples.count, float.samples.count)
+            let worst = zip(written.samples, float.samples).map { abs(Double($0 - $1)) }.max() ?? 1
+            XCTAssertLessThanOrEqual(worst, 1.5 / Double(1 << (bits - 1)), "\(ext) \(bits)")
+        }
+        for (ext, bits, says) in [
+            ("wav", 20, "20 bits: a .wav file takes 16, 24, 32"), ("flac", 32, "32 bits: a .flac file takes 16, 24"),
+            ("ogg", 16, "16 bits: a .ogg file has no bits per sample to choose"),
+        ] {
+            let path = TestSupport.directory.appendingPathComponent("bad-bits.\(ext)").path
+            let r = try TestSupport.graphhost(["render", g, "-o", path, "--duration", "1", "--bits", "\(bits)"])
+            XCTAssertNotEqual(r.status, 0)
+            XCTAssertTrue(r.err.contains(says), r.err)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: path))
+        }
+    }
+
     func testUnknownExtensionsAndOpusRatesAreRefused() throws {
         let r = try TestSupport.graphhost([
             "render", try graph(volume: 1), "-o", TestSupport.directory.appendingPathComponent("x.mp3").path,
