@@ -4,6 +4,7 @@
 #include <pipewire/pipewire.h>
 #include <spa/param/audio/format-utils.h>
 #include <spa/param/props.h>
+#include <spa/param/latency-utils.h>
 #include <spa/node/io.h>
 #include <spa/utils/result.h>
 

@@ -19,6 +19,8 @@ public protocol LivePlayback: AnyObject {
     func stopStream()
     /// After a swap: streams for the live inputs the graph now has.
     func syncLiveInputs(_ inputs: [LiveInputSpec])
+    /// Tells the daemon the graph's own latency in frames (plugins, isolated nodes), for others to compensate.
+    func reportGraphLatency(frames: Int)
     /// Whether the stream may be deactivated while the graph rests (`setIdle`).
     var canIdle: Bool { get }
     /// Deactivated: the process callback is not woken until `setIdle(false)`.
@@ -38,6 +40,7 @@ public protocol LivePlayback: AnyObject {
 
 extension LivePlayback {
     public func syncLiveInputs(_ inputs: [LiveInputSpec]) {}
+    public func reportGraphLatency(frames: Int) {}
     public var canIdle: Bool { false }
     public var idle: Bool { false }
     public func setIdle(_ idle: Bool) {}

@@ -126,6 +126,7 @@ public final class LiveRunner {
         recorder?.start()
         control.withSession { $0.graph.start() }
         do {
+            player.reportGraphLatency(frames: control.withSession { $0.graph.compensation.total })
             try player.connect()
             for surface in surfaces {
                 try surface.start(control: control)
@@ -233,6 +234,7 @@ public final class LiveRunner {
                 nextStatus = clock.now.addingTimeInterval(Self.statusInterval)
                 followQuantum(failed: &unfollowedQuantum)
                 reportLatency()
+                player.reportGraphLatency(frames: control.withSession { $0.graph.compensation.total })
                 control.withSession { $0.drainLogs() }
                 if let inputs = swappedInputs.list.withLock({ pending in
                     defer { pending = nil }

@@ -12,6 +12,8 @@ final class ExtraOutputStream {
         var channels: Int
         var planar = true
         var channelPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+        /// The player's `LatencyReport` (opaque), told of the Latency PipeWire sets on the stream.
+        var latencyReport: UnsafeMutableRawPointer?
     }
 
     let id: String
@@ -21,7 +23,7 @@ final class ExtraOutputStream {
     init(
         core: OpaquePointer, id: String, index: Int, fanout: UnsafeMutablePointer<OutputFanout>, targetNode: String?,
         graphName: String, format: GraphFormat, latencyFrames: Int?, group: String,
-        passive: Bool = false
+        passive: Bool = false, latencyReport: LatencyReport
     ) throws {
         self.id = id
         nodeName = "\(graphName).\(id)"
@@ -37,14 +39,21 @@ final class ExtraOutputStream {
         handle = try StreamHandle(
             core: core, name: nodeName, properties: properties,
             makeTarget: {
-                Target(stream: $0, fanout: fanout, index: index, channels: format.channels, channelPointers: pointers)
+                Target(
+                    stream: $0, fanout: fanout, index: index, channels: format.channels, channelPointers: pointers,
+                    latencyReport: latencyReport.opaque)
             },
             setEvents: { events in
                 events.process = { data in ExtraOutputStream.process(data!.assumingMemoryBound(to: Target.self)) }
                 events.param_changed = { data, id, param in
+                    let target = data!.assumingMemoryBound(to: Target.self)
+                    if id == SPA_PARAM_Latency.rawValue, let param, let report = target.pointee.latencyReport,
+                        let stream = target.pointee.stream
+                    {
+                        LatencyReport.from(report).received(param, on: stream)
+                    }
                     guard id == SPA_PARAM_Format.rawValue, let param, let planar = StreamHandle<Target>.isPlanar(param)
                     else { return }
-                    let target = data!.assumingMemoryBound(to: Target.self)
                     target.pointee.planar = planar
                     var buffer = [UInt8](repeating: 0, count: 1024)
                     let channels = UInt32(target.pointee.channels)
@@ -60,6 +69,9 @@ final class ExtraOutputStream {
     }
 
     static func cleanUp(_ target: UnsafeMutablePointer<Target>) { target.pointee.channelPointers.deallocateRender() }
+
+    /// The PipeWire stream.
+    var stream: OpaquePointer { handle.stream }
 
     /// Copies this output's block into the stream's buffer (real-time safe).
     @_noLocks

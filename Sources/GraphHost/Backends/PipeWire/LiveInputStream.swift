@@ -29,6 +29,8 @@ final class LiveInputStream {
         var gate: UnsafeMutablePointer<CycleGate>?
         var bit: UInt64 = 0
         var joined = false
+        /// The player's `LatencyReport` (opaque), told of the Latency PipeWire sets on the stream.
+        var latencyReport: UnsafeMutableRawPointer?
     }
 
     let id: String
@@ -41,7 +43,7 @@ final class LiveInputStream {
 
     init(
         core: OpaquePointer, input: LiveInputSpec, graphName: String, format: GraphFormat, group: String,
-        gate: UnsafeMutablePointer<CycleGate>?, bit: UInt64
+        gate: UnsafeMutablePointer<CycleGate>?, bit: UInt64, latencyReport: LatencyReport
     ) throws {
         id = input.id
         self.bit = gate == nil ? 0 : bit
@@ -71,7 +73,8 @@ final class LiveInputStream {
                     stream: $0, ring: input.ring, resamplerFrames: input.resamplerFrames,
                     cycleFrames: input.cycleFrames,
                     writtenCycle: input.writtenCycle, position: .create(nil), channels: format.channels,
-                    channelPointers: pointers, gate: gate, bit: gate == nil ? 0 : bit)
+                    channelPointers: pointers, gate: gate, bit: gate == nil ? 0 : bit,
+                    latencyReport: latencyReport.opaque)
             },
             setEvents: { events in
                 events.process = { data in
@@ -79,10 +82,16 @@ final class LiveInputStream {
                     LiveInputStream.process(data!.assumingMemoryBound(to: Target.self))
                 }
                 events.param_changed = { data, id, param in
+                    let target = data!.assumingMemoryBound(to: Target.self)
+                    if id == SPA_PARAM_Latency.rawValue, let param, let report = target.pointee.latencyReport,
+                        let stream = target.pointee.stream
+                    {
+                        LatencyReport.from(report).received(param, on: stream)
+                    }
                     // Before the first process call of this format (PipeWire emits it on the loop that processes).
                     guard id == SPA_PARAM_Format.rawValue, let param, let planar = StreamHandle<Target>.isPlanar(param)
                     else { return }
-                    data!.assumingMemoryBound(to: Target.self).pointee.planar = planar
+                    target.pointee.planar = planar
                 }
                 events.io_changed = { data, id, area, _ in
                     guard id == SPA_IO_Position.rawValue else { return }
@@ -153,6 +162,9 @@ final class LiveInputStream {
             target.pointee.resamplerFrames.store(Int(time.buffered), ordering: .relaxed)
         }
     }
+
+    /// The PipeWire stream.
+    var stream: OpaquePointer { handle.stream }
 
     /// Frames dropped because the ring was full.
     var overflows: Int { handle.target.pointee.overflows }

@@ -112,6 +112,8 @@ public final class PipeWirePlayer {
     private var gated = false
     /// Under `idleAfterSeconds`: the silent stream that keeps the group running while graphhost has reasons of its own.
     private var hold: HoldStream?
+    /// The latency the streams report to PipeWire (used under the loop lock).
+    let latencyReport = LatencyReport()
     /// Called on the loop thread, under `idleAfterSeconds`, when PipeWire starts, pauses or fails the graph's stream
     /// and when the daemon goes away: a resting run loop waits for nothing else.
     public var onStreamChange: (@Sendable () -> Void)?
@@ -156,7 +158,8 @@ public final class PipeWirePlayer {
         let bit: UInt64 = gated && free < CycleGate.capacity ? 1 << UInt64(free) : 0
         let input = try LiveInputStream(
             core: core, input: spec, graphName: options.name, format: format, group: group,
-            gate: bit == 0 ? nil : gate, bit: bit)
+            gate: bit == 0 ? nil : gate, bit: bit, latencyReport: latencyReport)
+        latencyReport.addInput(input.stream)
         logger.info("live input '\(spec.id)': PipeWire node \(input.nodeName)")
         return input
     }
@@ -164,6 +167,7 @@ public final class PipeWirePlayer {
     /// Takes a live input out of the gate, then destroys its stream (once more out of it, in case its first cycle
     /// counted it in meanwhile).
     private func destroyLocked(_ input: LiveInputStream) {
+        latencyReport.remove(input.stream)
         gate.pointee.leave(bit: input.bit)
         input.destroy()
         gate.pointee.leave(bit: input.bit)
@@ -185,6 +189,14 @@ public final class PipeWirePlayer {
     }
 
     public var counters: PlaybackCounters { renderer.pointee.counters }
+
+    /// Tells PipeWire the graph's own latency (`LatencyCompensation.total`) when it changed: its streams report it
+    /// with what lies before and after them (`LatencyReport`). Any thread.
+    public func reportGraphLatency(frames: Int) {
+        pw_thread_loop_lock(loop)
+        defer { pw_thread_loop_unlock(loop) }
+        latencyReport.setGraphLatency(frames: frames, sampleRate: format.sampleRate)
+    }
 
     /// Called on PipeWire's loop thread with each `NODE:PARAM`, value pair of a Props param set on the playback node
     /// (`pw-cli set-param ID Props '{ params = [ "eq:band.3" 6.0 ] }'`); false for a value that is not a number.
@@ -385,8 +397,9 @@ public final class PipeWirePlayer {
                 let stream = try ExtraOutputStream(
                     core: core, id: output.id, index: k + 1, fanout: fanout, targetNode: output.target,
                     graphName: options.name, format: format, latencyFrames: options.latencyFrames, group: group,
-                    passive: options.idleAfterSeconds != nil)
+                    passive: options.idleAfterSeconds != nil, latencyReport: latencyReport)
                 extraOutputs.append(stream)
+                latencyReport.addOutput(stream.stream)
                 logger.info(
                     "output '\(output.id)': PipeWire node \(stream.nodeName)\(output.target.map { " to \($0)" } ?? "")")
             }
@@ -452,6 +465,7 @@ public final class PipeWirePlayer {
             pw_stream_connect(stream, SPA_DIRECTION_OUTPUT, UInt32.max, flags, $0.baseAddress, count)
         }
         if result < 0 { throw PlaybackError.stream("connect failed: \(String(cString: strerror(-result)))") }
+        latencyReport.addOutput(stream)
         updatePublishedLocked()
     }
 
@@ -463,6 +477,7 @@ public final class PipeWirePlayer {
         gated = false
         LiveInputRings.sameCycle.store(false, ordering: .relaxed)
         if let stream {
+            latencyReport.remove(stream)
             renderer.pointee.stream = nil
             pw_stream_destroy(stream)
             self.stream = nil
@@ -471,6 +486,7 @@ public final class PipeWirePlayer {
     }
 
     private func tearDownLocked() {
+        latencyReport.removeAll()
         rtpModules.forEach { gh_unload_module($0) }
         rtpModules = []
         hold?.destroy()
@@ -584,6 +600,11 @@ public final class PipeWirePlayer {
             }
         }
         events.param_changed = { data, id, param in
+            if id == SPA_PARAM_Latency.rawValue, let param {
+                let player = PipeWirePlayer.player(data)
+                if let stream = player.stream { player.latencyReport.received(param, on: stream) }
+                return
+            }
             if id == SPA_PARAM_Props.rawValue, let param {
                 let player = PipeWirePlayer.player(data)
                 _ = gh_parse_param_props(
