@@ -2,10 +2,13 @@
 /// are dropped (a late or repeated one is counted, never played out of place). A gap in the sequence of up to a
 /// second is filled with the last packet's audio fading to silence, and the packet after it fades in, so a loss is
 /// heard as a short dip, never as a burst or a click; a longer gap, or a new sender, starts the session afresh (the
-/// stream rebuffers).
+/// stream rebuffers), as does a session its announcement moved.
 final class RTPDecoder: MediaDecoder {
     private let source: RTPPacketSource
-    private let session: RTPSession
+    /// The session of the packets played (an announced one may move or change its format).
+    private var session: RTPSession?
+    /// The source's count of sessions opened when `session` was taken.
+    private var generation = 0
     private var packet = [UInt8](repeating: 0, count: 65536)
     /// The last packet played, as floats, and its frames (what a gap repeats).
     private var last: [Float] = []
@@ -19,21 +22,32 @@ final class RTPDecoder: MediaDecoder {
 
     init(source: RTPPacketSource) {
         self.source = source
-        session = source.session
+        (session, generation) = source.current
     }
 
     var info: MediaInfo? {
-        MediaInfo(
-            codec: "rtp \(session.format.rawValue)", sampleRate: session.rate, channels: session.channels,
-            bitRate: session.rate * session.channels * session.format.bytesPerSample * 8)
+        session.map {
+            MediaInfo(
+                codec: "rtp \($0.format.rawValue)", sampleRate: $0.rate, channels: $0.channels,
+                bitRate: $0.rate * $0.channels * $0.format.bytesPerSample * 8)
+        }
     }
-    var tags: MediaTags? { nil }
+    /// An announced session's name is its title.
+    var tags: MediaTags? { source.announcedName.map { MediaTags(title: $0) } }
     var damage: StreamDamage { StreamDamage() }
     func seek(to seconds: Double) throws -> Double? { nil }
 
     func decodeNext(emit: Emit) throws -> Bool {
         var count = try packet.withUnsafeMutableBytes { try source.read(into: $0) }
         guard count > 0 else { return false }
+        let current = source.current
+        guard let session = current.session else { return true }
+        if session != self.session || current.generation != generation {
+            self.session = session
+            generation = current.generation
+            expected = nil
+            lastFrames = 0
+        }
         guard let header = RTPHeader(packet, count: &count), (count - header.payloadOffset) % session.frameBytes == 0
         else {
             source.counters.update { $0.malformed += 1 }
@@ -53,7 +67,7 @@ final class RTPDecoder: MediaDecoder {
             if ahead > 0 {
                 source.counters.update { $0.lost += ahead }
                 if missing > 0 && missing <= session.rate {
-                    try conceal(frames: missing, emit: emit)
+                    try conceal(frames: missing, channels: session.channels, rate: session.rate, emit: emit)
                     fadeIn = true
                 }
             }
@@ -61,7 +75,7 @@ final class RTPDecoder: MediaDecoder {
         lateInARow = 0
         expected = (header.sequence &+ 1, header.timestamp &+ UInt32(frames), header.ssrc)
         source.counters.update { $0.received += 1 }
-        convert(header.payloadOffset, frames: frames)
+        convert(header.payloadOffset, frames: frames, session: session)
         if fadeIn {
             let n = min(Self.fadeInFrames, frames)
             for f in 0..<n {
@@ -76,7 +90,7 @@ final class RTPDecoder: MediaDecoder {
     }
 
     /// The payload at `offset` as floats in `last`.
-    private func convert(_ offset: Int, frames: Int) {
+    private func convert(_ offset: Int, frames: Int, session: RTPSession) {
         let samples = frames * session.channels
         if last.count < samples { last = [Float](repeating: 0, count: samples) }
         lastFrames = frames
@@ -97,8 +111,7 @@ final class RTPDecoder: MediaDecoder {
     }
 
     /// `frames` frames in place of lost packets: the last packet again and again, fading out over one packet's length.
-    private func conceal(frames: Int, emit: Emit) throws {
-        let channels = session.channels
+    private func conceal(frames: Int, channels: Int, rate: Int, emit: Emit) throws {
         if filled.count < frames * channels { filled = [Float](repeating: 0, count: frames * channels) }
         let fade = max(1, min(frames, lastFrames))
         for f in 0..<frames {
@@ -109,7 +122,7 @@ final class RTPDecoder: MediaDecoder {
         }
         source.counters.update { $0.concealedFrames += frames }
         try filled.withUnsafeBufferPointer {
-            try emit($0.baseAddress!, frames, ChannelLayout(unspecified: channels), session.rate)
+            try emit($0.baseAddress!, frames, ChannelLayout(unspecified: channels), rate)
         }
     }
 }

@@ -2,64 +2,74 @@ import Glibc
 import Synchronization
 
 /// A UDP socket bound to an RTP session's address and port (joining it when it is a multicast group); `read` gives
-/// one datagram a call. `cancel` wakes a waiting read, which then reports the end.
+/// one datagram a call. Made from a `SAPQuery`, it first listens for the session's announcement, then receives the
+/// session announced, following it when a new announcement moves it (its port, address or format) and waiting for it
+/// again after a deletion. `cancel` wakes a waiting read, which then reports the end.
 public final class RTPPacketSource: ByteSource, Sendable {
-    public let session: RTPSession
     public let name: String
     public let counters: RTPReceiveCounters
-    private let socket: Int32
+    private struct State {
+        var socket: Int32 = -1
+        var session: RTPSession?
+        /// The announced session followed (its name), once one was found.
+        var announced: String?
+        /// Counts the sessions opened: a session opened again after a deletion starts afresh.
+        var generation = 0
+    }
+    private let state: Mutex<State>
+    private let query: SAPQuery?
+    private let announcements: Int32
     private let cancelled = Atomic<Bool>(false)
 
     public init(session: RTPSession, url: String, counters: RTPReceiveCounters = RTPReceiveCounters()) throws {
-        self.session = session
         self.counters = counters
         name = url
-        let fd = Glibc.socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw StreamError.network(url, "socket: \(String(cString: strerror(errno)))") }
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        // Room for a second of packets while the decoder thread waits for room in the ring.
-        var bytes: Int32 = 1 << 20
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, socklen_t(MemoryLayout<Int32>.size))
-        var group = in_addr()
-        inet_pton(AF_INET, session.address, &group)
-        let multicast = (UInt32(bigEndian: group.s_addr) >> 28) == 0xE
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(session.port).bigEndian)
-        address.sin_addr = multicast ? in_addr(s_addr: INADDR_ANY) : group
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0 else {
-            let why = String(cString: strerror(errno))
-            close(fd)
-            throw StreamError.network(url, "cannot listen on \(session.address):\(session.port): \(why)")
-        }
-        if multicast {
-            var request = ip_mreq(imr_multiaddr: group, imr_interface: in_addr(s_addr: INADDR_ANY))
-            guard
-                setsockopt(fd, Int32(IPPROTO_IP), IP_ADD_MEMBERSHIP, &request, socklen_t(MemoryLayout<ip_mreq>.size))
-                    == 0
-            else {
-                let why = String(cString: strerror(errno))
-                close(fd)
-                throw StreamError.network(url, "cannot join \(session.address): \(why)")
-            }
-        }
-        socket = fd
+        query = nil
+        announcements = -1
+        let socket = try UDPSocket.listen(address: session.address, port: session.port, url: url)
+        state = Mutex(State(socket: socket, session: session))
     }
 
-    deinit { close(socket) }
+    /// Listens for the announcements `query` asks for; the session is opened when one names it.
+    public init(discovering query: SAPQuery, url: String, counters: RTPReceiveCounters = RTPReceiveCounters()) throws {
+        self.counters = counters
+        name = url
+        self.query = query
+        announcements = try UDPSocket.listen(
+            address: query.address, port: query.port, groups: SAPQuery.defaultGroups, url: url)
+        state = Mutex(State())
+    }
 
-    /// The next datagram, waiting for it; 0 once cancelled.
+    deinit {
+        state.withLock { if $0.socket >= 0 { close($0.socket) } }
+        if announcements >= 0 { close(announcements) }
+    }
+
+    /// The session received now, as given or announced (nil while an announced one is awaited).
+    public var session: RTPSession? { state.withLock { $0.session } }
+
+    /// The session and how many sessions were opened so far (a new one, or the same one again, starts afresh).
+    var current: (session: RTPSession?, generation: Int) { state.withLock { ($0.session, $0.generation) } }
+
+    /// The name of the announced session followed (nil for a fixed session, or before one was announced).
+    public var announcedName: String? { state.withLock { $0.announced } }
+
+    /// The next datagram of the session, waiting for it; 0 once cancelled.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         while !cancelled.load(ordering: .acquiring) {
-            var poll = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            let socket = state.withLock { $0.socket }
+            var polls = [
+                pollfd(fd: socket, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: announcements, events: Int16(POLLIN), revents: 0),
+            ]
             // A bounded wait, so a cancel is seen even if no datagram comes.
-            guard Glibc.poll(&poll, 1, 100) > 0 else { continue }
+            guard Glibc.poll(&polls, 2, 100) > 0 else { continue }
+            if polls[1].revents & Int16(POLLIN) != 0 {
+                try takeAnnouncement()
+                // A session moved or ended: its old socket is closed.
+                if state.withLock({ $0.socket }) != socket { continue }
+            }
+            guard polls[0].revents & Int16(POLLIN) != 0 else { continue }
             let n = recv(socket, buffer.baseAddress, buffer.count, 0)
             if n > 0 { return n }
             if n < 0 && errno != EINTR && errno != EAGAIN {
@@ -67,6 +77,36 @@ public final class RTPPacketSource: ByteSource, Sendable {
             }
         }
         return 0
+    }
+
+    /// Reads one announcement and follows it when it is about the session asked for.
+    private func takeAnnouncement() throws {
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        let n = bytes.withUnsafeMutableBytes { recv(announcements, $0.baseAddress, $0.count, 0) }
+        guard n > 0,
+            let announcement = bytes.withUnsafeBytes({ SAPAnnouncement(UnsafeRawBufferPointer(rebasing: $0[..<n])) })
+        else { return }
+        let followed = state.withLock { $0.announced }
+        guard announcement.name == (query?.sessionName ?? followed ?? announcement.name) else { return }
+        if announcement.isDeletion {
+            state.withLock {
+                if $0.socket >= 0 { close($0.socket) }
+                $0.socket = -1
+                $0.session = nil
+            }
+            return
+        }
+        guard state.withLock({ $0.session }) != announcement.session else { return }
+        let session = announcement.session
+        // Sent to one of this machine's addresses, it is received at any of them.
+        var destination = in_addr()
+        inet_pton(AF_INET, session.address, &destination)
+        let address = UDPSocket.isMulticast(destination) ? session.address : nil
+        let socket = try UDPSocket.listen(address: address, port: session.port, url: name)
+        state.withLock {
+            if $0.socket >= 0 { close($0.socket) }
+            $0 = State(socket: socket, session: session, announced: announcement.name, generation: $0.generation + 1)
+        }
     }
 
     public func rewind() throws {}

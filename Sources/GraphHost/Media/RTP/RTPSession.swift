@@ -4,7 +4,8 @@ import Glibc
 /// An RTP session: `rtp://ADDRESS:PORT?format=L16&rate=48000&channels=2&ptime=4`. Received, ADDRESS is a local
 /// address to bind (0.0.0.0 for any) or an IPv4 multicast group to join; sent, the destination. The payload is linear
 /// PCM, big-endian: L16 or L24, as PipeWire's module-rtp-sink sends it (whose defaults the query's defaults are);
-/// `ptime` is the milliseconds of audio a sent packet carries.
+/// `ptime` is the milliseconds of audio a sent packet carries; `session` the name a sent session is announced under
+/// (SAP), which a receiver finds it by (`sap://?session=NAME`).
 public struct RTPSession: Equatable, Sendable {
     public enum Format: String, Sendable, CaseIterable {
         case l16 = "L16"
@@ -19,6 +20,8 @@ public struct RTPSession: Equatable, Sendable {
     public var rate: Int
     public var channels: Int
     public var ptime: Int
+    /// The name the session is announced under (nil: "graphhost ADDRESS:PORT").
+    public var name: String?
     /// Whether `rate` and `channels` were given (a sender takes the graph's, and refuses others).
     public var givesRate = false
     public var givesChannels = false
@@ -67,8 +70,13 @@ public struct RTPSession: Equatable, Sendable {
             case "ptime":
                 guard let t = Int(value), (1...20).contains(t) else { throw bad("ptime '\(value)': use 1…20 ms") }
                 ptime = t
+            case "session":
+                guard !value.isEmpty, !value.contains(where: { $0 == "\"" || $0 == "\\" || $0.isNewline }) else {
+                    throw bad("session '\(value)': give a name without quotes, backslashes or line breaks")
+                }
+                name = value
             default:
-                throw bad("unknown parameter '\(item.name)' (format, rate, channels, ptime)")
+                throw bad("unknown parameter '\(item.name)' (format, rate, channels, ptime, session)")
             }
         }
     }
@@ -77,6 +85,9 @@ public struct RTPSession: Equatable, Sendable {
 extension RTPSession {
     /// PipeWire's sample format for the payload.
     var pipewireFormat: String { format == .l16 ? "S16BE" : "S24BE" }
+
+    /// The name a sent session is announced under.
+    var announcedName: String { name ?? "graphhost \(address):\(port)" }
 
     /// The node.name of the RTP sink graphhost loads to send this session.
     var sinkNodeName: String { "graphhost-rtp-\(address)-\(port)" }
@@ -87,7 +98,7 @@ extension RTPSession {
     func sinkArguments(rate: Int, channels: Int) -> String {
         "{ destination.ip = \(address) destination.port = \(port) sap.ip = \(address) "
             + "audio.format = \(pipewireFormat) audio.rate = \(rate) audio.channels = \(channels) "
-            + "sess.min-ptime = \(ptime) sess.max-ptime = \(ptime) sess.name = \"graphhost \(address):\(port)\" "
+            + "sess.min-ptime = \(ptime) sess.max-ptime = \(ptime) sess.name = \"\(announcedName)\" "
             + "node.name = \"\(sinkNodeName)\" media.class = Audio/Sink }"
     }
 }

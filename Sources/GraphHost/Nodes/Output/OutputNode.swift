@@ -14,7 +14,8 @@ public struct OutputNode: NodeDefinition {
         doc:
             "Send this output over the network as RTP when running: `rtp://DESTINATION:PORT?format=L16&ptime=4` "
             + "(L16 or L24, milliseconds per packet), through PipeWire's own RTP sink, loaded into graphhost's "
-            + "PipeWire context (the daemon's configuration stays as it is)."
+            + "PipeWire context (the daemon's configuration stays as it is); it is announced by SAP to the "
+            + "destination under `session=NAME` (default: graphhost DESTINATION:PORT)."
     )
     public static let descriptor = NodeDescriptor(
         typeName: typeName,
@@ -28,7 +29,9 @@ public struct OutputNode: NodeDefinition {
     public var outputBuses: Int { 0 }
     public var summary: [(String, String)] {
         (target.map { [("target", $0)] } ?? [])
-            + (rtp.map { [("rtp", "\($0.address):\($0.port), \($0.format.rawValue), \($0.ptime) ms")] } ?? [])
+            + (rtp.map {
+                [("rtp", "\($0.address):\($0.port), \($0.format.rawValue), \($0.ptime) ms, '\($0.announcedName)'")]
+            } ?? [])
     }
 
     public static func parse(_ settings: NodeSettings, context: NodeContext, issues: inout GraphIssues) -> OutputNode? {

@@ -114,7 +114,10 @@ public final class StreamDecoder: Sendable {
                 publish(decoder, fileTags: nil)
                 while !shouldStop,
                     try decoder.decodeNext(emit: { try feeder.write($0, frames: $1, layout: $2, rate: $3) })
-                {}
+                {
+                    // An announced session's format and name are known once it is found, and may change.
+                    publish(decoder, fileTags: nil)
+                }
                 return
             }
             let fileTags = (source as? FileByteSource).flatMap { MediaTags.read(path: $0.name) }

@@ -15,7 +15,9 @@ public struct StreamNode: Sendable, NodeDefinition {
             "A media file path (relative to the graph file's folder), a `file:` URL, or an "
             + "`http://` / `https://` URL (a file, Icecast radio or an HLS playlist), or "
             + "`rtp://ADDRESS:PORT?format=L16&rate=48000&channels=2` (an RTP session, L16 or L24, as PipeWire's "
-            + "RTP sink sends; `bufferSeconds` is then its jitter buffer)."
+            + "RTP sink sends; `bufferSeconds` is then its jitter buffer), or `sap://[ADDRESS][:PORT][?session=NAME]` "
+            + "(the RTP session announced by SAP under that name, or the first announced; its format from the "
+            + "announcement)."
     )
     static let loopSetting = SettingDescriptor(
         "loop", .boolean, default: .bool(false), doc: "Plays a file again from the start when it ends.")
@@ -64,6 +66,8 @@ public struct StreamNode: Sendable, NodeDefinition {
     public var retrySeconds: Double
     /// The RTP session an `rtp://` URL names (nil for a file or an HTTP stream).
     public var rtp: RTPSession? { isRemote ? try? RTPSession(url: path) : nil }
+    /// The announcements a `sap://` URL listens for (nil for other URLs).
+    public var sap: SAPQuery? { isRemote ? try? SAPQuery(url: path) : nil }
     /// The media's codec, rate and channel count, as probed (nil for a network stream: learnt when it plays).
     public var media: MediaInfo?
     /// How the media's channels map to the graph's.
@@ -91,7 +95,13 @@ public struct StreamNode: Sendable, NodeDefinition {
         {
             switch scheme.lowercased() {
             case "rtp":
-                _ = try RTPSession(url: url)
+                if try RTPSession(url: url).name != nil {
+                    throw StreamError.unreadable(
+                        url, "session names a session sent; receive one by its name with sap://?session=NAME")
+                }
+                return (url, true)
+            case "sap":
+                _ = try SAPQuery(url: url)
                 return (url, true)
             case "http", "https":
                 guard let u = URL(string: url), u.host != nil else { throw StreamError.unsupportedURL(url) }
@@ -123,7 +133,7 @@ public struct StreamNode: Sendable, NodeDefinition {
         }
         do {
             let (path, remote) = try resolve(url, base: context.baseDirectory)
-            if cache != nil && url.lowercased().hasPrefix("rtp:") {
+            if cache != nil && (url.lowercased().hasPrefix("rtp:") || url.lowercased().hasPrefix("sap:")) {
                 issues.report(
                     settings.path("cache"), "a cache is for downloads; an RTP session is live",
                     at: settings.object["cache"])
@@ -285,14 +295,18 @@ public final class StreamInstance: NodeInstance, Sendable {
         kernelPointer = .allocateRender(capacity: 1)
         kernelPointer.initialize(to: kernel)
         let rtp = node.rtp
-        let network = node.isRemote && rtp == nil ? NetworkStreamStatus() : nil
+        let sap = node.sap
+        let network = node.isRemote && rtp == nil && sap == nil ? NetworkStreamStatus() : nil
         self.network = network
-        let packetCounts = rtp.map { _ in RTPReceiveCounters() }
+        let packetCounts = rtp != nil || sap != nil ? RTPReceiveCounters() : nil
         self.packetCounts = packetCounts
         decoder = StreamDecoder(
             source: { () throws -> ByteSource in
                 if let rtp, let packetCounts {
                     return try RTPPacketSource(session: rtp, url: node.path, counters: packetCounts)
+                }
+                if let sap, let packetCounts {
+                    return try RTPPacketSource(discovering: sap, url: node.path, counters: packetCounts)
                 }
                 if let cache = node.cachePath, FileManager.default.fileExists(atPath: cache) {
                     return try FileByteSource(path: cache)
