@@ -40,10 +40,11 @@ final class RTPReceiveTests: XCTestCase {
                            "rtp": "rtp://\(receiver):\(relay.port)?format=L16&ptime=4" } ],
               "links": [ { "from": "song", "to": "net" } ] }
             """, name: "rtp-send")
+        // Both graphs run on this machine's clock: shared, so the receiver does not resample (sample for sample).
         let graph = TestSupport.graph(
             """
             { "format": { "sampleRate": 48000, "channels": 2 },
-              "nodes": [ { "id": "net", "type": "stream", "url": "rtp://\(receiver):\(receivePort)",
+              "nodes": [ { "id": "net", "type": "stream", "url": "rtp://\(receiver):\(receivePort)?clock=shared",
                            "bufferSeconds": 0.08 },
                          { "id": "out", "type": "output" } ],
               "links": [ { "from": "net", "to": "out" } ] }

@@ -62,9 +62,15 @@ final class SAPDiscoveryTests: XCTestCase {
         XCTAssertNil(any.address)
         XCTAssertEqual(any.port, 9875)
         XCTAssertNil(any.sessionName)
+        XCTAssertTrue(any.followsClock)
+        XCTAssertFalse(try SAPQuery(url: "sap://?clock=shared").followsClock)
+        XCTAssertFalse(try RTPSession(url: "rtp://0.0.0.0:5004?clock=shared").followsClock)
+        XCTAssertTrue(try RTPSession(url: "rtp://0.0.0.0:5004").followsClock)
         for (url, says) in [
-            ("sap://studio.local", "not an IPv4 address"), ("sap://?name=x", "unknown parameter 'name' (session)"),
+            ("sap://studio.local", "not an IPv4 address"),
+            ("sap://?name=x", "unknown parameter 'name' (session, clock)"),
             ("sap://?session=", "give the session's name"), ("sap://127.0.0.1:70000", "outside 1…65535"),
+            ("sap://?clock=ptp", "clock 'ptp': use follow or shared"),
         ] {
             XCTAssertThrowsError(try SAPQuery(url: url), url) { XCTAssertTrue("\($0)".contains(says), "\(url): \($0)") }
         }
@@ -151,7 +157,8 @@ final class SAPDiscoveryTests: XCTestCase {
 
 /// The whole path on 127.0.0.1 in one private daemon: graphhost sends its output through PipeWire's RTP sink,
 /// announced as "Studio"; a second graphhost finds it by name (`sap://?session=Studio`) from PipeWire's own
-/// announcement and records the source sample for sample, with the session's name as the stream's title.
+/// announcement and records the source sample for sample (one machine, one clock: `clock=shared`, not resampled),
+/// with the session's name as the stream's title.
 final class SAPSessionTests: XCTestCase {
     func testASessionFoundByItsAnnouncementPlaysTheSource() throws {
         let pw = try HeadlessPipeWire(quantum: 256)
@@ -172,7 +179,8 @@ final class SAPSessionTests: XCTestCase {
         let receiving = TestSupport.graph(
             """
             { "format": { "sampleRate": 48000, "channels": 2 },
-              "nodes": [ { "id": "net", "type": "stream", "url": "sap://?session=Studio", "bufferSeconds": 0.1 },
+              "nodes": [ { "id": "net", "type": "stream", "url": "sap://?session=Studio&clock=shared", \
+            "bufferSeconds": 0.1 },
                          { "id": "out", "type": "output" } ],
               "links": [ { "from": "net", "to": "out" } ] }
             """, name: "sap-receive")

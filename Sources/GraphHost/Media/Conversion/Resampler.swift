@@ -22,6 +22,28 @@ final class Resampler {
         ratio = Double(outputRate) / Double(inputRate)
     }
 
+    /// A variable-rate resampler (libsoxr's VR mode) for `channels` channels whose ratio `setRatio` moves, up to
+    /// `maxRatio` input frames per output frame; it starts at 1.
+    init(variableChannels channels: Int, maxRatio: Double) throws {
+        var error: soxr_error_t?
+        var io = soxr_io_spec(SOXR_FLOAT32_I, SOXR_FLOAT32_I)
+        var quality = soxr_quality_spec(UInt(SOXR_HQ), UInt(SOXR_VR))
+        guard let s = soxr_create(maxRatio, 1, UInt32(channels), &error, &io, &quality, nil), error == nil else {
+            throw StreamError.decoder("cannot create a variable-rate resampler")
+        }
+        soxr = s
+        self.channels = channels
+        inputRate = 0
+        ratio = 1
+        soxr_set_io_ratio(soxr, 1, 0)
+    }
+
+    /// Moves a variable-rate resampler to `ioRatio` input frames per output frame over the next `slew` output frames.
+    func setRatio(_ ioRatio: Double, slew: Int) { soxr_set_io_ratio(soxr, ioRatio, slew) }
+
+    /// Output frames held back inside the resampler.
+    var delayFrames: Double { soxr_delay(soxr) }
+
     deinit { soxr_delete(soxr) }
 
     /// Converts `frames` input frames (nil input flushes the tail); calls `emit` with each output block.

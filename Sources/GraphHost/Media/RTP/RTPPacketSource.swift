@@ -8,6 +8,8 @@ import Synchronization
 public final class RTPPacketSource: ByteSource, Sendable {
     public let name: String
     public let counters: RTPReceiveCounters
+    /// Whether the sender's clock is followed (`ClockFollower`).
+    public let followsClock: Bool
     private struct State {
         var socket: Int32 = -1
         var session: RTPSession?
@@ -24,6 +26,7 @@ public final class RTPPacketSource: ByteSource, Sendable {
     public init(session: RTPSession, url: String, counters: RTPReceiveCounters = RTPReceiveCounters()) throws {
         self.counters = counters
         name = url
+        followsClock = session.followsClock
         query = nil
         announcements = -1
         let socket = try UDPSocket.listen(address: session.address, port: session.port, url: url)
@@ -34,6 +37,7 @@ public final class RTPPacketSource: ByteSource, Sendable {
     public init(discovering query: SAPQuery, url: String, counters: RTPReceiveCounters = RTPReceiveCounters()) throws {
         self.counters = counters
         name = url
+        followsClock = query.followsClock
         self.query = query
         announcements = try UDPSocket.listen(
             address: query.address, port: query.port, groups: SAPQuery.defaultGroups, url: url)

@@ -5,7 +5,7 @@ import Glibc
 /// address to bind (0.0.0.0 for any) or an IPv4 multicast group to join; sent, the destination. The payload is linear
 /// PCM, big-endian: L16 or L24, as PipeWire's module-rtp-sink sends it (whose defaults the query's defaults are);
 /// `ptime` is the milliseconds of audio a sent packet carries; `session` the name a sent session is announced under
-/// (SAP), which a receiver finds it by (`sap://?session=NAME`).
+/// (SAP), which a receiver finds it by (`sap://?session=NAME`); `clock` whether a receiver follows the sender's clock.
 public struct RTPSession: Equatable, Sendable {
     public enum Format: String, Sendable, CaseIterable {
         case l16 = "L16"
@@ -22,6 +22,9 @@ public struct RTPSession: Equatable, Sendable {
     public var ptime: Int
     /// The name the session is announced under (nil: "graphhost ADDRESS:PORT").
     public var name: String?
+    /// Received: whether the sender's clock is followed (`clock=follow`, the default: `ClockFollower`) or taken to be
+    /// the graph's own (`clock=shared`, as with a common PTP clock: never resampled).
+    public var followsClock = true
     /// Whether `rate` and `channels` were given (a sender takes the graph's, and refuses others).
     public var givesRate = false
     public var givesChannels = false
@@ -70,19 +73,31 @@ public struct RTPSession: Equatable, Sendable {
             case "ptime":
                 guard let t = Int(value), (1...20).contains(t) else { throw bad("ptime '\(value)': use 1…20 ms") }
                 ptime = t
+            case "clock":
+                guard let follows = Self.clockChoice(value) else { throw bad("clock '\(value)': use follow or shared") }
+                followsClock = follows
             case "session":
                 guard !value.isEmpty, !value.contains(where: { $0 == "\"" || $0 == "\\" || $0.isNewline }) else {
                     throw bad("session '\(value)': give a name without quotes, backslashes or line breaks")
                 }
                 name = value
             default:
-                throw bad("unknown parameter '\(item.name)' (format, rate, channels, ptime, session)")
+                throw bad("unknown parameter '\(item.name)' (format, rate, channels, ptime, session, clock)")
             }
         }
     }
 }
 
 extension RTPSession {
+    /// `clock=follow` (true) or `clock=shared` (false); nil for anything else.
+    static func clockChoice(_ value: String) -> Bool? {
+        switch value.lowercased() {
+        case "follow": true
+        case "shared": false
+        default: nil
+        }
+    }
+
     /// PipeWire's sample format for the payload.
     var pipewireFormat: String { format == .l16 ? "S16BE" : "S24BE" }
 

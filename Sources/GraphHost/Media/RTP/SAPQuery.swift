@@ -12,6 +12,8 @@ public struct SAPQuery: Equatable, Sendable {
     public var port: Int
     /// The session to play (nil: the first announced).
     public var sessionName: String?
+    /// Whether the sender's clock is followed (`clock=follow`, the default) or shared (`clock=shared`).
+    public var followsClock = true
 
     public static let defaultPort = 9875
     public static let defaultGroups = ["224.0.0.56", "224.2.127.254"]
@@ -36,7 +38,12 @@ public struct SAPQuery: Equatable, Sendable {
             case "session":
                 guard let name = item.value, !name.isEmpty else { throw bad("session: give the session's name") }
                 sessionName = name
-            default: throw bad("unknown parameter '\(item.name)' (session)")
+            case "clock":
+                guard let follows = RTPSession.clockChoice(item.value ?? "") else {
+                    throw bad("clock '\(item.value ?? "")': use follow or shared")
+                }
+                followsClock = follows
+            default: throw bad("unknown parameter '\(item.name)' (session, clock)")
             }
         }
     }

@@ -112,8 +112,26 @@ public final class StreamDecoder: Sendable {
             if let packets = source as? RTPPacketSource {
                 let decoder = RTPDecoder(source: packets)
                 publish(decoder, fileTags: nil)
+                var follower: ClockFollower?
+                var underruns = counters.underruns.load(ordering: .relaxed)
                 while !shouldStop,
-                    try decoder.decodeNext(emit: { try feeder.write($0, frames: $1, layout: $2, rate: $3) })
+                    try decoder.decodeNext(emit: { samples, frames, layout, rate in
+                        guard packets.followsClock else {
+                            return try feeder.write(samples, frames: frames, layout: layout, rate: rate)
+                        }
+                        if follower?.rate != rate || follower?.channels != layout.channels {
+                            follower = ClockFollower(channels: layout.channels, rate: rate)
+                        }
+                        let now = counters.underruns.load(ordering: .relaxed)
+                        if now != underruns {
+                            underruns = now
+                            follower?.restart()
+                        }
+                        let buffered = Double(ring.index.readable()) / Double(format.sampleRate)
+                        try follower?.pass(samples, frames: frames, bufferedSeconds: buffered) {
+                            try feeder.write($0, frames: $1, layout: layout, rate: rate)
+                        }
+                    })
                 {
                     // An announced session's format and name are known once it is found, and may change.
                     publish(decoder, fileTags: nil)

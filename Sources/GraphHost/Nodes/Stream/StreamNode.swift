@@ -15,9 +15,10 @@ public struct StreamNode: Sendable, NodeDefinition {
             "A media file path (relative to the graph file's folder), a `file:` URL, or an "
             + "`http://` / `https://` URL (a file, Icecast radio or an HLS playlist), or "
             + "`rtp://ADDRESS:PORT?format=L16&rate=48000&channels=2` (an RTP session, L16 or L24, as PipeWire's "
-            + "RTP sink sends; `bufferSeconds` is then its jitter buffer), or `sap://[ADDRESS][:PORT][?session=NAME]` "
+            + "RTP sink sends; `bufferSeconds` is then its jitter buffer; `clock=shared` for a sender on the graph's "
+            + "own clock, else its clock is followed by resampling), or `sap://[ADDRESS][:PORT][?session=NAME]` "
             + "(the RTP session announced by SAP under that name, or the first announced; its format from the "
-            + "announcement)."
+            + "announcement; `clock` as for rtp)."
     )
     static let loopSetting = SettingDescriptor(
         "loop", .boolean, default: .bool(false), doc: "Plays a file again from the start when it ends.")
