@@ -59,22 +59,13 @@ public struct LivePlay {
         // owner's.
         let engine = UnsafeMutablePointer<RenderEngine>(bitPattern: Int(bitPattern: session.engine))!
         var options = playback
-        if options.target == nil, let first = session.graph.document.outputIDs.first {
-            options.target = session.graph.document.node(first)?.definition.outputTarget
-        }
-        options.rtpSinks = session.graph.document.outputIDs.compactMap {
-            session.graph.document.node($0)?.definition.rtpOutput.map {
-                RTPSinkSpec(
-                    nodeName: $0.sinkNodeName,
-                    arguments: $0.sinkArguments(rate: format.sampleRate, channels: format.channels))
-            }
-        }
+        let routing = OutputRouting(session.graph.document, target: playback.target)
+        options.target = routing.target
+        options.rtpSinks = routing.rtpSinks
         let player = try PipeWirePlayer(engine: engine, format: format, options: options, logger: logger)
+        player.commandTarget = playback.target
         player.setLiveInputs(session.graph.liveInputs.map(\.spec))
-        let outputs = session.graph.document.outputIDs.map {
-            ($0, session.graph.document.node($0)?.definition.outputTarget)
-        }
-        player.setExtraOutputs(Array(outputs.dropFirst()))
+        player.setExtraOutputs(routing.extraOutputs.map { ($0.id, $0.target) })
         // The MIDI control port is claimed before the player connects, which opens every claimed port.
         let surfaces =
             surfaces + (document.midiControl.map { [MIDIControlSurface(port: $0.port)] } ?? []) + [

@@ -19,6 +19,8 @@ public protocol LivePlayback: AnyObject {
     func stopStream()
     /// After a swap: streams for the live inputs the graph now has.
     func syncLiveInputs(_ inputs: [LiveInputSpec])
+    /// After a swap: plays the outputs where the new graph says (connecting again when that changed).
+    func reroute(_ routing: OutputRouting)
     /// Tells the daemon the graph's own latency in frames (plugins, isolated nodes), for others to compensate.
     func reportGraphLatency(frames: Int)
     /// Whether the stream may be deactivated while the graph rests (`setIdle`).
@@ -41,6 +43,7 @@ public protocol LivePlayback: AnyObject {
 extension LivePlayback {
     public func syncLiveInputs(_ inputs: [LiveInputSpec]) {}
     public func reportGraphLatency(frames: Int) {}
+    public func reroute(_ routing: OutputRouting) {}
     public var canIdle: Bool { false }
     public var idle: Bool { false }
     public func setIdle(_ idle: Bool) {}

@@ -102,6 +102,7 @@ public final class LiveRunner {
         control.withSession { session in
             session.afterSwap = { [weak control] graph in
                 swappedInputs.list.withLock { $0 = graph.liveInputs.map(\.spec) }
+                swappedInputs.routing.withLock { $0 = OutputRouting(graph.document, target: nil) }
                 control?.swapped(to: graph.document)
             }
         }
@@ -241,6 +242,12 @@ public final class LiveRunner {
                     return pending
                 }) {
                     player.syncLiveInputs(inputs)
+                }
+                if let routing = swappedInputs.routing.withLock({ pending in
+                    defer { pending = nil }
+                    return pending
+                }) {
+                    player.reroute(routing)
                 }
                 showStatus?(control.withSession { status.line($0) })
                 report(counters: &reported)
@@ -605,4 +612,6 @@ public final class LiveRunner {
 /// The live inputs of the graph a swap just made (set under the session, taken by the run loop).
 final class SwappedInputs: Sendable {
     let list = Mutex<[LiveInputSpec]?>(nil)
+    /// Where the swapped-in graph's outputs play.
+    let routing = Mutex<OutputRouting?>(nil)
 }

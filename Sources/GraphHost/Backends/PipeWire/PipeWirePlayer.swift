@@ -31,7 +31,7 @@ public struct PlaybackOptions {
 }
 
 /// An output sent as RTP: the module's node name (the output's target) and its arguments.
-public struct RTPSinkSpec: Sendable {
+public struct RTPSinkSpec: Equatable, Sendable {
     public var nodeName: String
     public var arguments: String
 }
@@ -72,7 +72,7 @@ public enum PlaybackError: Error, CustomStringConvertible {
 public final class PipeWirePlayer {
     /// The graph's format, which the stream carries.
     public let format: GraphFormat
-    public let options: PlaybackOptions
+    public private(set) var options: PlaybackOptions
     let logger: Logger
     let loop: OpaquePointer
     let context: OpaquePointer
@@ -177,6 +177,30 @@ public final class PipeWirePlayer {
     private var extraOutputSpecs: [(id: String, target: String?)] = []
     private var extraOutputs: [ExtraOutputStream] = []
     private var fanout: UnsafeMutablePointer<OutputFanout>?
+
+    /// The target `run --target` gave, which a graph's own first output target does not override.
+    public var commandTarget: String?
+
+    /// Plays the outputs where `routing` says: the first output's target, the further outputs' and the RTP sinks,
+    /// connecting again when it changed (a gap of a few cycles). The number of further outputs stays as it was.
+    public func reroute(_ routing: OutputRouting) {
+        var routing = routing
+        routing.target = commandTarget ?? routing.target
+        let extra = routing.extraOutputs.map { (id: $0.id, target: $0.target) }
+        guard
+            routing.target != options.target || routing.rtpSinks != options.rtpSinks
+                || !extra.elementsEqual(extraOutputSpecs, by: { $0.id == $1.id && $0.target == $1.target })
+        else { return }
+        pw_thread_loop_lock(loop)
+        tearDownLocked()
+        options.target = routing.target
+        options.rtpSinks = routing.rtpSinks
+        targetToUse = routing.target
+        if extra.count == extraOutputSpecs.count { extraOutputSpecs = extra }
+        pw_thread_loop_unlock(loop)
+        logger.info("the outputs are routed anew; connecting again")
+        do { try connect() } catch { state.withLock { $0.streamError = "\(error)" } }
+    }
 
     /// The outputs after the first (which this player's main stream plays). Set it before `connect()`.
     public func setExtraOutputs(_ outputs: [(id: String, target: String?)]) {
