@@ -97,37 +97,29 @@ final class LatencyReportTests: XCTestCase {
                 return latencyB > 0 && latencyA > latencyB
             }, "the limiters' latencies")
         XCTAssertEqual(latencyA, latencyB + 256, "an isolated plugin adds a block")
-        let both = Self.nanos(latencyA) + Self.nanos(latencyB)
-        var told: (min: Int, max: Int)?
-        var device: (min: Int, max: Int)?
-        let reported = try TestSupport.waitUntil {
-            told = try Self.latency(pw, node: "latprobe", ports: "output", "Input")
-            device = try Self.latency(pw, node: "graphhost_test_sink", ports: "input", "Output")
-            return told?.min == both && device?.min == both
+        /// Waits until pw-play's ports are told `expected` ns after them and the device's the same before it (both
+        /// bounds); fails naming what they were told.
+        func expectReported(_ expected: Int, _ when: String) throws {
+            var told: (min: Int, max: Int)?
+            var device: (min: Int, max: Int)?
+            let reported = try TestSupport.waitUntil {
+                told = try Self.latency(pw, node: "latprobe", ports: "output", "Input")
+                device = try Self.latency(pw, node: "graphhost_test_sink", ports: "input", "Output")
+                return told?.min == expected && told?.max == expected && device?.min == expected
+                    && device?.max == expected
+            }
+            XCTAssertTrue(
+                reported,
+                "\(when): pw-play was told \(String(describing: told)), the device \(String(describing: device)); "
+                    + "expected \(expected) ns")
         }
-        XCTAssertTrue(
-            reported,
-            "pw-play was told \(String(describing: told)), the device \(String(describing: device)); "
-                + "expected \(both) ns"
-        )
-        XCTAssertEqual(told?.max, both)
-        XCTAssertEqual(device?.max, both)
+        try expectReported(Self.nanos(latencyA) + Self.nanos(latencyB), "both limiters")
 
         // A's limiter goes: the path now carries B's latency alone.
         XCTAssertEqual(
             try controlA.ctl(["load", graph(sink: "latency_a", limiter: nil, target: "latency_b")]).status, 0)
         XCTAssertTrue(try TestSupport.waitUntil { try frames(controlA) == 0 })
-        let alone = Self.nanos(latencyB)
-        let followed = try TestSupport.waitUntil {
-            told = try Self.latency(pw, node: "latprobe", ports: "output", "Input")
-            device = try Self.latency(pw, node: "graphhost_test_sink", ports: "input", "Output")
-            return told?.min == alone && device?.min == alone
-        }
-        XCTAssertTrue(
-            followed,
-            "after the load: pw-play \(String(describing: told)), the device \(String(describing: device)); "
-                + "expected \(alone) ns"
-        )
+        try expectReported(Self.nanos(latencyB), "after the load")
     }
 }
 
