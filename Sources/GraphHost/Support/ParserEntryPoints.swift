@@ -26,6 +26,7 @@ public enum ParserEntryPoints {
         Target(name: "props-params", about: "a PipeWire Props param's params struct (C glue)", run: propsParams),
         Target(name: "eq-file", about: "AutoEQ ParametricEQ.txt and Equalizer APO files", run: eqFile),
         Target(name: "web-message", about: "the web page's WebSocket messages", run: webMessage),
+        Target(name: "sap-announcement", about: "SAP announcements of RTP sessions (SDP)", run: sapAnnouncement),
     ]
 
     public static func target(named name: String) -> Target? { all.first { $0.name == name } }
@@ -134,6 +135,12 @@ public enum ParserEntryPoints {
 
     static func eqFile(_ bytes: [UInt8]) {
         do { _ = try EqualizerAPOFile.parse(text(bytes)) } catch { named(error) }
+    }
+
+    /// An announcement taken names a session a receiver can open: a port in range, 1…8 channels.
+    static func sapAnnouncement(_ bytes: [UInt8]) {
+        guard let found = bytes.withUnsafeBytes({ SAPAnnouncement($0) }) else { return }
+        precondition((1...65535).contains(found.session.port) && (1...8).contains(found.session.channels))
     }
 
     static func webMessage(_ bytes: [UInt8]) {
