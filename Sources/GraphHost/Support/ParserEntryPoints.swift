@@ -27,6 +27,7 @@ public enum ParserEntryPoints {
         Target(name: "eq-file", about: "AutoEQ ParametricEQ.txt and Equalizer APO files", run: eqFile),
         Target(name: "web-message", about: "the web page's WebSocket messages", run: webMessage),
         Target(name: "sap-announcement", about: "SAP announcements of RTP sessions (SDP)", run: sapAnnouncement),
+        Target(name: "rtp-packet", about: "an RTP packet's header (CSRCs, extension, padding)", run: rtpPacket),
     ]
 
     public static func target(named name: String) -> Target? { all.first { $0.name == name } }
@@ -141,6 +142,13 @@ public enum ParserEntryPoints {
     static func sapAnnouncement(_ bytes: [UInt8]) {
         guard let found = bytes.withUnsafeBytes({ SAPAnnouncement($0) }) else { return }
         precondition((1...65535).contains(found.session.port) && (1...8).contains(found.session.channels))
+    }
+
+    /// A header taken leaves its payload within the packet, padding taken off.
+    static func rtpPacket(_ bytes: [UInt8]) {
+        var count = bytes.count
+        guard let header = RTPHeader(bytes, count: &count) else { return }
+        precondition(header.payloadOffset >= 12 && header.payloadOffset <= count && count <= bytes.count)
     }
 
     static func webMessage(_ bytes: [UInt8]) {
