@@ -2,6 +2,7 @@
 
 #include <immintrin.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #define S GH_FILTER_BANK_SECTIONS
@@ -28,32 +29,59 @@ static void realize(double c0, double c1, double a1, double a2, double A[2][2], 
     }
 }
 
+/// The bank's wide tables, moved first onto the 64-byte boundary in its room when a copy of the bank left them off
+/// it.
+static gh_filter_bank_wide *wide_tables(gh_filter_bank *bank) {
+    char *room = (char *)bank->wideRoom;
+    long at = (long)((((uintptr_t)room + 63) & ~(uintptr_t)63) - (uintptr_t)room);
+    if (at != bank->wideAt) {
+        memmove(room + at, room + bank->wideAt, sizeof(gh_filter_bank_wide));
+        bank->wideAt = at;
+    }
+    return (gh_filter_bank_wide *)(void *)(room + at);
+}
+
 void gh_filter_bank_design(gh_filter_bank *bank, float d, const float *lanes, int sections) {
     const float *c0 = lanes, *c1 = lanes + 16, *a1 = lanes + 32, *a2 = lanes + 48;
     memset(bank, 0, sizeof *bank);
-    double h[8] = {d};
+    gh_filter_bank_wide *W = wide_tables(bank);
+    // h[m]: the impulse response's first taps
+    double h[GH_FILTER_BANK_WIDE] = {d};
     bank->direct = d;
     for (int k = 0; k < sections && k < S; k++) {
         double A[2][2], B[2], C[2];
         realize(c0[k], c1[k], a1[k], a2[k], A, B, C);
-        // powers[j] = Aʲ for j = 0…8
-        double powers[9][2][2] = {{{1, 0}, {0, 1}}};
-        for (int j = 1; j <= 8; j++)
+        // powers[j] = Aʲ for j = 0…28
+        double powers[GH_FILTER_BANK_WIDE + 1][2][2] = {{{1, 0}, {0, 1}}};
+        for (int j = 1; j <= GH_FILTER_BANK_WIDE; j++)
             for (int r = 0; r < 2; r++)
                 for (int c = 0; c < 2; c++)
                     powers[j][r][c] = powers[j - 1][r][0] * A[0][c] + powers[j - 1][r][1] * A[1][c];
-        for (int j = 0; j < 8; j++)
-            for (int r = 0; r < 2; r++) bank->ccol[2 * k + r][j] = (float)(C[0] * powers[j][0][r] + C[1] * powers[j][1][r]);
+        // state r → output j (C·Aʲ), and input i of a block of n frames → state r at its end (Aⁿ⁻¹⁻ⁱ·B)
+        for (int j = 0; j < GH_FILTER_BANK_WIDE; j++)
+            for (int r = 0; r < 2; r++) {
+                double weight = C[0] * powers[j][0][r] + C[1] * powers[j][1][r];
+                if (j < 8) bank->ccol[2 * k + r][j] = (float)weight;
+                W->states[2 * k + r][j] = (float)weight;
+            }
+        for (int i = 0; i < GH_FILTER_BANK_WIDE; i++)
+            for (int r = 0; r < 2; r++) {
+                double (*P)[2] = powers[GH_FILTER_BANK_WIDE - 1 - i];
+                W->rows[i][GH_FILTER_BANK_WIDE + 2 * k + r] = (float)(P[r][0] * B[0] + P[r][1] * B[1]);
+                if (i < 8) {
+                    P = powers[7 - i];
+                    bank->g[i][2 * k + r] = (float)(P[r][0] * B[0] + P[r][1] * B[1]);
+                }
+            }
         bank->diagonal[2 * k] = (float)powers[8][0][0], bank->diagonal[2 * k + 1] = (float)powers[8][1][1];
         bank->offDiagonal[2 * k] = (float)powers[8][0][1], bank->offDiagonal[2 * k + 1] = (float)powers[8][1][0];
+        double (*E)[2] = powers[GH_FILTER_BANK_WIDE];
+        float *diagonal = W->diagonal + GH_FILTER_BANK_WIDE + 2 * k, *off = W->offDiagonal + GH_FILTER_BANK_WIDE + 2 * k;
+        diagonal[0] = (float)E[0][0], diagonal[1] = (float)E[1][1], off[0] = (float)E[0][1], off[1] = (float)E[1][0];
         h[0] += c0[k];
-        for (int m = 1; m < 8; m++) {
+        for (int m = 1; m < GH_FILTER_BANK_WIDE; m++) {
             double (*P)[2] = powers[m - 1];
             h[m] += C[0] * (P[0][0] * B[0] + P[0][1] * B[1]) + C[1] * (P[1][0] * B[0] + P[1][1] * B[1]);
-        }
-        for (int i = 0; i < 8; i++) {
-            double (*P)[2] = powers[7 - i];
-            for (int r = 0; r < 2; r++) bank->g[i][2 * k + r] = (float)(P[r][0] * B[0] + P[r][1] * B[1]);
         }
         bank->a[k][0] = (float)A[0][0], bank->a[k][1] = (float)A[0][1];
         bank->a[k][2] = (float)A[1][0], bank->a[k][3] = (float)A[1][1];
@@ -61,8 +89,11 @@ void gh_filter_bank_design(gh_filter_bank *bank, float d, const float *lanes, in
         bank->c[2 * k] = (float)C[0], bank->c[2 * k + 1] = (float)C[1];
         bank->direct += c0[k];
     }
-    for (int i = 0; i < 8; i++)
-        for (int j = i; j < 8; j++) bank->hcol[i][j] = (float)h[j - i];
+    for (int i = 0; i < GH_FILTER_BANK_WIDE; i++)
+        for (int j = i; j < GH_FILTER_BANK_WIDE; j++) {
+            if (j < 8) bank->hcol[i][j] = (float)h[j - i];
+            W->rows[i][j] = (float)h[j - i];
+        }
 }
 
 /// One frame of one channel: y = D·x + Σ C·s, then s ← A·s + B·x.
@@ -248,7 +279,7 @@ __attribute__((target("avx2,fma"))) static long edges_avx2(const gh_filter_bank 
     EDGES_BODY(first)
 }
 
-__attribute__((target("avx2,fma"))) static void run_avx2(const gh_filter_bank *bank, float *state0, const float *x0,
+__attribute__((target("avx2,fma"))) static void run_avx2(gh_filter_bank *bank, float *state0, const float *x0,
                                                           float *y0, float *state1, const float *x1, float *y1,
                                                           long frames, float *squares, float *peaks) {
     BLOCKS_BODY(edges_avx2, 0)
@@ -256,66 +287,210 @@ __attribute__((target("avx2,fma"))) static void run_avx2(const gh_filter_bank *b
 
 /// The same, measuring the output (`gh_filter_bank_run_measured`): a function of its own, so the plain one's loop
 /// stays as it was.
-__attribute__((target("avx2,fma"))) static void run_avx2_measured(const gh_filter_bank *bank, float *state0,
+__attribute__((target("avx2,fma"))) static void run_avx2_measured(gh_filter_bank *bank, float *state0,
                                                                    const float *x0, float *y0, float *state1,
                                                                    const float *x1, float *y1, long frames,
                                                                    float *squares, float *peaks) {
     BLOCKS_BODY(edges_avx2, 1)
 }
 
-/// The same with AVX-512VL's 32 vector registers, where the processor has them: nothing spills to memory.
-__attribute__((target("avx2,fma,avx512f,avx512vl"))) static long edges_avx512vl(const gh_filter_bank *bank,
-                                                                                float *state, const float *x,
-                                                                                float *y, long frames, int first) {
-    const __m256 diag0 = _mm256_loadu_ps(bank->diagonal), diag1 = _mm256_loadu_ps(bank->diagonal + 8);
-    const __m256 diag2 = _mm256_loadu_ps(bank->diagonal + 16), off0 = _mm256_loadu_ps(bank->offDiagonal);
-    const __m256 off1 = _mm256_loadu_ps(bank->offDiagonal + 8), off2 = _mm256_loadu_ps(bank->offDiagonal + 16);
-    EDGES_BODY(first)
+/// Vectors of sixteen lanes in a wide block's rows: frames 0…27, then the sections' states.
+#define WIDE_VECTORS 3
+
+/// One wide block of one channel at `x`: frames 0…15 into `first`, 16…27 into lanes 0…11 of `second`, from the
+/// states in lanes 12…15 of `v[1]` and all of `v[2]` (lanes 28…47 of the block's rows), left at the block's end.
+/// Lanes 0…11 of `v[1]` carry the inputs' share of frames 16…27 from block to block, where A²⁸ is zero: a state
+/// that is not finite makes them so, as it makes every frame after it.
+__attribute__((target("avx512f"), always_inline)) static inline void wide_block(const gh_filter_bank_wide *w,
+                                                                             const float *x, __m512 *v,
+                                                                             __m512 *first, __m512 *second) {
+    __m512 p[WIDE_VECTORS], q[WIDE_VECTORS], o = _mm512_setzero_ps(), u = o;
+    for (int k = 0; k < WIDE_VECTORS; k++) p[k] = q[k] = o;
+    // The inputs' share (frames 16… reach no output before them); the recursion from one block's states to the next
+    // then waits on two FMAs only.
+    _Pragma("clang loop unroll(full)") for (int i = 0; i < GH_FILTER_BANK_WIDE; i += 2) {
+        __m512 xi = _mm512_set1_ps(x[i]), xj = _mm512_set1_ps(x[i + 1]);
+        _Pragma("clang loop unroll(full)") for (int k = i / 16; k < WIDE_VECTORS; k++) {
+            p[k] = _mm512_fmadd_ps(xi, _mm512_load_ps(w->rows[i] + 16 * k), p[k]);
+            q[k] = _mm512_fmadd_ps(xj, _mm512_load_ps(w->rows[i + 1] + 16 * k), q[k]);
+        }
+    }
+    // The states' share: each state spread over the lanes by one permutation, its index kept from the compiler, which
+    // would otherwise make it two shuffles (and a store read back at another offset waits for the store to retire).
+    _Pragma("clang loop unroll(full)") for (int m = 0; m < 2 * S; m += 2) {
+        int l = GH_FILTER_BANK_WIDE + m;
+        __m512i lm = _mm512_set1_epi32(l & 15), ln = _mm512_set1_epi32((l + 1) & 15);
+        __asm__("" : "+v"(lm), "+v"(ln));
+        __m512 sm = _mm512_permutexvar_ps(lm, v[l / 16]), sn = _mm512_permutexvar_ps(ln, v[(l + 1) / 16]);
+        p[0] = _mm512_fmadd_ps(sm, _mm512_load_ps(w->states[m]), p[0]);
+        q[0] = _mm512_fmadd_ps(sn, _mm512_load_ps(w->states[m + 1]), q[0]);
+        o = _mm512_fmadd_ps(sm, _mm512_load_ps(w->states[m] + 16), o);
+        u = _mm512_fmadd_ps(sn, _mm512_load_ps(w->states[m + 1] + 16), u);
+    }
+    __m512 n1 = _mm512_fmadd_ps(_mm512_load_ps(w->diagonal + 16), v[1], _mm512_add_ps(p[1], q[1]));
+    n1 = _mm512_fmadd_ps(_mm512_load_ps(w->offDiagonal + 16), _mm512_permute_ps(v[1], 0xB1), n1);
+    __m512 n2 = _mm512_fmadd_ps(_mm512_load_ps(w->diagonal + 32), v[2], _mm512_add_ps(p[2], q[2]));
+    n2 = _mm512_fmadd_ps(_mm512_load_ps(w->offDiagonal + 32), _mm512_permute_ps(v[2], 0xB1), n2);
+    *first = _mm512_add_ps(p[0], q[0]);
+    *second = _mm512_add_ps(n1, _mm512_add_ps(o, u));
+    v[1] = n1, v[2] = n2;
 }
 
-__attribute__((target("avx2,fma,avx512f,avx512vl"))) static void run_avx512vl(const gh_filter_bank *bank,
-                                                                              float *state0, const float *x0,
-                                                                              float *y0, float *state1,
-                                                                              const float *x1, float *y1,
-                                                                              long frames, float *squares,
-                                                                              float *peaks) {
-    BLOCKS_BODY(edges_avx512vl, 0)
+/// The wide layout of a channel's state: the sections' states in floats 0–19, the frames of the block under way in
+/// float 20 (PHASE), its inputs so far from float 21.
+#define WIDE_INPUTS 21
+#define WIDE_OUTPUT 0x0FFF
+
+/// The states of `state` into lanes 28…47 of `v`, and back.
+#define WIDE_LOAD(state, v) (v[1] = _mm512_maskz_expandloadu_ps(0xF000, state), v[2] = _mm512_loadu_ps((state) + 4))
+#define WIDE_STORE(state, v)                                                                                          \
+    (_mm512_mask_compressstoreu_ps(state, 0xF000, v[1]), _mm512_storeu_ps((state) + 4, v[2]))
+
+/// Frames `from`…`to` − 1 of the block under way in `state` (its inputs so far from float 21, the new ones at `x`):
+/// the same arithmetic as a whole block; when `to` is a whole block, the state moves on to the next.
+__attribute__((target("avx512f"))) static void wide_partial(const gh_filter_bank_wide *w, float *state,
+                                                            const float *x, float *y, int from, int to) {
+    const int length = GH_FILTER_BANK_WIDE;
+    float in[GH_FILTER_BANK_WIDE] = {0}, out[32];
+    memcpy(in, state + WIDE_INPUTS, (size_t)from * sizeof(float));
+    memcpy(in + from, x, (size_t)(to - from) * sizeof(float));
+    if (to < length) memcpy(state + WIDE_INPUTS + from, x, (size_t)(to - from) * sizeof(float));
+    __m512 v[WIDE_VECTORS], first, second;
+    WIDE_LOAD(state, v);
+    wide_block(w, in, v, &first, &second);
+    _mm512_storeu_ps(out, first), _mm512_storeu_ps(out + 16, second);
+    memcpy(y, out + from, (size_t)(to - from) * sizeof(float));
+    if (to == length) {
+        WIDE_STORE(state, v);
+        memset(state + WIDE_INPUTS, 0, (length - 1) * sizeof(float));
+    }
+    state[PHASE] = (float)(to % length);
 }
 
-__attribute__((target("avx2,fma,avx512f,avx512vl"))) static void run_avx512vl_measured(
-    const gh_filter_bank *bank, float *state0, const float *x0, float *y0, float *state1, const float *x1, float *y1,
-    long frames, float *squares, float *peaks) {
-    BLOCKS_BODY(edges_avx512vl, 1)
+/// One channel's frames before the first whole block (`first`: finishing the block under way) or after the last one
+/// (beginning a block); returns the frames done.
+__attribute__((target("avx512f"))) static long wide_edges(const gh_filter_bank_wide *w, float *state, const float *x,
+                                                          float *y, long frames, int first) {
+    int phase = (int)state[PHASE];
+    if (first) {
+        if (phase == 0) return 0;
+        long m = frames < GH_FILTER_BANK_WIDE - phase ? frames : GH_FILTER_BANK_WIDE - phase;
+        wide_partial(w, state, x, y, phase, phase + (int)m);
+        return m;
+    }
+    if (frames > 0) wide_partial(w, state, x, y, 0, (int)frames);
+    return frames;
 }
 
-typedef void (*bank_runner)(const gh_filter_bank *, float *, const float *, float *, float *, const float *, float *,
-                            long, float *, float *);
+/// Adds a channel's vector of sums of squares and of peaks to its `squares` and `peaks`.
+__attribute__((target("avx512f"))) static void wide_add_levels(__m512 sums, __m512 tops, float *squares,
+                                                               float *peaks) {
+    float s[16], m[16];
+    _mm512_storeu_ps(s, sums), _mm512_storeu_ps(m, tops);
+    float sum = 0, top = peaks[0];
+    for (int j = 0; j < 16; j++) sum += s[j], top = m[j] > top ? m[j] : top;
+    squares[0] += sum;
+    peaks[0] = top;
+}
 
-static void run_portable(const gh_filter_bank *bank, float *state0, const float *x0, float *y0, float *state1,
+/// Writes a wide block's output at `y` and, with `measured`, adds it to a channel's vectors of sums of squares and
+/// peaks. A NaN never raises a peak.
+#define WIDE_WRITE(y, first, second, measured, sums, tops)                                                            \
+    do {                                                                                                              \
+        _mm512_storeu_ps(y, first), _mm512_mask_storeu_ps((y) + 16, WIDE_OUTPUT, second);                            \
+        if (measured) {                                                                                               \
+            __m512 rest = _mm512_maskz_mov_ps(WIDE_OUTPUT, second);                                                   \
+            sums = _mm512_fmadd_ps(rest, rest, _mm512_fmadd_ps(first, first, sums));                                  \
+            tops = _mm512_max_ps(_mm512_abs_ps(rest), _mm512_max_ps(_mm512_abs_ps(first), tops));                      \
+        }                                                                                                             \
+    } while (0)
+
+/// Whole wide blocks, both channels in one loop, between the edges; with `measured`, the output's levels as it is
+/// written. A block's input is read before its output is written, so the two may share memory.
+__attribute__((target("avx512f"), always_inline)) static inline void wide_run(
+    gh_filter_bank *bank, float *state0, const float *x0, float *y0, float *state1, const float *x1, float *y1,
+    long frames, float *squares, float *peaks, int measured) {
+    const long length = GH_FILTER_BANK_WIDE;
+    const gh_filter_bank_wide *w = wide_tables(bank);
+    long f = wide_edges(w, state0, x0, y0, frames, 1);
+    if (state1) wide_edges(w, state1, x1, y1, frames, 1);
+    if (measured) edge_levels(y0, state1 ? y1 : 0, 0, f, squares, peaks);
+    if (f == frames) return;
+    const __m512 low = _mm512_setzero_ps();
+    __m512 a[WIDE_VECTORS], b[WIDE_VECTORS], s0 = low, s1 = low, m0 = low, m1 = low, first, second;
+    WIDE_LOAD(state0, a);
+    if (state1) {
+        WIDE_LOAD(state1, b);
+        for (; f + length <= frames; f += length) {
+            wide_block(w, x0 + f, a, &first, &second);
+            WIDE_WRITE(y0 + f, first, second, measured, s0, m0);
+            wide_block(w, x1 + f, b, &first, &second);
+            WIDE_WRITE(y1 + f, first, second, measured, s1, m1);
+        }
+    } else {
+        for (; f + length <= frames; f += length) {
+            wide_block(w, x0 + f, a, &first, &second);
+            WIDE_WRITE(y0 + f, first, second, measured, s0, m0);
+        }
+    }
+    if (measured) {
+        wide_add_levels(s0, m0, squares, peaks);
+        if (state1) wide_add_levels(s1, m1, squares + 1, peaks + 1);
+    }
+    WIDE_STORE(state0, a);
+    wide_edges(w, state0, x0 + f, y0 + f, frames - f, 0);
+    if (state1) {
+        WIDE_STORE(state1, b);
+        wide_edges(w, state1, x1 + f, y1 + f, frames - f, 0);
+    }
+    if (measured) edge_levels(y0, state1 ? y1 : 0, f, frames, squares, peaks);
+}
+
+__attribute__((target("avx512f"))) static void run_avx512(gh_filter_bank *bank, float *state0, const float *x0,
+                                                          float *y0, float *state1, const float *x1, float *y1,
+                                                          long frames, float *squares, float *peaks) {
+    wide_run(bank, state0, x0, y0, state1, x1, y1, frames, squares, peaks, 0);
+}
+
+/// The same, measuring the output: a function of its own, so the plain one's loop stays as it is.
+__attribute__((target("avx512f"))) static void run_avx512_measured(gh_filter_bank *bank, float *state0,
+                                                                   const float *x0, float *y0, float *state1,
+                                                                   const float *x1, float *y1, long frames,
+                                                                   float *squares, float *peaks) {
+    wide_run(bank, state0, x0, y0, state1, x1, y1, frames, squares, peaks, 1);
+}
+
+typedef void (*bank_runner)(gh_filter_bank *, float *, const float *, float *, float *, const float *, float *, long,
+                            float *, float *);
+
+static void run_portable(gh_filter_bank *bank, float *state0, const float *x0, float *y0, float *state1,
                          const float *x1, float *y1, long frames, float *squares, float *peaks) {
     gh_filter_bank_run_portable(bank, state0, x0, y0, state1, x1, y1, frames);
     if (squares) edge_levels(y0, state1 ? y1 : 0, 0, frames, squares, peaks);
 }
 
-static bank_runner chosen = run_portable, chosen_measured = run_portable;
+static bank_runner chosen = run_portable, chosen_measured = run_portable, eight = run_portable;
 
 /// Chooses the loops before main runs, so the render world never asks (nor races on the choice).
 __attribute__((constructor)) static void choose_bank_runner(void) {
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-        chosen = run_avx2, chosen_measured = run_avx2_measured;
-        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl"))
-            chosen = run_avx512vl, chosen_measured = run_avx512vl_measured;
+        chosen = eight = run_avx2, chosen_measured = run_avx2_measured;
+        if (__builtin_cpu_supports("avx512f")) chosen = run_avx512, chosen_measured = run_avx512_measured;
     }
 }
 
-void gh_filter_bank_run(const gh_filter_bank *bank, float *state0, const float *x0, float *y0, float *state1,
+void gh_filter_bank_run(gh_filter_bank *bank, float *state0, const float *x0, float *y0, float *state1,
                         const float *x1, float *y1, long frames) {
     chosen(bank, state0, x0, y0, state1, x1, y1, frames, 0, 0);
 }
 
-void gh_filter_bank_run_measured(const gh_filter_bank *bank, float *state0, const float *x0, float *y0,
-                                 float *state1, const float *x1, float *y1, long frames, float *squares,
-                                 float *peaks) {
+void gh_filter_bank_run_measured(gh_filter_bank *bank, float *state0, const float *x0, float *y0, float *state1,
+                                 const float *x1, float *y1, long frames, float *squares, float *peaks) {
     (squares ? chosen_measured : chosen)(bank, state0, x0, y0, state1, x1, y1, frames, squares, peaks);
+}
+
+void gh_filter_bank_run_eight(gh_filter_bank *bank, float *state0, const float *x0, float *y0, float *state1,
+                              const float *x1, float *y1, long frames) {
+    eight(bank, state0, x0, y0, state1, x1, y1, frames, 0, 0);
 }

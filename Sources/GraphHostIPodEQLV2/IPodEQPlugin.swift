@@ -37,7 +37,7 @@ final class IPodEQPlugin {
 
     let sampleRate: Int
     let ports = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: Port.count)
-    let state = UnsafeMutablePointer<SIMD16<Float>>.allocate(capacity: 4)
+    let state = UnsafeMutablePointer<SIMD16<Float>>.allocate(capacity: 2 * IPodEQKernel.stateVectors)
     let workspace = IPodEQWorkspace.allocate(channels: 2, maxFrames: Layout.blockFrames)
     let kernel = UnsafeMutablePointer<IPodEQKernel>.allocate(capacity: 1)
     /// Two channels of `Layout.blockFrames`, processed in place.
@@ -60,7 +60,7 @@ final class IPodEQPlugin {
         guard sampleRate.isFinite, sampleRate >= 1 else { return nil }
         self.sampleRate = Int(sampleRate.rounded())
         ports.initialize(repeating: nil, count: Port.count)
-        state.initialize(repeating: SIMD16<Float>(), count: 4)
+        state.initialize(repeating: SIMD16<Float>(), count: 2 * IPodEQKernel.stateVectors)
         requested = Self.defaults
         kernel.initialize(
             to: Self.kernel(state: state, controls: Self.defaults, sampleRate: self.sampleRate, workspace: workspace))
@@ -155,7 +155,7 @@ final class IPodEQPlugin {
 
     /// LV2 activate: clears the filter state and designs the current controls (no crossfade).
     func activate() {
-        state.update(repeating: SIMD16<Float>(), count: 4)
+        state.update(repeating: SIMD16<Float>(), count: 2 * IPodEQKernel.stateVectors)
         requested = controls()
         kernel.pointee.restart(coefficients: Self.coefficients(requested, sampleRate: sampleRate))
     }

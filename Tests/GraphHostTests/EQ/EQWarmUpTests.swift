@@ -27,13 +27,13 @@ final class EQWarmUpTests: XCTestCase {
 
     /// A kernel with its own state and workspace; `close` frees them.
     final class Kernel {
-        let state = UnsafeMutablePointer<SIMD16<Float>>.allocate(capacity: 4)
+        let state = UnsafeMutablePointer<SIMD16<Float>>.allocate(capacity: 2 * IPodEQKernel.stateVectors)
         let workspace = IPodEQWorkspace.allocate(channels: 2, maxFrames: 4096)
         var kernel: IPodEQKernel
         var output: [Float] = []
 
         init(preset: String, pace: Int) {
-            state.initialize(repeating: SIMD16<Float>(), count: 4)
+            state.initialize(repeating: SIMD16<Float>(), count: 2 * IPodEQKernel.stateVectors)
             kernel = IPodEQKernel(
                 state: state, coefficients: EQWarmUpTests.coefficients(preset),
                 rampSamples: Int(IPodEQKernel.rampSeconds * Double(EQWarmUpTests.rate)), workspace: workspace)

@@ -51,8 +51,8 @@ final class NonFiniteInputTests: XCTestCase {
         defer { states.forEach { $0.deallocate() } }
         for bad in [Float.nan, .infinity] {
             assertRecovers(bad: bad, "iPod EQ, \(bad)") {
-                let state = UnsafeMutablePointer<SIMD16<Float>>.allocate(capacity: 4)
-                state.initialize(repeating: SIMD16(), count: 4)
+                let state = UnsafeMutablePointer<SIMD16<Float>>.allocate(capacity: 2 * IPodEQKernel.stateVectors)
+                state.initialize(repeating: SIMD16(), count: 2 * IPodEQKernel.stateVectors)
                 states.append(state)
                 var kernel = IPodEQKernel(state: state, coefficients: k, rampSamples: 0)
                 return { input, output in

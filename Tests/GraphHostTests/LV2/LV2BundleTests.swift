@@ -113,8 +113,8 @@ final class LV2BundleTests: XCTestCase {
         XCTAssertEqual(result.frames, source.frames)
         let frames = source.frames
         // The built-in node's kernel, set to Rock at creation (no glide), on the same input.
-        let state = UnsafeMutablePointer<SIMD16<Float>>.allocate(capacity: 4)
-        state.initialize(repeating: SIMD16<Float>(), count: 4)
+        let state = UnsafeMutablePointer<SIMD16<Float>>.allocate(capacity: 2 * IPodEQKernel.stateVectors)
+        state.initialize(repeating: SIMD16<Float>(), count: 2 * IPodEQKernel.stateVectors)
         defer { state.deallocate() }
         var kernel = IPodEQKernel(
             state: state, coefficients: IPodEQSettings(gains: rock.gains, preamp: 0).coefficients(sampleRate: 48000),

@@ -6,7 +6,7 @@ import XCTest
 
 /// Kernels that measure their output as they write it (the iPod EQ's filter bank, the mixer's last input, a stream's
 /// read from its ring, the engine's output guard): the levels
-/// they leave equal the meter's own pass over the same output, at slice sizes that split the EQ's eight-frame blocks;
+/// they leave equal the meter's own pass over the same output, at slice sizes that split the EQ's blocks;
 /// the output is the same sample for sample whether a meter is on or not; and while a glide or crossfade changes the
 /// output after the measuring pass, the kernel says it did not measure, so the meter reads the bus itself.
 final class KernelMeasuredLevelsTests: XCTestCase {
@@ -63,9 +63,11 @@ final class KernelMeasuredLevelsTests: XCTestCase {
         let meter = Meter()
         let k = IPodEQSettings(gains: try XCTUnwrap(IPodEQPreset.named("Rock")).gains, preamp: 0)
             .coefficients(sampleRate: 48000)
-        let states = (0..<2).map { _ in UnsafeMutablePointer<SIMD16<Float>>.allocate(capacity: 4) }
+        let states = (0..<2).map { _ in
+            UnsafeMutablePointer<SIMD16<Float>>.allocate(capacity: 2 * IPodEQKernel.stateVectors)
+        }
         defer { states.forEach { $0.deallocate() } }
-        states.forEach { $0.initialize(repeating: SIMD16(), count: 4) }
+        states.forEach { $0.initialize(repeating: SIMD16(), count: 2 * IPodEQKernel.stateVectors) }
         var measuredKernel = IPodEQKernel(state: states[0], coefficients: k, rampSamples: 0)
         var plainKernel = IPodEQKernel(state: states[1], coefficients: k, rampSamples: 0)
         for (turn, frames) in Self.slices.enumerated() {
@@ -102,9 +104,9 @@ final class KernelMeasuredLevelsTests: XCTestCase {
         let meter = Meter()
         let k = IPodEQSettings(gains: try XCTUnwrap(IPodEQPreset.named("Rock")).gains, preamp: 0)
             .coefficients(sampleRate: 48000)
-        let state = UnsafeMutablePointer<SIMD16<Float>>.allocate(capacity: 4)
+        let state = UnsafeMutablePointer<SIMD16<Float>>.allocate(capacity: 2 * IPodEQKernel.stateVectors)
         defer { state.deallocate() }
-        state.initialize(repeating: SIMD16(), count: 4)
+        state.initialize(repeating: SIMD16(), count: 2 * IPodEQKernel.stateVectors)
         var kernel = IPodEQKernel(state: state, coefficients: k, rampSamples: 480)
         kernel.apply(.bypass(true))
         var x = Self.noise(256, seed: 9)

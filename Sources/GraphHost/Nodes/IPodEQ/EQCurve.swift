@@ -8,8 +8,8 @@ public enum EQKernelResponse {
     public static func impulseResponses(_ coefficients: ParallelEQCoefficients, length: Int, channels: Int = 2)
         -> [[Float]]
     {
-        let state = UnsafeMutablePointer<SIMD16<Float>>.allocate(capacity: 2 * channels)
-        state.initialize(repeating: SIMD16<Float>(), count: 2 * channels)
+        let state = UnsafeMutablePointer<SIMD16<Float>>.allocate(capacity: IPodEQKernel.stateVectors * channels)
+        state.initialize(repeating: SIMD16<Float>(), count: IPodEQKernel.stateVectors * channels)
         defer { state.deallocate() }
         var kernel = IPodEQKernel(state: state, coefficients: coefficients, rampSamples: 0)
         var input = [Float](repeating: 0, count: length * channels)

@@ -185,8 +185,8 @@ final class IPodEQInstance: NodeInstance {
         self.id = id
         self.format = format
         self.settings = settings
-        state = .allocateRender(capacity: 2 * format.channels)
-        state.initialize(repeating: SIMD16<Float>(), count: 2 * format.channels)
+        state = .allocateRender(capacity: IPodEQKernel.stateVectors * format.channels)
+        state.initialize(repeating: SIMD16<Float>(), count: IPodEQKernel.stateVectors * format.channels)
         workspace = .allocate(channels: format.channels, maxFrames: format.maxFrames)
         kernelPointer = .allocateRender(capacity: 1)
         kernelPointer.initialize(
@@ -276,7 +276,7 @@ final class IPodEQInstance: NodeInstance {
 
     func close() {
         kernelPointer.deinitialize(count: 1).deallocateRender()
-        state.deinitialize(count: 2 * format.channels).deallocateRender()
+        state.deinitialize(count: IPodEQKernel.stateVectors * format.channels).deallocateRender()
         workspace.deallocate()
     }
 }

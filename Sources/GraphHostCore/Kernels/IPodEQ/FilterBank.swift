@@ -1,13 +1,14 @@
 import CFilterBankGlue
 
-/// A `ParallelEQCoefficients` bank in the form the render loop runs (`filter_bank_glue.h`): eight frames a turn from
-/// the sections' state-space matrices, each section with complex poles in coupled coordinates, whose states stay well
-/// conditioned in single precision (the low bands' direct-form states do not). Made in either world: arithmetic only.
+/// A `ParallelEQCoefficients` bank in the form the render loop runs (`filter_bank_glue.h`): a block of frames a turn
+/// (28 with AVX-512, 8 with AVX2) from the sections' state-space matrices, each section with complex poles in coupled
+/// coordinates, whose states stay well conditioned in single precision (the low bands' direct-form states do not).
+/// Made in either world: arithmetic only.
 typealias FilterBank = gh_filter_bank
 
 extension FilterBank {
     /// Floats of state per channel.
-    static let stateFloats = Int(GH_FILTER_BANK_STATE)
+    static var stateFloats: Int { @_noLocks get { Int(GH_FILTER_BANK_STATE) } }
 
     /// The bank of `k`.
     @_noLocks
@@ -30,7 +31,7 @@ extension FilterBank {
     /// levels to theirs: the first channel's at index 0, the second's at 1.
     @_noLocks @inline(__always)
     static func run(
-        _ bank: UnsafePointer<FilterBank>, state: UnsafeMutablePointer<Float>, input: UnsafePointer<Float>,
+        _ bank: UnsafeMutablePointer<FilterBank>, state: UnsafeMutablePointer<Float>, input: UnsafePointer<Float>,
         output: UnsafeMutablePointer<Float>,
         second: (state: UnsafeMutablePointer<Float>, input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>)?,
         frames: Int, levels: LevelMeter.RunLevels? = nil

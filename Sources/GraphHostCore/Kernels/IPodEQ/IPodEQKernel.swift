@@ -1,5 +1,5 @@
-/// The render side of the `ipod-eq` node: ten octave-band sections in parallel form, rendered eight frames at a time
-/// from their state-space form (`FilterBank`), so no frame waits on the one before it.
+/// The render side of the `ipod-eq` node: ten octave-band sections in parallel form, rendered a block of frames at a
+/// time from their state-space form (`FilterBank`), so no frame waits on the one before it.
 /// A new coefficient set starts a second filter bank, warmed on the last `historyFrames` of input so it is in its
 /// steady state when heard, then crossfades linearly from the old bank's output to the new one's: at every instant
 /// the output is a convex mix of two steady filters, never louder than the louder of them. A change that arrives
@@ -20,7 +20,9 @@ public struct IPodEQKernel {
         case bypass(Bool)
     }
 
-    /// Two state vectors per channel (`FilterBank.stateFloats` of them used).
+    /// State vectors per channel (`stateVectors`).
+    public static var stateVectors: Int { @_noLocks get { FilterBank.stateFloats / SIMD16<Float>.scalarCount } }
+    /// `stateVectors` per channel.
     public var state: UnsafeMutablePointer<SIMD16<Float>>
     public var current = ParallelEQCoefficients()
     /// What the render loop runs: `current` and `next` in state-space form.
@@ -112,12 +114,12 @@ public struct IPodEQKernel {
         nextBank = FilterBank.designed(next)
         hasPending = false
         warmBehind = IPodEQWorkspace.historyFrames
-        for i in 0..<(2 * w.channels) { w.nextState[i] = SIMD16<Float>() }
+        for i in 0..<(Self.stateVectors * w.channels) { w.nextState[i] = SIMD16<Float>() }
         if let warmed = pendingWarmed {
             let since = remembered - warmed.through
             if since >= 0 && since <= IPodEQWorkspace.historyFrames {
-                let from = w.warmedStates + warmed.slot * 2 * w.channels
-                for i in 0..<(2 * w.channels) { w.nextState[i] = from[i] }
+                let from = w.warmedStates + warmed.slot * Self.stateVectors * w.channels
+                for i in 0..<(Self.stateVectors * w.channels) { w.nextState[i] = from[i] }
                 warmBehind = since
             }
             w.slots.release(slot: warmed.slot)
@@ -206,9 +208,9 @@ public struct IPodEQKernel {
     /// after it): a bank whose state is not finite starts again from rest instead, so the next slice is heard.
     @_noLocks
     mutating func restIfNotFinite(channels: Int) {
-        let count = 2 * channels
+        let count = Self.stateVectors * channels
         Self.restIfNotFinite(state, count: count)
-        if let w = workspace { Self.restIfNotFinite(w.nextState, count: 2 * min(channels, w.channels)) }
+        if let w = workspace { Self.restIfNotFinite(w.nextState, count: Self.stateVectors * min(channels, w.channels)) }
     }
 
     @_noLocks
@@ -225,7 +227,7 @@ public struct IPodEQKernel {
         current = next
         currentBank = nextBank
         let channels = w.channels
-        for i in 0..<(2 * channels) { state[i] = w.nextState[i] }
+        for i in 0..<(Self.stateVectors * channels) { state[i] = w.nextState[i] }
         fading = false
         if hasPending { startWarming() }
     }
@@ -233,12 +235,12 @@ public struct IPodEQKernel {
     /// Every channel through one bank: pairs side by side, an odd last channel alone.
     @_noLocks @inline(__always)
     static func run(
-        _ bank: UnsafePointer<FilterBank>, state: UnsafeMutablePointer<SIMD16<Float>>,
+        _ bank: UnsafeMutablePointer<FilterBank>, state: UnsafeMutablePointer<SIMD16<Float>>,
         input: UnsafeMutablePointer<Float>, inputStride: Int, output: UnsafeMutablePointer<Float>, outputStride: Int,
         channels: Int, frames: Int, levels: LevelMeter.RunLevels? = nil
     ) {
         let states = UnsafeMutableRawPointer(state).assumingMemoryBound(to: Float.self)
-        let perChannel = 2 * SIMD16<Float>.scalarCount
+        let perChannel = FilterBank.stateFloats
         var c = 0
         while c + 1 < channels {
             let d = c + 1

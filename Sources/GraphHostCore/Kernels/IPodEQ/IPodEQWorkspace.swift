@@ -5,7 +5,8 @@ public struct IPodEQWorkspace {
     public let nextState: UnsafeMutablePointer<SIMD16<Float>>
     public let scratch: UnsafeMutablePointer<Float>
     public let history: InputHistory
-    /// `warmedSlots` filter-bank states (2 per channel) the control world warmed, taken in `slots`.
+    /// `warmedSlots` filter-bank states (`IPodEQKernel.stateVectors` per channel) the control world warmed, taken in
+    /// `slots`.
     public let warmedStates: UnsafeMutablePointer<SIMD16<Float>>
     public let slots: WarmedSlots
     /// The control world's throwaway output while it warms a bank.
@@ -23,14 +24,15 @@ public struct IPodEQWorkspace {
 
     public static func allocate(channels: Int, maxFrames: Int) -> IPodEQWorkspace {
         let stride = max(maxFrames, historyFrames)
+        let vectors = IPodEQKernel.stateVectors * channels
         let w = IPodEQWorkspace(
-            nextState: .allocateRender(capacity: 2 * channels), scratch: .allocateRender(capacity: channels * stride),
+            nextState: .allocateRender(capacity: vectors), scratch: .allocateRender(capacity: channels * stride),
             history: .allocate(channels: channels, capacity: historyCapacity),
-            warmedStates: .allocateRender(capacity: warmedSlots * 2 * channels), slots: .create(count: warmedSlots),
+            warmedStates: .allocateRender(capacity: warmedSlots * vectors), slots: .create(count: warmedSlots),
             controlScratch: .allocate(capacity: channels * controlScratchFrames), channels: channels, stride: stride)
-        w.nextState.initialize(repeating: SIMD16<Float>(), count: 2 * channels)
+        w.nextState.initialize(repeating: SIMD16<Float>(), count: vectors)
         w.scratch.initialize(repeating: 0, count: channels * stride)
-        w.warmedStates.initialize(repeating: SIMD16<Float>(), count: warmedSlots * 2 * channels)
+        w.warmedStates.initialize(repeating: SIMD16<Float>(), count: warmedSlots * vectors)
         w.controlScratch.initialize(repeating: 0, count: channels * controlScratchFrames)
         return w
     }
@@ -50,8 +52,9 @@ public struct IPodEQWorkspace {
     /// begun to write, over those frames while they were read (the render world then warms the bank itself).
     public func warm(_ coefficients: ParallelEQCoefficients) -> (slot: Int, through: Int)? {
         guard let slot = slots.free() else { return nil }
-        let state = warmedStates + slot * 2 * channels
-        state.update(repeating: SIMD16<Float>(), count: 2 * channels)
+        let vectors = IPodEQKernel.stateVectors * channels
+        let state = warmedStates + slot * vectors
+        state.update(repeating: SIMD16<Float>(), count: vectors)
         let h = Self.historyFrames
         let capacity = Self.historyCapacity
         let chunk = Self.controlScratchFrames
