@@ -29,11 +29,17 @@ static void realize(double c0, double c1, double a1, double a2, double A[2][2], 
     }
 }
 
+/// Where the wide tables belong in the bank's room: its first 64-byte boundary, in bytes from the room's start.
+static long wide_offset(const gh_filter_bank *bank) {
+    uintptr_t room = (uintptr_t)bank->wideRoom;
+    return (long)(((room + 63) & ~(uintptr_t)63) - room);
+}
+
 /// The bank's wide tables, moved first onto the 64-byte boundary in its room when a copy of the bank left them off
 /// it.
 static gh_filter_bank_wide *wide_tables(gh_filter_bank *bank) {
     char *room = (char *)bank->wideRoom;
-    long at = (long)((((uintptr_t)room + 63) & ~(uintptr_t)63) - (uintptr_t)room);
+    long at = wide_offset(bank);
     if (at != bank->wideAt) {
         memmove(room + at, room + bank->wideAt, sizeof(gh_filter_bank_wide));
         bank->wideAt = at;
@@ -44,7 +50,8 @@ static gh_filter_bank_wide *wide_tables(gh_filter_bank *bank) {
 void gh_filter_bank_design(gh_filter_bank *bank, float d, const float *lanes, int sections) {
     const float *c0 = lanes, *c1 = lanes + 16, *a1 = lanes + 32, *a2 = lanes + 48;
     memset(bank, 0, sizeof *bank);
-    gh_filter_bank_wide *W = wide_tables(bank);
+    bank->wideAt = wide_offset(bank);
+    gh_filter_bank_wide *W = (gh_filter_bank_wide *)(void *)((char *)bank->wideRoom + bank->wideAt);
     // h[m]: the impulse response's first taps
     double h[GH_FILTER_BANK_WIDE] = {d};
     bank->direct = d;

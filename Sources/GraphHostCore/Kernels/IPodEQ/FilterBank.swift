@@ -18,7 +18,8 @@ extension FilterBank {
         var lanes = (k.c0, k.c1, k.a1, k.a2)
         let sections = Int32(GH_FILTER_BANK_SECTIONS)
         withUnsafeBytes(of: &lanes) { lanes in
-            // filter_bank_glue.c: arithmetic on the coefficients only, no allocation, lock or call out.
+            // filter_bank_glue.c: arithmetic on the coefficients and a memset of the bank, no allocation, lock or other
+            // call out.
             _unsafePerformance {
                 gh_filter_bank_design(&bank, k.d, lanes.baseAddress!.assumingMemoryBound(to: Float.self), sections)
             }
@@ -36,7 +37,8 @@ extension FilterBank {
         second: (state: UnsafeMutablePointer<Float>, input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>)?,
         frames: Int, levels: LevelMeter.RunLevels? = nil
     ) {
-        // filter_bank_glue.c: arithmetic on the samples only, no allocation, lock or call out.
+        // filter_bank_glue.c: arithmetic on the samples, and a memmove of the bank's own tables back onto a cache-line
+        // boundary after a copy of the bank; no allocation, lock or other call out.
         _unsafePerformance {
             gh_filter_bank_run_measured(
                 bank, state, input, output, second?.state, second?.input, second?.output, frames, levels?.squares,
