@@ -324,10 +324,9 @@ final class LiveInputTests: XCTestCase {
             print("loopback latency at quantum \(quantum)\(stress ? " under stress" : ""): \(json)")
             // Every click is paired (4 a second) but where the machine also kept one from the peer in the same
             // seconds, less 1 % (a late wake-up of this VM that hit graphhost's client and not the peer's); the peer
-            // itself pairs most of them (a busy VM's late wake-ups at quantum 64 have cost it a sixth), or the
-            // measure is not working.
+            // itself pairs nearly all of them, or the measure is not working.
             let peerClicks = theirs["clicks"] as? Int ?? 0
-            XCTAssertGreaterThanOrEqual(peerClicks, seconds * 4 * 3 / 4, "\(json)")
+            XCTAssertGreaterThanOrEqual(peerClicks, seconds * 4 * 9 / 10, "\(json)")
             XCTAssertGreaterThanOrEqual(
                 ours["clicks"] as? Int ?? 0, min(seconds * 4 - 2, peerClicks) - seconds * 4 / 100, "\(json)")
             let start = try XCTUnwrap(ours["start"] as? Double)
