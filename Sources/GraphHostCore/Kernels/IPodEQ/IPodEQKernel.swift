@@ -20,9 +20,10 @@ public struct IPodEQKernel {
         case bypass(Bool)
     }
 
-    /// State vectors per channel (`stateVectors`).
+    /// Vectors of filter-bank state a channel takes (its `GH_FILTER_BANK_STATE` floats); callers allocate
+    /// `stateVectors * channels` of them, zeroed.
     public static var stateVectors: Int { @_noLocks get { FilterBank.stateFloats / SIMD16<Float>.scalarCount } }
-    /// `stateVectors` per channel.
+    /// The filter bank's state, `stateVectors` per channel.
     public var state: UnsafeMutablePointer<SIMD16<Float>>
     public var current = ParallelEQCoefficients()
     /// What the render loop runs: `current` and `next` in state-space form.
