@@ -41,7 +41,8 @@ public struct PlaybackStatus: Sendable {
             entry.error = s.failure.map { "\($0)" }
             if let rtp = s.rtpCounters {
                 entry.rtp = rtp
-                entry.latencyMs = Double(s.ring.index.readable()) / sampleRate * 1000
+                entry.latencyMs = Double(rtp.bufferedFrames ?? s.ring.index.readable()) / sampleRate * 1000
+                entry.rebufferedFrames = s.counters.rebufferedFrames.load(ordering: .relaxed)
             }
             if let n = s.network {
                 entry.problem = n.problem

@@ -73,9 +73,11 @@ public struct RunStatus: Sendable, Equatable {
         public var bytesLoaded: Int?
         public var totalBytes: Int?
         public var reconnects: Int?
-        /// An RTP stream's packets, and its receive latency (the audio buffered ahead of playback), ms.
+        /// An RTP stream's packets, its receive latency (the audio buffered ahead of playback, averaged over half a
+        /// second), ms, and the frames of silence played while it rebuffered.
         public var rtp: RTPReceiveCounters.Snapshot?
         public var latencyMs: Double?
+        public var rebufferedFrames: Int?
     }
 
     /// A live input's level and counters.
@@ -236,6 +238,9 @@ extension RunStatus.Stream {
                     .members([
                         ("received", .number(r.received)), ("lost", .number(r.lost)), ("late", .number(r.late)),
                         ("malformed", .number(r.malformed)), ("concealedFrames", .number(r.concealedFrames)),
+                        ("resyncs", .number(r.resyncs)), ("insertedFrames", .number(r.insertedFrames)),
+                        ("droppedFrames", .number(r.droppedFrames)),
+                        ("rebufferedFrames", rebufferedFrames.map { .number($0) }),
                         ("latencyMs", latencyMs.map(JSONValue.number)),
                     ])
                 }

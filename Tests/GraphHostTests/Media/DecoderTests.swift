@@ -33,7 +33,8 @@ final class DecoderTests: XCTestCase {
         }
         let decoder = StreamDecoder(
             source: { try ChunkedByteSource(path: mp3, sizes: [1, 3, 7, 333, 1000, 4097, 2]) },
-            format: format, ring: ring, counters: counters, loop: false, wakeup: wakeup, reserveFrames: 0)
+            format: format, ring: ring, counters: counters, loop: false, wakeup: wakeup, reserveFrames: 0,
+            bufferFrames: 0)
         decoder.start()
         var samples: [Float] = []
         let block = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 777)

@@ -2,7 +2,8 @@
 /// are dropped (a late or repeated one is counted, never played out of place). A gap in the sequence of up to a
 /// second is filled with the last packet's audio fading to silence, and the packet after it fades in, so a loss is
 /// heard as a short dip, never as a burst or a click; a longer gap, or a new sender, starts the session afresh (the
-/// stream rebuffers), as does a session its announcement moved.
+/// stream rebuffers), as does a session its announcement moved. `resynchronise` puts frames back into the session or
+/// leaves some out (`JitterBufferKeeper`), faded the same way.
 final class RTPDecoder: MediaDecoder {
     private let source: RTPPacketSource
     /// The session of the packets played (an announced one may move or change its format).
@@ -19,6 +20,10 @@ final class RTPDecoder: MediaDecoder {
     private var lateInARow = 0
     /// Frames of fade-in owed to the audio after a gap.
     private static let fadeInFrames = 64
+    /// Frames to put back (positive) or leave out (negative) at the next packet, and frames still to leave out, in the
+    /// session's frames.
+    private var resync = 0
+    private var skipping = 0
 
     init(source: RTPPacketSource) {
         self.source = source
@@ -47,13 +52,14 @@ final class RTPDecoder: MediaDecoder {
             generation = current.generation
             expected = nil
             lastFrames = 0
+            skipping = 0
         }
         guard let header = RTPHeader(packet, count: &count), (count - header.payloadOffset) % session.frameBytes == 0
         else {
             source.counters.update { $0.malformed += 1 }
             return true
         }
-        let frames = (count - header.payloadOffset) / session.frameBytes
+        var frames = (count - header.payloadOffset) / session.frameBytes
         guard frames > 0 else { return true }
         var fadeIn = false
         if let expected, expected.ssrc == header.ssrc {
@@ -67,7 +73,13 @@ final class RTPDecoder: MediaDecoder {
             if ahead > 0 {
                 source.counters.update { $0.lost += ahead }
                 if missing > 0 && missing <= session.rate {
-                    try conceal(frames: missing, channels: session.channels, rate: session.rate, emit: emit)
+                    // Frames being left out are taken from the gap first.
+                    let fill = missing - min(skipping, missing)
+                    skipping -= missing - fill
+                    if fill > 0 {
+                        try conceal(frames: fill, channels: session.channels, rate: session.rate, emit: emit)
+                        source.counters.update { $0.concealedFrames += fill }
+                    }
                     fadeIn = true
                 }
             }
@@ -75,7 +87,31 @@ final class RTPDecoder: MediaDecoder {
         lateInARow = 0
         expected = (header.sequence &+ 1, header.timestamp &+ UInt32(frames), header.ssrc)
         source.counters.update { $0.received += 1 }
-        convert(header.payloadOffset, frames: frames, session: session)
+        var offset = header.payloadOffset
+        if skipping > 0 {
+            let skipped = min(skipping, frames)
+            skipping -= skipped
+            guard skipped < frames else { return true }
+            offset += skipped * session.frameBytes
+            frames -= skipped
+            fadeIn = true
+        }
+        if resync > 0 {
+            try conceal(frames: resync, channels: session.channels, rate: session.rate, emit: emit)
+            source.counters.update { $0.insertedFrames += resync }
+            fadeIn = true
+        }
+        convert(offset, frames: frames, session: session)
+        if resync < 0 {
+            // Frames are left out after this packet, which fades out.
+            for f in 0..<frames {
+                let gain = Float(frames - f) / Float(frames + 1)
+                for c in 0..<session.channels { last[f * session.channels + c] *= gain }
+            }
+            skipping = -resync
+            source.counters.update { $0.droppedFrames -= resync }
+        }
+        resync = 0
         if fadeIn {
             let n = min(Self.fadeInFrames, frames)
             for f in 0..<n {
@@ -87,6 +123,13 @@ final class RTPDecoder: MediaDecoder {
             try emit($0.baseAddress!, frames, ChannelLayout(unspecified: session.channels), session.rate)
         }
         return true
+    }
+
+    /// Puts `frames` frames back into the session (positive: the gap is filled as a lost packet's is) or leaves them
+    /// out (negative: the packet before fades out and the audio after fades in), at the next packet.
+    func resynchronise(by frames: Int) {
+        resync = frames
+        source.counters.update { $0.resyncs += 1 }
     }
 
     /// The payload at `offset` as floats in `last`.
@@ -110,7 +153,8 @@ final class RTPDecoder: MediaDecoder {
         }
     }
 
-    /// `frames` frames in place of lost packets: the last packet again and again, fading out over one packet's length.
+    /// `frames` frames in place of lost packets (or put back): the last packet again and again, fading out over one
+    /// packet's length.
     private func conceal(frames: Int, channels: Int, rate: Int, emit: Emit) throws {
         if filled.count < frames * channels { filled = [Float](repeating: 0, count: frames * channels) }
         let fade = max(1, min(frames, lastFrames))
@@ -120,7 +164,6 @@ final class RTPDecoder: MediaDecoder {
                 filled[f * channels + c] = lastFrames > 0 ? gain * last[(f % lastFrames) * channels + c] : 0
             }
         }
-        source.counters.update { $0.concealedFrames += frames }
         try filled.withUnsafeBufferPointer {
             try emit($0.baseAddress!, frames, ChannelLayout(unspecified: channels), rate)
         }

@@ -19,6 +19,8 @@ public final class StreamDecoder: Sendable {
     private let wakeup: RingWakeup
     /// Ring frames kept free for a seek's new audio.
     let reserveFrames: Int
+    /// The frames buffered before playback starts (an RTP session's jitter buffer holds this level).
+    let bufferFrames: Int
     private let logger = Logger(label: "graphhost.stream")
     /// What the decoder thread and the threads that watch or stop it share.
     private struct Shared {
@@ -48,7 +50,7 @@ public final class StreamDecoder: Sendable {
     public init(
         source: @escaping @Sendable () throws -> ByteSource, format: GraphFormat,
         mixing: ChannelMixing = ChannelMixing(), ring: PCMRing,
-        counters: StreamCounters, loop: Bool, wakeup: RingWakeup, reserveFrames: Int
+        counters: StreamCounters, loop: Bool, wakeup: RingWakeup, reserveFrames: Int, bufferFrames: Int
     ) {
         makeSource = source
         self.format = format
@@ -58,6 +60,7 @@ public final class StreamDecoder: Sendable {
         self.loop = loop
         self.wakeup = wakeup
         self.reserveFrames = reserveFrames
+        self.bufferFrames = bufferFrames
     }
 
     public func start() {
@@ -113,21 +116,27 @@ public final class StreamDecoder: Sendable {
                 let decoder = RTPDecoder(source: packets)
                 publish(decoder, fileTags: nil)
                 var follower: ClockFollower?
+                var keeper = JitterBufferKeeper(target: bufferFrames, rate: format.sampleRate)
                 var underruns = counters.underruns.load(ordering: .relaxed)
                 while !shouldStop,
                     try decoder.decodeNext(emit: { samples, frames, layout, rate in
+                        let now = counters.underruns.load(ordering: .relaxed)
+                        if now != underruns {
+                            underruns = now
+                            follower?.restart()
+                            keeper.restart()
+                        }
+                        let level = ring.index.readable()
+                        let correction = keeper.note(level: level, packetFrames: frames * format.sampleRate / rate)
+                        packets.counters.update { $0.bufferedFrames = keeper.average }
                         guard packets.followsClock else {
+                            if correction != 0 { decoder.resynchronise(by: correction * rate / format.sampleRate) }
                             return try feeder.write(samples, frames: frames, layout: layout, rate: rate)
                         }
                         if follower?.rate != rate || follower?.channels != layout.channels {
                             follower = ClockFollower(channels: layout.channels, rate: rate)
                         }
-                        let now = counters.underruns.load(ordering: .relaxed)
-                        if now != underruns {
-                            underruns = now
-                            follower?.restart()
-                        }
-                        let buffered = Double(ring.index.readable()) / Double(format.sampleRate)
+                        let buffered = Double(level) / Double(format.sampleRate)
                         try follower?.pass(samples, frames: frames, bufferedSeconds: buffered) {
                             try feeder.write($0, frames: $1, layout: layout, rate: rate)
                         }

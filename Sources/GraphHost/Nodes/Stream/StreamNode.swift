@@ -318,7 +318,7 @@ public final class StreamInstance: NodeInstance, Sendable {
                 }
                 return try FileByteSource(path: node.path)
             }, format: format, mixing: node.mixing, ring: ring, counters: counters, loop: node.loop, wakeup: wakeup,
-            reserveFrames: reserve)
+            reserveFrames: reserve, bufferFrames: startThreshold)
     }
 
     public var kernel: RenderStep.Kernel { .stream(kernelPointer) }

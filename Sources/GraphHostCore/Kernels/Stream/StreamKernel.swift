@@ -17,6 +17,9 @@ public struct StreamCounters: Sendable {
     /// True while audio flows (not buffering or rebuffering); frames of audio played so far.
     public let playing: UnsafeAtomic<Bool>
     public let framesPlayed: UnsafeAtomic<Int>
+    /// Frames of silence played after the audio first started: the rest of a slice the ring ran dry in, and the slices
+    /// until it buffered again.
+    public let rebufferedFrames: UnsafeAtomic<Int>
     /// A live input's level: the peak of its latest slice, as Float bits.
     public let peakBits: UnsafeAtomic<UInt32>
     /// Frames a live input dropped to keep its latency (it got ahead when the output missed a cycle).
@@ -36,7 +39,7 @@ public struct StreamCounters: Sendable {
             underruns: .create(0), decoderFinished: .create(false), decoderFailed: .create(false),
             finished: .create(false),
             framesOut: .create(0), endFrame: .create(0), playing: .create(false), framesPlayed: .create(0),
-            peakBits: .create(0), trimmedFrames: .create(0), seekBoundary: .create(0),
+            rebufferedFrames: .create(0), peakBits: .create(0), trimmedFrames: .create(0), seekBoundary: .create(0),
             seekFrame: .create(0), seekDone: .create(0), seekHandled: .create(0), room: .create())
     }
 
@@ -49,6 +52,7 @@ public struct StreamCounters: Sendable {
         endFrame.destroy()
         playing.destroy()
         framesPlayed.destroy()
+        rebufferedFrames.destroy()
         peakBits.destroy()
         trimmedFrames.destroy()
         seekBoundary.destroy()
@@ -238,6 +242,9 @@ public struct StreamKernel {
                 counters.playing.store(true, ordering: .relaxed)
             } else {
                 Bus.clear(output, channelStride: channelStride, channels: channels, from: 0, to: frames)
+                if counters.framesPlayed.load(ordering: .relaxed) > 0 {
+                    counters.rebufferedFrames.wrappingIncrement(by: frames, ordering: .relaxed)
+                }
                 return levels != nil
             }
         }
@@ -269,6 +276,7 @@ public struct StreamKernel {
                 }
             } else {
                 counters.underruns.wrappingIncrement(ordering: .relaxed)
+                counters.rebufferedFrames.wrappingIncrement(by: frames - got, ordering: .relaxed)
                 playing = false
                 counters.playing.store(false, ordering: .relaxed)
             }

@@ -1,0 +1,62 @@
+/// Holds an RTP receiver's jitter buffer at the latency asked for when the sender runs on the graph's clock
+/// (`clock=shared`, where nothing is resampled). A stall on either side moves the buffer's level for good: a sender or
+/// a network that stalls leaves it short by what was not sent, a graph that misses cycles leaves it fuller by what was
+/// not played. The level is averaged over windows of half a second. Two seconds after a (re)start the buffer has
+/// settled: that window's average is the level held from then on (where the phase of packets and cycles put it, up to
+/// a packet and 5 ms below the target, `bufferSeconds`; the target where it settled further away). A later window that
+/// ends further from it than 3 ms and a quarter of a packet (less than a quantum of 256 frames at 48 kHz) asks the
+/// decoder to put the difference back (`RTPDecoder.resynchronise`): frames filled in when the buffer ran short, frames
+/// left out when it ran full; the window after a correction is left out. The latest average is what `status` reports
+/// as the receive latency, whether or not the keeper corrects.
+struct JitterBufferKeeper {
+    /// The level asked for, the level held (nil while settling), and the latest window's average, in graph frames.
+    let target: Int
+    private(set) var held: Int?
+    private(set) var average: Int?
+    private let rate: Int
+    private var sum = 0
+    private var samples = 0
+    private var frames = 0
+    private var windows = 0
+
+    static let windowSeconds = 0.5
+    static let settleWindows = 4
+    /// How far from the target the buffer may settle, beyond a packet's length.
+    static let settleSeconds = 0.005
+    /// How far a window's average may stray from the level held, beyond a quarter of a packet: a window's average
+    /// varies less, and a stall of a quantum is more.
+    static let toleranceSeconds = 0.003
+
+    init(target: Int, rate: Int) {
+        self.target = target
+        self.rate = rate
+    }
+
+    /// The buffer is taken afresh (an underrun rebuffered it): it settles again.
+    mutating func restart() {
+        (sum, samples, frames, windows) = (0, 0, 0, 0)
+        held = nil
+    }
+
+    /// Notes the buffer's `level` as a packet of `packetFrames` arrives (graph frames). When a window closes off the
+    /// level held, returns the frames to put back (positive) or leave out (negative); else 0.
+    mutating func note(level: Int, packetFrames: Int) -> Int {
+        sum += level
+        samples += 1
+        frames += packetFrames
+        guard Double(frames) >= Self.windowSeconds * Double(rate) else { return 0 }
+        let mean = sum / samples
+        (sum, samples, frames) = (0, 0, 0)
+        windows += 1
+        average = mean
+        guard windows > Self.settleWindows else { return 0 }
+        let settled = abs(mean - target) <= Int(Self.settleSeconds * Double(rate)) + packetFrames
+        let held = self.held ?? (settled ? mean : target)
+        let tolerance = Int(Self.toleranceSeconds * Double(rate)) + packetFrames / 4
+        self.held = held
+        guard abs(mean - held) > tolerance else { return 0 }
+        // The window after a correction still holds some of the level before.
+        windows = Self.settleWindows - 1
+        return held - mean
+    }
+}
