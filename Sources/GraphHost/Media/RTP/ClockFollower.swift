@@ -10,10 +10,7 @@ final class ClockFollower {
     let rate: Int
     private let resampler: Resampler?
     private let scratch: UnsafeMutableBufferPointer<Float>
-    private var windowFrames = 0
-    private var windowSum = 0.0
-    private var windowCalls = 0
-    private var windows = 0
+    private var window: LevelWindow
     /// Where the buffer settled, in seconds.
     private(set) var reference: Double?
     private var integral = 0.0
@@ -30,6 +27,7 @@ final class ClockFollower {
     init(channels: Int, rate: Int) {
         self.channels = channels
         self.rate = rate
+        window = LevelWindow(seconds: Self.windowSeconds, rate: rate)
         scratch = .allocate(capacity: 8192 * channels)
         resampler = try? Resampler(variableChannels: channels, maxRatio: 1 / (1 - 2 * Self.maxCorrection))
     }
@@ -39,10 +37,7 @@ final class ClockFollower {
     /// The buffer is taken afresh (after an underrun rebuffered it); the clock's correction stays.
     func restart() {
         reference = nil
-        windows = 0
-        windowFrames = 0
-        windowSum = 0
-        windowCalls = 0
+        window.restart()
     }
 
     /// Passes `frames` interleaved frames on to `emit`, resampled to follow the sender's clock, given
@@ -62,17 +57,8 @@ final class ClockFollower {
     }
 
     private func measure(_ buffered: Double, frames: Int) {
-        windowSum += buffered
-        windowCalls += 1
-        windowFrames += frames
-        guard Double(windowFrames) >= Self.windowSeconds * Double(rate) else { return }
-        let average = windowSum / Double(windowCalls)
-        let seconds = Double(windowFrames) / Double(rate)
-        windowFrames = 0
-        windowSum = 0
-        windowCalls = 0
-        windows += 1
-        guard windows > Self.settleWindows else { return }
+        guard let (average, seconds) = window.add(buffered, arriving: frames), window.closed > Self.settleWindows
+        else { return }
         guard let reference else {
             self.reference = average
             return

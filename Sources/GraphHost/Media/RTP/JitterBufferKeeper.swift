@@ -13,11 +13,9 @@ struct JitterBufferKeeper {
     let target: Int
     private(set) var held: Int?
     private(set) var average: Int?
-    private let rate: Int
-    private var sum = 0
-    private var samples = 0
-    private var frames = 0
-    private var windows = 0
+    private var window: LevelWindow
+    /// The window after a correction still holds some of the level before: it is left out.
+    private var leaveOut = false
 
     static let windowSeconds = 0.5
     static let settleWindows = 4
@@ -29,34 +27,32 @@ struct JitterBufferKeeper {
 
     init(target: Int, rate: Int) {
         self.target = target
-        self.rate = rate
+        window = LevelWindow(seconds: Self.windowSeconds, rate: rate)
     }
 
     /// The buffer is taken afresh (an underrun rebuffered it): it settles again.
     mutating func restart() {
-        (sum, samples, frames, windows) = (0, 0, 0, 0)
+        window.restart()
         held = nil
+        leaveOut = false
     }
 
     /// Notes the buffer's `level` as a packet of `packetFrames` arrives (graph frames). When a window closes off the
     /// level held, returns the frames to put back (positive) or leave out (negative); else 0.
     mutating func note(level: Int, packetFrames: Int) -> Int {
-        sum += level
-        samples += 1
-        frames += packetFrames
-        guard Double(frames) >= Self.windowSeconds * Double(rate) else { return 0 }
-        let mean = sum / samples
-        (sum, samples, frames) = (0, 0, 0)
-        windows += 1
+        guard let closed = window.add(Double(level), arriving: packetFrames) else { return 0 }
+        let mean = Int(closed.average)
         average = mean
-        guard windows > Self.settleWindows else { return 0 }
-        let settled = abs(mean - target) <= Int(Self.settleSeconds * Double(rate)) + packetFrames
+        guard window.closed > Self.settleWindows, !leaveOut else {
+            leaveOut = false
+            return 0
+        }
+        let rate = Double(window.rate)
+        let settled = abs(mean - target) <= Int(Self.settleSeconds * rate) + packetFrames
         let held = self.held ?? (settled ? mean : target)
-        let tolerance = Int(Self.toleranceSeconds * Double(rate)) + packetFrames / 4
         self.held = held
-        guard abs(mean - held) > tolerance else { return 0 }
-        // The window after a correction still holds some of the level before.
-        windows = Self.settleWindows - 1
+        guard abs(mean - held) > Int(Self.toleranceSeconds * rate) + packetFrames / 4 else { return 0 }
+        leaveOut = true
         return held - mean
     }
 }
