@@ -210,7 +210,8 @@ final class RTPReceiveTests: XCTestCase {
         print(
             "rtp: relay dropped \(dropped) of \(relay.passed + dropped), receiver lost \(lost); "
                 + "\(damaged) samples differ (allowed \(allowance)); latency \(latency) ms (median), "
-                + "first and last quarters \(ends), read \(latencies.map { Int($0.rounded()) }); resyncs \(resyncs) "
+                + "first and last quarters \(ends), read \(latencies.min() ?? 0)…\(latencies.max() ?? 0) ms; "
+                + "resyncs \(resyncs) "
                 + "(+\(inserted) −\(left) frames), rebuffered \(rebuffered) frames; lag moves \(moves); "
                 + result.out.split(separator: "\n").joined(separator: "; ") + "; the sender: "
                 + senderResult.out.split(separator: "\n").joined(separator: "; "))
