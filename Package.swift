@@ -52,8 +52,9 @@ let package = Package(
         .systemLibrary(name: "CEdit", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
         .target(name: "CEditGlue", dependencies: ["CEdit"]),
         .systemLibrary(name: "CLo", pkgConfig: "liblo", providers: [.apt(["liblo-dev"])]),
-        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
-        .target(name: "CSystemdGlue", dependencies: ["CSystemd"]),
+        .systemLibrary(name: "CSystemd", providers: [.apt(["libsystemd-dev"])]),
+        // sd-bus's headers; libsystemd is loaded with dlopen by the first MPRIS player.
+        .target(name: "CSystemdGlue", dependencies: ["CSystemd"], linkerSettings: [.linkedLibrary("dl")]),
         // The render world: engine, plans, rings and kernels, in Swift 6 mode. It imports only Atomics, Glibc, the
         // LV2 headers and the meter's loop (LayoutTests), and links no system library.
         .target(

@@ -3,9 +3,9 @@
 
 #include <stdint.h>
 
-/// Eight xorshift32 generators run side by side: the dither's random source.
+/// Sixteen xorshift32 generators run side by side: the dither's random source.
 typedef struct {
-    uint32_t lanes[8];
+    uint32_t lanes[16];
 } gh_dither_state;
 
 /// Seeds `state` (any seed; the same seed gives the same dither).

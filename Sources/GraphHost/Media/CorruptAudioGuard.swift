@@ -22,15 +22,18 @@ enum CorruptAudioGuard {
     }
 
     /// Every sample finite and within ±`ceiling`, eight at a time (a square is NaN or above the ceiling's square for
-    /// every implausible sample, infinities included).
+    /// every implausible sample, infinities included); the lanes' verdicts are gathered and read once.
     static func isPlausible(_ samples: UnsafeMutablePointer<Float>, count: Int) -> Bool {
         let limit = SIMD8<Float>(repeating: ceiling * ceiling)
+        var plausible = SIMDMask<SIMD8<Int32>>(repeating: true)
         var i = 0
         while i + 8 <= count {
             let v = UnsafeRawPointer(samples + i).loadUnaligned(as: SIMD8<Float>.self)
-            if !all(v * v .<= limit) { return false }
+            let fits = v * v .<= limit
+            plausible .&= fits
             i += 8
         }
+        if !all(plausible) { return false }
         while i < count {
             if !(samples[i] * samples[i] <= ceiling * ceiling) { return false }
             i += 1

@@ -79,7 +79,9 @@ final class PackageTests: XCTestCase {
 
     func testItDependsOnDebianLibrariesAndNotOnSwift() throws {
         let depends = try Self.text(["dpkg-deb", "-f", try Self.deb.get(), "Depends"])
-        for library in ["libc6", "libpipewire-0.3-0", "liblilv-0-0", "libmpg123-0", "libavformat59", "libcurl4"] {
+        for library in [
+            "libc6", "libpipewire-0.3-0", "liblilv-0-0", "libmpg123-0", "libavformat59", "libcurl4", "libsystemd0",
+        ] {
             XCTAssertTrue(depends.contains(library), "Depends lacks \(library): \(depends)")
         }
         XCTAssertFalse(depends.lowercased().contains("swift"), depends)

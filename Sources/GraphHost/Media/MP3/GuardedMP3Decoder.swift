@@ -95,11 +95,17 @@ final class GuardedMP3Decoder {
             zeros += 1
         }
         let before = frames - zeros
-        var peak: Float = before >= 64 ? 0 : recentPeak
-        for i in max(0, before - 64) * channels..<(before * channels) { peak = max(peak, abs(samples[i])) }
-        let tail = max(0, frames - 64) * channels..<(frames * channels)
-        recentPeak = tail.reduce(Float(0)) { max($0, abs(samples[$1])) }
-        return zeros >= 576 && peak > 1e-3
+        let tailPeak = Self.peak(samples, from: max(0, frames - 64) * channels, to: frames * channels)
+        defer { recentPeak = tailPeak }
+        guard zeros >= 576 else { return false }
+        let peak = max(
+            before >= 64 ? 0 : recentPeak,
+            Self.peak(samples, from: max(0, before - 64) * channels, to: before * channels))
+        return peak > 1e-3
+    }
+
+    private static func peak(_ samples: UnsafeMutablePointer<Float>, from: Int, to: Int) -> Float {
+        Bus.peak(samples, channelStride: 0, channels: 1, from: from, to: to)
     }
 
     private func flush(emit: Emit) throws {

@@ -38,7 +38,10 @@ struct LayerIIISideInfo {
             } else {
                 tables = 3
             }
-            for _ in 0..<tables where [4, 14].contains(bits.read(5)) { plausible = false }  // unused Huffman tables
+            for _ in 0..<tables {
+                let table = bits.read(5)
+                if table == 4 || table == 14 { plausible = false }  // unused Huffman tables
+            }
             bits.skip(tables == 2 ? 9 : 4 + 3)  // subblock gains, or region counts
             bits.skip(header.version == .mpeg1 ? 3 : 2)
         }
@@ -54,13 +57,14 @@ private struct BitReader {
 
     init(_ bytes: UnsafePointer<UInt8>) { self.bytes = bytes }
 
+    /// The next `count` bits (1 to 32); only the bytes they lie in are read.
     mutating func read(_ count: Int) -> Int {
-        var value = 0
-        for _ in 0..<count {
-            value = value << 1 | Int((bytes[position >> 3] >> UInt8(7 - position & 7)) & 1)
-            position += 1
-        }
-        return value
+        let end = position + count
+        let last = (end - 1) >> 3
+        var window = 0
+        for byte in (position >> 3)...last { window = window << 8 | Int(bytes[byte]) }
+        position = end
+        return window >> ((last + 1) * 8 - end) & (1 << count - 1)
     }
 
     mutating func skip(_ count: Int) { position += count }
