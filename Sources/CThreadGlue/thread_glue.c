@@ -34,3 +34,19 @@ int gh_thread_copy_scheduling(unsigned long thread, unsigned long model) {
     if (result != 0) return result;
     return pthread_setschedparam((pthread_t)thread, policy, &param);
 }
+
+int gh_keep_to_current_cpu(void) {
+    int cpu = sched_getcpu();
+    if (cpu < 0) return -1;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return sched_setaffinity(0, sizeof set, &set) == 0 ? cpu : -1;
+}
+
+int gh_current_cpu(void) { return sched_getcpu(); }
+
+int gh_allowed_cpu_count(void) {
+    cpu_set_t set;
+    return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+}

@@ -6,7 +6,8 @@ struct ThreadsOption: ParsableArguments {
     @Option(
         help: ArgumentHelp(
             "Threads that render the graph: independent branches of a heavy graph render at once, the output "
-                + "identical to one thread's (default: the cores, less one where there are more than two).",
+                + "identical to one thread's (default: the cores, less one where there are more than two). With 1, "
+                + "render keeps to one core, its stream decoders included.",
             valueName: "N"))
     var threads: Int = GraphSession.defaultThreads
 

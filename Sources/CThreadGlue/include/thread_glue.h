@@ -12,4 +12,14 @@ void gh_name_thread(const char *name);
 /// data thread); returns 0 or an errno.
 int gh_thread_copy_scheduling(unsigned long thread, unsigned long model);
 
+/// Keeps the calling thread to the CPU it is running on (threads it starts afterwards inherit that); returns the CPU,
+/// or -1 with errno set.
+int gh_keep_to_current_cpu(void);
+
+/// The CPU the calling thread runs on, or -1.
+int gh_current_cpu(void);
+
+/// How many CPUs the calling thread may run on (0 when it cannot be read).
+int gh_allowed_cpu_count(void);
+
 #endif

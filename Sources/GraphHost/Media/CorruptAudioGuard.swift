@@ -22,18 +22,15 @@ enum CorruptAudioGuard {
     }
 
     /// Every sample finite and within ±`ceiling`, eight at a time (a square is NaN or above the ceiling's square for
-    /// every implausible sample, infinities included); the lanes' verdicts are gathered and read once.
+    /// every implausible sample, infinities included).
     static func isPlausible(_ samples: UnsafeMutablePointer<Float>, count: Int) -> Bool {
         let limit = SIMD8<Float>(repeating: ceiling * ceiling)
-        var plausible = SIMDMask<SIMD8<Int32>>(repeating: true)
         var i = 0
         while i + 8 <= count {
             let v = UnsafeRawPointer(samples + i).loadUnaligned(as: SIMD8<Float>.self)
-            let fits = v * v .<= limit
-            plausible .&= fits
+            if !all(v * v .<= limit) { return false }
             i += 8
         }
-        if !all(plausible) { return false }
         while i < count {
             if !(samples[i] * samples[i] <= ceiling * ceiling) { return false }
             i += 1

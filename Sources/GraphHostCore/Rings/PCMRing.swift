@@ -26,8 +26,8 @@ public struct PCMRing: @unchecked Sendable {
     @_noLocks
     public func write(_ source: UnsafePointer<Float>, frames: Int) -> Int {
         produce(frames) { ring, done, run in
-            UnsafeMutableRawPointer(ring).copyMemory(
-                from: source + done * channels, byteCount: run * channels * MemoryLayout<Float>.stride)
+            let from = source + done * channels
+            for i in 0..<(run * channels) { ring[i] = from[i] }
         }
     }
 
@@ -92,8 +92,8 @@ public struct PCMRing: @unchecked Sendable {
     @_noLocks
     public func read(into destination: UnsafeMutablePointer<Float>, frames: Int) -> Int {
         consume(frames) { ring, done, run in
-            UnsafeMutableRawPointer(destination + done * channels).copyMemory(
-                from: ring, byteCount: run * channels * MemoryLayout<Float>.stride)
+            let to = destination + done * channels
+            for i in 0..<(run * channels) { to[i] = ring[i] }
         }
     }
 

@@ -54,6 +54,13 @@ final class RingFeeder {
         if rate != format.sampleRate && resampler == nil {
             resampler = try Resampler(from: rate, to: format.sampleRate, channels: format.channels)
         }
+        // Already the graph's channels at its rate, and nothing to mute: written straight from the decoder's buffer.
+        if map.gains == nil && resampler == nil
+            && CorruptAudioGuard.isPlausible(UnsafeMutablePointer(mutating: samples), count: frames * channels)
+        {
+            if !abandon() { store(samples, frames: frames) }
+            return
+        }
         var done = 0
         while done < frames && !abandon() {
             let part = min(frames - done, mappedFrames)
@@ -101,6 +108,11 @@ final class RingFeeder {
     private func push(_ frames: UnsafePointer<Float>, frames count: Int) {
         CorruptAudioGuard.muteImplausibleBlocks(
             UnsafeMutablePointer(mutating: frames), frames: count, channels: format.channels)
+        store(frames, frames: count)
+    }
+
+    /// Writes all frames into the ring, waiting for space.
+    private func store(_ frames: UnsafePointer<Float>, frames count: Int) {
         var done = 0
         while done < count {
             var room = ring.index.writable() - reserve()
