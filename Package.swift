@@ -34,6 +34,8 @@ let package = Package(
         // The level meter's inner loop in AVX2 where the processor has it (Swift has no per-function target).
         .target(name: "CMeterGlue"),
         .target(name: "CDitherGlue"),
+        // The corrupt-audio guard's test in AVX2 where the processor has it.
+        .target(name: "CAudioGuardGlue"),
         // The iPod EQ's filter bank, 28 frames a turn with AVX-512, 8 with AVX2, where the processor has them.
         .target(name: "CFilterBankGlue"),
         .target(name: "CCleanAllocationGlue"),
@@ -74,7 +76,7 @@ let package = Package(
                 "CMPG123", "CFFmpegGlue", "CSoxr", "CSndfile", "CThreadGlue", "CRenderWaitGlue", "CCleanAllocationGlue",
                 "CPipeWireGlue",
                 "CLV2", "CLilv", "CLV2Glue", "CPluginProbeGlue", "CIsolationGlue", "CLADSPAGlue", "CCurlGlue", "CLo",
-                "CSystemdGlue", "CFFTW3", "CEbur128", "CDitherGlue",
+                "CSystemdGlue", "CFFTW3", "CEbur128", "CDitherGlue", "CAudioGuardGlue",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -1,3 +1,5 @@
+import CAudioGuardGlue
+
 /// Silences decoded audio that cannot be music: a damaged MP3 frame that still passes mpg123's sync
 /// check can decode to huge values. Each granule-sized block (576 frames) holding a non-finite sample
 /// or one beyond ±2.0 (+6 dBFS, far above any codec overshoot) is replaced by silence.
@@ -21,20 +23,8 @@ enum CorruptAudioGuard {
         return muted
     }
 
-    /// Every sample finite and within ±`ceiling`, eight at a time (a square is NaN or above the ceiling's square for
-    /// every implausible sample, infinities included).
+    /// Every sample finite and within ±`ceiling` (`gh_audio_guard_plausible`).
     static func isPlausible(_ samples: UnsafeMutablePointer<Float>, count: Int) -> Bool {
-        let limit = SIMD8<Float>(repeating: ceiling * ceiling)
-        var i = 0
-        while i + 8 <= count {
-            let v = UnsafeRawPointer(samples + i).loadUnaligned(as: SIMD8<Float>.self)
-            if !all(v * v .<= limit) { return false }
-            i += 8
-        }
-        while i < count {
-            if !(samples[i] * samples[i] <= ceiling * ceiling) { return false }
-            i += 1
-        }
-        return true
+        gh_audio_guard_plausible(samples, count, ceiling) != 0
     }
 }
