@@ -7,30 +7,21 @@ public enum Bus {
         for c in 0..<channels { (base + c * channelStride + from).update(repeating: 0, count: to - from) }
     }
 
-    /// The largest magnitude in frames `from..<to` of every channel (0 for an empty region).
+    /// The largest magnitude in frames `from..<to` of every channel (0 for an empty region; NaN is passed over): the
+    /// level meter's loop (`SampleRunLevels`, AVX2 where the processor has it), its sums of squares left unread.
     @_noLocks
     public static func peak(_ base: UnsafeMutablePointer<Float>, channelStride: Int, channels: Int, from: Int, to: Int)
         -> Float
     {
+        guard to > from else { return 0 }
         var peak: Float = 0
         for c in 0..<channels {
-            let p = base + c * channelStride
-            // The largest and the smallest of each lane (NaN is passed over, as below).
-            var f = from
-            var high = SIMD8<Float>()
-            var low = SIMD8<Float>()
-            while f + 8 <= to {
-                let v = UnsafeRawPointer(p + f).loadUnaligned(as: SIMD8<Float>.self)
-                high.replace(with: v, where: v .> high)
-                low.replace(with: v, where: v .< low)
-                f += 8
-            }
-            peak = max(peak, max(high.max(), -low.min()))
-            while f < to {
-                let v = abs(p[f])
-                if v > peak { peak = v }
-                f += 1
-            }
+            var square: Float = 0
+            var top: Float = 0
+            SampleRunLevels.measure(
+                base + c * channelStride + from, channelStride: 0, channels: 1, count: to - from, squares: &square,
+                peaks: &top)
+            if top > peak { peak = top }
         }
         return peak
     }
