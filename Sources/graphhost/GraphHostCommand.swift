@@ -164,7 +164,7 @@ struct RenderCommand: ParsableCommand {
             events.append(TimedCommand(frame: Int((seconds * rate).rounded()), request: request))
             i += 2
         }
-        // One core asked for: the stream decoders share the render thread's (the least CPU time, the longest wall).
+        // One core asked for: the stream decoders share the render thread's (as one-thread decoders do; longest wall).
         if threads.threads == 1 { CoreAffinity.keepToCurrentCPU() }
         let session = GraphSession(graph: try CompiledGraph(doc, nominalFrames: block), threads: threads.threads)
         defer { session.close() }

@@ -1,8 +1,8 @@
 import CThreadGlue
 
 /// Which CPUs a thread may run on. An offline render on one core (`render --threads 1`) keeps every thread to the core
-/// it started on, its streams' decoder threads included: what a decoder writes into its ring is then still in that
-/// core's caches when the render reads it, and nothing waits on a wakeup from another core.
+/// it started on, its streams' decoder threads included: what a decoder writes into its ring is read from that core's
+/// caches, and no wakeup crosses cores (whether that saves CPU time depends on the machine's load: BENCHMARKS.md).
 public enum CoreAffinity {
     /// Keeps the calling thread, and every thread it starts afterwards, to the CPU it runs on now; returns the CPU, or
     /// nil when the system refused (the threads then run where the scheduler puts them).
