@@ -304,7 +304,13 @@ def scenario_lv2(driver, url, preset):
     wait(driver, lambda d: node()["state"]["values"] != before, f"graphhost reports {preset}'s values")
     after = node()["state"]["values"]
     driver.find_element(By.ID, "control-fx-bypass").click()
-    wait(driver, lambda d: node()["state"]["bypass"] is True, "graphhost reports the node bypassed")
+    try:
+        wait(driver, lambda d: node()["state"]["bypass"] is True, "graphhost reports the node bypassed")
+    except AssertionError as error:
+        raise AssertionError(f"{error}; the checkbox is checked: "
+                             f"{driver.find_element(By.ID, 'control-fx-bypass').is_selected()}, the error line: "
+                             f"'{driver.find_element(By.ID, 'control-error').text}', the events: "
+                             f"{[e.text for e in driver.find_elements(By.CSS_SELECTOR, '#events li')]}") from error
     logged = [e.text for e in driver.find_elements(By.CSS_SELECTOR, '#events li[data-event="command"]')]
     report(rows=rows, presets=presets, before=before, after=after, logged=logged)
 

@@ -40,6 +40,10 @@ final class WebClient: Sendable {
     /// The graph as the page draws it.
     func graph() -> JSONValue { control.withSession { WebGraph($0, version: version).json } }
 
+    /// Where the values sent after commands are read and sent, one after another: a read that started before a
+    /// later command is never sent after that command's, so the last values a page is sent are the newest.
+    private let valuesQueue = DispatchQueue(label: "graphhost-web-values")
+
     /// A published event: sent as it is, then, after a command, the values every node plays now (or the graph,
     /// after a swap), read on another thread since the event may be published where the session is held.
     func event(_ event: ControlEvent) {
@@ -50,7 +54,7 @@ final class WebClient: Sendable {
         case .reload: graphChanged = true
         default: return
         }
-        DispatchQueue.global().async { [self] in
+        valuesQueue.async { [self] in
             guard !state.withLock({ $0.closed }) else { return }
             send(graphChanged ? graph() : control.withSession { WebGraph.values($0) })
         }
