@@ -94,6 +94,13 @@ let package = Package(
                 "GraphHost", "CEditGlue",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            // The Swift runtime linked in: a process starts without the dynamic linker resolving its symbols
+            // (static Foundation needs its two support libraries named).
+            linkerSettings: [
+                .unsafeFlags(
+                    ["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"],
+                    .when(configuration: .release))
             ]
         ),
         // The parsers of outside input under libFuzzer (scripts/fuzz builds it with -sanitize=fuzzer and -DFUZZING);

@@ -51,8 +51,10 @@ public struct IPodEQPreset: Sendable, Equatable {
     /// Finds a preset by case-insensitive name or by decimal index ("16" or "Rock" or "rock").
     /// Names also match with spaces, hyphens and other punctuation ignored ("hiphop", "bass_booster").
     public static func named(_ nameOrIndex: String) -> IPodEQPreset? {
-        let key = String(nameOrIndex.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
-        if key.isEmpty { return nil }
+        guard let first = nameOrIndex.firstIndex(where: { !$0.isWhitespace }),
+            let last = nameOrIndex.lastIndex(where: { !$0.isWhitespace })
+        else { return nil }
+        let key = String(nameOrIndex[first...last])
         if key.allSatisfy({ $0.isASCII && $0.isNumber }) {
             guard let index = Int(key), all.indices.contains(index) else { return nil }
             return all[index]

@@ -94,6 +94,6 @@ public struct CommandHelp: Sendable, Equatable {
 
     /// The forms of `verbs` (all when nil), comma-separated, for errors and `ctl --help`.
     public static func usage(_ verbs: [String]? = nil) -> String {
-        all.filter { verbs?.contains($0.verb) ?? true }.map(\.synopsis).joined(separator: ", ")
+        all.filter { verbs?.contains($0.verb) ?? true }.map { $0.synopsis }.joined(separator: ", ")
     }
 }
