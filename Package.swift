@@ -95,8 +95,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            // The Swift runtime linked in (the package ships this binary): a process starts without the dynamic
-            // linker resolving its symbols (static Foundation needs its two support libraries named).
+            // The Swift runtime linked in: a process starts without the dynamic linker resolving its symbols
+            // (static Foundation needs its two support libraries named).
             linkerSettings: [
                 .unsafeFlags(
                     ["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"],
