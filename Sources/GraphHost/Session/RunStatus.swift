@@ -237,7 +237,17 @@ extension RunStatus.Stream {
                 rtp.map { r in
                     .members([
                         ("received", .number(r.received)), ("lost", .number(r.lost)), ("late", .number(r.late)),
-                        ("malformed", .number(r.malformed)), ("concealedFrames", .number(r.concealedFrames)),
+                        ("malformed", .number(r.malformed)),
+                        (
+                            "dropped",
+                            .object([
+                                ("foreignSender", .number(r.dropped.foreignSender)),
+                                ("payloadType", .number(r.dropped.payloadType)),
+                                ("partialFrames", .number(r.dropped.partialFrames)),
+                                ("oversized", .number(r.dropped.oversized)),
+                            ])
+                        ),
+                        ("takeovers", .number(r.takeovers)), ("concealedFrames", .number(r.concealedFrames)),
                         ("resyncs", .number(r.resyncs)), ("insertedFrames", .number(r.insertedFrames)),
                         ("droppedFrames", .number(r.droppedFrames)),
                         ("rebufferedFrames", rebufferedFrames.map { .number($0) }),

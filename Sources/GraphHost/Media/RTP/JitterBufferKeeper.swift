@@ -7,7 +7,8 @@
 /// ends further from it than 3 ms and a quarter of a packet (less than a quantum of 256 frames at 48 kHz) asks the
 /// decoder to put the difference back (`RTPDecoder.resynchronise`): frames filled in when the buffer ran short, frames
 /// left out when it ran full; the window after a correction is left out. The latest average is what `status` reports
-/// as the receive latency, whether or not the keeper corrects.
+/// as the receive latency, whether or not the keeper corrects. Whatever the clock, a buffer found overfull as a packet
+/// arrives (`excess`: by a burst of packets, or a long gap filled in) is put back to the target at once.
 struct JitterBufferKeeper {
     /// The level asked for, the level held (nil while settling), and the latest window's average, in graph frames.
     let target: Int
@@ -35,6 +36,17 @@ struct JitterBufferKeeper {
         window.restart()
         held = nil
         leaveOut = false
+    }
+
+    /// How far beyond the target the buffer may run before it is overfull: half the target, and at least
+    /// `overfullSeconds` and a packet.
+    static let overfullSeconds = 0.02
+
+    /// The frames to leave out (negative) when the buffer's `level` (graph frames) as a packet of `packetFrames`
+    /// arrives is overfull, bringing it back to the target; else 0. The caller then restarts the keeper.
+    func excess(level: Int, packetFrames: Int) -> Int {
+        let allowed = max(target / 2, Int(Self.overfullSeconds * Double(window.rate)) + packetFrames)
+        return level > target + allowed ? target - level : 0
     }
 
     /// Notes the buffer's `level` as a packet of `packetFrames` arrives (graph frames). When a window closes off the

@@ -1,9 +1,16 @@
-/// Turns an RTP session's packets into interleaved Float32 at the session's rate. Packets come in sequence order or
-/// are dropped (a late or repeated one is counted, never played out of place). A gap in the sequence of up to a
-/// second is filled with the last packet's audio fading to silence, and the packet after it fades in, so a loss is
-/// heard as a short dip, never as a burst or a click; a longer gap, or a new sender, starts the session afresh (the
-/// stream rebuffers), as does a session its announcement moved. `resynchronise` puts frames back into the session or
-/// leaves some out (`JitterBufferKeeper`), faded the same way.
+import Glibc
+
+/// Turns an RTP session's packets into interleaved Float32 at the session's rate. The session is locked to its sender:
+/// the source address, port and SSRC of its first packet of the session's payload type and format (of an announced
+/// session, the first from the announcement's address). A datagram that is no RTP packet is counted malformed; a packet
+/// of another payload type, not whole frames, longer than the session's packets (`RTPSession.maxPacketFrames`) or
+/// from anyone else is dropped and counted by reason. Another sender takes the session over once its sender has been
+/// silent for `takeoverSeconds`, fading in as after a loss. Packets come in sequence order or are dropped (a late or
+/// repeated one is counted, never played out of place). A gap in the sequence of up to a second is filled with the
+/// last packet's audio fading to silence, and the packet after it fades in, so a loss is heard as a short dip, never
+/// as a burst or a click; a longer gap starts the session afresh (the stream rebuffers), as does a session its
+/// announcement moved. `resynchronise` puts frames back into the session or leaves some out (`JitterBufferKeeper`),
+/// faded the same way.
 final class RTPDecoder: MediaDecoder {
     private let source: RTPPacketSource
     /// The session of the packets played (an announced one may move or change its format).
@@ -16,6 +23,11 @@ final class RTPDecoder: MediaDecoder {
     private var lastFrames = 0
     private var filled: [Float] = []
     private var expected: (sequence: UInt16, timestamp: UInt32, ssrc: UInt32)?
+    /// The sender the session is locked to, and when its latest packet came (monotonic nanoseconds).
+    private var sender: RTPSender?
+    private var heard: UInt64 = 0
+    /// How long a sender must have been silent before another takes the session over.
+    static let takeoverSeconds = 1.0
     /// Late packets in a row: past a few dozen the sender has started over (with its old SSRC), and so does this.
     private var lateInARow = 0
     /// Frames of fade-in owed to the audio after a gap.
@@ -27,7 +39,7 @@ final class RTPDecoder: MediaDecoder {
 
     init(source: RTPPacketSource) {
         self.source = source
-        (session, generation) = source.current
+        (session, generation, _) = source.current
     }
 
     var info: MediaInfo? {
@@ -43,7 +55,8 @@ final class RTPDecoder: MediaDecoder {
     func seek(to seconds: Double) throws -> Double? { nil }
 
     func decodeNext(emit: Emit) throws -> Bool {
-        var count = try packet.withUnsafeMutableBytes { try source.read(into: $0) }
+        let datagram = try packet.withUnsafeMutableBytes { try source.receive(into: $0) }
+        var count = datagram.count
         guard count > 0 else { return false }
         let current = source.current
         guard let session = current.session else { return true }
@@ -53,15 +66,48 @@ final class RTPDecoder: MediaDecoder {
             expected = nil
             lastFrames = 0
             skipping = 0
+            sender = nil
         }
-        guard let header = RTPHeader(packet, count: &count), (count - header.payloadOffset) % session.frameBytes == 0
-        else {
+        guard let header = RTPHeader(packet, count: &count) else {
             source.counters.update { $0.malformed += 1 }
             return true
         }
-        var frames = (count - header.payloadOffset) / session.frameBytes
-        guard frames > 0 else { return true }
+        let payload = count - header.payloadOffset
+        guard header.payloadType == session.payloadType else {
+            source.counters.update { $0.dropped.payloadType += 1 }
+            return true
+        }
+        guard payload % session.frameBytes == 0 else {
+            source.counters.update { $0.dropped.partialFrames += 1 }
+            return true
+        }
+        var frames = payload / session.frameBytes
+        guard frames <= session.maxPacketFrames else {
+            source.counters.update { $0.dropped.oversized += 1 }
+            return true
+        }
         var fadeIn = false
+        let from = RTPSender(from: datagram.from, ssrc: header.ssrc)
+        let now = Self.monotonicNanoseconds()
+        if from != sender {
+            let silent = sender.map { _ in now &- heard >= UInt64(Self.takeoverSeconds * 1e9) } ?? true
+            guard silent, frames > 0, current.origins?.contains(from.from.address) ?? true else {
+                source.counters.update { $0.dropped.foreignSender += 1 }
+                return true
+            }
+            if sender != nil {
+                // A takeover is a discontinuity: nothing of the old sender is repeated, and the new one fades in.
+                source.counters.update { $0.takeovers += 1 }
+                fadeIn = true
+                lastFrames = 0
+                skipping = 0
+            }
+            sender = from
+            expected = nil
+            lateInARow = 0
+        }
+        heard = now
+        guard frames > 0 else { return true }
         if let expected, expected.ssrc == header.ssrc {
             let ahead = Int(Int16(bitPattern: header.sequence &- expected.sequence))
             let missing = Int(Int32(bitPattern: header.timestamp &- expected.timestamp))
@@ -125,6 +171,15 @@ final class RTPDecoder: MediaDecoder {
         return true
     }
 
+    private static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+
+    /// Whether frames asked for by `resynchronise` are still to be put back or left out.
+    var isResynchronising: Bool { resync != 0 || skipping > 0 }
+
     /// Puts `frames` frames back into the session (positive: the gap is filled as a lost packet's is) or leaves them
     /// out (negative: the packet before fades out and the audio after fades in), at the next packet.
     func resynchronise(by frames: Int) {
@@ -170,9 +225,29 @@ final class RTPDecoder: MediaDecoder {
     }
 }
 
+/// Who sends an RTP session: where its packets come from and their SSRC.
+struct RTPSender: Equatable {
+    /// An IPv4 address (network order) and port (host order).
+    struct Address: Equatable {
+        var address: UInt32
+        var port: UInt16
+    }
+
+    var from: Address
+    var ssrc: UInt32
+}
+
+extension RTPSender.Address {
+    init(_ socketAddress: sockaddr_in) {
+        address = socketAddress.sin_addr.s_addr
+        port = UInt16(bigEndian: socketAddress.sin_port)
+    }
+}
+
 /// The fixed part of an RTP header (RFC 3550) and where the payload starts: after the CSRCs and any extension, and
 /// before any padding (which the count excludes).
 struct RTPHeader {
+    var payloadType: Int
     var sequence: UInt16
     var timestamp: UInt32
     var ssrc: UInt32
@@ -183,6 +258,7 @@ struct RTPHeader {
         func word(_ at: Int) -> UInt32 {
             UInt32(bytes[at]) << 24 | UInt32(bytes[at + 1]) << 16 | UInt32(bytes[at + 2]) << 8 | UInt32(bytes[at + 3])
         }
+        payloadType = Int(bytes[1] & 0x7f)
         sequence = UInt16(bytes[2]) << 8 | UInt16(bytes[3])
         timestamp = word(4)
         ssrc = word(8)

@@ -4,7 +4,8 @@ import Synchronization
 /// A UDP socket bound to an RTP session's address and port (joining it when it is a multicast group); `read` gives
 /// one datagram a call. Made from a `SAPQuery`, it first listens for the session's announcement, then receives the
 /// session announced, following it when a new announcement moves it (its port, address or format) and waiting for it
-/// again after a deletion. `cancel` wakes a waiting read, which then reports the end.
+/// again after a deletion. `receive` tells where each datagram came from, and an announced session's packets may come
+/// only from the announcement's addresses. `cancel` wakes a waiting read, which then reports the end.
 public final class RTPPacketSource: ByteSource, Sendable {
     public let name: String
     public let counters: RTPReceiveCounters
@@ -17,6 +18,8 @@ public final class RTPPacketSource: ByteSource, Sendable {
         var announced: String?
         /// Counts the sessions opened: a session opened again after a deletion starts afresh.
         var generation = 0
+        /// The addresses an announced session's packets may come from (nil: any).
+        var origins: [UInt32]?
     }
     private let state: Mutex<State>
     private let query: SAPQuery?
@@ -52,14 +55,20 @@ public final class RTPPacketSource: ByteSource, Sendable {
     /// The session received now, as given or announced (nil while an announced one is awaited).
     public var session: RTPSession? { state.withLock { $0.session } }
 
-    /// The session and how many sessions were opened so far (a new one, or the same one again, starts afresh).
-    var current: (session: RTPSession?, generation: Int) { state.withLock { ($0.session, $0.generation) } }
+    /// The session, how many sessions were opened so far (a new one, or the same one again, starts afresh), and the
+    /// IPv4 addresses (network order) its packets may come from (nil: any).
+    var current: (session: RTPSession?, generation: Int, origins: [UInt32]?) {
+        state.withLock { ($0.session, $0.generation, $0.origins) }
+    }
 
     /// The name of the announced session followed (nil for a fixed session, or before one was announced).
     public var announcedName: String? { state.withLock { $0.announced } }
 
     /// The next datagram of the session, waiting for it; 0 once cancelled.
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { try receive(into: buffer).count }
+
+    /// The next datagram of the session and the address and port it came from, waiting for it; 0 once cancelled.
+    func receive(into buffer: UnsafeMutableRawBufferPointer) throws -> (count: Int, from: RTPSender.Address) {
         while !cancelled.load(ordering: .acquiring) {
             let socket = state.withLock { $0.socket }
             var polls = [
@@ -74,19 +83,33 @@ public final class RTPPacketSource: ByteSource, Sendable {
                 if state.withLock({ $0.socket }) != socket { continue }
             }
             guard polls[0].revents & Int16(POLLIN) != 0 else { continue }
-            let n = recv(socket, buffer.baseAddress, buffer.count, 0)
-            if n > 0 { return n }
+            var from = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let n = withUnsafeMutablePointer(to: &from) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    recvfrom(socket, buffer.baseAddress, buffer.count, 0, $0, &length)
+                }
+            }
+            if n > 0 { return (n, RTPSender.Address(from)) }
             if n < 0 && errno != EINTR && errno != EAGAIN {
                 throw StreamError.network(name, "receive: \(String(cString: strerror(errno)))")
             }
         }
-        return 0
+        return (0, RTPSender.Address(address: 0, port: 0))
     }
 
     /// Reads one announcement and follows it when it is about the session asked for.
     private func takeAnnouncement() throws {
         var bytes = [UInt8](repeating: 0, count: 4096)
-        let n = bytes.withUnsafeMutableBytes { recv(announcements, $0.baseAddress, $0.count, 0) }
+        var from = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let n = bytes.withUnsafeMutableBytes { b in
+            withUnsafeMutablePointer(to: &from) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    recvfrom(announcements, b.baseAddress, b.count, 0, $0, &length)
+                }
+            }
+        }
         guard n > 0,
             let announcement = bytes.withUnsafeBytes({ SAPAnnouncement(UnsafeRawBufferPointer(rebasing: $0[..<n])) })
         else { return }
@@ -109,7 +132,11 @@ public final class RTPPacketSource: ByteSource, Sendable {
         let socket = try UDPSocket.listen(address: address, port: session.port, url: name)
         state.withLock {
             if $0.socket >= 0 { close($0.socket) }
-            $0 = State(socket: socket, session: session, announced: announcement.name, generation: $0.generation + 1)
+            // The address the announcement came from, and the origin it gives when it gives one.
+            let origins = [from.sin_addr.s_addr] + (announcement.origin == 0 ? [] : [announcement.origin])
+            $0 = State(
+                socket: socket, session: session, announced: announcement.name, generation: $0.generation + 1,
+                origins: origins)
         }
     }
 

@@ -1,15 +1,33 @@
 import Synchronization
 
 /// What an RTP receiver has seen: packets taken, packets missing from the sequence (lost, and concealed), packets
-/// that came too late or twice (dropped), and the frames filled in for the lost ones; the times its jitter buffer was
-/// put back to its target, with the frames filled in and left out for it (the session's frames), and the buffer's
-/// average level (`JitterBufferKeeper`). Any thread may read them.
+/// that came too late or twice (dropped), datagrams that are no RTP packet (malformed) or not the session's (dropped,
+/// by reason), the times another sender took the session over, and the frames filled in for the lost packets; the times
+/// its jitter buffer was put back to its target, with the frames filled in and left out for it (the session's
+/// frames), and the buffer's average level (`JitterBufferKeeper`). Any thread may read them.
 public final class RTPReceiveCounters: Sendable {
+    /// RTP packets dropped unplayed because they are not the session's, by reason.
+    public struct Dropped: Equatable, Sendable {
+        /// From another source address or SSRC than the sender the session is locked to (or, announced, from another
+        /// address than the announcement's).
+        public var foreignSender = 0
+        /// Of another payload type than the session's.
+        public var payloadType = 0
+        /// A payload that is not whole frames (its bytes not a multiple of channels × sample size).
+        public var partialFrames = 0
+        /// More frames than a packet of the session may carry (`RTPSession.maxPacketFrames`).
+        public var oversized = 0
+
+        public var total: Int { foreignSender + payloadType + partialFrames + oversized }
+    }
+
     public struct Snapshot: Equatable, Sendable {
         public var received = 0
         public var lost = 0
         public var late = 0
         public var malformed = 0
+        public var dropped = Dropped()
+        public var takeovers = 0
         public var concealedFrames = 0
         public var resyncs = 0
         public var insertedFrames = 0

@@ -4,8 +4,9 @@ import Glibc
 /// An RTP session: `rtp://ADDRESS:PORT?format=L16&rate=48000&channels=2&ptime=4`. Received, ADDRESS is a local
 /// address to bind (0.0.0.0 for any) or an IPv4 multicast group to join; sent, the destination. The payload is linear
 /// PCM, big-endian: L16 or L24, as PipeWire's module-rtp-sink sends it (whose defaults the query's defaults are);
-/// `ptime` is the milliseconds of audio a sent packet carries; `session` the name a sent session is announced under
-/// (SAP), which a receiver finds it by (`sap://?session=NAME`); `clock` whether a receiver follows the sender's clock.
+/// `ptime` is the milliseconds of audio a packet carries; `session` the name a sent session is announced under (SAP),
+/// which a receiver finds it by (`sap://?session=NAME`); `clock` whether a receiver follows the sender's clock; `pt`
+/// the payload type a receiver takes (127, PipeWire's).
 public struct RTPSession: Equatable, Sendable {
     public enum Format: String, Sendable, CaseIterable {
         case l16 = "L16"
@@ -20,6 +21,8 @@ public struct RTPSession: Equatable, Sendable {
     public var rate: Int
     public var channels: Int
     public var ptime: Int
+    /// The RTP payload type of the session's packets (received; PipeWire's RTP sink sends 127).
+    public var payloadType = 127
     /// The name the session is announced under (nil: "graphhost ADDRESS:PORT").
     public var name: String?
     /// Received: whether the sender's clock is followed (`clock=follow`, the default: `ClockFollower`) or taken to be
@@ -28,6 +31,8 @@ public struct RTPSession: Equatable, Sendable {
     /// Whether `rate` and `channels` were given (a sender takes the graph's, and refuses others).
     public var givesRate = false
     public var givesChannels = false
+    /// Whether `ptime` was given (a receiver then takes no longer packets).
+    public var givesPtime = false
 
     /// Bytes of one frame of payload.
     public var frameBytes: Int { format.bytesPerSample * channels }
@@ -73,6 +78,10 @@ public struct RTPSession: Equatable, Sendable {
             case "ptime":
                 guard let t = Int(value), (1...20).contains(t) else { throw bad("ptime '\(value)': use 1…20 ms") }
                 ptime = t
+                givesPtime = true
+            case "pt":
+                guard let t = Int(value), (0...127).contains(t) else { throw bad("pt '\(value)': use 0…127") }
+                payloadType = t
             case "clock":
                 guard let follows = Self.clockChoice(value) else { throw bad("clock '\(value)': use follow or shared") }
                 followsClock = follows
@@ -82,7 +91,7 @@ public struct RTPSession: Equatable, Sendable {
                 }
                 name = value
             default:
-                throw bad("unknown parameter '\(item.name)' (format, rate, channels, ptime, session, clock)")
+                throw bad("unknown parameter '\(item.name)' (format, rate, channels, ptime, pt, session, clock)")
             }
         }
     }
@@ -97,6 +106,13 @@ extension RTPSession {
         default: nil
         }
     }
+
+    /// The most frames a received packet may carry: `ptime` and a millisecond more (a sender may round its packet time
+    /// down) when the URL gives it, else `unknownPtimeLimit` ms, the longest packets PipeWire's RTP sink sends (its
+    /// default `sess.max-ptime`) and the longest `ptime` takes.
+    var maxPacketFrames: Int { ((givesPtime ? ptime + 1 : Self.unknownPtimeLimit) * rate + 999) / 1000 }
+
+    static let unknownPtimeLimit = 20
 
     /// PipeWire's sample format for the payload.
     var pipewireFormat: String { format == .l16 ? "S16BE" : "S24BE" }

@@ -9,6 +9,8 @@ struct SAPAnnouncement: Equatable {
     var session: RTPSession
     /// A deletion: the sender stopped.
     var isDeletion: Bool
+    /// The originating source the header gives, an IPv4 address in network order (0: none given).
+    var origin: UInt32
 
     init?(_ bytes: UnsafeRawBufferPointer) {
         guard bytes.count > 8 else { return nil }
@@ -16,6 +18,7 @@ struct SAPAnnouncement: Equatable {
         // Version 1; IPv4 origin; neither encrypted nor compressed.
         guard flags >> 5 == 1, flags & 0x10 == 0, flags & 0x03 == 0 else { return nil }
         isDeletion = flags & 0x04 != 0
+        origin = UInt32(bigEndian: (4..<8).reduce(0) { $0 << 8 | UInt32(bytes[$1]) })
         var at = 8 + 4 * Int(bytes[1])
         guard at < bytes.count else { return nil }
         let rest = String(decoding: bytes[at...], as: UTF8.self)
@@ -74,6 +77,7 @@ struct SAPAnnouncement: Equatable {
                 url: "rtp://\(address):\(port)?rate=\(map.rate)&channels=\(map.channels)&format=\(format.rawValue)")
         else { return nil }
         if let ptime, (1...20).contains(ptime) { session.ptime = ptime }
+        if let type = Int(payload), (0...127).contains(type) { session.payloadType = type }
         return (name, session)
     }
 }

@@ -127,7 +127,18 @@ public final class StreamDecoder: Sendable {
                             keeper.restart()
                         }
                         let level = ring.index.readable()
-                        let correction = keeper.note(level: level, packetFrames: frames * format.sampleRate / rate)
+                        let packetFrames = frames * format.sampleRate / rate
+                        var correction = 0
+                        let excess =
+                            decoder.isResynchronising ? 0 : keeper.excess(level: level, packetFrames: packetFrames)
+                        if excess < 0 {
+                            // Overfull (a burst, or a long gap filled in): back to the target now, settling afresh.
+                            decoder.resynchronise(by: excess * rate / format.sampleRate)
+                            keeper.restart()
+                            follower?.restart()
+                        } else {
+                            correction = keeper.note(level: level, packetFrames: packetFrames)
+                        }
                         packets.counters.update { $0.bufferedFrames = keeper.average }
                         guard packets.followsClock else {
                             if correction != 0 { decoder.resynchronise(by: correction * rate / format.sampleRate) }
