@@ -42,8 +42,10 @@ public struct GraphDocument: Sendable {
     /// The output nodes' ids in file order: output 0 is what `render -o FILE` writes and `run` plays first.
     public var outputIDs: [String] { nodes.filter { $0.definition.traits.contains(.isOutput) }.map(\.id) }
 
-    /// Reads and validates a graph file; throws `GraphErrors` listing every problem.
-    public static func load(path: String) throws -> GraphDocument {
+    /// Reads and validates a graph file; throws `GraphErrors` listing every problem. `files` says which files the
+    /// graph file and the files it names may be (a remote surface's load is confined).
+    public static func load(path given: String, files: FileAccess = .owner) throws -> GraphDocument {
+        let path = files.roots == nil ? given : try files.commandPath(given)
         let url = URL(fileURLWithPath: path)
         var issues = GraphIssues(file: path)
         guard let data = FileManager.default.contents(atPath: path) else {
@@ -58,14 +60,17 @@ public struct GraphDocument: Sendable {
             issues.report("", "the graph file is not valid UTF-8")
             throw GraphErrors(errors: issues.errors)
         }
-        return try parse(text: text, file: url, displayName: path)
+        return try parse(text: text, file: url, displayName: path, files: files)
     }
 
     /// Validates graph JSON text; relative media paths resolve against `file`'s folder.
-    public static func parse(text: String, file: URL, displayName: String? = nil) throws -> GraphDocument {
+    public static func parse(
+        text: String, file: URL, displayName: String? = nil, files: FileAccess = .owner
+    ) throws -> GraphDocument {
         let issues = GraphIssues(file: displayName ?? file.path)
         let root = try parseJSON(text, issues: issues)
-        return try parse(root: root, file: file, displayName: displayName, selection: [:], issues: issues)
+        return try parse(
+            root: root, file: file, displayName: displayName, selection: [:], files: files, issues: issues)
     }
 
     /// Parses JSON text; malformed text throws `GraphErrors` with the line and column.
@@ -108,7 +113,8 @@ public struct GraphDocument: Sendable {
     }
 
     static func parse(
-        root: JSONValue, file: URL, displayName: String?, selection: [String: String], issues: GraphIssues
+        root: JSONValue, file: URL, displayName: String?, selection: [String: String], files: FileAccess = .owner,
+        issues: GraphIssues
     ) throws -> GraphDocument {
         var issues = issues
         guard root.objectMembers != nil else {
@@ -140,7 +146,7 @@ public struct GraphDocument: Sendable {
             top.string("baseDirectory", issues: &issues).map {
                 URL(fileURLWithPath: $0, relativeTo: folder).standardizedFileURL
             } ?? folder
-        let context = NodeContext(format: format, baseDirectory: base)
+        let context = NodeContext(format: format, baseDirectory: base, files: files)
         let chains = ChainDefinitions.parse(root["chains"], context: context, issues: &issues)
         var placements: [ChainPlacement] = []
         var nodes = parseNodes(

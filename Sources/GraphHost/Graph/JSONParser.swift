@@ -8,7 +8,9 @@ public struct JSONSyntaxError: Error, Sendable {
     public var message: String
 }
 
-/// A strict RFC 8259 JSON parser that records each value's line and column.
+/// A strict RFC 8259 JSON parser that records each value's line and column. An object that names a key twice is
+/// refused (RFC 8259 leaves it undefined; the page, OSC and graph files must not mean two things). Its errors say what
+/// was expected and where, never the text found: the file may be anything a client named.
 public struct JSONParser {
     private let bytes: [UInt8]
     private var index = 0
@@ -47,11 +49,8 @@ public struct JSONParser {
         }
     }
 
-    private func describeNext() -> String {
-        guard index < bytes.count else { return "end of file" }
-        let b = bytes[index]
-        return b >= 0x20 && b < 0x7F ? "'\(Character(Unicode.Scalar(b)))'" : Format.printf("byte 0x%02X", b)
-    }
+    /// " at the end of the text" where the text ended early; the text found is not repeated.
+    private var atEnd: String { index < bytes.count ? "" : " at the end of the text" }
 
     private mutating func parseValue() throws -> JSONValue {
         guard index < bytes.count else { throw error("expected a value but found end of file") }
@@ -71,7 +70,7 @@ public struct JSONParser {
             try expectWord("null")
             return make(.null)
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return make(.number(try parseNumber()))
-        default: throw error("expected a value but found \(describeNext())")
+        default: throw error("expected a value\(atEnd)")
         }
     }
 
@@ -92,6 +91,7 @@ public struct JSONParser {
         defer { depth -= 1 }
         index += 1
         var members: [(key: String, value: JSONValue)] = []
+        var keys: [String: (line: Int, column: Int)] = [:]
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -100,12 +100,20 @@ public struct JSONParser {
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
-                throw error("expected a quoted key but found \(describeNext())")
+                throw error("expected a quoted key\(atEnd)")
             }
+            let (keyLine, keyColumn) = (line, column)
             let key = try parseString()
+            if let first = keys[key] {
+                throw JSONSyntaxError(
+                    line: keyLine, column: keyColumn,
+                    message: "this key is given twice in one object (first at line \(first.line), column "
+                        + "\(first.column))")
+            }
+            keys[key] = (keyLine, keyColumn)
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
-                throw error("expected ':' after key \"\(key)\" but found \(describeNext())")
+                throw error("expected ':' after a key\(atEnd)")
             }
             index += 1
             skipWhitespace()
@@ -120,7 +128,7 @@ public struct JSONParser {
                 index += 1
                 return .object(members)
             }
-            throw error("expected ',' or '}' in object but found \(describeNext())")
+            throw error("expected ',' or '}' in object\(atEnd)")
         }
     }
 
@@ -147,7 +155,7 @@ public struct JSONParser {
                 index += 1
                 return .array(items)
             }
-            throw error("expected ',' or ']' in array but found \(describeNext())")
+            throw error("expected ',' or ']' in array\(atEnd)")
         }
     }
 
@@ -201,7 +209,7 @@ public struct JSONParser {
                 }
                 guard let scalar = Unicode.Scalar(code) else { throw error("invalid \\u escape") }
                 scalars.append(scalar)
-            default: throw error("invalid escape '\\\(Character(Unicode.Scalar(e)))'")
+            default: throw error("invalid escape")
             }
         }
         try flushRaw()
@@ -255,7 +263,7 @@ public struct JSONParser {
             if digits() == 0 { throw error("invalid number: digits expected in exponent") }
         }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
-        guard let value = Double(text), value.isFinite else { throw error("number out of range: \(text)") }
+        guard let value = Double(text), value.isFinite else { throw error("number out of range") }
         return value
     }
 }

@@ -1,10 +1,12 @@
 import FoundationEssentials
 import Glibc
 
-/// What a node definition sees while it is read: the graph format and the graph file's folder.
+/// What a node definition sees while it is read: the graph format, the graph file's folder, and which files the
+/// graph may name (`FileAccess`: every file path it names passes `files.confine`).
 public struct NodeContext {
     public var format: GraphFormat
     public var baseDirectory: URL
+    public var files: FileAccess = .owner
 }
 
 /// One kind of graph node: its descriptor, JSON settings, buses, and how it becomes a running instance.
@@ -61,8 +63,8 @@ public protocol NodeDefinition: Sendable {
     /// Warnings about inputs left unlinked once the links are read (a sidechain reading silence).
     func unlinkedInputWarnings(id: String) -> [String]
     /// This node with a file setting changed by `command` (a new file is loaded by a new instance), or nil when the
-    /// command changes no file. Throws when the file cannot be used.
-    func settingFile(_ command: NodeCommand) throws -> (any NodeDefinition)?
+    /// command changes no file. Throws when the file cannot be used or `files` may not read it.
+    func settingFile(_ command: NodeCommand, files: FileAccess) throws -> (any NodeDefinition)?
 }
 
 extension NodeDefinition {
@@ -85,7 +87,7 @@ extension NodeDefinition {
     public var rtpOutput: RTPSession? { nil }
     public func virtualSinkName(id: String, graphName: String) -> String? { nil }
     public func unlinkedInputWarnings(id: String) -> [String] { [] }
-    public func settingFile(_ command: NodeCommand) throws -> (any NodeDefinition)? { nil }
+    public func settingFile(_ command: NodeCommand, files: FileAccess) throws -> (any NodeDefinition)? { nil }
 
     public mutating func linkPorts(_ symbols: [String], end: LinkEnd, issues: inout GraphIssues) -> [Int]? {
         end.reportNotPorts(issues: &issues)

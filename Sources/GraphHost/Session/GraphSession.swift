@@ -24,7 +24,12 @@ public final class GraphSession {
     private var reportedNonFinite = 0
     private static let logger = Logger(label: "graphhost")
     private var submitted = 0
+    /// Graphs replaced by swaps, with their transitions, until the render world has finished each transition
+    /// (`completedTransitions` reaches its number): `collectRetired` frees them then.
     private var retiring: [(number: Int, graph: CompiledGraph, transition: CompiledTransition)] = []
+    /// Where in the control queue the latest swap's transition was written: the next swap waits until the render
+    /// world has read past it (`PendingSwap.awaitPreviousTransition`).
+    private var lastTransition: Int?
     /// Loudness and other analysis of the graph's nodes while someone watches them (`watch`); it follows swaps.
     public let analysis: AudioAnalysis
     /// True once `close()` freed the engine.
@@ -232,12 +237,12 @@ public final class GraphSession {
     }
 
     /// The graph a request swaps to (`chain`, `load`, a new file for a plugin), or nil when it applies in place.
-    public func swapTarget(for request: Command) throws(ControlError) -> GraphDocument? {
+    public func swapTarget(for request: Command, files: FileAccess = .owner) throws(ControlError) -> GraphDocument? {
         switch request {
         case .node(let command):
             guard let node = graph.document.node(command.node),
                 let changed = try ControlError.wrapping(
-                    ControlError.node, { try node.definition.settingFile(command.action) })
+                    ControlError.node, { try node.definition.settingFile(command.action, files: files) })
             else { return nil }
             // A new file is loaded by a new instance, warmed and crossfaded to, like a swapped chain.
             var document = graph.document
@@ -248,7 +253,7 @@ public final class GraphSession {
                 try graph.document.selecting(chain: name, for: node)
             }
         case .load(let path, _):
-            return try ControlError.wrapping(ControlError.graph) { try GraphDocument.load(path: path) }
+            return try ControlError.wrapping(ControlError.graph) { try GraphDocument.load(path: path, files: files) }
         default: return nil
         }
     }
@@ -292,7 +297,8 @@ public final class GraphSession {
         }
         let pending = PendingSwap(
             document: document, old: old, keep: keep, live: rendersConcurrently, mode: mode ?? document.swapMode,
-            nominalFrames: nominalFrames, renewing: renewing)
+            nominalFrames: nominalFrames, renewing: renewing,
+            previous: lastTransition.map { (engine.pointee.messages, $0) })
         pendingSwap = pending
         return pending
     }
@@ -337,6 +343,7 @@ public final class GraphSession {
         guard !closed, pendingSwap === pending, graph === pending.old, let next = pending.next else {
             throw .swapStale("the swap to \(pending.document.displayName) is no longer current")
         }
+        collectRetired()
         let keep = pending.keep
         let document = pending.document
         var changes: [String: [NodeCommand]] = [:]
@@ -373,7 +380,9 @@ public final class GraphSession {
             from: pending.old, to: next, fadeFrames: Int(document.crossfadeSeconds * rate),
             preroll: loadsFiles ? Int(Self.filePrerollSeconds * rate) : 0,
             spillover: pending.mode == .spillover ? (SwapMode.tailThreshold, Int(document.tailSeconds * rate)) : nil)
+        let position = engine.pointee.messages.index.written.load(ordering: .relaxed)
         try send(.transition(transition.transition))
+        lastTransition = position
         // After the transition: had it been refused (queue full), the new graph is freed, and no message may
         // point into it. The engine applies them right after the transition (usually in the same render call).
         if (try? sendInitialCommands(next, except: keep)) == nil {
@@ -493,7 +502,7 @@ public final class GraphSession {
         analysis.stop()
         workerPool?.stop()
         workerPool = nil
-        pendingSwap?.cancel()
+        pendingSwap?.stopWaiting()
         retiring.forEach { $0.graph.close() }
         retiring.removeAll()
         graph.close()

@@ -72,8 +72,9 @@ public final class LiveControl: Sendable {
 
     /// Carries out one command. A swap (`load`, `chain`, a new file for a plugin) is built and warmed up without
     /// holding the session, so other commands, `status` and `quit` are answered meanwhile; one swap is built at a time.
-    /// A change publishes a `command` event.
-    public func perform(_ request: Command) throws(ControlError) -> ControlResult {
+    /// A change publishes a `command` event. `files`: which files the command, and a graph it loads, may name (a
+    /// remote surface passes `FileAccess.remote`).
+    public func perform(_ request: Command, files: FileAccess = .owner) throws(ControlError) -> ControlResult {
         let arrival = MonotonicClock.nanos()
         enum Step: Sendable {
             case done(ControlResult)
@@ -94,7 +95,7 @@ public final class LiveControl: Sendable {
                 return .done(.quitting)
             default:
                 let applied = session.appliedMessages.load(ordering: .acquiring)
-                if let document = try session.swapTarget(for: request) {
+                if let document = try session.swapTarget(for: request, files: files) {
                     return .build(try session.prepareSwap(to: document, mode: request.swapMode), applied: applied)
                 }
                 try session.apply(request)

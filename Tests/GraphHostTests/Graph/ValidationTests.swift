@@ -35,6 +35,17 @@ final class ValidationTests: XCTestCase {
         assertError("{ \"nodes\": [", contains: [":1:13:", "malformed JSON"])
     }
 
+    /// A key given twice in one object is refused at the second, with where the first was; a syntax error says what
+    /// was expected, never the text it found (a graph named by a client may be any file).
+    func testDuplicateKeysAndSyntaxErrorsNameThePlaceNotTheText() {
+        assertError(
+            "{ \"nodes\": [ { \"id\": \"out\", \"type\": \"output\", \"id\": \"o2\" } ],\n  \"links\": [] }",
+            contains: [":1:47:", "malformed JSON", "given twice", "line 1, column 16"])
+        let secret = errors("root:x:0:0:root:/root:/bin/bash\n").joined()
+        XCTAssertTrue(secret.contains(":1:1:"), secret)
+        XCTAssertFalse(secret.contains("'r'") || secret.contains("root"), "the text was echoed: \(secret)")
+    }
+
     func testUnknownNodeTypeListsKnownTypes() {
         assertError(
             #"{ "nodes": [ { "id": "x", "type": "reverb" }, { "id": "out", "type": "output" } ], "links": [] }"#,

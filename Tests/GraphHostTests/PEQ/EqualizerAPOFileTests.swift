@@ -78,9 +78,9 @@ final class EqualizerAPOFileTests: XCTestCase {
             XCTAssertEqual(problems.map(\.line), [2, 3, 4, 5, 6, 8, 9], "\(problems)")
             let messages = problems.map(\.message)
             for (k, part) in [
-                "'Channel:' is not supported", "Fc 'abc' is not a number", "filter type 'XYZ' is not supported",
-                "a PK filter needs a Gain", "Fc 30000 Hz is outside 10…20000", "'GraphicEQ:' is not supported",
-                "'BW' is not supported here",
+                "is a command that is not supported", "Fc is not a number", "the filter's type is not supported",
+                "a PK filter needs a Gain", "Fc 30000 Hz is outside 10…20000", "is a command that is not supported",
+                "a filter takes only Fc, Gain and Q",
             ].enumerated() {
                 XCTAssertTrue(messages.count > k && messages[k].contains(part), "\(part) in \(messages)")
             }
@@ -112,7 +112,7 @@ final class EqualizerAPOFileTests: XCTestCase {
         let result = try TestSupport.graphhost(["render", failing, "-o", "/dev/null"])
         XCTAssertNotEqual(result.status, 0)
         XCTAssertTrue(result.err.contains("nodes[1].file"), result.err)
-        XCTAssertTrue(result.err.contains("\(bad) line 2: Gain 'x' is not a number"), result.err)
+        XCTAssertTrue(result.err.contains("\(bad) line 2: Gain is not a number"), result.err)
         _ = try Self.write("Preamp: -20 dB\nFilter 1: ON PK Fc 100 Hz Gain 1 dB Q 1\n", name: "quiet-eq.txt")
         let quiet = try PEQGraphTests.graph(#""file": "quiet-eq.txt", "preamp": -10"#, name: "peq-file-preamp")
         let tooQuiet = try TestSupport.graphhost(["render", quiet, "-o", "/dev/null"])

@@ -126,12 +126,15 @@ public final class OSCServer: ControlSurface, Sendable {
     /// Carries out one datagram; returns its address and the JSON reply.
     private func answer(_ datagram: [UInt8], from sender: UDPEndpoint, control: LiveControl) -> (String, String) {
         var address = ""
+        // A datagram's sender is a stranger: the files it names are confined, and its replies name no folder.
+        let files = FileAccess.remote(
+            graphFolder: control.withSession { $0.graph.document.file.deletingLastPathComponent().path })
         do {
             let message = try OSCMessage(datagram: datagram)
             address = message.address
             switch try OSCRequest.parse(message) {
             case .control(let request):
-                return (address, try control.perform(request).reply)
+                return (address, try control.perform(request, files: files).reply)
             case .subscribe(let target):
                 let subscriber = try resolve(target, sender: sender)
                 try shared.withLock { shared in
@@ -164,7 +167,7 @@ public final class OSCServer: ControlSurface, Sendable {
                 )
             }
         } catch {
-            return (address, ControlError.reply("\(error)"))
+            return (address, files.redact(ControlError.reply("\(error)")))
         }
     }
 

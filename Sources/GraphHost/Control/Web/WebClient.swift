@@ -15,6 +15,8 @@ final class WebClient: Sendable {
     let version: String
     /// The running graph's folder: `load` takes the name of a graph file there (`GraphFiles`).
     let folder: String
+    /// What the page's commands may read: files in the graph's folder or graphhost's own.
+    let files: FileAccess
     /// The text messages to send, in order.
     let outgoing: AsyncStream<String>
     private let sender: AsyncStream<String>.Continuation
@@ -32,6 +34,7 @@ final class WebClient: Sendable {
         self.control = control
         self.version = version
         self.folder = folder
+        files = .remote(graphFolder: folder)
         (outgoing, sender) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(Self.queueLimit))
     }
 
@@ -70,19 +73,19 @@ final class WebClient: Sendable {
             case .command(var command):
                 if case .load(let name, let swap) = command {
                     guard let path = GraphFiles.path(name, folder: folder) else {
-                        return reply(id, error: "'\(name)' is not a graph file in \(folder)")
+                        return reply(id, error: "'\(name)' is not a graph file in the graph's folder")
                     }
                     command = .load(path: path, swap: swap)
                 }
-                let (control, command) = (control, command)
+                let (control, command, files) = (control, command, files)
                 let result: Result<ControlResult, ControlError> = await Self.offThread {
-                    do throws(ControlError) { return .success(try control.perform(command)) } catch {
+                    do throws(ControlError) { return .success(try control.perform(command, files: files)) } catch {
                         return .failure(error)
                     }
                 }
                 switch result {
                 case .success: reply(id, error: nil)
-                case .failure(let error): reply(id, error: error.description)
+                case .failure(let error): reply(id, error: files.redact(error.description))
                 }
             case .graph:
                 send(graph())

@@ -28,9 +28,12 @@ public enum WebRequest: Equatable, Sendable {
 
     /// Decodes one message; `id` is the message's `id` when it has one (even when the rest is refused).
     public static func decode(_ text: String) -> (id: JSONValue?, request: Result<WebRequest, Refusal>) {
-        guard let message = try? JSONParser.parse(text), message.objectMembers != nil else {
-            return (nil, .failure(Refusal("a message must be a JSON object")))
+        let message: JSONValue
+        do { message = try JSONParser.parse(text) } catch {
+            let reason = (error as? JSONSyntaxError).map { ": \($0.message) at column \($0.column)" } ?? ""
+            return (nil, .failure(Refusal("a message must be one JSON object\(reason)")))
         }
+        guard message.objectMembers != nil else { return (nil, .failure(Refusal("a message must be a JSON object"))) }
         do throws(Refusal) {
             return (message["id"], .success(try decode(message)))
         } catch {

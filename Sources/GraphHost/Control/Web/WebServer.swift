@@ -12,8 +12,8 @@ import Synchronization
 
 /// The page in the browser (`run --http [ADDR:]PORT`): an HTTP server that serves the page (`WebPage`, kept in the
 /// binary), the live graph as a download, the graph files beside the running one, and a WebSocket per open page
-/// (`WebClient`). Every request is checked by `WebAccess` (token, Host, Origin). Off unless asked; 127.0.0.1 by
-/// default.
+/// (`WebClient`). Every request is checked by `WebAccess` (token, Host, Origin) in `RequestScreen`, and connections
+/// are bounded by `ConnectionGuard`. Off unless asked; 127.0.0.1 by default.
 ///
 /// Built on Hummingbird (with hummingbird-websocket): it runs on SwiftNIO, a well-kept server stack, and needs no
 /// more of Foundation than graphhost already loads (FoundationEssentials), which keeps a run's resident memory down.
@@ -69,8 +69,9 @@ public final class WebServer: ControlSurface, Sendable {
     public func start(control: LiveControl) throws {
         let version = WebPage.version
         let folder = control.withSession { $0.graph.document.file.deletingLastPathComponent() }
+        let connections = ConnectionGuard()
+        let access: @Sendable () -> WebAccess? = { self.shared.withLock { $0.access } }
         let router = Router()
-        router.middlewares.add(WebAccessMiddleware(access: { self.shared.withLock { $0.access } }))
         router.get("/") { request, _ in
             if request.uri.queryParameters["token"] != nil {
                 // The token moves into a cookie; the address bar keeps a URL without it.
@@ -107,19 +108,12 @@ public final class WebServer: ControlSurface, Sendable {
         let executor = EventLoopTaskExecutor(loops.next())
         let started = DispatchSemaphore(value: 0)
         let failure = Mutex<String?>(nil)
-        let connections = ConnectionGuard()
         let shouldUpgrade:
             @Sendable (HTTPRequest, any Channel, Logger) async throws -> ShouldUpgradeResult<
                 WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>
             > = { request, channel, _ in
-                connections.headArrived(channel)
-                guard request.path?.split(separator: "?").first == "/ws",
-                    let access = self.shared.withLock({ $0.access }),
-                    (try? access.check(
-                        host: request.authority,
-                        origin: request.headerFields[.origin], queryToken: nil,
-                        cookie: request.headerFields[.cookie])) != nil
-                else { return .dontUpgrade }
+                // `RequestScreen` has checked the token, Host and Origin.
+                guard request.path?.split(separator: "?").first == "/ws" else { return .dontUpgrade }
                 return .upgrade([:]) { inbound, outbound, _ in
                     try await self.serve(
                         inbound: inbound, outbound: outbound, channel: channel, executor: executor, control: control,
@@ -127,9 +121,7 @@ public final class WebServer: ControlSurface, Sendable {
                 }
             }
         let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
-            http1: .init(
-                additionalChannelHandlers: [ConnectionGuard.HeadArrived(connections)], idleTimeout: .seconds(60),
-                httpDecoderConfiguration: .init(maxHeaderListSize: 16 * 1024)),
+            http1: .init(idleTimeout: .seconds(60), httpDecoderConfiguration: .init(maxHeaderListSize: 16 * 1024)),
             ws: .init(maxFrameSize: 1 << 16))
         let app = Application(
             router: router,
@@ -137,9 +129,12 @@ public final class WebServer: ControlSurface, Sendable {
                 GuardedChildChannel(
                     inner: HTTP1WebSocketUpgradeChannel(
                         responder: responder, configuration: configuration, shouldUpgrade: shouldUpgrade),
-                    connections: connections)
+                    connections: connections, access: access)
             },
-            configuration: .init(address: .hostname(host, port: requestedPort), serverName: nil),
+            // The kernel's queue of connections not yet accepted holds a burst of strangers' connections beside a
+            // page's; an overflowing queue would drop the page's, for seconds at a time.
+            configuration: .init(
+                address: .hostname(host, port: requestedPort), serverName: nil, backlog: Self.backlog),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
                 let host = self.host
@@ -238,29 +233,8 @@ public final class WebServer: ControlSurface, Sendable {
             ], body: body(file.text))
     }
 
+    /// The listening socket's backlog (Linux bounds it by net.core.somaxconn, 4096 on Debian 12).
+    static let backlog = 4096
+
     static func body(_ text: String) -> ResponseBody { ResponseBody(byteBuffer: ByteBuffer(string: text)) }
-}
-
-/// Refuses every HTTP request that `WebAccess` refuses, with its status and reason.
-struct WebAccessMiddleware<Context: RequestContext>: RouterMiddleware {
-    let access: @Sendable () -> WebAccess?
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
-        -> Response
-    {
-        guard let access = access() else {
-            return Response(status: .serviceUnavailable, body: WebServer.body("starting"))
-        }
-        do throws(WebAccess.Refusal) {
-            try access.check(
-                host: request.head.authority, origin: request.headers[.origin],
-                queryToken: request.uri.path == "/" ? request.uri.queryParameters["token"].map(String.init) : nil,
-                cookie: request.headers[.cookie])
-        } catch {
-            return Response(
-                status: .init(code: error.status), headers: [.contentType: "text/plain"],
-                body: WebServer.body(error.reason + "\n"))
-        }
-        return try await next(request, context)
-    }
 }

@@ -218,7 +218,13 @@ public struct LV2Node: NodeDefinition, ControlPortNode {
             }
             // Relative paths are relative to the graph file.
             let isRelativePath = property.range == LV2URI.atomPath && !text.hasPrefix("/") && !text.hasPrefix("~")
-            let resolved = isRelativePath ? context.baseDirectory.appendingPathComponent(text).path : text
+            var resolved = isRelativePath ? context.baseDirectory.appendingPathComponent(text).path : text
+            if property.range == LV2URI.atomPath {
+                do { resolved = try context.files.confine(resolved, given: text) } catch {
+                    issues.report(path, error.description, at: value)
+                    continue
+                }
+            }
             if let problem = PatchMessage.problem(property, text: resolved) {
                 issues.report(path, problem, at: value)
             } else {
@@ -238,11 +244,12 @@ public struct LV2Node: NodeDefinition, ControlPortNode {
 
     /// This node with a file property set by `command` (`set NODE PROPERTY PATH`), or nil when the command sets no file
     /// property. Throws when the file cannot be used.
-    public func settingFile(_ command: NodeCommand) throws -> (any NodeDefinition)? {
-        guard let (symbol, text) = LV2Instance.text(of: command),
+    public func settingFile(_ command: NodeCommand, files: FileAccess) throws -> (any NodeDefinition)? {
+        guard let (symbol, given) = LV2Instance.text(of: command),
             !plugin.controlInputs.contains(where: { $0.symbol == symbol }),
             let property = plugin.properties.first(where: { $0.symbol == symbol }), property.range == LV2URI.atomPath
         else { return nil }
+        let text = files.roots == nil ? given : try files.commandPath(given)
         if let problem = PatchMessage.problem(property, text: text) {
             throw NodeCommandError.invalidValue("\(symbol): \(problem)")
         }

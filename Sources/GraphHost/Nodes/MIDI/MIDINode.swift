@@ -64,9 +64,11 @@ public struct MIDINode: NodeDefinition {
             }
             return port.map { MIDINode(path: nil, file: nil, port: $0) }
         }
-        let path =
-            given.hasPrefix("/") ? given : context.baseDirectory.appendingPathComponent(given).standardizedFileURL.path
         do {
+            let path = try context.files.confine(
+                given.hasPrefix("/")
+                    ? given : context.baseDirectory.appendingPathComponent(given).standardizedFileURL.path,
+                given: given)
             return MIDINode(path: path, file: try MIDIFile(path: path), port: port)
         } catch {
             issues.report(settings.path("file"), "\(error)", at: settings.object["file"])

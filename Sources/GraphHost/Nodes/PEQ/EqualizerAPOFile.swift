@@ -6,7 +6,7 @@ import Glibc
 /// types: `PK` (peaking), `LSC`/`HSC` (low and high shelf, Fc the cookbook's shelf frequency; a slope in dB per octave
 /// may follow the type, `LSC 12 dB`, in place of Q), `LP`/`LPQ`, `HP`/`HPQ`, `BP`, `NO` (notch). A filter switched
 /// `OFF`, blank lines and comments (`#`) are skipped; any other line, or a value outside what a `peq` band takes, is a
-/// problem naming its line number.
+/// problem naming its line number and what was wrong, never the line's text (the file may be anything a client named).
 public struct EqualizerAPOFile: Equatable, Sendable {
     public var preamp: Double
     public var bands: [ParametricBand]
@@ -21,17 +21,31 @@ public struct EqualizerAPOFile: Equatable, Sendable {
         public var description: String { line > 0 ? "line \(line): \(message)" : message }
     }
 
-    /// Why a file could not be read: every problem, in line order.
+    /// Why a file could not be read: every problem, in line order (the description shows the first
+    /// `shownProblems`).
     public struct Failure: Error, Equatable, CustomStringConvertible {
         public var file: String
         public var problems: [Problem]
+        public static let shownProblems = 5
         public var description: String {
-            problems.isEmpty ? file : problems.map { "\(file) \($0)" }.joined(separator: "; ")
+            guard !problems.isEmpty else { return file }
+            let shown = problems.prefix(Self.shownProblems).map { "\(file) \($0)" }.joined(separator: "; ")
+            let more = problems.count - Self.shownProblems
+            return more > 0 ? shown + "; and \(more) more lines" : shown
         }
     }
 
+    /// The largest file read: a configuration is a few kilobytes.
+    public static let maxBytes = 1 << 20
+
     /// Reads the file at `path` (`Failure` names it and each bad line).
     public static func load(_ path: String) throws(Failure) -> EqualizerAPOFile {
+        var info = stat()
+        if stat(path, &info) == 0, info.st_size > maxBytes {
+            throw Failure(
+                file: path,
+                problems: [Problem(line: 0, message: "is larger than \(maxBytes >> 20) MiB: not an EQ file")])
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw Failure(file: path, problems: [Problem(line: 0, message: "cannot be read")])
         }
@@ -84,18 +98,17 @@ public struct EqualizerAPOFile: Equatable, Sendable {
 
     mutating func read(_ line: Substring) throws(LineError) {
         guard let colon = line.firstIndex(of: ":") else {
-            throw LineError(message: "'\(line)' is not a command ('Preamp:' or 'Filter:')")
+            throw LineError(message: "is not a command ('Preamp:' or 'Filter:')")
         }
         let command = Self.trimmed(line[..<colon]).lowercased()
         var words = line[line.index(after: colon)...].split(whereSeparator: \.isWhitespace).map(String.init)
         if command == "preamp" {
             preamp += try Self.number(&words, named: "the preamp", unit: "dB")
-            guard words.isEmpty else { throw LineError(message: "unexpected '\(words.joined(separator: " "))'") }
+            guard words.isEmpty else { throw LineError(message: "the preamp is followed by more than its unit") }
         } else if command.hasPrefix("filter"), Self.trimmed(command.dropFirst(6)).allSatisfy(\.isNumber) {
             if let band = try Self.filter(words) { bands.append(band) }
         } else {
-            throw LineError(
-                message: "'\(Self.trimmed(line[..<colon])):' is not supported (only 'Preamp:' and 'Filter:' lines)")
+            throw LineError(message: "is a command that is not supported (only 'Preamp:' and 'Filter:' lines are)")
         }
     }
 
@@ -109,7 +122,7 @@ public struct EqualizerAPOFile: Equatable, Sendable {
         guard let typeName = words.first?.uppercased() else { throw LineError(message: "the filter has no type") }
         guard let shape = types[typeName] else {
             throw LineError(
-                message: "filter type '\(words[0])' is not supported; types: "
+                message: "the filter's type is not supported; types: "
                     + types.keys.sorted().joined(separator: ", "))
         }
         words.removeFirst()
@@ -126,7 +139,7 @@ public struct EqualizerAPOFile: Equatable, Sendable {
             case "fc": frequency = try number(&words, named: "Fc", unit: "Hz", kilo: true)
             case "gain": gain = try number(&words, named: "Gain", unit: "dB")
             case "q": q = try number(&words, named: "Q", unit: nil)
-            default: throw LineError(message: "'\(key)' is not supported here (Fc, Gain and Q are)")
+            default: throw LineError(message: "a filter takes only Fc, Gain and Q (and a shelf's slope)")
             }
         }
         if state == "OFF" { return nil }
@@ -177,7 +190,7 @@ public struct EqualizerAPOFile: Equatable, Sendable {
     {
         guard let word = words.first else { throw LineError(message: "\(name) has no value") }
         guard let value = Double(word), value.isFinite else {
-            throw LineError(message: "\(name) '\(word)' is not a number")
+            throw LineError(message: "\(name) is not a number")
         }
         words.removeFirst()
         guard let unit, let next = words.first else { return value }

@@ -101,10 +101,11 @@ public struct PEQNode: NodeDefinition {
             if settings.object["bands"] != nil {
                 issues.report(settings.path("file"), "give either \"bands\" or \"file\", not both", at: settings.object)
             }
-            let path =
-                given.hasPrefix("/")
-                ? given : context.baseDirectory.appendingPathComponent(given).standardizedFileURL.path
             do {
+                let path = try context.files.confine(
+                    given.hasPrefix("/")
+                        ? given : context.baseDirectory.appendingPathComponent(given).standardizedFileURL.path,
+                    given: given)
                 file = (try loadFile(path, sampleRate: context.format.sampleRate, preamp: preamp), given, path)
             } catch {
                 issues.report(settings.path("file"), "\(error)", at: settings.object["file"])
@@ -213,7 +214,9 @@ public struct PEQNode: NodeDefinition {
 
     /// This definition after `command`; throws what does not fit (`id` names the node; frequencies are checked against
     /// `sampleRate` when given).
-    func applied(_ command: NodeCommand, id: String = typeName, sampleRate: Int? = nil) throws -> PEQNode {
+    func applied(
+        _ command: NodeCommand, id: String = typeName, sampleRate: Int? = nil, files: FileAccess = .owner
+    ) throws -> PEQNode {
         var next = self
         switch command {
         case .bypass(let on):
@@ -243,7 +246,7 @@ public struct PEQNode: NodeDefinition {
                 next.bands[b] = bands[b].setting(field, to: value)
             }
         case .choose(let name, let label) where name == Self.fileParameter:
-            let path = URL(fileURLWithPath: label).standardizedFileURL.path
+            let path = try files.commandPath(label)
             let extra = file?.extraPreamp ?? 0
             return PEQNode(
                 file: try Self.loadFile(path, sampleRate: sampleRate ?? 48000, preamp: extra), given: path, path: path,
@@ -268,9 +271,9 @@ public struct PEQNode: NodeDefinition {
 
     /// A new configuration file is a new bank: the swap keeps the node when the file has as many bands (the bank
     /// crossfades), else builds it afresh and crossfades to it.
-    public func settingFile(_ command: NodeCommand) throws -> (any NodeDefinition)? {
+    public func settingFile(_ command: NodeCommand, files: FileAccess) throws -> (any NodeDefinition)? {
         guard case .choose(let name, _) = command, name == Self.fileParameter else { return nil }
-        return try applied(command)
+        return try applied(command, files: files)
     }
 
     func unknown(_ name: ParameterID, id: String) -> NodeCommandError {

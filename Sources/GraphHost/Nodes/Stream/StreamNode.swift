@@ -133,7 +133,12 @@ public struct StreamNode: Sendable, NodeDefinition {
             $0.hasPrefix("/") ? $0 : context.baseDirectory.appendingPathComponent($0).standardizedFileURL.path
         }
         do {
-            let (path, remote) = try resolve(url, base: context.baseDirectory)
+            var (path, remote) = try resolve(url, base: context.baseDirectory)
+            if !remote { path = try context.files.confine(path, given: url) }
+            if let cache, context.files.roots != nil {
+                _ = try context.files.confine(
+                    URL(fileURLWithPath: cache).deletingLastPathComponent().path, given: cache, folder: true)
+            }
             if cache != nil && (url.lowercased().hasPrefix("rtp:") || url.lowercased().hasPrefix("sap:")) {
                 issues.report(
                     settings.path("cache"), "a cache is for downloads; an RTP session is live",
