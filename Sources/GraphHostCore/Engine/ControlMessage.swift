@@ -14,14 +14,18 @@ public enum ControlMessage {
 public struct ControlQueue {
     public let slots: UnsafeMutablePointer<ControlMessage>
     public let index: SPSCIndex
+    /// Posted by the consumer after it took messages, for a control thread that waits until one it sent was taken
+    /// (a swap waiting for the previous swap's transition to begin).
+    public let room: RingSignal
 
     public static func allocate(capacity: Int = 1024) -> ControlQueue {
-        ControlQueue(slots: .allocateRender(capacity: capacity), index: .create(capacity: capacity))
+        ControlQueue(slots: .allocateRender(capacity: capacity), index: .create(capacity: capacity), room: .create())
     }
 
     public func deallocate() {
         slots.deallocateRender()
         index.destroy()
+        room.destroy()
     }
 
     /// Producer: enqueues a message; false when the queue is full.

@@ -182,6 +182,7 @@ public struct RenderEngine {
         guard applied else { return }
         appliedNanos.store(MonotonicClock.nanos(), ordering: .relaxed)
         appliedMessages.wrappingIncrement(ordering: .releasing)
+        messages.room.roomFreed(in: messages.index)
     }
 
     /// Runs one slice of the current plan or transition through the output guard and the transport fade; returns the

@@ -52,11 +52,25 @@ public struct RingSignal: @unchecked Sendable {
     /// Sleeps until `count` items of `index` can be read, or until `post`.
     public func wait(untilReadable count: Int, in index: SPSCIndex) { wait(for: count, in: index, data: true) }
 
-    private func wait(for count: Int, in index: SPSCIndex, data: Bool) {
+    /// Sleeps until `count` items of `index` are free, until `post`, or for at most `seconds`.
+    public func wait(untilWritable count: Int, in index: SPSCIndex, seconds: Double) {
+        var deadline = timespec()
+        clock_gettime(CLOCK_REALTIME, &deadline)
+        let nanos = Int(deadline.tv_nsec) + Int(max(0, seconds) * 1e9)
+        deadline.tv_sec += nanos / 1_000_000_000
+        deadline.tv_nsec = nanos % 1_000_000_000
+        wait(for: count, in: index, data: false, deadline: deadline)
+    }
+
+    private func wait(for count: Int, in index: SPSCIndex, data: Bool, deadline: timespec? = nil) {
         wanted.store(count, ordering: .relaxed)
         atomicMemoryFence(ordering: .sequentiallyConsistent)
         if (data ? index.readable() : index.writable()) < count {
-            while sem_wait(semaphore) != 0 && errno == EINTR {}
+            if var deadline {
+                while sem_timedwait(semaphore, &deadline) != 0 && errno == EINTR {}
+            } else {
+                while sem_wait(semaphore) != 0 && errno == EINTR {}
+            }
         }
         wanted.store(0, ordering: .relaxed)
     }
