@@ -173,6 +173,109 @@ final class RTPAttackTests: XCTestCase {
                 + result.out.split(separator: "\n").joined(separator: "; "))
     }
 
+    /// A burst and a long gap from the sender itself, through a relay of the test's: the next 50 packets held and
+    /// passed on at once (200 ms in a moment), later 100 packets dropped (a gap of 400 ms, concealed). Either time the
+    /// buffer is brought back to its target (the receiver follows the sender's clock, which alone would hold it where
+    /// it landed), `latencyMs` is back within two seconds of played audio, and the recording is the sine and the
+    /// counted fades.
+    func testABurstOrALongGapLeavesTheLatencyAtItsTarget() throws {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        let port = try UDPRelay.freePort()
+        let relay = try BurstRelay(to: port)
+        defer { relay.stop() }
+        let source = TestSupport.directory.appendingPathComponent("rtp-burst-sine.wav").path
+        _ = try TestSupport.run([
+            "sox", "-n", "-r", "48000", "-b", "16", "-c", "2", source, "synth", "90", "sine", "1000", "vol", "0.5",
+        ])
+        let sending = TestSupport.graph(
+            """
+            { "format": { "sampleRate": 48000, "channels": 2 },
+              "nodes": [ { "id": "sine", "type": "stream", "url": "\(source)" },
+                         { "id": "net", "type": "output", "rtp": "rtp://127.0.0.1:\(relay.port)?ptime=4" } ],
+              "links": [ { "from": "sine", "to": "net" } ] }
+            """, name: "rtp-burst-send")
+        let receiving = TestSupport.graph(
+            """
+            { "format": { "sampleRate": 48000, "channels": 2 },
+              "nodes": [ { "id": "net", "type": "stream", "url": "rtp://127.0.0.1:\(port)?ptime=4", \
+            "bufferSeconds": 0.08 },
+                         { "id": "out", "type": "output" } ],
+              "links": [ { "from": "net", "to": "out" } ] }
+            """, name: "rtp-burst-receive")
+        let record = TestSupport.directory.appendingPathComponent("rtp-burst-record.wav").path
+        let socket = TestSupport.directory.appendingPathComponent("rtp-burst-\(getpid())/r.sock").path
+        let receiver = try pw.graphhost([
+            "run", receiving, "--duration", "300", "--latency", "256", "--record", record, "--socket", socket,
+        ])
+        defer { receiver.interrupt() }
+        let control = pw.control(socket)
+        XCTAssertTrue(control.waitForSocket())
+        let sender = try pw.graphhost([
+            "run", sending, "--duration", "300", "--latency", "256", "--name", "rtp-burst-send",
+        ])
+        defer { sender.interrupt() }
+
+        func stream() throws -> [String: Any] {
+            try XCTUnwrap((try control.status()["streams"] as? [[String: Any]])?.first, "no stream in the status")
+        }
+        func rtp() throws -> [String: Any] {
+            let entry = try stream()
+            return try XCTUnwrap(entry["rtp"] as? [String: Any], "no rtp entry in \(entry)")
+        }
+        let tolerance = 5 + 4 + 256.0 / 48
+        func latencyAtTarget() throws -> Bool {
+            abs((try rtp()["latencyMs"] as? Double ?? .infinity) - 80) <= tolerance
+        }
+        XCTAssertTrue(try TestSupport.waitUntil(timeout: 30) { (try rtp()["received"] as? Int ?? 0) > 250 })
+        XCTAssertTrue(try control.waitForPosition(try control.position() + 3))
+        let before = try rtp()
+        XCTAssertTrue(try latencyAtTarget(), "before: \(before)")
+        var after: [Double] = []
+        for (what, disturb) in [("burst", { relay.hold(50) }), ("gap", { relay.drop(100) })] {
+            let done = relay.disturbances + 1
+            disturb()
+            XCTAssertTrue(TestSupport.waitUntil { relay.disturbances == done }, what)
+            let end = try control.position()
+            // Past the half-second window the latency is averaged over, it is back at its target, within two seconds.
+            var back = -1.0
+            XCTAssertTrue(
+                try TestSupport.waitUntil(timeout: 20) {
+                    back = try control.position()
+                    return try back - end > 1 && latencyAtTarget()
+                }, "\(what): the latency stayed at \((try? rtp())?["latencyMs"] ?? "?") ms")
+            XCTAssertLessThanOrEqual(back - end, 2, "\(what): the latency came back \(back - end) s after")
+            after.append(back - end)
+        }
+        XCTAssertTrue(try control.waitForPosition(try control.position() + 1))
+        let final = try stream()
+        let counts = try XCTUnwrap(final["rtp"] as? [String: Any])
+        receiver.interrupt()
+        let result = receiver.wait(timeout: 60)
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertEqual(counts["lost"] as? Int, 100, "\(counts)")
+        let resyncs = try XCTUnwrap(counts["resyncs"] as? Int)
+        XCTAssertGreaterThan(resyncs, 0, "\(counts)")
+
+        // The sine, or a counted fade: a resync's, the gap's, a rebuffer's, a missed cycle's.
+        let recorded = try LoudnessReference.samples(record)
+        let sourcePeak = TestSupport.peak(try LoudnessReference.samples(source))
+        let studied = Array(recorded[(4 * 96000)..<(recorded.count - 48000)])
+        let blocks = SineBlocks(studied, frequency: 1000, rate: 48000)
+        // A fade through the clock follower's resampler may ring a little past the sine's peak: the fades are the
+        // noisy blocks, bounded below; elsewhere nothing is louder than the sine.
+        XCTAssertLessThanOrEqual(blocks.cleanPeak, sourcePeak + 1e-4, "louder than the sine (\(sourcePeak))")
+        let xruns = (result.out.firstMatch(of: /xruns ([0-9]+)/)?.output.1).flatMap { Int($0) } ?? 0
+        let rebuffers = final["underruns"] as? Int ?? 0
+        let allowance = 3 * (resyncs + 1 + xruns) + 6 * rebuffers
+        XCTAssertLessThanOrEqual(blocks.noisy, allowance, "blocks with more than the sine: \(blocks.worst)")
+        print(
+            "rtp burst and gap: latency back \(after) s after; \(blocks.count) blocks, \(blocks.noisy) noisy "
+                + "(allowed \(allowance)), peak \(blocks.cleanPeak) of \(sourcePeak); lost \(counts["lost"] ?? 0), "
+                + "resyncs \(resyncs) (−\(counts["droppedFrames"] ?? 0) frames), rebuffers \(rebuffers); "
+                + result.out.split(separator: "\n").joined(separator: "; "))
+    }
+
     /// A unicast session's port is graphhost's alone: another socket cannot bind it, with or without SO_REUSEADDR, at
     /// the session's address or at every address.
     func testNoOtherSocketCanBindTheUnicastPortWhileGraphhostListens() throws {
@@ -333,123 +436,31 @@ final class RTPSenderLockTests: XCTestCase {
     }
 }
 
-/// A UDP socket of the test's on 127.0.0.1 (or `from`) sending datagrams to `port` there; and what the kernel's table
-/// (/proc/net/udp) says of the socket bound to a port.
-final class UDPAttacker {
-    private let fd: Int32
-    private var destination = sockaddr_in()
-
-    init(port: Int, from: String = "127.0.0.1") throws {
-        fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        var local = sockaddr_in()
-        local.sin_family = sa_family_t(AF_INET)
-        inet_pton(AF_INET, from, &local.sin_addr)
-        let bound = withUnsafePointer(to: &local) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
+/// The jitter buffer's keeper after a burst: a level beyond the target by half of it (at least 20 ms and a packet) is
+/// overfull, and after a restart the first window that ends above the target by more than 3 ms and a quarter of a
+/// packet is brought down to it.
+final class JitterBufferRecoveryTests: XCTestCase {
+    func testAnOverfullBufferIsBroughtBackToItsTarget() {
+        var keeper = JitterBufferKeeper(target: 3840, rate: 48000)
+        XCTAssertEqual(keeper.excess(level: 3840 + 1920, packetFrames: 192), 0)
+        XCTAssertEqual(keeper.excess(level: 3840 + 1921, packetFrames: 192), -1921)
+        let small = JitterBufferKeeper(target: 480, rate: 48000)
+        XCTAssertEqual(small.excess(level: 480 + 960 + 192, packetFrames: 192), 0)
+        XCTAssertEqual(small.excess(level: 480 + 960 + 193, packetFrames: 192), -(960 + 193))
+        /// Half a second of 192-frame packets, each finding the buffer at `level`: the corrections asked for.
+        func window(_ level: Int) -> [Int] {
+            (0..<125).map { _ in keeper.note(level: level, packetFrames: 192) }.filter { $0 != 0 }
         }
-        guard fd >= 0, bound == 0 else {
-            throw TestSupport.ToolFailure(description: "cannot bind a socket at \(from): \(errno)")
-        }
-        var size: Int32 = 1 << 20
-        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        destination.sin_family = sa_family_t(AF_INET)
-        destination.sin_port = in_port_t(UInt16(port).bigEndian)
-        inet_pton(AF_INET, "127.0.0.1", &destination.sin_addr)
-    }
-
-    deinit { close(fd) }
-
-    func send(_ bytes: [UInt8]) {
-        let sent = bytes.withUnsafeBytes { b in
-            withUnsafePointer(to: &destination) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    sendto(fd, b.baseAddress, b.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-        }
-        XCTAssertEqual(sent, bytes.count, "sendto: errno \(errno)")
-    }
-
-    /// The errno of binding a UDP socket at `address`:`port` (0: it bound).
-    static func bindError(address: String, port: Int, reuseAddress: Bool) -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        defer { close(fd) }
-        var yes: Int32 = 1
-        if reuseAddress { setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size)) }
-        var local = sockaddr_in()
-        local.sin_family = sa_family_t(AF_INET)
-        local.sin_port = in_port_t(UInt16(port).bigEndian)
-        inet_pton(AF_INET, address, &local.sin_addr)
-        let bound = withUnsafePointer(to: &local) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        return bound == 0 ? 0 : errno
-    }
-
-    /// The lines of /proc/net/udp of sockets bound to `port`: their fields.
-    private static func table(port: Int) -> [[Substring]] {
-        let text = (try? String(contentsOfFile: "/proc/net/udp", encoding: .utf8)) ?? ""
-        let suffix = ":" + String(format: "%04X", port)
-        return text.split(separator: "\n").dropFirst().map { $0.split(separator: " ") }
-            .filter { $0.count > 12 && $0[1].hasSuffix(suffix) }
-    }
-
-    static func isBound(port: Int) -> Bool { !table(port: port).isEmpty }
-
-    /// Bytes waiting in the receive queues of the sockets bound to `port`.
-    static func queuedBytes(port: Int) -> Int {
-        table(port: port).reduce(0) { $0 + (Int($1[4].split(separator: ":").last ?? "", radix: 16) ?? 0) }
-    }
-
-    /// Datagrams the kernel dropped for want of room in the receive queues of the sockets bound to `port`.
-    static func kernelDrops(port: Int) -> Int { table(port: port).reduce(0) { $0 + (Int($1.last ?? "") ?? 0) } }
-}
-
-/// Interleaved stereo cut into 10 ms blocks, each fitted with a sine of `frequency` (a whole number of periods a block)
-/// per channel: blocks whose residual after the fit is beyond the sine's 16-bit rounding (noisy), and blocks that are
-/// the sine at its full level (whole: the fit's amplitude within 1 % of the loudest block's, the residual small).
-struct SineBlocks {
-    var count = 0
-    var noisy = 0
-    var whole = 0
-    /// The largest residual (RMS) of a block.
-    var worst: Float = 0
-
-    init(_ samples: [Float], frequency: Double, rate: Int) {
-        let frames = rate / 100
-        let sine = (0..<frames).map { Float(sin(2 * Double.pi * frequency * Double($0) / Double(rate))) }
-        let cosine = (0..<frames).map { Float(cos(2 * Double.pi * frequency * Double($0) / Double(rate))) }
-        var amplitudes: [Float] = []
-        for start in stride(from: 0, through: samples.count - 2 * frames, by: 2 * frames) {
-            var residual: Float = 0
-            var amplitude: Float = .infinity
-            for channel in 0..<2 {
-                var a: Float = 0
-                var b: Float = 0
-                for i in 0..<frames {
-                    a += samples[start + 2 * i + channel] * sine[i]
-                    b += samples[start + 2 * i + channel] * cosine[i]
-                }
-                a *= 2 / Float(frames)
-                b *= 2 / Float(frames)
-                var sum: Float = 0
-                for i in 0..<frames {
-                    let e = samples[start + 2 * i + channel] - a * sine[i] - b * cosine[i]
-                    sum += e * e
-                }
-                residual = max(residual, (sum / Float(frames)).squareRoot())
-                amplitude = min(amplitude, (a * a + b * b).squareRoot())
-            }
-            count += 1
-            worst = max(worst, residual)
-            if residual > 1e-3 { noisy += 1 }
-            amplitudes.append(residual <= 1e-3 ? amplitude : 0)
-        }
-        let level = amplitudes.max() ?? 0
-        whole = amplitudes.filter { abs($0 - level) <= 0.01 * level }.count
+        for _ in 0..<6 { XCTAssertEqual(window(3840), []) }
+        XCTAssertFalse(keeper.isRecovering)
+        keeper.restart()
+        XCTAssertTrue(keeper.isRecovering)
+        XCTAssertEqual(window(3840 + 4000), [-4000])
+        XCTAssertFalse(keeper.isRecovering)
+        XCTAssertEqual(window(3840), [], "the window after a correction")
+        keeper.restart()
+        XCTAssertEqual(window(3840 + 190), [], "within 3 ms and a quarter of a packet")
+        keeper.restart()
+        XCTAssertEqual(window(1000), [], "below the target: an underrun's rebuffer sees to it")
     }
 }

@@ -8,7 +8,9 @@
 /// decoder to put the difference back (`RTPDecoder.resynchronise`): frames filled in when the buffer ran short, frames
 /// left out when it ran full; the window after a correction is left out. The latest average is what `status` reports
 /// as the receive latency, whether or not the keeper corrects. Whatever the clock, a buffer found overfull as a packet
-/// arrives (`excess`: by a burst of packets, or a long gap filled in) is put back to the target at once.
+/// arrives (`excess`: by a burst of packets, or a long gap filled in) is put back to the target at once, and after a
+/// restart (that, or an underrun's rebuffer) the first window that ends above the target by more than the tolerance is
+/// brought down to it (`isRecovering`): what the rest of a burst left.
 struct JitterBufferKeeper {
     /// The level asked for, the level held (nil while settling), and the latest window's average, in graph frames.
     let target: Int
@@ -17,6 +19,8 @@ struct JitterBufferKeeper {
     private var window: LevelWindow
     /// The window after a correction still holds some of the level before: it is left out.
     private var leaveOut = false
+    /// Restarted, and no window has ended since: one that ends above the target is brought down to it.
+    private(set) var isRecovering = false
 
     static let windowSeconds = 0.5
     static let settleWindows = 4
@@ -36,6 +40,7 @@ struct JitterBufferKeeper {
         window.restart()
         held = nil
         leaveOut = false
+        isRecovering = true
     }
 
     /// How far beyond the target the buffer may run before it is overfull: half the target, and at least
@@ -55,15 +60,22 @@ struct JitterBufferKeeper {
         guard let closed = window.add(Double(level), arriving: packetFrames) else { return 0 }
         let mean = Int(closed.average)
         average = mean
+        let rate = Double(window.rate)
+        let tolerance = Int(Self.toleranceSeconds * rate) + packetFrames / 4
+        if isRecovering {
+            isRecovering = false
+            guard mean - target > tolerance else { return 0 }
+            leaveOut = true
+            return target - mean
+        }
         guard window.closed > Self.settleWindows, !leaveOut else {
             leaveOut = false
             return 0
         }
-        let rate = Double(window.rate)
         let settled = abs(mean - target) <= Int(Self.settleSeconds * rate) + packetFrames
         let held = self.held ?? (settled ? mean : target)
         self.held = held
-        guard abs(mean - held) > Int(Self.toleranceSeconds * rate) + packetFrames / 4 else { return 0 }
+        guard abs(mean - held) > tolerance else { return 0 }
         leaveOut = true
         return held - mean
     }

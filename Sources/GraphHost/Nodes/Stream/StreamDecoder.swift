@@ -137,7 +137,13 @@ public final class StreamDecoder: Sendable {
                             keeper.restart()
                             follower?.restart()
                         } else {
+                            let recovering = keeper.isRecovering
                             correction = keeper.note(level: level, packetFrames: packetFrames)
+                            if recovering && correction != 0 && packets.followsClock {
+                                // What the rest of a burst left: down to the target too, the clock settling afresh.
+                                decoder.resynchronise(by: correction * rate / format.sampleRate)
+                                follower?.restart()
+                            }
                         }
                         packets.counters.update { $0.bufferedFrames = keeper.average }
                         guard packets.followsClock else {
