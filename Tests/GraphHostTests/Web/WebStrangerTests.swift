@@ -190,7 +190,9 @@ final class WebStrangerTests: XCTestCase {
         let counts = try XCTUnwrap(
             try JSONSerialization.jsonObject(with: Data((done.out.split(separator: "\n").last ?? "").utf8))
                 as? [String: Int], done.out)
-        print("lockout: the page \(opened), the strangers \(counts)")
+        print(
+            "lockout: the page opened in \(Format.number(opened["seconds"] as? Double ?? .nan)) s while "
+                + "\(counts["strangersRefused"] ?? 0) strangers were refused \(counts["refused"] ?? 0) times")
         XCTAssertEqual(counts["strangersRefused"], 300, "every stranger was refused at least once: \(counts)")
         XCTAssertEqual(opened["pageStatus"] as? Int, 200, "\(opened)")
         XCTAssertEqual(opened["pageHasHTML"] as? Bool, true, "\(opened)")
