@@ -8,8 +8,8 @@ import Synchronization
 public final class RTPReceiveCounters: Sendable {
     /// RTP packets dropped unplayed because they are not the session's, by reason.
     public struct Dropped: Equatable, Sendable {
-        /// From another source address or SSRC than the sender the session is locked to (or, announced, from another
-        /// address than the announcement's).
+        /// From another source address, port or SSRC than the sender the session is locked to (announced, from another
+        /// address than the announcement's; before a sender is locked, an empty one, which locks nothing).
         public var foreignSender = 0
         /// Of another payload type than the session's.
         public var payloadType = 0
