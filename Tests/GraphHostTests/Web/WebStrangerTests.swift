@@ -191,7 +191,7 @@ final class WebStrangerTests: XCTestCase {
             try JSONSerialization.jsonObject(with: Data((done.out.split(separator: "\n").last ?? "").utf8))
                 as? [String: Int], done.out)
         print(
-            "lockout: the page opened in \(Format.number(opened["seconds"] as? Double ?? .nan)) s while "
+            "lockout: the page opened in \(Format.printf("%.3f", opened["seconds"] as? Double ?? .nan)) s while "
                 + "\(counts["strangersRefused"] ?? 0) strangers were refused \(counts["refused"] ?? 0) times")
         XCTAssertEqual(counts["strangersRefused"], 300, "every stranger was refused at least once: \(counts)")
         XCTAssertEqual(opened["pageStatus"] as? Int, 200, "\(opened)")
