@@ -11,6 +11,8 @@ public struct FileAccess: Sendable, Equatable {
     public let roots: [String]?
     /// Where a remote surface's relative paths start: the running graph's folder.
     let base: String?
+    /// The folders as named (before symlinks are resolved) and as they are: what `redact` takes out.
+    let shown: [String]
 
     /// Any file the user can read.
     public static let owner = FileAccess(roots: nil)
@@ -22,13 +24,15 @@ public struct FileAccess: Sendable, Equatable {
         let configBase =
             environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? ((environment["HOME"] ?? "/root") + "/.config")
-        let folders = [graphFolder, configBase + "/graphhost"].compactMap(Self.realPath)
-        return FileAccess(roots: folders, base: Self.realPath(graphFolder))
+        let named = [graphFolder, configBase + "/graphhost"].map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+        let folders = named.compactMap(Self.realPath)
+        return FileAccess(roots: folders, base: Self.realPath(graphFolder), shown: named + folders)
     }
 
-    init(roots: [String]?, base: String? = nil) {
+    init(roots: [String]?, base: String? = nil, shown: [String] = []) {
         self.roots = roots
         self.base = base
+        self.shown = shown
     }
 
     /// The file a live command names (`set NODE file PATH`): the owner's path as given (relative to the working
@@ -55,9 +59,9 @@ public struct FileAccess: Sendable, Equatable {
     /// `text` with the roots' absolute paths taken out (a file in a root is named relative to it), for a reply to a
     /// remote surface.
     public func redact(_ text: String) -> String {
-        guard let roots else { return text }
+        guard roots != nil else { return text }
         var result = text
-        for root in roots.sorted(by: { $0.count > $1.count }) where root != "/" {
+        for root in Set(shown).sorted(by: { $0.count > $1.count }) where root != "/" {
             result = result.replacing(root + "/", with: "").replacing(root, with: ".")
         }
         return result

@@ -27,6 +27,11 @@ final class FileAccessTests: XCTestCase {
         XCTAssertNoThrow(try remote.confine(files.folder, given: "graphs", folder: true))
         XCTAssertThrowsError(try remote.confine("/tmp", given: "/tmp", folder: true))
         XCTAssertEqual(remote.redact("cannot read \(folder)/x.json in \(folder)"), "cannot read x.json in .")
+        let linked = TestSupport.directory.appendingPathComponent("file-access-linked").path
+        try? FileManager.default.removeItem(atPath: linked)
+        try FileManager.default.createSymbolicLink(atPath: linked, withDestinationPath: files.folder)
+        let throughLink = FileAccess.remote(graphFolder: linked, environment: [:])
+        XCTAssertEqual(throughLink.redact("\(linked)/a.json and \(folder)/b.json"), "a.json and b.json")
         XCTAssertEqual(try FileAccess.owner.commandPath(files.secret), files.secret)
         XCTAssertEqual(FileAccess.owner.redact(folder), folder)
     }
