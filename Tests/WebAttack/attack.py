@@ -10,28 +10,20 @@ well-formed client asks for the page, and WebSocket abuse (malformed, oversized 
 floods, wrong handshakes, pages that never read). It prints its progress on standard error ("phase NAME") and a JSON
 summary as the last line of standard output. Only the standard library: raw sockets say exactly what is sent.
 """
-import base64, json, os, random, socket, sys, time
-from urllib.parse import urlparse, parse_qs
+import json, os, random, socket, sys, time
 
-url = urlparse(sys.argv[1])
+import page_client
+page_client.configure(sys.argv[1])
+from page_client import (AUTHORITY, COOKIE, HOST, ORIGIN, PORT, TOKEN, connect, frame,  # noqa: E402
+                         good_headers, open_socket_page, read_message, request)
+
 REQUESTS, SLOW, SLOW_SECONDS = int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
-HOST, PORT = url.hostname, url.port
-TOKEN = parse_qs(url.query)["token"][0]
-AUTHORITY = f"{HOST}:{PORT}"
-ORIGIN = f"http://{AUTHORITY}"
-COOKIE = f"graphhost_token={TOKEN}"
 rng = random.Random(7)
 summary = {"statuses": {}, "unanswered": 0}
 
 
 def phase(name):
     print(f"phase {name}", file=sys.stderr, flush=True)
-
-
-def connect(timeout=5):
-    s = socket.create_connection((HOST, PORT), timeout=timeout)
-    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return s
 
 
 def exchange(data, timeout=3):
@@ -56,15 +48,6 @@ def exchange(data, timeout=3):
         return "closed"
     parts = head.split(b" ", 2)
     return parts[1].decode("latin-1") if head.startswith(b"HTTP/") and len(parts) > 1 else "closed"
-
-
-def request(path="/", headers=None, method="GET", body=b"", version="HTTP/1.1"):
-    lines = [f"{method} {path} {version}"] + [f"{k}: {v}" for k, v in (headers or {}).items()]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
-
-
-def good_headers():
-    return {"Host": AUTHORITY, "Cookie": COOKIE}
 
 
 def malformed():
@@ -156,64 +139,6 @@ def well_formed_page():
                 break
             data += chunk
     return data.startswith(b"HTTP/1.1 200") and b"<html" in data.lower()
-
-
-def frame(opcode, payload=b"", fin=True, rsv=0, masked=True, length=None, key=None):
-    """A WebSocket frame as a client sends it (masked unless told otherwise); `length` may lie about the payload."""
-    n = len(payload) if length is None else length
-    first = bytes([(0x80 if fin else 0) | (rsv << 4) | opcode])
-    bit = 0x80 if masked else 0
-    if n < 126:
-        head = first + bytes([bit | n])
-    elif n < 65536:
-        head = first + bytes([bit | 126]) + n.to_bytes(2, "big")
-    else:
-        head = first + bytes([bit | 127]) + n.to_bytes(8, "big")
-    if not masked:
-        return head + payload
-    key = key if key is not None else (b"\0\0\0\0" if len(payload) > 4096 else os.urandom(4))
-    body = payload if key == b"\0\0\0\0" else bytes(b ^ key[i % 4] for i, b in enumerate(payload))
-    return head + key + body
-
-
-def open_socket_page(timeout=10):
-    """A WebSocket with the right token and Origin; returns the socket after the 101."""
-    s = connect(timeout)
-    key = base64.b64encode(os.urandom(16)).decode()
-    s.sendall(request("/ws", good_headers() | {"Origin": ORIGIN, "Connection": "Upgrade", "Upgrade": "websocket",
-                                               "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": key}))
-    head = b""
-    while b"\r\n\r\n" not in head:
-        chunk = s.recv(4096)
-        if not chunk:
-            raise OSError("closed during the handshake")
-        head += chunk
-    if not head.startswith(b"HTTP/1.1 101"):
-        raise OSError(f"handshake refused: {head[:40]!r}")
-    return s, head.split(b"\r\n\r\n", 1)[1]
-
-
-def read_message(s, pending=b""):
-    """Reads one server frame; returns (opcode, payload, rest)."""
-    data = pending
-
-    def need(n):
-        nonlocal data
-        while len(data) < n:
-            chunk = s.recv(65536)
-            if not chunk:
-                raise OSError("closed")
-            data += chunk
-    need(2)
-    n, at = data[1] & 0x7F, 2
-    if n == 126:
-        need(4)
-        n, at = int.from_bytes(data[2:4], "big"), 4
-    elif n == 127:
-        need(10)
-        n, at = int.from_bytes(data[2:10], "big"), 10
-    need(at + n)
-    return data[0] & 0x0F, data[at:at + n], data[at + n:]
 
 
 def subscribed_page(answered=False):

@@ -14,29 +14,13 @@
     stranger.py URL silent N          open N connections from this address that send nothing, then ask with the
                                       token; print how many the server closed (to make room) and kept open
 
-Only the standard library: raw sockets say exactly what is sent. The helpers come from attack.py's approach, kept
-small here so the two scripts stay independent.
+Only the standard library: raw sockets say exactly what is sent (page_client.py, shared with attack.py).
 """
-import base64, json, os, socket, sys, threading, time
-from urllib.parse import urlparse, parse_qs
+import json, socket, sys, threading, time
 
-url = urlparse(sys.argv[1])
-HOST, PORT = url.hostname, url.port
-TOKEN = parse_qs(url.query)["token"][0]
-AUTHORITY = f"{HOST}:{PORT}"
-ORIGIN = f"http://{AUTHORITY}"
-COOKIE = f"graphhost_token={TOKEN}"
-
-
-def connect(timeout=5):
-    s = socket.create_connection((HOST, PORT), timeout=timeout)
-    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return s
-
-
-def request(path="/", headers=None, method="GET"):
-    lines = [f"{method} {path} HTTP/1.1"] + [f"{k}: {v}" for k, v in (headers or {}).items()]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+import page_client
+page_client.configure(sys.argv[1])
+from page_client import AUTHORITY, COOKIE, connect, frame, open_socket_page, read_message, request  # noqa: E402
 
 
 def read_response(s, closed_within=None):
@@ -72,53 +56,6 @@ def read_response(s, closed_within=None):
     return status, body[:length], closed
 
 
-def frame(payload):
-    """A masked text frame, as a client sends it."""
-    key = os.urandom(4)
-    n = len(payload)
-    head = bytes([0x81]) + (bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + n.to_bytes(2, "big"))
-    return head + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload))
-
-
-def open_socket_page(timeout=10):
-    s = connect(timeout)
-    key = base64.b64encode(os.urandom(16)).decode()
-    s.sendall(request("/ws", {"Host": AUTHORITY, "Cookie": COOKIE, "Origin": ORIGIN, "Connection": "Upgrade",
-                              "Upgrade": "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": key}))
-    head = b""
-    while b"\r\n\r\n" not in head:
-        chunk = s.recv(4096)
-        if not chunk:
-            raise OSError("closed during the handshake")
-        head += chunk
-    if not head.startswith(b"HTTP/1.1 101"):
-        raise OSError(f"handshake refused: {head[:40]!r}")
-    return s, head.split(b"\r\n\r\n", 1)[1]
-
-
-def read_message(s, pending=b""):
-    """Reads one server frame; returns (opcode, payload, rest)."""
-    data = pending
-
-    def need(n):
-        nonlocal data
-        while len(data) < n:
-            chunk = s.recv(65536)
-            if not chunk:
-                raise OSError("closed")
-            data += chunk
-    need(2)
-    n, at = data[1] & 0x7F, 2
-    if n == 126:
-        need(4)
-        n, at = int.from_bytes(data[2:4], "big"), 4
-    elif n == 127:
-        need(10)
-        n, at = int.from_bytes(data[2:10], "big"), 10
-    need(at + n)
-    return data[0] & 0x0F, data[at:at + n], data[at + n:]
-
-
 def messages(path):
     """Sends each line of `path` with an id; returns the reply to each (the raw reply text)."""
     s, rest = open_socket_page(timeout=60)
@@ -126,7 +63,7 @@ def messages(path):
     with open(path) as f:
         lines = [line.rstrip("\n") for line in f if line.strip()]
     for i, line in enumerate(lines):
-        s.sendall(frame(line.encode()))
+        s.sendall(frame(1, line.encode()))
         while True:
             opcode, payload, rest = read_message(s, rest)
             if opcode != 1:
