@@ -42,11 +42,6 @@ final class ConnectionGuard: Sendable {
         self.headDeadline = headDeadline
     }
 
-    /// How many connections are open, and how many of them are authenticated.
-    var counts: (open: Int, authenticated: Int) {
-        state.withLock { s in (s.connections.count, s.connections.values.filter(\.authenticated).count) }
-    }
-
     /// Takes a new connection in, making room if needed; false when it was closed instead.
     func admit(_ channel: any Channel) -> Bool {
         let id = ObjectIdentifier(channel)
