@@ -45,42 +45,14 @@ final class RTPAttackTests: XCTestCase {
             ((0..<50).map { packet(ssrc: 0xbad, sequence: 270 + $0, payloadBytes: 767) }, 50),
         ]
         let sent = phases.reduce(0) { $0 + $1.datagrams.count }
-        let sending = TestSupport.graph(
-            """
-            { "format": { "sampleRate": 48000, "channels": 2 },
-              "nodes": [ { "id": "sine", "type": "stream", "url": "\(source)" },
-                         { "id": "net", "type": "output", "rtp": "rtp://127.0.0.1:\(port)?format=L16&ptime=4" } ],
-              "links": [ { "from": "sine", "to": "net" } ] }
-            """, name: "rtp-attack-send")
-        let receiving = TestSupport.graph(
-            """
-            { "format": { "sampleRate": 48000, "channels": 2 },
-              "nodes": [ { "id": "net", "type": "stream", "url": "rtp://127.0.0.1:\(port)?clock=shared&ptime=4", \
-            "bufferSeconds": 0.08 },
-                         { "id": "out", "type": "output" } ],
-              "links": [ { "from": "net", "to": "out" } ] }
-            """, name: "rtp-attack-receive")
-        let record = TestSupport.directory.appendingPathComponent("rtp-attack-record.wav").path
-        let socket = TestSupport.directory.appendingPathComponent("rtp-attack-\(getpid())/r.sock").path
-        // Both run until the test has seen what it waits for (the receiver is stopped then).
-        let receiver = try pw.graphhost([
-            "run", receiving, "--duration", "300", "--latency", "256", "--record", record, "--socket", socket,
-        ])
-        defer { receiver.interrupt() }
-        let control = pw.control(socket)
-        XCTAssertTrue(control.waitForSocket())
-        let sender = try pw.graphhost([
-            "run", sending, "--duration", "300", "--latency", "256", "--name", "rtp-attack-send",
-        ])
-        defer { sender.interrupt() }
+        let session = try Session(
+            pw, source: source, to: "\(port)?format=L16&ptime=4", at: "\(port)?clock=shared&ptime=4", name: "rtp-attack"
+        )
+        defer { session.stop() }
+        let (receiver, sender, control, record) = (session.receiver, session.sender, session.control, session.record)
+        let rtp = session.rtp
+        let stream = session.stream
 
-        func stream() throws -> [String: Any] {
-            try XCTUnwrap((try control.status()["streams"] as? [[String: Any]])?.first, "no stream in the status")
-        }
-        func rtp() throws -> [String: Any] {
-            let entry = try stream()
-            return try XCTUnwrap(entry["rtp"] as? [String: Any], "no rtp entry in \(entry)")
-        }
         /// Datagrams the receiver counted as not the session's: malformed, and dropped by each reason.
         func counted() throws -> (total: Int, byReason: [String: Int]) {
             let now = try rtp()
@@ -191,41 +163,11 @@ final class RTPAttackTests: XCTestCase {
         _ = try TestSupport.run([
             "sox", "-n", "-r", "48000", "-b", "16", "-c", "2", source, "synth", "90", "sine", "1000", "vol", "0.5",
         ])
-        let sending = TestSupport.graph(
-            """
-            { "format": { "sampleRate": 48000, "channels": 2 },
-              "nodes": [ { "id": "sine", "type": "stream", "url": "\(source)" },
-                         { "id": "net", "type": "output", "rtp": "rtp://127.0.0.1:\(relay.port)?ptime=4" } ],
-              "links": [ { "from": "sine", "to": "net" } ] }
-            """, name: "rtp-burst-send")
-        let receiving = TestSupport.graph(
-            """
-            { "format": { "sampleRate": 48000, "channels": 2 },
-              "nodes": [ { "id": "net", "type": "stream", "url": "rtp://127.0.0.1:\(port)?ptime=4", \
-            "bufferSeconds": 0.08 },
-                         { "id": "out", "type": "output" } ],
-              "links": [ { "from": "net", "to": "out" } ] }
-            """, name: "rtp-burst-receive")
-        let record = TestSupport.directory.appendingPathComponent("rtp-burst-record.wav").path
-        let socket = TestSupport.directory.appendingPathComponent("rtp-burst-\(getpid())/r.sock").path
-        let receiver = try pw.graphhost([
-            "run", receiving, "--duration", "300", "--latency", "256", "--record", record, "--socket", socket,
-        ])
-        defer { receiver.interrupt() }
-        let control = pw.control(socket)
-        XCTAssertTrue(control.waitForSocket())
-        let sender = try pw.graphhost([
-            "run", sending, "--duration", "300", "--latency", "256", "--name", "rtp-burst-send",
-        ])
-        defer { sender.interrupt() }
-
-        func stream() throws -> [String: Any] {
-            try XCTUnwrap((try control.status()["streams"] as? [[String: Any]])?.first, "no stream in the status")
-        }
-        func rtp() throws -> [String: Any] {
-            let entry = try stream()
-            return try XCTUnwrap(entry["rtp"] as? [String: Any], "no rtp entry in \(entry)")
-        }
+        let session = try Session(
+            pw, source: source, to: "\(relay.port)?ptime=4", at: "\(port)?ptime=4", name: "rtp-burst")
+        defer { session.stop() }
+        let (receiver, control, record) = (session.receiver, session.control, session.record)
+        let (rtp, stream) = (session.rtp, session.stream)
         let tolerance = 5 + 4 + 256.0 / 48
         func latencyAtTarget() throws -> Bool {
             abs((try rtp()["latencyMs"] as? Double ?? .infinity) - 80) <= tolerance
@@ -315,6 +257,59 @@ final class RTPAttackTests: XCTestCase {
         XCTAssertFalse(result.err.contains("cannot listen"), result.err)
         // Once it stopped, the port is free.
         XCTAssertEqual(UDPAttacker.bindError(address: "127.0.0.1", port: port, reuseAddress: false), 0)
+    }
+
+    /// A graphhost sending `source` as an RTP session to 127.0.0.1:`to` (port and query) and another receiving one at
+    /// 127.0.0.1:`at` with `--record` and a control socket, both on `pw` until `stop`.
+    struct Session {
+        let receiver: HeadlessPipeWire.Running
+        let sender: HeadlessPipeWire.Running
+        let control: HeadlessPipeWire.Control
+        let record: String
+
+        init(_ pw: HeadlessPipeWire, source: String, to: String, at: String, name: String) throws {
+            let sending = TestSupport.graph(
+                """
+                { "format": { "sampleRate": 48000, "channels": 2 },
+                  "nodes": [ { "id": "sine", "type": "stream", "url": "\(source)" },
+                             { "id": "net", "type": "output", "rtp": "rtp://127.0.0.1:\(to)" } ],
+                  "links": [ { "from": "sine", "to": "net" } ] }
+                """, name: "\(name)-send")
+            let receiving = TestSupport.graph(
+                """
+                { "format": { "sampleRate": 48000, "channels": 2 },
+                  "nodes": [ { "id": "net", "type": "stream", "url": "rtp://127.0.0.1:\(at)", "bufferSeconds": 0.08 },
+                             { "id": "out", "type": "output" } ],
+                  "links": [ { "from": "net", "to": "out" } ] }
+                """, name: "\(name)-receive")
+            record = TestSupport.directory.appendingPathComponent("\(name)-record.wav").path
+            let socket = TestSupport.directory.appendingPathComponent("\(name)-\(getpid())/r.sock").path
+            // Both run until the test has seen what it waits for.
+            receiver = try pw.graphhost([
+                "run", receiving, "--duration", "300", "--latency", "256", "--record", record, "--socket", socket,
+            ])
+            control = pw.control(socket)
+            XCTAssertTrue(control.waitForSocket())
+            sender = try pw.graphhost([
+                "run", sending, "--duration", "300", "--latency", "256", "--name", "\(name)-send",
+            ])
+        }
+
+        func stop() {
+            receiver.interrupt()
+            sender.interrupt()
+        }
+
+        /// The receiver's stream in `status`.
+        func stream() throws -> [String: Any] {
+            try XCTUnwrap((try control.status()["streams"] as? [[String: Any]])?.first, "no stream in the status")
+        }
+
+        /// Its `rtp` entry.
+        func rtp() throws -> [String: Any] {
+            let entry = try stream()
+            return try XCTUnwrap(entry["rtp"] as? [String: Any], "no rtp entry in \(entry)")
+        }
     }
 }
 
