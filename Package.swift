@@ -1,6 +1,10 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+// The tests run from the release build (scripts/test builds it once, tests included), so the modules they import
+// with @testable are compiled for testing there too; the program and the package are made from the same build.
+let testableInRelease: [SwiftSetting] = [.unsafeFlags(["-enable-testing"], .when(configuration: .release))]
+
 let package = Package(
     name: "graphhost",
     products: [
@@ -64,7 +68,8 @@ let package = Package(
             dependencies: [
                 "CLV2", "CMeterGlue", "CFilterBankGlue", "CRenderWaitGlue",
                 .product(name: "Atomics", package: "swift-atomics"),
-            ]
+            ],
+            swiftSettings: testableInRelease
         ),
         // Pure math: the graphic EQ's design, its parallel form and the factory presets.
         .target(name: "GraphHostDSP"),
@@ -87,7 +92,8 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ],
             // The page's files: scripts/embed-page writes them into Control/Web/WebPageFiles.swift.
-            exclude: ["Control/Web/Page"]
+            exclude: ["Control/Web/Page"],
+            swiftSettings: testableInRelease
         ),
         .executableTarget(
             name: "graphhost",
@@ -126,8 +132,11 @@ package.products.append(.library(name: "GraphHostIPodEQLV2", type: .dynamic, tar
 package.targets += [
     .target(name: "CIPodEQLV2Glue"),
     // nodelete: Swift registers the library's type metadata with the runtime, so it must never be unloaded
-    // (hosts dlclose plugins when an instance is freed).
+    // (hosts dlclose plugins when an instance is freed). Release links the Swift runtime in, as the package ships it.
     .target(
         name: "GraphHostIPodEQLV2", dependencies: ["GraphHostCore", "GraphHostDSP", "CIPodEQLV2Glue"],
-        linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "nodelete"])]),
+        linkerSettings: [
+            .unsafeFlags(["-Xlinker", "-z", "-Xlinker", "nodelete"]),
+            .unsafeFlags(["-static-stdlib"], .when(configuration: .release)),
+        ]),
 ]

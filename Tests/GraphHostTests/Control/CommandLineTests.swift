@@ -35,7 +35,7 @@ final class CommandLineTests: XCTestCase {
             environment["LD_DEBUG"] = "files"
             environment["LD_DEBUG_OUTPUT"] = log
             let r = try TestSupport.execute(
-                TestSupport.debugGraphhost,
+                TestSupport.executable,
                 ["render", graph, "-o", out, "--duration", "0.5"], environment: environment)
             XCTAssertEqual(r.status, 0, String(decoding: r.err, as: UTF8.self))
             // The loader writes LOG.PID.

@@ -25,14 +25,22 @@ final class FuzzRegressionTests: XCTestCase {
         XCTAssertEqual(Set(folders), Set(ParserEntryPoints.all.map(\.name)), "a seed folder for each target, no other")
     }
 
+    /// Every file under Tests/Fuzz/Findings is replayed (each folder there names a target), and there are some.
     func testEveryFixedFindingStaysFixed() throws {
-        var count = 0
+        let findings = Self.folder.appendingPathComponent("Findings")
+        let folders = try FileManager.default.contentsOfDirectory(atPath: findings.path)
+        XCTAssertEqual(
+            Set(folders).subtracting(ParserEntryPoints.all.map(\.name)), [], "a findings folder that names no target")
+        let stored = folders.reduce(0) { $0 + Self.files("Findings", $1).count }
+        var replayed = 0
         for target in ParserEntryPoints.all {
             for finding in Self.files("Findings", target.name) {
                 target.run([UInt8](try Data(contentsOf: finding)))
-                count += 1
+                replayed += 1
             }
         }
-        print("fuzz findings replayed: \(count)")
+        print("fuzz findings replayed: \(replayed)")
+        XCTAssertGreaterThan(replayed, 0, "no finding replayed: Tests/Fuzz/Findings was not found")
+        XCTAssertEqual(replayed, stored, "findings stored but not replayed")
     }
 }

@@ -11,7 +11,7 @@ final class GeneratedFilesTests: XCTestCase {
         XCTAssertTrue(
             committed == GraphSchema.text,
             "\(path) differs from the schema the descriptors give; "
-                + "regenerate it: swift build && .build/debug/graphhost schema > Graphs/graph.schema.json"
+                + "regenerate it: swift build -c release && .build/release/graphhost schema > Graphs/graph.schema.json"
         )
     }
 
@@ -24,7 +24,8 @@ final class GeneratedFilesTests: XCTestCase {
         XCTAssertTrue(
             committed == generated,
             "the node settings tables of \(path) differ from what the descriptors give; "
-                + "regenerate them: swift build && .build/debug/graphhost schema --update-doc docs/graph-format.md"
+                + "regenerate them: swift build -c release && "
+                + ".build/release/graphhost schema --update-doc docs/graph-format.md"
         )
     }
 

@@ -57,7 +57,7 @@ final class LV2BlockLengthTests: XCTestCase {
             """)
     }
 
-    var binary: URL { TestSupport.debugGraphhost }
+    var binary: URL { TestSupport.executable }
 
     /// `graphhost render --block N` tells both plugins N (at most maxFrames, 4096, which it runs without --block).
     func testRenderTellsPluginsItsBlock() throws {

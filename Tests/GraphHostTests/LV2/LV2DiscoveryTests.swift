@@ -39,7 +39,7 @@ final class LV2DiscoveryTests: XCTestCase {
         environment["XDG_CACHE_HOME"] = cache.path
         environment["GRAPHHOST_LV2_PROBE_SECONDS"] = "2"
         environment["GRAPHHOST_TEST_PROBE_LOG"] = log.path
-        let r = try TestSupport.execute(TestSupport.debugGraphhost, arguments, environment: environment)
+        let r = try TestSupport.execute(TestSupport.executable, arguments, environment: environment)
         return (r.status, String(decoding: r.out, as: UTF8.self), String(decoding: r.err, as: UTF8.self))
     }
 
@@ -127,7 +127,7 @@ final class LV2DiscoveryTests: XCTestCase {
         var environment = ProcessInfo.processInfo.environment
         environment["LADSPA_PATH"] = folder.path + ":/usr/lib/ladspa"
         let listed = try TestSupport.execute(
-            TestSupport.debugGraphhost, ["plugins", "--ladspa"], environment: environment)
+            TestSupport.executable, ["plugins", "--ladspa"], environment: environment)
         let out = String(decoding: listed.out, as: UTF8.self)
         let err = String(decoding: listed.err, as: UTF8.self)
         XCTAssertEqual(listed.status, 0, err)
@@ -146,7 +146,7 @@ final class LV2DiscoveryTests: XCTestCase {
               "links": [ { "from": "song", "to": "fx" }, { "from": "fx", "to": "out" } ] }
             """, name: "ladspa-probe")
         let refused = try TestSupport.execute(
-            TestSupport.debugGraphhost, ["validate", graph], environment: environment)
+            TestSupport.executable, ["validate", graph], environment: environment)
         let reason = String(decoding: refused.err, as: UTF8.self)
         XCTAssertEqual(refused.status, 2)
         XCTAssertTrue(
@@ -167,7 +167,7 @@ final class LV2DiscoveryTests: XCTestCase {
         environment["LV2_PATH"] = nil
         environment["HOME"] = scratch("home").path
         let lilv = try TestSupport.execute(URL(fileURLWithPath: "/usr/bin/lv2ls"), [], environment: environment)
-        let ours = try TestSupport.execute(TestSupport.debugGraphhost, ["plugins", "--json"], environment: environment)
+        let ours = try TestSupport.execute(TestSupport.executable, ["plugins", "--json"], environment: environment)
         XCTAssertEqual(ours.status, 0)
         let listed = try XCTUnwrap(JSONSerialization.jsonObject(with: ours.out) as? [[String: Any]])
             .compactMap { $0["uri"] as? String }.filter { !$0.hasPrefix("urn:graphhost:") }

@@ -207,7 +207,7 @@ final class LV2HostTests: XCTestCase {
     }
 
     func testPluginsCommandListsPluginsAsJSON() throws {
-        let result = try TestSupport.execute(TestSupport.debugGraphhost, ["plugins", "--json", "swh-plugins/amp"])
+        let result = try TestSupport.execute(TestSupport.executable, ["plugins", "--json", "swh-plugins/amp"])
         XCTAssertEqual(result.status, 0)
         let list = try XCTUnwrap(JSONSerialization.jsonObject(with: result.out) as? [[String: Any]])
         let amp = try XCTUnwrap(list.first { $0["uri"] as? String == TestPlugins.amp })
@@ -215,7 +215,7 @@ final class LV2HostTests: XCTestCase {
         let controls = try XCTUnwrap(amp["controls"] as? [[String: Any]])
         XCTAssertEqual(controls.first?["symbol"] as? String, "gain")
         XCTAssertEqual(controls.first?["minimum"] as? Double, -70)
-        let presets = try TestSupport.execute(TestSupport.debugGraphhost, ["presets", Self.detune])
+        let presets = try TestSupport.execute(TestSupport.executable, ["presets", Self.detune])
         XCTAssertEqual(String(decoding: presets.out, as: UTF8.self).split(separator: "\n").count, 3)
     }
 }
@@ -422,7 +422,7 @@ extension LV2HostTests {
         let latency = try XCTUnwrap(graph.measuredPluginLatencies()["fx"])
         graph.close()
         XCTAssertGreaterThan(latency, 0)
-        let show = try TestSupport.execute(TestSupport.debugGraphhost, ["show", path])
+        let show = try TestSupport.execute(TestSupport.executable, ["show", path])
         let text = String(decoding: show.out, as: UTF8.self)
         XCTAssertTrue(text.contains("latency: fx reports \(Format.number(Double(latency))) frames"), text)
         XCTAssertTrue(text.contains("latency: the graph adds \(Format.number(Double(latency))) frames"), text)

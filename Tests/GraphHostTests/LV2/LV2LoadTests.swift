@@ -40,7 +40,7 @@ final class LV2LoadTests: XCTestCase {
         let graph = try Self.ampAndDetunes()
         let output = TestSupport.directory.appendingPathComponent("detunes.wav").path
         let result = try TestSupport.execute(
-            HeadlessPipeWire.graphhost, ["render", graph, "-o", output, "--block", "256", "--load"])
+            TestSupport.executable, ["render", graph, "-o", output, "--block", "256", "--load"])
         let text = String(decoding: result.out, as: UTF8.self)
         print(text)
         XCTAssertEqual(result.status, 0, String(decoding: result.err, as: UTF8.self))

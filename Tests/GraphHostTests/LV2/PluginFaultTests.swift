@@ -26,7 +26,7 @@ final class PluginFaultTests: XCTestCase {
             """)
     }
 
-    var binary: URL { TestSupport.debugGraphhost }
+    var binary: URL { TestSupport.executable }
 
     func testNaNAndInfAreSilencedAndReported() throws {
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 2, seconds: 1)

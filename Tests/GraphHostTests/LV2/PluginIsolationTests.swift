@@ -30,7 +30,7 @@ final class PluginIsolationTests: XCTestCase {
         let graph = TestSupport.graph(json)
         let output = TestSupport.directory.appendingPathComponent("isolation-\(UUID().uuidString).wav").path
         let result = try TestSupport.execute(
-            TestSupport.debugGraphhost,
+            TestSupport.executable,
             ["render", graph, "-o", output, "--duration", "\(seconds)", "--block", "\(Self.block)"] + arguments,
             environment: ProcessInfo.processInfo.environment.merging(TestPlugins.lv2Path) { $1 })
         let err = String(decoding: result.err, as: UTF8.self)
@@ -117,7 +117,7 @@ final class PluginIsolationTests: XCTestCase {
                 TestSupport.directory.appendingPathComponent("branch-\(faulty)-\($0).wav").path
             }
             let result = try TestSupport.execute(
-                TestSupport.debugGraphhost,
+                TestSupport.executable,
                 ["render", path, "-o", "a=\(files[0])", "-o", "b=\(files[1])", "--duration", "2", "--block", "256"],
                 environment: ProcessInfo.processInfo.environment.merging(TestPlugins.lv2Path) { $1 })
             let err = String(decoding: result.err, as: UTF8.self)
@@ -182,7 +182,7 @@ final class PluginIsolationTests: XCTestCase {
     /// reports (patch:Set on its notify port) and the latency x42's dpl writes to its control output.
     func testStatusShowsTheControlOutputsAndPropertiesOfIsolatedPlugins() throws {
         try LV2HostTests.loadFixture("file-gain.lv2", source: "file_gain.c", binary: "file_gain.so")
-        setenv("GRAPHHOST_EXECUTABLE", TestSupport.debugGraphhost.path, 1)
+        setenv("GRAPHHOST_EXECUTABLE", TestSupport.executable.path, 1)
         setenv("LV2_PATH", try XCTUnwrap(TestPlugins.lv2Path["LV2_PATH"]), 1)
         let half = TestSupport.directory.appendingPathComponent("isolated-status-half.txt").path
         try "0.5\n".write(toFile: half, atomically: true, encoding: .utf8)
@@ -419,7 +419,7 @@ final class PluginIsolationTests: XCTestCase {
         let graph = TestSupport.graph(
             chain(mp3, fx: #"{ "id": "fx", "type": "lv2", "uri": "urn:graphhost:test:fail", "isolate": true }"#))
         let result = try TestSupport.execute(
-            TestSupport.debugGraphhost,
+            TestSupport.executable,
             ["render", graph, "-o", TestSupport.directory.appendingPathComponent("fail.wav").path, "--duration", "1"],
             environment: ProcessInfo.processInfo.environment.merging(TestPlugins.lv2Path) { $1 })
         let err = String(decoding: result.err, as: UTF8.self)
@@ -514,7 +514,7 @@ final class PluginIsolationTests: XCTestCase {
             let other = TestSupport.graph(
                 chain(mp3, fx: #"{ "id": "fx", "type": "lv2", "uri": "\#(uri)", "isolate": true }"#))
             let reply = try HeadlessPipeWire.execute(
-                HeadlessPipeWire.graphhost, ["ctl", "--socket", socket, "load", other], environment: control.environment
+                TestSupport.executable, ["ctl", "--socket", socket, "load", other], environment: control.environment
             )
             let said = reply.out + reply.err
             XCTAssertNotEqual(reply.status, 0, said)

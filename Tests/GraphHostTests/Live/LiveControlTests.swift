@@ -80,7 +80,7 @@ final class LiveControlTests: XCTestCase {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
         process.arguments = [
-            "-q", "-e", "-c", "\(HeadlessPipeWire.graphhost.path) run \(path) --socket \(socket)", "/dev/null",
+            "-q", "-e", "-c", "\(TestSupport.executable.path) run \(path) --socket \(socket)", "/dev/null",
         ]
         process.environment = pw.environment.merging([
             "XDG_STATE_HOME": TestSupport.directory.appendingPathComponent("console/state").path
@@ -136,7 +136,7 @@ final class LiveControlTests: XCTestCase {
         let socket = folder.appendingPathComponent("sine.sock").path
         let state = folder.appendingPathComponent("state").path
         let environment = pw.environment.merging(["XDG_STATE_HOME": state, "LC_ALL": "C.UTF-8"]) { $1 }
-        let command = [HeadlessPipeWire.graphhost.path, "run", path, "--socket", socket, "--watch"]
+        let command = [TestSupport.executable.path, "run", path, "--socket", socket, "--watch"]
         let control = pw.control(socket)
         func chain() throws -> String { try (control.status()["chains"] as? [String: String])?["fx"] ?? "none" }
         /// The line being edited: the last one starting with the prompt (lines run above it start so too).
@@ -268,7 +268,7 @@ final class LiveControlTests: XCTestCase {
         ]) { $1 }
         let control = pw.control(socket)
         let terminal = try TmuxTerminal(
-            [HeadlessPipeWire.graphhost.path, "run", path, "--socket", socket], environment: environment,
+            [TestSupport.executable.path, "run", path, "--socket", socket], environment: environment,
             width: 100, height: 60)
         defer { terminal.close() }
         XCTAssertTrue(control.waitForSocket())

@@ -151,7 +151,7 @@ final class LiveFeedTests: XCTestCase {
         ]) { $1 }
         let control = pw.control(socket)
         let terminal = try TmuxTerminal(
-            [HeadlessPipeWire.graphhost.path, "run", try Self.sineGraph(), "--socket", socket],
+            [TestSupport.executable.path, "run", try Self.sineGraph(), "--socket", socket],
             environment: environment, width: 140, height: 30)
         defer { terminal.close() }
         XCTAssertTrue(control.waitForSocket())

@@ -254,7 +254,7 @@ final class PipeWireTests: XCTestCase {
     func testStatusLineOnlyOnATerminal() throws {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
-        let command = "\(HeadlessPipeWire.graphhost.path) run \(demo) --duration 1.5"
+        let command = "\(TestSupport.executable.path) run \(demo) --duration 1.5"
         // `script` gives run a terminal; its input stays open (at the end of its input, `script` would send the
         // terminal an end-of-file, which the console takes as Ctrl-D).
         let process = Process()
@@ -283,7 +283,7 @@ final class PipeWireTests: XCTestCase {
     func testNoDaemonIsAClearError() throws {
         let missing = TestSupport.directory.appendingPathComponent("no-daemon/pipewire-0").path
         let process = try HeadlessPipeWire.Running(
-            HeadlessPipeWire.graphhost, ["run", demo],
+            TestSupport.executable, ["run", demo],
             environment: ProcessInfo.processInfo.environment.merging(["PIPEWIRE_REMOTE": missing]) { $1 })
         let result = process.wait()
         XCTAssertEqual(result.status, 1)
@@ -358,12 +358,12 @@ extension PipeWireTests {
         XCTAssertTrue(subscriber.waitForLine(containing: "\"event\":\"damaged\""), subscriber.text)
         XCTAssertTrue(subscriber.text.contains("\"node\":\"s\""), subscriber.text)
         let status = try HeadlessPipeWire.execute(
-            HeadlessPipeWire.graphhost, ["ctl", "--socket", socket, "status"], environment: pw.environment)
+            TestSupport.executable, ["ctl", "--socket", socket, "status"], environment: pw.environment)
         let out = status.out
         XCTAssertNotNil(out.range(of: #""silencedFrames":[1-9]"#, options: .regularExpression), out)
         XCTAssertNotNil(out.range(of: #""skippedBytes":[1-9]"#, options: .regularExpression), out)
         _ = try HeadlessPipeWire.execute(
-            HeadlessPipeWire.graphhost, ["ctl", "--socket", socket, "quit"], environment: pw.environment)
+            TestSupport.executable, ["ctl", "--socket", socket, "quit"], environment: pw.environment)
         let result = run.wait(timeout: 10)
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertTrue(result.err.contains("stream 's': damaged MPEG data"), result.err)

@@ -47,7 +47,7 @@ final class MediaFormatTests: XCTestCase {
     func testBinariesAreNotAudioButShortAndJunkPrefixedMP3Plays() throws {
         let libc = String(decoding: try TestSupport.run(["cc", "-print-file-name=libc.so.6"]), as: UTF8.self)
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        let binaries = ["/bin/ls", libc, TestSupport.debugGraphhost.path]
+        let binaries = ["/bin/ls", libc, TestSupport.executable.path]
         let server = try HTTPTestServer()
         defer { server.stop() }
         for (index, binary) in binaries.enumerated() {

@@ -142,7 +142,7 @@ final class NetworkStreamTests: XCTestCase {
         defer { server.stop() }
         let folder = TestSupport.directory.appendingPathComponent("failed-render-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let binary = TestSupport.debugGraphhost
+        let binary = TestSupport.executable
         for (url, expected) in [
             (server.url("empty"), "empty response from \(server.url("empty"))"),
             (server.url("silent"), "no answer from \(server.url("silent")) within 5 s"),
@@ -203,7 +203,7 @@ final class NetworkStreamTests: XCTestCase {
         let server = try HTTPTestServer()
         defer { server.stop() }
         let out = TestSupport.directory.appendingPathComponent("never.wav").path
-        let binary = TestSupport.debugGraphhost
+        let binary = TestSupport.executable
         for (url, expected) in [
             (server.url("missing"), "HTTP 404 from \(server.url("missing")) (not found)"),
             (server.url("loop"), "cannot stream \(server.url("loop")): Maximum (5) redirects followed"),
@@ -391,7 +391,7 @@ final class NetworkStreamTests: XCTestCase {
         XCTAssertEqual(try state("brief"), "failed")
         XCTAssertFalse(subscriber.text.contains("\"event\":\"streamFailed\",\"node\":\"radio\""), subscriber.text)
         _ = try HeadlessPipeWire.execute(
-            HeadlessPipeWire.graphhost, ["ctl", "--socket", socket, "quit"], environment: pw.environment)
+            TestSupport.executable, ["ctl", "--socket", socket, "quit"], environment: pw.environment)
         let result = run.wait(timeout: 20)
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertTrue(result.err.contains("stream 'brief' failed"), result.err)
@@ -513,13 +513,13 @@ final class NetworkStreamTests: XCTestCase {
         let eventText = subscriber.text
         XCTAssertTrue(eventText.contains("\"event\":\"title\""), eventText)
         let status = try HeadlessPipeWire.execute(
-            HeadlessPipeWire.graphhost, ["ctl", "--socket", socket, "status"], environment: pw.environment
+            TestSupport.executable, ["ctl", "--socket", socket, "status"], environment: pw.environment
         ).out
         XCTAssertTrue(status.contains("\"title\":\"Live Title\""), status)
         XCTAssertTrue(status.contains("\"state\":\"playing\""), status)
         XCTAssertTrue(status.contains("\"bytesLoaded\""), status)
         _ = try HeadlessPipeWire.execute(
-            HeadlessPipeWire.graphhost, ["ctl", "--socket", socket, "quit"], environment: pw.environment)
+            TestSupport.executable, ["ctl", "--socket", socket, "quit"], environment: pw.environment)
         let result = run.wait(timeout: 10)
         XCTAssertEqual(result.status, 0, result.err)
     }

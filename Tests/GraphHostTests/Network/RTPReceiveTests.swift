@@ -10,6 +10,14 @@ import XCTest
 /// which are concealed (never louder than the source) and counted exactly; the delay does not drift; the sender
 /// reports the packets it sent.
 final class RTPReceiveTests: XCTestCase {
+    /// A pair of namespaces made and removed leaves /run/netns as it was: mounted only if it was before.
+    func testTheNamespacesLeaveNoMountBehind() throws {
+        let before = NetworkNamespacePair.isMountPoint("/run/netns")
+        let pair = try NetworkNamespacePair()
+        pair.remove()
+        XCTAssertEqual(NetworkNamespacePair.isMountPoint("/run/netns"), before)
+    }
+
     func testASessionThroughALossyRelayPlaysTheSourceWithLossesConcealed() throws {
         // CI plays a minute; `scripts/reliability` sets GRAPHHOST_RTP_SECONDS=600.
         let seconds = Int(ProcessInfo.processInfo.environment["GRAPHHOST_RTP_SECONDS"] ?? "") ?? 60

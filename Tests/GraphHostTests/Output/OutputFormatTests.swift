@@ -166,7 +166,7 @@ final class OutputFormatTests: XCTestCase {
             """)
         for signal in [SIGINT, SIGTERM] {
             let render = Process()
-            render.executableURL = TestSupport.debugGraphhost
+            render.executableURL = TestSupport.executable
             render.arguments = ["render", graph, "-o", folder + "/long.flac", "--duration", "36000"]
             let err = Pipe()
             render.standardError = err

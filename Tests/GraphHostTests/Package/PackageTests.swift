@@ -96,7 +96,7 @@ final class PackageTests: XCTestCase {
     /// The release build links the Swift runtime in, as the package does: a process starts without resolving the
     /// runtime's symbols through the dynamic linker (BENCHMARKS.md's render section counts the start).
     func testTheReleaseBuildCarriesTheSwiftRuntime() throws {
-        let binary = HeadlessPipeWire.graphhost.path
+        let binary = TestSupport.executable.path
         let needed = try Self.text(["readelf", "-d", binary]).split(separator: "\n").filter { $0.contains("(NEEDED)") }
         XCTAssertTrue(needed.contains { $0.contains("libmpg123") }, "\(needed)")
         for runtime in ["libswift", "libFoundation", "libdispatch", "libBlocksRuntime"] {

@@ -15,6 +15,7 @@ final class HeadlessPipeWire {
     /// Starts a daemon (quantum forced when given); throws, so the test fails, when it cannot start. With `noSink`
     /// its session manager has no sink until `addSink()`, as right after a restart.
     init(quantum: Int? = nil, directory: String? = nil, noSink: Bool = false) throws {
+        try TestTier.require(.live, .browser, .long, for: "a private PipeWire daemon")
         var env = ProcessInfo.processInfo.environment
         if let quantum { env["PW_QUANTUM"] = "\(quantum)" }
         if noSink { env["PW_NO_SINK"] = "1" }
@@ -117,7 +118,7 @@ final class HeadlessPipeWire {
 
         func ctl(_ words: [String]) throws -> (status: Int32, out: String) {
             let r = try HeadlessPipeWire.execute(
-                HeadlessPipeWire.graphhost, ["ctl", "--socket", socket] + words, environment: environment)
+                TestSupport.executable, ["ctl", "--socket", socket] + words, environment: environment)
             return (r.status, r.out)
         }
 
@@ -233,26 +234,20 @@ final class HeadlessPipeWire {
             environment: environment)
     }
 
-    /// The release graphhost binary (built by scripts/test before the tests).
-    static var graphhost: URL {
-        TestSupport.root.appendingPathComponent(".build/release/graphhost")
-    }
-
     /// Starts graphhost, through `launcher` (a command and its arguments, e.g. prlimit) when one is given.
     func graphhost(_ arguments: [String], extraEnvironment: [String: String] = [:], launcher: [String] = []) throws
         -> Running
     {
-        guard FileManager.default.isExecutableFile(atPath: Self.graphhost.path) else {
+        guard FileManager.default.isExecutableFile(atPath: TestSupport.executable.path) else {
             throw TestSupport.ToolFailure(
-                description:
-                    "\(Self.graphhost.path) is missing: build it with `swift build -c release` (scripts/test does)")
+                description: "\(TestSupport.executable.path) is missing: build with scripts/test (it builds the tests)")
         }
         let environment = environment.merging(extraEnvironment) { $1 }
         guard let command = launcher.first else {
-            return try Running(Self.graphhost, arguments, environment: environment)
+            return try Running(TestSupport.executable, arguments, environment: environment)
         }
         return try Running(
-            URL(fileURLWithPath: command), Array(launcher.dropFirst()) + [Self.graphhost.path] + arguments,
+            URL(fileURLWithPath: command), Array(launcher.dropFirst()) + [TestSupport.executable.path] + arguments,
             environment: environment)
     }
 }

@@ -3,15 +3,25 @@ import Glibc
 
 /// Two network namespaces of the test's own, joined by a veth pair: `first` at 10.77.N.1, `second` at 10.77.N.2
 /// (N from the process id, so runs side by side do not meet). Needs root and iproute2; `remove` deletes both, and the
-/// pair with them. Programs enter a namespace through nsenter, which only joins it: `ip netns exec` and `ip -n` also
-/// remount, which a chroot (the fresh-machine check) refuses.
+/// pair with them, and the mount `ip netns add` makes of /run/netns when it made it (a run leaves no mount behind:
+/// one kept the fresh-machine check's root from being removed). Programs enter a namespace through nsenter, which
+/// only joins it: `ip netns exec` and `ip -n` also remount, which a chroot (the fresh-machine check) refuses.
 final class NetworkNamespacePair {
     let first: String
     let second: String
     let firstAddress: String
     let secondAddress: String
 
+    /// Whether /run/netns was a mount point before this process made a namespace.
+    private static let mountedBefore = isMountPoint("/run/netns")
+
+    static func isMountPoint(_ path: String) -> Bool {
+        let table = (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""
+        return table.split(separator: "\n").contains { $0.split(separator: " ").dropFirst(4).first == Substring(path) }
+    }
+
     init() throws {
+        _ = Self.mountedBefore
         let id = getpid()
         first = "gh\(id)a"
         second = "gh\(id)b"
@@ -67,5 +77,11 @@ final class NetworkNamespacePair {
 
     func remove() {
         for namespace in [first, second] { _ = try? TestSupport.run(["/usr/sbin/ip", "netns", "del", namespace]) }
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: "/run/netns")) ?? []
+        guard !Self.mountedBefore, left.isEmpty else { return }
+        // `ip netns add` may have mounted it more than once (once per process that found it unshared).
+        for _ in 0..<8 where Self.isMountPoint("/run/netns") {
+            _ = try? TestSupport.run(["/usr/bin/umount", "/run/netns"])
+        }
     }
 }

@@ -15,8 +15,12 @@ enum TestSupport {
 
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../..")
         .standardizedFileURL
-    /// The debug `graphhost` executable (`swift build`).
-    static let debugGraphhost = root.appendingPathComponent(".build/debug/graphhost")
+    /// The folder of the build the tests run from (scripts/test: the release build, tests included): the test bundle
+    /// lies beside the products it tests.
+    static let products = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        .deletingLastPathComponent()
+    /// The `graphhost` executable of the build the tests run from.
+    static let executable = products.appendingPathComponent("graphhost")
 
     static let directory: URL = {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("graphhost-tests-\(getpid())")
@@ -50,9 +54,9 @@ enum TestSupport {
         return (process.terminationStatus, o, e)
     }
 
-    /// Runs the debug `graphhost` with `arguments`.
+    /// Runs `graphhost` with `arguments`.
     static func graphhost(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-        let r = try execute(debugGraphhost, arguments)
+        let r = try execute(executable, arguments)
         return (r.status, String(decoding: r.out, as: UTF8.self), String(decoding: r.err, as: UTF8.self))
     }
 

@@ -136,7 +136,7 @@ final class ServiceTests: XCTestCase {
         defer { pw.stop() }
         let jack = Pipe()
         let card = try HeadlessPipeWire.Running(
-            TestSupport.root.appendingPathComponent(".build/debug/route-device-fixture"), [],
+            TestSupport.products.appendingPathComponent("route-device-fixture"), [],
             environment: pw.environment, input: jack)
         defer {
             try? jack.fileHandleForWriting.close()
@@ -237,14 +237,14 @@ final class ServiceTests: XCTestCase {
         environment["XDG_CONFIG_HOME"] = folder.appendingPathComponent("config").path
         environment["XDG_RUNTIME_DIR"] = runtime.path
         func graphhost(_ words: [String]) throws -> (status: Int32, out: String, err: String) {
-            try HeadlessPipeWire.execute(HeadlessPipeWire.graphhost, words, environment: environment)
+            try HeadlessPipeWire.execute(TestSupport.executable, words, environment: environment)
         }
         let installed = try graphhost(["service", "install", config, "--name", "my fx"])
         XCTAssertEqual(installed.status, 0, installed.err)
         let unit = folder.appendingPathComponent("config/systemd/user/graphhost.service").path
         XCTAssertTrue(installed.out.contains("wrote \(unit)"), installed.out)
         let text = try String(contentsOfFile: unit, encoding: .utf8)
-        let binary = HeadlessPipeWire.graphhost.standardizedFileURL.resolvingSymlinksInPath().path
+        let binary = TestSupport.executable.standardizedFileURL.resolvingSymlinksInPath().path
         XCTAssertTrue(
             text.contains("ExecStart=\(binary) service run \"\(config)\" --name \"my fx\" --idle-after 5"), text)
         XCTAssertTrue(text.contains("Restart=on-failure") && text.contains("StandardError=journal"), text)

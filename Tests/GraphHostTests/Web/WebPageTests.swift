@@ -162,7 +162,7 @@ final class WebPageTests: XCTestCase {
         ]) { $1 }
         let terminal = try TmuxTerminal(
             [
-                HeadlessPipeWire.graphhost.path, "run", try Self.sineGraph(), "--socket", socket, "--http", "0",
+                TestSupport.executable.path, "run", try Self.sineGraph(), "--socket", socket, "--http", "0",
                 "--no-mpris",
             ], environment: environment, width: 200)
         defer { terminal.close() }
