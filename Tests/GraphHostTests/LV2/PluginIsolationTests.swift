@@ -129,19 +129,19 @@ final class PluginIsolationTests: XCTestCase {
         XCTAssertTrue(branches[0] == branches[1], "the other branch changed")
     }
 
-    /// Debian's synthv1, isolated, plays a MIDI file's two notes in a headless live run (no display: Qt runs offscreen
-    /// in its helper): the recording of graphhost's own output sounds during each note, its helper never faults.
+    /// Debian's synthv1, isolated, plays a MIDI file's notes in a headless live run (no display: Qt runs offscreen in
+    /// its helper): the recording of graphhost's own output sounds during each note, from the first at 0 s (while the
+    /// helper takes its first blocks) to the last, and its helper never faults.
     func testSynthv1PlaysNotesIsolatedInAHeadlessLiveRun() throws {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
         let quiet = try TestSupport.floatSine(amplitude: 0, seconds: 4)
-        // A4 from 1 s, then C5 from 1.5 s (format 0, 120 bpm, 480 ticks a quarter): the run has started by then.
-        let notes = TestSupport.directory.appendingPathComponent("two-notes-from-1s.mid").path
-        let track: [UInt8] = [
-            0x87, 0x40, 0x90, 69, 100, 0x83, 0x60, 0x80, 69, 0,
-            0x00, 0x90, 72, 100, 0x83, 0x60, 0x80, 72, 0,
-            0x00, 0xFF, 0x2F, 0x00,
+        // A4 and C5 from 0 s, again from 1 s, each 0.5 s (format 0, 120 bpm, 480 ticks a quarter).
+        let notes = TestSupport.directory.appendingPathComponent("four-notes-from-0s.mid").path
+        let pair: [UInt8] = [
+            0x00, 0x90, 69, 100, 0x83, 0x60, 0x80, 69, 0, 0x00, 0x90, 72, 100, 0x83, 0x60, 0x80, 72, 0,
         ]
+        let track = pair + pair + [0x00, 0xFF, 0x2F, 0x00]
         let header: [UInt8] = Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0x01, 0xE0]
         FileManager.default.createFile(
             atPath: notes, contents: Data(header + Array("MTrk".utf8) + [0, 0, 0, UInt8(track.count)] + track))
@@ -169,9 +169,9 @@ final class PluginIsolationTests: XCTestCase {
         XCTAssertFalse(result.err.contains("restarts"), result.err)
         let recorded = try SoundFile(path: record).samples
         XCTAssertTrue(recorded.allSatisfy(\.isFinite))
-        // Each note (0.5 s, from 1 s and 1.5 s) sounds in the middle of its half second.
-        for note in 0..<2 {
-            let middle = (48000 + note * 24000 + 6000)..<(48000 + note * 24000 + 18000)
+        // Each note (0.5 s, from 0 s, 0.5 s, 1 s and 1.5 s) sounds in the middle of its half second.
+        for note in 0..<4 {
+            let middle = (note * 24000 + 6000)..<(note * 24000 + 18000)
             XCTAssertGreaterThan(
                 TestSupport.peak(Array(recorded[(2 * middle.lowerBound)..<(2 * middle.upperBound)])), 0.05,
                 "note \(note + 1) is not heard")
