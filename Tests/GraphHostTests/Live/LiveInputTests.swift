@@ -259,9 +259,10 @@ final class LiveInputTests: XCTestCase {
         // [before, after + crossfade].
         let worst = ClickMeasure.worst(
             run.recorded, channels: 2, rate: 48000, start: run.before - 0.05, end: run.after + 0.1)
-        print("chain swap: \(run.dropouts) input dropouts, \(run.peer), \(worst)")
-        XCTAssertLessThanOrEqual(worst.slopeRatio, 1.5, "\(worst)")
-        XCTAssertLessThanOrEqual(worst.peakRatio, 1.05, "\(worst)")
+        let judged = "\(worst); the command from \(run.before) s to \(run.after) s; \(run.peer)"
+        print("chain swap: \(run.dropouts) input dropouts; \(judged)")
+        XCTAssertLessThanOrEqual(worst.slopeRatio, 1.5, judged)
+        XCTAssertLessThanOrEqual(worst.peakRatio, 1.05, judged)
     }
 
     /// One run of the chain swap: the input's dropouts and pw-play's cycles (profiled) until the swap has crossfaded,
