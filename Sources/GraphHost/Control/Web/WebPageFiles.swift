@@ -102,7 +102,9 @@ $("#loudness-details").addEventListener("toggle", () => {
 });
 
 const rates = { meters: 30, load: 1, transport: 4 };
-for (const [feed, rate] of Object.entries(rates)) connection.subscriptions.set(JSON.stringify({ feed }), { fields: { feed }, rate });
+for (const [feed, rate] of Object.entries(rates)) {
+  connection.subscribe({ feed }, rate).catch((e) => log.add(e.message, "error"));
+}
 
 async function listGraphs() {
   const response = await fetch("/graphs", { cache: "no-store" });
@@ -120,12 +122,20 @@ listGraphs();
             type: "text/javascript; charset=utf-8",
             text: ####"""
 // The page's WebSocket to graphhost: requests with ids and their replies, the messages graphhost sends by type,
-// and reconnection (the page's subscriptions are made again on each new connection).
+// and reconnection. A request made while the socket is not open waits and is sent once it opens (a later request
+// for the same thing takes its place); the page's subscriptions are made again on each new connection.
+
+/// Why a request was not answered: the connection closed (or never opened) before its reply.
+export class Disconnected extends Error {}
 
 export class Connection {
+  /// How many requests wait for the socket to open; past that the oldest is refused.
+  static waitingLimit = 64;
+
   constructor(onStateChange) {
     this.handlers = new Map();
     this.pending = new Map();
+    this.waiting = [];
     this.subscriptions = new Map();
     this.nextId = 1;
     this.onStateChange = onStateChange;
@@ -133,19 +143,28 @@ export class Connection {
     this.open();
   }
 
+  get isOpen() { return this.socket.readyState === WebSocket.OPEN; }
+
   open() {
     const scheme = location.protocol === "https:" ? "wss:" : "ws:";
     this.socket = new WebSocket(`${scheme}//${location.host}/ws`);
     this.socket.addEventListener("open", () => {
+      console.info(`graphhost: connected at ${performance.now().toFixed(0)} ms`);
       this.retryMillis = 250;
       this.onStateChange("open");
-      for (const [key, { fields, rate }] of this.subscriptions) this.send({ op: "subscribe", ...fields, rate });
+      for (const subscription of this.subscriptions.values()) this.sendSubscription(subscription);
+      for (const request of this.waiting.splice(0)) this.transmit(request);
     });
     this.socket.addEventListener("message", (event) => this.receive(JSON.parse(event.data)));
-    this.socket.addEventListener("close", () => {
+    this.socket.addEventListener("close", (event) => {
+      console.warn(`graphhost: the connection closed (${event.code}) at ${performance.now().toFixed(0)} ms; `
+        + `trying again in ${this.retryMillis} ms`);
       this.onStateChange("closed");
-      for (const [, reject] of this.pending.values()) reject(new Error("the connection to graphhost closed"));
+      const unanswered = [...this.pending.values()];
       this.pending.clear();
+      for (const request of unanswered) {
+        for (const [, reject] of request.settle) reject(new Disconnected("the connection to graphhost closed"));
+      }
       setTimeout(() => this.open(), this.retryMillis);
       this.retryMillis = Math.min(this.retryMillis * 2, 5000);
     });
@@ -153,48 +172,78 @@ export class Connection {
 
   receive(message) {
     if (message.type === "reply") {
-      const waiting = this.pending.get(message.id);
-      if (!waiting) return;
+      const request = this.pending.get(message.id);
+      if (!request) return;
       this.pending.delete(message.id);
-      if (message.ok) waiting[0](message); else waiting[1](new Error(message.error));
+      for (const [resolve, reject] of request.settle) {
+        if (message.ok) resolve(message); else reject(new Error(message.error));
+      }
       return;
     }
     for (const handler of this.handlers.get(message.type) || []) handler(message);
   }
 
-  /// Calls `handler` with every message of `type` ("graph", "values", "event", "feed", "status", "response").
+  /// Calls `handler` with every message of `type` ("graph", "values", "event", "feed", "transport", "response").
   on(type, handler) {
     if (!this.handlers.has(type)) this.handlers.set(type, []);
     this.handlers.get(type).push(handler);
   }
 
-  send(message) {
-    if (this.socket.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(message));
-  }
-
-  /// Sends a request and resolves with its reply, or rejects with graphhost's error.
+  /// Sends a request and resolves with its reply, or rejects with graphhost's error, or with `Disconnected` when
+  /// the connection closed before the reply (whether graphhost carried it out is then unknown). While the socket
+  /// is not open the request waits; a later one for the same thing (the same op and fields, or for `set` the same
+  /// node and parameter) replaces it, and both settle with the later one's reply.
   request(op, fields = {}) {
-    const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      if (this.socket.readyState !== WebSocket.OPEN) {
-        reject(new Error("not connected to graphhost"));
+      const request = { op, fields, settle: [[resolve, reject]] };
+      if (this.isOpen) {
+        this.transmit(request);
         return;
       }
-      this.pending.set(id, [resolve, reject]);
-      this.socket.send(JSON.stringify({ id, op, ...fields }));
+      request.key = JSON.stringify(op === "set" ? [op, fields.node, fields.parameter] : [op, fields]);
+      const earlier = this.waiting.findIndex((r) => r.key === request.key);
+      if (earlier >= 0) request.settle.unshift(...this.waiting.splice(earlier, 1)[0].settle);
+      this.waiting.push(request);
+      while (this.waiting.length > Connection.waitingLimit) {
+        for (const [, refuse] of this.waiting.shift().settle) {
+          refuse(new Disconnected("not connected to graphhost: too many changes waiting"));
+        }
+      }
     });
   }
 
-  /// Keeps a feed subscribed at `rate` a second, across reconnections.
-  subscribe(fields, rate) {
-    const key = JSON.stringify(fields);
-    this.subscriptions.set(key, { fields, rate });
-    return this.request("subscribe", { ...fields, rate });
+  transmit(request) {
+    const id = this.nextId++;
+    this.pending.set(id, request);
+    this.socket.send(JSON.stringify({ id, op: request.op, ...request.fields }));
   }
 
+  /// Keeps a feed subscribed at `rate` a second, across reconnections: made now when the socket is open, else
+  /// when it opens. Resolves with the reply of the subscription as made on a connection, or rejects with
+  /// graphhost's error.
+  subscribe(fields, rate) {
+    const key = JSON.stringify(fields);
+    const subscription = { fields, rate, settle: this.subscriptions.get(key)?.settle ?? [] };
+    this.subscriptions.set(key, subscription);
+    const settled = new Promise((resolve, reject) => subscription.settle.push([resolve, reject]));
+    if (this.isOpen) this.sendSubscription(subscription);
+    return settled;
+  }
+
+  /// Makes `subscription` on the open connection; one cut off by a close is made again on the next.
+  sendSubscription(subscription) {
+    const settle = (done) => { for (const pair of subscription.settle.splice(0)) done(pair); };
+    this.request("subscribe", { ...subscription.fields, rate: subscription.rate }).then(
+      (reply) => settle(([resolve]) => resolve(reply)),
+      (error) => { if (!(error instanceof Disconnected)) settle(([, reject]) => reject(error)); });
+  }
+
+  /// Ends a feed's subscription (one not yet made is dropped: a connection's subscriptions end with it).
   unsubscribe(fields) {
-    this.subscriptions.delete(JSON.stringify(fields));
-    return this.request("unsubscribe", fields);
+    const key = JSON.stringify(fields);
+    for (const [resolve] of this.subscriptions.get(key)?.settle.splice(0) ?? []) resolve(null);
+    this.subscriptions.delete(key);
+    return this.isOpen ? this.request("unsubscribe", fields) : Promise.resolve(null);
   }
 }
 """####),
@@ -533,8 +582,10 @@ export class EQChart {
     this.refresh();
   }
 
-  /// Asks for the response again (one request at a time; a change meanwhile asks once more after it).
+  /// Asks for the response again (one request at a time; a change meanwhile asks once more after it), while the
+  /// chart is on the page.
   refresh() {
+    if (!this.element.isConnected) return;
     if (this.asked) { this.again = true; return; }
     this.asked = true;
     this.connection.request("response", { node: this.node.id }).finally(() => {
@@ -1035,7 +1086,8 @@ export function showLoad(table, reading) {
             type: "text/javascript; charset=utf-8",
             text: ####"""
 // Play and pause, and per stream: its position (a seek slider when the stream can seek), title and artist, and how
-// full its buffer is, from the `status` feed.
+// full its buffer is, from the `status` feed. The streams' rows are laid out with the graph and only filled by the
+// feed, so what follows them (the graph) stays where it was first drawn: a click aimed at it lands on it.
 
 const clock = (seconds) => {
   if (!Number.isFinite(seconds)) return "–";
@@ -1062,6 +1114,7 @@ export class Transport {
     this.seekable = new Set(graph.nodes.filter((n) => n.traits.includes("seek")).map((n) => n.id));
     this.streams.replaceChildren();
     this.rows.clear();
+    for (const node of graph.nodes.filter((n) => n.type === "stream")) this.rows.set(node.id, this.makeRow(node.id));
   }
 
   show(status) {
@@ -1072,9 +1125,14 @@ export class Transport {
     this.nowPlaying.textContent = titled ? `${titled.title}${titled.artist ? " — " + titled.artist : ""}` : "";
     for (const stream of status.streams) {
       let row = this.rows.get(stream.id);
-      if (!row) { row = this.makeRow(stream); this.rows.set(stream.id, row); }
+      if (!row) { row = this.makeRow(stream.id); this.rows.set(stream.id, row); }
       row.time.textContent = `${clock(stream.position)} / ${clock(stream.duration ?? NaN)}`;
-      if (row.seek && document.activeElement !== row.seek) {
+      if (row.seek) {
+        // Shown for a stream of known duration; its place is kept either way.
+        row.seek.disabled = !stream.duration;
+        row.seek.style.visibility = stream.duration ? "" : "hidden";
+      }
+      if (row.seek && stream.duration && document.activeElement !== row.seek) {
         row.seek.max = Math.max(1, Math.floor(stream.duration ?? 0));
         row.seek.value = Math.floor(stream.position);
       }
@@ -1084,14 +1142,14 @@ export class Transport {
     }
   }
 
-  makeRow(stream) {
+  makeRow(id) {
     const element = document.createElement("div");
     element.className = "stream";
-    element.dataset.node = stream.id;
+    element.dataset.node = id;
     const head = document.createElement("div");
     head.className = "row";
     const name = document.createElement("strong");
-    name.textContent = stream.id;
+    name.textContent = id;
     const time = document.createElement("span");
     const state = document.createElement("span");
     const fillBox = document.createElement("span");
@@ -1102,17 +1160,20 @@ export class Transport {
     head.append(name, time, fillBox, state);
     element.appendChild(head);
     let seek = null;
-    if (this.seekable.has(stream.id) && stream.duration) {
+    if (this.seekable.has(id)) {
       seek = document.createElement("input");
       seek.type = "range";
       seek.min = 0;
-      seek.id = `seek-${stream.id}`.replace(/[^A-Za-z0-9_-]/g, "_");
+      seek.disabled = true;
+      seek.style.visibility = "hidden";
+      seek.id = `seek-${id}`.replace(/[^A-Za-z0-9_-]/g, "_");
       const label = document.createElement("label");
       label.htmlFor = seek.id;
-      label.textContent = `Seek ${stream.id}`;
+      label.textContent = `Seek ${id}`;
       label.className = "visually-hidden";
       seek.addEventListener("change", () => {
-        this.connection.request("seek", { node: stream.id, seconds: Number(seek.value) }).catch((e) => this.showError(e.message));
+        this.connection.request("seek", { node: id, seconds: Number(seek.value) })
+          .catch((e) => this.showError(e.message));
       });
       element.append(label, seek);
     }
@@ -1124,5 +1185,5 @@ export class Transport {
     ]
 
     /// The page's version: a digest of its files, shown on the page.
-    public static let version = "da4b20af6a09"
+    public static let version = "2d64065b053b"
 }

@@ -93,7 +93,9 @@ $("#loudness-details").addEventListener("toggle", () => {
 });
 
 const rates = { meters: 30, load: 1, transport: 4 };
-for (const [feed, rate] of Object.entries(rates)) connection.subscriptions.set(JSON.stringify({ feed }), { fields: { feed }, rate });
+for (const [feed, rate] of Object.entries(rates)) {
+  connection.subscribe({ feed }, rate).catch((e) => log.add(e.message, "error"));
+}
 
 async function listGraphs() {
   const response = await fetch("/graphs", { cache: "no-store" });

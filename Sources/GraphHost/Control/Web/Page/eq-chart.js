@@ -138,8 +138,10 @@ export class EQChart {
     this.refresh();
   }
 
-  /// Asks for the response again (one request at a time; a change meanwhile asks once more after it).
+  /// Asks for the response again (one request at a time; a change meanwhile asks once more after it), while the
+  /// chart is on the page.
   refresh() {
+    if (!this.element.isConnected) return;
     if (this.asked) { this.again = true; return; }
     this.asked = true;
     this.connection.request("response", { node: this.node.id }).finally(() => {

@@ -1,5 +1,6 @@
 // Play and pause, and per stream: its position (a seek slider when the stream can seek), title and artist, and how
-// full its buffer is, from the `status` feed.
+// full its buffer is, from the `status` feed. The streams' rows are laid out with the graph and only filled by the
+// feed, so what follows them (the graph) stays where it was first drawn: a click aimed at it lands on it.
 
 const clock = (seconds) => {
   if (!Number.isFinite(seconds)) return "–";
@@ -26,6 +27,7 @@ export class Transport {
     this.seekable = new Set(graph.nodes.filter((n) => n.traits.includes("seek")).map((n) => n.id));
     this.streams.replaceChildren();
     this.rows.clear();
+    for (const node of graph.nodes.filter((n) => n.type === "stream")) this.rows.set(node.id, this.makeRow(node.id));
   }
 
   show(status) {
@@ -36,9 +38,14 @@ export class Transport {
     this.nowPlaying.textContent = titled ? `${titled.title}${titled.artist ? " — " + titled.artist : ""}` : "";
     for (const stream of status.streams) {
       let row = this.rows.get(stream.id);
-      if (!row) { row = this.makeRow(stream); this.rows.set(stream.id, row); }
+      if (!row) { row = this.makeRow(stream.id); this.rows.set(stream.id, row); }
       row.time.textContent = `${clock(stream.position)} / ${clock(stream.duration ?? NaN)}`;
-      if (row.seek && document.activeElement !== row.seek) {
+      if (row.seek) {
+        // Shown for a stream of known duration; its place is kept either way.
+        row.seek.disabled = !stream.duration;
+        row.seek.style.visibility = stream.duration ? "" : "hidden";
+      }
+      if (row.seek && stream.duration && document.activeElement !== row.seek) {
         row.seek.max = Math.max(1, Math.floor(stream.duration ?? 0));
         row.seek.value = Math.floor(stream.position);
       }
@@ -48,14 +55,14 @@ export class Transport {
     }
   }
 
-  makeRow(stream) {
+  makeRow(id) {
     const element = document.createElement("div");
     element.className = "stream";
-    element.dataset.node = stream.id;
+    element.dataset.node = id;
     const head = document.createElement("div");
     head.className = "row";
     const name = document.createElement("strong");
-    name.textContent = stream.id;
+    name.textContent = id;
     const time = document.createElement("span");
     const state = document.createElement("span");
     const fillBox = document.createElement("span");
@@ -66,17 +73,20 @@ export class Transport {
     head.append(name, time, fillBox, state);
     element.appendChild(head);
     let seek = null;
-    if (this.seekable.has(stream.id) && stream.duration) {
+    if (this.seekable.has(id)) {
       seek = document.createElement("input");
       seek.type = "range";
       seek.min = 0;
-      seek.id = `seek-${stream.id}`.replace(/[^A-Za-z0-9_-]/g, "_");
+      seek.disabled = true;
+      seek.style.visibility = "hidden";
+      seek.id = `seek-${id}`.replace(/[^A-Za-z0-9_-]/g, "_");
       const label = document.createElement("label");
       label.htmlFor = seek.id;
-      label.textContent = `Seek ${stream.id}`;
+      label.textContent = `Seek ${id}`;
       label.className = "visually-hidden";
       seek.addEventListener("change", () => {
-        this.connection.request("seek", { node: stream.id, seconds: Number(seek.value) }).catch((e) => this.showError(e.message));
+        this.connection.request("seek", { node: id, seconds: Number(seek.value) })
+          .catch((e) => this.showError(e.message));
       });
       element.append(label, seek);
     }
