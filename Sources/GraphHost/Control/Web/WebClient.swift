@@ -9,7 +9,7 @@ import Synchronization
 /// values the nodes play after any command from any surface, and its feeds at the rates it asked for. What it is
 /// sent waits in a queue of `queueLimit` messages: a page that reads too slowly loses the oldest, and never holds up
 /// the render world, the other pages or the other surfaces. Its feeds are written on its connection's event loop
-/// (`startFeeds`).
+/// (`startFeeds`), the first update of a feed as soon as it is subscribed.
 final class WebClient: Sendable {
     let control: LiveControl
     let version: String
@@ -24,6 +24,8 @@ final class WebClient: Sendable {
     private struct State {
         var schedule = FeedSchedule<WebRequest.WebFeed>()
         var closed = false
+        /// Runs the feeds' turn now instead of when it is next due (set by `startFeeds`).
+        var wake: (@Sendable () -> Void)?
     }
     private let state = Mutex(State())
     static let queueLimit = 256
@@ -97,7 +99,11 @@ final class WebClient: Sendable {
                         return reply(id, error: error.description)
                     }
                 }
-                state.withLock { $0.schedule.add(feed, rate: rate) }
+                let wake = state.withLock { s in
+                    s.schedule.add(feed, rate: rate)
+                    return s.wake
+                }
+                wake?()
                 reply(id, error: nil)
             case .unsubscribe(let feed):
                 let removed = state.withLock { $0.schedule.remove(feed) }
@@ -109,8 +115,11 @@ final class WebClient: Sendable {
 
     /// Writes the page's feeds on `channel`, its WebSocket connection, from a timer on the connection's event loop:
     /// each turn's messages go out as frames in one write, with no task or thread switch (a turn costs the loop one
-    /// wake-up), until the page closes. A turn that finds the connection unable to take more drops its updates.
+    /// wake-up), until the page closes. A turn that finds the connection unable to take more drops its updates. A
+    /// subscription runs the turn at once (its feed's first update is due then), in place of the one scheduled.
     func startFeeds(on channel: any Channel) {
+        let loop = channel.eventLoop
+        let next = NIOLoopBoundBox<Scheduled<Void>?>.makeEmptyBox(valueType: Scheduled<Void>.self, eventLoop: loop)
         @Sendable func turn() {
             guard channel.isActive, !state.withLock({ $0.closed }) else { return }
             let (messages, wait) = self.turn()
@@ -122,9 +131,17 @@ final class WebClient: Sendable {
                 }
                 if !messages.isEmpty { channel.flush() }
             }
-            channel.eventLoop.scheduleTask(in: .milliseconds(Int64(wait))) { turn() }
+            next.value = loop.scheduleTask(in: .milliseconds(Int64(wait))) { turn() }
         }
-        channel.eventLoop.execute { turn() }
+        state.withLock { s in
+            s.wake = {
+                loop.execute {
+                    next.value?.cancel()
+                    turn()
+                }
+            }
+        }
+        loop.execute { turn() }
     }
 
     /// The feeds whose time has come, as messages, and the milliseconds until the next is due.
@@ -139,6 +156,7 @@ final class WebClient: Sendable {
     func close() {
         let feeds = state.withLock { s in
             s.closed = true
+            s.wake = nil
             return s.schedule.feeds
         }
         for case .feed(let f) in feeds { control.unwatch(f) }
