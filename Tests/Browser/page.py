@@ -18,7 +18,19 @@ def browser(width=1280, height=900):
                      "--disable-dev-shm-usage", "--hide-scrollbars"]:
         options.add_argument(argument)
     options.binary_location = "/usr/bin/chromium"
+    # The page's console (its errors, and the connection's opening and closing), for `console`.
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def console(driver):
+    """The page's console since the last call: one line per message, its level and its time on the wall clock."""
+    try:
+        entries = driver.get_log("browser")
+    except Exception as error:
+        return [f"(the console could not be read: {error})"]
+    return [f"{time.strftime('%H:%M:%S', time.localtime(e['timestamp'] / 1000))}.{e['timestamp'] % 1000:03d} "
+            f"{e['level']} {e['message']}" for e in entries]
 
 
 def phone(driver, width=390, height=844):

@@ -14,7 +14,7 @@ import time
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from page import browser, graph, open_page, phone, report, select, wait
+from page import browser, console, graph, open_page, phone, report, select, wait
 
 
 def control(path, line):
@@ -379,5 +379,9 @@ if __name__ == "__main__":
     driver = browser()
     try:
         SCENARIOS[name](driver, url, *arguments)
+    except BaseException:
+        lines = console(driver)
+        print(f"the page's console ({len(lines)} messages):", *lines, sep="\n  ", file=sys.stderr, flush=True)
+        raise
     finally:
         driver.quit()
