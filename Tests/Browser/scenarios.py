@@ -368,11 +368,84 @@ def scenario_transport(driver, url, sock):
            bands=int(driver.find_element(By.ID, "spectrum-view").get_attribute("data-bands")))
 
 
+def scenario_reconnect(driver, url, sock):
+    """Closes the page's WebSocket and, in the same turn of the page's loop (the socket closing: its `state`),
+    raises band.5 of the EQ by half a decibel with the arrow key on its handle; reports the commands graphhost heard
+    from then on, the page's error line and, once the page is connected again, the points of the EQ's chart drawn
+    again from graphhost's response."""
+    open_page(driver, url)
+    select(driver, "eq")
+    points = lambda: int(driver.execute_script(
+        "return document.querySelector('.eq-chart:not([data-before]) .response')?.dataset.points || 0"))
+    wait(driver, lambda d: points() > 0, "the chart drew the response")
+    heard = command_events(sock)
+    state = driver.execute_script("""document.querySelector(".eq-chart").dataset.before = "true";
+        const socket = window.graphhost.connection.socket;
+        socket.close();
+        document.querySelector('.eq-chart .handle[data-parameter="band.5"]')
+            .dispatchEvent(new KeyboardEvent("keydown", { key: "ArrowUp", bubbles: true }));
+        return socket.readyState""")
+    wait(driver, lambda d: any(c.startswith("set eq band.5") for _, c in heard), "graphhost heard the change")
+    wait(driver, lambda d: d.find_element(By.ID, "connection").get_attribute("data-state") == "open",
+         "the page connected again")
+    wait(driver, lambda d: points() > 0, "the chart drew the response again")
+    report(state=state, heard=[c for _, c in heard], error=driver.find_element(By.ID, "control-error").text,
+           points=points())
+
+
+# Run by the page from its start (before its own scripts): marks when, in ms on the page's clock (performance.now(),
+# from the navigation's start), the socket first opened, the graph was drawn (and where: the top of its view in
+# px), the output's meter first showed a level, the transport first showed the stream and the EQ's chart drew its
+# response; it selects the EQ (as a click would) the moment its node is drawn.
+FIRST_DRAW = """(() => {
+  const marks = {};
+  window.firstDraw = { marks, top: null };
+  const mark = (name) => { if (!(name in marks)) marks[name] = performance.now(); };
+  const top = () => document.querySelector("#graph-view").getBoundingClientRect().top;
+  new MutationObserver(() => {
+    if (document.querySelector('#connection[data-state="open"]')) mark("open");
+    if (document.body?.dataset.ready === "true" && !("graph" in marks)) {
+      mark("graph");
+      window.firstDraw.top = top();
+    }
+    const eq = document.querySelector('#graph-view .node[data-id="eq"]');
+    if (eq && !("selected" in marks)) {
+      mark("selected");
+      eq.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+    }
+    if (Number.isFinite(parseFloat(document.querySelector('#meters .meter[data-node="out"]')?.dataset.peak))) {
+      mark("meters");
+    }
+    if (document.querySelector('#streams .stream[data-node="song"]')) mark("transport");
+    if (Number(document.querySelector(".eq-chart .response")?.dataset.points) > 0) mark("chart");
+  }).observe(document, { subtree: true, childList: true, attributes: true });
+})();"""
+
+
+def scenario_first_draw(driver, url):
+    """Opens the page and reports when it drew in full, in ms from the navigation's start on the page's own clock
+    (FIRST_DRAW's marks), with the navigation's own times (the document's response, DOMContentLoaded, load), and
+    the top of the graph's view when it was first drawn and once the page drew in full."""
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": FIRST_DRAW})
+    driver.get(url)
+    names = ["open", "graph", "meters", "transport", "chart"]
+    marks = lambda: driver.execute_script("return window.firstDraw?.marks || {}")
+    try:
+        wait(driver, lambda d: all(n in marks() for n in names), "the page drew in full")
+    except AssertionError as error:
+        raise AssertionError(f"{error}; the page's marks (ms): {marks()}") from error
+    navigation = driver.execute_script("""const n = performance.getEntriesByType("navigation")[0];
+        return {response: n.responseEnd, interactive: n.domInteractive, loaded: n.loadEventEnd}""")
+    report(marks=marks(), navigation=navigation, top=driver.execute_script("return window.firstDraw.top"),
+           top_drawn=driver.execute_script("return document.querySelector('#graph-view').getBoundingClientRect().top"))
+
+
 SCENARIOS = {"graph": scenario_graph, "band": scenario_band, "elsewhere": scenario_elsewhere,
              "meters": scenario_meters, "pages": scenario_pages, "phone": scenario_phone, "files": scenario_files,
              "peq": scenario_peq, "surfaces": scenario_surfaces,
              "lv2": scenario_lv2, "watch": scenario_watch,
-             "transport": scenario_transport}
+             "transport": scenario_transport,
+             "first-draw": scenario_first_draw, "reconnect": scenario_reconnect}
 
 if __name__ == "__main__":
     name, url, *arguments = sys.argv[1:]
