@@ -5,11 +5,6 @@ import XCTest
 /// through a pass-through graph, against PipeWire's module-filter-chain doing a pass-through in the same daemon and
 /// the same seconds.
 final class LoopbackLatencyTests: XCTestCase {
-    /// The share of its clicks the peer may lose before a run is too disturbed to judge graphhost by.
-    static let peerLossAllowed = 0.05
-    /// Runs measured at most, per case, while the peer loses more than that.
-    static let measurements = 3
-
     /// graphhost adds nothing to filter-chain's latency at quanta 64, 256 (over two minutes) and 1024, nor at 256
     /// with stress-ng keeping both cores busy; it pairs every click the peer pairs in the same seconds; and the
     /// latency at the end of the run is the one at its start: no drift. (`scripts/bench loopback` runs two minutes of
@@ -17,9 +12,8 @@ final class LoopbackLatencyTests: XCTestCase {
     func testLoopbackLatencyEqualsFilterChainsAndDoesNotDrift() throws {
         for (quantum, seconds, stress) in [(64, 20, false), (256, 120, false), (1024, 20, false), (256, 30, true)] {
             let sent = seconds * 4
-            var judged: (ours: [String: Any], theirs: [String: Any], json: [String: Any])?
-            var rejected: [String] = []
-            while judged == nil, rejected.count < Self.measurements {
+            let what = "loopback at quantum \(quantum)\(stress ? " under stress" : "")"
+            let measured = try PeerJudgement.measureByLosses(what) {
                 let result = try TestSupport.execute(
                     TestSupport.root.appendingPathComponent("scripts/loopback-latency"),
                     ["--quantum", "\(quantum)", "--seconds", "\(seconds)", "--graphhost", TestSupport.executable.path]
@@ -28,20 +22,12 @@ final class LoopbackLatencyTests: XCTestCase {
                 let json = try XCTUnwrap(JSONSerialization.jsonObject(with: result.out) as? [String: Any])
                 let ours = try XCTUnwrap(json["graphhost"] as? [String: Any])
                 let theirs = try XCTUnwrap(json["filterChain"] as? [String: Any])
-                print("loopback latency at quantum \(quantum)\(stress ? " under stress" : ""): \(json)")
-                let peerClicks = theirs["clicks"] as? Int ?? 0
-                if Double(sent - peerClicks) > Double(sent) * Self.peerLossAllowed {
-                    rejected.append("filter-chain paired \(peerClicks) of \(sent)")
-                } else {
-                    judged = (ours, theirs, json)
-                }
+                print("\(what): \(json)")
+                let paired = theirs["clicks"] as? Int ?? 0
+                let loss = PeerLoss(peer: "filter-chain", lost: sent - paired, of: sent, what: "clicks not paired")
+                return ((ours, theirs, json), [loss])
             }
-            guard let (ours, theirs, json) = judged else {
-                XCTFail(
-                    "quantum \(quantum)\(stress ? " under stress" : ""): the machine was too busy to judge: "
-                        + rejected.joined(separator: "; "))
-                continue
-            }
+            guard let (ours, theirs, json) = measured else { continue }
             // Every click the peer paired in the same seconds (the first and last are at the run's edges).
             let peerClicks = theirs["clicks"] as? Int ?? 0
             XCTAssertGreaterThanOrEqual(ours["clicks"] as? Int ?? 0, min(sent - 2, peerClicks), "\(json)")

@@ -9,36 +9,64 @@ struct ProfiledCycles: CustomStringConvertible {
     let cycles: Int
     let late: Int
 
-    var lateShare: Double { cycles == 0 ? 1 : Double(late) / Double(cycles) }
     var description: String { "\(node): \(late) of \(cycles) cycles late" }
 }
 
+/// What a peer lost in one measurement: cycles it finished late, 100 ms windows of its recording that broke, clicks
+/// it did not pass.
+struct PeerLoss: CustomStringConvertible {
+    let peer: String
+    let lost: Int
+    let of: Int
+    /// What was lost, after the count: "cycles late".
+    let what: String
+
+    var share: Double { of == 0 ? 1 : Double(lost) / Double(of) }
+    var description: String { "\(peer): \(lost) of \(of) \(what)" }
+}
+
+extension ProfiledCycles {
+    var loss: PeerLoss { PeerLoss(peer: node, lost: late, of: cycles, what: "cycles late") }
+}
+
 /// Judging graphhost against a peer (pw-play, filter-chain) in the same daemon and the same seconds: only the peer's
-/// own lateness excuses graphhost. A measurement whose peer itself finished more than `peerLateShareAllowed` of its
-/// cycles late is not valid: it is made again, at most `measurements` times in all, and then the test fails, saying
-/// the machine was too busy to judge.
+/// own lateness excuses graphhost. A measurement whose peer itself lost more than `peerLossAllowed` (of its cycles,
+/// its recording's windows, its clicks) is not valid: it is made again, at most `measurements` times in all, and then
+/// the test fails, saying the machine was too busy to judge.
 enum PeerJudgement {
-    static let peerLateShareAllowed = 0.05
+    static let peerLossAllowed = 0.05
     static let measurements = 3
 
-    /// The first measurement whose peers were on time, or nil after a failure saying the machine was too busy.
-    static func measure<Measured>(
+    /// The first measurement whose peers lost no more than allowed, or nil after a failure saying the machine was
+    /// too busy.
+    static func measureByLosses<Measured>(
         _ what: String, file: StaticString = #filePath, line: UInt = #line,
-        _ measurement: () throws -> (Measured, peers: [ProfiledCycles])
+        _ measurement: () throws -> (Measured, peers: [PeerLoss])
     ) throws -> Measured? {
         var rejected: [String] = []
         while rejected.count < measurements {
             let (measured, peers) = try measurement()
-            let lost = peers.filter { $0.lateShare > peerLateShareAllowed }
+            let lost = peers.filter { $0.share > peerLossAllowed }
             print("\(what): peers \(peers)")
             if lost.isEmpty { return measured }
             rejected.append(lost.map(\.description).joined(separator: ", "))
         }
         XCTFail(
-            "\(what): the machine was too busy to judge: in each of \(measurements) measurements a peer finished more "
-                + "than \(Int(peerLateShareAllowed * 100)) % of its cycles late (\(rejected.joined(separator: "; ")))",
+            "\(what): the machine was too busy to judge: in each of \(measurements) measurements a peer lost more than "
+                + "\(Int(peerLossAllowed * 100)) % (\(rejected.joined(separator: "; ")))",
             file: file, line: line)
         return nil
+    }
+
+    /// `measure` for peers judged by their profiled cycles.
+    static func measure<Measured>(
+        _ what: String, file: StaticString = #filePath, line: UInt = #line,
+        _ measurement: () throws -> (Measured, peers: [ProfiledCycles])
+    ) throws -> Measured? {
+        try measureByLosses(what, file: file, line: line) {
+            let (measured, peers) = try measurement()
+            return (measured, peers.map(\.loss))
+        }
     }
 }
 

@@ -31,4 +31,9 @@ struct PeerRecordings {
                 recording: SignalMatch.mono(try SoundFile(path: peerPath).samples), reference: mono)
         )
     }
+
+    /// What pw-play lost: the peer's broken windows, for `PeerJudgement`.
+    static func loss(_ peer: (intact: Int, total: Int)) -> PeerLoss {
+        PeerLoss(peer: "pw-play", lost: peer.total - peer.intact, of: peer.total, what: "100 ms windows broken")
+    }
 }

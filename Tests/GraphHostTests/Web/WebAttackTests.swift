@@ -10,8 +10,21 @@ import XCTest
 final class WebAttackTests: XCTestCase {
     /// Playback goes on with no more broken 100 ms windows than pw-play's in the same seconds, graphhost's own
     /// recording is whole, resident memory stays within 10 MiB of the start, no descriptor is left open, and a
-    /// well-formed client is served throughout.
+    /// well-formed client is served throughout. (A run where pw-play itself lost more than
+    /// `PeerJudgement.peerLossAllowed` of its windows is not judged against it: the attack is made again.)
     func testAnAttackedPageServerKeepsPlayingServingAndBounded() throws {
+        let measured = try PeerJudgement.measureByLosses("web attack") {
+            let run = try Self.attack()
+            return (run, [PeerRecordings.loss(run.peer)])
+        }
+        guard let (own, other, seconds) = measured else { return }
+        XCTAssertGreaterThan(own.total, 9 * seconds)
+        XCTAssertEqual(own.total, other.total)
+        XCTAssertGreaterThanOrEqual(Double(own.intact), Double(other.intact) - 0.02 * Double(own.total))
+    }
+
+    /// One attack, judged but for the monitors' windows: graphhost's and pw-play's, and the seconds played.
+    static func attack() throws -> (own: (intact: Int, total: Int), peer: (intact: Int, total: Int), seconds: Int) {
         let scale = (ProcessInfo.processInfo.environment["GRAPHHOST_ATTACK"] ?? "200,100,15").split(separator: ",")
         let (requests, slow, slowSeconds) = (String(scale[0]), String(scale[1]), String(scale[2]))
         let seconds = 30 + Int(slowSeconds)! + Int(requests)! / 20
@@ -98,8 +111,6 @@ final class WebAttackTests: XCTestCase {
                 + "\(own.total); --record \(whole.intact) of \(whole.total) intact")
         XCTAssertTrue(recorded.allSatisfy(\.isFinite))
         XCTAssertEqual(whole.intact, whole.total, "graphhost's own output has a gap")
-        XCTAssertGreaterThan(own.total, 9 * seconds)
-        XCTAssertEqual(own.total, other.total)
-        XCTAssertGreaterThanOrEqual(Double(own.intact), Double(other.intact) - 0.02 * Double(own.total))
+        return (own, other, seconds)
     }
 }
