@@ -32,6 +32,7 @@ final class WebPageTests: XCTestCase {
     static func scenario(
         _ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 120
     ) throws -> [String: Any] {
+        try TestTier.require(.browser, .long, for: "Chromium")
         let script = TestSupport.root.appendingPathComponent("Tests/Browser/scenarios.py").path
         let result = try TestSupport.execute(
             URL(fileURLWithPath: "/usr/bin/python3"), [script] + arguments,
@@ -416,7 +417,18 @@ final class WebPageTests: XCTestCase {
         ]
         XCTAssertEqual(try status("/?token=\(token)", []), "303")
         XCTAssertEqual(try status("/", [cookie]), "200")
-        XCTAssertEqual(try status("/ws", [cookie, "Origin: \(base)"] + upgrade), "101")
+        // An accepted handshake's status line, read from a socket of its own: curl would wait for the upgraded
+        // connection to end.
+        let handshake = """
+            import socket, sys
+            s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+            lines = ["GET /ws HTTP/1.1", "Host: 127.0.0.1:" + sys.argv[1]] + sys.argv[2:]
+            s.sendall(("\\r\\n".join(lines) + "\\r\\n\\r\\n").encode())
+            print(s.recv(64).split(b" ")[1].decode(), end="")
+            """
+        let accepted = try TestSupport.run(
+            ["python3", "-c", handshake, "\(page.port)", cookie, "Origin: \(base)"] + upgrade)
+        XCTAssertEqual(String(decoding: accepted, as: UTF8.self), "101")
         for path in ["/", "/page/app.js", "/graph.json", "/graphs", "/ws"] {
             // A refused WebSocket handshake is answered as an HTTP request is, before any upgrade.
             let (ws, refused, host) = (path == "/ws" ? upgrade : [], "403", "421")
@@ -515,6 +527,7 @@ final class WebPageTests: XCTestCase {
 
     /// A browser scenario left running (its standard error says how far it got).
     static func scenarioProcess(_ arguments: [String]) throws -> HeadlessPipeWire.Running {
+        try TestTier.require(.browser, .long, for: "Chromium")
         let script = TestSupport.root.appendingPathComponent("Tests/Browser/scenarios.py").path
         return try HeadlessPipeWire.Running(
             URL(fileURLWithPath: "/usr/bin/python3"), [script] + arguments,
