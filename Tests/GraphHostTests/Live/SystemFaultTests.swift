@@ -66,16 +66,8 @@ final class SystemFaultTests: XCTestCase {
               "links": [ { "from": "song", "to": "eq" }, { "from": "eq", "to": "amp" }, \
             { "from": "amp", "to": "out" } ] }
             """)
-        let stress = Process()
-        stress.executableURL = URL(fileURLWithPath: "/usr/bin/stress-ng")
-        stress.arguments = ["--cpu", "2", "--timeout", "\(seconds + 20)s", "--quiet"]
-        try stress.run()
-        defer {
-            if stress.isRunning {
-                stress.terminate()
-                stress.waitUntilExit()
-            }
-        }
+        let stress = try CPUStress(cores: 2, seconds: seconds + 20)
+        defer { stress.stop() }
         /// pw-play to the test sink, profiled with graphhost.
         func peer(in daemon: HeadlessPipeWire) throws -> HeadlessPipeWire.Running {
             _ = try daemon.script(["xrun-start", daemon.directory])

@@ -340,16 +340,8 @@ final class WebPageTests: XCTestCase {
         let page = try Self.start(pw, graph: try Self.sineGraph(), name: "busy")
         defer { page.run.interrupt() }
         XCTAssertTrue(try page.control.waitForPosition(0.5))
-        let stress = Process()
-        stress.executableURL = URL(fileURLWithPath: "/usr/bin/stress-ng")
-        stress.arguments = ["--cpu", "2", "--timeout", "300s", "--quiet"]
-        try stress.run()
-        defer {
-            if stress.isRunning {
-                stress.terminate()
-                stress.waitUntilExit()
-            }
-        }
+        let stress = try CPUStress(cores: 2, seconds: 300)
+        defer { stress.stop() }
         let seen = try Self.scenario(["first-draw", page.url])
         print("the page's first draw under stress (ms from the navigation's start): \(seen)")
         let marks = try XCTUnwrap(seen["marks"] as? [String: Double], "\(seen)")
