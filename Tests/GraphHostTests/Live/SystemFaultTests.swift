@@ -6,7 +6,7 @@ import XCTest
 /// Faults under load: with both cores busy (stress-ng), at quantum 256, an HTTP stream through the EQ and an LV2
 /// plugin plays while the PipeWire daemon restarts and the HTTP server drops the connection. Playback resumes
 /// after each. Judged against pw-play playing to the same sink in each daemon, both profiled: in the cycles both ran,
-/// graphhost finishes no more late than pw-play. The daemon's gap is bounded by the daemon's own absence, one backoff
+/// graphhost is late no more often than pw-play. The daemon's gap is bounded by the daemon's own absence, one backoff
 /// of graphhost's reconnection (at most 2 s) and the time a peer started in the restarted daemon took to be linked.
 /// CI runs 30 s; `scripts/reliability` sets GRAPHHOST_STRESS_SECONDS=300.
 final class SystemFaultTests: XCTestCase {
@@ -34,7 +34,11 @@ final class SystemFaultTests: XCTestCase {
         XCTAssertTrue(run.result.err.contains("reconnecting from byte"), run.result.err)
         XCTAssertTrue(run.result.out.contains("played \(seconds)."), run.result.out)
         XCTAssertGreaterThan(run.shared.count, seconds * 48000 / 256 / 2, "cycles both ran")
-        XCTAssertLessThanOrEqual(late, peerLate, "graphhost finished more cycles late than pw-play in the same ones")
+        let odds = PeerJudgement.lateMoreOftenThanPeer(run.shared)
+        XCTAssertFalse(
+            odds.more,
+            "graphhost was late more often than pw-play in the same cycles: late alone in \(odds.graphhostOnly), "
+                + "pw-play alone in \(odds.peerOnly) (odds \(odds.odds))")
         XCTAssertLessThanOrEqual(
             gap, run.absence + Self.backoffCap + run.peerLink,
             "the gap outlasted the daemon's absence, one backoff and a peer's time to be linked")

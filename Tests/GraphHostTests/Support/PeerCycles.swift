@@ -58,6 +58,30 @@ enum PeerJudgement {
         return nil
     }
 
+    /// Whether graphhost (index 0 of each shared cycle) finished late more often than the peer (index 1) in the
+    /// cycles both ran, beyond what chance gives two clients the machine wakes late alike. A cycle where only one of
+    /// them was late tells them apart; if neither is more prone, graphhost is the late one in each such cycle with
+    /// even odds, so `graphhostOnly` of them is judged by the binomial tail P(X >= graphhostOnly): below
+    /// `lateOddsAllowed` graphhost is the more often late. (Comparing the two counts directly fails about every
+    /// other run wherever the machine wakes anyone late at all; a graphhost made late more often fails this.)
+    static let lateOddsAllowed = 0.001
+
+    static func lateMoreOftenThanPeer(_ shared: [[(finished: Bool, micros: Double)]]) -> (
+        graphhostOnly: Int, peerOnly: Int, odds: Double, more: Bool
+    ) {
+        let ours = shared.filter { !$0[0].finished && $0[1].finished }.count
+        let theirs = shared.filter { $0[0].finished && !$0[1].finished }.count
+        let n = ours + theirs
+        // P(X >= ours) for X ~ Binomial(n, 1/2), through log-gamma (n may be in the thousands).
+        func logChoose(_ k: Int) -> Double {
+            let (all, chosen, rest): (Double, Double, Double) = (Double(n + 1), Double(k + 1), Double(n - k + 1))
+            return lgamma(all) - lgamma(chosen) - lgamma(rest)
+        }
+        var odds = 0.0
+        for k in ours...max(ours, n) { odds += exp(logChoose(k) - Double(n) * log(2.0)) }
+        return (ours, theirs, n == 0 ? 1 : odds, n > 0 && odds < lateOddsAllowed)
+    }
+
     /// `measure` for peers judged by their profiled cycles.
     static func measure<Measured>(
         _ what: String, file: StaticString = #filePath, line: UInt = #line,
