@@ -1,7 +1,20 @@
-"""Browser scenarios for Tests/GraphHostTests/Web/WebPageTests.swift: `scenarios.py NAME URL [ARGS...]` opens the
-page graphhost printed in headless Chromium, does what a person would, and prints what it saw as JSON lines (the
-Swift test judges them with what it measured on graphhost's side)."""
+"""Browser scenarios for Tests/GraphHostTests/Web/WebPageTests.swift: each opens the page graphhost printed in
+headless Chromium, does what a person would, and returns what it saw (the Swift test judges it with what it measured
+on graphhost's side).
+
+`scenarios.py --serve` starts one Chromium for many scenarios (the browser tier's): it reads one JSON request a line
+on standard input, {"id": N, "scenario": NAME, "arguments": [URL, ...], "environment": {...}} (added to this
+process's for the tools a scenario runs), runs each in a fresh tab (the others closed, no cookie left from the one
+before) and writes its result as one JSON line on standard output, {"id": N, "result": {...}} or {"id": N, "error":
+"..."}; what the scenario says as it goes, and the page's console beside a failure, go to standard error, each
+scenario's between a line `scenario N NAME` and one `scenario N done`. A Chromium that died is started again for the
+next scenario; the end of standard input (or SIGTERM) closes it and ends the process.
+
+`scenarios.py NAME URL [ARGS...]` runs one scenario in a Chromium of its own and prints its result as one JSON line.
+"""
 import json
+import os
+import signal
 import socket
 import statistics
 import struct
@@ -10,11 +23,15 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from page import browser, console, graph, open_page, phone, report, select, wait
+from page import browser, console, graph, open_page, phone, select, wait
+
+# The environment of the tools a scenario runs (pw-cat, pw-cli): this process's and the request's.
+TOOLS_ENVIRONMENT = dict(os.environ)
 
 
 def control(path, line):
@@ -50,12 +67,12 @@ def values_at(driver):
 def scenario_graph(driver, url):
     open_page(driver, url)
     state = graph(driver)
-    report(nodes=[[n["id"], n["type"]] for n in state["nodes"]],
-           links=[[l["from"], l["to"]] for l in state["links"]],
-           drawn=[e.get_attribute("data-id") for e in driver.find_elements(By.CSS_SELECTOR, "#graph-view .node")],
-           paths=[[e.get_attribute("data-from"), e.get_attribute("data-to")]
-                  for e in driver.find_elements(By.CSS_SELECTOR, "#graph-view .link")],
-           version=driver.find_element(By.ID, "version").text)
+    return dict(nodes=[[n["id"], n["type"]] for n in state["nodes"]],
+                links=[[link["from"], link["to"]] for link in state["links"]],
+                drawn=[e.get_attribute("data-id") for e in driver.find_elements(By.CSS_SELECTOR, "#graph-view .node")],
+                paths=[[e.get_attribute("data-from"), e.get_attribute("data-to")]
+                       for e in driver.find_elements(By.CSS_SELECTOR, "#graph-view .link")],
+                version=driver.find_element(By.ID, "version").text)
 
 
 def scenario_band(driver, url, sock, parameter, steps):
@@ -70,11 +87,11 @@ def scenario_band(driver, url, sock, parameter, steps):
         time.sleep(0.02)  # a person's key repeat, not synchronization
     target = 0.5 * int(steps)
     wait(driver, lambda d: abs(d.execute_script(
-        f"return window.graphhost.state.graph.nodes.find(n => n.id === 'eq').state.values['{parameter}']") - target) < 1e-6,
-        f"graphhost reports {parameter} at {target} dB")
+        f"return window.graphhost.state.graph.nodes.find(n => n.id === 'eq').state.values['{parameter}']")
+        - target) < 1e-6, f"graphhost reports {parameter} at {target} dB")
     after = control(sock, "status")["status"]["position"]
     curve = driver.execute_script("return document.querySelector('.eq-chart .response').getAttribute('points').length")
-    report(before=before, after=after, curve=curve, error=driver.find_element(By.ID, "control-error").text)
+    return dict(before=before, after=after, curve=curve, error=driver.find_element(By.ID, "control-error").text)
 
 
 def scenario_elsewhere(driver, url, sock, osc_port):
@@ -82,7 +99,8 @@ def scenario_elsewhere(driver, url, sock, osc_port):
     open_page(driver, url)
     select(driver, "eq")
     picker = driver.find_element(By.ID, "control-eq-preset")
-    presets = [o.get_attribute("value") for o in picker.find_elements(By.TAG_NAME, "option") if o.get_attribute("value")]
+    presets = [o.get_attribute("value") for o in picker.find_elements(By.TAG_NAME, "option")
+               if o.get_attribute("value")]
     latencies = {"socket": [], "osc": []}
     for k, name in enumerate(presets[1:11]):
         how = "socket" if k % 2 == 0 else "osc"
@@ -94,13 +112,16 @@ def scenario_elsewhere(driver, url, sock, osc_port):
         wait(driver, lambda d: picker.get_attribute("value") == name, f"the page shows preset {name}")
         latencies[how].append(values_at(driver) - sent)
     logged = [e.text for e in driver.find_elements(By.CSS_SELECTOR, '#events li[data-event="command"]')]
-    report(latencies=latencies, median=statistics.median(latencies["socket"] + latencies["osc"]), logged=logged)
+    return dict(latencies=latencies, median=statistics.median(latencies["socket"] + latencies["osc"]), logged=logged)
 
 
 def scenario_meters(driver, url):
     """The output's meter while playing, then after the page's pause button, then after play."""
     open_page(driver, url)
-    peak = lambda: driver.find_element(By.CSS_SELECTOR, '#meters .meter[data-node="out"]').get_attribute("data-peak")
+
+    def peak():
+        return driver.find_element(By.CSS_SELECTOR, '#meters .meter[data-node="out"]').get_attribute("data-peak")
+
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, '#meters .meter[data-node="out"]'), "the output's meter")
     playing = []
     for _ in range(10):
@@ -112,7 +133,7 @@ def scenario_meters(driver, url):
     fell = time.time()
     driver.find_element(By.ID, "play").click()
     wait(driver, lambda d: peak() != "-inf", "the output's meter rises again")
-    report(playing=playing, rose_after=time.time() - fell)
+    return dict(playing=playing, rose_after=time.time() - fell)
 
 
 def scenario_pages(driver, url, count, seconds):
@@ -127,7 +148,7 @@ def scenario_pages(driver, url, count, seconds):
     for handle in driver.window_handles:
         driver.switch_to.window(handle)
         counts.append(driver.execute_script("return document.querySelectorAll('#meters .meter').length"))
-    report(pages=len(driver.window_handles), meters=counts)
+    return dict(pages=len(driver.window_handles), meters=counts)
 
 
 def scenario_phone(driver, url):
@@ -164,8 +185,8 @@ def scenario_phone(driver, url):
         .map(e => e.id || e.outerHTML.slice(0, 60))""")
     after = driver.execute_script(
         "return window.graphhost.state.graph.nodes.find(n => n.id === 'eq').state.values['band.5']")
-    report(width=width, lefts=lefts, overflow=overflow, reached=reached, ring=ring, outline=outline, unlabelled=unlabelled,
-           before=before, after=after)
+    return dict(width=width, lefts=lefts, overflow=overflow, reached=reached, ring=ring, outline=outline,
+                unlabelled=unlabelled, before=before, after=after)
 
 
 def scenario_files(driver, url, other):
@@ -179,15 +200,16 @@ def scenario_files(driver, url, other):
     refused = driver.find_element(By.ID, "control-error").text
     after = driver.execute_script("return window.graphhost.state.graph.nodes.find(n => n.id === 'eq').state.values")
     outside = driver.execute_async_script("""const done = arguments[0];
-        window.graphhost.connection.request('load', {path: '../etc.json'}).then(() => done('loaded'), e => done(e.message))""")
+        window.graphhost.connection.request('load', {path: '../etc.json'})
+            .then(() => done('loaded'), e => done(e.message))""")
     options = [o.get_attribute("value") for o in driver.find_elements(By.CSS_SELECTOR, "#load-file option")]
     from selenium.webdriver.support.ui import Select
     Select(driver.find_element(By.ID, "load-file")).select_by_value(other)
     driver.find_element(By.ID, "load-button").click()
     wait(driver, lambda d: "karaoke" in d.execute_script(
         "return window.graphhost.state.graph.nodes.map(n => n.id).join(' ')"), "the page shows the loaded graph")
-    report(refused=refused, unchanged=before == after, outside=outside, options=options,
-           nodes=driver.execute_script("return window.graphhost.state.graph.nodes.map(n => n.id)"))
+    return dict(refused=refused, unchanged=before == after, outside=outside, options=options,
+                nodes=driver.execute_script("return window.graphhost.state.graph.nodes.map(n => n.id)"))
 
 
 def scenario_peq(driver, url, shape):
@@ -197,9 +219,13 @@ def scenario_peq(driver, url, shape):
     from selenium.webdriver.support.ui import Select
     open_page(driver, url)
     select(driver, "peq")
-    values = lambda: driver.execute_script(
-        "return window.graphhost.state.graph.nodes.find(n => n.id === 'peq').state.values")
-    curve = lambda: driver.execute_script("return document.querySelector('.eq-chart .response').getAttribute('points')")
+
+    def values():
+        return driver.execute_script("return window.graphhost.state.graph.nodes.find(n => n.id === 'peq').state.values")
+
+    def curve():
+        return driver.execute_script("return document.querySelector('.eq-chart .response').getAttribute('points')")
+
     wait(driver, lambda d: len(curve() or "") > 100, "the chart drew the response")
     before, drawn = values(), curve()
     handle = driver.find_element(By.CSS_SELECTOR, '.eq-chart .handle[data-parameter="band.0.gain"]')
@@ -218,21 +244,31 @@ def scenario_peq(driver, url, shape):
     picker.select_by_visible_text(shape)
     wait(driver, lambda d: values()["band.0.type"] != dragged["band.0.type"], f"graphhost reports the {shape} band")
     wait(driver, lambda d: curve() != drawn, "the curve redrew for the new shape")
-    report(before=before, after=dragged, labels=labels, shapes=shapes, picked=values()["band.0.type"])
+    return dict(before=before, after=dragged, labels=labels, shapes=shapes, picked=values()["band.0.type"])
 
 
-def command_events(path):
-    """Subscribes to graphhost's events on its control socket: a list that fills, on a thread of its own, with
-    (ms on the wall clock when it arrived, command) for each `command` event."""
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(path)
-    s.sendall(b"subscribe\n")
-    heard, subscribed = [], threading.Event()
+class CommandEvents:
+    """graphhost's events on its control socket, read on a thread of its own: `heard` fills with (ms on the wall
+    clock when it arrived, command) for each `command` event. A `with` block closes the subscription at its end."""
 
-    def read():
+    def __init__(self, path):
+        self.heard = []
+        self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._socket.connect(path)
+        self._socket.sendall(b"subscribe\n")
+        subscribed = threading.Event()
+        threading.Thread(target=self._read, args=(subscribed,), daemon=True).start()
+        if not subscribed.wait(10):
+            self.close()
+            raise AssertionError("graphhost did not answer `subscribe` within 10 s")
+
+    def _read(self, subscribed):
         pending = b""
         while True:
-            chunk = s.recv(65536)
+            try:
+                chunk = self._socket.recv(65536)
+            except OSError:
+                return
             if not chunk:
                 return
             pending += chunk
@@ -242,11 +278,20 @@ def command_events(path):
             for line in lines:
                 event = json.loads(line.decode()) if line.startswith(b"{") else {}
                 if event.get("event") == "command":
-                    heard.append((time.time() * 1000, event["command"]))
-    threading.Thread(target=read, daemon=True).start()
-    if not subscribed.wait(10):
-        raise SystemExit("graphhost did not answer `subscribe` within 10 s")
-    return heard
+                    self.heard.append((time.time() * 1000, event["command"]))
+
+    def close(self):
+        try:
+            self._socket.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._socket.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_):
+        self.close()
 
 
 def program_change_file(program):
@@ -267,24 +312,26 @@ def scenario_surfaces(driver, url, sock, midi_target, props_node):
     open_page(driver, url)
     select(driver, "eq")
     picker = driver.find_element(By.ID, "control-eq-preset")
-    presets = [o.get_attribute("value") for o in picker.find_elements(By.TAG_NAME, "option") if o.get_attribute("value")]
-    heard = command_events(sock)
+    presets = [o.get_attribute("value") for o in picker.find_elements(By.TAG_NAME, "option")
+               if o.get_attribute("value")]
     changes = [("midi", 1, "Rock"), ("pw-cli", "Jazz", "Jazz"), ("midi", 2, "Piano"), ("pw-cli", "Dance", "Dance")]
     latencies = {"midi": [], "pw-cli": []}
     commands = []
-    for how, what, name in changes:
-        already = len(heard)
-        if how == "midi":
-            subprocess.run(["pw-cat", "--midi", "--playback", program_change_file(what), "--target", midi_target],
-                           check=True, capture_output=True)
-        else:
-            pod = '{ params = [ "eq:preset" %d ] }' % presets.index(what)
-            subprocess.run(["pw-cli", "set-param", props_node, "Props", pod], check=True, capture_output=True)
-        wait(driver, lambda d: picker.get_attribute("value") == name, f"the page shows preset {name} ({how})")
-        wait(driver, lambda d: len(heard) > already, f"the socket heard the {how} command")
-        latencies[how].append(values_at(driver) - heard[already][0])
-        commands.append(heard[already][1])
-    report(latencies=latencies, commands=commands)
+    with CommandEvents(sock) as events:
+        heard = events.heard
+        for how, what, name in changes:
+            already = len(heard)
+            if how == "midi":
+                command = ["pw-cat", "--midi", "--playback", program_change_file(what), "--target", midi_target]
+            else:
+                command = ["pw-cli", "set-param", props_node, "Props",
+                           '{ params = [ "eq:preset" %d ] }' % presets.index(what)]
+            subprocess.run(command, check=True, capture_output=True, env=TOOLS_ENVIRONMENT)
+            wait(driver, lambda d: picker.get_attribute("value") == name, f"the page shows preset {name} ({how})")
+            wait(driver, lambda d: len(heard) > already, f"the socket heard the {how} command")
+            latencies[how].append(values_at(driver) - heard[already][0])
+            commands.append(heard[already][1])
+    return dict(latencies=latencies, commands=commands)
 
 
 def scenario_lv2(driver, url, preset):
@@ -293,7 +340,10 @@ def scenario_lv2(driver, url, preset):
     from selenium.webdriver.support.ui import Select
     open_page(driver, url)
     select(driver, "fx")
-    node = lambda: driver.execute_script("return window.graphhost.state.graph.nodes.find(n => n.id === 'fx')")
+
+    def node():
+        return driver.execute_script("return window.graphhost.state.graph.nodes.find(n => n.id === 'fx')")
+
     rows = driver.execute_script(
         "return [...document.querySelectorAll('.control')].map(r => [r.querySelector('input, select')?.id || '',"
         " r.querySelector('label')?.textContent || '', r.querySelector('input, select')?.type || ''])")
@@ -312,7 +362,7 @@ def scenario_lv2(driver, url, preset):
                              f"'{driver.find_element(By.ID, 'control-error').text}', the events: "
                              f"{[e.text for e in driver.find_elements(By.CSS_SELECTOR, '#events li')]}") from error
     logged = [e.text for e in driver.find_elements(By.CSS_SELECTOR, '#events li[data-event="command"]')]
-    report(rows=rows, presets=presets, before=before, after=after, logged=logged)
+    return dict(rows=rows, presets=presets, before=before, after=after, logged=logged)
 
 
 def scenario_watch(driver, url, sock, presets):
@@ -323,17 +373,18 @@ def scenario_watch(driver, url, sock, presets):
     open_page(driver, url)
     select(driver, "eq")
     picker = driver.find_element(By.ID, "control-eq-preset")
-    heard = command_events(sock)
-    print("watching", file=sys.stderr, flush=True)
     latencies, commands = [], []
-    for name in presets.split(","):
-        already = len(commands)
-        wait(driver, lambda d: picker.get_attribute("value") == name, f"the page shows preset {name}")
-        wait(driver, lambda d: len(heard) > already, f"the socket heard the command for {name}")
-        latencies.append(values_at(driver) - heard[already][0])
-        commands.append(heard[already][1])
-        print(f"saw {name}", file=sys.stderr, flush=True)
-    report(latencies=latencies, commands=commands)
+    with CommandEvents(sock) as events:
+        heard = events.heard
+        print("watching", file=sys.stderr, flush=True)
+        for name in presets.split(","):
+            already = len(commands)
+            wait(driver, lambda d: picker.get_attribute("value") == name, f"the page shows preset {name}")
+            wait(driver, lambda d: len(heard) > already, f"the socket heard the command for {name}")
+            latencies.append(values_at(driver) - heard[already][0])
+            commands.append(heard[already][1])
+            print(f"saw {name}", file=sys.stderr, flush=True)
+    return dict(latencies=latencies, commands=commands)
 
 
 def scenario_transport(driver, url, sock):
@@ -341,12 +392,17 @@ def scenario_transport(driver, url, sock):
     stream's buffer fill, a seek back to 1 s with the stream's slider, a chain picked for the chain node, and the
     loudness and spectrum drawn once their disclosures are opened; each until graphhost reports it back."""
     open_page(driver, url)
-    status = lambda: control(sock, "status")["status"]
+
+    def status():
+        return control(sock, "status")["status"]
+
+    def position():
+        return next(s["position"] for s in status()["streams"] if s["id"] == "song")
+
     wait(driver, lambda d: d.find_element(By.ID, "now-playing").text != "", "the page shows what is playing")
     playing = driver.find_element(By.ID, "now-playing").text
     fill = driver.find_element(By.CSS_SELECTOR, '#streams .stream[data-node="song"] .fill').get_attribute("title")
     # Back to 1 s once it played past 3 s: only the seek can take the position below where it was.
-    position = lambda: next(s["position"] for s in status()["streams"] if s["id"] == "song")
     wait(driver, lambda d: position() > 3, "the stream played 3 s")
     before = position()
     seek = driver.find_element(By.ID, "seek-song")
@@ -364,8 +420,9 @@ def scenario_transport(driver, url, sock):
     wait(driver, lambda d: "LUFS" in d.find_element(By.ID, "loudness").text, "the page shows the loudness")
     wait(driver, lambda d: int(d.find_element(By.ID, "spectrum-view").get_attribute("data-bands") or 0) > 0,
          "the page draws the spectrum")
-    report(playing=playing, fill=fill, before=before, after=after, chains=chains, loudness=driver.find_element(By.ID, "loudness").text,
-           bands=int(driver.find_element(By.ID, "spectrum-view").get_attribute("data-bands")))
+    return dict(playing=playing, fill=fill, before=before, after=after, chains=chains,
+                loudness=driver.find_element(By.ID, "loudness").text,
+                bands=int(driver.find_element(By.ID, "spectrum-view").get_attribute("data-bands")))
 
 
 def scenario_reconnect(driver, url, sock):
@@ -375,22 +432,26 @@ def scenario_reconnect(driver, url, sock):
     again from graphhost's response."""
     open_page(driver, url)
     select(driver, "eq")
-    points = lambda: int(driver.execute_script(
-        "return document.querySelector('.eq-chart:not([data-before]) .response')?.dataset.points || 0"))
+
+    def points():
+        return int(driver.execute_script(
+            "return document.querySelector('.eq-chart:not([data-before]) .response')?.dataset.points || 0"))
+
     wait(driver, lambda d: points() > 0, "the chart drew the response")
-    heard = command_events(sock)
-    state = driver.execute_script("""document.querySelector(".eq-chart").dataset.before = "true";
-        const socket = window.graphhost.connection.socket;
-        socket.close();
-        document.querySelector('.eq-chart .handle[data-parameter="band.5"]')
-            .dispatchEvent(new KeyboardEvent("keydown", { key: "ArrowUp", bubbles: true }));
-        return socket.readyState""")
-    wait(driver, lambda d: any(c.startswith("set eq band.5") for _, c in heard), "graphhost heard the change")
-    wait(driver, lambda d: d.find_element(By.ID, "connection").get_attribute("data-state") == "open",
-         "the page connected again")
-    wait(driver, lambda d: points() > 0, "the chart drew the response again")
-    report(state=state, heard=[c for _, c in heard], error=driver.find_element(By.ID, "control-error").text,
-           points=points())
+    with CommandEvents(sock) as events:
+        state = driver.execute_script("""document.querySelector(".eq-chart").dataset.before = "true";
+            const socket = window.graphhost.connection.socket;
+            socket.close();
+            document.querySelector('.eq-chart .handle[data-parameter="band.5"]')
+                .dispatchEvent(new KeyboardEvent("keydown", { key: "ArrowUp", bubbles: true }));
+            return socket.readyState""")
+        wait(driver, lambda d: any(c.startswith("set eq band.5") for _, c in events.heard),
+             "graphhost heard the change")
+        wait(driver, lambda d: d.find_element(By.ID, "connection").get_attribute("data-state") == "open",
+             "the page connected again")
+        wait(driver, lambda d: points() > 0, "the chart drew the response again")
+        heard = [c for _, c in events.heard]
+    return dict(state=state, heard=heard, error=driver.find_element(By.ID, "control-error").text, points=points())
 
 
 # Run by the page from its start (before its own scripts): marks when, in ms on the page's clock (performance.now(),
@@ -429,15 +490,19 @@ def scenario_first_draw(driver, url):
     driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": FIRST_DRAW})
     driver.get(url)
     names = ["open", "graph", "meters", "transport", "chart"]
-    marks = lambda: driver.execute_script("return window.firstDraw?.marks || {}")
+
+    def marks():
+        return driver.execute_script("return window.firstDraw?.marks || {}")
+
     try:
         wait(driver, lambda d: all(n in marks() for n in names), "the page drew in full")
     except AssertionError as error:
         raise AssertionError(f"{error}; the page's marks (ms): {marks()}") from error
     navigation = driver.execute_script("""const n = performance.getEntriesByType("navigation")[0];
         return {response: n.responseEnd, interactive: n.domInteractive, loaded: n.loadEventEnd}""")
-    report(marks=marks(), navigation=navigation, top=driver.execute_script("return window.firstDraw.top"),
-           top_drawn=driver.execute_script("return document.querySelector('#graph-view').getBoundingClientRect().top"))
+    return dict(marks=marks(), navigation=navigation, top=driver.execute_script("return window.firstDraw.top"),
+                top_drawn=driver.execute_script(
+                    "return document.querySelector('#graph-view').getBoundingClientRect().top"))
 
 
 SCENARIOS = {"graph": scenario_graph, "band": scenario_band, "elsewhere": scenario_elsewhere,
@@ -447,14 +512,106 @@ SCENARIOS = {"graph": scenario_graph, "band": scenario_band, "elsewhere": scenar
              "transport": scenario_transport,
              "first-draw": scenario_first_draw, "reconnect": scenario_reconnect}
 
-if __name__ == "__main__":
-    name, url, *arguments = sys.argv[1:]
+
+def print_console(driver):
+    lines = console(driver)
+    print(f"the page's console ({len(lines)} messages):", *lines, sep="\n  ", file=sys.stderr, flush=True)
+
+
+def quit_quietly(driver):
+    try:
+        driver.quit()
+    except Exception as error:
+        print(f"Chromium's driver did not quit cleanly: {error}", file=sys.stderr, flush=True)
+
+
+def alive(driver):
+    """`driver` if its Chromium still answers, else a new Chromium (the old one ended as far as it can be)."""
+    if driver is not None:
+        try:
+            driver.window_handles
+            return driver
+        except Exception as error:
+            print(f"Chromium did not answer ({error}): starting another", file=sys.stderr, flush=True)
+            quit_quietly(driver)
+    return browser()
+
+
+def fresh_tab(driver):
+    """One blank tab, the others closed (and with them what a scenario set on them: a device's metrics, a script for
+    each new document, a page still connected to graphhost), no cookie kept (one run's token cookie is sent to every
+    port of 127.0.0.1)."""
+    driver.switch_to.new_window("tab")
+    tab = driver.current_window_handle
+    for handle in driver.window_handles:
+        if handle != tab:
+            driver.switch_to.window(handle)
+            driver.close()
+    driver.switch_to.window(tab)
+    driver.execute_cdp_cmd("Network.clearBrowserCookies", {})
+
+
+def serve():
+    """The browser tier's Chromium: scenarios as asked on standard input, one at a time (the module's doc). Each
+    runs in the blank tab the one before left (`fresh_tab`, once its result is written, so the browser idles between
+    tests)."""
+    os.setpgrp()  # Chromium and its driver in this process's group, for the test to end them with it if it must
+
+    def terminate(signal_number, frame):
+        raise SystemExit(128 + signal_number)
+
+    signal.signal(signal.SIGTERM, terminate)
+    results, sys.stdout = sys.stdout, sys.stderr  # standard output carries the results alone
+    driver, fresh = None, False
+    try:
+        for line in iter(sys.stdin.readline, ""):
+            request = json.loads(line)
+            number, name = request["id"], request["scenario"]
+            print(f"scenario {number} {name}", file=sys.stderr, flush=True)
+            started = time.monotonic()
+            TOOLS_ENVIRONMENT.clear()
+            TOOLS_ENVIRONMENT.update(os.environ)
+            TOOLS_ENVIRONMENT.update(request.get("environment", {}))
+            try:
+                known = driver
+                driver = alive(driver)
+                if driver is known and not fresh:
+                    fresh_tab(driver)
+                console(driver)  # the messages before this scenario's
+                fresh = False
+                reply = {"result": SCENARIOS[name](driver, *request["arguments"])}
+            except Exception as error:
+                traceback.print_exc()
+                if driver is not None:
+                    print_console(driver)
+                reply = {"error": f"{type(error).__name__}: {error}"}
+            print(f"scenario {number} done in {time.monotonic() - started:.1f} s", file=sys.stderr, flush=True)
+            results.write(json.dumps({"id": number, **reply}) + "\n")
+            results.flush()
+            try:
+                fresh_tab(driver)
+                fresh = True
+            except Exception as error:
+                print(f"the tabs were not closed after scenario {number}: {error}", file=sys.stderr, flush=True)
+    finally:
+        if driver is not None:
+            quit_quietly(driver)
+
+
+def run_one(name, *arguments):
+    """One scenario in a Chromium of its own; its result printed as one JSON line."""
     driver = browser()
     try:
-        SCENARIOS[name](driver, url, *arguments)
+        print(json.dumps(SCENARIOS[name](driver, *arguments)), flush=True)
     except BaseException:
-        lines = console(driver)
-        print(f"the page's console ({len(lines)} messages):", *lines, sep="\n  ", file=sys.stderr, flush=True)
+        print_console(driver)
         raise
     finally:
         driver.quit()
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--serve"]:
+        serve()
+    else:
+        run_one(*sys.argv[1:])

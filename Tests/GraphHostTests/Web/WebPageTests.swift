@@ -5,7 +5,8 @@ import XCTest
 @testable import GraphHost
 
 /// The page in a real browser (Debian's headless Chromium through Selenium, Tests/Browser/scenarios.py) against
-/// `graphhost run --http 0` on a private PipeWire daemon, judged with what graphhost reports and records.
+/// `graphhost run --http 0` on a private PipeWire daemon, judged with what graphhost reports and records. One Chromium
+/// serves the class (`BrowserScenarios`), each scenario in a fresh tab.
 final class WebPageTests: XCTestCase {
     /// A run serving the page: its URL (token included), control socket and process.
     struct PageRun {
@@ -15,6 +16,11 @@ final class WebPageTests: XCTestCase {
         let socket: String
 
         var port: Int { Int(url.split(separator: ":")[2].split(separator: "/")[0])! }
+    }
+
+    override class func tearDown() {
+        BrowserScenarios.close()
+        super.tearDown()
     }
 
     static func start(_ pw: HeadlessPipeWire, graph: String, name: String, extra: [String] = []) throws -> PageRun {
@@ -27,25 +33,12 @@ final class WebPageTests: XCTestCase {
         return PageRun(run: run, control: control, url: String(line.dropFirst("the page: ".count)), socket: socket)
     }
 
-    /// Runs a browser scenario and returns the JSON object it printed; `environment` adds to the test's own (a
-    /// private PipeWire's, for a scenario that runs its tools).
+    /// Runs a browser scenario in the class's Chromium and returns the JSON object it returned; `environment` adds to
+    /// the test's own for the tools it runs (a private PipeWire's).
     static func scenario(
         _ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 120
     ) throws -> [String: Any] {
-        try TestTier.require(.browser, .long, for: "Chromium")
-        let script = TestSupport.root.appendingPathComponent("Tests/Browser/scenarios.py").path
-        let result = try TestSupport.execute(
-            URL(fileURLWithPath: "/usr/bin/python3"), [script] + arguments,
-            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
-        let out = String(decoding: result.out, as: UTF8.self)
-        guard result.status == 0, let line = out.split(separator: "\n").last,
-            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-        else {
-            throw TestSupport.ToolFailure(
-                description: "scenario \(arguments[0]) failed (\(result.status)): \(out)\n"
-                    + String(decoding: result.err, as: UTF8.self))
-        }
-        return object
+        try BrowserScenarios.start(arguments, environment: environment).result(timeout: timeout)
     }
 
     /// A −6 dBFS 1 kHz sine (looped) → mixer → ipod-eq (Flat) → output.
