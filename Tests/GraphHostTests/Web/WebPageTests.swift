@@ -41,6 +41,70 @@ final class WebPageTests: XCTestCase {
         try BrowserScenarios.start(arguments, environment: environment).result(timeout: timeout)
     }
 
+    /// A change graphhost was asked for, timed until the page showed it (ms), beside the most the probe (scenarios.py's
+    /// `Probe`) was woken late over the same interval (ms).
+    struct Change: CustomStringConvertible {
+        let name: String
+        let ms: Double
+        let probeLate: Double
+
+        var description: String {
+            "\(name) \(String(format: "%.1f", ms)) ms (probe \(String(format: "%.1f", probeLate)) ms late)"
+        }
+    }
+
+    /// The "within 100 ms" tests' rule: each change shows on the page within `latencyAllowed`. Only a peer can excuse
+    /// one that took longer, never graphhost's own lateness: the probe, a thread of the browser's process that asks
+    /// to sleep 5 ms at a time and records how late each wake came, over the same seconds. A change over
+    /// `latencyAllowed` while the probe was itself woken more than `probeLateAllowed` late in that change's interval
+    /// measured the machine, not graphhost: the probe lost that change, and any such change (of at most 10 in a
+    /// measurement, more than `PeerJudgement.peerLossAllowed`) makes the measurement invalid, so it is made again, at
+    /// most `PeerJudgement.measurements` times, and then the test fails saying the machine was too busy to judge. A
+    /// change over `latencyAllowed` with a quiet probe fails.
+    static let latencyAllowed = 100.0
+    static let probeLateAllowed = 50.0
+
+    /// The changes of a scenario's `latencies` and `probe` (each a list, or lists by how the change was made).
+    static func changes(_ seen: [String: Any]) throws -> [Change] {
+        func lists(_ key: String) throws -> [(String, [Double])] {
+            if let list = seen[key] as? [Double] { return [("change", list)] }
+            let lists = try XCTUnwrap(seen[key] as? [String: [Double]], "\(key): \(seen)")
+            return lists.keys.sorted().map { ($0, lists[$0]!) }
+        }
+        let (latencies, probe) = (try lists("latencies"), try lists("probe"))
+        guard latencies.map(\.0) == probe.map(\.0), latencies.map(\.1.count) == probe.map(\.1.count) else {
+            throw TestSupport.ToolFailure(description: "the latencies and the probe differ: \(seen)")
+        }
+        return zip(latencies, probe).flatMap { latency, probe in
+            zip(latency.1, probe.1).enumerated().map { index, pair in
+                Change(name: "\(latency.0) \(index + 1)", ms: pair.0, probeLate: pair.1)
+            }
+        }
+    }
+
+    /// A scenario's changes, printed with the probe's record, and what the probe lost, for `measureByLosses`.
+    static func judged(_ what: String, _ seen: [String: Any]) throws -> ([Change], [PeerLoss]) {
+        let changes = try changes(seen)
+        print("page latency of \(what): \(changes); the probe: \(seen["probe_overall"] ?? "?")")
+        return (changes, [probeLoss(changes)])
+    }
+
+    /// What the probe lost: the changes over `latencyAllowed` while it was woken over `probeLateAllowed` late.
+    static func probeLoss(_ changes: [Change]) -> PeerLoss {
+        let lost = changes.filter { $0.ms > latencyAllowed && $0.probeLate > probeLateAllowed }
+        return PeerLoss(
+            peer: "the 5 ms probe", lost: lost.count, of: changes.count,
+            what: "changes over \(Int(latencyAllowed)) ms while it woke over \(Int(probeLateAllowed)) ms late \(lost)")
+    }
+
+    /// Each change showed within `latencyAllowed`.
+    static func assertEachWithin100ms(_ changes: [Change], file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertFalse(changes.isEmpty, file: file, line: line)
+        for change in changes {
+            XCTAssertLessThanOrEqual(change.ms, latencyAllowed, "\(change) of \(changes)", file: file, line: line)
+        }
+    }
+
     /// A −6 dBFS 1 kHz sine (looped) → mixer → ipod-eq (Flat) → output.
     static func sineGraph() throws -> String {
         loopGraph(try TestSupport.sine(seconds: 20), preset: "Flat", name: "web-sine")
@@ -122,9 +186,9 @@ final class WebPageTests: XCTestCase {
         XCTAssertLessThanOrEqual(worst.peakRatio, 1.0005, "\(worst)")
     }
 
-    /// Presets changed through the control socket and through OSC show on the page within 100 ms (the median of ten
-    /// changes, from the moment the command was sent to the page applying graphhost's `values` message), and each
-    /// shows in the page's event log.
+    /// Presets changed through the control socket and through OSC show on the page within 100 ms, each of ten
+    /// changes, from the moment the command was sent to the page applying graphhost's `values` message (judged by
+    /// `latencyAllowed`'s rule), and each shows in the page's event log.
     func testChangesMadeElsewhereShowOnThePageWithin100ms() throws {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
@@ -134,18 +198,22 @@ final class WebPageTests: XCTestCase {
         let osc = try XCTUnwrap(
             page.run.errorText.split(separator: "\n").first { $0.contains("OSC: listening on udp ") }?
                 .split(separator: ":").last.flatMap { Int($0) })
-        let seen = try Self.scenario(["elsewhere", page.url, page.socket, "\(osc)"])
-        let latencies = try XCTUnwrap(seen["latencies"] as? [String: [Double]])
-        print("page latency of changes made elsewhere (ms): \(latencies)")
-        XCTAssertEqual(latencies["socket"]?.count, 5)
-        XCTAssertEqual(latencies["osc"]?.count, 5)
-        XCTAssertLessThanOrEqual(try XCTUnwrap(seen["median"] as? Double), 100)
+        let measured = try PeerJudgement.measureByLosses("changes made elsewhere") {
+            let seen = try Self.scenario(["elsewhere", page.url, page.socket, "\(osc)"])
+            let (changes, peers) = try Self.judged("changes made elsewhere", seen)
+            return ((seen, changes), peers)
+        }
+        guard let (seen, changes) = measured else { return }
+        XCTAssertEqual(changes.filter { $0.name.hasPrefix("socket ") }.count, 5, "\(changes)")
+        XCTAssertEqual(changes.filter { $0.name.hasPrefix("osc ") }.count, 5, "\(changes)")
+        Self.assertEachWithin100ms(changes)
         let logged = try XCTUnwrap(seen["logged"] as? [String])
         XCTAssertEqual(logged.filter { $0.contains("command: preset eq ") }.count, 10, "\(logged)")
     }
 
-    /// Presets typed at `run`'s console (on a real terminal, tmux) show on the page within 100 ms (the median) of
-    /// graphhost announcing the command to its surfaces (the control socket hearing the event).
+    /// Presets typed at `run`'s console (on a real terminal, tmux) show on the page within 100 ms of graphhost
+    /// announcing the command to its surfaces (the control socket hearing the event), each of the five
+    /// (`latencyAllowed`'s rule).
     func testPresetsTypedAtTheConsoleShowOnThePageWithin100ms() throws {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
@@ -169,31 +237,29 @@ final class WebPageTests: XCTestCase {
                 return url != nil && screen.contains { $0.hasPrefix(">") }
             }, terminal.text())
         let presets = ["Rock", "Jazz", "Piano", "Dance", "Classical"]
-        let browser = try Self.scenarioProcess(["watch", try XCTUnwrap(url), socket, presets.joined(separator: ",")])
-        XCTAssertTrue(TestSupport.waitUntil(timeout: 120) { browser.errorText.contains("watching") }, browser.errorText)
-        for preset in presets {
-            try terminal.type("preset eq \(preset)")
-            try terminal.press("Enter")
-            XCTAssertTrue(
-                TestSupport.waitUntil(timeout: 60) { browser.errorText.contains("saw \(preset)") },
-                browser.errorText + terminal.text())
+        let pageURL = try XCTUnwrap(url)
+        let measured = try PeerJudgement.measureByLosses("presets typed at the console") {
+            let browser = try BrowserScenarios.start(["watch", pageURL, socket, presets.joined(separator: ",")])
+            XCTAssertTrue(browser.waitForError(containing: "watching"), browser.errorText)
+            for preset in presets {
+                try terminal.type("preset eq \(preset)")
+                try terminal.press("Enter")
+                XCTAssertTrue(
+                    browser.waitForError(containing: "saw \(preset)", timeout: 60), browser.errorText + terminal.text())
+            }
+            let seen = try browser.result()
+            let (changes, peers) = try Self.judged("presets typed at the console", seen)
+            return ((seen, changes), peers)
         }
-        let result = browser.wait(timeout: 120)
-        XCTAssertEqual(result.status, 0, result.err + terminal.text())
-        let seen = try XCTUnwrap(
-            try JSONSerialization.jsonObject(with: Data((result.out.split(separator: "\n").last ?? "").utf8))
-                as? [String: Any])
-        let latencies = try XCTUnwrap(seen["latencies"] as? [Double])
-        print("page latency of presets typed at the console (ms): \(latencies)")
-        XCTAssertEqual(latencies.count, presets.count)
-        // The median, as for the socket and OSC: a VM wakes a client late now and then.
-        XCTAssertLessThanOrEqual(latencies.sorted()[latencies.count / 2], 100, "\(latencies)")
+        guard let (seen, changes) = measured else { return }
+        XCTAssertEqual(changes.count, presets.count)
+        Self.assertEachWithin100ms(changes)
         XCTAssertEqual(seen["commands"] as? [String], presets.map { "preset eq \($0)" })
     }
 
     /// Presets changed by MIDI program changes (`pw-cat --midi` into the graph's control port) and through PipeWire
-    /// (`pw-cli set-param` on the playback node's Props) show on the page within 100 ms (the median) of graphhost
-    /// announcing the command to its surfaces (the control socket hearing the event).
+    /// (`pw-cli set-param` on the playback node's Props) show on the page within 100 ms of graphhost announcing the
+    /// command to its surfaces (the control socket hearing the event), each of the four (`latencyAllowed`'s rule).
     func testMIDIAndPipeWireChangesShowOnThePageWithin100ms() throws {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
@@ -212,22 +278,23 @@ final class WebPageTests: XCTestCase {
         let page = try Self.start(pw, graph: graph, name: "surfaces", extra: ["--name", name])
         defer { page.run.interrupt() }
         XCTAssertTrue(try TestSupport.waitUntil { try pw.hasNode("\(name).control") }, "no MIDI control node")
-        var props: PipeWireParamsTests.Published?
+        var published: PipeWireParamsTests.Published?
         XCTAssertTrue(
             try TestSupport.waitUntil {
-                props = try PipeWireParamsTests.published(pw, node: name)
-                return props?.values["eq:preset"] != nil
+                published = try PipeWireParamsTests.published(pw, node: name)
+                return published?.values["eq:preset"] != nil
             }, "the playback node publishes no eq:preset")
-        let seen = try Self.scenario(
-            ["surfaces", page.url, page.socket, "\(name).control", "\(try XCTUnwrap(props).id)"],
-            environment: pw.environment)
-        let latencies = try XCTUnwrap(seen["latencies"] as? [String: [Double]])
-        print("page latency of MIDI and PipeWire changes (ms): \(latencies)")
-        XCTAssertEqual(latencies["midi"]?.count, 2)
-        XCTAssertEqual(latencies["pw-cli"]?.count, 2)
-        let all = latencies.values.joined().sorted()
-        // The median, as for the socket and OSC: a VM wakes a client late now and then.
-        XCTAssertLessThanOrEqual(all[all.count / 2], 100, "\(latencies)")
+        let props = try XCTUnwrap(published).id
+        let measured = try PeerJudgement.measureByLosses("MIDI and PipeWire changes") {
+            let seen = try Self.scenario(
+                ["surfaces", page.url, page.socket, "\(name).control", "\(props)"], environment: pw.environment)
+            let (changes, peers) = try Self.judged("MIDI and PipeWire changes", seen)
+            return ((seen, changes), peers)
+        }
+        guard let (seen, changes) = measured else { return }
+        XCTAssertEqual(changes.filter { $0.name.hasPrefix("midi ") }.count, 2, "\(changes)")
+        XCTAssertEqual(changes.filter { $0.name.hasPrefix("pw-cli ") }.count, 2, "\(changes)")
+        Self.assertEachWithin100ms(changes)
         let commands = try XCTUnwrap(seen["commands"] as? [String])
         XCTAssertEqual(commands.count, 4)
         // MIDI selects the mapped preset by name, PipeWire's Props by number (the page showed each by name).
