@@ -545,39 +545,51 @@ final class WebPageTests: XCTestCase {
 
     /// Twenty pages open at once, each with meters at 30 Hz (and its other feeds), while graphhost plays the demo:
     /// graphhost's sink keeps as many intact 100 ms windows as pw-play playing the same sound to a second sink in
-    /// the same seconds, less 2 % (the peer measure of the PipeWire tests).
+    /// the same seconds, less 2 % (the peer measure of the PipeWire tests). A run where pw-play itself lost more than
+    /// `PeerJudgement.peerLossAllowed` of its windows is not judged against it: it is made again.
     func testTwentyPagesWithMetersKeepUpWithAPeer() throws {
+        let seconds = 20
+        let measured = try PeerJudgement.measureByLosses("20 pages") {
+            let run = try Self.twentyPages(seconds: seconds)
+            return (run, [PeerRecordings.loss(run.peer)])
+        }
+        guard let (own, other) = measured else { return }
+        print("20 pages: intact 100 ms windows: graphhost \(own.intact), pw-play \(other.intact) of \(own.total)")
+        XCTAssertGreaterThan(own.total, 9 * seconds)
+        XCTAssertEqual(own.total, other.total)
+        XCTAssertGreaterThanOrEqual(
+            Double(own.intact), Double(other.intact) - 0.02 * Double(own.total),
+            "graphhost \(own.intact), pw-play \(other.intact) of \(own.total)")
+    }
+
+    /// One run of twenty pages beside pw-play, judged but for the monitors' windows: graphhost's and pw-play's.
+    static func twentyPages(seconds: Int) throws -> (own: (intact: Int, total: Int), peer: (intact: Int, total: Int)) {
         let pw = try HeadlessPipeWire(quantum: 256)
         defer { pw.stop() }
         try pw.addSink(HeadlessPipeWire.peerSink)
-        let seconds = 20
         let demo = TestSupport.root.appendingPathComponent("Graphs/demo.json").path
         let (rendered, source) = try TestSupport.renderedFile(demo, seconds: seconds, name: "web-demo-offline.wav")
         // graphhost waits paused while the pages open; then it plays the demo from its start beside the peer.
         let page = try Self.start(pw, graph: demo, name: "pages", extra: ["--latency", "256"])
         XCTAssertEqual(try page.control.ctl(["pause"]).status, 0)
-        let browser = try Self.scenarioProcess(["pages", page.url, "20", "\(seconds + 6)"])
-        XCTAssertTrue(
-            TestSupport.waitUntil(timeout: 120) { browser.errorText.contains("20 pages open") }, browser.errorText)
+        let browser = try BrowserScenarios.start(["pages", page.url, "20", "\(seconds + 6)"])
+        XCTAssertTrue(browser.waitForError(containing: "20 pages open"), browser.errorText)
         let recordings = try PeerRecordings(pw, name: "web-demo")
         XCTAssertEqual(try page.control.ctl(["seek", "song", "0"]).status, 0)
         XCTAssertEqual(try page.control.ctl(["play"]).status, 0)
         let peer = try pw.play(source, sink: HeadlessPipeWire.peerSink, latency: 256)
         let peerResult = peer.wait()
         let result = page.run.wait(timeout: 60)
-        let seen = browser.wait(timeout: 120)
-        let (own, other) = try recordings.finish(reference: rendered)
+        let seen = try browser.result()
+        let windows = try recordings.finish(reference: rendered)
         XCTAssertEqual(peerResult.status, 0, peerResult.err)
-        XCTAssertEqual(seen.status, 0, seen.err)
-        XCTAssertTrue(seen.out.contains(#""pages": 20"#), seen.out)
+        XCTAssertEqual(seen["pages"] as? Int, 20, "\(seen)")
         XCTAssertEqual(result.status, 0, result.err)
-        print("20 pages: intact 100 ms windows: graphhost \(own.intact), pw-play \(other.intact) of \(own.total)")
-        XCTAssertGreaterThan(own.total, 9 * seconds)
-        XCTAssertEqual(own.total, other.total)
-        XCTAssertGreaterThanOrEqual(Double(own.intact), Double(other.intact) - 0.02 * Double(own.total))
+        return windows
     }
 
-    /// A browser scenario left running (its standard error says how far it got).
+    /// A browser scenario left running in a Chromium of its own (its standard error says how far it got), for a class
+    /// that has not the browser tier's (LiveSoakTests); this class's use `BrowserScenarios.start`.
     static func scenarioProcess(_ arguments: [String]) throws -> HeadlessPipeWire.Running {
         try TestTier.require(.browser, .long, for: "Chromium")
         let script = TestSupport.root.appendingPathComponent("Tests/Browser/scenarios.py").path
