@@ -20,25 +20,23 @@ final class PipeWireTests: XCTestCase {
     /// - the PipeWire path: graphhost to the test sink and pw-play (of the same offline render) to a second sink, both
     ///   monitors recorded. The daemon's timer now and then wakes every client late on these VMs, which slips a
     ///   quantum in a monitor recording; graphhost must keep as many 100 ms windows intact as the peer, less 2 %.
+    ///   A run where pw-play itself lost more than `PeerJudgement.peerLossAllowed` of its windows is not judged
+    ///   against it: it is made again, and after `PeerJudgement.measurements` such runs the test fails, saying the
+    ///   machine was too busy.
     func testDemoPlaysLikeTheOfflineRenderAndKeepsUpWithAPeer() throws {
-        let pw = try HeadlessPipeWire(quantum: 256)
-        defer { pw.stop() }
-        try pw.addSink(HeadlessPipeWire.peerSink)
         // 200 windows: the 2 % margin is 4 windows, about two slips of the machine's timer.
         let seconds = 20
         let (rendered, source) = try TestSupport.renderedFile(demo, seconds: seconds, name: "demo-offline.wav")
-        let record = TestSupport.directory.appendingPathComponent("demo-record.wav").path
-        let recordings = try PeerRecordings(pw, name: "demo")
-        let run = try pw.graphhost(["run", demo, "--duration", "\(seconds)", "--latency", "256", "--record", record])
-        let peer = try pw.play(source, sink: HeadlessPipeWire.peerSink, latency: 256)
-        let result = run.wait()
-        let peerResult = peer.wait()
-        let (own, other) = try recordings.finish(reference: rendered)
+        let measured = try PeerJudgement.measureByLosses("demo beside pw-play") {
+            let run = try demoBesidePeer(seconds: seconds, source: source, rendered: rendered)
+            return (run, [PeerRecordings.loss(run.peer)])
+        }
+        guard let run = measured else { return }
+        let (result, own, other) = (run.result, run.own, run.peer)
         XCTAssertEqual(result.status, 0, result.err)
-        XCTAssertEqual(peerResult.status, 0, peerResult.err)
         XCTAssertEqual(try XCTUnwrap(summaryNumbers(result.out), result.out).underruns, 0, result.out)
         XCTAssertTrue(result.out.contains("dropped frames 0"), result.out)
-        try assertRecordingEqualsTheOfflineRender(record, graph: demo)
+        try assertRecordingEqualsTheOfflineRender(run.record, graph: demo)
 
         let counters = result.out.split(separator: "\n").last(where: { $0.hasPrefix("played ") }) ?? ""
         print(
@@ -50,6 +48,26 @@ final class PipeWireTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(
             Double(own.intact), Double(other.intact) - 0.02 * Double(own.total),
             "graphhost \(own.intact), pw-play \(other.intact) of \(own.total); \(counters)")
+    }
+
+    /// One run of the demo for `seconds` beside pw-play playing its offline render (`source`) in the same daemon:
+    /// graphhost's result and `--record` file, and both monitors' intact windows against `rendered`.
+    private func demoBesidePeer(seconds: Int, source: String, rendered: [Float]) throws -> (
+        result: (status: Int32, out: String, err: String), record: String, own: (intact: Int, total: Int),
+        peer: (intact: Int, total: Int)
+    ) {
+        let pw = try HeadlessPipeWire(quantum: 256)
+        defer { pw.stop() }
+        try pw.addSink(HeadlessPipeWire.peerSink)
+        let record = TestSupport.directory.appendingPathComponent("demo-record.wav").path
+        let recordings = try PeerRecordings(pw, name: "demo")
+        let run = try pw.graphhost(["run", demo, "--duration", "\(seconds)", "--latency", "256", "--record", record])
+        let peer = try pw.play(source, sink: HeadlessPipeWire.peerSink, latency: 256)
+        let result = run.wait()
+        let peerResult = peer.wait()
+        let (own, other) = try recordings.finish(reference: rendered)
+        XCTAssertEqual(peerResult.status, 0, peerResult.err)
+        return (result, record, own, other)
     }
 
     /// The quantum changes while playing (256 → 8192 → 512): every size is rendered, and the recorded output equals
