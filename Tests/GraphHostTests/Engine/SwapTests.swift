@@ -124,10 +124,8 @@ final class SwapTests: XCTestCase {
         XCTAssertEqual(session.graph.keptIDs, ["song", "lv", "out"])
 
         let dir = TestPlugins.fixtures + "/bad-binary.lv2"
-        try TestSupport.run([
-            "cc", "-shared", "-fPIC", "-Wl,--allow-shlib-undefined", "-o", dir + "/bad_binary.so",
-            dir + "/bad_binary.c",
-        ])
+        try TestPlugins.compile(
+            dir + "/bad_binary.so", dir + "/bad_binary.c", flags: ["-Wl,--allow-shlib-undefined"])
         LV2World.shared.loadBundle(dir)
         let running = session.graph
         XCTAssertThrowsError(

@@ -13,9 +13,7 @@ final class LV2BlockLengthTests: XCTestCase {
 
     override class func setUp() {
         super.setUp()
-        _ = try? TestSupport.run([
-            "cc", "-shared", "-fPIC", "-O2", "-o", bundle + "/block_length.so", bundle + "/block_length.c",
-        ])
+        try? TestPlugins.compile(bundle + "/block_length.so", bundle + "/block_length.c")
         LV2World.shared.loadBundle(bundle)
     }
 

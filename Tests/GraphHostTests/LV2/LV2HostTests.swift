@@ -98,7 +98,7 @@ final class LV2HostTests: XCTestCase {
     static func loadFixture(_ bundle: String, source: String? = nil, binary: String? = nil) throws {
         let dir = TestPlugins.fixtures + "/" + bundle
         if let source, let binary {
-            try TestSupport.run(["cc", "-shared", "-fPIC", "-O2", "-o", dir + "/" + binary, dir + "/" + source])
+            try TestPlugins.compile(dir + "/" + binary, dir + "/" + source)
         }
         LV2World.shared.loadBundle(dir)
     }
@@ -252,10 +252,8 @@ extension LV2HostTests {
     /// A plugin library that fails to load (an unresolved symbol) gives a clear error, not a crash.
     func testLibraryThatFailsToLoadIsAClearError() throws {
         let dir = TestPlugins.fixtures + "/bad-binary.lv2"
-        try TestSupport.run([
-            "cc", "-shared", "-fPIC", "-Wl,--allow-shlib-undefined", "-o", dir + "/bad_binary.so",
-            dir + "/bad_binary.c",
-        ])
+        try TestPlugins.compile(
+            dir + "/bad_binary.so", dir + "/bad_binary.c", flags: ["-Wl,--allow-shlib-undefined"])
         LV2World.shared.loadBundle(dir)
         let mp3 = try TestSupport.mp3(rate: 48000, channels: 1, seconds: 1)
         let doc = try GraphDocument.load(

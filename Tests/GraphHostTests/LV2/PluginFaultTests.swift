@@ -10,9 +10,7 @@ final class PluginFaultTests: XCTestCase {
 
     override class func setUp() {
         super.setUp()
-        _ = try? TestSupport.run([
-            "cc", "-shared", "-fPIC", "-O2", "-o", bundle + "/faults.so", bundle + "/faults.c", "-lm",
-        ])
+        try? TestPlugins.compile(bundle + "/faults.so", bundle + "/faults.c", libraries: ["-lm"])
         LV2World.shared.loadBundle(bundle)
     }
 

@@ -14,13 +14,9 @@ final class PluginIsolationTests: XCTestCase {
 
     override class func setUp() {
         super.setUp()
-        _ = try? TestSupport.run([
-            "cc", "-shared", "-fPIC", "-O2", "-o", PluginFaultTests.bundle + "/faults.so",
-            PluginFaultTests.bundle + "/faults.c", "-lm",
-        ])
-        _ = try? TestSupport.run([
-            "cc", "-shared", "-fPIC", "-O2", "-o", abortLoad + "/abort_load.so", abortLoad + "/abort_load.c",
-        ])
+        try? TestPlugins.compile(
+            PluginFaultTests.bundle + "/faults.so", PluginFaultTests.bundle + "/faults.c", libraries: ["-lm"])
+        try? TestPlugins.compile(abortLoad + "/abort_load.so", abortLoad + "/abort_load.c")
     }
 
     /// Renders `json` with `arguments` (the fixture bundles on the LV2 path); returns the stereo samples and stderr.

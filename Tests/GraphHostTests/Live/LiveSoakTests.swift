@@ -10,10 +10,8 @@ import XCTest
 final class LiveSoakTests: XCTestCase {
     override class func setUp() {
         super.setUp()
-        _ = try? TestSupport.run([
-            "cc", "-shared", "-fPIC", "-O2", "-o", PluginFaultTests.bundle + "/faults.so",
-            PluginFaultTests.bundle + "/faults.c", "-lm",
-        ])
+        try? TestPlugins.compile(
+            PluginFaultTests.bundle + "/faults.so", PluginFaultTests.bundle + "/faults.c", libraries: ["-lm"])
     }
 
     /// Anonymous resident memory (RssAnon: heap and stacks, where a leak shows, without the pages of the binary and
