@@ -37,6 +37,8 @@ public final class StreamDecoder: Sendable {
         var seek: (seconds: Double, number: Int)?
     }
     private let shared = Mutex(Shared())
+    /// Whether a real-time thread renders the graph (`setRealTime`).
+    private let live = Atomic<Bool>(false)
     /// The first error the decoder thread met, if any.
     public var failure: Error? { shared.withLock { $0.failure } }
     /// What the decoders dropped or silenced so far, over every link and loop.
@@ -67,6 +69,11 @@ public final class StreamDecoder: Sendable {
         let thread = JoinableThread(name: "graphhost-decoder") { [self] in run() }
         shared.withLock { $0.thread = thread }
     }
+
+    /// Live (a real-time thread renders) or offline. Live, an RTP session's receive thread, which must keep pace with
+    /// the render cycle (a packet late is a buffer run dry), runs at real-time priority (`RealTimeScheduling`) where
+    /// the system allows it; it takes the change as its next packet arrives.
+    public func setRealTime(_ live: Bool) { self.live.store(live, ordering: .relaxed) }
 
     /// Asks the thread to stop and waits for it.
     public func stop() {
@@ -118,8 +125,23 @@ public final class StreamDecoder: Sendable {
                 var follower: ClockFollower?
                 var keeper = JitterBufferKeeper(target: bufferFrames, rate: format.sampleRate)
                 var underruns = counters.underruns.load(ordering: .relaxed)
+                var realTime = false
+                /// Live, this thread keeps pace with the render cycle at real-time priority (`setRealTime`).
+                func followLive() {
+                    guard live.load(ordering: .relaxed) != realTime else { return }
+                    realTime.toggle()
+                    let result = RealTimeScheduling.setCurrentThread(realTime: realTime)
+                    guard result != 0 else { return }
+                    logger.notice(
+                        """
+                        \(packets.name): the RTP receive thread cannot \(realTime ? "take" : "leave") real-time \
+                        scheduling (\(String(cString: strerror(result)))); it keeps its own, and a busy machine may \
+                        make it late (allow real-time scheduling, e.g. RLIMIT_RTPRIO)
+                        """)
+                }
                 while !shouldStop,
                     try decoder.decodeNext(emit: { samples, frames, layout, rate in
+                        followLive()
                         let now = counters.underruns.load(ordering: .relaxed)
                         if now != underruns {
                             underruns = now

@@ -367,6 +367,9 @@ public final class StreamInstance: NodeInstance, Sendable {
 
     public func start() { decoder.start() }
 
+    /// Live, an RTP session's receive thread runs at real-time priority (`StreamDecoder.setRealTime`).
+    public func setRealTime(_ live: Bool) { decoder.setRealTime(live) }
+
     public var mediaStream: StreamInstance? { self }
 
     /// The decoder's error, if it stopped on one.
