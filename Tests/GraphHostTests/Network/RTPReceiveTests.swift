@@ -539,7 +539,8 @@ final class RTPDecoderTests: XCTestCase {
 
 /// The jitter buffer's keeper: the level where the buffer settled is held (or the target, when it settled far from it);
 /// a window whose average strays from it by more than 3 ms and a quarter of a packet asks for the difference, and the
-/// window after is left out.
+/// window after is left out. A restart (an underrun's rebuffer) keeps the level held: the second window after it is put
+/// back there.
 final class JitterBufferKeeperTests: XCTestCase {
     func testTheLevelWhereTheBufferSettledIsHeld() {
         var keeper = JitterBufferKeeper(target: 3840, rate: 48000)
@@ -559,9 +560,19 @@ final class JitterBufferKeeperTests: XCTestCase {
         XCTAssertEqual(window(5000), [], "the window after a correction")
         XCTAssertEqual(window(5000), [-1460])
         XCTAssertEqual(keeper.average, 5000)
-        // Settled far from the target (a stall while it settled): put back to the target.
+        // Rebuffered where the phase of packets and cycles put it: back to the level held before, the first window
+        // (the rebuffering) left out.
         keeper.restart()
-        for _ in 0..<4 { XCTAssertEqual(window(0), [], "settling again") }
+        XCTAssertEqual(window(1000), [], "the rebuffering")
+        XCTAssertEqual(window(3840), [-300])
+        XCTAssertEqual(keeper.held, 3540)
+        XCTAssertEqual(window(3840), [], "the window after a correction")
+        XCTAssertEqual(window(3540), [])
+        keeper.restart()
+        XCTAssertEqual(window(3540 + 1000), [-1000], "above it: brought down in the first window")
+        // Settled far from the target (a stall while it settled): put back to the target.
+        keeper = JitterBufferKeeper(target: 3840, rate: 48000)
+        for _ in 0..<4 { XCTAssertEqual(window(0), [], "settling") }
         XCTAssertEqual(window(2000), [1840])
         XCTAssertEqual(keeper.held, 3840)
         XCTAssertEqual(window(2000), [], "the window after a correction")

@@ -8,11 +8,15 @@
 /// decoder to put the difference back (`RTPDecoder.resynchronise`): frames filled in when the buffer ran short, frames
 /// left out when it ran full; the window after a correction is left out. The latest average is what `status` reports
 /// as the receive latency, whether or not the keeper corrects. Whatever the clock, a buffer found overfull as a packet
-/// arrives (`excess`: by a burst of packets, or a long gap filled in) is put back to the target at once, and after a
-/// restart (that, or an underrun's rebuffer) the first window that ends above the target by more than the tolerance is
-/// brought down to it (`isRecovering`): what the rest of a burst left.
+/// arrives (`excess`: by a burst of packets, or a long gap filled in) is put back to the level held (the target before
+/// one is) at once, and after a restart (that, or an underrun's rebuffer) the first window that ends above that level
+/// by more than the tolerance is brought down to it (`isRecovering`): what the rest of a burst left. The level held
+/// outlives a restart: a rebuffer starts playing wherever the phase of packets and cycles puts it, and from the second
+/// window after it (the first holds the rebuffering) the buffer is put back to where it was held before, so the
+/// latency does not move for good with each underrun.
 struct JitterBufferKeeper {
-    /// The level asked for, the level held (nil while settling), and the latest window's average, in graph frames.
+    /// The level asked for, the level held (nil until the buffer first settled), and the latest window's average, in
+    /// graph frames.
     let target: Int
     private(set) var held: Int?
     private(set) var average: Int?
@@ -35,10 +39,10 @@ struct JitterBufferKeeper {
         window = LevelWindow(seconds: Self.windowSeconds, rate: rate)
     }
 
-    /// The buffer is taken afresh (an underrun rebuffered it): it settles again.
+    /// The buffer is taken afresh (an underrun rebuffered it, or an overfull one was put back): it returns to the
+    /// level held, or settles when none is yet.
     mutating func restart() {
         window.restart()
-        held = nil
         leaveOut = false
         isRecovering = true
     }
@@ -48,10 +52,11 @@ struct JitterBufferKeeper {
     static let overfullSeconds = 0.02
 
     /// The frames to leave out (negative) when the buffer's `level` (graph frames) as a packet of `packetFrames`
-    /// arrives is overfull, bringing it back to the target; else 0. The caller then restarts the keeper.
+    /// arrives is overfull, bringing it back to the level held (the target before one is); else 0. The caller then
+    /// restarts the keeper.
     func excess(level: Int, packetFrames: Int) -> Int {
         let allowed = max(target / 2, Int(Self.overfullSeconds * Double(window.rate)) + packetFrames)
-        return level > target + allowed ? target - level : 0
+        return level > target + allowed ? (held ?? target) - level : 0
     }
 
     /// Notes the buffer's `level` as a packet of `packetFrames` arrives (graph frames). When a window closes off the
@@ -64,11 +69,13 @@ struct JitterBufferKeeper {
         let tolerance = Int(Self.toleranceSeconds * rate) + packetFrames / 4
         if isRecovering {
             isRecovering = false
-            guard mean - target > tolerance else { return 0 }
+            let level = held ?? target
+            guard mean - level > tolerance else { return 0 }
             leaveOut = true
-            return target - mean
+            return level - mean
         }
-        guard window.closed > Self.settleWindows, !leaveOut else {
+        // Once it has settled, the buffer is held from the second window after a restart.
+        guard window.closed > (held == nil ? Self.settleWindows : 1), !leaveOut else {
             leaveOut = false
             return 0
         }

@@ -154,7 +154,7 @@ public final class StreamDecoder: Sendable {
                         let excess =
                             decoder.isResynchronising ? 0 : keeper.excess(level: level, packetFrames: packetFrames)
                         if excess < 0 {
-                            // Overfull (a burst, or a long gap filled in): back to the target now, settling afresh.
+                            // Overfull (a burst, or a long gap filled in): back to the level held now.
                             decoder.resynchronise(by: excess * rate / format.sampleRate)
                             keeper.restart()
                             follower?.restart()
@@ -162,7 +162,7 @@ public final class StreamDecoder: Sendable {
                             let recovering = keeper.isRecovering
                             correction = keeper.note(level: level, packetFrames: packetFrames)
                             if recovering && correction != 0 && packets.followsClock {
-                                // What the rest of a burst left: down to the target too, the clock settling afresh.
+                                // What the rest of a burst left: down to the level held, the clock settling afresh.
                                 decoder.resynchronise(by: correction * rate / format.sampleRate)
                                 follower?.restart()
                             }
