@@ -28,6 +28,8 @@ public final class CommandServer: Sendable {
         var thread: JoinableThread?
         var subscribed = false
         var events: [String] = []
+        /// Wakes the client's thread when an event is queued for it or the server stops.
+        let wakeup = LoopWakeup()
         /// The client hung up or the server stopped: its thread has ended or is ending.
         var finished = false
     }
@@ -36,8 +38,6 @@ public final class CommandServer: Sendable {
     /// Commands one client may send per second (a burst of as many is allowed), and clients at once.
     public static let commandsPerSecond = 100.0
     public static let maxClients = 64
-    /// How often a client's thread looks for events to send and for `stop`.
-    static let pollMilliseconds: Int32 = 50
 
     /// The default socket: $XDG_RUNTIME_DIR/graphhost/NAME.sock (or /tmp/graphhost-UID/NAME.sock).
     public static func defaultPath(name: String, environment: [String: String] = ProcessInfo.processInfo.environment)
@@ -112,6 +112,7 @@ public final class CommandServer: Sendable {
         guard let thread else { return }
         var byte: UInt8 = 1
         _ = write(stopPipe[1], &byte, 1)
+        for client in shared.withLock({ $0.clients.values.map(\.wakeup) }) { client.signal() }
         thread.join()
         for client in shared.withLock({ $0.clients.values.compactMap(\.thread) }) { client.join() }
         close(listener)
@@ -160,6 +161,7 @@ public final class CommandServer: Sendable {
         shared.withLock { shared in
             for key in shared.clients.keys where shared.clients[key]!.subscribed {
                 shared.clients[key]!.events.append(line)
+                shared.clients[key]!.wakeup.signal()
             }
         }
     }
@@ -191,11 +193,15 @@ public final class CommandServer: Sendable {
         }
     }
 
-    /// A client's thread: answers its lines in order and sends it events and its feeds' updates, until it hangs up or
-    /// the server stops.
+    /// A client's thread: answers its lines in order and sends it events (as soon as they are published) and its
+    /// feeds' updates (when due), until it hangs up or the server stops. With no feed it sleeps until one of those.
     private func serve(client fd: Int32, key: Int32) {
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         var client = Client(fd: fd, key: key)
+        guard let wakeup = shared.withLock({ $0.clients[key]?.wakeup }) else {
+            close(fd)
+            return
+        }
         while true {
             let (stopping, events) = shared.withLock { shared -> (Bool, [String]) in
                 defer { shared.clients[key]?.events.removeAll() }
@@ -203,8 +209,14 @@ public final class CommandServer: Sendable {
             }
             if stopping || !events.allSatisfy({ reply(fd, $0) }) { break }
             sendDueUpdates(&client)
-            var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            if poll(&entry, 1, client.schedule.timeout(cap: Self.pollMilliseconds)) > 0 && !read(&client) { break }
+            var entries = [
+                pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wakeup.fd, events: Int16(POLLIN), revents: 0),
+            ]
+            let timeout = client.schedule.feeds.isEmpty ? -1 : client.schedule.timeout(cap: Int32.max)
+            guard poll(&entries, 2, timeout) >= 0 || errno == EINTR else { break }
+            if entries[1].revents != 0 { wakeup.drain() }
+            if entries[0].revents != 0 && !read(&client) { break }
         }
         close(fd)
         for feed in client.schedule.feeds { feeds?.unwatch(feed) }
