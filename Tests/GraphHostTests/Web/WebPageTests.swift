@@ -97,6 +97,19 @@ final class WebPageTests: XCTestCase {
             what: "changes over \(Int(latencyAllowed)) ms while it woke over \(Int(probeLateAllowed)) ms late \(lost)")
     }
 
+    /// A scenario that times changes on the page, measured again while the probe was too late to judge
+    /// (`measureByLosses`): its result and its changes, or nil once it failed saying the machine was too busy.
+    static func measuredChanges(
+        _ what: String, _ arguments: [String], environment: [String: String] = [:], file: StaticString = #filePath,
+        line: UInt = #line
+    ) throws -> (seen: [String: Any], changes: [Change])? {
+        try PeerJudgement.measureByLosses(what, file: file, line: line) {
+            let seen = try scenario(arguments, environment: environment)
+            let (changes, peers) = try judged(what, seen)
+            return ((seen, changes), peers)
+        }
+    }
+
     /// Each change showed within `latencyAllowed`.
     static func assertEachWithin100ms(_ changes: [Change], file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertFalse(changes.isEmpty, file: file, line: line)
@@ -198,11 +211,8 @@ final class WebPageTests: XCTestCase {
         let osc = try XCTUnwrap(
             page.run.errorText.split(separator: "\n").first { $0.contains("OSC: listening on udp ") }?
                 .split(separator: ":").last.flatMap { Int($0) })
-        let measured = try PeerJudgement.measureByLosses("changes made elsewhere") {
-            let seen = try Self.scenario(["elsewhere", page.url, page.socket, "\(osc)"])
-            let (changes, peers) = try Self.judged("changes made elsewhere", seen)
-            return ((seen, changes), peers)
-        }
+        let measured = try Self.measuredChanges(
+            "changes made elsewhere", ["elsewhere", page.url, page.socket, "\(osc)"])
         guard let (seen, changes) = measured else { return }
         XCTAssertEqual(changes.filter { $0.name.hasPrefix("socket ") }.count, 5, "\(changes)")
         XCTAssertEqual(changes.filter { $0.name.hasPrefix("osc ") }.count, 5, "\(changes)")
@@ -285,12 +295,9 @@ final class WebPageTests: XCTestCase {
                 return published?.values["eq:preset"] != nil
             }, "the playback node publishes no eq:preset")
         let props = try XCTUnwrap(published).id
-        let measured = try PeerJudgement.measureByLosses("MIDI and PipeWire changes") {
-            let seen = try Self.scenario(
-                ["surfaces", page.url, page.socket, "\(name).control", "\(props)"], environment: pw.environment)
-            let (changes, peers) = try Self.judged("MIDI and PipeWire changes", seen)
-            return ((seen, changes), peers)
-        }
+        let measured = try Self.measuredChanges(
+            "MIDI and PipeWire changes", ["surfaces", page.url, page.socket, "\(name).control", "\(props)"],
+            environment: pw.environment)
         guard let (seen, changes) = measured else { return }
         XCTAssertEqual(changes.filter { $0.name.hasPrefix("midi ") }.count, 2, "\(changes)")
         XCTAssertEqual(changes.filter { $0.name.hasPrefix("pw-cli ") }.count, 2, "\(changes)")
