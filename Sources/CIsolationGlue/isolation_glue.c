@@ -2,8 +2,6 @@
 #include "isolation_glue.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <sched.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
@@ -42,8 +40,3 @@ int gh_isolation_pipe(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
 int gh_isolation_pidfd(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
 
 void gh_isolation_die_with_parent(void) { prctl(PR_SET_PDEATHSIG, SIGKILL); }
-
-int gh_isolation_real_time(int on, int priority) {
-    struct sched_param param = { .sched_priority = on ? priority : 0 };
-    return pthread_setschedparam(pthread_self(), on ? SCHED_FIFO : SCHED_OTHER, &param);
-}

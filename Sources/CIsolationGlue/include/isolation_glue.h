@@ -23,10 +23,6 @@ int gh_isolation_pipe(int fds[2]);
 /// A descriptor that becomes readable when process `pid` ends (pidfd_open), or -1.
 int gh_isolation_pidfd(pid_t pid);
 
-/// Moves the calling thread to SCHED_FIFO at `priority` (as PipeWire's data threads run) when `on`, else back to
-/// SCHED_OTHER; 0, or an errno (EPERM without the right to real-time scheduling).
-int gh_isolation_real_time(int on, int priority);
-
 /// Asks the kernel to send SIGKILL to this process when its parent ends.
 void gh_isolation_die_with_parent(void);
 

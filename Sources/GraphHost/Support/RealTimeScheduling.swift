@@ -1,9 +1,9 @@
 import Glibc
 
 /// Real-time scheduling for graphhost's own threads that must keep pace with PipeWire's data thread without being
-/// rendered on by it (an RTP session's receive thread): SCHED_FIFO at the priority of a live plugin helper's render
-/// thread (`PluginIsolation.realTimePriority`), below PipeWire's data threads (88 by default), so the thread that
-/// renders is never made to wait for them.
+/// it (a live plugin helper's render thread, an RTP session's receive thread): SCHED_FIFO at
+/// `PluginIsolation.realTimePriority`, below PipeWire's data threads (88 by default), so the thread that renders is
+/// never made to wait for them.
 enum RealTimeScheduling {
     static let priority = PluginIsolation.realTimePriority
 

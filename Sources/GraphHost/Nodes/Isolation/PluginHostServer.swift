@@ -117,7 +117,7 @@ public enum PluginHostServer {
                 if live.load(ordering: .relaxed) != realTime {
                     // Live, the helper's thread takes the scheduling of PipeWire's data threads where it may.
                     realTime.toggle()
-                    _ = gh_isolation_real_time(realTime ? 1 : 0, PluginIsolation.realTimePriority)
+                    _ = RealTimeScheduling.setCurrentThread(realTime: realTime)
                 }
                 while served.serve() {}
             }
